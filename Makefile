@@ -1,0 +1,26 @@
+# Two entry points for a fresh machine: `make demo` (the offline main job) and `make test` (the test suite).
+# Both create .venv and install the package with the pinned development set (constraints.txt) if needed.
+PYTHON ?= python3
+VENV := .venv
+SHARED ?= ../shared
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test install clean
+
+$(STAMP): setup.cfg setup.py constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -c constraints.txt torch torchvision torchaudio
+	$(VENV)/bin/pip install --quiet -c constraints.txt -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sbert-nonling demo --sts-dir $(SHARED)/data/sts --text-file $(SHARED)/data/corpus/wiki1m_for_simcse.first11913.txt --output runs/demo
+
+test: $(STAMP)
+	SBERT_NONLING_SHARED=$(SHARED) HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) runs

@@ -1,0 +1,11 @@
+"""sbert-nonling: train sentence encoders with non-linguistic signal inside sentence-transformers."""
+
+from __future__ import annotations
+
+from sbert_nonling.export.text_model import export_text_model
+from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.modules.modality_router import ModalityRouter
+from sbert_nonling.modules.shared_encoder import SharedEncoder
+from sbert_nonling.version import __version__
+
+__all__ = ["ModalityRouter", "SharedEncoder", "SimCSELoss", "export_text_model", "__version__"]

@@ -1,0 +1,81 @@
+"""Write the text path of a model as an ordinary sentence-transformers checkpoint (built-in modules only)."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+
+from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
+from sentence_transformers.sentence_transformer.modules import Transformer
+
+from sbert_nonling.modules.modality_router import ModalityRouter
+
+logger = logging.getLogger(__name__)
+
+
+def export_text_model(model: SentenceTransformer, path: str | Path, model_name: str | None = None) -> Path:
+    """Save the text route of ``model`` as a checkpoint that plain ``SentenceTransformer(path)`` loads anywhere.
+
+    The shared encoder becomes a built-in :class:`Transformer` (same weights, tokenizer and max_seq_length) and the
+    downstream modules (Pooling, Dense, Normalize, ...) are kept as they are, so the export encodes text exactly as
+    ``model`` does: no ``trust_remote_code``, no ``sbert_nonling`` import. Front-ends of other modalities and
+    anything training-only (loss heads) are not part of it.
+
+    Args:
+        model: a model whose first module is a :class:`ModalityRouter` with a "text" route ``[encoder]``, or a plain
+            ``Transformer`` model.
+        path: output folder.
+        model_name: optional name for the model card.
+
+    Returns:
+        The output folder.
+
+    Example:
+        ::
+
+            from sentence_transformers import SentenceTransformer
+            from sbert_nonling import export_text_model
+
+            export_text_model(trained_model, "my-model-text")
+            plain = SentenceTransformer("my-model-text")  # no trust_remote_code needed
+    """
+    first = model[0]
+    if isinstance(first, ModalityRouter):
+        if "text" not in first.sub_modules:
+            raise ValueError(f"The ModalityRouter has no 'text' route to export; routes: {list(first.sub_modules)}.")
+        text_route = list(first.sub_modules["text"])
+        if len(text_route) != 1:
+            raise ValueError(
+                f"The 'text' route must be the shared encoder alone to export, but it is "
+                f"{[type(module).__name__ for module in text_route]}."
+            )
+        encoder = text_route[0]
+    else:
+        encoder = first
+    if not isinstance(encoder, Transformer):
+        raise ValueError(f"Cannot export a text model whose encoder is a {type(encoder).__name__}; expected a Transformer.")
+    downstream = [model[index] for index in range(1, len(model))]
+    for module in downstream:
+        if not type(module).__module__.startswith("sentence_transformers."):
+            raise ValueError(
+                f"Module {type(module).__module__}.{type(module).__name__} after the encoder is not a built-in "
+                "sentence-transformers module, so the export would need trust_remote_code; remove it or export the "
+                "full model with model.save()."
+            )
+
+    with tempfile.TemporaryDirectory() as encoder_dir:
+        encoder.save(encoder_dir)
+        plain_encoder = Transformer.load(encoder_dir)
+    plain_encoder.to(next(encoder.parameters()).device)
+    plain = SentenceTransformer(
+        modules=[plain_encoder, *downstream],
+        similarity_fn_name=model.similarity_fn_name,
+        prompts=model.prompts,
+        default_prompt_name=model.default_prompt_name,
+        model_card_data=SentenceTransformerModelCardData(local_files_only=True, model_name=model_name),
+    )
+    path = Path(path)
+    plain.save(str(path), model_name=model_name)
+    logger.info(f"Text model exported to {path}")
+    return path

@@ -1,0 +1,5 @@
+from __future__ import annotations
+
+from sbert_nonling.losses.simcse import SimCSELoss
+
+__all__ = ["SimCSELoss"]

@@ -1,0 +1,178 @@
+"""ModalityRouter: modality-named routes of the built-in Router that all end in one shared encoder."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from sentence_transformers.base.modality import format_modality, infer_modality
+from sentence_transformers.base.modules import InputModule, Module, Router
+from torch import nn
+
+from sbert_nonling.util.validation import check_text_inputs
+from sbert_nonling.version import __version__
+
+logger = logging.getLogger(__name__)
+
+#: Route names a ModalityRouter accepts. "pixel" reads text as rendered pixels (selected with ``task="pixel"``).
+MODALITY_ROUTES = ("text", "image", "audio", "pixel")
+#: Written into ``config_sentence_transformers.json`` so that loading on a machine without the package fails early
+#: with sentence-transformers' ImportError and a pip hint, before any module import is attempted.
+PACKAGE_REQUIREMENT = {"sbert-nonling": {"specifier": f">={__version__}", "reason": "the model uses ModalityRouter"}}
+
+
+class ModalityRouter(Router):
+    """A :class:`~sentence_transformers.base.modules.Router` whose routes are modalities and share one encoder.
+
+    Every route is ``[front_end, encoder]`` (the text route is ``[encoder]``), and every route ends in the *same*
+    encoder object, so gradients from text, images, audio or rendered text all train one set of weights; the
+    modules after the router (Pooling, Dense, Normalize) are modality-agnostic. Routes are picked by the modality
+    inferred from the inputs (str -> "text", PIL image / 3-D array -> "image", 1-D/2-D array or
+    ``{"array", "sampling_rate"}`` dict -> "audio"), or by ``task`` (``model.encode(texts, task="pixel")``).
+
+    What it adds to the built-in Router:
+
+    - routes are restricted to :data:`MODALITY_ROUTES` and must all end in one shared encoder (checked);
+    - strict preprocessing: a mixed-modality batch, ``None``, a non-string or an empty / whitespace-only sentence
+      raises a ValueError naming the offending item, instead of falling back to the default route;
+    - a batch of ``{"array", "sampling_rate"}`` audio dicts is routed as audio (the built-in Router mistakes it for
+      legacy task-keyed dicts and raises "different task types");
+    - saving writes a ``requirements`` entry for this package into ``config_sentence_transformers.json``.
+
+    Loading a saved model needs ``trust_remote_code=True`` (sentence-transformers demands it for any module class
+    outside its own package). :func:`sbert_nonling.export_text_model` writes the text route as a checkpoint made only
+    of built-in modules, which loads anywhere without it.
+
+    Args:
+        sub_modules: route name -> list of modules; see :meth:`from_encoder` for the usual way to build it.
+        default_route: route used when neither task nor modality selects one; defaults to "text" if present.
+        allow_empty_key: as in Router: fall back to the first route if ``default_route`` is None.
+        route_mappings: as in Router: explicit ``(task, modality) -> route`` rules.
+
+    Example:
+        ::
+
+            from sentence_transformers import SentenceTransformer
+            from sentence_transformers.sentence_transformer.modules import Pooling
+            from sbert_nonling import ModalityRouter, SharedEncoder
+
+            encoder = SharedEncoder("bert-base-uncased", max_seq_length=32)
+            router = ModalityRouter.from_encoder(encoder)  # later: front_ends={"image": ImagePatchEmbed(...)}
+            model = SentenceTransformer(modules=[router, Pooling(encoder.get_embedding_dimension(), "cls")])
+            model.encode(["A man is playing a guitar."])
+    """
+
+    def __init__(
+        self,
+        sub_modules: dict[str, list[Module]],
+        default_route: str | None = None,
+        allow_empty_key: bool = True,
+        route_mappings: dict[tuple[str | None, str | tuple[str, ...] | None], str] | None = None,
+    ) -> None:
+        if not sub_modules:
+            raise ValueError("ModalityRouter needs at least one route, e.g. {'text': [encoder]}.")
+        for route, modules in sub_modules.items():
+            self._check_route(route, modules)
+        if default_route is None and "text" in sub_modules:
+            default_route = "text"
+        super().__init__(
+            sub_modules, default_route=default_route, allow_empty_key=allow_empty_key, route_mappings=route_mappings
+        )
+        encoders = {route: modules[-1] for route, modules in self.sub_modules.items()}
+        first_route, encoder = next(iter(encoders.items()))
+        for route, other in encoders.items():
+            if other is not encoder:
+                raise ValueError(
+                    f"Every route of a ModalityRouter must end in the same encoder object, but route {route!r} ends "
+                    f"in a different {type(other).__name__} than route {first_route!r}. Build it with "
+                    "ModalityRouter.from_encoder(encoder, front_ends=...) to share one encoder."
+                )
+
+    @classmethod
+    def from_encoder(
+        cls, encoder: InputModule, front_ends: dict[str, InputModule] | None = None, default_route: str | None = None
+    ) -> ModalityRouter:
+        """Build the router: a "text" route ``[encoder]`` plus a ``[front_end, encoder]`` route per front-end."""
+        sub_modules: dict[str, list[Module]] = {"text": [encoder]}
+        for modality, front_end in (front_ends or {}).items():
+            sub_modules[modality] = [front_end, encoder]
+        return cls(sub_modules, default_route=default_route)
+
+    @property
+    def encoder(self) -> nn.Module:
+        """The encoder shared by every route."""
+        return next(iter(self.sub_modules.values()))[-1]
+
+    def add_route(self, modality: str, front_end: InputModule) -> None:
+        """Add a ``[front_end, shared encoder]`` route named after ``modality``."""
+        if modality in self.sub_modules:
+            raise ValueError(f"Route {modality!r} already exists; routes: {list(self.sub_modules)}.")
+        self._check_route(modality, [front_end, self.encoder])
+        self.sub_modules[modality] = nn.Sequential(front_end, self.encoder)
+
+    @staticmethod
+    def _check_route(route: str, modules: Sequence[Module]) -> None:
+        if route not in MODALITY_ROUTES:
+            raise ValueError(f"Route {route!r} is not a modality; ModalityRouter routes are {list(MODALITY_ROUTES)}.")
+        if not modules or not isinstance(modules[0], InputModule):
+            first = type(modules[0]).__name__ if modules else "nothing"
+            raise ValueError(f"Route {route!r} must start with an InputModule (a front-end or the encoder), got {first}.")
+
+    def infer_batch_modality(self, inputs: Sequence[Any]) -> str | tuple[str, ...]:
+        """Infer the one modality of ``inputs``; raise a ValueError naming the item that is unknown or differs."""
+        batch_modality = None
+        first_index = 0
+        for index, item in enumerate(inputs):
+            if item is None:
+                raise ValueError(f"input {index} is None; expected a sentence, an image or an audio waveform.")
+            try:
+                modality = infer_modality(item, supported_modalities=self.modalities)
+            except ValueError as error:
+                raise ValueError(f"input {index} ({type(item).__name__}) has no known modality: {error}") from None
+            if batch_modality is None:
+                batch_modality, first_index = modality, index
+            elif modality != batch_modality:
+                raise ValueError(
+                    f"This batch mixes modalities: input {first_index} is {format_modality(batch_modality)!r} but "
+                    f"input {index} is {format_modality(modality)!r}. Encode each modality in its own call."
+                )
+        return batch_modality
+
+    def preprocess(
+        self,
+        inputs: Sequence[Any],
+        prompt: str | None = None,
+        task: str | None = None,
+        modality: str | tuple[str, ...] | None = None,
+        **kwargs,
+    ) -> dict[str, Any]:
+        """Infer the modality strictly, check text items, then delegate to the first module of the chosen route."""
+        if not inputs:
+            return {}
+        if modality is None:
+            modality = self.infer_batch_modality(inputs)
+        if isinstance(modality, str) and all(isinstance(item, dict) and set(item) == {modality} for item in inputs):
+            inputs = [item[modality] for item in inputs]  # {"image": x} dicts carry nothing but the input
+        if modality == "text":
+            check_text_inputs(inputs)
+        route = self._resolve_route(task=task, modality=modality)
+        features = self.sub_modules[route][0].preprocess(inputs, prompt=prompt, task=task, **kwargs)
+        features["task"] = task
+        features["modality"] = modality
+        return features
+
+    def save(self, output_path: str, safe_serialization: bool = True, **kwargs) -> None:
+        super().save(output_path, safe_serialization=safe_serialization, **kwargs)
+        # When the router is the model's first module it is saved in the model root, right after
+        # config_sentence_transformers.json was written: declare the package requirement there.
+        config_path = os.path.join(output_path, "config_sentence_transformers.json")
+        if not os.path.isfile(config_path):
+            return
+        with open(config_path, encoding="utf8") as config_file:
+            config = json.load(config_file)
+        config["requirements"] = {**config.get("requirements", {}), **PACKAGE_REQUIREMENT}
+        with open(config_path, "w", encoding="utf8") as config_file:
+            json.dump(config, config_file, indent=2, sort_keys=True)

@@ -1,0 +1,94 @@
+"""The one transformer encoder that every modality of a :class:`ModalityRouter` ends in."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+from sentence_transformers.sentence_transformer.modules import Transformer
+from torch import Tensor
+from transformers.masking_utils import create_bidirectional_mask
+
+logger = logging.getLogger(__name__)
+
+EncoderEntry = Literal["embeddings", "bypass"]
+
+#: Feature key a front-end writes to enter through the encoder's embedding layer (word embeddings are skipped, the
+#: model's own position / token-type embeddings and embedding LayerNorm are applied).
+EMBEDDINGS_ENTRY_KEY = "inputs_embeds"
+#: Feature key a front-end writes to enter the encoder layers directly, bypassing the embedding layer (VisualCSE).
+BYPASS_ENTRY_KEY = "encoder_inputs_embeds"
+#: The feature key each entry mode reads, by mode name.
+ENTRY_KEYS: dict[str, str] = {"embeddings": EMBEDDINGS_ENTRY_KEY, "bypass": BYPASS_ENTRY_KEY}
+
+
+class SharedEncoder(Transformer):
+    """A sentence-transformers :class:`Transformer` that also accepts token sequences made by non-text front-ends.
+
+    Text is tokenized and encoded exactly as by the built-in ``Transformer`` (this class adds nothing on that
+    path). What it adds is the seam through which an image / audio / pixel front-end hands already-embedded tokens
+    to the *same* weights:
+
+    - ``features["inputs_embeds"]`` (B, T, hidden) + ``features["attention_mask"]`` (B, T): the tokens enter
+      through the encoder's embedding layer (``model(inputs_embeds=...)``), so BERT adds its own position
+      (max ``max_position_embeddings``), token-type and LayerNorm embeddings (RoBERTa positions start at
+      ``padding_idx + 1``).
+    - ``features["encoder_inputs_embeds"]`` (B, T, hidden) + ``features["attention_mask"]`` (B, T): the tokens go
+      straight into the encoder layers, bypassing the embedding layer, as the released VisualCSE / AudioCSE code
+      does. The 2-D padding mask is expanded to the 4-D mask the configured attention implementation
+      (SDPA, eager, ...) expects, so padded tokens are never attended to.
+
+    Either way it writes ``features["token_embeddings"]`` (B, T, hidden), which the downstream, modality-agnostic
+    Pooling / Dense / Normalize modules read. Front-ends pick the entry with :data:`ENTRY_KEYS`.
+
+    Args:
+        Same as :class:`sentence_transformers.sentence_transformer.modules.Transformer`.
+
+    Example:
+        ::
+
+            from sentence_transformers import SentenceTransformer
+            from sentence_transformers.sentence_transformer.modules import Pooling
+            from sbert_nonling import ModalityRouter, SharedEncoder
+
+            encoder = SharedEncoder("bert-base-uncased", max_seq_length=32)
+            model = SentenceTransformer(
+                modules=[ModalityRouter.from_encoder(encoder), Pooling(encoder.get_embedding_dimension(), "cls")]
+            )
+            embeddings = model.encode(["A man is playing a guitar."])
+    """
+
+    def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
+        if BYPASS_ENTRY_KEY in features:
+            features[self.module_output_name] = self.encode_layers(
+                features[BYPASS_ENTRY_KEY], features["attention_mask"]
+            )
+            return features
+        if EMBEDDINGS_ENTRY_KEY in features:
+            output = self.model(
+                inputs_embeds=features[EMBEDDINGS_ENTRY_KEY], attention_mask=features["attention_mask"], return_dict=True
+            )
+            features[self.module_output_name] = output.last_hidden_state
+            return features
+        return super().forward(features, **kwargs)
+
+    def encode_layers(self, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
+        """Run ``hidden_states`` (B, T, hidden) through the encoder layers only, masking padded positions.
+
+        This is the one place that depends on the transformers layout of encoder-only models (a ``.encoder``
+        sub-module taking ``hidden_states`` and a 4-D ``attention_mask``, as BERT, RoBERTa, ELECTRA and ViT do).
+        """
+        encoder = getattr(self.model, "encoder", None)
+        if encoder is None:
+            raise ValueError(
+                f"encoder_entry='bypass' needs a model with an `.encoder` sub-module (BERT, RoBERTa, ELECTRA, ...), "
+                f"but {type(self.model).__name__} has none; use encoder_entry='embeddings' instead."
+            )
+        hidden_size = self.get_embedding_dimension()
+        if hidden_states.ndim != 3 or hidden_states.shape[-1] != hidden_size:
+            raise ValueError(
+                f"Front-end tokens must have shape (batch, tokens, {hidden_size}) to enter the encoder, "
+                f"got {tuple(hidden_states.shape)}."
+            )
+        mask = create_bidirectional_mask(config=self.config, inputs_embeds=hidden_states, attention_mask=attention_mask)
+        return encoder(hidden_states, attention_mask=mask).last_hidden_state

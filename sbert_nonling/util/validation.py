@@ -1,0 +1,25 @@
+"""Input checks shared by the router, the data readers and the evaluators: one clear ValueError per bad item."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def check_sentence(sentence: Any, where: str) -> str:
+    """Return ``sentence`` if it is a non-blank string, else raise a ValueError that names ``where`` it came from."""
+    if sentence is None:
+        raise ValueError(f"{where} is None; expected a non-empty string.")
+    if not isinstance(sentence, str):
+        raise ValueError(f"{where} is a {type(sentence).__name__} ({sentence!r:.80}); expected a non-empty string.")
+    if not sentence.strip():
+        raise ValueError(f"{where} is empty or whitespace-only ({sentence!r}); expected a non-empty string.")
+    return sentence
+
+
+def check_text_inputs(inputs: Sequence[Any], source: str = "input") -> None:
+    """Check a batch of sentences or sentence pairs, naming the first offending item by its index."""
+    for index, item in enumerate(inputs):
+        parts = item if isinstance(item, (tuple, list)) else (item,)
+        for part in parts:
+            check_sentence(part, f"{source} {index}")
