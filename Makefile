@@ -9,7 +9,6 @@ STAMP := $(VENV)/.installed
 
 $(STAMP): setup.cfg setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -c constraints.txt torch torchvision torchaudio
 	$(VENV)/bin/pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)

@@ -1,0 +1,82 @@
+"""The fast STS evaluator over local files: cosine Spearman x100 per task, built on EmbeddingSimilarityEvaluator."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator, SequentialEvaluator
+
+from sbert_nonling.evaluation.sts_data import STS_TASKS, Split, STSData, load_sts_dir
+
+logger = logging.getLogger(__name__)
+
+
+class STSEvaluator(EmbeddingSimilarityEvaluator):
+    """An :class:`EmbeddingSimilarityEvaluator` for one :class:`STSData` task, scoring cosine Spearman only.
+
+    What it adds: it is built from the local release files (:mod:`sbert_nonling.evaluation.sts_data`), is named
+    after the task (in training it logs ``eval_<task>_spearman_cosine``, e.g. ``eval_STSBenchmark_spearman_cosine``),
+    and passes ``encode_kwargs`` (e.g. ``{"task": "pixel"}`` to read text as pixels) to ``model.encode``.
+    """
+
+    def __init__(self, data: STSData, batch_size: int = 64, encode_kwargs: dict[str, Any] | None = None) -> None:
+        super().__init__(
+            data.sentences1,
+            data.sentences2,
+            data.scores,
+            batch_size=batch_size,
+            main_similarity="cosine",
+            similarity_fn_names=["cosine"],
+            name=data.name,
+            write_csv=False,
+        )
+        self.encode_kwargs = dict(encode_kwargs or {})
+
+    def embed_inputs(self, model: SentenceTransformer, sentences: list[str], **kwargs) -> np.ndarray:
+        return super().embed_inputs(model, sentences, **self.encode_kwargs, **kwargs)
+
+
+def sts_dev_evaluator(sts_dir: str | Path, batch_size: int = 64) -> SequentialEvaluator:
+    """The training-time evaluator: every dev task found in ``sts_dir`` (STS-B dev first, then SICK trial).
+
+    Its primary metric is STS-B dev's cosine Spearman (``eval_STSBenchmark_spearman_cosine``), the only
+    model-selection signal the papers allow.
+    """
+    tasks = load_sts_dir(sts_dir, split="dev")
+    evaluators = [STSEvaluator(task, batch_size=batch_size) for task in tasks]
+    # SequentialEvaluator reports the first evaluator's primary metric as its own.
+    return SequentialEvaluator(evaluators, main_score_function=lambda scores: scores[0])
+
+
+def evaluate_sts(
+    model: SentenceTransformer,
+    tasks: Sequence[STSData],
+    batch_size: int = 64,
+    encode_kwargs: dict[str, Any] | None = None,
+) -> dict[str, float]:
+    """Cosine Spearman x100 per task, plus ``"avg"`` over the tasks, in the order given."""
+    scores: dict[str, float] = {}
+    for task in tasks:
+        evaluator = STSEvaluator(task, batch_size=batch_size, encode_kwargs=encode_kwargs)
+        metrics = evaluator(model)
+        scores[task.name] = 100.0 * metrics[evaluator.primary_metric]
+        logger.info(f"{task.name}: {scores[task.name]:.2f} ({len(task)} pairs)")
+    scores["avg"] = sum(scores.values()) / len(scores)
+    return scores
+
+
+def evaluate_sts_dir(
+    model: SentenceTransformer,
+    sts_dir: str | Path,
+    split: Split = "dev",
+    tasks: tuple[str, ...] = STS_TASKS,
+    batch_size: int = 64,
+    encode_kwargs: dict[str, Any] | None = None,
+) -> dict[str, float]:
+    """Score every task of ``split`` found in ``sts_dir`` (SentEval's folder names); see :func:`evaluate_sts`."""
+    return evaluate_sts(model, load_sts_dir(sts_dir, split, tasks), batch_size=batch_size, encode_kwargs=encode_kwargs)

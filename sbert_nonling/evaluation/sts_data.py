@@ -1,0 +1,221 @@
+"""Readers for the STS evaluation sets in their release formats (SentEval's folder layout).
+
+Folder names under an STS directory, as SentEval lays them out::
+
+    STS12-en-test/STS.input.<subset>.txt + STS.gs.<subset>.txt   (STS12 ... STS16; test only)
+    STSBenchmark/sts-{train,dev,test}.csv
+    SICK/SICK_{train,trial,test_annotated}.txt
+
+and stsb_multi_mt's ``stsb-<lang>-{train,dev,test}.csv`` for multilingual STS-B. Task names are MTEB's.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from sbert_nonling.util.validation import check_sentence
+
+Split = Literal["dev", "test"]
+SPLITS: tuple[str, ...] = ("dev", "test")
+
+#: Subsets of each STS year as used by SentEval and the papers (STS13 without the licensed SMT subset).
+STS_YEAR_SUBSETS: dict[str, tuple[str, ...]] = {
+    "STS12": ("MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"),
+    "STS13": ("FNWN", "headlines", "OnWN"),
+    "STS14": ("deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"),
+    "STS15": ("answers-forums", "answers-students", "belief", "headlines", "images"),
+    "STS16": ("answer-answer", "headlines", "plagiarism", "postediting", "question-question"),
+}
+STSB_FILES: dict[str, str] = {"dev": "sts-dev.csv", "test": "sts-test.csv"}
+SICK_FILES: dict[str, str] = {"dev": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
+#: The 7 tasks of the papers' STS table, in its column order.
+STS_TASKS: tuple[str, ...] = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R")
+
+
+@dataclass
+class STSData:
+    """One STS task: parallel lists of sentence pairs and gold scores, plus where they came from."""
+
+    name: str
+    sentences1: list[str] = field(default_factory=list)
+    sentences2: list[str] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    source: str = ""
+
+    def add(self, sentence1: str, sentence2: str, score: float) -> None:
+        self.sentences1.append(sentence1)
+        self.sentences2.append(sentence2)
+        self.scores.append(score)
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+
+def _parse_score(text: str, where: str) -> float:
+    try:
+        score = float(text)
+    except ValueError:
+        raise ValueError(f"{where}: score {text!r} is not a number.") from None
+    if score != score:  # NaN
+        raise ValueError(f"{where}: score is NaN.")
+    return score
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not valid UTF-8 (byte {error.start}); STS files are read as UTF-8.") from None
+
+
+def read_sts_year(folder: str | Path, name: str) -> STSData:
+    """Read an STS12-16 folder in the "all" setting: every subset of the year concatenated into one task.
+
+    Pairs whose gold line is empty (unscored; many in STS15 and STS16) are skipped. Each input line carries the two
+    sentences as its first two TAB-separated fields (STS16 lines carry two more source fields).
+    """
+    folder = Path(folder)
+    if name not in STS_YEAR_SUBSETS:
+        raise ValueError(f"Unknown STS year {name!r}; expected one of {list(STS_YEAR_SUBSETS)}.")
+    data = STSData(name=name, source=str(folder))
+    for subset in STS_YEAR_SUBSETS[name]:
+        input_path, gold_path = folder / f"STS.input.{subset}.txt", folder / f"STS.gs.{subset}.txt"
+        for path in (input_path, gold_path):
+            if not path.is_file():
+                raise ValueError(f"{name}: missing file {path} (subsets of {name}: {list(STS_YEAR_SUBSETS[name])}).")
+        inputs, golds = _read_lines(input_path), _read_lines(gold_path)
+        if len(inputs) != len(golds):
+            raise ValueError(
+                f"{input_path} has {len(inputs)} lines but {gold_path} has {len(golds)}; they must be aligned."
+            )
+        for line_number, (line, gold) in enumerate(zip(inputs, golds), start=1):
+            if not gold.strip():
+                continue
+            where = f"{input_path}:{line_number}"
+            fields = line.split("\t")
+            if len(fields) < 2:
+                raise ValueError(f"{where}: expected 2 TAB-separated sentences, found {len(fields)} field(s).")
+            data.add(
+                check_sentence(fields[0], f"{where} sentence 1"),
+                check_sentence(fields[1], f"{where} sentence 2"),
+                _parse_score(gold.strip(), f"{gold_path}:{line_number}"),
+            )
+    return data
+
+
+def read_stsb_csv(path: str | Path, name: str = "STSBenchmark") -> STSData:
+    """Read an STS Benchmark release file: TAB-separated, no quoting, score in column 5, sentences in 6 and 7."""
+    path = Path(path)
+    data = STSData(name=name, source=str(path))
+    for line_number, line in enumerate(_read_lines(path), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{line_number}"
+        fields = line.split("\t")
+        if len(fields) < 7:
+            raise ValueError(f"{where}: expected at least 7 TAB-separated columns, found {len(fields)}.")
+        data.add(
+            check_sentence(fields[5], f"{where} sentence 1"),
+            check_sentence(fields[6], f"{where} sentence 2"),
+            _parse_score(fields[4], where),
+        )
+    return data
+
+
+def read_sick(path: str | Path, name: str = "SICK-R") -> STSData:
+    """Read a SICK release file (pair_ID, sentence_A, sentence_B, relatedness_score, ...), with or without header."""
+    path = Path(path)
+    data = STSData(name=name, source=str(path))
+    for line_number, line in enumerate(_read_lines(path), start=1):
+        if not line.strip() or (line_number == 1 and line.startswith("pair_ID")):
+            continue
+        where = f"{path}:{line_number}"
+        fields = line.split("\t")
+        if len(fields) < 4:
+            raise ValueError(f"{where}: expected at least 4 TAB-separated columns, found {len(fields)}.")
+        data.add(
+            check_sentence(fields[1], f"{where} sentence_A"),
+            check_sentence(fields[2], f"{where} sentence_B"),
+            _parse_score(fields[3], where),
+        )
+    return data
+
+
+def read_stsb_multi(path: str | Path, name: str) -> STSData:
+    """Read an stsb_multi_mt file: comma-separated with CSV quoting, ``sentence1,sentence2,score``, no header."""
+    path = Path(path)
+    data = STSData(name=name, source=str(path))
+    with open(path, encoding="utf-8", newline="") as handle:
+        try:
+            rows = list(csv.reader(handle))
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{path}: not valid UTF-8 (byte {error.start}).") from None
+    for line_number, row in enumerate(rows, start=1):
+        if not row:
+            continue
+        where = f"{path}:{line_number}"
+        if len(row) != 3:
+            raise ValueError(f"{where}: expected 3 columns (sentence1, sentence2, score), found {len(row)}.")
+        data.add(
+            check_sentence(row[0], f"{where} sentence1"),
+            check_sentence(row[1], f"{where} sentence2"),
+            _parse_score(row[2], where),
+        )
+    return data
+
+
+def load_sts_dir(sts_dir: str | Path, split: Split = "dev", tasks: tuple[str, ...] = STS_TASKS) -> list[STSData]:
+    """Every task of ``split`` found in ``sts_dir`` (dev: STS-B dev, SICK trial; test: the 7 tasks), in table order.
+
+    Raises a ValueError if the folder does not exist or holds none of them.
+    """
+    if split not in SPLITS:
+        raise ValueError(f"split={split!r} must be one of {list(SPLITS)}.")
+    sts_dir = Path(sts_dir)
+    if not sts_dir.is_dir():
+        raise ValueError(f"STS directory {str(sts_dir)!r} does not exist.")
+    unknown = [task for task in tasks if task not in STS_TASKS]
+    if unknown:
+        raise ValueError(f"Unknown STS task(s) {unknown}; expected names from {list(STS_TASKS)}.")
+    found: list[STSData] = []
+    for task in tasks:
+        if task in STS_YEAR_SUBSETS:
+            folder = sts_dir / f"{task}-en-test"
+            if split == "test" and folder.is_dir():
+                found.append(read_sts_year(folder, task))
+        elif task == "STSBenchmark":
+            path = sts_dir / "STSBenchmark" / STSB_FILES[split]
+            if path.is_file():
+                found.append(read_stsb_csv(path))
+        elif task == "SICK-R":
+            path = sts_dir / "SICK" / SICK_FILES[split]
+            if path.is_file():
+                found.append(read_sick(path))
+    if not found:
+        raise ValueError(
+            f"No STS {split} files found in {str(sts_dir)!r}; expected SentEval's layout, e.g. "
+            f"STSBenchmark/{STSB_FILES[split]} or SICK/{SICK_FILES[split]}."
+        )
+    return found
+
+
+def load_stsb_multi_dir(directory: str | Path, split: Split = "dev", languages: tuple[str, ...] | None = None) -> list[STSData]:
+    """The stsb_multi_mt files ``stsb-<lang>-<split>.csv`` of ``directory``, one task per language
+    (named ``STSBenchmarkMultilingualSTS-<lang>``)."""
+    if split not in SPLITS:
+        raise ValueError(f"split={split!r} must be one of {list(SPLITS)}.")
+    directory = Path(directory)
+    paths = sorted(directory.glob(f"stsb-*-{split}.csv"))
+    available = {path.name.split("-")[1]: path for path in paths}
+    if languages is None:
+        languages = tuple(available)
+    missing = [language for language in languages if language not in available]
+    if missing or not languages:
+        raise ValueError(
+            f"No stsb_multi {split} file for language(s) {missing or '(any)'} in {str(directory)!r}; "
+            f"found {sorted(available)}."
+        )
+    return [read_stsb_multi(available[language], f"STSBenchmarkMultilingualSTS-{language}") for language in languages]
