@@ -98,7 +98,6 @@ class SimCSELoss(MultipleNegativesRankingLoss):
         if training_head not in ("mlp", "none"):
             raise ValueError(f"training_head={training_head!r} must be 'mlp' or 'none'.")
         super().__init__(model, scale=1.0 / temperature, gather_across_devices=gather_across_devices)
-        self.temperature = temperature
         self.training_head = training_head
         dimension = model.get_embedding_dimension()
         self.head = nn.Sequential(nn.Linear(dimension, dimension), nn.Tanh()) if training_head == "mlp" else nn.Identity()

@@ -1,0 +1,167 @@
+"""``sbert-nonling``: train / eval / export / demo. The only module that parses command-line arguments.
+
+Heavy libraries (torch, sentence-transformers, mteb) are imported inside the subcommands, so ``--help`` is instant.
+Every subcommand that produces results prints, as its last line, one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+DEMO_RECIPE = "simcse-unsup"
+
+
+def _print_result(result: dict[str, Any]) -> None:
+    print(json.dumps(result, sort_keys=True))
+
+
+def _print_before_after(result: dict[str, Any]) -> None:
+    from sbert_nonling.evaluation.table import format_sts_table
+
+    if result["dev_before"]:
+        print(format_sts_table({"before training": result["dev_before"], "after training": result["dev_after"]}))
+
+
+def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    overrides = {}
+    for pair in pairs:
+        key, separator, value = pair.partition("=")
+        if not separator or not key:
+            raise ValueError(f"--set expects key=value, got {pair!r}.")
+        try:
+            overrides[key] = json.loads(value)
+        except json.JSONDecodeError:
+            overrides[key] = value
+    return overrides
+
+
+def cmd_train(args: argparse.Namespace) -> None:
+    from sbert_nonling.training.run import train_recipe
+
+    result = train_recipe(
+        args.recipe,
+        args.output,
+        text_file=args.text_file,
+        nli_file=args.nli_file,
+        sts_dir=args.sts_dir,
+        model=args.model,
+        tiny=args.tiny,
+        max_steps=args.max_steps,
+        overrides=_parse_overrides(args.set),
+    )
+    _print_before_after(result)
+    _print_result(result)
+
+
+def cmd_eval(args: argparse.Namespace) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    from sbert_nonling.evaluation.sts_data import load_sts_dir
+    from sbert_nonling.evaluation.table import format_sts_table
+
+    tasks = load_sts_dir(args.sts_dir, args.split)
+    model = SentenceTransformer(args.model, trust_remote_code=args.trust_remote_code)
+    encode_kwargs = {"task": args.route} if args.route else None
+    if args.mteb:
+        from sbert_nonling.evaluation.mteb_runner import evaluate_sts_mteb
+
+        scores = evaluate_sts_mteb(model, tasks, model_name=args.model, encode_kwargs=encode_kwargs)
+    else:
+        from sbert_nonling.evaluation.sts import evaluate_sts
+
+        scores = evaluate_sts(model, tasks, batch_size=args.batch_size, encode_kwargs=encode_kwargs)
+    print(format_sts_table({Path(args.model).name or args.model: scores}))
+    if args.json:
+        _print_result(scores)
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    from sbert_nonling.export.text_model import export_text_model
+
+    model = SentenceTransformer(args.model, trust_remote_code=True)
+    path = export_text_model(model, args.output)
+    print(f"Text model written to {path}; load it with SentenceTransformer({str(path)!r}).")
+    _print_result({"export": str(path)})
+
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    from sbert_nonling.training.run import train_recipe
+
+    print(f"Training {DEMO_RECIPE} on {args.text_file} (tiny offline encoder, {args.max_steps} steps)...")
+    result = train_recipe(
+        DEMO_RECIPE, args.output, text_file=args.text_file, sts_dir=args.sts_dir, tiny=True, max_steps=args.max_steps
+    )
+    trained = SentenceTransformer(result["model"], trust_remote_code=True)
+    plain = SentenceTransformer(result["export"])
+    probe = ["A man is playing a guitar.", "A woman is slicing an onion."]
+    difference = float(np.abs(trained.encode(probe) - plain.encode(probe)).max())
+    print(f"Plain SentenceTransformer({result['export']!r}) reproduces the trained model (max abs diff {difference:.1e}).")
+    _print_before_after(result)
+    _print_result({**result, "export_max_abs_diff": difference})
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sbert-nonling", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    train = commands.add_parser("train", help="train a recipe (see sbert_nonling/recipes/)")
+    train.add_argument("recipe", help="recipe name, e.g. simcse-unsup or simcse-sup")
+    train.add_argument("--output", required=True, help="run folder: leaves OUT/model, OUT/export, OUT/checkpoints")
+    train.add_argument("--text-file", help="one sentence per line (unsupervised recipes)")
+    train.add_argument("--nli-file", help="NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes)")
+    train.add_argument("--sts-dir", help="SentEval-layout STS folder: dev scores before/after and model selection")
+    train.add_argument("--model", help="starting encoder (Hub name or folder); default: the recipe's")
+    train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
+    train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
+    train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
+    train.set_defaults(handler=cmd_train)
+
+    evaluate = commands.add_parser("eval", help="STS evaluation, cosine Spearman x100")
+    evaluate.add_argument("model", help="model folder or Hub name")
+    evaluate.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder")
+    evaluate.add_argument("--split", choices=["dev", "test"], default="dev", help="dev: STS-B dev, SICK trial")
+    evaluate.add_argument("--mteb", action="store_true", help="run the same data through MTEB's official tasks")
+    evaluate.add_argument("--trust-remote-code", action="store_true", help="needed for full multimodal models")
+    evaluate.add_argument("--route", help="encode through this route, e.g. pixel (passed as task= to encode)")
+    evaluate.add_argument("--batch-size", type=int, default=64)
+    evaluate.add_argument("--json", action="store_true", help="print the scores as one JSON object last")
+    evaluate.set_defaults(handler=cmd_eval)
+
+    export = commands.add_parser("export", help="write the text path as a plain sentence-transformers checkpoint")
+    export.add_argument("model", help="full model folder (loaded with trust_remote_code)")
+    export.add_argument("output", help="output folder")
+    export.set_defaults(handler=cmd_export)
+
+    demo = commands.add_parser("demo", help="the offline main job: train, evaluate before/after, export, reload")
+    demo.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is scored)")
+    demo.add_argument("--text-file", required=True, help="training sentences, one per line")
+    demo.add_argument("--output", default="runs/demo", help="run folder")
+    demo.add_argument("--max-steps", type=int, default=200, help="training steps")
+    demo.set_defaults(handler=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        args.handler(args)
+    except ValueError as error:
+        print(f"sbert-nonling {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
