@@ -1,0 +1,53 @@
+"""Shared fixtures: the ../shared data folder and a tiny random-weight encoder built offline (no network)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+import pytest  # noqa: E402
+
+SHARED_DIR = Path(os.environ.get("SBERT_NONLING_SHARED", Path(__file__).resolve().parents[1] / ".." / "shared"))
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    path = SHARED_DIR / "data"
+    if not path.is_dir():
+        pytest.fail(f"The shared data folder {path} is missing; set SBERT_NONLING_SHARED to the shared/ folder.")
+    return path
+
+
+@pytest.fixture(scope="session")
+def wiki_sentences(data_dir) -> list[str]:
+    from sbert_nonling.data import read_sentences
+
+    return read_sentences(data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt", limit=2000)
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder_dir(tmp_path_factory, wiki_sentences) -> str:
+    from sbert_nonling.models import build_tiny_encoder
+
+    return str(build_tiny_encoder(tmp_path_factory.mktemp("tiny-encoder"), wiki_sentences, vocab_size=2000, hidden_size=32))
+
+
+@pytest.fixture
+def tiny_model(tiny_encoder_dir):
+    from sbert_nonling.models import build_sentence_model
+
+    return build_sentence_model(tiny_encoder_dir, pooling="cls", max_seq_length=32)
+
+
+@pytest.fixture(scope="session")
+def small_sts_dir(tmp_path_factory, data_dir) -> Path:
+    """The first 60 pairs of STS-B dev and SICK trial, in SentEval's layout (fast enough for training tests)."""
+    root = tmp_path_factory.mktemp("sts")
+    for folder, name in (("STSBenchmark", "sts-dev.csv"), ("SICK", "SICK_trial.txt")):
+        (root / folder).mkdir()
+        lines = (data_dir / "sts" / folder / name).read_text(encoding="utf-8").splitlines()[:60]
+        (root / folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root

@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.modules import Router
+from sentence_transformers.sentence_transformer.modules import Pooling
+
+from sbert_nonling import ModalityRouter, SharedEncoder
+from sbert_nonling.models import build_sentence_model
+from tests.modules.toy_front_end import ToyFrontEnd
+
+AUDIO_BATCH = [{"array": np.linspace(0, 1, 16), "sampling_rate": 16000}, {"array": np.linspace(1, 0, 16), "sampling_rate": 16000}]
+
+
+@pytest.fixture
+def encoder(tiny_encoder_dir):
+    return SharedEncoder(tiny_encoder_dir, max_seq_length=32)
+
+
+def multimodal_model(encoder, entry="bypass"):
+    router = ModalityRouter.from_encoder(encoder, front_ends={"audio": ToyFrontEnd(32, "audio", entry)})
+    return SentenceTransformer(modules=[router, Pooling(32, pooling_mode="cls")])
+
+
+def test_every_route_ends_in_the_same_encoder(encoder):
+    router = ModalityRouter.from_encoder(encoder, front_ends={"audio": ToyFrontEnd(32)})
+    router.add_route("image", ToyFrontEnd(32, "image"))
+    assert list(router.sub_modules) == ["text", "audio", "image"]
+    assert all(route[-1] is encoder for route in router.sub_modules.values())
+    assert router.encoder is encoder
+    assert router.default_route == "text"
+
+
+def test_routes_must_be_modalities_and_share_the_encoder(encoder, tiny_encoder_dir):
+    with pytest.raises(ValueError, match="'query' is not a modality"):
+        ModalityRouter({"query": [encoder]})
+    other = SharedEncoder(tiny_encoder_dir)
+    with pytest.raises(ValueError, match="must end in the same encoder object"):
+        ModalityRouter({"text": [encoder], "audio": [ToyFrontEnd(32), other]})
+    router = ModalityRouter.from_encoder(encoder)
+    with pytest.raises(ValueError, match="Route 'text' already exists"):
+        router.add_route("text", ToyFrontEnd(32))
+
+
+@pytest.mark.parametrize("entry", ["bypass", "embeddings"])
+def test_text_and_audio_gradients_reach_the_one_encoder(encoder, entry):
+    model = multimodal_model(encoder, entry)
+    model.train()
+    text_features = model.preprocess(["a man plays a guitar", "a dog runs"])
+    audio_features = model.preprocess(AUDIO_BATCH)
+    assert audio_features["modality"] == "audio"
+    torch.manual_seed(0)
+    probe = torch.randn(32)  # a plain sum of LayerNorm outputs has no gradient
+    (model(text_features)["sentence_embedding"] @ probe).sum().backward()
+    text_grad = encoder.auto_model.encoder.layer[0].attention.self.query.weight.grad.clone()
+    model.zero_grad()
+    (model(audio_features)["sentence_embedding"] @ probe).sum().backward()
+    audio_grad = encoder.auto_model.encoder.layer[0].attention.self.query.weight.grad
+    assert text_grad.abs().sum() > 0 and audio_grad.abs().sum() > 0
+    word_grad = encoder.auto_model.embeddings.word_embeddings.weight.grad
+    assert word_grad is None or word_grad.abs().sum() == 0  # audio never touches the word embeddings
+
+
+def test_audio_dicts_are_routed_as_audio_unlike_the_builtin_router(encoder):
+    model = multimodal_model(encoder)
+    embeddings = model.encode(AUDIO_BATCH)
+    assert embeddings.shape == (2, 32)
+    builtin = Router({"text": [encoder], "audio": [ToyFrontEnd(32), encoder]})
+    with pytest.raises(ValueError, match="different task types"):
+        builtin.preprocess(AUDIO_BATCH)
+
+
+@pytest.mark.parametrize(
+    ("batch", "message"),
+    [
+        (["fine", None], "input 1 is None"),
+        (["fine", "   "], "input 1 is empty or whitespace-only"),
+        (["", "fine longer"], r"is empty or whitespace-only \(''\)"),
+        (["fine", 42], r"input 1 \(int\) has no known modality"),
+        ([("fine", None)], r"input 0 \(tuple\) has no known modality"),
+    ],
+)
+def test_bad_text_items_are_named(tiny_model, batch, message):
+    # encode() sorts a batch by length before preprocessing, so the message shows the value as well as the position.
+    with pytest.raises(ValueError, match=message):
+        tiny_model.encode(batch)
+
+
+def test_bad_item_position_is_the_one_given_to_preprocess(tiny_model):
+    with pytest.raises(ValueError, match="input 2 is None"):
+        tiny_model.preprocess(["one", "two", None])
+
+
+def test_mixed_modality_batch_names_both_items(encoder):
+    router = ModalityRouter.from_encoder(encoder, front_ends={"audio": ToyFrontEnd(32)})
+    with pytest.raises(ValueError, match="input 0 is 'text' but input 2 is 'audio'"):
+        router.preprocess(["a sentence", "another", np.zeros(16)])
+
+
+def test_save_and_reload_gives_identical_embeddings_and_declares_the_package(tiny_encoder_dir, tmp_path):
+    model = build_sentence_model(tiny_encoder_dir, pooling="cls_mlp")
+    sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+    expected = model.encode(sentences)
+    model.save(str(tmp_path))
+    config = json.loads((tmp_path / "config_sentence_transformers.json").read_text())
+    assert "sbert-nonling" in config["requirements"]
+    modules = json.loads((tmp_path / "modules.json").read_text())
+    assert modules[0]["type"] == "sbert_nonling.modules.modality_router.ModalityRouter"
+    with pytest.raises(ValueError, match="trust_remote_code"):
+        SentenceTransformer(str(tmp_path))
+    reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True)
+    assert isinstance(reloaded[0], ModalityRouter) and isinstance(reloaded[0].encoder, SharedEncoder)
+    np.testing.assert_array_equal(reloaded.encode(sentences), expected)
+
+
+def test_unmet_requirement_gives_a_clean_import_error(tiny_model, tmp_path):
+    tiny_model.save(str(tmp_path))
+    config_path = tmp_path / "config_sentence_transformers.json"
+    config = json.loads(config_path.read_text())
+    config["requirements"]["sbert-nonling"]["specifier"] = ">=999"
+    config_path.write_text(json.dumps(config))
+    with pytest.raises(ImportError, match="sbert-nonling"):
+        SentenceTransformer(str(tmp_path), trust_remote_code=True)
