@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sentence_transformers import SentenceTransformer
+
+from sbert_nonling import export_text_model
+from sbert_nonling.models import build_sentence_model
+
+SENTENCES = ["A man is playing a guitar.", "A woman slices an onion.", "Two dogs run through a field."]
+# Load the export where importing sbert_nonling is impossible and without trust_remote_code.
+LOAD_WITHOUT_PACKAGE = """
+import sys
+sys.modules["sbert_nonling"] = None
+import numpy as np
+from sentence_transformers import SentenceTransformer
+model = SentenceTransformer(sys.argv[1])
+np.save(sys.argv[2], model.encode(sys.argv[3:]))
+"""
+
+
+@pytest.mark.parametrize("pooling", ["cls", "cls_mlp", "mean"])
+def test_export_loads_with_plain_sentence_transformers_and_encodes_the_same(tiny_encoder_dir, tmp_path, pooling):
+    model = build_sentence_model(tiny_encoder_dir, pooling=pooling, max_seq_length=16)
+    expected = model.encode(SENTENCES)
+    export_dir = export_text_model(model, tmp_path / "export")
+    modules = json.loads((export_dir / "modules.json").read_text())
+    assert all(module["type"].startswith("sentence_transformers.") for module in modules)
+    assert "requirements" not in json.loads((export_dir / "config_sentence_transformers.json").read_text())
+    output = tmp_path / "embeddings.npy"
+    subprocess.run([sys.executable, "-c", LOAD_WITHOUT_PACKAGE, str(export_dir), str(output), *SENTENCES], check=True)
+    np.testing.assert_allclose(np.load(output), expected, atol=1e-6, rtol=0)
+    assert SentenceTransformer(str(export_dir)).max_seq_length == 16
+
+
+def test_export_rejects_what_a_plain_checkpoint_cannot_hold(tiny_model, tmp_path):
+    from sentence_transformers.base.modules import InputModule
+
+    class Custom(InputModule):  # a non-built-in module after the encoder
+        def forward(self, features, **kwargs):
+            return features
+
+        def save(self, *args, **kwargs):
+            pass
+
+    tiny_model.append(Custom())
+    with pytest.raises(ValueError, match="not a built-in sentence-transformers module"):
+        export_text_model(tiny_model, tmp_path / "export")

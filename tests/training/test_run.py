@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sentence_transformers import SentenceTransformer
+
+from sbert_nonling.training import get_recipe, list_recipes, train_recipe
+
+
+def test_recipes_carry_the_paper_defaults():
+    assert {"simcse-unsup", "simcse-sup"} <= set(list_recipes())
+    unsup = get_recipe("simcse-unsup")
+    assert (unsup["batch_size"], unsup["learning_rate"], unsup["max_seq_length"], unsup["temperature"]) == (64, 3e-5, 32, 0.05)
+    assert (unsup["pooling"], unsup["training_head"], unsup["eval_steps"], unsup["seed"]) == ("cls", "mlp", 125, 42)
+    sup = get_recipe("simcse-sup")
+    assert (sup["batch_size"], sup["learning_rate"], sup["epochs"], sup["pooling"]) == (512, 5e-5, 3, "cls_mlp")
+    assert get_recipe("simcse-unsup", tiny=True)["max_steps"] > 0
+    with pytest.raises(ValueError, match="Unknown recipe 'visual'"):
+        get_recipe("visual")
+    with pytest.raises(ValueError, match="has no setting 'lr'"):
+        get_recipe("simcse-unsup", overrides={"lr": 1.0})
+
+
+def test_unsupervised_recipe_trains_selects_on_dev_and_exports(tmp_path, data_dir, small_sts_dir):
+    text_file = tmp_path / "wiki.txt"
+    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:400]
+    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = train_recipe(
+        "simcse-unsup", tmp_path / "run", text_file=text_file, sts_dir=small_sts_dir, tiny=True, max_steps=6,
+        overrides={"eval_steps": 2, "batch_size": 16},
+    )
+    assert result["global_step"] == 6
+    assert set(result["dev_before"]) == set(result["dev_after"]) == {"STSBenchmark", "SICK-R", "avg"}
+    state = json.loads((tmp_path / "run" / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
+    evaluated = {entry["step"]: entry["eval_STSBenchmark_spearman_cosine"] for entry in state["log_history"] if "eval_STSBenchmark_spearman_cosine" in entry}
+    assert sorted(evaluated) == [2, 4, 6]
+    best_step = max(evaluated, key=evaluated.get)
+    assert result["best_checkpoint"].endswith(f"checkpoint-{best_step}")
+    assert result["dev_after"]["STSBenchmark"] == pytest.approx(100 * evaluated[best_step], abs=1e-3)
+    full = SentenceTransformer(result["model"], trust_remote_code=True)
+    plain = SentenceTransformer(result["export"])
+    np.testing.assert_allclose(plain.encode(["a test sentence"]), full.encode(["a test sentence"]), atol=1e-6)
+
+
+def test_supervised_recipe_trains_on_nli_triplets(tmp_path, data_dir):
+    nli_file = tmp_path / "nli.csv"
+    nli_file.write_text("\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:200]) + "\n", encoding="utf-8")
+    result = train_recipe("simcse-sup", tmp_path / "run", nli_file=nli_file, tiny=True, max_steps=3, overrides={"batch_size": 8, "eval_steps": 3})
+    assert result["global_step"] == 3 and result["dev_before"] == {} and result["best_checkpoint"] is None
+    modules = json.loads((tmp_path / "run" / "export" / "modules.json").read_text())
+    assert [module["type"].rsplit(".", 1)[1] for module in modules] == ["Transformer", "Pooling", "Dense"]
+
+
+def test_missing_and_malformed_training_data(tmp_path):
+    with pytest.raises(ValueError, match="pass text_file"):
+        train_recipe("simcse-unsup", tmp_path, tiny=True)
+    with pytest.raises(ValueError, match="does not exist"):
+        train_recipe("simcse-unsup", tmp_path, text_file=tmp_path / "missing.txt", tiny=True)
+    bad = tmp_path / "nli.csv"
+    bad.write_text("sent0,sent1,hard_neg\na,b\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"nli.csv:2: expected 3 columns"):
+        train_recipe("simcse-sup", tmp_path, nli_file=bad, tiny=True)
+    bad.write_text("premise,hypothesis\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="expected the header sent0,sent1,hard_neg"):
+        train_recipe("simcse-sup", tmp_path, nli_file=bad, tiny=True)
