@@ -21,6 +21,7 @@ def get_recipe(name: str, tiny: bool = False, overrides: dict[str, Any] | None =
         raise ValueError(f"Unknown recipe {name!r}; available recipes: {available}.")
     recipe = json.loads((resources.files("sbert_nonling") / "recipes" / f"{name}.json").read_text(encoding="utf-8"))
     tiny_overrides = recipe.pop("tiny", {})
+    recipe.pop("tiny_note", None)
     if tiny:
         recipe.update(tiny_overrides)
     for key, value in (overrides or {}).items():

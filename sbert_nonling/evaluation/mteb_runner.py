@@ -1,0 +1,121 @@
+"""Run STS through MTEB's official tasks: online by name, offline by injecting local data into the same task objects.
+
+Set ``MTEB_CACHE`` before mteb is first imported if ``~/.cache/mteb`` must not be created (importing mteb creates its
+default cache folder); :func:`evaluate_sts_mteb` itself never reads or writes the result cache (``cache=None``), so a
+stale cached score is never reported.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from sentence_transformers import SentenceTransformer
+
+from sbert_nonling.evaluation.sts_data import STS_TASKS, STSData
+
+logger = logging.getLogger(__name__)
+
+MULTILINGUAL_TASK = "STSBenchmarkMultilingualSTS"
+#: MTEB split name under which local data is evaluated (the result keeps the official task name).
+LOCAL_SPLIT = "local"
+
+
+def wrap_for_mteb(model: SentenceTransformer, model_name: str, revision: str | None = None, modalities: Sequence[str] = ("text",)):
+    """MTEB's SentenceTransformer wrapper with correct metadata (a name with a "/", a revision, the modalities).
+
+    Without it every local model is reported as ``no_model_name/available``. A name without "/" (a local folder
+    name) is prefixed with ``local/``.
+    """
+    from mteb.models import ModelMeta, SentenceTransformerEncoderWrapper
+
+    wrapper = SentenceTransformerEncoderWrapper(model)
+    name = model_name.strip("/").split("/")[-2:]
+    fields = {
+        **wrapper.mteb_model_meta.model_dump(),
+        "name": "/".join(name) if len(name) == 2 else f"local/{name[0]}",
+        "revision": revision or "local",
+        "modalities": list(modalities),
+    }
+    wrapper.mteb_model_meta = ModelMeta.model_validate(fields)
+    return wrapper
+
+
+def _as_dataset(data: STSData):
+    from datasets import Dataset
+
+    return Dataset.from_dict({"sentence1": data.sentences1, "sentence2": data.sentences2, "score": data.scores})
+
+
+def local_mteb_tasks(tasks: Sequence[STSData]) -> list:
+    """Official MTEB task objects holding the local data (``STSBenchmarkMultilingualSTS-<lang>`` tasks are merged
+    into the multilingual task with one subset per language)."""
+    import mteb
+    from datasets import DatasetDict
+
+    result, multilingual = [], {}
+    for data in tasks:
+        if data.name.startswith(f"{MULTILINGUAL_TASK}-"):
+            multilingual[data.name.removeprefix(f"{MULTILINGUAL_TASK}-")] = data
+            continue
+        if data.name not in STS_TASKS:
+            raise ValueError(f"Task {data.name!r} has no MTEB counterpart; MTEB STS tasks: {list(STS_TASKS)}.")
+        task = mteb.get_task(data.name)
+        task.filter_eval_splits([LOCAL_SPLIT])
+        task.dataset = DatasetDict({LOCAL_SPLIT: _as_dataset(data)})
+        task.data_loaded = True
+        result.append(task)
+    if multilingual:
+        task = mteb.get_task(MULTILINGUAL_TASK, hf_subsets=list(multilingual))
+        task.filter_eval_splits([LOCAL_SPLIT])
+        task.dataset = {language: DatasetDict({LOCAL_SPLIT: _as_dataset(data)}) for language, data in multilingual.items()}
+        task.data_loaded = True
+        result.append(task)
+    return result
+
+
+def evaluate_sts_mteb(
+    model: SentenceTransformer,
+    tasks: Sequence[STSData] | Sequence[str],
+    model_name: str = "local/model",
+    revision: str | None = None,
+    encode_kwargs: dict[str, Any] | None = None,
+    batch_size: int = 64,
+) -> dict[str, float]:
+    """Cosine Spearman x100 per task from ``mteb.evaluate``, plus ``"avg"``.
+
+    Args:
+        model: the model to evaluate.
+        tasks: local :class:`STSData` (offline: injected into the official tasks, results keep the official names;
+            multilingual STS-B languages are reported as ``STSBenchmarkMultilingualSTS-<lang>``), or MTEB task names
+            (online: mteb downloads the official test data).
+        model_name, revision: the metadata MTEB records.
+        encode_kwargs: passed to ``model.encode``, e.g. ``{"task": "pixel"}``.
+        batch_size: encoding batch size.
+    """
+    import mteb
+
+    if tasks and all(isinstance(task, str) for task in tasks):
+        mteb_tasks = list(mteb.get_tasks(tasks=list(tasks)))
+    else:
+        mteb_tasks = local_mteb_tasks(tasks)
+    wrapper = wrap_for_mteb(model, model_name, revision)
+    results = mteb.evaluate(
+        wrapper,
+        mteb_tasks,
+        cache=None,
+        co2_tracker=False,
+        show_progress_bar=False,
+        encode_kwargs={"batch_size": batch_size, "show_progress_bar": False, **(encode_kwargs or {})},
+    )
+    scores: dict[str, float] = {}
+    for task_result in results.task_results:
+        for split_scores in task_result.scores.values():
+            for subset in split_scores:
+                name = task_result.task_name
+                if name == MULTILINGUAL_TASK:
+                    name = f"{name}-{subset['hf_subset']}"
+                scores[name] = 100.0 * subset["cosine_spearman"]
+    scores["avg"] = sum(scores.values()) / len(scores)
+    return scores

