@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from sbert_nonling.cli import main
+
+
+@pytest.fixture
+def exported_tiny(tiny_model, tmp_path):
+    from sbert_nonling import export_text_model
+
+    tiny_model.save(str(tmp_path / "full"))
+    return export_text_model(tiny_model, tmp_path / "export")
+
+
+def test_eval_prints_the_table_and_a_json_last_line(exported_tiny, small_sts_dir, capsys):
+    assert main(["eval", str(exported_tiny), "--sts-dir", str(small_sts_dir), "--split", "dev", "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    scores = json.loads(lines[-1])
+    assert set(scores) == {"STSBenchmark", "SICK-R", "avg"}
+    assert "STSBenchmark" in lines[0] and "Avg" in lines[0]
+
+
+def test_eval_of_a_full_model_needs_trust_remote_code(exported_tiny, small_sts_dir, capsys):
+    full = exported_tiny.parent / "full"
+    assert main(["eval", str(full), "--sts-dir", str(small_sts_dir)]) == 2
+    assert "trust_remote_code" in capsys.readouterr().err
+    assert main(["eval", str(full), "--sts-dir", str(small_sts_dir), "--trust-remote-code", "--json"]) == 0
+
+
+def test_export_subcommand_writes_a_plain_checkpoint(exported_tiny, tmp_path, capsys):
+    assert main(["export", str(exported_tiny.parent / "full"), str(tmp_path / "again")]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == {"export": str(tmp_path / "again")}
+    modules = json.loads((tmp_path / "again" / "modules.json").read_text())
+    assert modules[0]["type"] == "sentence_transformers.sentence_transformer.modules.Transformer"
+
+
+def test_train_reports_bad_data_clearly(tmp_path, capsys):
+    assert main(["train", "simcse-unsup", "--tiny", "--output", str(tmp_path), "--text-file", str(tmp_path / "no.txt")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["train", "simcse-unsup", "--tiny", "--output", str(tmp_path), "--set", "nonsense"]) == 2
+    assert "--set expects key=value" in capsys.readouterr().err
+
+
+def test_console_script_help_lists_the_subcommands():
+    output = subprocess.run([sys.executable, "-m", "sbert_nonling.cli", "--help"], capture_output=True, text=True, check=True).stdout
+    for command in ("train", "eval", "export", "demo"):
+        assert command in output
