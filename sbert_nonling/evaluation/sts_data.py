@@ -106,42 +106,35 @@ def read_sts_year(folder: str | Path, name: str) -> STSData:
     return data
 
 
-def read_stsb_csv(path: str | Path, name: str = "STSBenchmark") -> STSData:
-    """Read an STS Benchmark release file: TAB-separated, no quoting, score in column 5, sentences in 6 and 7."""
-    path = Path(path)
+def _read_tab_separated(
+    path: Path, name: str, sentence_columns: tuple[int, int], score_column: int, header_prefix: str | None = None
+) -> STSData:
+    """Rows of a TAB-separated release file read without any quoting; extra trailing columns are ignored."""
     data = STSData(name=name, source=str(path))
+    min_columns = max(*sentence_columns, score_column) + 1
     for line_number, line in enumerate(_read_lines(path), start=1):
-        if not line.strip():
+        if not line.strip() or (line_number == 1 and header_prefix and line.startswith(header_prefix)):
             continue
         where = f"{path}:{line_number}"
         fields = line.split("\t")
-        if len(fields) < 7:
-            raise ValueError(f"{where}: expected at least 7 TAB-separated columns, found {len(fields)}.")
+        if len(fields) < min_columns:
+            raise ValueError(f"{where}: expected at least {min_columns} TAB-separated columns, found {len(fields)}.")
         data.add(
-            check_sentence(fields[5], f"{where} sentence 1"),
-            check_sentence(fields[6], f"{where} sentence 2"),
-            _parse_score(fields[4], where),
+            check_sentence(fields[sentence_columns[0]], f"{where} sentence 1"),
+            check_sentence(fields[sentence_columns[1]], f"{where} sentence 2"),
+            _parse_score(fields[score_column], where),
         )
     return data
+
+
+def read_stsb_csv(path: str | Path, name: str = "STSBenchmark") -> STSData:
+    """Read an STS Benchmark release file: TAB-separated, no quoting, score in column 5, sentences in 6 and 7."""
+    return _read_tab_separated(Path(path), name, sentence_columns=(5, 6), score_column=4)
 
 
 def read_sick(path: str | Path, name: str = "SICK-R") -> STSData:
     """Read a SICK release file (pair_ID, sentence_A, sentence_B, relatedness_score, ...), with or without header."""
-    path = Path(path)
-    data = STSData(name=name, source=str(path))
-    for line_number, line in enumerate(_read_lines(path), start=1):
-        if not line.strip() or (line_number == 1 and line.startswith("pair_ID")):
-            continue
-        where = f"{path}:{line_number}"
-        fields = line.split("\t")
-        if len(fields) < 4:
-            raise ValueError(f"{where}: expected at least 4 TAB-separated columns, found {len(fields)}.")
-        data.add(
-            check_sentence(fields[1], f"{where} sentence_A"),
-            check_sentence(fields[2], f"{where} sentence_B"),
-            _parse_score(fields[3], where),
-        )
-    return data
+    return _read_tab_separated(Path(path), name, sentence_columns=(1, 2), score_column=3, header_prefix="pair_ID")
 
 
 def read_stsb_multi(path: str | Path, name: str) -> STSData:

@@ -68,7 +68,7 @@ def test_sick_with_and_without_header(tmp_path):
     with_header = read_sick(write(tmp_path / "a.txt", "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n" + body))
     without = read_sick(write(tmp_path / "b.txt", body))
     assert with_header.scores == without.scores == [4.5]
-    with pytest.raises(ValueError, match=r"c.txt:1 sentence_B is empty"):
+    with pytest.raises(ValueError, match=r"c.txt:1 sentence 2 is empty"):
         read_sick(write(tmp_path / "c.txt", "1\tA dog\t \t4.5\tNEUTRAL\n"))
 
 
