@@ -97,9 +97,16 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
     from sbert_nonling.training.run import train_recipe
 
-    print(f"Training {DEMO_RECIPE} on {args.text_file} (tiny offline encoder, {args.max_steps} steps)...")
+    start = args.model or "a tiny offline encoder"
+    print(f"Training {DEMO_RECIPE} on {args.text_file} from {start} ({args.max_steps} steps)...")
     result = train_recipe(
-        DEMO_RECIPE, args.output, text_file=args.text_file, sts_dir=args.sts_dir, tiny=True, max_steps=args.max_steps
+        DEMO_RECIPE,
+        args.output,
+        text_file=args.text_file,
+        sts_dir=args.sts_dir,
+        model=args.model,
+        tiny=args.model is None,
+        max_steps=args.max_steps,
     )
     trained = SentenceTransformer(result["model"], trust_remote_code=True)
     plain = SentenceTransformer(result["export"])
@@ -148,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--text-file", required=True, help="training sentences, one per line")
     demo.add_argument("--output", default="runs/demo", help="run folder")
     demo.add_argument("--max-steps", type=int, default=200, help="training steps")
+    demo.add_argument("--model", help="start from this encoder (Hub name or folder) instead of a tiny offline one")
     demo.set_defaults(handler=cmd_demo)
     return parser
 
