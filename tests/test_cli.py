@@ -50,3 +50,16 @@ def test_console_script_help_lists_the_subcommands():
     output = subprocess.run([sys.executable, "-m", "sbert_nonling.cli", "--help"], capture_output=True, text=True, check=True).stdout
     for command in ("train", "eval", "export", "demo"):
         assert command in output
+
+
+def test_demo_trains_evaluates_exports_and_reloads(tmp_path, data_dir, small_sts_dir, capsys):
+    text_file = tmp_path / "wiki.txt"
+    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:300]
+    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    argv = ["demo", "--sts-dir", str(small_sts_dir), "--text-file", str(text_file), "--output", str(tmp_path / "run")]
+    assert main([*argv, "--max-steps", "3"]) == 0
+    output = capsys.readouterr().out.strip().splitlines()
+    result = json.loads(output[-1])
+    assert result["export_max_abs_diff"] == 0.0 and result["global_step"] == 3
+    assert set(result["dev_before"]) == {"STSBenchmark", "SICK-R", "avg"}
+    assert any(line.startswith("before training") for line in output)
