@@ -36,7 +36,7 @@ def test_export_subcommand_writes_a_plain_checkpoint(exported_tiny, tmp_path, ca
     assert main(["export", str(exported_tiny.parent / "full"), str(tmp_path / "again")]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == {"export": str(tmp_path / "again")}
     modules = json.loads((tmp_path / "again" / "modules.json").read_text())
-    assert modules[0]["type"] == "sentence_transformers.sentence_transformer.modules.Transformer"
+    assert modules[0]["type"].startswith("sentence_transformers.") and modules[0]["type"].endswith(".Transformer")
 
 
 def test_train_reports_bad_data_clearly(tmp_path, capsys):
