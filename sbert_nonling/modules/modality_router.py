@@ -81,15 +81,15 @@ class ModalityRouter(Router):
         super().__init__(
             sub_modules, default_route=default_route, allow_empty_key=allow_empty_key, route_mappings=route_mappings
         )
-        encoders = {route: modules[-1] for route, modules in self.sub_modules.items()}
-        first_route, encoder = next(iter(encoders.items()))
-        for route, other in encoders.items():
-            if other is not encoder:
+        first_route, encoder = next(iter(self.sub_modules.items()))[0], self.encoder
+        for route, modules in self.sub_modules.items():
+            if modules[-1] is not encoder:
                 raise ValueError(
                     f"Every route of a ModalityRouter must end in the same encoder object, but route {route!r} ends "
-                    f"in a different {type(other).__name__} than route {first_route!r}. Build it with "
+                    f"in a different {type(modules[-1]).__name__} than route {first_route!r}. Build it with "
                     "ModalityRouter.from_encoder(encoder, front_ends=...) to share one encoder."
                 )
+            self._check_width(route, modules[0], encoder)
 
     @classmethod
     def from_encoder(
@@ -111,6 +111,7 @@ class ModalityRouter(Router):
         if modality in self.sub_modules:
             raise ValueError(f"Route {modality!r} already exists; routes: {list(self.sub_modules)}.")
         self._check_route(modality, [front_end, self.encoder])
+        self._check_width(modality, front_end, self.encoder)
         self.sub_modules[modality] = nn.Sequential(front_end, self.encoder)
 
     @staticmethod
@@ -120,6 +121,17 @@ class ModalityRouter(Router):
         if not modules or not isinstance(modules[0], InputModule):
             first = type(modules[0]).__name__ if modules else "nothing"
             raise ValueError(f"Route {route!r} must start with an InputModule (a front-end or the encoder), got {first}.")
+
+    @staticmethod
+    def _check_width(route: str, front_end: nn.Module, encoder: nn.Module) -> None:
+        if front_end is encoder or not hasattr(front_end, "get_embedding_dimension"):
+            return
+        width, hidden_size = front_end.get_embedding_dimension(), encoder.get_embedding_dimension()
+        if width != hidden_size:
+            raise ValueError(
+                f"Route {route!r}: {type(front_end).__name__} makes tokens of width {width}, but the shared encoder's "
+                f"hidden size is {hidden_size}; build the front-end with embed_dim={hidden_size}."
+            )
 
     def infer_batch_modality(self, inputs: Sequence[Any]) -> str | tuple[str, ...]:
         """Infer the one modality of ``inputs``; raise a ValueError naming the item that is unknown or differs."""

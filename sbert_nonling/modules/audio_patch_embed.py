@@ -1,0 +1,183 @@
+"""AudioPatchEmbed: kaldi fbank patches from waveforms, for the "audio" route of a ModalityRouter."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import torch
+import torchaudio
+from torch import nn
+
+from sbert_nonling.modules.front_end import FrontEnd
+from sbert_nonling.modules.shared_encoder import ENTRY_KEYS, EncoderEntry
+
+logger = logging.getLogger(__name__)
+
+AudioLayout = Literal["released", "ssast"]
+SAMPLE_RATE = 16000
+#: One fbank window (25 ms at 16 kHz): shorter waveforms are rejected.
+MIN_SAMPLES = 400
+#: Longest waveform accepted (seconds at the input rate); longer ones are rejected rather than silently decoded.
+MAX_SECONDS = 600
+#: SSAST's fbank normalisation: (fbank - mean) / (2 * std) with AudioSet statistics.
+SSAST_MEAN, SSAST_STD = -4.2677393, 4.5689974
+LAYOUTS: dict[str, dict[str, Any]] = {
+    # VisualCSE/AudioCSE released code: Conv2d(1, h, 24, stride 24) on 128 x 1024 -> 5 x 42 = 210 patches (+ CLS).
+    "released": {"patch_size": 24, "normalize": False, "position_embeddings": False},
+    # SSAST: 16 x 16 patches -> 8 x 64 = 512 patches, normalised fbank, learned positions.
+    "ssast": {"patch_size": 16, "normalize": True, "position_embeddings": True},
+}
+
+
+def waveform_to_mono_16k(audio: Any, where: str) -> torch.Tensor:
+    """A waveform array / tensor (samples,), (channels, samples) or (samples, channels), or an
+    ``{"array", "sampling_rate"}`` dict -> float32 mono tensor at 16 kHz. Integer PCM is scaled to [-1, 1]."""
+    sampling_rate = SAMPLE_RATE
+    if isinstance(audio, dict):
+        if "array" not in audio or "sampling_rate" not in audio:
+            raise ValueError(f"{where} is a dict with keys {sorted(audio)}; expected 'array' and 'sampling_rate'.")
+        audio, sampling_rate = audio["array"], audio["sampling_rate"]
+        if not isinstance(sampling_rate, (int, np.integer)) or sampling_rate <= 0:
+            raise ValueError(f"{where} has sampling_rate={sampling_rate!r}; expected a positive integer (Hz).")
+    array = audio.detach().cpu().numpy() if isinstance(audio, torch.Tensor) else np.asarray(audio)
+    if array.ndim not in (1, 2) or array.size == 0:
+        raise ValueError(f"{where} has shape {array.shape}; expected a non-empty 1-D or 2-D waveform.")
+    if np.issubdtype(array.dtype, np.integer):
+        array = array.astype(np.float64) / float(np.iinfo(array.dtype).max + 1)
+    elif not np.issubdtype(array.dtype, np.floating):
+        raise ValueError(f"{where} has dtype {array.dtype}; expected integer PCM or floating-point samples.")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{where} contains NaN or infinite samples.")
+    if array.ndim == 2:
+        array = array.mean(axis=int(np.argmin(array.shape)))  # the shorter axis holds the channels
+    if array.shape[0] > MAX_SECONDS * int(sampling_rate):
+        raise ValueError(f"{where} is {array.shape[0] / sampling_rate:.0f} s long; at most {MAX_SECONDS} s is accepted.")
+    waveform = torch.from_numpy(np.ascontiguousarray(array, dtype=np.float32))
+    if sampling_rate != SAMPLE_RATE:
+        waveform = torchaudio.functional.resample(waveform, int(sampling_rate), SAMPLE_RATE)
+    if waveform.shape[0] < MIN_SAMPLES:
+        raise ValueError(
+            f"{where} has {waveform.shape[0]} samples at 16 kHz; at least {MIN_SAMPLES} (one 25 ms fbank window) are needed."
+        )
+    return waveform
+
+
+class AudioPatchEmbed(FrontEnd):
+    """Turns waveforms into fbank patch tokens for the shared encoder (AudioCSE's audio front-end).
+
+    Contract: ``preprocess`` reads waveforms (arrays / tensors, mono or multi-channel, any sample rate via
+    ``{"array", "sampling_rate"}`` dicts; bare arrays are taken as 16 kHz), downmixes, resamples to 16 kHz and computes
+    torchaudio's kaldi fbank with the paper's settings (128 mel bins, 25 ms Hanning window, 10 ms shift, htk_compat,
+    no energy, no dither, waveform mean removed), padded with zeros / cut to ``target_frames`` (1024); it writes
+    ``input_features`` (B, 128, target_frames). ``forward`` applies SpecAugment (training only, if enabled), the
+    layout's normalisation, a Conv2d patch projection over the (frequency x time) map and a learned [CLS] token,
+    and writes ``encoder_inputs_embeds`` / ``inputs_embeds`` (B, 1 + N, embed_dim) plus ``attention_mask``.
+
+    Layouts: ``"released"`` (the AudioCSE code: 24 x 24 patches, stride 24 -> 5 x 42 = 210 patches + CLS = 211 tokens,
+    no position embeddings, no normalisation) and ``"ssast"`` (16 x 16 patches -> 512 + CLS, fbank normalised as
+    (x + 4.2677393) / (2 x 4.5689974), learned position embeddings).
+
+    What it adds over torchaudio: the module protocol, input checks (empty, too short, NaN/Inf, wrong dtype -> a
+    ValueError naming the item), and the hand-off to the shared encoder.
+
+    Args:
+        num_mel_bins: fbank bins (128).
+        target_frames: frames after padding / cutting (1024 = 10.24 s).
+        embed_dim: token width; must equal the encoder's hidden size.
+        layout: ``"released"`` or ``"ssast"``.
+        encoder_entry: ``"bypass"`` (the paper's) or ``"embeddings"``.
+        spec_augment: mask up to ``freq_mask`` mel bins and ``time_mask`` frames in training (0 disables; paper 48/192).
+
+    Example:
+        ::
+
+            import numpy as np
+            from sbert_nonling import AudioPatchEmbed, SharedEncoder
+            from sbert_nonling.models import build_sentence_model
+
+            encoder = SharedEncoder("bert-base-uncased")
+            model = build_sentence_model(encoder, front_ends={"audio": AudioPatchEmbed(embed_dim=768)})
+            model.encode([{"array": np.random.randn(16000), "sampling_rate": 16000}])
+    """
+
+    config_keys: list[str] = ["num_mel_bins", "target_frames", "embed_dim", "layout", "encoder_entry", "freq_mask", "time_mask"]
+    config_file_name = "audio_patch_embed_config.json"
+
+    def __init__(
+        self,
+        num_mel_bins: int = 128,
+        target_frames: int = 1024,
+        embed_dim: int = 768,
+        layout: AudioLayout = "released",
+        encoder_entry: EncoderEntry = "bypass",
+        freq_mask: int = 0,
+        time_mask: int = 0,
+    ) -> None:
+        super().__init__()
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout={layout!r} must be one of {list(LAYOUTS)}.")
+        if encoder_entry not in ENTRY_KEYS:
+            raise ValueError(f"encoder_entry={encoder_entry!r} must be one of {list(ENTRY_KEYS)}.")
+        patch = LAYOUTS[layout]["patch_size"]
+        if num_mel_bins < patch or target_frames < patch:
+            raise ValueError(f"num_mel_bins={num_mel_bins} and target_frames={target_frames} must be >= patch size {patch}.")
+        self.num_mel_bins = num_mel_bins
+        self.target_frames = target_frames
+        self.embed_dim = embed_dim
+        self.layout = layout
+        self.encoder_entry = encoder_entry
+        self.freq_mask = freq_mask
+        self.time_mask = time_mask
+        self.projection = nn.Conv2d(1, embed_dim, kernel_size=patch, stride=patch)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
+        nn.init.trunc_normal_(self.cls_token, std=0.02)
+        self.num_patches = (num_mel_bins // patch) * (target_frames // patch)
+        if LAYOUTS[layout]["position_embeddings"]:
+            self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + self.num_patches, embed_dim))
+            nn.init.trunc_normal_(self.position_embeddings, std=0.02)
+        else:
+            self.register_parameter("position_embeddings", None)
+        self.spec_augment = nn.Sequential(
+            torchaudio.transforms.FrequencyMasking(freq_mask) if freq_mask else nn.Identity(),
+            torchaudio.transforms.TimeMasking(time_mask) if time_mask else nn.Identity(),
+        )
+
+    @property
+    def modalities(self) -> list[str]:
+        return ["audio"]
+
+    def fbank(self, waveform: torch.Tensor) -> torch.Tensor:
+        """(samples,) 16 kHz -> (num_mel_bins, target_frames) kaldi fbank, padded with zeros or cut."""
+        features = torchaudio.compliance.kaldi.fbank(
+            (waveform - waveform.mean()).unsqueeze(0),
+            htk_compat=True,
+            sample_frequency=SAMPLE_RATE,
+            use_energy=False,
+            window_type="hanning",
+            num_mel_bins=self.num_mel_bins,
+            dither=0.0,
+            frame_shift=10,
+        )  # (frames, mel)
+        frames = features.shape[0]
+        if frames < self.target_frames:
+            features = torch.nn.functional.pad(features, (0, 0, 0, self.target_frames - frames))
+        return features[: self.target_frames].T
+
+    def preprocess(self, inputs: Sequence[Any], prompt: str | None = None, **kwargs) -> dict[str, torch.Tensor]:
+        features = [self.fbank(waveform_to_mono_16k(audio, f"audio {index}")) for index, audio in enumerate(inputs)]
+        return {"input_features": torch.stack(features)}
+
+    def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
+        fbank = features["input_features"].to(self.projection.weight.dtype)  # (B, mel, frames)
+        if self.training:
+            fbank = self.spec_augment(fbank)
+        if LAYOUTS[self.layout]["normalize"]:
+            fbank = (fbank - SSAST_MEAN) / (2 * SSAST_STD)
+        tokens = self.projection(fbank.unsqueeze(1)).flatten(2).transpose(1, 2)  # (B, N, D)
+        tokens = torch.cat([self.cls_token.expand(tokens.shape[0], -1, -1), tokens], dim=1)
+        if self.position_embeddings is not None:
+            tokens = tokens + self.position_embeddings
+        return self.hand_off(features, tokens)

@@ -1,0 +1,57 @@
+"""FrontEnd: what every non-text front-end shares (the token hand-off to the shared encoder, save / load)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from sentence_transformers.base.modules import InputModule
+
+from sbert_nonling.modules.shared_encoder import ENTRY_KEYS
+
+
+class FrontEnd(InputModule):
+    """Base of the modality front-ends (:class:`ImagePatchEmbed`, :class:`AudioPatchEmbed`).
+
+    Subclasses set ``embed_dim`` and ``encoder_entry`` and call :meth:`hand_off` at the end of ``forward``; they
+    are saved as a JSON config (their ``config_keys``) plus ``model.safetensors`` in their own sub-folder.
+    """
+
+    save_in_root = False
+    embed_dim: int
+    encoder_entry: str
+
+    def get_embedding_dimension(self) -> int:
+        return self.embed_dim
+
+    def hand_off(self, features: dict[str, Any], tokens: torch.Tensor) -> dict[str, Any]:
+        """Write ``tokens`` (B, T, embed_dim) under the configured entry key, with an all-ones ``attention_mask``."""
+        features[ENTRY_KEYS[self.encoder_entry]] = tokens
+        features["attention_mask"] = torch.ones(tokens.shape[:2], dtype=torch.long, device=tokens.device)
+        return features
+
+    def save(self, output_path: str, *args, safe_serialization: bool = True, **kwargs) -> None:
+        self.save_config(output_path)
+        self.save_torch_weights(output_path, safe_serialization=safe_serialization)
+
+    @classmethod
+    def load(
+        cls,
+        model_name_or_path: str,
+        subfolder: str = "",
+        token: bool | str | None = None,
+        cache_folder: str | None = None,
+        revision: str | None = None,
+        local_files_only: bool = False,
+        **kwargs,
+    ):
+        hub_kwargs = {
+            "subfolder": subfolder,
+            "token": token,
+            "cache_folder": cache_folder,
+            "revision": revision,
+            "local_files_only": local_files_only,
+        }
+        module = cls(**cls.load_config(model_name_or_path, **hub_kwargs))
+        cls.load_torch_weights(model_name_or_path, model=module, **hub_kwargs)
+        return module

@@ -1,0 +1,192 @@
+"""ImagePatchEmbed: ViT-style patch tokens from images, for the "image" route of a ModalityRouter."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from PIL import Image
+from torch import nn
+from torchvision.transforms import v2
+
+from sbert_nonling.modules.front_end import FrontEnd
+from sbert_nonling.modules.shared_encoder import ENTRY_KEYS, EncoderEntry
+
+logger = logging.getLogger(__name__)
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+def to_rgb_image(image: Any, where: str) -> Image.Image:
+    """Any PIL mode (RGB, L, LA, RGBA, P, CMYK, I;16, I, F, ...), uint8/uint16/float array (H, W[, C]) -> RGB PIL image.
+
+    Transparent pixels are composited on white; 16-bit and 32-bit images are scaled by their maximum possible value.
+    """
+    if isinstance(image, np.ndarray):
+        image = _array_to_image(image, where)
+    if not isinstance(image, Image.Image):
+        raise ValueError(f"{where} is a {type(image).__name__}; expected a PIL image or an (H, W[, C]) array.")
+    if image.width < 1 or image.height < 1:
+        raise ValueError(f"{where} has size {image.size}; an image needs at least 1x1 pixels.")
+    if image.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
+        values = np.asarray(image, dtype=np.float64)
+        scale = 65535.0 if image.mode.startswith("I;16") or values.max(initial=0) > 255 else 255.0
+        image = Image.fromarray(np.clip(values / scale * 255.0, 0, 255).astype(np.uint8), mode="L")
+    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
+        rgba = image.convert("RGBA")
+        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(background, rgba).convert("RGB")
+    return image.convert("RGB")
+
+
+def _array_to_image(array: np.ndarray, where: str) -> Image.Image:
+    if array.ndim == 3 and array.shape[0] in (1, 3, 4) and array.shape[-1] not in (1, 3, 4):
+        array = np.moveaxis(array, 0, -1)  # (C, H, W) -> (H, W, C)
+    if array.ndim == 3 and array.shape[-1] == 1:
+        array = array[..., 0]
+    if array.ndim not in (2, 3) or (array.ndim == 3 and array.shape[-1] not in (3, 4)):
+        raise ValueError(f"{where} is an array of shape {array.shape}; expected (H, W), (H, W, 3/4) or (3/4, H, W).")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{where} contains NaN or infinite values.")
+    if np.issubdtype(array.dtype, np.floating):
+        array = np.clip(array * 255.0 if array.max(initial=0) <= 1.0 else array, 0, 255).astype(np.uint8)
+    elif array.dtype == np.uint16:
+        array = (array / 257).astype(np.uint8)
+    elif array.dtype != np.uint8:
+        array = np.clip(array, 0, 255).astype(np.uint8)
+    return Image.fromarray(array)
+
+
+class ImagePatchEmbed(FrontEnd):
+    """Turns images into ViT patch tokens for the shared encoder (VisualCSE's image front-end).
+
+    Contract: ``preprocess`` reads PIL images (any mode and size), ``(H, W[, C])`` / ``(C, H, W)`` arrays, or
+    ``(3, H, W)`` float tensors that are already normalised pixel values, and writes ``pixel_values``
+    (B, 3, img_size, img_size): converted to RGB, resized (shorter side) and centre-cropped, ImageNet-normalised.
+    ``forward`` reads ``pixel_values`` and writes ``encoder_inputs_embeds`` (bypass entry, the paper's) or
+    ``inputs_embeds`` (through the encoder's embedding layer) of shape (B, 1 + N, embed_dim), N = (H/patch)(W/patch),
+    plus an all-ones ``attention_mask`` (B, 1 + N): a Conv2d patch projection, a learned [CLS] token, and learned
+    position embeddings (bicubically interpolated when the image grid differs from the trained one).
+
+    What it adds over torchvision / transformers: the sentence-transformers module protocol (preprocess / forward /
+    save / load) and the hand-off to :class:`~sbert_nonling.modules.SharedEncoder`; initialisation can copy a ViT
+    checkpoint's embeddings (:meth:`from_vit`, e.g. ``google/vit-base-patch16-224-in21k`` as in the paper).
+
+    Args:
+        img_size: square input size (224).
+        patch_size: patch side (16): 224 / 16 -> 196 patches + [CLS] = 197 tokens.
+        in_chans: input channels (3).
+        embed_dim: token width; must equal the encoder's hidden size (checked by ModalityRouter).
+        encoder_entry: ``"bypass"`` (VisualCSE's released code: straight into the encoder layers) or ``"embeddings"``.
+        image_mean, image_std: normalisation (ImageNet).
+
+    Example:
+        ::
+
+            from PIL import Image
+            from sbert_nonling import ImagePatchEmbed, ModalityRouter, SharedEncoder
+            from sbert_nonling.models import build_sentence_model
+
+            encoder = SharedEncoder("bert-base-uncased")
+            image = ImagePatchEmbed.from_vit("google/vit-base-patch16-224-in21k")
+            model = build_sentence_model(encoder, front_ends={"image": image})
+            model.encode([Image.open("cat.jpg")])
+    """
+
+    config_keys: list[str] = ["img_size", "patch_size", "in_chans", "embed_dim", "encoder_entry", "image_mean", "image_std"]
+    config_file_name = "image_patch_embed_config.json"
+
+    def __init__(
+        self,
+        img_size: int = 224,
+        patch_size: int = 16,
+        in_chans: int = 3,
+        embed_dim: int = 768,
+        encoder_entry: EncoderEntry = "bypass",
+        image_mean: Sequence[float] = IMAGENET_MEAN,
+        image_std: Sequence[float] = IMAGENET_STD,
+    ) -> None:
+        super().__init__()
+        if img_size % patch_size:
+            raise ValueError(f"patch_size={patch_size} does not divide img_size={img_size}.")
+        if encoder_entry not in ENTRY_KEYS:
+            raise ValueError(f"encoder_entry={encoder_entry!r} must be one of {list(ENTRY_KEYS)}.")
+        self.img_size = img_size
+        self.patch_size = patch_size
+        self.in_chans = in_chans
+        self.embed_dim = embed_dim
+        self.encoder_entry = encoder_entry
+        self.image_mean = tuple(image_mean)
+        self.image_std = tuple(image_std)
+        self.projection = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
+        grid = img_size // patch_size
+        self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + grid * grid, embed_dim))
+        nn.init.trunc_normal_(self.cls_token, std=0.02)
+        nn.init.trunc_normal_(self.position_embeddings, std=0.02)
+        self.transform = v2.Compose(
+            [
+                v2.PILToTensor(),
+                v2.Resize(img_size, antialias=True),
+                v2.CenterCrop(img_size),
+                v2.ToDtype(torch.float32, scale=True),
+                v2.Normalize(self.image_mean, self.image_std),
+            ]
+        )
+
+    @classmethod
+    def from_vit(cls, model_name_or_path: str, encoder_entry: EncoderEntry = "bypass", **vit_kwargs) -> ImagePatchEmbed:
+        """Copy the patch projection, [CLS] token and position embeddings of a transformers ViT checkpoint."""
+        from transformers import ViTModel
+
+        vit = ViTModel.from_pretrained(model_name_or_path, add_pooling_layer=False, **vit_kwargs)
+        config = vit.config
+        module = cls(config.image_size, config.patch_size, config.num_channels, config.hidden_size, encoder_entry)
+        embeddings = vit.embeddings
+        with torch.no_grad():
+            module.projection.load_state_dict(embeddings.patch_embeddings.projection.state_dict())
+            module.cls_token.copy_(embeddings.cls_token)
+            module.position_embeddings.copy_(embeddings.position_embeddings)
+        return module
+
+    @property
+    def modalities(self) -> list[str]:
+        return ["image"]
+
+    def preprocess(self, inputs: Sequence[Any], prompt: str | None = None, **kwargs) -> dict[str, torch.Tensor]:
+        pixels = []
+        for index, image in enumerate(inputs):
+            if isinstance(image, torch.Tensor):
+                if image.ndim != 3 or image.shape[0] != self.in_chans or not image.is_floating_point():
+                    raise ValueError(
+                        f"image {index} is a tensor of shape {tuple(image.shape)} and dtype {image.dtype}; tensors are "
+                        f"taken as normalised pixel values ({self.in_chans}, H, W) float. Pass PIL images or arrays otherwise."
+                    )
+                pixels.append(v2.functional.center_crop(v2.functional.resize(image, self.img_size, antialias=True), self.img_size))
+            else:
+                pixels.append(self.transform(to_rgb_image(image, f"image {index}")))
+        return {"pixel_values": torch.stack(pixels)}
+
+    def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
+        pixel_values = features["pixel_values"].to(self.projection.weight.dtype)
+        patches = self.projection(pixel_values)  # (B, D, H/p, W/p)
+        grid = patches.shape[-2:]
+        tokens = patches.flatten(2).transpose(1, 2)  # (B, N, D)
+        cls = self.cls_token.expand(tokens.shape[0], -1, -1)
+        tokens = torch.cat([cls, tokens], dim=1) + self._position_embeddings_for(grid)
+        return self.hand_off(features, tokens)
+
+    def _position_embeddings_for(self, grid: tuple[int, int]) -> torch.Tensor:
+        trained = int(math.isqrt(self.position_embeddings.shape[1] - 1))
+        if tuple(grid) == (trained, trained):
+            return self.position_embeddings
+        cls_position, patch_positions = self.position_embeddings[:, :1], self.position_embeddings[:, 1:]
+        patch_positions = patch_positions.reshape(1, trained, trained, -1).permute(0, 3, 1, 2)
+        patch_positions = F.interpolate(patch_positions, size=tuple(grid), mode="bicubic", align_corners=False)
+        return torch.cat([cls_position, patch_positions.flatten(2).transpose(1, 2)], dim=1)
