@@ -1,0 +1,67 @@
+"""Unpaired audio data for AudioCSE: folders of wav / flac files read with soundfile, labels from the file name."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import soundfile
+from datasets import Dataset
+
+from sbert_nonling.data.images import VIEW_COLUMNS
+
+logger = logging.getLogger(__name__)
+
+AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg")
+
+
+def read_audio(path: str | Path) -> dict[str, Any]:
+    """``{"array": float32 samples (samples[, channels]), "sampling_rate": Hz}``, or a ValueError naming the file."""
+    try:
+        array, sampling_rate = soundfile.read(str(path), dtype="float32", always_2d=False)
+    except (soundfile.LibsndfileError, RuntimeError, OSError) as error:
+        raise ValueError(f"Cannot decode audio {str(path)!r}: {error}") from None
+    return {"array": np.asarray(array), "sampling_rate": int(sampling_rate)}
+
+
+def label_from_regex(pattern: str) -> Callable[[str], str]:
+    """A labeller taking the first group of ``pattern`` matched against the file name, e.g. FSDD's speaker:
+    ``label_from_regex(r"^\\d+_([a-z]+)_\\d+")`` on ``0_george_12.wav`` gives ``"george"``."""
+    compiled = re.compile(pattern)
+    if compiled.groups < 1:
+        raise ValueError(f"Label pattern {pattern!r} needs a capture group, e.g. r'^\\d+_([a-z]+)_'.")
+
+    def label(file_name: str) -> str:
+        match = compiled.search(file_name)
+        if match is None:
+            raise ValueError(f"File name {file_name!r} does not match the label pattern {pattern!r}.")
+        return match.group(1)
+
+    return label
+
+
+def audio_folder_dataset(folder: str | Path, label_fn: Callable[[str], Any], limit: int | None = None) -> tuple[Dataset, list[str]]:
+    """Audio files of ``folder`` as an AudioCSE dataset: columns ``view_1`` and ``view_2`` hold the same clip (dropout
+    is the augmentation) as ``{"array", "sampling_rate"}`` dicts, ``label`` the class index of ``label_fn(file name)``.
+    Files are decoded when an item is read; the sorted class names are returned alongside."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"Audio folder {str(folder)!r} does not exist.")
+    files = sorted(path for path in folder.iterdir() if path.suffix.lower() in AUDIO_EXTENSIONS)[:limit]
+    if not files:
+        raise ValueError(f"No audio files ({', '.join(AUDIO_EXTENSIONS)}) in {str(folder)!r}.")
+    names = [label_fn(path.name) for path in files]
+    classes = sorted(set(names))
+    dataset = Dataset.from_dict({"audio": [str(path) for path in files], "label": [classes.index(name) for name in names]})
+
+    def transform(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        clips = [read_audio(path) for path in batch["audio"]]
+        return {VIEW_COLUMNS[0]: clips, VIEW_COLUMNS[1]: clips, "label": batch["label"]}
+
+    dataset.set_transform(transform)
+    logger.info(f"{folder}: {len(files)} clips in {len(classes)} classes")
+    return dataset, classes

@@ -1,0 +1,100 @@
+"""Unpaired image data for VisualCSE: class folders, HF datasets or (image, label) pairs, served as two augmented views."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from datasets import Dataset, Features, Value
+from datasets import Image as ImageFeature
+from PIL import Image, UnidentifiedImageError
+from torchvision.transforms import v2
+
+from sbert_nonling.modules.image_patch_embed import to_rgb_image
+
+logger = logging.getLogger(__name__)
+
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
+#: Columns of a two-view dataset: what UnpairedModalityContrastiveLoss reads.
+VIEW_COLUMNS = ("view_1", "view_2")
+
+
+def two_view_transform(img_size: int = 224) -> v2.Compose:
+    """SimCLR / SupCon augmentation as in VisualCSE: RandomResizedCrop(img_size, scale 0.2-1), horizontal flip,
+    ColorJitter(0.4, 0.4, 0.4, 0.1) with p = 0.8, grayscale with p = 0.2. PIL in, PIL out: ImagePatchEmbed's
+    preprocess then applies the ImageNet normalisation."""
+    return v2.Compose(
+        [
+            v2.RandomResizedCrop(img_size, scale=(0.2, 1.0), antialias=True),
+            v2.RandomHorizontalFlip(),
+            v2.RandomApply([v2.ColorJitter(0.4, 0.4, 0.4, 0.1)], p=0.8),
+            v2.RandomGrayscale(p=0.2),
+        ]
+    )
+
+
+def open_image(path: str | Path) -> Image.Image:
+    """Decode an image file fully, or raise a ValueError naming the file (zero-byte, truncated, not an image)."""
+    try:
+        with Image.open(path) as image:
+            image.load()
+            return to_rgb_image(image, str(path))
+    except (UnidentifiedImageError, OSError, SyntaxError) as error:
+        raise ValueError(f"Cannot decode image {str(path)!r}: {error}") from None
+
+
+def _views_transform(image_column: str, label_column: str | None, img_size: int) -> Callable[[dict[str, list]], dict[str, list]]:
+    augment = two_view_transform(img_size)
+
+    def transform(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        images = [open_image(item) if isinstance(item, (str, Path)) else to_rgb_image(item, "image") for item in batch[image_column]]
+        views = {VIEW_COLUMNS[0]: [augment(image) for image in images], VIEW_COLUMNS[1]: [augment(image) for image in images]}
+        if label_column is not None:
+            views["label"] = batch[label_column]
+        return views
+
+    return transform
+
+
+def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_column: str | None = "label", img_size: int = 224) -> Dataset:
+    """Serve ``dataset`` (a column of PIL images or image paths, plus optional integer labels) as columns ``view_1``,
+    ``view_2`` (two independent augmentations, drawn anew every time an item is read) and ``label``."""
+    missing = [column for column in (image_column, label_column) if column is not None and column not in dataset.column_names]
+    if missing:
+        raise ValueError(f"The image dataset has no column(s) {missing}; columns: {dataset.column_names}.")
+    dataset = dataset.select_columns([column for column in (image_column, label_column) if column is not None])
+    dataset.set_transform(_views_transform(image_column, label_column, img_size))
+    return dataset
+
+
+def image_folder_dataset(folder: str | Path, img_size: int = 224, limit_per_class: int | None = None) -> tuple[Dataset, list[str]]:
+    """Images in class sub-folders (``folder/<class>/*.jpg``, as CIFAR-10 / ImageNet folders are laid out) as a
+    two-view dataset; labels are the sorted class names' indices, returned alongside."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"Image folder {str(folder)!r} does not exist.")
+    classes = sorted(entry.name for entry in folder.iterdir() if entry.is_dir())
+    paths, labels = [], []
+    for label, name in enumerate(classes):
+        files = sorted(path for path in (folder / name).iterdir() if path.suffix.lower() in IMAGE_EXTENSIONS)
+        paths += [str(path) for path in files[:limit_per_class]]
+        labels += [label] * len(files[:limit_per_class])
+    if not paths:
+        raise ValueError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) in class sub-folders of {str(folder)!r}.")
+    logger.info(f"{folder}: {len(paths)} images in {len(classes)} classes")
+    dataset = Dataset.from_dict({"image": paths, "label": labels})
+    return two_view_image_dataset(dataset, img_size=img_size), classes
+
+
+def image_pairs_dataset(pairs: Iterable[tuple[Any, int]], img_size: int = 224) -> Dataset:
+    """Any iterable of (PIL image or array, integer label) as a two-view dataset."""
+    images, labels = [], []
+    for index, (image, label) in enumerate(pairs):
+        images.append(to_rgb_image(image, f"image {index}"))
+        labels.append(int(label))
+    if not images:
+        raise ValueError("image_pairs_dataset got no (image, label) pairs.")
+    dataset = Dataset.from_dict({"image": images, "label": labels}, features=Features({"image": ImageFeature(), "label": Value("int64")}))
+    return two_view_image_dataset(dataset, img_size=img_size)

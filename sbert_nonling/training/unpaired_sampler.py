@@ -1,0 +1,69 @@
+"""Batch order for unpaired modalities: one batch of every modality source, then one text batch, repeatedly."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import accumulate
+
+import torch
+from sentence_transformers.base.sampler import MultiDatasetDefaultBatchSampler
+from torch.utils.data import BatchSampler, ConcatDataset
+
+
+class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
+    """Yields, for every text batch, first one batch of each modality dataset and then the text batch (the order of
+    VisualCSE's released training loop: image step, then text step).
+
+    What it adds over the built-in multi-dataset samplers: the text dataset alone sets the epoch length; modality
+    datasets of any (smaller or larger) size are reshuffled and cycled as often as needed, with their own batch
+    size, so nothing requires pairing or equal lengths. Text batches come from the trainer's batch sampler of the
+    text dataset (e.g. ``NO_DUPLICATES``). Shuffling is drawn from a generator seeded with ``seed + epoch``.
+
+    Args:
+        dataset: the trainer's ConcatDataset of the training datasets, in ``train_dataset`` dict order.
+        batch_samplers: the trainer's per-dataset batch samplers (only the text one is used).
+        text_index: position of the text dataset among the datasets.
+        batch_sizes: batch size per dataset position for the modality datasets.
+        generator, seed: as for the built-in samplers.
+    """
+
+    def __init__(
+        self,
+        dataset: ConcatDataset,
+        batch_samplers: list[BatchSampler],
+        text_index: int,
+        batch_sizes: dict[int, int],
+        generator: torch.Generator | None = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(dataset, batch_samplers, generator=generator, seed=seed)
+        sizes = [len(part) for part in dataset.datasets]
+        for index, batch_size in batch_sizes.items():
+            if index == text_index:
+                continue
+            if not 0 < batch_size <= sizes[index]:
+                raise ValueError(
+                    f"Batch size {batch_size} for dataset {index} must be between 1 and its size ({sizes[index]})."
+                )
+        self.text_index = text_index
+        self.batch_sizes = batch_sizes
+        self.modality_indices = [index for index in range(len(sizes)) if index != text_index]
+
+    def _cycle(self, index: int, generator: torch.Generator) -> Iterator[list[int]]:
+        size, batch_size = len(self.dataset.datasets[index]), self.batch_sizes[index]
+        while True:
+            order = torch.randperm(size, generator=generator).tolist()
+            for start in range(0, size - batch_size + 1, batch_size):
+                yield order[start : start + batch_size]
+
+    def __iter__(self) -> Iterator[list[int]]:
+        generator = torch.Generator().manual_seed(self.seed + self.epoch)
+        offsets = [0, *accumulate(len(part) for part in self.dataset.datasets)]
+        cycles = {index: self._cycle(index, generator) for index in self.modality_indices}
+        for text_batch in self.batch_samplers[self.text_index]:
+            for index in self.modality_indices:
+                yield [offsets[index] + position for position in next(cycles[index])]
+            yield [offsets[self.text_index] + position for position in text_batch]
+
+    def __len__(self) -> int:
+        return len(self.batch_samplers[self.text_index]) * (1 + len(self.modality_indices))

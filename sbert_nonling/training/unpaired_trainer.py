@@ -1,0 +1,127 @@
+"""SentenceTransformerTrainer for unpaired text + modality training (VisualCSE / AudioCSE)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+import torch
+from datasets import DatasetDict
+from sentence_transformers import SentenceTransformerTrainer
+from torch.utils.data import BatchSampler, ConcatDataset
+from transformers import Trainer
+
+from sbert_nonling.training.modality_optimizer import ModalityOptimizer
+from sbert_nonling.training.unpaired_sampler import UnpairedBatchSampler
+
+logger = logging.getLogger(__name__)
+
+Scheme = Literal["alternating", "joint"]
+
+
+class UnpairedModalityTrainer(SentenceTransformerTrainer):
+    """Trains one model on a text dataset and unpaired modality datasets (images, audio), each with its own loss.
+
+    ``train_dataset`` and ``loss`` are dicts with the same keys, e.g. ``{"image": ..., "text": ...}``; batches come
+    in the order of :class:`UnpairedBatchSampler` (one batch of each modality, then one text batch; the text dataset
+    sets the epoch length and modality datasets cycle). Two optimisation schemes:
+
+    - ``"alternating"`` (VisualCSE's Algorithm 1 and released code): every batch is its own optimizer step, taken
+      by that dataset's own AdamW (own moments, own learning rate from ``learning_rates``, the text dataset's being
+      ``args.learning_rate``) over all parameters plus that dataset's loss parameters. Because each modality has its
+      own Adam, its learning rate — not a loss weight — sets how strongly it moves the shared encoder (Adam ignores a
+      constant loss scale). One schedule scales every rate. Needs ``gradient_accumulation_steps=1``.
+    - ``"joint"`` (a single-optimizer port): the gradients of one batch per dataset are accumulated into one step of
+      one optimizer, i.e. the gradient of L_text + w * L_modality (each modality loss multiplied by its ``weights``
+      entry; transformers divides every accumulated loss by the same accumulation count). Needs
+      ``gradient_accumulation_steps`` = number of datasets.
+
+    What it adds over SentenceTransformerTrainer: the unpaired batch order with per-dataset batch sizes, the
+    per-dataset optimizers (:class:`ModalityOptimizer`) and the loss weights of the joint scheme.
+
+    Args:
+        text_dataset: key of the text dataset in ``train_dataset`` (its batch size is the trainer's).
+        scheme: ``"alternating"`` or ``"joint"``.
+        batch_sizes: batch size per modality dataset key (paper: 48 images).
+        learning_rates: learning rate per modality dataset key (alternating; paper, BERT-base: image 1e-6).
+        weights: loss weight per modality dataset key (joint; paper Eq. 1 weight w, e.g. 0.05).
+        **kwargs: the SentenceTransformerTrainer arguments (``model``, ``args``, ``train_dataset``, ``loss``, ...).
+    """
+
+    def __init__(
+        self,
+        *args,
+        text_dataset: str = "text",
+        scheme: Scheme = "alternating",
+        batch_sizes: dict[str, int] | None = None,
+        learning_rates: dict[str, float] | None = None,
+        weights: dict[str, float] | None = None,
+        **kwargs,
+    ) -> None:
+        if scheme not in ("alternating", "joint"):
+            raise ValueError(f"scheme={scheme!r} must be 'alternating' or 'joint'.")
+        self.text_dataset = text_dataset
+        self.scheme = scheme
+        self.batch_sizes = dict(batch_sizes or {})
+        self.learning_rates = dict(learning_rates or {})
+        self.weights = dict(weights or {})
+        self.modality_optimizer: ModalityOptimizer | None = None
+        model, train_dataset = kwargs.get("model"), kwargs.get("train_dataset")
+        if model is not None and isinstance(train_dataset, dict) and text_dataset in train_dataset and not model.model_card_data.widget:
+            # The model card's widget examples are sentences: take them from the text dataset (sentence-transformers
+            # fails to pick them from datasets whose rows hold only images / audio).
+            model.model_card_data.set_widget_examples(DatasetDict({text_dataset: train_dataset[text_dataset]}))
+        super().__init__(*args, **kwargs)
+        names = list(self.train_dataset) if isinstance(self.train_dataset, dict) else []
+        if text_dataset not in names or len(names) < 2 or not isinstance(self.loss, dict):
+            raise ValueError(
+                f"UnpairedModalityTrainer needs train_dataset and loss dicts holding the text dataset {text_dataset!r} "
+                f"and at least one modality dataset; got datasets {names}."
+            )
+        for setting, values in (("batch_sizes", self.batch_sizes), ("learning_rates", self.learning_rates), ("weights", self.weights)):
+            unknown = set(values) - set(names) - {text_dataset}
+            if unknown or text_dataset in values:
+                raise ValueError(f"{setting} keys must be modality dataset names {sorted(set(names) - {text_dataset})}; got {sorted(values)}.")
+        expected_accumulation = 1 if scheme == "alternating" else len(names)
+        if self.args.gradient_accumulation_steps != expected_accumulation:
+            raise ValueError(
+                f"scheme={scheme!r} with {len(names)} datasets needs gradient_accumulation_steps={expected_accumulation} "
+                f"(one {'batch' if scheme == 'alternating' else 'batch of every dataset'} per optimizer step), "
+                f"got {self.args.gradient_accumulation_steps}."
+            )
+        self.dataset_names = names
+
+    def get_multi_dataset_batch_sampler(
+        self, dataset: ConcatDataset, batch_samplers: list[BatchSampler], generator: torch.Generator | None = None, seed: int | None = 0
+    ) -> BatchSampler:
+        text_batch_size = self.args.per_device_train_batch_size
+        sizes = {index: self.batch_sizes.get(name, text_batch_size) for index, name in enumerate(self.dataset_names)}
+        return UnpairedBatchSampler(
+            dataset, batch_samplers, self.dataset_names.index(self.text_dataset), sizes, generator=generator, seed=seed or 0
+        )
+
+    def create_optimizer(self, model=None) -> torch.optim.Optimizer:
+        if self.optimizer is None and self.scheme == "alternating":
+            optimizer_cls, optimizer_kwargs = Trainer.get_optimizer_cls_and_kwargs(self.args)
+            optimizers = {}
+            for name in self.dataset_names:
+                loss = self.loss[name]  # holds the model, so its parameters are the model's plus its own (heads)
+                decay = set(self.get_decay_parameter_names(loss))
+                groups = [
+                    {"params": [p for n, p in loss.named_parameters() if n in decay and p.requires_grad], "weight_decay": self.args.weight_decay},
+                    {"params": [p for n, p in loss.named_parameters() if n not in decay and p.requires_grad], "weight_decay": 0.0},
+                ]
+                kwargs = {**optimizer_kwargs, "lr": self.learning_rates.get(name, self.args.learning_rate)}
+                optimizers[name] = optimizer_cls(groups, **kwargs)
+            self.optimizer = self.modality_optimizer = ModalityOptimizer(optimizers)
+        return super().create_optimizer(model)
+
+    def compute_loss(self, model, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch=None):
+        name = inputs.get("dataset_name")
+        if self.modality_optimizer is not None and name is not None and model.training:
+            self.modality_optimizer.set_active(name)
+        result = super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
+        weight = self.weights.get(name, 1.0) if self.scheme == "joint" else 1.0
+        if weight == 1.0:
+            return result
+        return (result[0] * weight, result[1]) if return_outputs else result * weight
