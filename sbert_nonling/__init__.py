@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from sbert_nonling.export.text_model import export_text_model
 from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
+from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
+from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.modules.modality_router import ModalityRouter
 from sbert_nonling.modules.shared_encoder import SharedEncoder
 from sbert_nonling.version import __version__
 
-__all__ = ["ModalityRouter", "SharedEncoder", "SimCSELoss", "export_text_model", "__version__"]
+__all__ = [
+    "AudioPatchEmbed",
+    "ImagePatchEmbed",
+    "ModalityRouter",
+    "SharedEncoder",
+    "SimCSELoss",
+    "UnpairedModalityContrastiveLoss",
+    "export_text_model",
+    "__version__",
+]

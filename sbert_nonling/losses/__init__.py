@@ -1,5 +1,6 @@
 from __future__ import annotations
 
 from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
 
-__all__ = ["SimCSELoss"]
+__all__ = ["SimCSELoss", "UnpairedModalityContrastiveLoss"]
