@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import pytest
+import torch
+from datasets import Dataset, DatasetDict
+from sentence_transformers import SentenceTransformerTrainingArguments
+from torch.utils.data import BatchSampler, ConcatDataset, SequentialSampler
+
+from sbert_nonling import ImagePatchEmbed, SimCSELoss, UnpairedModalityContrastiveLoss
+from sbert_nonling.data import image_folder_dataset, sentence_pairs_dataset
+from sbert_nonling.models import build_sentence_model
+from sbert_nonling.training import ModalityOptimizer, UnpairedBatchSampler, UnpairedModalityTrainer
+
+
+@pytest.fixture
+def setup(tiny_encoder_dir, data_dir, wiki_sentences, tmp_path):
+    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=16, patch_size=8, embed_dim=32)})
+    images, _ = image_folder_dataset(data_dir / "images" / "cifar10" / "train", img_size=16, limit_per_class=3)
+    datasets = DatasetDict({"image": images, "text": sentence_pairs_dataset(wiki_sentences[:64])})
+    losses = {"image": UnpairedModalityContrastiveLoss(model, "supcon"), "text": SimCSELoss(model)}
+
+    def make(scheme="alternating", accumulation=1, **kwargs):
+        args = SentenceTransformerTrainingArguments(
+            output_dir=str(tmp_path / scheme), max_steps=2, per_device_train_batch_size=16, learning_rate=1e-2,
+            gradient_accumulation_steps=accumulation, lr_scheduler_type="constant", weight_decay=0.0, max_grad_norm=1e9,
+            save_strategy="no", report_to="none", seed=7,
+        )
+        return UnpairedModalityTrainer(model=model, args=args, train_dataset=datasets, loss=losses, scheme=scheme, batch_sizes={"image": 8}, **kwargs)
+
+    return model, make
+
+
+def test_alternating_steps_use_each_modality_s_own_optimizer_and_rate(setup):
+    model, make = setup
+    trainer = make(learning_rates={"image": 1e-6})
+    weight = model[0].encoder.auto_model.encoder.layer[0].attention.self.query.weight
+    start = weight.detach().clone()
+    trainer.args.max_steps = 1  # the first batch is an image batch
+    trainer.train()
+    optimizer = trainer.modality_optimizer
+    assert isinstance(optimizer, ModalityOptimizer) and set(optimizer.optimizers) == {"image", "text"}
+    image_state, text_state = optimizer.optimizers["image"].state, optimizer.optimizers["text"].state
+    assert weight in image_state and weight not in text_state
+    moved = (weight.detach() - start).abs().max().item()
+    assert 0.5e-6 < moved < 1.5e-6  # Adam's first step moves by ~lr: the image rate, not the text one (1e-2)
+    assert all(group["lr"] == 1e-6 for group in optimizer.optimizers["image"].param_groups)
+    assert all(group["lr"] == 1e-2 for group in optimizer.optimizers["text"].param_groups)
+
+
+def test_alternating_keeps_separate_adam_moments(setup):
+    model, make = setup
+    trainer = make(learning_rates={"image": 1e-6})
+    trainer.train()  # one image step, one text step
+    weight = model[0].encoder.auto_model.encoder.layer[0].attention.self.query.weight
+    image_moment = trainer.modality_optimizer.optimizers["image"].state[weight]["exp_avg"]
+    text_moment = trainer.modality_optimizer.optimizers["text"].state[weight]["exp_avg"]
+    assert image_moment is not text_moment and not torch.allclose(image_moment, text_moment)
+    head = trainer.loss["text"].head[0].weight
+    assert head in trainer.modality_optimizer.optimizers["text"].state and head not in trainer.modality_optimizer.optimizers["image"].state
+    state = trainer.modality_optimizer.state_dict()
+    assert set(state) == {"image", "text"}
+    trainer.modality_optimizer.load_state_dict(state)
+    assert trainer.modality_optimizer.param_groups[0] is trainer.modality_optimizer.optimizers["image"].param_groups[0]
+
+
+def test_joint_scheme_sums_weighted_losses_in_one_optimizer(setup):
+    model, make = setup
+    trainer = make("joint", accumulation=2, weights={"image": 0.05})
+    assert trainer.modality_optimizer is None
+    batch = next(iter(trainer.get_train_dataloader()))
+    assert batch["dataset_name"] == "image"
+    model.eval()  # no dropout: the weighted and unweighted losses see the same embeddings
+    weighted = trainer.compute_loss(model, dict(batch))
+    features, labels = trainer.collect_features({key: value for key, value in batch.items() if key != "dataset_name"})
+    plain = trainer.loss["image"](features, labels)
+    torch.testing.assert_close(weighted, 0.05 * plain)
+    model.train()
+    trainer.train()
+    assert not isinstance(trainer.optimizer.optimizer, ModalityOptimizer)
+
+
+def test_scheme_settings_are_checked(setup):
+    _, make = setup
+    with pytest.raises(ValueError, match="needs gradient_accumulation_steps=2"):
+        make("joint", accumulation=1)
+    with pytest.raises(ValueError, match="needs gradient_accumulation_steps=1"):
+        make("alternating", accumulation=2)
+    with pytest.raises(ValueError, match="learning_rates keys must be modality dataset names"):
+        make(learning_rates={"audio": 1e-6})
+    with pytest.raises(ValueError, match="scheme='sum' must be"):
+        make("sum")
+
+
+def test_sampler_cycles_the_modality_and_follows_the_text_epoch():
+    text, images = Dataset.from_dict({"x": list(range(10))}), Dataset.from_dict({"x": list(range(3))})
+    concat = ConcatDataset([images, text])
+    text_sampler = BatchSampler(SequentialSampler(text), batch_size=4, drop_last=False)
+    image_sampler = BatchSampler(SequentialSampler(images), 2, False)
+    sampler = UnpairedBatchSampler(concat, [image_sampler, text_sampler], text_index=1, batch_sizes={0: 2})
+    batches = list(sampler)
+    assert len(batches) == len(sampler) == 6
+    assert [all(i < 3 for i in batch) for batch in batches] == [True, False] * 3  # image batch first, then text
+    assert sorted(i - 3 for batch in batches[1::2] for i in batch) == list(range(10))  # every text row once
+    assert all(len(batch) == 2 for batch in batches[0::2])  # own batch size, cycled past the 3 images
+    assert list(UnpairedBatchSampler(concat, [image_sampler, text_sampler], text_index=1, batch_sizes={0: 2})) == batches  # seeded
+    with pytest.raises(ValueError, match="Batch size 5 for dataset 0 must be between 1 and its size"):
+        UnpairedBatchSampler(concat, [image_sampler, text_sampler], text_index=1, batch_sizes={0: 5})
