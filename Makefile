@@ -16,7 +16,7 @@ $(STAMP): setup.cfg setup.py constraints.txt
 install: $(STAMP)
 
 demo: $(STAMP)
-	HF_HUB_OFFLINE=1 $(VENV)/bin/sbert-nonling demo --sts-dir $(SHARED)/data/sts --text-file $(SHARED)/data/corpus/wiki1m_for_simcse.first11913.txt --output runs/demo
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sbert-nonling demo --sts-dir $(SHARED)/data/sts --text-file $(SHARED)/data/corpus/wiki1m_for_simcse.first11913.txt --image-dir $(SHARED)/data/images/cifar10/train --output runs/demo
 
 test: $(STAMP)
 	SBERT_NONLING_SHARED=$(SHARED) HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -q

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-DEMO_RECIPE = "simcse-unsup"
+DEMO_RECIPE = "visualcse"
 
 
 def _print_result(result: dict[str, Any]) -> None:
@@ -49,6 +49,9 @@ def cmd_train(args: argparse.Namespace) -> None:
         text_file=args.text_file,
         nli_file=args.nli_file,
         sts_dir=args.sts_dir,
+        image_dir=args.image_dir,
+        audio_dir=args.audio_dir,
+        audio_label_regex=args.audio_label_regex,
         model=args.model,
         tiny=args.tiny,
         max_steps=args.max_steps,
@@ -98,12 +101,13 @@ def cmd_demo(args: argparse.Namespace) -> None:
     from sbert_nonling.training.run import train_recipe
 
     start = args.model or "a tiny offline encoder"
-    print(f"Training {DEMO_RECIPE} on {args.text_file} from {start} ({args.max_steps} steps)...")
+    print(f"Training {DEMO_RECIPE} on {args.text_file} + {args.image_dir} from {start} ({args.max_steps} steps)...")
     result = train_recipe(
         DEMO_RECIPE,
         args.output,
         text_file=args.text_file,
         sts_dir=args.sts_dir,
+        image_dir=args.image_dir,
         model=args.model,
         tiny=args.model is None,
         max_steps=args.max_steps,
@@ -128,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--text-file", help="one sentence per line (unsupervised recipes)")
     train.add_argument("--nli-file", help="NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes)")
     train.add_argument("--sts-dir", help="SentEval-layout STS folder: dev scores before/after and model selection")
+    train.add_argument("--image-dir", help="unpaired images, one sub-folder per class (visualcse recipes)")
+    train.add_argument("--audio-dir", help="unpaired audio files, wav/flac/ogg (audiocse)")
+    train.add_argument("--audio-label-regex", help=r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'")
     train.add_argument("--model", help="starting encoder (Hub name or folder); default: the recipe's")
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
     train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
@@ -150,9 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("output", help="output folder")
     export.set_defaults(handler=cmd_export)
 
-    demo = commands.add_parser("demo", help="the offline main job: train, evaluate before/after, export, reload")
+    demo = commands.add_parser("demo", help="the offline main job: VisualCSE (text + unpaired images), dev before/after, export, reload")
     demo.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is scored)")
     demo.add_argument("--text-file", required=True, help="training sentences, one per line")
+    demo.add_argument("--image-dir", required=True, help="unpaired images, one sub-folder per class")
     demo.add_argument("--output", default="runs/demo", help="run folder")
     demo.add_argument("--max-steps", type=int, default=200, help="training steps")
     demo.add_argument("--model", help="start from this encoder (Hub name or folder) instead of a tiny offline one")

@@ -56,10 +56,11 @@ def test_demo_trains_evaluates_exports_and_reloads(tmp_path, data_dir, small_sts
     text_file = tmp_path / "wiki.txt"
     lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:300]
     text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    argv = ["demo", "--sts-dir", str(small_sts_dir), "--text-file", str(text_file), "--output", str(tmp_path / "run")]
+    image_dir = data_dir / "images" / "cifar10" / "train"
+    argv = ["demo", "--sts-dir", str(small_sts_dir), "--text-file", str(text_file), "--image-dir", str(image_dir), "--output", str(tmp_path / "run")]
     assert main([*argv, "--max-steps", "3"]) == 0
     output = capsys.readouterr().out.strip().splitlines()
     result = json.loads(output[-1])
     assert result["export_max_abs_diff"] == 0.0 and result["global_step"] == 3
     assert set(result["dev_before"]) == {"STSBenchmark", "SICK-R", "avg"}
-    assert any(line.startswith("before training") for line in output)
+    assert any(line.startswith("before training") for line in output) and result["recipe"] == "visualcse"

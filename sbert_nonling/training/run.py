@@ -7,21 +7,73 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from datasets import Dataset, DatasetDict
 from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+from sentence_transformers.base.modules import InputModule
 from sentence_transformers.base.sampler import BatchSamplers
 
+from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
+from sbert_nonling.data.images import image_folder_dataset
 from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, read_sentences, sentence_pairs_dataset
 from sbert_nonling.evaluation.sts import evaluate_sts_dir, sts_dev_evaluator
 from sbert_nonling.export.text_model import export_text_model
 from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
 from sbert_nonling.models.sentence_model import build_sentence_model
 from sbert_nonling.models.tiny_encoder import build_tiny_encoder
+from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
+from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
+from sbert_nonling.modules.shared_encoder import SharedEncoder
 from sbert_nonling.training.recipes import get_recipe
+from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
 
 logger = logging.getLogger(__name__)
 
 #: The model-selection metric: STS-B dev cosine Spearman, as logged by the dev evaluator.
 SELECTION_METRIC = "eval_STSBenchmark_spearman_cosine"
+
+
+def _text_data(recipe: str, settings: dict[str, Any], text_file, nli_file) -> tuple[Dataset, list[str]]:
+    if settings["data"] == "text":
+        if text_file is None:
+            raise ValueError(f"Recipe {recipe!r} trains on plain sentences: pass text_file (one sentence per line).")
+        sentences = read_sentences(text_file)
+        return sentence_pairs_dataset(sentences), sentences
+    if settings["data"] == "nli":
+        if nli_file is None:
+            raise ValueError(f"Recipe {recipe!r} trains on NLI triplets: pass nli_file (sent0,sent1,hard_neg CSV).")
+        triplets = read_nli_triplets(nli_file)
+        return nli_triplets_dataset(triplets), [sentence for triplet in triplets for sentence in triplet]
+    raise ValueError(f"Recipe {recipe!r} has an unknown data kind {settings['data']!r}.")
+
+
+def _modality_data(
+    recipe: str, settings: dict[str, Any], encoder: SharedEncoder, tiny: bool, image_dir, audio_dir, audio_label_regex
+) -> tuple[Dataset, InputModule]:
+    """The unpaired modality dataset and its front-end (random for tiny runs, else from the recipe's checkpoint)."""
+    hidden_size, entry = encoder.get_embedding_dimension(), settings["encoder_entry"]
+    if settings["modality"] == "image":
+        if image_dir is None:
+            raise ValueError(f"Recipe {recipe!r} trains on unpaired images: pass image_dir (one sub-folder per class).")
+        dataset, _ = image_folder_dataset(image_dir, img_size=settings["img_size"], limit_per_class=settings["images_per_class"])
+        if tiny:
+            front_end = ImagePatchEmbed(settings["img_size"], settings["patch_size"], embed_dim=hidden_size, encoder_entry=entry)
+        else:
+            front_end = ImagePatchEmbed.from_vit(settings["vit"], encoder_entry=entry)
+        return dataset, front_end
+    if settings["modality"] == "audio":
+        if audio_dir is None or audio_label_regex is None:
+            raise ValueError(
+                f"Recipe {recipe!r} trains on unpaired audio: pass audio_dir and audio_label_regex (a pattern whose first "
+                "group is the class, e.g. r'^\\d+_([a-z]+)_' for FSDD speakers or r'^(\\d+)-' for LibriSpeech)."
+            )
+        dataset, _ = audio_folder_dataset(audio_dir, label_from_regex(audio_label_regex), limit=settings["clips"])
+        front_end = AudioPatchEmbed(
+            target_frames=settings["target_frames"], embed_dim=hidden_size, layout=settings["audio_layout"],
+            encoder_entry=entry, freq_mask=settings["freq_mask"], time_mask=settings["time_mask"],
+        )
+        return dataset, front_end
+    raise ValueError(f"Recipe {recipe!r} has an unknown modality {settings['modality']!r}.")
 
 
 def train_recipe(
@@ -30,6 +82,9 @@ def train_recipe(
     text_file: str | Path | None = None,
     nli_file: str | Path | None = None,
     sts_dir: str | Path | None = None,
+    image_dir: str | Path | None = None,
+    audio_dir: str | Path | None = None,
+    audio_label_regex: str | None = None,
     model: str | None = None,
     tiny: bool = False,
     max_steps: int | None = None,
@@ -40,6 +95,9 @@ def train_recipe(
 
     With ``sts_dir`` the dev tasks found there (STS-B dev, SICK trial) are scored before and after training, STS-B dev
     is evaluated every ``eval_steps`` steps and the best checkpoint on it is kept (``load_best_model_at_end``).
+    Recipes with a ``modality`` (visualcse, audiocse) add an unpaired image / audio dataset, its front-end route and
+    its :class:`UnpairedModalityContrastiveLoss`, and train with :class:`UnpairedModalityTrainer` (scheme
+    ``alternating`` or ``joint`` from the recipe).
 
     Args:
         recipe: a name from :func:`~sbert_nonling.training.recipes.list_recipes`.
@@ -47,6 +105,8 @@ def train_recipe(
         text_file: one sentence per line (recipes with ``"data": "text"``).
         nli_file: SimCSE-format NLI triplets CSV (recipes with ``"data": "nli"``).
         sts_dir: SentEval-layout STS folder for dev evaluation and model selection.
+        image_dir: images in one sub-folder per class (image recipes).
+        audio_dir, audio_label_regex: audio files and the pattern whose first group of the file name is the class.
         model: Hub name or folder of the starting encoder; default: the recipe's (bert-base-uncased).
         tiny: start from a small random encoder built offline from the training text (see ``build_tiny_encoder``)
             and use the recipe's ``tiny`` hyper-parameters.
@@ -59,37 +119,32 @@ def train_recipe(
     settings = get_recipe(recipe, tiny=tiny, overrides=overrides)
     if max_steps is not None:
         settings["max_steps"] = max_steps
-    output_dir = Path(output_dir)
-
-    if settings["data"] == "text":
-        if text_file is None:
-            raise ValueError(f"Recipe {recipe!r} trains on plain sentences: pass text_file (one sentence per line).")
-        sentences = read_sentences(text_file)
-        train_dataset = sentence_pairs_dataset(sentences)
-    elif settings["data"] == "nli":
-        if nli_file is None:
-            raise ValueError(f"Recipe {recipe!r} trains on NLI triplets: pass nli_file (sent0,sent1,hard_neg CSV).")
-        triplets = read_nli_triplets(nli_file)
-        sentences = [sentence for triplet in triplets for sentence in triplet]
-        train_dataset = nli_triplets_dataset(triplets)
-    else:
-        raise ValueError(f"Recipe {recipe!r} has an unknown data kind {settings['data']!r}.")
-
     if tiny and model is not None:
         raise ValueError("Pass either tiny=True (a locally built encoder) or model=..., not both.")
-    encoder = str(build_tiny_encoder(output_dir / "tiny-encoder", sentences, seed=settings["seed"])) if tiny else (
+    output_dir = Path(output_dir)
+    text_dataset, sentences = _text_data(recipe, settings, text_file, nli_file)
+    encoder_path = str(build_tiny_encoder(output_dir / "tiny-encoder", sentences, seed=settings["seed"])) if tiny else (
         model or settings["model"]
     )
-    sentence_model = build_sentence_model(encoder, pooling=settings["pooling"], max_seq_length=settings["max_seq_length"])
+    encoder = SharedEncoder(encoder_path, max_seq_length=settings["max_seq_length"])
+    modality = settings.get("modality")
+    front_ends, modality_dataset = {}, None
+    if modality:
+        modality_dataset, front_ends[modality] = _modality_data(
+            recipe, settings, encoder, tiny, image_dir, audio_dir, audio_label_regex
+        )
+    sentence_model = build_sentence_model(encoder, pooling=settings["pooling"], max_seq_length=None, front_ends=front_ends)
     dev_before = evaluate_sts_dir(sentence_model, sts_dir, "dev") if sts_dir else {}
 
-    loss = SimCSELoss(sentence_model, temperature=settings["temperature"], training_head=settings["training_head"])
+    text_loss = SimCSELoss(sentence_model, temperature=settings["temperature"], training_head=settings["training_head"])
     evaluating = sts_dir is not None
+    joint = modality is not None and settings["scheme"] == "joint"
     args = SentenceTransformerTrainingArguments(
         output_dir=str(output_dir / "checkpoints"),
         num_train_epochs=settings["epochs"],
         max_steps=settings["max_steps"],
         per_device_train_batch_size=settings["batch_size"],
+        gradient_accumulation_steps=2 if joint else 1,
         learning_rate=settings["learning_rate"],
         warmup_steps=settings["warmup_steps"],
         lr_scheduler_type=settings["lr_scheduler_type"],
@@ -107,13 +162,26 @@ def train_recipe(
         logging_steps=max(1, settings["eval_steps"] // 5),
         report_to="none",
     )
-    trainer = SentenceTransformerTrainer(
-        model=sentence_model,
-        args=args,
-        train_dataset=train_dataset,
-        loss=loss,
-        evaluator=sts_dev_evaluator(sts_dir) if evaluating else None,
-    )
+    evaluator = sts_dev_evaluator(sts_dir) if evaluating else None
+    if modality is None:
+        trainer = SentenceTransformerTrainer(
+            model=sentence_model, args=args, train_dataset=text_dataset, loss=text_loss, evaluator=evaluator
+        )
+    else:
+        modality_loss = UnpairedModalityContrastiveLoss(
+            sentence_model, mode=settings["modality_mode"], temperature=settings["modality_temperature"]
+        )
+        trainer = UnpairedModalityTrainer(
+            model=sentence_model,
+            args=args,
+            train_dataset=DatasetDict({modality: modality_dataset, "text": text_dataset}),
+            loss={modality: modality_loss, "text": text_loss},
+            evaluator=evaluator,
+            scheme=settings["scheme"],
+            batch_sizes={modality: settings["modality_batch_size"]},
+            learning_rates={} if joint else {modality: settings["modality_learning_rate"]},
+            weights={modality: settings["modality_weight"]} if joint else {},
+        )
     trainer.train()
 
     dev_after = evaluate_sts_dir(sentence_model, sts_dir, "dev") if sts_dir else {}

@@ -65,3 +65,59 @@ def test_missing_and_malformed_training_data(tmp_path):
     bad.write_text("premise,hypothesis\n", encoding="utf-8")
     with pytest.raises(ValueError, match="expected the header sent0,sent1,hard_neg"):
         train_recipe("simcse-sup", tmp_path, nli_file=bad, tiny=True)
+
+
+def _small_text_file(tmp_path, data_dir, lines=200):
+    path = tmp_path / "wiki.txt"
+    text = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:lines]
+    path.write_text("\n".join(text) + "\n", encoding="utf-8")
+    return path
+
+
+def test_visualcse_recipe_defaults_follow_the_paper():
+    recipe = get_recipe("visualcse")
+    assert (recipe["modality_batch_size"], recipe["modality_learning_rate"], recipe["modality_weight"]) == (48, 1e-6, 0.05)
+    assert (recipe["modality_mode"], recipe["modality_temperature"], recipe["scheme"], recipe["encoder_entry"]) == ("supcon", 0.07, "alternating", "bypass")
+    assert recipe["vit"] == "google/vit-base-patch16-224-in21k" and recipe["img_size"] == 224
+    roberta = get_recipe("visualcse-roberta-base")
+    assert (roberta["model"], roberta["batch_size"], roberta["learning_rate"], roberta["modality_learning_rate"], roberta["modality_weight"]) == ("roberta-base", 128, 2e-5, 1e-7, 0.2)
+    audio = get_recipe("audiocse")
+    assert (audio["modality_learning_rate"], audio["modality_weight"], audio["freq_mask"], audio["time_mask"], audio["audio_layout"]) == (2e-7, 0.01, 48, 192, "released")
+
+
+@pytest.mark.parametrize("scheme", ["alternating", "joint"])
+def test_visualcse_recipe_trains_and_the_model_encodes_images_after_reload(tmp_path, data_dir, small_sts_dir, scheme):
+    from PIL import Image
+
+    result = train_recipe(
+        "visualcse", tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir), sts_dir=small_sts_dir,
+        image_dir=data_dir / "images" / "cifar10" / "train", tiny=True, max_steps=4,
+        overrides={"eval_steps": 4, "batch_size": 16, "modality_batch_size": 8, "images_per_class": 2, "scheme": scheme},
+    )
+    assert result["global_step"] == 4 and result["dev_after"]
+    full = SentenceTransformer(result["model"], trust_remote_code=True)
+    image = Image.open(data_dir / "images" / "cifar10" / "train" / "cat" / "0001.jpg")
+    assert full.encode([image]).shape == (1, 128)
+    modules = json.loads((tmp_path / "run" / "export" / "modules.json").read_text())
+    assert [module["type"].rsplit(".", 1)[1] for module in modules] == ["Transformer", "Pooling"]
+
+
+def test_audiocse_recipe_trains_on_fsdd_speakers(tmp_path, data_dir):
+    result = train_recipe(
+        "audiocse", tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir), audio_dir=data_dir / "audio" / "fsdd",
+        audio_label_regex=r"^\d+_([a-z]+)_", tiny=True, max_steps=2,
+        overrides={"batch_size": 16, "modality_batch_size": 8, "clips": 40, "target_frames": 64},
+    )
+    assert result["global_step"] == 2
+    full = SentenceTransformer(result["model"], trust_remote_code=True)
+    assert full.encode([{"array": np.zeros(8000, dtype=np.float32), "sampling_rate": 8000}]).shape == (1, 128)
+
+
+def test_modality_recipes_need_their_data(tmp_path, data_dir):
+    text_file = _small_text_file(tmp_path, data_dir, lines=20)
+    with pytest.raises(ValueError, match="pass image_dir"):
+        train_recipe("visualcse", tmp_path / "a", text_file=text_file, tiny=True)
+    with pytest.raises(ValueError, match="pass audio_dir and audio_label_regex"):
+        train_recipe("audiocse", tmp_path / "b", text_file=text_file, audio_dir=data_dir / "audio" / "fsdd", tiny=True)
+    with pytest.raises(ValueError, match="does not match the label pattern"):
+        train_recipe("audiocse", tmp_path / "c", text_file=text_file, audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^(\d+)-", tiny=True)
