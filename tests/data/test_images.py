@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from datasets import Dataset, Features, Value
+from datasets import Image as ImageFeature
+from PIL import Image
+
+from sbert_nonling.data import image_folder_dataset, image_pairs_dataset, two_view_image_dataset
+
+
+def test_class_folders_become_two_views_and_labels(data_dir):
+    dataset, classes = image_folder_dataset(data_dir / "images" / "imagenette" / "train", img_size=32, limit_per_class=2)
+    assert len(dataset) == 20 and len(classes) == 10 and classes[0] == "n01440764"
+    rows = dataset[0:3]
+    assert set(rows) == {"view_1", "view_2", "label"} and rows["label"] == [0, 0, 1]
+    assert all(view.size == (32, 32) and view.mode == "RGB" for view in rows["view_1"] + rows["view_2"])
+    assert not np.array_equal(np.asarray(rows["view_1"][0]), np.asarray(rows["view_2"][0]))  # independent augmentations
+
+
+def test_hf_dataset_with_an_image_feature_and_pairs(data_dir):
+    photo = Image.open(data_dir / "images" / "cifar10" / "train" / "dog" / "0000.jpg")
+    hf = Dataset.from_dict({"img": [photo, photo.convert("L")], "cls": [1, 2]}, features=Features({"img": ImageFeature(), "cls": Value("int64")}))
+    views = two_view_image_dataset(hf, image_column="img", label_column="cls", img_size=16)[:]
+    assert views["label"] == [1, 2] and views["view_2"][1].mode == "RGB"
+    pairs = image_pairs_dataset([(np.zeros((8, 8, 3), np.uint8), 0), (photo, 1)], img_size=16)
+    assert pairs[:]["label"] == [0, 1]
+    with pytest.raises(ValueError, match=r"no column\(s\) \['label'\]"):
+        two_view_image_dataset(hf, image_column="img")
+
+
+def test_folder_errors_name_the_path(tmp_path, data_dir):
+    with pytest.raises(ValueError, match="does not exist"):
+        image_folder_dataset(tmp_path / "missing")
+    (tmp_path / "empty_class").mkdir()
+    with pytest.raises(ValueError, match="No images"):
+        image_folder_dataset(tmp_path)
+    (tmp_path / "empty_class" / "broken.jpg").write_bytes(b"not an image")
+    dataset, _ = image_folder_dataset(tmp_path, img_size=16)
+    with pytest.raises(ValueError, match=r"Cannot decode image .*broken.jpg"):
+        dataset[0]
