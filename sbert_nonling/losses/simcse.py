@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any
 
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import Tensor, nn
 
-logger = logging.getLogger(__name__)
+from sbert_nonling.util.heads import TrainingHead, make_training_head
 
-TrainingHead = Literal["mlp", "none"]
+logger = logging.getLogger(__name__)
 
 
 class SimCSELoss(MultipleNegativesRankingLoss):
@@ -95,12 +95,9 @@ class SimCSELoss(MultipleNegativesRankingLoss):
         """
         if temperature <= 0:
             raise ValueError(f"temperature={temperature!r} must be positive (SimCSE uses 0.05).")
-        if training_head not in ("mlp", "none"):
-            raise ValueError(f"training_head={training_head!r} must be 'mlp' or 'none'.")
         super().__init__(model, scale=1.0 / temperature, gather_across_devices=gather_across_devices)
         self.training_head = training_head
-        dimension = model.get_embedding_dimension()
-        self.head = nn.Sequential(nn.Linear(dimension, dimension), nn.Tanh()) if training_head == "mlp" else nn.Identity()
+        self.head = make_training_head(training_head, model.get_embedding_dimension())
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
         # (bs, dim) per column: anchor, positive, optional negatives

@@ -13,6 +13,8 @@ from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.util import all_gather, all_gather_with_grad, get_rank
 from torch import Tensor, nn
 
+from sbert_nonling.util.heads import TrainingHead, make_training_head
+
 logger = logging.getLogger(__name__)
 
 ContrastiveMode = Literal["simclr", "supcon", "released_label_rank"]
@@ -25,7 +27,7 @@ class UnpairedModalityContrastiveLoss(nn.Module):
         model: SentenceTransformer,
         mode: ContrastiveMode = "supcon",
         temperature: float = 0.07,
-        training_head: Literal["mlp", "none"] = "mlp",
+        training_head: TrainingHead = "mlp",
         gather_across_devices: bool = False,
     ) -> None:
         r"""Contrastive loss on two views of a batch of images (or audio clips), computed by the same model that
@@ -108,15 +110,12 @@ class UnpairedModalityContrastiveLoss(nn.Module):
             raise ValueError(f"mode={mode!r} must be one of {list(MODES)}.")
         if temperature <= 0:
             raise ValueError(f"temperature={temperature!r} must be positive (VisualCSE uses 0.07).")
-        if training_head not in ("mlp", "none"):
-            raise ValueError(f"training_head={training_head!r} must be 'mlp' or 'none'.")
         self.model = model
         self.mode = mode
         self.temperature = temperature
         self.training_head = training_head
         self.gather_across_devices = gather_across_devices
-        dimension = model.get_embedding_dimension()
-        self.head = nn.Sequential(nn.Linear(dimension, dimension), nn.Tanh()) if training_head == "mlp" else nn.Identity()
+        self.head = make_training_head(training_head, model.get_embedding_dimension())
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
         embeddings = embed_columns(self.model, sentence_features)

@@ -12,7 +12,7 @@ import torchaudio
 from torch import nn
 
 from sbert_nonling.modules.front_end import FrontEnd
-from sbert_nonling.modules.shared_encoder import ENTRY_KEYS, EncoderEntry
+from sbert_nonling.modules.shared_encoder import EncoderEntry
 
 logger = logging.getLogger(__name__)
 
@@ -119,8 +119,6 @@ class AudioPatchEmbed(FrontEnd):
         super().__init__()
         if layout not in LAYOUTS:
             raise ValueError(f"layout={layout!r} must be one of {list(LAYOUTS)}.")
-        if encoder_entry not in ENTRY_KEYS:
-            raise ValueError(f"encoder_entry={encoder_entry!r} must be one of {list(ENTRY_KEYS)}.")
         patch = LAYOUTS[layout]["patch_size"]
         if num_mel_bins < patch or target_frames < patch:
             raise ValueError(f"num_mel_bins={num_mel_bins} and target_frames={target_frames} must be >= patch size {patch}.")
@@ -128,7 +126,7 @@ class AudioPatchEmbed(FrontEnd):
         self.target_frames = target_frames
         self.embed_dim = embed_dim
         self.layout = layout
-        self.encoder_entry = encoder_entry
+        self.encoder_entry = self.check_entry(encoder_entry)
         self.freq_mask = freq_mask
         self.time_mask = time_mask
         self.projection = nn.Conv2d(1, embed_dim, kernel_size=patch, stride=patch)

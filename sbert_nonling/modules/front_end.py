@@ -21,6 +21,12 @@ class FrontEnd(InputModule):
     embed_dim: int
     encoder_entry: str
 
+    @staticmethod
+    def check_entry(encoder_entry: str) -> str:
+        if encoder_entry not in ENTRY_KEYS:
+            raise ValueError(f"encoder_entry={encoder_entry!r} must be one of {list(ENTRY_KEYS)}.")
+        return encoder_entry
+
     def get_embedding_dimension(self) -> int:
         return self.embed_dim
 

@@ -15,7 +15,7 @@ from torch import nn
 from torchvision.transforms import v2
 
 from sbert_nonling.modules.front_end import FrontEnd
-from sbert_nonling.modules.shared_encoder import ENTRY_KEYS, EncoderEntry
+from sbert_nonling.modules.shared_encoder import EncoderEntry
 
 logger = logging.getLogger(__name__)
 
@@ -115,13 +115,11 @@ class ImagePatchEmbed(FrontEnd):
         super().__init__()
         if img_size % patch_size:
             raise ValueError(f"patch_size={patch_size} does not divide img_size={img_size}.")
-        if encoder_entry not in ENTRY_KEYS:
-            raise ValueError(f"encoder_entry={encoder_entry!r} must be one of {list(ENTRY_KEYS)}.")
         self.img_size = img_size
         self.patch_size = patch_size
         self.in_chans = in_chans
         self.embed_dim = embed_dim
-        self.encoder_entry = encoder_entry
+        self.encoder_entry = self.check_entry(encoder_entry)
         self.image_mean = tuple(image_mean)
         self.image_std = tuple(image_std)
         self.projection = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size)
