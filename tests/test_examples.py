@@ -1,0 +1,29 @@
+"""Every script in examples/ runs end to end in its offline smoke mode."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.mark.parametrize(
+    ("script", "extra"),
+    [
+        ("train_simcse.py", []),
+        ("train_visualcse.py", ["--image-dir", "{data}/images/cifar10/train"]),
+        ("train_visualcse.py", ["--recipe", "audiocse", "--audio-dir", "{data}/audio/fsdd", "--audio-label-regex", r"^\d+_([a-z]+)_"]),
+    ],
+)
+def test_example_runs_offline(script, extra, tmp_path, data_dir, small_sts_dir):
+    text_file = tmp_path / "wiki.txt"
+    text_file.write_text("\n".join((data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:300]), encoding="utf-8")
+    command = [sys.executable, str(EXAMPLES / script), "--tiny", "--max-steps", "2", "--text-file", str(text_file),
+               "--sts-dir", str(small_sts_dir), "--output", str(tmp_path / "run"), *(arg.format(data=data_dir) for arg in extra)]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "before" in completed.stdout and "after" in completed.stdout
