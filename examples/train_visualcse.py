@@ -1,10 +1,7 @@
-"""VisualCSE (or AudioCSE) with sbert-nonling: SimCSE on text + a contrastive task on unpaired images / audio.
+"""VisualCSE with sbert-nonling: SimCSE on text + SupCon on unpaired images, one shared encoder.
 
 Real run (GPU, Hub reachable; bert-base-uncased + google/vit-base-patch16-224-in21k):
     python examples/train_visualcse.py --text-file wiki1m_for_simcse.txt --image-dir imagenet60/train --sts-dir STS
-AudioCSE:
-    python examples/train_visualcse.py --recipe audiocse --text-file wiki1m_for_simcse.txt \
-        --audio-dir librispeech-top50 --audio-label-regex '^(\\d+)-' --sts-dir STS
 Offline smoke run here:
     python examples/train_visualcse.py --tiny --max-steps 20 --text-file ../shared/data/corpus/wiki1m_for_simcse.first11913.txt \
         --image-dir ../shared/data/images/cifar10/train --sts-dir ../shared/data/sts
@@ -18,11 +15,9 @@ from sbert_nonling.evaluation import format_sts_table
 from sbert_nonling.training import get_recipe, train_recipe
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("--recipe", default="visualcse", choices=["visualcse", "visualcse-roberta-base", "audiocse"])
+parser.add_argument("--recipe", default="visualcse", choices=["visualcse", "visualcse-roberta-base"])
 parser.add_argument("--text-file", required=True)
-parser.add_argument("--image-dir")
-parser.add_argument("--audio-dir")
-parser.add_argument("--audio-label-regex")
+parser.add_argument("--image-dir", required=True, help="one sub-folder per class")
 parser.add_argument("--sts-dir", required=True)
 parser.add_argument("--scheme", choices=["alternating", "joint"], default="alternating")
 parser.add_argument("--output", default="runs/visualcse")
@@ -30,15 +25,14 @@ parser.add_argument("--tiny", action="store_true")
 parser.add_argument("--max-steps", type=int)
 args = parser.parse_args()
 
-# 1. The recipe: the paper's row (text bs 64 / lr 3e-5, image bs 48 / lr 1e-6 with its own AdamW for BERT-base)
+# 1. The recipe: the paper's row (BERT-base: text bs 64 / lr 3e-5, images bs 48 / lr 1e-6 with their own AdamW)
 print(get_recipe(args.recipe, tiny=args.tiny, overrides={"scheme": args.scheme}))
 
-# 2. Train: an image (or audio) batch with its own optimizer, then a text batch, every step; best STS-B dev kept
+# 2. Train: every step an image batch (own optimizer) then a text batch; the best STS-B dev checkpoint is kept
 result = train_recipe(
-    args.recipe, args.output, text_file=args.text_file, sts_dir=args.sts_dir, image_dir=args.image_dir,
-    audio_dir=args.audio_dir, audio_label_regex=args.audio_label_regex, tiny=args.tiny, max_steps=args.max_steps,
-    overrides={"scheme": args.scheme},
+    args.recipe, args.output, text_file=args.text_file, image_dir=args.image_dir, sts_dir=args.sts_dir,
+    tiny=args.tiny, max_steps=args.max_steps, overrides={"scheme": args.scheme},
 )
 
-# 3. Before / after; result["model"] also encodes images / audio (trust_remote_code=True), result["export"] is plain
+# 3. Before / after; result["model"] also encodes images (trust_remote_code=True), result["export"] is plain text
 print(format_sts_table({"before": result["dev_before"], "after": result["dev_after"]}))

@@ -16,7 +16,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
     [
         ("train_simcse.py", []),
         ("train_visualcse.py", ["--image-dir", "{data}/images/cifar10/train"]),
-        ("train_visualcse.py", ["--recipe", "audiocse", "--audio-dir", "{data}/audio/fsdd", "--audio-label-regex", r"^\d+_([a-z]+)_"]),
+        ("train_audiocse.py", ["--audio-dir", "{data}/audio/fsdd", "--speaker-regex", r"^\d+_([a-z]+)_"]),
     ],
 )
 def test_example_runs_offline(script, extra, tmp_path, data_dir, small_sts_dir):
