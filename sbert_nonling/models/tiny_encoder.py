@@ -1,16 +1,42 @@
-"""Build a small, randomly initialised BERT encoder folder offline (tokenizer trained on the user's own text)."""
+"""Build a small, randomly initialised BERT encoder folder offline (vocabulary taken from the user's own text)."""
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
 import torch
-from tokenizers.implementations import BertWordPieceTokenizer
+from tokenizers.normalizers import BertNormalizer
+from tokenizers.pre_tokenizers import BertPreTokenizer
 from transformers import BertConfig, BertModel, BertTokenizer
 
 logger = logging.getLogger(__name__)
+
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def word_piece_vocab(sentences: Iterable[str], vocab_size: int) -> dict[str, int]:
+    """A deterministic WordPiece vocabulary: special tokens, every character (word-initial and ``##`` continuation),
+    then the most frequent lower-cased words (ties broken alphabetically) up to ``vocab_size``.
+
+    Written instead of using ``tokenizers``' WordPiece trainer, whose choice among equally frequent merges depends on
+    hash order, so the same text gave different vocabularies (and so different models) from run to run.
+    """
+    normalizer, pre_tokenizer = BertNormalizer(lowercase=True), BertPreTokenizer()
+    counts = Counter(
+        word for sentence in sentences for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(sentence))
+    )
+    characters = sorted({character for word in counts for character in word})
+    tokens = list(SPECIAL_TOKENS) + characters + [f"##{character}" for character in characters]
+    known = set(tokens)
+    for word, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        if len(tokens) >= vocab_size:
+            break
+        if word not in known:
+            tokens.append(word)
+    return {token: index for index, token in enumerate(tokens)}
 
 
 def build_tiny_encoder(
@@ -24,16 +50,16 @@ def build_tiny_encoder(
     max_position_embeddings: int = 512,
     seed: int = 42,
 ) -> Path:
-    """Write a tiny BERT (random weights) and a WordPiece tokenizer trained on ``sentences`` to ``output_dir``.
+    """Write a tiny BERT (random weights) and a WordPiece tokenizer whose vocabulary comes from ``sentences``.
 
     This is what ``--tiny`` recipes, tests and the offline demo start from: the Hub (bert-base-uncased and friends)
     is not needed, and the folder loads like any checkpoint, e.g. ``SharedEncoder(output_dir)``. With the defaults
-    it has about 1.5 M parameters (vocab 8,000 x hidden 128, 2 layers). The same ``sentences`` and ``seed`` give the
-    same tokenizer and the same weights.
+    it has about 1.5 M parameters (vocab 8,000 x hidden 128, 2 layers). The same ``sentences`` and ``seed`` give
+    byte-identical files.
 
     Args:
         output_dir: folder to write ``config.json``, ``model.safetensors`` and the tokenizer files into.
-        sentences: text to learn the lower-cased WordPiece vocabulary from.
+        sentences: text to take the lower-cased vocabulary from (see :func:`word_piece_vocab`).
         vocab_size: target vocabulary size (special tokens included).
         hidden_size, num_hidden_layers, num_attention_heads, intermediate_size, max_position_embeddings:
             the BERT configuration.
@@ -59,9 +85,7 @@ def build_tiny_encoder(
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
 
-    word_piece = BertWordPieceTokenizer(lowercase=True)
-    word_piece.train_from_iterator(sentences, vocab_size=vocab_size, min_frequency=1, show_progress=False)
-    tokenizer = BertTokenizer(vocab=word_piece.get_vocab(), do_lower_case=True)
+    tokenizer = BertTokenizer(vocab=word_piece_vocab(sentences, vocab_size), do_lower_case=True)
     tokenizer.save_pretrained(output_dir)
 
     config = BertConfig(

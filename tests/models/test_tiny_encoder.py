@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from transformers import AutoTokenizer
+
+from sbert_nonling.models import build_sentence_model, build_tiny_encoder
+
+
+def test_same_sentences_and_seed_give_the_same_tokenizer_and_weights(tmp_path, wiki_sentences):
+    first = build_tiny_encoder(tmp_path / "a", wiki_sentences[:500], vocab_size=1000, hidden_size=32)
+    second = build_tiny_encoder(tmp_path / "b", wiki_sentences[:500], vocab_size=1000, hidden_size=32)
+    vocab = AutoTokenizer.from_pretrained(first).get_vocab()
+    assert vocab == AutoTokenizer.from_pretrained(second).get_vocab()
+    assert [vocab[token] for token in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")] == [0, 1, 2, 3, 4]
+    weights_a, weights_b = load_file(first / "model.safetensors"), load_file(second / "model.safetensors")
+    assert weights_a.keys() == weights_b.keys() and all(torch.equal(weights_a[k], weights_b[k]) for k in weights_a)
+
+
+def test_tiny_encoder_errors(tmp_path):
+    with pytest.raises(ValueError, match="at least one non-empty sentence"):
+        build_tiny_encoder(tmp_path, ["", "  "])
+    with pytest.raises(ValueError, match="hidden_size=30 must be divisible by num_attention_heads=4"):
+        build_tiny_encoder(tmp_path, ["a sentence"], hidden_size=30, num_attention_heads=4)
+
+
+def test_pooling_choices(tiny_encoder_dir):
+    assert [type(module).__name__ for module in build_sentence_model(tiny_encoder_dir, pooling="cls_mlp")] == ["ModalityRouter", "Pooling", "Dense"]
+    assert build_sentence_model(tiny_encoder_dir, pooling="mean")[1].pooling_mode == "mean"
+    with pytest.raises(ValueError, match="pooling='max' is not one of"):
+        build_sentence_model(tiny_encoder_dir, pooling="max")
