@@ -11,6 +11,7 @@ from datasets import Dataset, DatasetDict
 from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 from sentence_transformers.base.modules import InputModule
 from sentence_transformers.base.sampler import BatchSamplers
+from transformers import set_seed
 
 from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
 from sbert_nonling.data.images import image_folder_dataset
@@ -122,6 +123,7 @@ def train_recipe(
     if tiny and model is not None:
         raise ValueError("Pass either tiny=True (a locally built encoder) or model=..., not both.")
     output_dir = Path(output_dir)
+    set_seed(settings["seed"])  # front-ends and loss heads are initialised before the trainer seeds anything
     text_dataset, sentences = _text_data(recipe, settings, text_file, nli_file)
     encoder_path = str(build_tiny_encoder(output_dir / "tiny-encoder", sentences, seed=settings["seed"])) if tiny else (
         model or settings["model"]

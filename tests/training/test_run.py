@@ -121,3 +121,14 @@ def test_modality_recipes_need_their_data(tmp_path, data_dir):
         train_recipe("audiocse", tmp_path / "b", text_file=text_file, audio_dir=data_dir / "audio" / "fsdd", tiny=True)
     with pytest.raises(ValueError, match="does not match the label pattern"):
         train_recipe("audiocse", tmp_path / "c", text_file=text_file, audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^(\d+)-", tiny=True)
+
+
+def test_the_same_recipe_and_seed_give_the_same_model(tmp_path, data_dir):
+    embeddings = []
+    for run in ("a", "b"):
+        result = train_recipe(
+            "visualcse", tmp_path / run, text_file=_small_text_file(tmp_path, data_dir), image_dir=data_dir / "images" / "cifar10" / "train",
+            tiny=True, max_steps=4, overrides={"batch_size": 16, "modality_batch_size": 8, "images_per_class": 2},
+        )
+        embeddings.append(SentenceTransformer(result["export"]).encode(["a man plays a guitar", "two dogs run"]))
+    np.testing.assert_array_equal(embeddings[0], embeddings[1])
