@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sbert_nonling.export.text_model import export_text_model
+from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
@@ -15,6 +16,7 @@ __all__ = [
     "AudioPatchEmbed",
     "ImagePatchEmbed",
     "ModalityRouter",
+    "MultimodalAlignLoss",
     "SharedEncoder",
     "SimCSELoss",
     "UnpairedModalityContrastiveLoss",

@@ -1,0 +1,85 @@
+"""Image-caption pairs (Flickr8k/30k token files, CSV, JSONL) joined with precomputed image features."""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import random
+from pathlib import Path
+
+import torch
+from datasets import Dataset
+
+from sbert_nonling.util.validation import check_sentence
+
+logger = logging.getLogger(__name__)
+
+
+def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list[tuple[str, str]]:
+    """``(image file name, caption)`` pairs from a Flickr token file (``name.jpg#n<TAB>caption``), a CSV with
+    ``image,caption`` columns, or JSONL lines ``{"image": ..., "caption": ...}``.
+
+    With ``image_dir``, captions whose image file is absent there are skipped (the count is logged).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"Captions file {str(path)!r} does not exist.")
+    text = path.read_text(encoding="utf-8")
+    pairs: list[tuple[str, str]] = []
+    if path.suffix == ".jsonl":
+        for line_number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                pairs.append((str(record["image"]), check_sentence(record["caption"], f"{path}:{line_number} caption")))
+            except (json.JSONDecodeError, KeyError, TypeError) as error:
+                raise ValueError(f"{path}:{line_number}: expected a JSON object with 'image' and 'caption' ({error}).") from None
+    elif path.suffix == ".csv":
+        rows = list(csv.DictReader(text.splitlines()))
+        if rows and not {"image", "caption"} <= set(rows[0]):
+            raise ValueError(f"{path}: expected columns 'image' and 'caption', found {sorted(rows[0])}.")
+        pairs = [(row["image"], check_sentence(row["caption"], f"{path}:{index + 2} caption")) for index, row in enumerate(rows)]
+    else:
+        for line_number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            image, separator, caption = line.partition("\t")
+            if not separator:
+                raise ValueError(f"{path}:{line_number}: expected '<image>#<n><TAB><caption>'.")
+            pairs.append((image.split("#")[0], check_sentence(caption.strip(), f"{path}:{line_number} caption")))
+    if image_dir is not None:
+        available = {entry.name for entry in Path(image_dir).iterdir()}
+        kept = [pair for pair in pairs if pair[0] in available]
+        if len(kept) < len(pairs):
+            logger.warning(f"{path}: skipped {len(pairs) - len(kept)} of {len(pairs)} captions whose image is not in {image_dir}")
+        pairs = kept
+    if not pairs:
+        raise ValueError(f"{path}: no (image, caption) pairs{' with an image in ' + str(image_dir) if image_dir else ''}.")
+    return pairs
+
+
+def caption_feature_dataset(
+    pairs: list[tuple[str, str]], names: list[str], features: torch.Tensor, one_caption_per_image: bool = True, seed: int = 42
+) -> Dataset:
+    """Columns ``anchor`` and ``positive`` (the caption twice: SimCSE's dropout views) and ``label`` (the image's
+    precomputed features, (d,) or (regions, d)) -- the input of MultimodalAlignLoss.
+
+    ``one_caption_per_image`` samples one caption per image (seeded), as MCSE does.
+    """
+    if features.shape[0] != len(names):
+        raise ValueError(f"{len(names)} image names but {features.shape[0]} feature rows; they must match.")
+    row_of = {name: row for row, name in enumerate(names)}
+    missing = sorted({image for image, _ in pairs if image not in row_of})
+    if missing:
+        raise ValueError(f"No features for {len(missing)} image(s), e.g. {missing[:3]}; extract features for every captioned image.")
+    if one_caption_per_image:
+        by_image: dict[str, list[str]] = {}
+        for image, caption in pairs:
+            by_image.setdefault(image, []).append(caption)
+        generator = random.Random(seed)
+        pairs = [(image, generator.choice(captions)) for image, captions in sorted(by_image.items())]
+    captions = [caption for _, caption in pairs]
+    labels = features[[row_of[image] for image, _ in pairs]]
+    return Dataset.from_dict({"anchor": captions, "positive": captions, "label": labels.numpy()})

@@ -1,0 +1,224 @@
+"""Grounding sentences in their paired images: MCSE's and MACD's cross-modal contrastive terms (plus SimCSE)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import torch
+import torch.nn.functional as F
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.util import all_gather_with_grad, get_rank
+from torch import Tensor, nn
+
+from sbert_nonling.losses.simcse import SimCSELoss
+
+logger = logging.getLogger(__name__)
+
+Direction = Literal["text_to_image", "symmetric"]
+
+
+def info_nce(logits: Tensor, offset: int = 0) -> Tensor:
+    """Cross-entropy of each row of ``logits`` (N, M) against column ``offset + row`` (its paired item)."""
+    return F.cross_entropy(logits, torch.arange(logits.shape[0], device=logits.device) + offset)
+
+
+def damsm_scores(words: Tensor, word_mask: Tensor, regions: Tensor, gammas: tuple[float, float, float]) -> Tensor:
+    """DAMSM matching scores (AttnGAN, Xu et al. 2018, Eq. 7-10) of every text i against every image j: (B_t, B_i).
+
+    For each word t of text i, attention over the regions r of image j: alpha = softmax_r(gamma1 * cos(e_t, v_r)),
+    context c_t = sum_r alpha v_r; relevance cos(c_t, e_t); text-image score
+    gamma3 * log(sum_t exp(gamma2 * cos(c_t, e_t)))^(1 / gamma2) over the (unpadded) words.
+    """
+    gamma1, gamma2, gamma3 = gammas
+    words, regions = F.normalize(words, dim=-1), F.normalize(regions, dim=-1)
+    similarity = torch.einsum("itd,jrd->ijtr", words, regions)  # (B_t, B_i, T, R)
+    attention = torch.softmax(gamma1 * similarity, dim=-1)
+    context = torch.einsum("ijtr,jrd->ijtd", attention, regions)  # (B_t, B_i, T, D)
+    relevance = F.cosine_similarity(context, words[:, None], dim=-1)  # (B_t, B_i, T)
+    relevance = (gamma2 * relevance).masked_fill(~word_mask[:, None, :].bool(), float("-inf"))
+    return gamma3 * torch.logsumexp(relevance, dim=-1) / gamma2
+
+
+class MultimodalAlignLoss(nn.Module):
+    def __init__(
+        self,
+        model: SentenceTransformer,
+        image_dim: int,
+        text_loss: SimCSELoss | None = None,
+        weight: float = 0.01,
+        direction: Direction = "text_to_image",
+        temperature: float = 0.05,
+        projection_dim: int = 256,
+        head_activation: Literal["tanh", "none"] = "tanh",
+        local_weight: float = 0.0,
+        gammas: tuple[float, float, float] = (1.0, 5.0, 10.0),
+        gather_across_devices: bool = False,
+    ) -> None:
+        r"""SimCSE plus a grounding loss between each sentence and its *paired* image, in a shared space reached
+        through training-only projection heads (MCSE; MACD's global and local terms as options).
+
+        For a batch of :math:`N` captions with dropout views :math:`h^{(1)}, h^{(2)}` (the model's pooled [CLS],
+        before SimCSE's MLP) and image features :math:`v` (precomputed, frozen):
+
+        .. math::
+
+            t^{(k)}_i = \frac{g_t(h^{(k)}_i)}{\lVert g_t(h^{(k)}_i) \rVert}, \quad
+            u_j = \frac{g_v(v_j)}{\lVert g_v(v_j) \rVert}, \quad
+            \ell^{(k)}_i = -\log \frac{e^{t^{(k)}_i \cdot u_i / \tau'}}{\sum_j e^{t^{(k)}_i \cdot u_j / \tau'}}
+
+            \mathcal{L} = \mathcal{L}_{SimCSE} + \lambda \cdot \frac{1}{2N} \sum_{k=1}^{2} \sum_i \ell^{(k)}_i
+                \;[+ \text{image} \to \text{text term}] \;[+ \mu \cdot \mathcal{L}_{local}]
+
+        with :math:`g_t` = Linear(h, 256) + Tanh, :math:`g_v` = Linear(d_img, 256) + Tanh, :math:`\tau'` = 0.05.
+        ``direction="symmetric"`` averages the text -> image and image -> text cross-entropies (MACD's global loss:
+        cosine x 10, i.e. :math:`\tau'` = 0.1, Linear heads to 768 with ``head_activation="none"``). The optional
+        local term (``local_weight`` :math:`\mu` > 0, needs region features, e.g. a 7 x 7 grid, in the label
+        column) is MACD's DAMSM word <-> region matching with gammas (1, 5, 10), both directions.
+
+        The loss returns its terms as a dict (``simcse``, ``grounding``, ``local``), which the trainer sums and logs.
+
+        Args:
+            model: the SentenceTransformer being trained (pooling must give the [CLS] vector the paper grounds).
+            image_dim: width of the image features (2048 ResNet-50, 512 CLIP ViT-B/32, 1280 EfficientNet-Lite0).
+            text_loss: the SimCSE loss of the text batches; share it so its MLP head is shared, as in MCSE. None
+                trains the grounding terms only (MACD).
+            weight: :math:`\lambda` (MCSE: 0.01 wiki + captions, 0.05 captions only).
+            direction: ``"text_to_image"`` (MCSE) or ``"symmetric"`` (MACD).
+            temperature: :math:`\tau'`.
+            projection_dim: shared-space width (MCSE 256, MACD 768).
+            head_activation: ``"tanh"`` (MCSE) or ``"none"`` (MACD's linear projections).
+            local_weight: :math:`\mu`, weight of the DAMSM term (0 disables it).
+            gammas: DAMSM's (attention sharpness, word aggregation, scale).
+            gather_across_devices: use every process's images as negatives (DDP).
+
+        References:
+            - Zhang et al., MCSE: Multimodal Contrastive Learning of Sentence Embeddings, NAACL 2022, Eq. 3-5.
+              https://arxiv.org/abs/2204.10931
+            - Cui, Zheng, Wang. Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning
+              (MACD), EMNLP 2020.
+            - Xu et al., AttnGAN, CVPR 2018 (DAMSM, Eq. 7-11).
+
+        Requirements:
+            1. Caption batches: (caption, caption) pairs with the image's features as the label.
+            2. Precomputed features from a frozen encoder (``sbert-nonling features``) -- the paper's way.
+
+        Inputs:
+            +------------------------------+----------------------------------------------------+
+            | Texts                        | Labels                                             |
+            +==============================+====================================================+
+            | (caption, same caption)      | image features (d,) or region features (R, d)      |
+            +------------------------------+----------------------------------------------------+
+
+        Relations:
+            - The text -> image term is :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss`
+              between projected captions and projected image features; it adds the training-only heads and the
+              two-view averaging. Heads are owned by the loss and never exported.
+
+        Example:
+            ::
+
+                from sbert_nonling import MultimodalAlignLoss, SimCSELoss
+                from sbert_nonling.models import build_sentence_model
+
+                model = build_sentence_model("bert-base-uncased", pooling="cls")
+                simcse = SimCSELoss(model)                                # text batches
+                mcse = MultimodalAlignLoss(model, image_dim=2048, text_loss=simcse, weight=0.01)  # caption batches
+        """
+        super().__init__()
+        if direction not in ("text_to_image", "symmetric"):
+            raise ValueError(f"direction={direction!r} must be 'text_to_image' or 'symmetric'.")
+        if head_activation not in ("tanh", "none"):
+            raise ValueError(f"head_activation={head_activation!r} must be 'tanh' or 'none'.")
+        if temperature <= 0 or image_dim <= 0 or projection_dim <= 0:
+            raise ValueError(f"temperature, image_dim and projection_dim must be positive, got {temperature}, {image_dim}, {projection_dim}.")
+        self.model = model
+        self.image_dim = image_dim
+        self.text_loss = text_loss
+        self.weight = weight
+        self.direction = direction
+        self.temperature = temperature
+        self.projection_dim = projection_dim
+        self.head_activation = head_activation
+        self.local_weight = local_weight
+        self.gammas = tuple(gammas)
+        self.gather_across_devices = gather_across_devices
+        hidden_size = model.get_embedding_dimension()
+        activation = nn.Tanh() if head_activation == "tanh" else nn.Identity()
+        self.text_head = nn.Sequential(nn.Linear(hidden_size, projection_dim), activation)
+        self.image_head = nn.Sequential(nn.Linear(image_dim, projection_dim), activation)
+        if local_weight:
+            self.word_head = nn.Linear(hidden_size, projection_dim)
+            self.region_head = nn.Linear(image_dim, projection_dim)
+
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> dict[str, Tensor]:
+        outputs = [self.model(features) for features in sentence_features]
+        image_features = self._check_image_features(labels, outputs[0]["sentence_embedding"].shape[0])
+        return self.compute_loss_from_outputs(outputs, image_features)
+
+    def _check_image_features(self, labels: Tensor | None, batch_size: int) -> Tensor:
+        if labels is None or labels.ndim not in (2, 3):
+            shape = None if labels is None else tuple(labels.shape)
+            raise ValueError(f"{type(self).__name__} needs image features (B, d) or (B, regions, d) as the label column, got {shape}.")
+        if labels.shape[0] != batch_size:
+            raise ValueError(f"Got image features for {labels.shape[0]} images but {batch_size} captions; one image per caption.")
+        if labels.shape[-1] != self.image_dim:
+            raise ValueError(f"Image features have dimension {labels.shape[-1]}, but the loss was built with image_dim={self.image_dim}.")
+        if self.local_weight and labels.ndim != 3:
+            raise ValueError("local_weight > 0 needs region features (B, regions, d) in the label column.")
+        return labels.float()
+
+    def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], image_features: Tensor) -> dict[str, Tensor]:
+        """The loss terms from the model outputs of the two caption views and the image features."""
+        pooled = [output["sentence_embedding"] for output in outputs]  # (B, h) per view
+        losses: dict[str, Tensor] = {}
+        if self.text_loss is not None:
+            losses["simcse"] = self.text_loss.compute_loss_from_embeddings([self.text_loss.head(view) for view in pooled], None)
+        image_global = image_features if image_features.ndim == 2 else image_features.mean(dim=1)
+        images = F.normalize(self.image_head(image_global), dim=-1)  # (B, p)
+        candidates, offset = images, 0
+        if self.gather_across_devices:
+            candidates, offset = all_gather_with_grad(images), get_rank() * images.shape[0]
+        grounding = []
+        for view in pooled:
+            texts = F.normalize(self.text_head(view), dim=-1)  # (B, p)
+            grounding.append(info_nce(texts @ candidates.T / self.temperature, offset))
+            if self.direction == "symmetric":
+                text_candidates = all_gather_with_grad(texts) if self.gather_across_devices else texts
+                grounding.append(info_nce(images @ text_candidates.T / self.temperature, offset))
+        losses["grounding"] = self.weight * torch.stack(grounding).mean()
+        if self.local_weight:
+            losses["local"] = self.local_weight * self._local_loss(outputs[0], image_features)
+        return losses
+
+    def _local_loss(self, output: dict[str, Tensor], regions: Tensor) -> Tensor:
+        words = self.word_head(output["token_embeddings"][:, 1:])  # drop [CLS]
+        mask = output["attention_mask"][:, 1:]
+        scores = damsm_scores(words, mask, self.region_head(regions), self.gammas)  # (B_t, B_i)
+        return (info_nce(scores) + info_nce(scores.T)) / 2
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {
+            "image_dim": self.image_dim,
+            "weight": self.weight,
+            "direction": self.direction,
+            "temperature": self.temperature,
+            "projection_dim": self.projection_dim,
+            "head_activation": self.head_activation,
+            "local_weight": self.local_weight,
+            "gammas": list(self.gammas),
+            "text_loss": None if self.text_loss is None else self.text_loss.get_config_dict(),
+        }
+
+    @property
+    def citation(self) -> str:
+        return """
+@inproceedings{zhang2022mcse,
+    title = {{MCSE}: Multimodal Contrastive Learning of Sentence Embeddings},
+    author = {Zhang, Miaoran and Mosbach, Marius and Adelani, David and Hedderich, Michael and Klakow, Dietrich},
+    booktitle = {North American Chapter of the Association for Computational Linguistics (NAACL)},
+    year = {2022},
+    url = {https://arxiv.org/abs/2204.10931}
+}
+"""

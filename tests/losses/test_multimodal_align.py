@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from sbert_nonling import MultimodalAlignLoss, SimCSELoss
+from sbert_nonling.losses.multimodal_align import damsm_scores
+
+VIEWS = [torch.tensor([[1.0, 0.0, 0.5], [0.2, 1.0, 0.0]]), torch.tensor([[0.9, 0.1, 0.4], [0.0, 1.0, 0.3]])]
+IMAGES = torch.tensor([[1.0, 0.2, 0.0], [0.1, 0.8, 0.6]])
+
+
+def cosine(a, b):
+    return sum(x * y for x, y in zip(a, b)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+
+
+def cross_entropy(logits, target):
+    return -(logits[target] - math.log(sum(math.exp(value) for value in logits)))
+
+
+def identity_loss(tiny_model, **kwargs):
+    """Heads set to the identity, so the loss works directly on the 3-wide toy embeddings."""
+    loss = MultimodalAlignLoss(tiny_model, image_dim=3, projection_dim=3, head_activation="none", **kwargs)
+    loss.text_head[0] = torch.nn.Linear(3, 3)  # the tiny model is 32 wide; the toy views are 3 wide
+    with torch.no_grad():
+        for head in (loss.text_head[0], loss.image_head[0]):
+            head.weight.copy_(torch.eye(3))
+            head.bias.zero_()
+    return loss
+
+
+@pytest.mark.parametrize(("direction", "temperature"), [("text_to_image", 0.05), ("symmetric", 0.1)])
+def test_grounding_matches_the_hand_computed_value(tiny_model, direction, temperature):
+    loss = identity_loss(tiny_model, weight=0.5, direction=direction, temperature=temperature)
+    terms = loss.compute_loss_from_outputs([{"sentence_embedding": view} for view in VIEWS], IMAGES)
+    symmetric = direction == "symmetric"
+    ces = []
+    for view in VIEWS:
+        texts, imgs = view.tolist(), IMAGES.tolist()
+        ces.append(sum(cross_entropy([cosine(texts[i], imgs[j]) / temperature for j in range(2)], i) for i in range(2)) / 2)
+        if symmetric:
+            ces.append(sum(cross_entropy([cosine(imgs[j], texts[i]) / temperature for i in range(2)], j) for j in range(2)) / 2)
+    assert set(terms) == {"grounding"}
+    assert terms["grounding"].item() == pytest.approx(0.5 * sum(ces) / len(ces), rel=1e-5)
+
+
+def test_simcse_term_is_the_shared_text_loss(tiny_model):
+    simcse = SimCSELoss(tiny_model, training_head="none")
+    loss = identity_loss(tiny_model, text_loss=simcse)
+    terms = loss.compute_loss_from_outputs([{"sentence_embedding": view} for view in VIEWS], IMAGES)
+    torch.testing.assert_close(terms["simcse"], simcse.compute_loss_from_embeddings(VIEWS, None))
+
+
+def test_damsm_scores_match_a_loop(tiny_model):
+    torch.manual_seed(0)
+    words, regions = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
+    mask = torch.tensor([[1, 1, 0], [1, 1, 1]])
+    gamma1, gamma2, gamma3 = 1.0, 5.0, 10.0
+    scores = damsm_scores(words, mask, regions, (gamma1, gamma2, gamma3))
+    for i in range(2):
+        for j in range(2):
+            relevances = []
+            for t in range(3):
+                if not mask[i, t]:
+                    continue
+                sims = torch.nn.functional.cosine_similarity(words[i, t][None], regions[j], dim=-1)
+                alpha = torch.softmax(gamma1 * sims, dim=0)
+                context = (alpha[:, None] * torch.nn.functional.normalize(regions[j], dim=-1)).sum(0)
+                relevances.append(torch.nn.functional.cosine_similarity(context, words[i, t], dim=0))
+            expected = gamma3 * torch.log(torch.exp(gamma2 * torch.stack(relevances)).sum()) / gamma2
+            torch.testing.assert_close(scores[i, j], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_local_term_runs_on_region_features_in_a_real_forward(tiny_model):
+    tiny_model.train()
+    loss = MultimodalAlignLoss(tiny_model, image_dim=6, local_weight=1.0, direction="symmetric")
+    features = [tiny_model.preprocess(["a dog runs on grass", "two men cook"]) for _ in range(2)]
+    terms = loss(features, torch.randn(2, 4, 6))
+    assert set(terms) == {"grounding", "local"} and all(torch.isfinite(value) for value in terms.values())
+    sum(terms.values()).backward()
+    assert loss.word_head.weight.grad is not None and loss.region_head.weight.grad is not None
+
+
+@pytest.mark.parametrize(
+    ("labels", "message"),
+    [
+        (None, r"needs image features \(B, d\)"),
+        (torch.randn(3, 8), "features for 3 images but 2 captions"),
+        (torch.randn(2, 5), "dimension 5, but the loss was built with image_dim=8"),
+    ],
+)
+def test_bad_pairs_are_rejected(tiny_model, labels, message):
+    loss = MultimodalAlignLoss(tiny_model, image_dim=8)
+    with pytest.raises(ValueError, match=message):
+        loss([tiny_model.preprocess(["a", "b"])] * 2, labels)
+
+
+def test_settings_are_checked_and_configured(tiny_model):
+    with pytest.raises(ValueError, match="direction='both' must be"):
+        MultimodalAlignLoss(tiny_model, image_dim=8, direction="both")
+    with pytest.raises(ValueError, match="local_weight > 0 needs region features"):
+        MultimodalAlignLoss(tiny_model, image_dim=8, local_weight=1.0)([tiny_model.preprocess(["a", "b"])] * 2, torch.randn(2, 8))
+    config = MultimodalAlignLoss(tiny_model, image_dim=8).get_config_dict()
+    assert config["weight"] == 0.01 and config["temperature"] == 0.05 and config["projection_dim"] == 256
+    assert "zhang2022mcse" in MultimodalAlignLoss(tiny_model, image_dim=8).citation
