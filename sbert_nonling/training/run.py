@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 from datasets import Dataset, DatasetDict
-from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+from sentence_transformers import SentenceTransformerTrainingArguments
 from sentence_transformers.base.modules import InputModule
 from sentence_transformers.base.sampler import BatchSamplers
 from transformers import set_seed
@@ -26,6 +26,7 @@ from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.modules.shared_encoder import SharedEncoder
 from sbert_nonling.training.recipes import get_recipe
+from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
 
 logger = logging.getLogger(__name__)
@@ -166,7 +167,7 @@ def train_recipe(
     )
     evaluator = sts_dev_evaluator(sts_dir) if evaluating else None
     if modality is None:
-        trainer = SentenceTransformerTrainer(
+        trainer = NonLinguisticTrainer(
             model=sentence_model, args=args, train_dataset=text_dataset, loss=text_loss, evaluator=evaluator
         )
     else:

@@ -7,11 +7,11 @@ from typing import Any, Literal
 
 import torch
 from datasets import DatasetDict
-from sentence_transformers import SentenceTransformerTrainer
 from torch.utils.data import BatchSampler, ConcatDataset
 from transformers import Trainer
 
 from sbert_nonling.training.modality_optimizer import ModalityOptimizer
+from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.unpaired_sampler import UnpairedBatchSampler
 
 logger = logging.getLogger(__name__)
@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 Scheme = Literal["alternating", "joint"]
 
 
-class UnpairedModalityTrainer(SentenceTransformerTrainer):
+class UnpairedModalityTrainer(NonLinguisticTrainer):
     """Trains one model on a text dataset and unpaired modality datasets (images, audio), each with its own loss.
 
     ``train_dataset`` and ``loss`` are dicts with the same keys, e.g. ``{"image": ..., "text": ...}``; batches come
@@ -36,7 +36,7 @@ class UnpairedModalityTrainer(SentenceTransformerTrainer):
       entry; transformers divides every accumulated loss by the same accumulation count). Needs
       ``gradient_accumulation_steps`` = number of datasets.
 
-    What it adds over SentenceTransformerTrainer: the unpaired batch order with per-dataset batch sizes, the
+    What it adds over :class:`NonLinguisticTrainer` (which checkpoints loss-owned heads): the unpaired batch order with per-dataset batch sizes, the
     per-dataset optimizers (:class:`ModalityOptimizer`) and the loss weights of the joint scheme.
 
     Args:

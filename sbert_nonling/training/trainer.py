@@ -1,0 +1,71 @@
+"""SentenceTransformerTrainer that also checkpoints what the losses own (projection heads, learnable temperatures)."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from safetensors.torch import load_file, save_file
+from sentence_transformers import SentenceTransformerTrainer
+from torch import Tensor, nn
+
+logger = logging.getLogger(__name__)
+
+LOSS_STATE_FILE = "loss_state.safetensors"
+
+
+def loss_state_dict(losses: nn.Module | dict[str, nn.Module], model: nn.Module) -> dict[str, Tensor]:
+    """The parameters and buffers the losses own, i.e. everything in their state dicts that is not the model's.
+
+    Keys are ``<dataset name>.<key>``; a tensor shared by several losses (e.g. SimCSE's head, shared by the text loss
+    and MultimodalAlignLoss) is stored once, under its first key.
+    """
+    model_tensors = {id(tensor) for tensor in (*model.parameters(), *model.buffers())}
+    state, seen = {}, set()
+    for name, loss in (losses.items() if isinstance(losses, dict) else [("loss", losses)]):
+        for key, tensor in loss.state_dict(keep_vars=True).items():
+            if id(tensor) in model_tensors or id(tensor) in seen:
+                continue
+            seen.add(id(tensor))
+            state[f"{name}.{key}"] = tensor.detach().cpu().contiguous()
+    return state
+
+
+def load_loss_state_dict(losses: nn.Module | dict[str, nn.Module], state: dict[str, Tensor]) -> None:
+    """Copy a :func:`loss_state_dict` back into the losses' own tensors (in place, so shared tensors stay shared)."""
+    targets = {}
+    for name, loss in (losses.items() if isinstance(losses, dict) else [("loss", losses)]):
+        for key, tensor in loss.state_dict(keep_vars=True).items():
+            targets[f"{name}.{key}"] = tensor
+    unknown = sorted(set(state) - set(targets))
+    if unknown:
+        raise ValueError(f"The checkpoint's loss state has entries the current losses lack: {unknown[:5]}.")
+    for key, value in state.items():
+        targets[key].data.copy_(value.to(targets[key].device))
+
+
+class NonLinguisticTrainer(SentenceTransformerTrainer):
+    """SentenceTransformerTrainer whose checkpoints also hold the losses' own parameters.
+
+    sentence-transformers optimises loss-owned parameters (MCSE's projection heads, SimCSE's training-only MLP, a
+    learnable temperature) but neither saves them in checkpoints nor restores them on
+    ``train(resume_from_checkpoint=...)``: a resumed run would continue with freshly initialised heads. This trainer
+    writes them to ``loss_state.safetensors`` in every checkpoint next to the optimizer state and loads them back on
+    resume. They never enter the saved model.
+    """
+
+    def _save_optimizer_and_scheduler(self, output_dir: str) -> None:
+        super()._save_optimizer_and_scheduler(output_dir)
+        state = loss_state_dict(self.loss, self.model)
+        if state and self.args.should_save:
+            save_file(state, os.path.join(output_dir, LOSS_STATE_FILE))
+
+    def _load_optimizer_and_scheduler(self, checkpoint: str | None) -> None:
+        super()._load_optimizer_and_scheduler(checkpoint)
+        if checkpoint is None:
+            return
+        path = os.path.join(checkpoint, LOSS_STATE_FILE)
+        if os.path.isfile(path):
+            load_loss_state_dict(self.loss, load_file(path))
+        elif loss_state_dict(self.loss, self.model):
+            logger.warning(f"{checkpoint} has no {LOSS_STATE_FILE}: the losses' heads restart from their initialisation.")

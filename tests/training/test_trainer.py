@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from sentence_transformers import SentenceTransformerTrainingArguments
+from transformers import TrainerCallback
+
+from sbert_nonling import SimCSELoss
+from sbert_nonling.data import sentence_pairs_dataset
+from sbert_nonling.training import NonLinguisticTrainer
+from sbert_nonling.training.trainer import LOSS_STATE_FILE, load_loss_state_dict, loss_state_dict
+
+
+def make_trainer(model, sentences, output_dir, max_steps):
+    torch.manual_seed(0)
+    loss = SimCSELoss(model, training_head="mlp")
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(output_dir), max_steps=max_steps, per_device_train_batch_size=8, learning_rate=1e-3,
+        save_strategy="steps", save_steps=2, report_to="none", seed=3, lr_scheduler_type="constant",
+    )
+    return NonLinguisticTrainer(model=model, args=args, train_dataset=sentence_pairs_dataset(sentences), loss=loss), loss
+
+
+def test_checkpoints_hold_the_loss_heads_and_resume_restores_them(tiny_encoder_dir, wiki_sentences, tmp_path):
+    from sbert_nonling.models import build_sentence_model
+
+    trainer, loss = make_trainer(build_sentence_model(tiny_encoder_dir), wiki_sentences[:64], tmp_path, max_steps=2)
+    trainer.train()
+    saved = load_file(str(tmp_path / "checkpoint-2" / LOSS_STATE_FILE))
+    assert set(saved) == {"loss.head.0.weight", "loss.head.0.bias"}  # the head only, never the model
+    torch.testing.assert_close(saved["loss.head.0.weight"], loss.head[0].weight.detach())
+
+    resumed, fresh_loss = make_trainer(build_sentence_model(tiny_encoder_dir), wiki_sentences[:64], tmp_path, max_steps=3)
+    assert not torch.equal(fresh_loss.head[0].weight.detach(), saved["loss.head.0.weight"])
+    restored = {}
+
+    class HeadProbe(TrainerCallback):  # what the head holds when training resumes, before any new step
+        def on_train_begin(self, args, state, control, **kwargs):
+            restored["weight"] = fresh_loss.head[0].weight.detach().clone()
+
+    resumed.add_callback(HeadProbe())
+    resumed.train(resume_from_checkpoint=str(tmp_path / "checkpoint-2"))
+    torch.testing.assert_close(restored["weight"], saved["loss.head.0.weight"])
+
+
+def test_shared_heads_are_stored_once_and_unknown_entries_rejected(tiny_model):
+    from sbert_nonling import MultimodalAlignLoss
+
+    simcse = SimCSELoss(tiny_model)
+    mcse = MultimodalAlignLoss(tiny_model, image_dim=8, text_loss=simcse)
+    state = loss_state_dict({"text": simcse, "captions": mcse}, tiny_model)
+    assert "text.head.0.weight" in state and "captions.text_loss.head.0.weight" not in state
+    assert "captions.text_head.0.weight" in state and not any(".model." in key for key in state)
+    with pytest.raises(ValueError, match="entries the current losses lack"):
+        load_loss_state_dict({"text": simcse}, state)
