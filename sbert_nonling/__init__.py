@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sbert_nonling.export.text_model import export_text_model
+from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
 from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
@@ -14,6 +15,7 @@ from sbert_nonling.version import __version__
 
 __all__ = [
     "AudioPatchEmbed",
+    "DistillAnchorLoss",
     "ImagePatchEmbed",
     "ModalityRouter",
     "MultimodalAlignLoss",

@@ -154,10 +154,10 @@ class MultimodalAlignLoss(nn.Module):
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> dict[str, Tensor]:
         outputs = [self.model(features) for features in sentence_features]
-        image_features = self._check_image_features(labels, outputs[0]["sentence_embedding"].shape[0])
+        image_features = self.check_image_features(labels, outputs[0]["sentence_embedding"].shape[0])
         return self.compute_loss_from_outputs(outputs, image_features)
 
-    def _check_image_features(self, labels: Tensor | None, batch_size: int) -> Tensor:
+    def check_image_features(self, labels: Tensor | None, batch_size: int) -> Tensor:
         if labels is None or labels.ndim not in (2, 3):
             shape = None if labels is None else tuple(labels.shape)
             raise ValueError(f"{type(self).__name__} needs image features (B, d) or (B, regions, d) as the label column, got {shape}.")

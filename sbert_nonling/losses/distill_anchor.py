@@ -1,0 +1,175 @@
+"""Anchor the student to a frozen copy of itself (MACD's "lifelong" term) while another loss trains it."""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import torch
+import torch.nn.functional as F
+from sentence_transformers import SentenceTransformer
+from torch import Tensor, nn
+
+from sbert_nonling.losses.simcse import SimCSELoss
+
+logger = logging.getLogger(__name__)
+
+CosineTarget = Literal["token_embeddings", "sentence_embedding"]
+
+
+class DistillAnchorLoss(nn.Module):
+    def __init__(
+        self,
+        model: SentenceTransformer,
+        base_loss: nn.Module | None = None,
+        teacher: SentenceTransformer | None = None,
+        kl_weight: float = 5.0,
+        cosine_weight: float = 1.0,
+        temperature: float = 2.0,
+        cosine_target: CosineTarget = "token_embeddings",
+    ) -> None:
+        r"""Keeps the student close to a frozen teacher (by default a frozen copy of the starting model) while
+        ``base_loss`` trains it: learning without forgetting, MACD's "lifelong" anchor.
+
+        .. math::
+
+            \mathcal{L} = \mathcal{L}_{base} + w_{kl} \, T^2 \, \mathrm{KL}\big(p^{T}_{teacher} \,\|\, p^{T}_{student}\big)
+                + w_{cos} \, \big(1 - \overline{\cos}(s, t)\big)
+
+        - KL term: for each sentence :math:`i` of the first column, :math:`p^{T}(i) = \mathrm{softmax}_j(\cos(e_i, e_j)
+          / T)` over the batch (the in-batch similarity distribution), for teacher and student, temperature
+          :math:`T` = 2, scaled by :math:`T^2`.
+        - Cosine term: mean over non-pad tokens (``cosine_target="token_embeddings"``, MACD's last hidden states) or
+          over sentences (``"sentence_embedding"``) of :math:`1 - \cos(\text{student}, \text{teacher})`.
+
+        The teacher runs once per batch column, under ``torch.no_grad`` and in eval mode; it is frozen, never
+        optimised, not registered as a sub-module (so it is neither in the loss's state nor in any checkpoint or
+        saved model) and follows the student's device. The student's outputs are computed once and shared with
+        ``base_loss`` when it is a :class:`SimCSELoss` or has ``compute_loss_from_outputs`` (MultimodalAlignLoss).
+
+        Args:
+            model: the student being trained.
+            base_loss: the loss that trains the student (its terms are returned alongside), or None.
+            teacher: the frozen reference; default a frozen deep copy of ``model`` taken now.
+            kl_weight, cosine_weight: weights of the two anchor terms (MACD's code: 5 and 1; paper form
+                :math:`\epsilon` soft-CE + (1 - :math:`\epsilon`)(1 - cos) with :math:`\epsilon` = 5/6 is the same
+                ratio). A zero weight disables its term.
+            temperature: :math:`T` of the KL term.
+            cosine_target: ``"token_embeddings"`` or ``"sentence_embedding"``.
+
+        Reproduction notes:
+            MACD's released code applies the KL term to masked-language-model logits of re-masked tokens, which needs
+            an MLM head a sentence encoder does not have; here it is applied to the in-batch similarity
+            distribution of the sentence embeddings. The cosine term on last hidden states of non-pad tokens is as
+            in the code.
+
+        References:
+            - Cui, Zheng, Wang. Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning
+              (MACD), EMNLP 2020.
+            - Li and Hoiem. Learning without Forgetting, ECCV 2016.
+
+        Inputs:
+            +----------------------------------------+--------------------------+
+            | Texts                                  | Labels                   |
+            +========================================+==========================+
+            | whatever ``base_loss`` takes           | whatever ``base_loss`` takes |
+            +----------------------------------------+--------------------------+
+
+        Example:
+            ::
+
+                from sbert_nonling import DistillAnchorLoss, MultimodalAlignLoss
+                from sbert_nonling.models import build_sentence_model
+
+                model = build_sentence_model("bert-base-uncased", pooling="cls")
+                grounding = MultimodalAlignLoss(model, image_dim=2048, direction="symmetric", temperature=0.1)
+                loss = DistillAnchorLoss(model, base_loss=grounding)  # teacher = frozen copy of the starting model
+        """
+        super().__init__()
+        if temperature <= 0:
+            raise ValueError(f"temperature={temperature!r} must be positive (MACD uses 2).")
+        if kl_weight < 0 or cosine_weight < 0 or kl_weight == cosine_weight == 0:
+            raise ValueError(f"kl_weight={kl_weight} and cosine_weight={cosine_weight} must be >= 0 and not both 0.")
+        if cosine_target not in ("token_embeddings", "sentence_embedding"):
+            raise ValueError(f"cosine_target={cosine_target!r} must be 'token_embeddings' or 'sentence_embedding'.")
+        self.model = model
+        self.base_loss = base_loss
+        self.kl_weight = kl_weight
+        self.cosine_weight = cosine_weight
+        self.temperature = temperature
+        self.cosine_target = cosine_target
+        frozen = copy.deepcopy(model) if teacher is None else teacher
+        frozen.eval().requires_grad_(False)
+        self._teacher = [frozen]  # a list: not a registered sub-module, so never optimised, checkpointed or saved
+
+    @property
+    def teacher(self) -> SentenceTransformer:
+        return self._teacher[0]
+
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> dict[str, Tensor]:
+        sentence_features = list(sentence_features)
+        teacher_features = [dict(features) for features in sentence_features]  # modules write into the dicts
+        student = [self.model(features) for features in sentence_features]
+        teacher_model = self.teacher
+        device = student[0]["sentence_embedding"].device
+        if next(teacher_model.parameters()).device != device:
+            teacher_model.to(device)
+        with torch.no_grad():
+            teacher_model.eval()
+            teacher = [teacher_model(features) for features in teacher_features]
+        losses = self._base_terms(sentence_features, student, labels)
+        if self.kl_weight:
+            losses["anchor_kl"] = self.kl_weight * self.kl_term(student[0]["sentence_embedding"], teacher[0]["sentence_embedding"])
+        if self.cosine_weight:
+            losses["anchor_cosine"] = self.cosine_weight * self.cosine_term(student[0], teacher[0])
+        return losses
+
+    def _base_terms(self, features: list[dict[str, Tensor]], student: list[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
+        if self.base_loss is None:
+            return {}
+        if isinstance(self.base_loss, SimCSELoss):
+            embeddings = [self.base_loss.head(output["sentence_embedding"]) for output in student]
+            return {"base": self.base_loss.compute_loss_from_embeddings(embeddings, labels)}
+        if hasattr(self.base_loss, "compute_loss_from_outputs"):
+            image_features = self.base_loss.check_image_features(labels, student[0]["sentence_embedding"].shape[0])
+            return dict(self.base_loss.compute_loss_from_outputs(student, image_features))
+        logger.warning_once(f"{type(self.base_loss).__name__} embeds the batch again: the student runs twice per batch.")
+        result = self.base_loss(features, labels)
+        return dict(result) if isinstance(result, dict) else {"base": result}
+
+    def kl_term(self, student: Tensor, teacher: Tensor) -> Tensor:
+        """T^2 * KL(teacher || student) of the in-batch cosine-similarity distributions at temperature T."""
+        student, teacher = F.normalize(student, dim=-1), F.normalize(teacher, dim=-1)
+        log_student = F.log_softmax(student @ student.T / self.temperature, dim=-1)
+        log_teacher = F.log_softmax(teacher @ teacher.T / self.temperature, dim=-1)
+        return self.temperature**2 * F.kl_div(log_student, log_teacher, log_target=True, reduction="batchmean")
+
+    def cosine_term(self, student: dict[str, Tensor], teacher: dict[str, Tensor]) -> Tensor:
+        """Mean of 1 - cos(student, teacher) over non-pad tokens or over sentences."""
+        if self.cosine_target == "sentence_embedding":
+            return (1 - F.cosine_similarity(student["sentence_embedding"], teacher["sentence_embedding"], dim=-1)).mean()
+        distance = 1 - F.cosine_similarity(student["token_embeddings"], teacher["token_embeddings"], dim=-1)  # (B, T)
+        mask = student["attention_mask"].to(distance.dtype)
+        return (distance * mask).sum() / mask.sum()
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {
+            "kl_weight": self.kl_weight,
+            "cosine_weight": self.cosine_weight,
+            "temperature": self.temperature,
+            "cosine_target": self.cosine_target,
+            "base_loss": None if self.base_loss is None else type(self.base_loss).__name__,
+        }
+
+    @property
+    def citation(self) -> str:
+        return """
+@inproceedings{cui2020macd,
+    title = {Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning},
+    author = {Cui, Wanyun and Zheng, Guangyu and Wang, Wei},
+    booktitle = {Empirical Methods in Natural Language Processing (EMNLP)},
+    year = {2020}
+}
+"""

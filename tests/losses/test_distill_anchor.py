@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from sbert_nonling import DistillAnchorLoss, MultimodalAlignLoss, SimCSELoss
+
+SENTENCES = ["a man plays a guitar", "a woman slices an onion", "two dogs run in a field"]
+
+
+def count_forwards(module):
+    calls = []
+    module.register_forward_hook(lambda *args: calls.append(1))
+    return calls
+
+
+def test_teacher_is_a_frozen_unregistered_copy(tiny_model):
+    loss = DistillAnchorLoss(tiny_model)
+    assert loss.teacher is not tiny_model and not any(p.requires_grad for p in loss.teacher.parameters())
+    teacher_ids = {id(p) for p in loss.teacher.parameters()}
+    assert not teacher_ids & {id(p) for p in loss.parameters()}  # so never optimised
+    assert not any(key.startswith("_teacher") for key in loss.state_dict())  # so never checkpointed or saved
+    torch.testing.assert_close(next(loss.teacher.parameters()), next(tiny_model.parameters()))
+
+
+def test_anchor_terms_vanish_when_the_student_equals_the_teacher(tiny_model):
+    tiny_model.eval()
+    loss = DistillAnchorLoss(tiny_model)
+    terms = loss([tiny_model.preprocess(SENTENCES)], None)
+    assert terms["anchor_kl"].abs() < 1e-6 and terms["anchor_cosine"].abs() < 1e-6
+
+
+def test_kl_and_cosine_terms_match_hand_computed_values(tiny_model):
+    loss = DistillAnchorLoss(tiny_model, temperature=2.0)
+    student, teacher = torch.tensor([[1.0, 0.0], [0.0, 1.0]]), torch.tensor([[1.0, 0.0], [0.6, 0.8]])
+    expected = 0.0
+    for i in range(2):
+        s = [sum(a * b for a, b in zip(student[i].tolist(), student[j].tolist())) / 2.0 for j in range(2)]
+        t = [sum(a * b for a, b in zip(teacher[i].tolist(), teacher[j].tolist())) / 2.0 for j in range(2)]
+        p_s = [math.exp(v) / sum(math.exp(w) for w in s) for v in s]
+        p_t = [math.exp(v) / sum(math.exp(w) for w in t) for v in t]
+        expected += sum(pt * math.log(pt / ps) for pt, ps in zip(p_t, p_s))
+    assert loss.kl_term(student, teacher).item() == pytest.approx(4.0 * expected / 2, rel=1e-5)
+    tokens_s = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [5.0, 5.0]]])
+    tokens_t = torch.tensor([[[1.0, 0.0], [1.0, 0.0], [-5.0, 5.0]]])
+    cosine = loss.cosine_term({"token_embeddings": tokens_s, "attention_mask": torch.tensor([[1, 1, 0]])}, {"token_embeddings": tokens_t})
+    assert cosine.item() == pytest.approx((0.0 + 1.0) / 2)  # the padded third token is ignored
+
+
+def test_composed_with_simcse_each_model_runs_once_per_column(tiny_model):
+    tiny_model.train()
+    simcse = SimCSELoss(tiny_model)
+    loss = DistillAnchorLoss(tiny_model, base_loss=simcse)
+    student_calls, teacher_calls = count_forwards(tiny_model), count_forwards(loss.teacher)
+    features = [tiny_model.preprocess(SENTENCES), tiny_model.preprocess(SENTENCES)]
+    terms = loss(features, None)
+    assert set(terms) == {"base", "anchor_kl", "anchor_cosine"}
+    assert len(student_calls) == 2 and len(teacher_calls) == 2
+    before = [p.detach().clone() for p in loss.teacher.parameters()]
+    sum(terms.values()).backward()
+    assert all(p.grad is None for p in loss.teacher.parameters())
+    assert all(torch.equal(a, b) for a, b in zip(before, loss.teacher.parameters()))
+
+
+def test_composed_with_grounding_returns_all_terms(tiny_model):
+    grounding = MultimodalAlignLoss(tiny_model, image_dim=4, direction="symmetric", temperature=0.1)
+    loss = DistillAnchorLoss(tiny_model, base_loss=grounding, kl_weight=0.0, cosine_target="sentence_embedding")
+    terms = loss([tiny_model.preprocess(SENTENCES)] * 2, torch.randn(3, 4))
+    assert set(terms) == {"grounding", "anchor_cosine"}
+
+
+def test_settings_are_checked(tiny_model):
+    with pytest.raises(ValueError, match="temperature=0 must be positive"):
+        DistillAnchorLoss(tiny_model, temperature=0)
+    with pytest.raises(ValueError, match="not both 0"):
+        DistillAnchorLoss(tiny_model, kl_weight=0, cosine_weight=0)
+    with pytest.raises(ValueError, match="cosine_target='pooler'"):
+        DistillAnchorLoss(tiny_model, cosine_target="pooler")
+    assert DistillAnchorLoss(tiny_model).get_config_dict()["kl_weight"] == 5.0
+    assert "cui2020macd" in DistillAnchorLoss(tiny_model).citation
