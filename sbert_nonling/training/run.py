@@ -10,14 +10,18 @@ import torch
 from datasets import Dataset, DatasetDict
 from sentence_transformers import SentenceTransformerTrainingArguments
 from sentence_transformers.base.modules import InputModule
-from sentence_transformers.base.sampler import BatchSamplers
+from sentence_transformers.base.sampler import BatchSamplers, MultiDatasetBatchSamplers
 from transformers import set_seed
 
 from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
+from sbert_nonling.data.captions import caption_feature_dataset, read_captions
+from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features, load_image_features, save_image_features
 from sbert_nonling.data.images import image_folder_dataset
 from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, read_sentences, sentence_pairs_dataset
 from sbert_nonling.evaluation.sts import evaluate_sts_dir, sts_dev_evaluator
 from sbert_nonling.export.text_model import export_text_model
+from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
+from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
 from sbert_nonling.models.sentence_model import build_sentence_model
@@ -25,6 +29,7 @@ from sbert_nonling.models.tiny_encoder import build_tiny_encoder
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.modules.shared_encoder import SharedEncoder
+from sbert_nonling.training.interleaved_sampler import InterleavedBatchSampler
 from sbert_nonling.training.recipes import get_recipe
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
@@ -35,7 +40,9 @@ logger = logging.getLogger(__name__)
 SELECTION_METRIC = "eval_STSBenchmark_spearman_cosine"
 
 
-def _text_data(recipe: str, settings: dict[str, Any], text_file, nli_file) -> tuple[Dataset, list[str]]:
+def _text_data(recipe: str, settings: dict[str, Any], text_file, nli_file) -> tuple[Dataset | None, list[str]]:
+    if settings["data"] == "captions":
+        return None, []
     if settings["data"] == "text":
         if text_file is None:
             raise ValueError(f"Recipe {recipe!r} trains on plain sentences: pass text_file (one sentence per line).")
@@ -47,6 +54,29 @@ def _text_data(recipe: str, settings: dict[str, Any], text_file, nli_file) -> tu
         triplets = read_nli_triplets(nli_file)
         return nli_triplets_dataset(triplets), [sentence for triplet in triplets for sentence in triplet]
     raise ValueError(f"Recipe {recipe!r} has an unknown data kind {settings['data']!r}.")
+
+
+def _grounding_data(
+    recipe: str, settings: dict[str, Any], captions_file, image_dir, image_features, output_dir: Path
+) -> tuple[Dataset, list[str]]:
+    """Caption pairs joined with frozen image features: loaded from ``image_features`` (``sbert-nonling features``)
+    or extracted now with the recipe's encoder and kept in ``output_dir/image_features.safetensors``."""
+    if captions_file is None or image_dir is None:
+        raise ValueError(f"Recipe {recipe!r} grounds captions in their images: pass captions_file and image_dir.")
+    pairs = read_captions(captions_file, image_dir=image_dir)
+    kind = "regions" if settings["regions"] else "global"
+    if image_features is not None:
+        names, features = load_image_features(image_features)
+        if kind not in features:
+            raise ValueError(f"{image_features} holds {sorted(features)} features; recipe {recipe!r} needs {kind!r}.")
+    else:
+        names = sorted({image for image, _ in pairs})
+        encoder = FrozenImageEncoder.by_name(settings["image_encoder"])
+        features = extract_image_features([Path(image_dir) / name for name in names], encoder, regions=settings["regions"])
+        save_image_features(output_dir / "image_features.safetensors", names, features)
+    if features[kind].shape[-1] != settings["image_dim"]:
+        raise ValueError(f"Image features have dimension {features[kind].shape[-1]}, recipe {recipe!r} expects image_dim={settings['image_dim']}.")
+    return caption_feature_dataset(pairs, names, features[kind], seed=settings["seed"]), [caption for _, caption in pairs]
 
 
 def _modality_data(
@@ -78,6 +108,59 @@ def _modality_data(
     raise ValueError(f"Recipe {recipe!r} has an unknown modality {settings['modality']!r}.")
 
 
+def _grounding_loss(model, settings: dict[str, Any], text_loss: SimCSELoss | None):
+    loss = MultimodalAlignLoss(
+        model,
+        image_dim=settings["image_dim"],
+        text_loss=text_loss,
+        weight=settings["grounding_weight"],
+        direction=settings["grounding_direction"],
+        temperature=settings["grounding_temperature"],
+        projection_dim=settings["projection_dim"],
+        head_activation=settings["head_activation"],
+        local_weight=settings["local_weight"],
+    )
+    if not settings["anchor"]:
+        return loss
+    return DistillAnchorLoss(
+        model,
+        base_loss=loss,
+        kl_weight=settings["anchor_kl_weight"],
+        cosine_weight=settings["anchor_cosine_weight"],
+        temperature=settings["anchor_temperature"],
+    )
+
+
+def _training_arguments(
+    settings: dict[str, Any], output_dir: Path, evaluating: bool, joint: bool, interleaved: bool
+) -> SentenceTransformerTrainingArguments:
+    """The recipe's hyper-parameters as trainer arguments: dev evaluation, best-checkpoint selection, no duplicates."""
+    return SentenceTransformerTrainingArguments(
+        output_dir=str(output_dir / "checkpoints"),
+        num_train_epochs=settings["epochs"],
+        max_steps=settings["max_steps"],
+        per_device_train_batch_size=settings["batch_size"],
+        gradient_accumulation_steps=2 if joint else settings.get("gradient_accumulation_steps", 1),
+        learning_rate=settings["learning_rate"],
+        warmup_steps=settings.get("warmup_steps", settings.get("warmup_fraction", 0.0)),
+        lr_scheduler_type=settings["lr_scheduler_type"],
+        seed=settings["seed"],
+        fp16=bool(settings["fp16"]) and torch.cuda.is_available(),
+        batch_sampler=BatchSamplers.NO_DUPLICATES,
+        multi_dataset_batch_sampler=InterleavedBatchSampler if interleaved else MultiDatasetBatchSamplers.PROPORTIONAL,
+        eval_strategy="steps" if evaluating else "no",
+        eval_steps=settings["eval_steps"],
+        save_strategy="steps",
+        save_steps=settings["eval_steps"],
+        save_total_limit=2,
+        load_best_model_at_end=evaluating,
+        metric_for_best_model=SELECTION_METRIC if evaluating else None,
+        greater_is_better=True,
+        logging_steps=max(1, settings["eval_steps"] // 5),
+        report_to="none",
+    )
+
+
 def train_recipe(
     recipe: str,
     output_dir: str | Path,
@@ -87,6 +170,8 @@ def train_recipe(
     image_dir: str | Path | None = None,
     audio_dir: str | Path | None = None,
     audio_label_regex: str | None = None,
+    captions_file: str | Path | None = None,
+    image_features: str | Path | None = None,
     model: str | None = None,
     tiny: bool = False,
     max_steps: int | None = None,
@@ -99,7 +184,9 @@ def train_recipe(
     is evaluated every ``eval_steps`` steps and the best checkpoint on it is kept (``load_best_model_at_end``).
     Recipes with a ``modality`` (visualcse, audiocse) add an unpaired image / audio dataset, its front-end route and
     its :class:`UnpairedModalityContrastiveLoss`, and train with :class:`UnpairedModalityTrainer` (scheme
-    ``alternating`` or ``joint`` from the recipe).
+    ``alternating`` or ``joint`` from the recipe). Grounding recipes (mcse, macd) add caption batches with
+    :class:`MultimodalAlignLoss` (interleaved with text batches as MCSE does), optionally anchored to a frozen copy of
+    the starting model with :class:`DistillAnchorLoss` (MACD).
 
     Args:
         recipe: a name from :func:`~sbert_nonling.training.recipes.list_recipes`.
@@ -109,6 +196,9 @@ def train_recipe(
         sts_dir: SentEval-layout STS folder for dev evaluation and model selection.
         image_dir: images in one sub-folder per class (image recipes).
         audio_dir, audio_label_regex: audio files and the pattern whose first group of the file name is the class.
+        captions_file: image-caption pairs (Flickr token file, CSV or JSONL) for grounding recipes (mcse, macd), whose
+            images are in ``image_dir``.
+        image_features: precomputed features of those images (``sbert-nonling features``); default: extracted now.
         model: Hub name or folder of the starting encoder; default: the recipe's (bert-base-uncased).
         tiny: start from a small random encoder built offline from the training text (see ``build_tiny_encoder``)
             and use the recipe's ``tiny`` hyper-parameters.
@@ -126,10 +216,16 @@ def train_recipe(
     output_dir = Path(output_dir)
     set_seed(settings["seed"])  # front-ends and loss heads are initialised before the trainer seeds anything
     text_dataset, sentences = _text_data(recipe, settings, text_file, nli_file)
+    caption_dataset = None
+    if "image_encoder" in settings:
+        caption_dataset, captions = _grounding_data(recipe, settings, captions_file, image_dir, image_features, output_dir)
+        sentences = sentences + captions
     encoder_path = str(build_tiny_encoder(output_dir / "tiny-encoder", sentences, seed=settings["seed"])) if tiny else (
         model or settings["model"]
     )
     encoder = SharedEncoder(encoder_path, max_seq_length=settings["max_seq_length"])
+    if settings.get("freeze_position_embeddings"):
+        encoder.auto_model.embeddings.position_embeddings.requires_grad_(False)
     modality = settings.get("modality")
     front_ends, modality_dataset = {}, None
     if modality:
@@ -139,52 +235,38 @@ def train_recipe(
     sentence_model = build_sentence_model(encoder, pooling=settings["pooling"], max_seq_length=None, front_ends=front_ends)
     dev_before = evaluate_sts_dir(sentence_model, sts_dir, "dev") if sts_dir else {}
 
-    text_loss = SimCSELoss(sentence_model, temperature=settings["temperature"], training_head=settings["training_head"])
     evaluating = sts_dir is not None
     joint = modality is not None and settings["scheme"] == "joint"
-    args = SentenceTransformerTrainingArguments(
-        output_dir=str(output_dir / "checkpoints"),
-        num_train_epochs=settings["epochs"],
-        max_steps=settings["max_steps"],
-        per_device_train_batch_size=settings["batch_size"],
-        gradient_accumulation_steps=2 if joint else 1,
-        learning_rate=settings["learning_rate"],
-        warmup_steps=settings["warmup_steps"],
-        lr_scheduler_type=settings["lr_scheduler_type"],
-        seed=settings["seed"],
-        fp16=bool(settings["fp16"]) and torch.cuda.is_available(),
-        batch_sampler=BatchSamplers.NO_DUPLICATES,
-        eval_strategy="steps" if evaluating else "no",
-        eval_steps=settings["eval_steps"],
-        save_strategy="steps",
-        save_steps=settings["eval_steps"],
-        save_total_limit=2,
-        load_best_model_at_end=evaluating,
-        metric_for_best_model=SELECTION_METRIC if evaluating else None,
-        greater_is_better=True,
-        logging_steps=max(1, settings["eval_steps"] // 5),
-        report_to="none",
-    )
-    evaluator = sts_dev_evaluator(sts_dir) if evaluating else None
-    if modality is None:
-        trainer = NonLinguisticTrainer(
-            model=sentence_model, args=args, train_dataset=text_dataset, loss=text_loss, evaluator=evaluator
-        )
-    else:
+    args = _training_arguments(settings, output_dir, evaluating, joint, interleaved=text_dataset is not None and caption_dataset is not None)
+    common = {"model": sentence_model, "args": args, "evaluator": sts_dev_evaluator(sts_dir) if evaluating else None}
+    text_loss = None
+    if text_dataset is not None:
+        text_loss = SimCSELoss(sentence_model, temperature=settings["temperature"], training_head=settings["training_head"])
+    if modality is not None:
         modality_loss = UnpairedModalityContrastiveLoss(
             sentence_model, mode=settings["modality_mode"], temperature=settings["modality_temperature"]
         )
         trainer = UnpairedModalityTrainer(
-            model=sentence_model,
-            args=args,
+            **common,
             train_dataset=DatasetDict({modality: modality_dataset, "text": text_dataset}),
             loss={modality: modality_loss, "text": text_loss},
-            evaluator=evaluator,
             scheme=settings["scheme"],
             batch_sizes={modality: settings["modality_batch_size"]},
             learning_rates={} if joint else {modality: settings["modality_learning_rate"]},
             weights={modality: settings["modality_weight"]} if joint else {},
         )
+    elif caption_dataset is not None:
+        caption_loss = _grounding_loss(sentence_model, settings, text_loss)
+        if text_dataset is None:
+            trainer = NonLinguisticTrainer(**common, train_dataset=caption_dataset, loss=caption_loss)
+        else:
+            trainer = NonLinguisticTrainer(
+                **common,
+                train_dataset=DatasetDict({"text": text_dataset, "captions": caption_dataset}),
+                loss={"text": text_loss, "captions": caption_loss},
+            )
+    else:
+        trainer = NonLinguisticTrainer(**common, train_dataset=text_dataset, loss=text_loss)
     trainer.train()
 
     dev_after = evaluate_sts_dir(sentence_model, sts_dir, "dev") if sts_dir else {}

@@ -105,3 +105,17 @@ def test_sampler_cycles_the_modality_and_follows_the_text_epoch():
     assert list(UnpairedBatchSampler(concat, [image_sampler, text_sampler], text_index=1, batch_sizes={0: 2})) == batches  # seeded
     with pytest.raises(ValueError, match="Batch size 5 for dataset 0 must be between 1 and its size"):
         UnpairedBatchSampler(concat, [image_sampler, text_sampler], text_index=1, batch_sizes={0: 5})
+
+
+def test_interleaved_sampler_puts_a_caption_batch_every_k_text_batches():
+    from sbert_nonling.training.interleaved_sampler import InterleavedBatchSampler
+
+    text, captions = Dataset.from_dict({"x": list(range(20))}), Dataset.from_dict({"x": list(range(6))})
+    samplers = [BatchSampler(SequentialSampler(text), 2, False), BatchSampler(SequentialSampler(captions), 2, False)]
+    sampler = InterleavedBatchSampler(ConcatDataset([text, captions]), samplers)
+    batches = list(sampler)
+    kinds = ["c" if batch[0] >= 20 else "t" for batch in batches]
+    assert sampler.every == 3 and len(batches) == len(sampler) == 13
+    assert "".join(kinds) == "tttctttctttct"
+    with pytest.raises(ValueError, match="exactly two datasets"):
+        InterleavedBatchSampler(ConcatDataset([text]), samplers[:1])
