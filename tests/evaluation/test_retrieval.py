@@ -14,7 +14,7 @@ def test_recalls_on_a_hand_checked_toy_case():
     scores = retrieval_recalls(texts, images, [0, 0, 1, 2], ks=(1, 2))
     assert scores["text_to_image_R@1"] == pytest.approx(75.0)  # 3 of 4 captions find their image first
     assert scores["text_to_image_R@2"] == pytest.approx(75.0)  # image 2 is third for caption 3
-    assert scores["image_to_text_R@1"] == pytest.approx(100 * 2 / 3)  # image 1's best caption is caption 3 (image 2's)
+    assert scores["image_to_text_R@1"] == pytest.approx(100 * 2 / 3)  # image 2's best caption (caption 2) belongs to image 1
     with pytest.raises(ValueError, match="4 captions but 3"):
         retrieval_recalls(texts, images, [0, 0, 1])
 
