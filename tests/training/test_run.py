@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import torch
 import pytest
 from sentence_transformers import SentenceTransformer
 
@@ -132,3 +133,74 @@ def test_the_same_recipe_and_seed_give_the_same_model(tmp_path, data_dir):
         )
         embeddings.append(SentenceTransformer(result["export"]).encode(["a man plays a guitar", "two dogs run"]))
     np.testing.assert_array_equal(embeddings[0], embeddings[1])
+
+
+@pytest.fixture(scope="module")
+def flickr_subset(tmp_path_factory, data_dir):
+    """12 Flickr8k photos with their 60 captions, and their EfficientNet-Lite0 features (global and 7 x 7 regions)."""
+    import shutil
+
+    from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features, save_image_features
+
+    root = tmp_path_factory.mktemp("flickr")
+    (root / "images").mkdir()
+    names = sorted(path.name for path in (data_dir / "images" / "flickr8k").iterdir())[:12]
+    for name in names:
+        shutil.copy(data_dir / "images" / "flickr8k" / name, root / "images" / name)
+    tokens = (data_dir / "corpus" / "flickr8k" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
+    (root / "captions.txt").write_text("\n".join(line for line in tokens if line.split("#")[0] in names) + "\n", encoding="utf-8")
+    features = extract_image_features([root / "images" / name for name in names], FrozenImageEncoder.efficientnet_lite0(), regions=True)
+    save_image_features(root / "features.safetensors", names, features)
+    return root
+
+
+def test_mcse_and_macd_recipe_defaults_follow_the_papers():
+    mcse, macd = get_recipe("mcse"), get_recipe("macd")
+    assert (mcse["grounding_weight"], mcse["grounding_temperature"], mcse["projection_dim"], mcse["grounding_direction"]) == (0.01, 0.05, 256, "text_to_image")
+    assert (mcse["image_encoder"], mcse["image_dim"], mcse["epochs"], mcse["learning_rate"]) == ("resnet50", 2048, 3, 3e-5)
+    assert (macd["grounding_direction"], macd["grounding_temperature"], macd["projection_dim"], macd["head_activation"]) == ("symmetric", 0.1, 768, "none")
+    assert (macd["anchor_kl_weight"], macd["anchor_cosine_weight"], macd["anchor_temperature"], macd["gradient_accumulation_steps"]) == (5.0, 1.0, 2.0, 8)
+    assert (macd["learning_rate"], macd["epochs"], macd["warmup_fraction"], macd["freeze_position_embeddings"]) == (1e-4, 10, 0.1, True)
+
+
+def test_mcse_recipe_interleaves_caption_batches_and_keeps_heads_out_of_the_model(tmp_path, data_dir, flickr_subset):
+    result = train_recipe(
+        "mcse", tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir, lines=64), captions_file=flickr_subset / "captions.txt",
+        image_dir=flickr_subset / "images", image_features=flickr_subset / "features.safetensors", tiny=True, max_steps=6,
+        overrides={"batch_size": 8, "eval_steps": 6},
+    )
+    state = json.loads((tmp_path / "run" / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
+    assert any("grounding" in entry for entry in state["log_history"])  # a caption batch was trained on
+    from safetensors.torch import load_file
+
+    heads = load_file(str(tmp_path / "run" / "checkpoints" / "checkpoint-6" / "loss_state.safetensors"))
+    assert {"captions.text_head.0.weight", "captions.image_head.0.weight", "text.head.0.weight"} <= set(heads)
+    model_keys = set(SentenceTransformer(result["model"], trust_remote_code=True).state_dict())
+    assert not any("head" in key for key in model_keys)
+    modules = json.loads((tmp_path / "run" / "export" / "modules.json").read_text())
+    assert [module["type"].rsplit(".", 1)[1] for module in modules] == ["Transformer", "Pooling"]
+
+
+def test_macd_recipe_trains_captions_with_the_anchor(tmp_path, flickr_subset):
+    result = train_recipe(
+        "macd", tmp_path / "run", captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images",
+        image_features=flickr_subset / "features.safetensors", tiny=True, max_steps=2, overrides={"batch_size": 6},
+    )
+    assert result["global_step"] == 2
+    full = SentenceTransformer(result["model"], trust_remote_code=True)
+    position = full[0].encoder.auto_model.embeddings.position_embeddings.weight
+    from safetensors.torch import load_file
+
+    initial = load_file(str(tmp_path / "run" / "tiny-encoder" / "model.safetensors"))
+    key = next(name for name in initial if name.endswith("position_embeddings.weight"))
+    torch.testing.assert_close(position, initial[key])  # frozen, as MACD
+
+
+def test_grounding_recipes_need_captions_and_matching_features(tmp_path, data_dir, flickr_subset):
+    with pytest.raises(ValueError, match="pass captions_file and image_dir"):
+        train_recipe("macd", tmp_path / "a", tiny=True)
+    with pytest.raises(ValueError, match="recipe 'mcse' expects image_dim=2048"):
+        train_recipe(
+            "mcse", tmp_path / "b", text_file=_small_text_file(tmp_path, data_dir, lines=20), captions_file=flickr_subset / "captions.txt",
+            image_dir=flickr_subset / "images", image_features=flickr_subset / "features.safetensors", overrides={"image_dim": 2048}, tiny=True,
+        )
