@@ -53,3 +53,22 @@ def small_sts_dir(tmp_path_factory, data_dir) -> Path:
         lines = (data_dir / "sts" / folder / name).read_text(encoding="utf-8").splitlines()[:60]
         (root / folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return root
+
+
+@pytest.fixture(scope="session")
+def flickr_subset(tmp_path_factory, data_dir):
+    """12 Flickr8k photos with their 60 captions, and their EfficientNet-Lite0 features (global and 7 x 7 regions)."""
+    import shutil
+
+    from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features, save_image_features
+
+    root = tmp_path_factory.mktemp("flickr")
+    (root / "images").mkdir()
+    names = sorted(path.name for path in (data_dir / "images" / "flickr8k").iterdir())[:12]
+    for name in names:
+        shutil.copy(data_dir / "images" / "flickr8k" / name, root / "images" / name)
+    tokens = (data_dir / "corpus" / "flickr8k" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
+    (root / "captions.txt").write_text("\n".join(line for line in tokens if line.split("#")[0] in names) + "\n", encoding="utf-8")
+    features = extract_image_features([root / "images" / name for name in names], FrozenImageEncoder.efficientnet_lite0(), regions=True)
+    save_image_features(root / "features.safetensors", names, features)
+    return root

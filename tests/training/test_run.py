@@ -135,25 +135,6 @@ def test_the_same_recipe_and_seed_give_the_same_model(tmp_path, data_dir):
     np.testing.assert_array_equal(embeddings[0], embeddings[1])
 
 
-@pytest.fixture(scope="module")
-def flickr_subset(tmp_path_factory, data_dir):
-    """12 Flickr8k photos with their 60 captions, and their EfficientNet-Lite0 features (global and 7 x 7 regions)."""
-    import shutil
-
-    from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features, save_image_features
-
-    root = tmp_path_factory.mktemp("flickr")
-    (root / "images").mkdir()
-    names = sorted(path.name for path in (data_dir / "images" / "flickr8k").iterdir())[:12]
-    for name in names:
-        shutil.copy(data_dir / "images" / "flickr8k" / name, root / "images" / name)
-    tokens = (data_dir / "corpus" / "flickr8k" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
-    (root / "captions.txt").write_text("\n".join(line for line in tokens if line.split("#")[0] in names) + "\n", encoding="utf-8")
-    features = extract_image_features([root / "images" / name for name in names], FrozenImageEncoder.efficientnet_lite0(), regions=True)
-    save_image_features(root / "features.safetensors", names, features)
-    return root
-
-
 def test_mcse_and_macd_recipe_defaults_follow_the_papers():
     mcse, macd = get_recipe("mcse"), get_recipe("macd")
     assert (mcse["grounding_weight"], mcse["grounding_temperature"], mcse["projection_dim"], mcse["grounding_direction"]) == (0.01, 0.05, 256, "text_to_image")
