@@ -11,6 +11,8 @@ from pathlib import Path
 import torch
 from datasets import Dataset
 
+from sbert_nonling.data.image_features import CROP_TRANSFORM
+from sbert_nonling.data.images import open_image
 from sbert_nonling.util.validation import check_sentence
 
 logger = logging.getLogger(__name__)
@@ -60,6 +62,34 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
     return pairs
 
 
+def sample_one_caption_per_image(pairs: list[tuple[str, str]], seed: int = 42) -> list[tuple[str, str]]:
+    """One (image, caption) pair per image, the caption drawn with a seeded generator, images in sorted order."""
+    by_image: dict[str, list[str]] = {}
+    for image, caption in pairs:
+        by_image.setdefault(image, []).append(caption)
+    generator = random.Random(seed)
+    return [(image, generator.choice(captions)) for image, captions in sorted(by_image.items())]
+
+
+def caption_image_dataset(
+    pairs: list[tuple[str, str]], image_dir: str | Path, one_caption_per_image: bool = True, seed: int = 42
+) -> Dataset:
+    """Like :func:`caption_feature_dataset`, but the ``label`` holds the image itself, resized (256) and centre-cropped
+    (224) to uint8 pixels (3, 224, 224), decoded when the row is read: for a MultimodalAlignLoss that runs a frozen
+    ``image_encoder`` inside the loss. Undecodable files raise a ValueError naming them."""
+    if one_caption_per_image:
+        pairs = sample_one_caption_per_image(pairs, seed)
+    image_dir = Path(image_dir)
+    dataset = Dataset.from_dict({"anchor": [c for _, c in pairs], "positive": [c for _, c in pairs], "image": [str(image_dir / i) for i, _ in pairs]})
+
+    def transform(batch: dict[str, list]) -> dict[str, list]:
+        pixels = [CROP_TRANSFORM(open_image(path)) for path in batch["image"]]
+        return {"anchor": batch["anchor"], "positive": batch["positive"], "label": pixels}
+
+    dataset.set_transform(transform)
+    return dataset
+
+
 def caption_feature_dataset(
     pairs: list[tuple[str, str]], names: list[str], features: torch.Tensor, one_caption_per_image: bool = True, seed: int = 42
 ) -> Dataset:
@@ -75,11 +105,7 @@ def caption_feature_dataset(
     if missing:
         raise ValueError(f"No features for {len(missing)} image(s), e.g. {missing[:3]}; extract features for every captioned image.")
     if one_caption_per_image:
-        by_image: dict[str, list[str]] = {}
-        for image, caption in pairs:
-            by_image.setdefault(image, []).append(caption)
-        generator = random.Random(seed)
-        pairs = [(image, generator.choice(captions)) for image, captions in sorted(by_image.items())]
+        pairs = sample_one_caption_per_image(pairs, seed)
     captions = [caption for _, caption in pairs]
     labels = features[[row_of[image] for image, _ in pairs]]
     return Dataset.from_dict({"anchor": captions, "positive": captions, "label": labels.numpy()})

@@ -18,16 +18,11 @@ from sbert_nonling.modules.image_patch_embed import IMAGENET_MEAN, IMAGENET_STD
 
 logger = logging.getLogger(__name__)
 
-#: MCSE's preprocessing for frozen image features: Resize 256, CenterCrop 224, ImageNet normalisation.
-FEATURE_TRANSFORM = v2.Compose(
-    [
-        v2.PILToTensor(),
-        v2.Resize(256, antialias=True),
-        v2.CenterCrop(224),
-        v2.ToDtype(torch.float32, scale=True),
-        v2.Normalize(IMAGENET_MEAN, IMAGENET_STD),
-    ]
-)
+#: MCSE's preprocessing for frozen image features: Resize 256, CenterCrop 224 (uint8 pixels) ...
+CROP_TRANSFORM = v2.Compose([v2.PILToTensor(), v2.Resize(256, antialias=True), v2.CenterCrop(224)])
+#: ... then ImageNet normalisation.
+NORMALIZE_TRANSFORM = v2.Compose([v2.ToDtype(torch.float32, scale=True), v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+FEATURE_TRANSFORM = v2.Compose([CROP_TRANSFORM, NORMALIZE_TRANSFORM])
 ENCODERS = ("resnet50", "efficientnet-lite0")
 
 
@@ -51,6 +46,8 @@ class FrozenImageEncoder(nn.Module):
 
     @torch.no_grad()
     def forward(self, pixel_values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if pixel_values.dtype == torch.uint8:  # cropped 0-255 pixels, e.g. from caption_image_dataset
+            pixel_values = NORMALIZE_TRANSFORM(pixel_values)
         feature_map = self.backbone(pixel_values)
         if feature_map.ndim != 4:
             raise ValueError(f"The backbone must return a (B, C, H, W) feature map, got shape {tuple(feature_map.shape)}.")

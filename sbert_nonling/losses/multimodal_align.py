@@ -54,6 +54,7 @@ class MultimodalAlignLoss(nn.Module):
         head_activation: Literal["tanh", "none"] = "tanh",
         local_weight: float = 0.0,
         gammas: tuple[float, float, float] = (1.0, 5.0, 10.0),
+        image_encoder: nn.Module | SentenceTransformer | None = None,
         gather_across_devices: bool = False,
     ) -> None:
         r"""SimCSE plus a grounding loss between each sentence and its *paired* image, in a shared space reached
@@ -91,6 +92,10 @@ class MultimodalAlignLoss(nn.Module):
             head_activation: ``"tanh"`` (MCSE) or ``"none"`` (MACD's linear projections).
             local_weight: :math:`\mu`, weight of the DAMSM term (0 disables it).
             gammas: DAMSM's (attention sharpness, word aggregation, scale).
+            image_encoder: a frozen image encoder run inside the loss (under no_grad, never optimised or saved): a
+                :class:`~sbert_nonling.data.image_features.FrozenImageEncoder`, any torch module mapping pixels
+                (B, 3, H, W) to (B, d) vectors or (B, d, h, w) maps, or a sentence-transformers image model. The label
+                column then holds the images as uint8 pixels (``caption_image_dataset``) instead of features.
             gather_across_devices: use every process's images as negatives (DDP).
 
         References:
@@ -144,6 +149,9 @@ class MultimodalAlignLoss(nn.Module):
         self.local_weight = local_weight
         self.gammas = tuple(gammas)
         self.gather_across_devices = gather_across_devices
+        if image_encoder is not None:
+            image_encoder.eval().requires_grad_(False)
+        self._image_encoder = [image_encoder]  # a list: not a registered sub-module, so never optimised or saved
         hidden_size = model.get_embedding_dimension()
         activation = nn.Tanh() if head_activation == "tanh" else nn.Identity()
         self.text_head = nn.Sequential(nn.Linear(hidden_size, projection_dim), activation)
@@ -157,7 +165,36 @@ class MultimodalAlignLoss(nn.Module):
         image_features = self.check_image_features(labels, outputs[0]["sentence_embedding"].shape[0])
         return self.compute_loss_from_outputs(outputs, image_features)
 
+    @torch.no_grad()
+    def encode_images(self, pixels: Tensor) -> Tensor:
+        """Features of uint8 pixel images (B, 3, H, W) from the frozen ``image_encoder``: (B, d), or (B, regions, d)
+        when the local term needs regions and the encoder gives a feature map."""
+        from sbert_nonling.data.image_features import NORMALIZE_TRANSFORM, FrozenImageEncoder
+
+        encoder = self._image_encoder[0]
+        if isinstance(encoder, SentenceTransformer):
+            from torchvision.transforms.v2.functional import to_pil_image
+
+            embeddings = encoder.encode([to_pil_image(image.cpu()) for image in pixels], convert_to_tensor=True)
+            return embeddings.clone().to(pixels.device)  # encode() returns inference-mode tensors autograd refuses
+        device = next(encoder.parameters()).device
+        if pixels.dtype == torch.uint8 and not isinstance(encoder, FrozenImageEncoder):  # it normalises uint8 itself
+            pixels = NORMALIZE_TRANSFORM(pixels)
+        output = encoder(pixels.to(device))
+        if isinstance(output, tuple):  # FrozenImageEncoder: (global, regions)
+            return output[1] if self.local_weight else output[0]
+        if output.ndim == 4:
+            regions = output.flatten(2).transpose(1, 2)
+            return regions if self.local_weight else regions.mean(dim=1)
+        return output
+
     def check_image_features(self, labels: Tensor | None, batch_size: int) -> Tensor:
+        """The image features of a batch: the label column, or the frozen encoder's output on the label's pixels."""
+        if self._image_encoder[0] is not None:
+            if labels is None or labels.ndim != 4:
+                shape = None if labels is None else tuple(labels.shape)
+                raise ValueError(f"With an image_encoder the label column must hold images (B, 3, H, W), got {shape}.")
+            labels = self.encode_images(labels)
         if labels is None or labels.ndim not in (2, 3):
             shape = None if labels is None else tuple(labels.shape)
             raise ValueError(f"{type(self).__name__} needs image features (B, d) or (B, regions, d) as the label column, got {shape}.")

@@ -105,3 +105,32 @@ def test_settings_are_checked_and_configured(tiny_model):
     config = MultimodalAlignLoss(tiny_model, image_dim=8).get_config_dict()
     assert config["weight"] == 0.01 and config["temperature"] == 0.05 and config["projection_dim"] == 256
     assert "zhang2022mcse" in MultimodalAlignLoss(tiny_model, image_dim=8).citation
+
+
+def test_a_frozen_image_encoder_inside_the_loss_equals_precomputed_features(tiny_model, flickr_subset):
+    from sbert_nonling.data.captions import caption_image_dataset, read_captions
+    from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features
+
+    encoder = FrozenImageEncoder.efficientnet_lite0()
+    pairs = read_captions(flickr_subset / "captions.txt", image_dir=flickr_subset / "images")
+    rows = caption_image_dataset(pairs, flickr_subset / "images")[:3]
+    pixels = torch.stack(rows["label"])
+    assert pixels.dtype == torch.uint8 and pixels.shape == (3, 3, 224, 224)
+    in_loss = MultimodalAlignLoss(tiny_model, image_dim=1280, image_encoder=encoder)
+    precomputed = extract_image_features([flickr_subset / "images" / image for image, _ in sorted({p[0]: p for p in pairs}.values())[:3]], encoder)
+    torch.testing.assert_close(in_loss.check_image_features(pixels, 3), precomputed["global"], atol=1e-4, rtol=1e-4)
+    assert not any(key.startswith("_image_encoder") for key in in_loss.state_dict())
+    with pytest.raises(ValueError, match=r"label column must hold images \(B, 3, H, W\)"):
+        in_loss.check_image_features(torch.randn(3, 1280), 3)
+
+
+def test_a_sentence_transformers_image_model_can_be_the_frozen_encoder(tiny_encoder_dir, tiny_model):
+    from sbert_nonling import ImagePatchEmbed
+    from sbert_nonling.models import build_sentence_model
+
+    image_model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=32)})
+    loss = MultimodalAlignLoss(tiny_model, image_dim=32, image_encoder=image_model)
+    features = loss.check_image_features(torch.randint(0, 255, (2, 3, 40, 40), dtype=torch.uint8), 2)
+    assert features.shape == (2, 32)
+    terms = loss([tiny_model.preprocess(["a cat", "a dog"])] * 2, torch.randint(0, 255, (2, 3, 40, 40), dtype=torch.uint8))
+    assert torch.isfinite(terms["grounding"])
