@@ -19,14 +19,20 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
         ("train_audiocse.py", ["--audio-dir", "{data}/audio/fsdd", "--speaker-regex", r"^\d+_([a-z]+)_"]),
         ("train_mcse.py", ["--captions-file", "{flickr}/captions.txt", "--image-dir", "{flickr}/images", "--image-features", "{flickr}/features.safetensors"]),
         ("train_macd.py", ["--captions-file", "{flickr}/captions.txt", "--image-dir", "{flickr}/images", "--image-features", "{flickr}/features.safetensors"]),
+        ("extract_image_features.py", ["--image-dir", "{flickr}/images", "--encoder", "efficientnet-lite0", "--limit", "2"]),
     ],
 )
 def test_example_runs_offline(script, extra, tmp_path, data_dir, small_sts_dir, flickr_subset):
     text_file = tmp_path / "wiki.txt"
     text_file.write_text("\n".join((data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:300]), encoding="utf-8")
-    text = [] if script == "train_macd.py" else ["--text-file", str(text_file)]
-    command = [sys.executable, str(EXAMPLES / script), "--tiny", "--max-steps", "2", *text, "--sts-dir", str(small_sts_dir),
-               "--output", str(tmp_path / "run"), *(arg.format(data=data_dir, flickr=flickr_subset) for arg in extra)]
+    extra = [arg.format(data=data_dir, flickr=flickr_subset) for arg in extra]
+    if script == "extract_image_features.py":
+        command = [sys.executable, str(EXAMPLES / script), *extra, "--output", str(tmp_path / "features.safetensors")]
+    else:
+        text = [] if script == "train_macd.py" else ["--text-file", str(text_file)]
+        command = [sys.executable, str(EXAMPLES / script), "--tiny", "--max-steps", "2", *text, "--sts-dir", str(small_sts_dir),
+                   "--output", str(tmp_path / "run"), *extra]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-3000:]
-    assert "before" in completed.stdout and "after" in completed.stdout
+    expected = "2 images ->" if script == "extract_image_features.py" else "after"
+    assert expected in completed.stdout

@@ -79,3 +79,15 @@ def test_features_round_trip_and_cli(data_dir, tmp_path, efficientnet, capsys):
     (folder / "broken.jpg").write_bytes(b"")
     assert main(["features", "--image-dir", str(folder), "--encoder", "efficientnet-lite0", "--output", str(tmp_path / "h.safetensors")]) == 2
     assert "Cannot decode image" in capsys.readouterr().err
+
+
+def test_all_441_flickr8k_photos_get_features_for_their_captions(data_dir, efficientnet, tmp_path):
+    from sbert_nonling.data.captions import caption_feature_dataset
+
+    folder = data_dir / "images" / "flickr8k"
+    names = sorted(path.name for path in folder.iterdir())
+    features = extract_image_features([folder / name for name in names], efficientnet, batch_size=49)
+    assert features["global"].shape == (441, 1280) and torch.isfinite(features["global"]).all()
+    pairs = read_captions(data_dir / "corpus" / "flickr8k" / "Flickr8k.token.txt", image_dir=folder)
+    dataset = caption_feature_dataset(pairs, names, features["global"])
+    assert len(dataset) == 441 and len(dataset[0]["label"]) == 1280
