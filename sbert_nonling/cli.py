@@ -54,6 +54,7 @@ def cmd_train(args: argparse.Namespace) -> None:
         audio_label_regex=args.audio_label_regex,
         captions_file=args.captions_file,
         image_features=args.image_features,
+        heldout_images_file=args.heldout_images,
         model=args.model,
         tiny=args.tiny,
         max_steps=args.max_steps,
@@ -156,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--audio-dir", help="unpaired audio files, wav/flac/ogg (audiocse)")
     train.add_argument("--captions-file", help="image-caption pairs: Flickr token file, CSV or JSONL (mcse, macd)")
     train.add_argument("--image-features", help="precomputed features of --image-dir (sbert-nonling features)")
+    train.add_argument("--heldout-images", help="image names kept out of training for caption<->image Recall@K (mcse, macd)")
     train.add_argument("--audio-label-regex", help=r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'")
     train.add_argument("--model", help="starting encoder (Hub name or folder); default: the recipe's")
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")

@@ -18,6 +18,7 @@ from sbert_nonling.data.captions import caption_feature_dataset, read_captions
 from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features, load_image_features, save_image_features
 from sbert_nonling.data.images import image_folder_dataset
 from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, read_sentences, sentence_pairs_dataset
+from sbert_nonling.evaluation.retrieval import evaluate_retrieval
 from sbert_nonling.evaluation.sts import evaluate_sts_dir, sts_dev_evaluator
 from sbert_nonling.export.text_model import export_text_model
 from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
@@ -57,26 +58,47 @@ def _text_data(recipe: str, settings: dict[str, Any], text_file, nli_file) -> tu
 
 
 def _grounding_data(
-    recipe: str, settings: dict[str, Any], captions_file, image_dir, image_features, output_dir: Path
-) -> tuple[Dataset, list[str]]:
+    recipe: str, settings: dict[str, Any], captions_file, image_dir, image_features, heldout_images_file, output_dir: Path
+) -> tuple[Dataset, list[str], dict[str, Any] | None]:
     """Caption pairs joined with frozen image features: loaded from ``image_features`` (``sbert-nonling features``)
-    or extracted now with the recipe's encoder and kept in ``output_dir/image_features.safetensors``."""
+    or extracted now with the recipe's encoder and kept in ``output_dir/image_features.safetensors``. Images listed in
+    ``heldout_images_file`` are kept out of training and returned (all their captions) for retrieval evaluation."""
     if captions_file is None or image_dir is None:
         raise ValueError(f"Recipe {recipe!r} grounds captions in their images: pass captions_file and image_dir.")
     pairs = read_captions(captions_file, image_dir=image_dir)
+    heldout_names = set()
+    if heldout_images_file is not None:
+        heldout_names = {line.strip() for line in Path(heldout_images_file).read_text(encoding="utf-8").splitlines() if line.strip()}
+    heldout_pairs = [pair for pair in pairs if pair[0] in heldout_names]
+    pairs = [pair for pair in pairs if pair[0] not in heldout_names]
+    if heldout_images_file is not None and (not heldout_pairs or not pairs):
+        raise ValueError(f"{heldout_images_file} must hold some, but not all, of the captioned images ({len(heldout_pairs)} held out).")
     kind = "regions" if settings["regions"] else "global"
     if image_features is not None:
         names, features = load_image_features(image_features)
         if kind not in features:
             raise ValueError(f"{image_features} holds {sorted(features)} features; recipe {recipe!r} needs {kind!r}.")
     else:
-        names = sorted({image for image, _ in pairs})
+        names = sorted({image for image, _ in pairs + heldout_pairs})
         encoder = FrozenImageEncoder.by_name(settings["image_encoder"])
         features = extract_image_features([Path(image_dir) / name for name in names], encoder, regions=settings["regions"])
         save_image_features(output_dir / "image_features.safetensors", names, features)
     if features[kind].shape[-1] != settings["image_dim"]:
         raise ValueError(f"Image features have dimension {features[kind].shape[-1]}, recipe {recipe!r} expects image_dim={settings['image_dim']}.")
-    return caption_feature_dataset(pairs, names, features[kind], seed=settings["seed"]), [caption for _, caption in pairs]
+    heldout = None
+    if heldout_pairs:
+        images = sorted({image for image, _ in heldout_pairs})
+        row_of = {name: row for row, name in enumerate(names)}
+        missing = [image for image in images if image not in row_of]
+        if missing:
+            raise ValueError(f"No features for {len(missing)} held-out image(s), e.g. {missing[:3]}.")
+        heldout = {
+            "captions": [caption for _, caption in heldout_pairs],
+            "caption_to_image": [images.index(image) for image, _ in heldout_pairs],
+            "image_features": features[kind][[row_of[image] for image in images]],
+        }
+    dataset = caption_feature_dataset(pairs, names, features[kind], seed=settings["seed"])
+    return dataset, [caption for _, caption in pairs], heldout
 
 
 def _modality_data(
@@ -172,6 +194,7 @@ def train_recipe(
     audio_label_regex: str | None = None,
     captions_file: str | Path | None = None,
     image_features: str | Path | None = None,
+    heldout_images_file: str | Path | None = None,
     model: str | None = None,
     tiny: bool = False,
     max_steps: int | None = None,
@@ -199,6 +222,8 @@ def train_recipe(
         captions_file: image-caption pairs (Flickr token file, CSV or JSONL) for grounding recipes (mcse, macd), whose
             images are in ``image_dir``.
         image_features: precomputed features of those images (``sbert-nonling features``); default: extracted now.
+        heldout_images_file: image names, one per line (e.g. Flickr_8k.testImages.txt), kept out of training; their
+            caption <-> image Recall@1/5 after training is returned under ``"retrieval"`` (as MCSE reports).
         model: Hub name or folder of the starting encoder; default: the recipe's (bert-base-uncased).
         tiny: start from a small random encoder built offline from the training text (see ``build_tiny_encoder``)
             and use the recipe's ``tiny`` hyper-parameters.
@@ -206,7 +231,7 @@ def train_recipe(
         overrides: other recipe settings to override, e.g. ``{"learning_rate": 1e-5}``.
 
     Returns:
-        ``{"recipe", "model", "export", "dev_before", "dev_after", "best_checkpoint", "global_step"}``.
+        ``{"recipe", "model", "export", "dev_before", "dev_after", "best_checkpoint", "global_step", "retrieval"}``.
     """
     settings = get_recipe(recipe, tiny=tiny, overrides=overrides)
     if max_steps is not None:
@@ -216,9 +241,11 @@ def train_recipe(
     output_dir = Path(output_dir)
     set_seed(settings["seed"])  # front-ends and loss heads are initialised before the trainer seeds anything
     text_dataset, sentences = _text_data(recipe, settings, text_file, nli_file)
-    caption_dataset = None
+    caption_dataset, heldout = None, None
     if "image_encoder" in settings:
-        caption_dataset, captions = _grounding_data(recipe, settings, captions_file, image_dir, image_features, output_dir)
+        caption_dataset, captions, heldout = _grounding_data(
+            recipe, settings, captions_file, image_dir, image_features, heldout_images_file, output_dir
+        )
         sentences = sentences + captions
     encoder_path = str(build_tiny_encoder(output_dir / "tiny-encoder", sentences, seed=settings["seed"])) if tiny else (
         model or settings["model"]
@@ -272,7 +299,12 @@ def train_recipe(
     dev_after = evaluate_sts_dir(sentence_model, sts_dir, "dev") if sts_dir else {}
     sentence_model.save(str(output_dir / "model"))
     export_text_model(sentence_model, output_dir / "export")
+    retrieval = {}
+    if heldout is not None:
+        grounding = caption_loss.base_loss if isinstance(caption_loss, DistillAnchorLoss) else caption_loss
+        retrieval = evaluate_retrieval(sentence_model, grounding, **heldout)
     return {
+        "retrieval": retrieval,
         "recipe": recipe,
         "model": str(output_dir / "model"),
         "export": str(output_dir / "export"),

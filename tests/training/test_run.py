@@ -145,11 +145,15 @@ def test_mcse_and_macd_recipe_defaults_follow_the_papers():
 
 
 def test_mcse_recipe_interleaves_caption_batches_and_keeps_heads_out_of_the_model(tmp_path, data_dir, flickr_subset):
+    heldout = tmp_path / "heldout.txt"
+    heldout.write_text("\n".join(sorted(path.name for path in (flickr_subset / "images").iterdir())[:3]) + "\n", encoding="utf-8")
     result = train_recipe(
         "mcse", tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir, lines=64), captions_file=flickr_subset / "captions.txt",
         image_dir=flickr_subset / "images", image_features=flickr_subset / "features.safetensors", tiny=True, max_steps=6,
-        overrides={"batch_size": 8, "eval_steps": 6},
+        heldout_images_file=heldout, overrides={"batch_size": 8, "eval_steps": 6},
     )
+    assert set(result["retrieval"]) == {"text_to_image_R@1", "text_to_image_R@5", "image_to_text_R@1", "image_to_text_R@5"}
+    assert result["retrieval"]["text_to_image_R@5"] == 100.0  # 3 held-out images: every caption's image is in the top 5
     state = json.loads((tmp_path / "run" / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
     assert any("grounding" in entry for entry in state["log_history"])  # a caption batch was trained on
     from safetensors.torch import load_file
