@@ -6,6 +6,7 @@ from sbert_nonling.export.text_model import export_text_model
 from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
 from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
 from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
 from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
@@ -21,6 +22,7 @@ __all__ = [
     "MultimodalAlignLoss",
     "SharedEncoder",
     "SimCSELoss",
+    "SymmetricInfoNCE",
     "UnpairedModalityContrastiveLoss",
     "export_text_model",
     "__version__",

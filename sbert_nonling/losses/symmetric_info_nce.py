@@ -1,0 +1,123 @@
+"""Symmetric (CLIP-style) InfoNCE with a fixed or learnable temperature, on top of MultipleNegativesRankingLoss."""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import torch
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+from torch import Tensor, nn
+
+logger = logging.getLogger(__name__)
+
+
+class SymmetricInfoNCE(MultipleNegativesRankingLoss):
+    def __init__(
+        self,
+        model: SentenceTransformer,
+        temperature: float = 0.05,
+        learnable_temperature: bool = False,
+        max_scale: float = 100.0,
+        gather_across_devices: bool = False,
+    ) -> None:
+        r"""Symmetric InfoNCE: the mean of the row-wise and column-wise cross-entropies of the cosine-similarity
+        matrix of L2-normalised pairs, as CLIP and Pixel Linguist train.
+
+        For :math:`N` pairs :math:`(a_i, b_i)` with :math:`s_{ij} = \cos(a_i, b_j) / \tau`:
+
+        .. math::
+
+            \mathcal{L} = \frac{1}{2N} \sum_i \Big( -\log \frac{e^{s_{ii}}}{\sum_j e^{s_{ij}}}
+                - \log \frac{e^{s_{ii}}}{\sum_j e^{s_{ji}}} \Big)
+
+        Optional hard negatives (extra columns) join the row-wise denominators.
+
+        What it adds to :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss`
+        (which it configures with ``directions=("query_to_doc", "doc_to_query")``, ``partition_mode="per_direction"``):
+        a learnable temperature as CLIP has it, a log-scale parameter :math:`\log(1/\tau)` owned by the loss, its scale
+        clamped to ``max_scale`` (100, CLIP's cap), optimised by the trainer and checkpointed by
+        :class:`~sbert_nonling.training.NonLinguisticTrainer`. Works for any pair of modalities the model routes
+        (text <-> pixels of the same text, caption <-> image).
+
+        Args:
+            model: the SentenceTransformer being trained.
+            temperature: :math:`\tau` (Pixel Linguist: 0.05), the initial value when learnable.
+            learnable_temperature: learn :math:`\log(1/\tau)` (CLIP).
+            max_scale: upper bound of :math:`1/\tau` when learnable.
+            gather_across_devices: use every process's pairs as negatives (DDP), with gradients.
+
+        References:
+            - Radford et al., Learning Transferable Visual Models From Natural Language Supervision (CLIP), 2021.
+            - Xiao et al., Pixel Sentence Representation Learning, 2024. https://arxiv.org/abs/2402.08183
+
+        Inputs:
+            +------------------------------------------+--------+
+            | Inputs                                   | Labels |
+            +==========================================+========+
+            | (anchor, positive) pairs                 | none   |
+            +------------------------------------------+--------+
+            | (anchor, positive, negative_1, ...)      | none   |
+            +------------------------------------------+--------+
+
+        Recommendations:
+            - ``BatchSamplers.NO_DUPLICATES``, so no pair is its own in-batch negative.
+
+        Example:
+            ::
+
+                from sbert_nonling import SymmetricInfoNCE
+                from sbert_nonling.models import build_sentence_model
+
+                model = build_sentence_model("bert-base-uncased", pooling="mean")
+                loss = SymmetricInfoNCE(model, temperature=0.05, learnable_temperature=True)
+        """
+        if temperature <= 0:
+            raise ValueError(f"temperature={temperature!r} must be positive (Pixel Linguist uses 0.05).")
+        if learnable_temperature and not 1.0 / temperature <= max_scale:
+            raise ValueError(f"1 / temperature = {1 / temperature:g} exceeds max_scale={max_scale:g}.")
+        self._initial_scale = 1.0 / temperature
+        self.logit_scale: nn.Parameter | None = None
+        super().__init__(
+            model,
+            scale=1.0 / temperature,
+            gather_across_devices=gather_across_devices,
+            directions=("query_to_doc", "doc_to_query"),
+            partition_mode="per_direction",
+        )
+        self.learnable_temperature = learnable_temperature
+        self.max_scale = max_scale
+        if learnable_temperature:
+            self.logit_scale = nn.Parameter(torch.tensor(math.log(self._initial_scale)))
+
+    @property
+    def scale(self) -> float | Tensor:
+        """1 / temperature; with a learnable temperature, ``exp(logit_scale)`` clamped to ``max_scale``."""
+        if getattr(self, "logit_scale", None) is None:
+            return self._initial_scale
+        return self.logit_scale.exp().clamp(max=self.max_scale)
+
+    @scale.setter
+    def scale(self, value: float) -> None:
+        self._initial_scale = float(value)
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {
+            "temperature": float(1.0 / self.scale),
+            "learnable_temperature": self.learnable_temperature,
+            "max_scale": self.max_scale,
+            "gather_across_devices": self.gather_across_devices,
+        }
+
+    @property
+    def citation(self) -> str:
+        return """
+@inproceedings{radford2021clip,
+    title = {Learning Transferable Visual Models From Natural Language Supervision},
+    author = {Radford, Alec and Kim, Jong Wook and Hallacy, Chris and Ramesh, Aditya and Goh, Gabriel and Agarwal, Sandhini and Sastry, Girish and Askell, Amanda and Mishkin, Pamela and Clark, Jack and Krueger, Gretchen and Sutskever, Ilya},
+    booktitle = {International Conference on Machine Learning (ICML)},
+    year = {2021}
+}
+"""
