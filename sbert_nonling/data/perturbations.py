@@ -1,0 +1,199 @@
+"""Visually grounded text perturbations (Pixel Linguist): seeded character typos, word shuffles and document spans.
+
+Every perturbation is a pure function ``f(text, rng, ...) -> str`` of a ``random.Random``: the same text, generator
+state and rates give the same output on every machine. :class:`PerturbationPairs` turns one into a dataset transform
+that makes (anchor, positive) pairs on the fly. No TextAttack dependency.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import zlib
+from collections.abc import Callable
+from typing import Any, Literal
+
+from datasets import Dataset
+
+#: Characters (or pairs) that look alike when rendered: the "visually similar" substitutions of the typo attacks.
+VISUALLY_SIMILAR: dict[str, tuple[str, ...]] = {
+    "a": ("@", "ɑ", "а"), "b": ("6", "ь"), "c": ("¢", "с"), "d": ("ԁ", "cl"), "e": ("3", "е", "é"), "g": ("9", "q"),
+    "h": ("һ",), "i": ("1", "l", "!", "í"), "j": ("ј",), "k": ("κ", "lc"), "l": ("1", "I", "|"), "m": ("rn", "nn"),
+    "n": ("ո",), "o": ("0", "о", "ö"), "p": ("р",), "q": ("g",), "s": ("5", "$", "ѕ"), "t": ("7", "+"),
+    "u": ("υ", "ü"), "v": ("ν",), "w": ("vv",), "x": ("×", "х"), "y": ("у", "ý"), "z": ("2",),
+}
+_QWERTY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+
+
+def _keyboard_neighbours() -> dict[str, str]:
+    """Keys touching each letter on a staggered QWERTY keyboard: left / right, the two above (same and next column),
+    the two below (previous and same column)."""
+    neighbours = {}
+    for row_index, row in enumerate(_QWERTY_ROWS):
+        for column, key in enumerate(row):
+            near = [(row_index, column - 1), (row_index, column + 1), (row_index - 1, column), (row_index - 1, column + 1),
+                    (row_index + 1, column - 1), (row_index + 1, column)]
+            neighbours[key] = "".join(sorted(
+                _QWERTY_ROWS[r][c] for r, c in near if 0 <= r < len(_QWERTY_ROWS) and 0 <= c < len(_QWERTY_ROWS[r])
+            ))
+    return neighbours
+
+
+#: Keys next to each letter on a QWERTY keyboard.
+KEYBOARD_NEIGHBOURS: dict[str, str] = _keyboard_neighbours()
+_WORD = re.compile(r"\S+")
+_SUBSENTENCE_END = re.compile(r"(?<=[,.;:!?])\s+")
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _check_rate(rate: float) -> None:
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"rate={rate!r} must lie in [0, 1] (the share of words perturbed).")
+
+
+def _edit_words(text: str, rng: random.Random, rate: float, edit: Callable[[str, random.Random], str]) -> str:
+    _check_rate(rate)
+    return _WORD.sub(lambda match: edit(match.group(), rng) if rng.random() < rate else match.group(), text)
+
+
+def insert_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
+    """In each word with probability ``rate``, insert one random lower-case letter at a random position."""
+
+    def insert(word: str, r: random.Random) -> str:
+        i = r.randint(0, len(word))
+        return word[:i] + r.choice(LETTERS) + word[i:]
+
+    return _edit_words(text, rng, rate, insert)
+
+
+def delete_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
+    """In each word of two or more characters with probability ``rate``, delete one random character."""
+
+    def delete(word: str, r: random.Random) -> str:
+        if len(word) < 2:
+            return word
+        i = r.randrange(len(word))
+        return word[:i] + word[i + 1 :]
+
+    return _edit_words(text, rng, rate, delete)
+
+
+def substitute_characters(text: str, rng: random.Random, rate: float = 0.1, kind: Literal["visual", "keyboard"] = "visual") -> str:
+    """In each word with probability ``rate``, replace one letter by a visually similar character (``"visual"``) or by
+    a neighbouring QWERTY key (``"keyboard"``); words without such a letter stay as they are."""
+    if kind not in ("visual", "keyboard"):
+        raise ValueError(f"kind={kind!r} must be 'visual' or 'keyboard'.")
+    table = VISUALLY_SIMILAR if kind == "visual" else KEYBOARD_NEIGHBOURS
+
+    def substitute(word: str, r: random.Random) -> str:
+        positions = [i for i, character in enumerate(word) if character.lower() in table]
+        if not positions:
+            return word
+        i = r.choice(positions)
+        return word[:i] + r.choice(table[word[i].lower()]) + word[i + 1 :]
+
+    return _edit_words(text, rng, rate, substitute)
+
+
+def swap_neighbours(text: str, rng: random.Random, rate: float = 0.1) -> str:
+    """In each word of two or more characters with probability ``rate``, swap two adjacent characters."""
+
+    def swap(word: str, r: random.Random) -> str:
+        if len(word) < 2:
+            return word
+        i = r.randrange(len(word) - 1)
+        return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+
+    return _edit_words(text, rng, rate, swap)
+
+
+def shuffle_words(text: str, rng: random.Random) -> str:
+    """All words of the text in a random order (single spaces)."""
+    words = text.split()
+    rng.shuffle(words)
+    return " ".join(words)
+
+
+def conditional_shuffle(text: str, rng: random.Random) -> str:
+    """Within each sub-sentence (split after , . ; : ! ?), keep the first and last word and shuffle the rest."""
+    parts = []
+    for part in _SUBSENTENCE_END.split(text.strip()):
+        words = part.split()
+        if len(words) > 3:
+            middle = words[1:-1]
+            rng.shuffle(middle)
+            words = [words[0], *middle, words[-1]]
+        parts.append(" ".join(words))
+    return " ".join(part for part in parts if part)
+
+
+def random_spans(document: str, rng: random.Random, min_words: int = 5, max_words: int = 64) -> tuple[str, str]:
+    """Two random, possibly overlapping word spans of one document (topical alignment's positive pair)."""
+    if not 1 <= min_words <= max_words:
+        raise ValueError(f"Need 1 <= min_words <= max_words, got {min_words} and {max_words}.")
+    words = document.split()
+    if not words:
+        raise ValueError("random_spans needs a document with at least one word.")
+    spans = []
+    for _ in range(2):
+        length = min(len(words), rng.randint(min_words, max_words))
+        start = rng.randint(0, len(words) - length)
+        spans.append(" ".join(words[start : start + length]))
+    return spans[0], spans[1]
+
+
+PERTURBATIONS: dict[str, Callable[..., str]] = {
+    "insert": insert_characters,
+    "delete": delete_characters,
+    "substitute_visual": lambda text, rng, rate=0.1: substitute_characters(text, rng, rate, "visual"),
+    "substitute_keyboard": lambda text, rng, rate=0.1: substitute_characters(text, rng, rate, "keyboard"),
+    "swap": swap_neighbours,
+    "shuffle": lambda text, rng, rate=None: shuffle_words(text, rng),
+    "conditional_shuffle": lambda text, rng, rate=None: conditional_shuffle(text, rng),
+}
+
+
+class PerturbationPairs:
+    """A ``Dataset.set_transform`` function: each text becomes (anchor = text, positive = perturbed text).
+
+    The perturbation of a text is drawn from a generator seeded with ``seed`` and a CRC32 of the text, so the pairs
+    are the same in every epoch, process and run. ``perturbations`` are names from :data:`PERTURBATIONS`, applied in
+    order (Pixel Linguist trains one run per perturbation set).
+
+    Example:
+        ::
+
+            from datasets import Dataset
+            from sbert_nonling.data.perturbations import PerturbationPairs
+
+            dataset = Dataset.from_dict({"text": ["A man is playing a guitar."]})
+            dataset.set_transform(PerturbationPairs(["substitute_visual", "swap"], rate=0.3))
+            dataset[0]  # {"anchor": "A man is playing a guitar.", "positive": "A mаn is plyaing a guitar."}
+    """
+
+    def __init__(self, perturbations: list[str], rate: float = 0.1, seed: int = 42, text_column: str = "text") -> None:
+        unknown = [name for name in perturbations if name not in PERTURBATIONS]
+        if unknown or not perturbations:
+            raise ValueError(f"Unknown perturbation(s) {unknown or perturbations}; choose from {sorted(PERTURBATIONS)}.")
+        _check_rate(rate)
+        self.perturbations = list(perturbations)
+        self.rate = rate
+        self.seed = seed
+        self.text_column = text_column
+
+    def perturb(self, text: str) -> str:
+        rng = random.Random(self.seed * 2**32 + zlib.crc32(text.encode("utf-8", "surrogatepass")))
+        for name in self.perturbations:
+            text = PERTURBATIONS[name](text, rng, self.rate)
+        return text
+
+    def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[str]]:
+        texts = batch[self.text_column]
+        return {"anchor": list(texts), "positive": [self.perturb(text) for text in texts]}
+
+
+def perturbation_pairs_dataset(sentences: list[str], perturbations: list[str], rate: float = 0.1, seed: int = 42) -> Dataset:
+    """``sentences`` as (anchor, positive) pairs made on the fly by :class:`PerturbationPairs`."""
+    dataset = Dataset.from_dict({"text": list(sentences)})
+    dataset.set_transform(PerturbationPairs(perturbations, rate=rate, seed=seed))
+    return dataset

@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from sbert_nonling.data.perturbations import (
+    KEYBOARD_NEIGHBOURS,
+    PERTURBATIONS,
+    VISUALLY_SIMILAR,
+    PerturbationPairs,
+    conditional_shuffle,
+    delete_characters,
+    insert_characters,
+    perturbation_pairs_dataset,
+    random_spans,
+    shuffle_words,
+    substitute_characters,
+    swap_neighbours,
+)
+
+TEXT = "The quick brown fox jumps over the lazy dog, while the cat sleeps on the warm mat."
+
+
+def test_character_edits_change_what_they_say():
+    inserted = insert_characters(TEXT, random.Random(0), rate=1.0)
+    deleted = delete_characters(TEXT, random.Random(0), rate=1.0)
+    assert len(inserted) == len(TEXT) + len(TEXT.split())
+    assert len(deleted) == len(TEXT) - len(TEXT.split())
+    swapped = swap_neighbours(TEXT, random.Random(0), rate=1.0)
+    assert len(swapped) == len(TEXT) and Counter(swapped) == Counter(TEXT) and swapped != TEXT
+    assert insert_characters(TEXT, random.Random(0), rate=0.0) == TEXT
+
+
+@pytest.mark.parametrize("kind", ["visual", "keyboard"])
+def test_substitutions_use_their_tables(kind):
+    table = VISUALLY_SIMILAR if kind == "visual" else KEYBOARD_NEIGHBOURS
+    words = "hello world".split()
+    out = substitute_characters("hello world", random.Random(1), rate=1.0, kind=kind).split()
+    for original, perturbed in zip(words, out):
+        # one letter replaced by a character of its table entry (a few visual entries are two letters wide)
+        prefix = next(i for i, (a, b) in enumerate(zip(original, perturbed + " ")) if a != b)
+        replacement = perturbed[prefix : prefix + len(perturbed) - len(original) + 1]
+        assert replacement in table[original[prefix]]
+    assert KEYBOARD_NEIGHBOURS["s"] == "adewxz" and KEYBOARD_NEIGHBOURS["q"] == "aw" and "0" in VISUALLY_SIMILAR["o"]
+    with pytest.raises(ValueError, match="kind='morse'"):
+        substitute_characters("x", random.Random(0), kind="morse")
+
+
+def test_shuffles_keep_the_words():
+    shuffled = shuffle_words(TEXT, random.Random(3))
+    assert Counter(shuffled.split()) == Counter(TEXT.split()) and shuffled != TEXT
+    conditional = conditional_shuffle(TEXT, random.Random(3))
+    parts = [part.split() for part in ("The quick brown fox jumps over the lazy dog,", "while the cat sleeps on the warm mat.")]
+    out_words = conditional.split()
+    assert Counter(out_words) == Counter(TEXT.split())
+    assert out_words[0] == parts[0][0] and out_words[len(parts[0]) - 1] == parts[0][-1]
+    assert out_words[len(parts[0])] == parts[1][0] and out_words[-1] == parts[1][-1]
+
+
+def test_spans_come_from_the_document():
+    words = TEXT.split()
+    first, second = random_spans(TEXT, random.Random(5), min_words=3, max_words=6)
+    for span in (first, second):
+        span_words = span.split()
+        assert 3 <= len(span_words) <= 6
+        assert any(words[i : i + len(span_words)] == span_words for i in range(len(words)))
+    with pytest.raises(ValueError, match="at least one word"):
+        random_spans("   ", random.Random(0))
+
+
+@pytest.mark.parametrize("text", ["", "   ", "a", "🙂 emoji 🎉 text", "x" * 10_000, "mixed Ελληνικά 中文 عربي", "control\x00chars\x07", "lone \ud800 surrogate"])
+def test_every_perturbation_handles_odd_text(text):
+    for name, perturbation in PERTURBATIONS.items():
+        assert isinstance(perturbation(text, random.Random(0), 0.5), str), name
+
+
+def test_pairs_are_deterministic_per_text_and_seed():
+    pairs = PerturbationPairs(["substitute_visual", "swap"], rate=0.5, seed=7)
+    batch = pairs({"text": [TEXT, "short one"]})
+    assert batch["anchor"] == [TEXT, "short one"] and batch["positive"][0] != TEXT
+    assert pairs({"text": [TEXT]})["positive"][0] == batch["positive"][0]  # same text, same pair, any batch
+    assert PerturbationPairs(["substitute_visual", "swap"], rate=0.5, seed=8).perturb(TEXT) != batch["positive"][0]
+    dataset = perturbation_pairs_dataset([TEXT] * 3, ["shuffle"], seed=7)
+    assert dataset[0]["positive"] == dataset[2]["positive"] and set(dataset[0]) == {"anchor", "positive"}
+    with pytest.raises(ValueError, match=r"Unknown perturbation\(s\) \['typo'\]"):
+        PerturbationPairs(["typo"])
+    with pytest.raises(ValueError, match="rate=2 must lie in"):
+        PerturbationPairs(["swap"], rate=2)
