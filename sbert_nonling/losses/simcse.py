@@ -9,7 +9,7 @@ from typing import Any
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-from torch import Tensor, nn
+from torch import Tensor
 
 from sbert_nonling.util.heads import TrainingHead, make_training_head
 
