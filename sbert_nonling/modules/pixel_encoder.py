@@ -1,0 +1,238 @@
+"""PixelEncoder: the PIXEL (ViT-MAE) encoder over rendered text, without masking, for sentence embeddings."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import torch
+from sentence_transformers.base.modules import Module
+from transformers import ViTMAEConfig, ViTMAEModel
+from transformers.utils import cached_file
+
+logger = logging.getLogger(__name__)
+
+#: The pretrained PIXEL checkpoint on the Hugging Face Hub.
+PIXEL_BASE = "Team-PIXEL/pixel-base"
+#: Keys of a PIXEL ``config.json`` (``model_type`` "pixel") that mean the same in :class:`ViTMAEConfig`.
+PIXEL_CONFIG_KEYS = (
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "hidden_act",
+    "hidden_dropout_prob",
+    "attention_probs_dropout_prob",
+    "initializer_range",
+    "layer_norm_eps",
+    "qkv_bias",
+    "patch_size",
+    "num_channels",
+)
+
+
+class PixelEncoder(Module):
+    """The PIXEL encoder (a ViT-MAE encoder over a one-row strip of 16x16 patches) as a sentence-transformers module.
+
+    ``forward`` reads ``pixel_values`` (B, 3, patch, max_patches * patch) and the patch ``attention_mask``
+    (B, max_patches) that :class:`~sbert_nonling.modules.pixel_renderer.PixelRenderer` writes, prepends [CLS], runs
+    the transformers :class:`~transformers.ViTMAEModel` with no masking and no shuffling (``mask_ratio`` 0, patches
+    kept in order), and writes ``token_embeddings`` (B, max_patches, hidden) for the *patches only* with the patch
+    mask as ``attention_mask``: a following ``Pooling(hidden, "mean")`` is then PIXEL's mean over unmasked patches
+    without [CLS] ([CLS] is useless in PIXEL: anisotropy 0.999).
+
+    What it adds to ``ViTMAEModel``: the patch attention mask with [CLS] always attended; no random masking at
+    fine-tuning / inference; the fixed sin-cos position table truncated (or linearly interpolated) to
+    ``max_patches`` rows + [CLS]; and :meth:`from_pretrained`, which loads PIXEL's own checkpoint format
+    (``model_type`` "pixel", transformers-4.x ViT parameter names under ``vit.``, an MAE decoder that encoding
+    ignores) by mapping its config onto :class:`~transformers.ViTMAEConfig` and letting transformers rename the 4.x
+    parameters. It is saved as a standard ``vit_mae`` transformers checkpoint plus ``pixel_encoder_config.json``.
+
+    Args:
+        model: a ``ViTMAEModel`` whose ``image_size`` is ``(patch_size, max_patches * patch_size)``; use
+            :meth:`from_pretrained` or :meth:`from_config` to build one.
+
+    Example:
+        ::
+
+            from sentence_transformers import SentenceTransformer
+            from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
+            from sbert_nonling import ModalityRouter, PixelEncoder, PixelRenderer
+
+            encoder = PixelEncoder.from_pretrained("Team-PIXEL/pixel-base", max_patches=64)
+            router = ModalityRouter({"pixel": [PixelRenderer(max_patches=64), encoder]}, default_route="pixel")
+            model = SentenceTransformer(modules=[router, Pooling(768, "mean"), Normalize()])
+            model.encode(["A man is playing a guitar."])
+    """
+
+    config_file_name = "pixel_encoder_config.json"
+    config_keys = ["max_patches"]
+    save_in_root = False
+
+    def __init__(self, model: ViTMAEModel) -> None:
+        super().__init__()
+        height, width = _pair(model.config.image_size)
+        patch_size = _pair(model.config.patch_size)
+        if height != patch_size[0] or width % patch_size[1]:
+            raise ValueError(
+                f"A PIXEL encoder reads one row of patches: image_size must be (patch_size, n * patch_size), got "
+                f"image_size={model.config.image_size} with patch_size={model.config.patch_size}."
+            )
+        model.config.mask_ratio = 0.0
+        self.model = model
+        self.patch_size = patch_size[1]
+        self.max_patches = width // self.patch_size
+
+    @classmethod
+    def from_config(
+        cls,
+        max_patches: int = 64,
+        hidden_size: int = 768,
+        num_hidden_layers: int = 12,
+        num_attention_heads: int = 12,
+        intermediate_size: int = 3072,
+        patch_size: int = 16,
+        **config_kwargs,
+    ) -> PixelEncoder:
+        """A randomly initialised PIXEL-architecture encoder (PIXEL-base sizes by default; positions fixed sin-cos)."""
+        config = ViTMAEConfig(
+            image_size=(patch_size, max_patches * patch_size),
+            patch_size=patch_size,
+            hidden_size=hidden_size,
+            num_hidden_layers=num_hidden_layers,
+            num_attention_heads=num_attention_heads,
+            intermediate_size=intermediate_size,
+            qkv_bias=True,
+            layer_norm_eps=1e-12,
+            mask_ratio=0.0,
+            **config_kwargs,
+        )
+        return cls(ViTMAEModel(config))
+
+    @classmethod
+    def from_pretrained(cls, model_name_or_path: str = PIXEL_BASE, max_patches: int = 64, **hub_kwargs) -> PixelEncoder:
+        """Load a PIXEL checkpoint (``model_type`` "pixel", e.g. Team-PIXEL/pixel-base) or a saved ``vit_mae`` one.
+
+        The stored position table (PIXEL: 1 + 529 rows) is truncated to ``1 + max_patches`` rows (Pixel Linguist
+        uses 64), or linearly interpolated along the strip if ``max_patches`` is larger. ``hub_kwargs`` (``token``,
+        ``revision``, ``cache_dir``, ``local_files_only``, ``subfolder``) go to transformers.
+
+        Raises:
+            ValueError: the checkpoint is neither PIXEL nor ViT-MAE, or encoder parameters are missing from it.
+        """
+        config_path = cached_file(model_name_or_path, "config.json", **hub_kwargs)
+        with open(config_path, encoding="utf8") as config_file:
+            stored = json.load(config_file)
+        model_type = stored.get("model_type")
+        if model_type == "pixel":
+            missing = [key for key in PIXEL_CONFIG_KEYS + ("image_size",) if key not in stored]
+            if missing:
+                raise ValueError(f"{model_name_or_path}: PIXEL config.json lacks {missing}.")
+            config = ViTMAEConfig(
+                **{key: stored[key] for key in PIXEL_CONFIG_KEYS}, image_size=tuple(stored["image_size"]), mask_ratio=0.0
+            )
+        elif model_type == "vit_mae":
+            config = ViTMAEConfig.from_dict({**stored, "mask_ratio": 0.0})
+        else:
+            raise ValueError(
+                f"{model_name_or_path} has model_type={model_type!r}; PixelEncoder loads PIXEL ('pixel') or ViT-MAE "
+                "('vit_mae') checkpoints."
+            )
+        model, loading_info = ViTMAEModel.from_pretrained(
+            model_name_or_path, config=config, output_loading_info=True, **hub_kwargs
+        )
+        if loading_info["missing_keys"]:
+            raise ValueError(
+                f"{model_name_or_path} is missing encoder parameters {sorted(loading_info['missing_keys'])[:8]}; it is "
+                "not a PIXEL / ViT-MAE checkpoint."
+            )
+        return cls(resize_position_table(model, max_patches))
+
+    def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
+        pixel_values, patch_mask = features["pixel_values"], features["attention_mask"]
+        expected = (self.model.config.num_channels, self.patch_size, self.max_patches * self.patch_size)
+        if pixel_values.ndim != 4 or tuple(pixel_values.shape[1:]) != expected:
+            raise ValueError(
+                f"PixelEncoder expects pixel_values of shape (batch, {', '.join(map(str, expected))}) (max_patches="
+                f"{self.max_patches}), got {tuple(pixel_values.shape)}; render with the same max_patches."
+            )
+        if tuple(patch_mask.shape) != (pixel_values.shape[0], self.max_patches):
+            raise ValueError(
+                f"PixelEncoder expects a patch attention_mask of shape ({pixel_values.shape[0]}, {self.max_patches}), "
+                f"got {tuple(patch_mask.shape)}."
+            )
+        batch_size = pixel_values.shape[0]
+        in_order = torch.arange(self.max_patches, device=pixel_values.device).expand(batch_size, -1)
+        with_cls = torch.cat([patch_mask.new_ones(batch_size, 1), patch_mask], dim=1)
+        output = self.model(
+            pixel_values=pixel_values.to(self.model.dtype), noise=in_order, attention_mask=with_cls, return_dict=True
+        )
+        features["token_embeddings"] = output.last_hidden_state[:, 1:]
+        return features
+
+    def get_embedding_dimension(self) -> int:
+        return self.model.config.hidden_size
+
+    def save(self, output_path: str, *args, safe_serialization: bool = True, **kwargs) -> None:
+        self.model.save_pretrained(output_path, safe_serialization=safe_serialization)
+        self.save_config(output_path)
+
+    @classmethod
+    def load(
+        cls,
+        model_name_or_path: str,
+        subfolder: str = "",
+        token: bool | str | None = None,
+        cache_folder: str | None = None,
+        revision: str | None = None,
+        local_files_only: bool = False,
+        **kwargs,
+    ) -> PixelEncoder:
+        config = cls.load_config(
+            model_name_or_path,
+            subfolder=subfolder,
+            token=token,
+            cache_folder=cache_folder,
+            revision=revision,
+            local_files_only=local_files_only,
+        )
+        hub_kwargs = {"subfolder": subfolder, "token": token, "revision": revision, "local_files_only": local_files_only}
+        if cache_folder is not None:
+            hub_kwargs["cache_dir"] = cache_folder
+        return cls.from_pretrained(model_name_or_path, max_patches=config["max_patches"], **hub_kwargs)
+
+
+def resize_position_table(model: ViTMAEModel, max_patches: int) -> ViTMAEModel:
+    """``model`` rebuilt for a strip of ``max_patches`` patches, its position table cut (or stretched) to fit.
+
+    The first ``1 + max_patches`` rows ([CLS] + patches) are kept, as Pixel Linguist does for 64 patches; for more
+    patches than stored the patch rows are linearly interpolated along the strip (an approximation: PIXEL's table is
+    a 2-D sin-cos grid laid out along the row). All other weights are copied unchanged.
+    """
+    if max_patches < 1:
+        raise ValueError(f"max_patches={max_patches} must be at least 1.")
+    patch_size = _pair(model.config.patch_size)[1]
+    if _pair(model.config.image_size) == (patch_size, max_patches * patch_size):
+        return model
+    table = model.embeddings.position_embeddings.data  # (1, 1 + stored, hidden)
+    stored = table.shape[1] - 1
+    if max_patches <= stored:
+        resized = table[:, : 1 + max_patches]
+    else:
+        logger.warning("Interpolating %d stored patch positions to %d patches.", stored, max_patches)
+        patch_rows = torch.nn.functional.interpolate(
+            table[:, 1:].transpose(1, 2), size=max_patches, mode="linear", align_corners=True
+        ).transpose(1, 2)
+        resized = torch.cat([table[:, :1], patch_rows], dim=1)
+    config = ViTMAEConfig.from_dict({**model.config.to_dict(), "image_size": (patch_size, max_patches * patch_size)})
+    resized_model = ViTMAEModel(config).to(table.dtype)
+    state = model.state_dict()
+    state["embeddings.position_embeddings"] = resized.clone()
+    resized_model.load_state_dict(state)
+    return resized_model
+
+
+def _pair(value: int | tuple[int, int] | list[int]) -> tuple[int, int]:
+    return (value, value) if isinstance(value, int) else (int(value[0]), int(value[1]))
+
