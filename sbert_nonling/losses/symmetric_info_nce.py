@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import Tensor, nn
+
+from sbert_nonling.util.heads import make_training_head
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +25,7 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
         learnable_temperature: bool = False,
         max_scale: float = 100.0,
         gather_across_devices: bool = False,
+        token_head: bool = False,
     ) -> None:
         r"""Symmetric InfoNCE: the mean of the row-wise and column-wise cross-entropies of the cosine-similarity
         matrix of L2-normalised pairs, as CLIP and Pixel Linguist train.
@@ -39,7 +43,9 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
         (which it configures with ``directions=("query_to_doc", "doc_to_query")``, ``partition_mode="per_direction"``):
         a learnable temperature as CLIP has it, a log-scale parameter :math:`\log(1/\tau)` owned by the loss, its scale
         clamped to ``max_scale`` (100, CLIP's cap), optimised by the trainer and checkpointed by
-        :class:`~sbert_nonling.training.NonLinguisticTrainer`. Works for any pair of modalities the model routes
+        :class:`~sbert_nonling.training.NonLinguisticTrainer`; and Pixel Linguist's training-only token head
+        (``token_head=True``: ``Linear + GELU + LayerNorm`` on every token, then the mean over the unmasked tokens),
+        owned by the loss so the saved model is the one evaluated (mean pooling without the head). Works for any pair of modalities the model routes
         (text <-> pixels of the same text, caption <-> image).
 
         Args:
@@ -48,6 +54,8 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
             learnable_temperature: learn :math:`\log(1/\tau)` (CLIP).
             max_scale: upper bound of :math:`1/\tau` when learnable.
             gather_across_devices: use every process's pairs as negatives (DDP), with gradients.
+            token_head: embed through the training-only token head (the model must output ``token_embeddings`` and
+                ``attention_mask``, as every encoder here does); inference uses the model's own pooling.
 
         References:
             - Radford et al., Learning Transferable Visual Models From Natural Language Supervision (CLIP), 2021.
@@ -73,6 +81,7 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
 
                 model = build_sentence_model("bert-base-uncased", pooling="mean")
                 loss = SymmetricInfoNCE(model, temperature=0.05, learnable_temperature=True)
+                # Pixel Linguist: SymmetricInfoNCE(pixel_model, temperature=0.05, token_head=True)
         """
         if temperature <= 0:
             raise ValueError(f"temperature={temperature!r} must be positive (Pixel Linguist uses 0.05).")
@@ -91,6 +100,22 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
         self.max_scale = max_scale
         if learnable_temperature:
             self.logit_scale = nn.Parameter(torch.tensor(math.log(self._initial_scale)))
+        self.token_head = (
+            make_training_head("linear_gelu_layernorm", model.get_embedding_dimension()) if token_head else None
+        )
+
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
+        if self.token_head is None:
+            return super().forward(sentence_features, labels)
+        embeddings = [self.embed_through_token_head(features) for features in sentence_features]
+        return self.compute_loss_from_embeddings(embeddings, labels)
+
+    def embed_through_token_head(self, features: dict[str, Tensor]) -> Tensor:
+        """The token head on every token of the model's output, then the mean over unmasked tokens (B, hidden)."""
+        output = self.model(features)
+        tokens = self.token_head(output["token_embeddings"])
+        mask = output["attention_mask"].unsqueeze(-1).to(tokens.dtype)
+        return (tokens * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
 
     @property
     def scale(self) -> float | Tensor:
@@ -109,6 +134,7 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
             "learnable_temperature": self.learnable_temperature,
             "max_scale": self.max_scale,
             "gather_across_devices": self.gather_across_devices,
+            "token_head": self.token_head is not None,
         }
 
     @property

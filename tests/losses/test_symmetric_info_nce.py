@@ -59,8 +59,31 @@ def test_settings_and_config(tiny_model):
         SymmetricInfoNCE(tiny_model, temperature=0.01, learnable_temperature=True, max_scale=50)
     fixed = SymmetricInfoNCE(tiny_model, temperature=0.05)
     assert fixed.logit_scale is None and fixed.scale == pytest.approx(20.0)
-    assert fixed.get_config_dict() == {"temperature": pytest.approx(0.05), "learnable_temperature": False, "max_scale": 100.0, "gather_across_devices": False}
+    assert fixed.get_config_dict() == {"temperature": pytest.approx(0.05), "learnable_temperature": False, "max_scale": 100.0, "gather_across_devices": False, "token_head": False}
     assert "radford2021clip" in fixed.citation
+
+
+def test_token_head_pools_the_head_output_over_unmasked_tokens(tiny_model):
+    loss = SymmetricInfoNCE(tiny_model, temperature=0.5, token_head=True)
+    linear, gelu, norm = loss.token_head
+    assert isinstance(gelu, torch.nn.GELU) and isinstance(norm, torch.nn.LayerNorm)
+    anchors = ["A man is playing a guitar.", "Two dogs run."]
+    positives = ["A man plays the guitar on a long stage tonight.", "Dogs are running."]
+    features = [tiny_model.preprocess(anchors), tiny_model.preprocess(positives)]
+    tiny_model.eval()
+    with torch.no_grad():
+        pooled = []
+        for column in features:
+            output = tiny_model(dict(column))
+            head = norm(torch.nn.functional.gelu(output["token_embeddings"] @ linear.weight.T + linear.bias))
+            mask = output["attention_mask"].tolist()
+            pooled.append(torch.stack([
+                sum(head[i, t] for t in range(len(mask[i])) if mask[i][t]) / sum(mask[i]) for i in range(len(mask))
+            ]))
+        value = loss([dict(column) for column in features], None)
+    assert value.item() == pytest.approx(hand_symmetric(pooled[0], pooled[1], 0.5), rel=1e-5)
+    assert set(name for name, _ in loss.named_parameters()) >= {"token_head.0.weight", "token_head.2.weight"}
+    assert "token_head.0.weight" not in {name for name, _ in tiny_model.named_parameters()}  # training-only
 
 
 def test_trains_text_pairs_in_the_trainer(tiny_model, wiki_sentences, tmp_path):
