@@ -197,3 +197,15 @@ def perturbation_pairs_dataset(sentences: list[str], perturbations: list[str], r
     dataset = Dataset.from_dict({"text": list(sentences)})
     dataset.set_transform(PerturbationPairs(perturbations, rate=rate, seed=seed))
     return dataset
+
+
+def span_pairs_dataset(documents: list[str], min_words: int = 5, max_words: int = 64, seed: int = 42) -> Dataset:
+    """Topical alignment data: two :func:`random_spans` of each document as (anchor, positive), seeded per document
+    (``seed`` and a CRC32 of the document, as :class:`PerturbationPairs`)."""
+    anchors, positives = [], []
+    for document in documents:
+        rng = random.Random(seed * 2**32 + zlib.crc32(document.encode("utf-8", "surrogatepass")))
+        anchor, positive = random_spans(document, rng, min_words, max_words)
+        anchors.append(anchor)
+        positives.append(positive)
+    return Dataset.from_dict({"anchor": anchors, "positive": positives})

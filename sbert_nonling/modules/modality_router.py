@@ -32,6 +32,7 @@ class ModalityRouter(Router):
     modules after the router (Pooling, Dense, Normalize) are modality-agnostic. Routes are picked by the modality
     inferred from the inputs (str -> "text", PIL image / 3-D array -> "image", 1-D/2-D array or
     ``{"array", "sampling_rate"}`` dict -> "audio"), or by ``task`` (``model.encode(texts, task="pixel")``).
+    A model with a "pixel" route and no "text" route (Pixel Linguist) sends all text to the pixel route.
 
     What it adds to the built-in Router:
 
@@ -78,6 +79,9 @@ class ModalityRouter(Router):
             self._check_route(route, modules)
         if default_route is None and "text" in sub_modules:
             default_route = "text"
+        if "text" not in sub_modules and "pixel" in sub_modules:
+            # A pixel-only model reads every sentence as pixels, whatever task (query / document) the caller names.
+            route_mappings = {(None, "text"): "pixel", **(route_mappings or {})}
         super().__init__(
             sub_modules, default_route=default_route, allow_empty_key=allow_empty_key, route_mappings=route_mappings
         )

@@ -6,11 +6,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import torch
 from datasets import Dataset, DatasetDict
-from sentence_transformers import SentenceTransformerTrainingArguments
 from sentence_transformers.base.modules import InputModule
-from sentence_transformers.base.sampler import BatchSamplers, MultiDatasetBatchSamplers
 from transformers import set_seed
 
 from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
@@ -30,15 +27,13 @@ from sbert_nonling.models.tiny_encoder import build_tiny_encoder
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.modules.shared_encoder import SharedEncoder
-from sbert_nonling.training.interleaved_sampler import InterleavedBatchSampler
+from sbert_nonling.training.arguments import training_arguments
+from sbert_nonling.training.pixel_linguist import train_pixel_linguist
 from sbert_nonling.training.recipes import get_recipe
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
 
 logger = logging.getLogger(__name__)
-
-#: The model-selection metric: STS-B dev cosine Spearman, as logged by the dev evaluator.
-SELECTION_METRIC = "eval_STSBenchmark_spearman_cosine"
 
 
 def _text_data(recipe: str, settings: dict[str, Any], text_file, nli_file) -> tuple[Dataset | None, list[str]]:
@@ -153,36 +148,6 @@ def _grounding_loss(model, settings: dict[str, Any], text_loss: SimCSELoss | Non
     )
 
 
-def _training_arguments(
-    settings: dict[str, Any], output_dir: Path, evaluating: bool, joint: bool, interleaved: bool
-) -> SentenceTransformerTrainingArguments:
-    """The recipe's hyper-parameters as trainer arguments: dev evaluation, best-checkpoint selection, no duplicates."""
-    return SentenceTransformerTrainingArguments(
-        output_dir=str(output_dir / "checkpoints"),
-        num_train_epochs=settings["epochs"],
-        max_steps=settings["max_steps"],
-        per_device_train_batch_size=settings["batch_size"],
-        gradient_accumulation_steps=2 if joint else settings.get("gradient_accumulation_steps", 1),
-        learning_rate=settings["learning_rate"],
-        warmup_steps=settings.get("warmup_steps", settings.get("warmup_fraction", 0.0)),
-        lr_scheduler_type=settings["lr_scheduler_type"],
-        seed=settings["seed"],
-        fp16=bool(settings["fp16"]) and torch.cuda.is_available(),
-        batch_sampler=BatchSamplers.NO_DUPLICATES,
-        multi_dataset_batch_sampler=InterleavedBatchSampler if interleaved else MultiDatasetBatchSamplers.PROPORTIONAL,
-        eval_strategy="steps" if evaluating else "no",
-        eval_steps=settings["eval_steps"],
-        save_strategy="steps",
-        save_steps=settings["eval_steps"],
-        save_total_limit=2,
-        load_best_model_at_end=evaluating,
-        metric_for_best_model=SELECTION_METRIC if evaluating else None,
-        greater_is_better=True,
-        logging_steps=max(1, settings["eval_steps"] // 5),
-        report_to="none",
-    )
-
-
 def train_recipe(
     recipe: str,
     output_dir: str | Path,
@@ -195,6 +160,7 @@ def train_recipe(
     captions_file: str | Path | None = None,
     image_features: str | Path | None = None,
     heldout_images_file: str | Path | None = None,
+    stsb_multi_dir: str | Path | None = None,
     model: str | None = None,
     tiny: bool = False,
     max_steps: int | None = None,
@@ -209,7 +175,8 @@ def train_recipe(
     its :class:`UnpairedModalityContrastiveLoss`, and train with :class:`UnpairedModalityTrainer` (scheme
     ``alternating`` or ``joint`` from the recipe). Grounding recipes (mcse, macd) add caption batches with
     :class:`MultimodalAlignLoss` (interleaved with text batches as MCSE does), optionally anchored to a frozen copy of
-    the starting model with :class:`DistillAnchorLoss` (MACD).
+    the starting model with :class:`DistillAnchorLoss` (MACD). The pixel-linguist recipe runs its curriculum with
+    :func:`~sbert_nonling.training.pixel_linguist.train_pixel_linguist`.
 
     Args:
         recipe: a name from :func:`~sbert_nonling.training.recipes.list_recipes`.
@@ -224,20 +191,27 @@ def train_recipe(
         image_features: precomputed features of those images (``sbert-nonling features``); default: extracted now.
         heldout_images_file: image names, one per line (e.g. Flickr_8k.testImages.txt), kept out of training; their
             caption <-> image Recall@1/5 after training is returned under ``"retrieval"`` (as MCSE reports).
+        stsb_multi_dir: stsb_multi_mt files (pixel-linguist: multilingual STS-B dev scores and, with leapfrogging,
+            parallel training pairs from the ``train`` files).
         model: Hub name or folder of the starting encoder; default: the recipe's (bert-base-uncased).
         tiny: start from a small random encoder built offline from the training text (see ``build_tiny_encoder``)
             and use the recipe's ``tiny`` hyper-parameters.
-        max_steps: stop after this many optimizer steps (overrides the recipe).
+        max_steps: stop after this many optimizer steps (overrides the recipe; pixel-linguist: per stage run).
         overrides: other recipe settings to override, e.g. ``{"learning_rate": 1e-5}``.
 
     Returns:
         ``{"recipe", "model", "export", "dev_before", "dev_after", "best_checkpoint", "global_step", "retrieval"}``.
     """
     settings = get_recipe(recipe, tiny=tiny, overrides=overrides)
-    if max_steps is not None:
-        settings["max_steps"] = max_steps
     if tiny and model is not None:
         raise ValueError("Pass either tiny=True (a locally built encoder) or model=..., not both.")
+    if settings["method"] == "pixel_linguist":
+        for stage in ("visual", "topical", "reasoning", "parallel"):
+            if max_steps is not None:  # every stage stops after at most max_steps
+                settings[f"{stage}_max_steps"] = min(settings[f"{stage}_max_steps"], max_steps)
+        return train_pixel_linguist(settings, output_dir, text_file, nli_file, sts_dir, stsb_multi_dir, model)
+    if max_steps is not None:
+        settings["max_steps"] = max_steps
     output_dir = Path(output_dir)
     set_seed(settings["seed"])  # front-ends and loss heads are initialised before the trainer seeds anything
     text_dataset, sentences = _text_data(recipe, settings, text_file, nli_file)
@@ -264,7 +238,7 @@ def train_recipe(
 
     evaluating = sts_dir is not None
     joint = modality is not None and settings["scheme"] == "joint"
-    args = _training_arguments(settings, output_dir, evaluating, joint, interleaved=text_dataset is not None and caption_dataset is not None)
+    args = training_arguments(settings, output_dir, evaluating, joint, interleaved=text_dataset is not None and caption_dataset is not None)
     common = {"model": sentence_model, "args": args, "evaluator": sts_dev_evaluator(sts_dir) if evaluating else None}
     text_loss = None
     if text_dataset is not None:

@@ -16,6 +16,7 @@ from sbert_nonling.data.perturbations import (
     perturbation_pairs_dataset,
     random_spans,
     shuffle_words,
+    span_pairs_dataset,
     substitute_characters,
     swap_neighbours,
 )
@@ -68,6 +69,17 @@ def test_spans_come_from_the_document():
         assert any(words[i : i + len(span_words)] == span_words for i in range(len(words)))
     with pytest.raises(ValueError, match="at least one word"):
         random_spans("   ", random.Random(0))
+
+
+def test_span_pairs_are_seeded_per_document():
+    documents = [TEXT, "One two three four five six seven eight nine ten eleven twelve."]
+    first = span_pairs_dataset(documents, min_words=3, max_words=5, seed=1)
+    assert first.column_names == ["anchor", "positive"] and len(first) == 2
+    assert first.to_dict() == span_pairs_dataset(documents, min_words=3, max_words=5, seed=1).to_dict()
+    assert span_pairs_dataset(documents[::-1], min_words=3, max_words=5, seed=1)[1] == first[0]  # per document
+    assert first.to_dict() != span_pairs_dataset(documents, min_words=3, max_words=5, seed=2).to_dict()
+    for row, document in zip(first, documents):
+        assert row["anchor"] in document and row["positive"] in document
 
 
 @pytest.mark.parametrize("text", ["", "   ", "a", "🙂 emoji 🎉 text", "x" * 10_000, "mixed Ελληνικά 中文 عربي", "control\x00chars\x07", "lone \ud800 surrogate"])

@@ -1,0 +1,44 @@
+"""Uniform weight averaging of fine-tuned copies of one model (Pixel Linguist's "ensemble" of visual runs)."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+def average_state_dicts(states: list[dict[str, Tensor]]) -> dict[str, Tensor]:
+    """The element-wise mean of ``states`` (state dicts of one architecture), as a model soup averages them.
+
+    Floating-point tensors are averaged in float64 and cast back to their dtype; other tensors (integer buffers such
+    as position ids) must be identical in every state and are kept.
+
+    Raises:
+        ValueError: no states, or states whose keys, shapes or non-float values differ (naming the tensor).
+
+    Example:
+        ::
+
+            from sbert_nonling.training.weight_averaging import average_state_dicts
+
+            model.load_state_dict(average_state_dicts([run_a.state_dict(), run_b.state_dict()]))
+    """
+    if not states:
+        raise ValueError("average_state_dicts needs at least one state dict.")
+    first = states[0]
+    for index, state in enumerate(states[1:], start=1):
+        if state.keys() != first.keys():
+            difference = sorted(set(state) ^ set(first))[:5]
+            raise ValueError(f"State {index} has different keys than state 0 (e.g. {difference}).")
+    averaged = {}
+    for name, tensor in first.items():
+        tensors = [state[name] for state in states]
+        shapes = {tuple(value.shape) for value in tensors}
+        if len(shapes) > 1:
+            raise ValueError(f"Tensor {name!r} has different shapes across states: {sorted(shapes)}.")
+        if tensor.is_floating_point():
+            averaged[name] = torch.stack([value.double() for value in tensors]).mean(dim=0).to(tensor.dtype)
+        elif all(torch.equal(value, tensor) for value in tensors):
+            averaged[name] = tensor.clone()
+        else:
+            raise ValueError(f"Non-float tensor {name!r} differs across states; it cannot be averaged.")
+    return averaged
