@@ -1,4 +1,4 @@
-"""``sbert-nonling``: train / eval / export / demo. The only module that parses command-line arguments.
+"""``sbert-nonling``: train / eval / robustness / export / features / render / demo. The only module that parses command-line arguments.
 
 Heavy libraries (torch, sentence-transformers, mteb) are imported inside the subcommands, so ``--help`` is instant.
 Every subcommand that produces results prints, as its last line, one JSON object.
@@ -25,6 +25,8 @@ def _print_before_after(result: dict[str, Any]) -> None:
 
     if result["dev_before"]:
         print(format_sts_table({"before training": result["dev_before"], "after training": result["dev_after"]}))
+    if result.get("multilingual_before"):
+        print(format_sts_table({"before training": result["multilingual_before"], "after training": result["multilingual_after"]}))
 
 
 def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
@@ -55,6 +57,7 @@ def cmd_train(args: argparse.Namespace) -> None:
         captions_file=args.captions_file,
         image_features=args.image_features,
         heldout_images_file=args.heldout_images,
+        stsb_multi_dir=args.stsb_multi_dir,
         model=args.model,
         tiny=args.tiny,
         max_steps=args.max_steps,
@@ -86,6 +89,23 @@ def cmd_eval(args: argparse.Namespace) -> None:
         _print_result(scores)
 
 
+def cmd_robustness(args: argparse.Namespace) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    from sbert_nonling.data.perturbations import PERTURBATIONS
+    from sbert_nonling.evaluation.robustness import format_robustness_table, robustness_report
+    from sbert_nonling.evaluation.sts_data import load_sts_dir
+
+    task = load_sts_dir(args.sts_dir, "dev", tasks=("STSBenchmark",))[0]
+    models = {
+        Path(name).name or name: SentenceTransformer(name, trust_remote_code=args.trust_remote_code) for name in args.models
+    }
+    perturbations = args.perturbations or tuple(PERTURBATIONS)
+    report = robustness_report(models, task, perturbations=perturbations, rate=args.rate, seed=args.seed)
+    print(format_robustness_table(report))
+    _print_result(report)
+
+
 def cmd_export(args: argparse.Namespace) -> None:
     from sentence_transformers import SentenceTransformer
 
@@ -113,6 +133,15 @@ def cmd_features(args: argparse.Namespace) -> None:
     shapes = {key: list(value.shape) for key, value in features.items()}
     print(f"Features of {len(names)} images written to {path}: {shapes}")
     _print_result({"features": str(path), "images": len(names), "shapes": shapes})
+
+
+def cmd_render(args: argparse.Namespace) -> None:
+    from sbert_nonling.modules.pixel_renderer import render_preview
+
+    renderer_kwargs = {"max_patches": args.max_patches, "font_family": args.font_family}
+    num_patches = render_preview(args.text, args.output, scale=args.scale, **renderer_kwargs)
+    print(f"Rendered {len(args.text)} characters into {num_patches} of {args.max_patches} patches: {args.output}")
+    _print_result({"output": str(args.output), "patches": num_patches, "max_patches": args.max_patches})
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
@@ -159,6 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--image-features", help="precomputed features of --image-dir (sbert-nonling features)")
     train.add_argument("--heldout-images", help="image names kept out of training for caption<->image Recall@K (mcse, macd)")
     train.add_argument("--audio-label-regex", help=r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'")
+    train.add_argument("--stsb-multi-dir", help="stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs (pixel-linguist)")
     train.add_argument("--model", help="starting encoder (Hub name or folder); default: the recipe's")
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
     train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
@@ -176,6 +206,17 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", action="store_true", help="print the scores as one JSON object last")
     evaluate.set_defaults(handler=cmd_eval)
 
+    robustness = commands.add_parser(
+        "robustness", help="STS-B dev change and representation shift under typos and shuffles (Pixel Linguist Table 1)"
+    )
+    robustness.add_argument("models", nargs="+", help="model folders or Hub names, compared side by side")
+    robustness.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is perturbed)")
+    robustness.add_argument("--perturbations", nargs="*", help="names from sbert_nonling.data.perturbations; default: all")
+    robustness.add_argument("--rate", type=float, default=0.1, help="share of words a character perturbation edits")
+    robustness.add_argument("--seed", type=int, default=42)
+    robustness.add_argument("--trust-remote-code", action="store_true", help="needed for full multimodal / pixel models")
+    robustness.set_defaults(handler=cmd_robustness)
+
     export = commands.add_parser("export", help="write the text path as a plain sentence-transformers checkpoint")
     export.add_argument("model", help="full model folder (loaded with trust_remote_code)")
     export.add_argument("output", help="output folder")
@@ -189,6 +230,14 @@ def build_parser() -> argparse.ArgumentParser:
     features.add_argument("--regions", action="store_true", help="also keep the 7 x 7 region grid (MACD's local term)")
     features.add_argument("--batch-size", type=int, default=32)
     features.set_defaults(handler=cmd_features)
+
+    render = commands.add_parser("render", help="preview how PixelRenderer renders a text (PNG, PIXEL geometry)")
+    render.add_argument("text", help="the text to render")
+    render.add_argument("-o", "--output", required=True, help="PNG file to write")
+    render.add_argument("--max-patches", type=int, default=64, help="strip length in 16x16 patches (PIXEL: 529)")
+    render.add_argument("--font-family", default="Noto Sans", help="main font family (fallbacks cover other scripts)")
+    render.add_argument("--scale", type=int, default=4, help="enlarge the PNG this many times (nearest neighbour)")
+    render.set_defaults(handler=cmd_render)
 
     demo = commands.add_parser("demo", help="the offline main job: VisualCSE (text + unpaired images), dev before/after, export, reload")
     demo.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is scored)")

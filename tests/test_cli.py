@@ -48,7 +48,7 @@ def test_train_reports_bad_data_clearly(tmp_path, capsys):
 
 def test_console_script_help_lists_the_subcommands():
     output = subprocess.run([sys.executable, "-m", "sbert_nonling.cli", "--help"], capture_output=True, text=True, check=True).stdout
-    for command in ("train", "eval", "export", "demo"):
+    for command in ("train", "eval", "robustness", "export", "features", "render", "demo"):
         assert command in output
 
 
@@ -64,3 +64,29 @@ def test_demo_trains_evaluates_exports_and_reloads(tmp_path, data_dir, small_sts
     assert result["export_max_abs_diff"] == 0.0 and result["global_step"] == 3
     assert set(result["dev_before"]) == {"STSBenchmark", "SICK-R", "avg"}
     assert any(line.startswith("before training") for line in output) and result["recipe"] == "visualcse"
+
+
+def test_render_writes_a_png_preview(tmp_path, capsys):
+    from PIL import Image
+
+    output = tmp_path / "preview.png"
+    assert main(["render", "A man is playing a guitar.", "-o", str(output), "--max-patches", "32", "--scale", "2"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    image = Image.open(output)
+    assert image.size == (2 * 32 * 16, 2 * 16) and image.mode == "L"
+    assert 1 < result["patches"] < 32 and result["max_patches"] == 32
+
+
+def test_robustness_compares_a_token_and_a_pixel_model(exported_tiny, tmp_path, small_sts_dir, capsys):
+    from sbert_nonling.models.pixel_model import build_pixel_model
+    from sbert_nonling.modules.pixel_encoder import PixelEncoder
+
+    encoder = PixelEncoder.from_config(max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64)
+    build_pixel_model(encoder, max_patches=16).save(str(tmp_path / "pixel"))
+    argv = ["robustness", str(exported_tiny), str(tmp_path / "pixel"), "--sts-dir", str(small_sts_dir)]
+    assert main(argv + ["--perturbations", "swap", "shuffle", "--trust-remote-code"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    report = json.loads(lines[-1])
+    assert set(report) == {"export", "pixel"}
+    assert set(report["pixel"]) == {"clean", "swap", "shuffle"} and report["pixel"]["swap"]["shift"] > 0
+    assert lines[0].startswith("Model") and "swap" in lines[0]
