@@ -19,6 +19,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
         ("train_audiocse.py", ["--audio-dir", "{data}/audio/fsdd", "--speaker-regex", r"^\d+_([a-z]+)_"]),
         ("train_mcse.py", ["--captions-file", "{flickr}/captions.txt", "--image-dir", "{flickr}/images", "--image-features", "{flickr}/features.safetensors"]),
         ("train_macd.py", ["--captions-file", "{flickr}/captions.txt", "--image-dir", "{flickr}/images", "--image-features", "{flickr}/features.safetensors"]),
+        ("train_pixel_linguist.py", ["--nli-file", "{data}/corpus/snli_devtest_triplets.csv"]),
         ("extract_image_features.py", ["--image-dir", "{flickr}/images", "--encoder", "efficientnet-lite0", "--limit", "2"]),
     ],
 )
