@@ -26,7 +26,11 @@ def _print_before_after(result: dict[str, Any]) -> None:
     if result["dev_before"]:
         print(format_sts_table({"before training": result["dev_before"], "after training": result["dev_after"]}))
     if result.get("multilingual_before"):
-        print(format_sts_table({"before training": result["multilingual_before"], "after training": result["multilingual_after"]}))
+        short = {  # stsb_multi tasks by language code only, so the table fits a terminal
+            label: {name.removeprefix("STSBenchmarkMultilingualSTS-"): score for name, score in scores.items()}
+            for label, scores in (("before training", result["multilingual_before"]), ("after training", result["multilingual_after"]))
+        }
+        print(format_sts_table(short))
 
 
 def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
