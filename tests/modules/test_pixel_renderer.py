@@ -1,0 +1,268 @@
+"""PixelRenderer: real Pango rendering (no mocks): golden hashes, reproducibility, PIXEL geometry, hostile text."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from packaging.version import Version
+from PIL import Image
+
+from sbert_nonling.modules.pixel_renderer import PixelRenderer, render_preview, sanitize_text
+
+GOLDEN_TEXTS = {
+    "latin": "The quick brown fox jumps over the lazy dog.",
+    "cyrillic_greek": "Съешь же ещё этих мягких булок. Ζαφείρι δέξου πάγκαλο.",
+    "cjk": "我能吞下玻璃而不伤身体。日本語のテキスト。한국어",
+    "arabic": "أنا قادر على أكل الزجاج و هذا لا يؤلمني.",
+}
+# sha256 of the uint8 strips of PixelRenderer() (64 patches), and the number of attended patches.
+GOLDEN_STRIPS = {
+    "latin": ("93c2cd953b4e5c055a83e35afd9f324b96002feaa41e6fb892a6e5f854d9d428", 19),
+    "cyrillic_greek": ("99d6ed4ae512eba8bb5ab0dd38de4a62de670be19e98495be02cb52b551e438c", 25),
+    "cjk": ("994c3ef07395693637bf0b273bd2007835b8868f0fefba462ec634dfb8eca094", 21),
+    "arabic": ("2037c1653ce28c057fa7d76d50618e144f2937530b8ed6d1d510eca96aa9b7af", 14),
+}
+# The font files the golden hashes were computed with (pinned in constraints.txt).
+GOLDEN_FONT_VERSIONS = {
+    "fontpkg-noto-sans": "2.15",
+    "fontpkg-noto-sans-arabic": "2.12",
+    "fontpkg-noto-sans-devanagari": "2.7",
+    "noto-cjk-sans-otc": "0.0.1",
+}
+# Uncovered private-use character, emoji (no emoji font is bundled), a ZWJ sequence, mixed scripts.
+UNUSUAL_TEXTS = ["\U0010fffd", "\U0001f600", "\U0001f469\u200d\U0001f4bb ok", "Hi 你好 مرحبا नमस्ते Ωμέγα"]
+PACKAGE_DIR = Path(__file__).resolve().parents[2] / "sbert_nonling"
+
+
+@pytest.fixture(scope="module")
+def renderer() -> PixelRenderer:
+    return PixelRenderer()
+
+
+def digest(strip: np.ndarray) -> str:
+    return hashlib.sha256(strip.tobytes()).hexdigest()
+
+
+def ink_columns(strip: np.ndarray, end: int) -> np.ndarray:
+    return np.flatnonzero((strip[:, :end] < 255).any(axis=0))
+
+
+@pytest.mark.parametrize("name", list(GOLDEN_TEXTS))
+def test_golden_hashes(renderer, name):
+    for package, version in GOLDEN_FONT_VERSIONS.items():
+        installed = importlib.metadata.version(package)
+        assert Version(installed) == Version(version), f"{package}=={installed}, not {version}: reinstall or recompute"
+    strip, num_patches = renderer.render(GOLDEN_TEXTS[name])
+    assert (digest(strip), num_patches) == GOLDEN_STRIPS[name]
+
+
+def test_two_instances_and_a_copy_render_identically(renderer):
+    other = PixelRenderer()
+    clone = copy.deepcopy(renderer)
+    for text in GOLDEN_TEXTS.values():
+        expected = renderer.render(text)[0]
+        np.testing.assert_array_equal(other.render(text)[0], expected)
+        np.testing.assert_array_equal(clone.render(text)[0], expected)
+
+
+def test_fresh_process_renders_identically(renderer, tmp_path):
+    # The subprocess loads only sbert_nonling.rendering (the parent package would import sentence-transformers,
+    # ~9 s), with a hostile environment: Japanese preferred language, a bogus FONTCONFIG_FILE, an empty cache.
+    script = f"""
+import hashlib, sys, types
+package = types.ModuleType("sbert_nonling")
+package.__path__ = [{str(PACKAGE_DIR)!r}]
+sys.modules["sbert_nonling"] = package
+from sbert_nonling.rendering import TextLineCanvas
+canvas = TextLineCanvas(1024, 16, ("Noto Sans", "Noto Sans Arabic", "Noto Sans Devanagari", "Noto Sans CJK SC"), 8, 120, 2)
+for text in {list(GOLDEN_TEXTS.values())!r}:
+    coverage, width = canvas.draw(text)
+    print(hashlib.sha256(coverage.tobytes()).hexdigest(), width)
+"""
+    env = {**os.environ, "LANGUAGE": "ja", "LC_ALL": "C", "FONTCONFIG_FILE": "/nonexistent/fonts.conf"}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    expected = []
+    for text in GOLDEN_TEXTS.values():
+        coverage, width = renderer._canvas.draw(text)
+        expected.append(f"{digest(coverage)} {width}")
+    assert result.stdout.split("\n")[:-1] == expected
+    assert any((tmp_path / "sbert-nonling" / "fontconfig").rglob("*.cache-*")), "fontconfig cache not written"
+
+
+def test_geometry_of_a_latin_sentence(renderer):
+    strip, num_patches = renderer.render("HELLO WORLD THIS IS PIXEL")
+    assert strip.shape == (16, 64 * 16) and strip.dtype == np.uint8
+    eos_start = (num_patches - 1) * 16
+    ink = ink_columns(strip, eos_start)
+    assert 2 <= ink[0] < 4
+    assert eos_start - 16 - 4 <= ink[-1] < eos_start - 1  # the text ends in the patch before EOS, 2 px margin
+    assert (strip[:, eos_start : eos_start + 16] == 0).all()
+    assert (strip[:, eos_start + 16 :] == 255).all()
+    assert strip[:, :2].min() == 255
+    ink_rows = np.flatnonzero((strip[:, :eos_start] < 128).any(axis=1))
+    top, bottom = ink_rows[0], 15 - ink_rows[-1]
+    assert abs(top - bottom) <= 1, f"capitals occupy rows {ink_rows[0]}..{ink_rows[-1]} of 16"
+
+
+def test_eos_start_formula(renderer):
+    assert renderer.eos_start(0) == 16  # ceil((2 + 0 + 2) / 16) * 16
+    assert renderer.eos_start(12) == 16
+    assert renderer.eos_start(13) == 32
+    assert renderer.eos_start(10**6) == 63 * 16
+
+
+def test_preprocess_features(renderer):
+    texts = ["A man is playing a guitar.", "", GOLDEN_TEXTS["arabic"]]
+    features = renderer.preprocess(texts)
+    pixel_values, attention_mask = features["pixel_values"], features["attention_mask"]
+    assert pixel_values.shape == (3, 3, 16, 1024) and pixel_values.dtype == torch.float32
+    assert attention_mask.shape == (3, 64) and attention_mask.dtype == torch.long
+    assert 0.0 <= pixel_values.min() and pixel_values.max() <= 1.0
+    assert torch.equal(pixel_values[:, 0], pixel_values[:, 1]) and torch.equal(pixel_values[:, 0], pixel_values[:, 2])
+    for row, text in enumerate(texts):
+        strip, num_patches = renderer.render(text)
+        assert torch.equal(pixel_values[row, 0], torch.from_numpy(strip).float() / 255)
+        assert attention_mask[row].tolist() == [1] * num_patches + [0] * (64 - num_patches)
+    assert renderer.forward(features) is features
+
+
+def test_prompt_is_prepended(renderer):
+    with_prompt = renderer.preprocess(["a guitar"], prompt="query: ")
+    assert torch.equal(with_prompt["pixel_values"], renderer.preprocess(["query: a guitar"])["pixel_values"])
+
+
+def test_long_text_is_truncated_keeping_eos(renderer):
+    strip, num_patches = renderer.render("lorem ipsum dolor sit amet " * 400)
+    assert num_patches == 64
+    assert (strip[:, -16:] == 0).all()
+    assert (strip[:, -32:-16] < 255).any()  # text runs right up to the EOS patch
+    assert renderer.preprocess(["x" * 10_000])["attention_mask"].tolist() == [[1] * 64]
+
+
+@pytest.mark.parametrize("text", ["", "\x00\x07\x1b"])
+def test_empty_text_is_only_the_eos_patch(renderer, text):
+    strip, num_patches = renderer.render(text)
+    assert num_patches == 1
+    assert (strip[:, :16] == 0).all() and (strip[:, 16:] == 255).all()
+
+
+@pytest.mark.parametrize("separator", ["\n", "\t", "\r", "\u2028", "\x85"])
+def test_breaks_and_tabs_render_as_spaces(renderer, separator):
+    np.testing.assert_array_equal(renderer.render(f"a{separator}b")[0], renderer.render("a b")[0])
+
+
+def test_sanitize_text():
+    assert sanitize_text("a\r\nb\tc") == "a  b c"
+    assert sanitize_text("a\x00b\x07c\x7f\x9f") == "abc"
+    assert sanitize_text("x\ud800y") == "x\ufffdy"
+    assert sanitize_text("\ud83d\ude00") == "\U0001f600"
+    assert sanitize_text("a\u200bb") == "a\u200bb"
+
+
+def test_control_characters_and_surrogates(renderer):
+    np.testing.assert_array_equal(renderer.render("a\x00b\x07c")[0], renderer.render("abc")[0])
+    np.testing.assert_array_equal(renderer.render("\ud800")[0], renderer.render("\ufffd")[0])
+    np.testing.assert_array_equal(renderer.render("\ud83d\ude00")[0], renderer.render("\U0001f600")[0])
+    np.testing.assert_array_equal(renderer.render("a\u200bb")[0], renderer.render("ab")[0])  # zero width
+
+
+@pytest.mark.parametrize("text", UNUSUAL_TEXTS)
+def test_uncovered_emoji_and_mixed_scripts_are_visible(renderer, text):
+    strip, num_patches = renderer.render(text)
+    eos_start = (num_patches - 1) * 16
+    assert num_patches >= 2
+    assert (strip[:, :eos_start] < 128).any()
+
+
+@pytest.mark.parametrize(
+    ("inputs", "match"),
+    [
+        (["ok", None], r"inputs\[1\] is a NoneType"),
+        ([3, "ok"], r"inputs\[0\] is a int \(3\)"),
+        ("a single text", r"inputs is a single str"),
+    ],
+)
+def test_bad_inputs_name_the_item(renderer, inputs, match):
+    with pytest.raises(ValueError, match=match):
+        renderer.preprocess(inputs)
+
+
+def test_render_rejects_non_str(renderer):
+    with pytest.raises(ValueError, match=r"text is a bytes"):
+        renderer.render(b"bytes")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"max_patches": 0}, r"max_patches=0 must be at least 1"),
+        ({"patch_size": 0}, r"patch_size=0 must be a positive"),
+        ({"dpi": 0}, r"must both be positive"),
+        ({"pad_left": -1}, r"pad_left=-1 must be in \[0, 1024\)"),
+        ({"font_family": "Go Noto Current"}, r"\['Go Noto Current'\] are not installed"),
+        ({"fallback_fonts": ("Noto Sans, Noto Serif",)}, r"is not a single family name"),
+        ({"font_dirs": ["/nonexistent/fonts"]}, r"font directory '/nonexistent/fonts' does not exist"),
+    ],
+)
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        PixelRenderer(**kwargs)
+
+
+def test_font_family_is_configurable(renderer):
+    mono = PixelRenderer(font_family="Noto Sans Mono CJK SC")
+    text = GOLDEN_TEXTS["latin"]
+    assert digest(mono.render(text)[0]) != digest(renderer.render(text)[0])
+
+
+def test_save_load_round_trip(renderer, tmp_path):
+    custom = PixelRenderer(max_patches=32, font_family="Noto Sans CJK SC", fallback_fonts=("Noto Sans",), pad_left=3)
+    custom.save(str(tmp_path))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["pixel_renderer_config.json"]
+    config = json.loads((tmp_path / "pixel_renderer_config.json").read_text())
+    assert config["max_patches"] == 32 and config["fallback_fonts"] == ["Noto Sans"]
+    loaded = PixelRenderer.load(str(tmp_path))
+    assert loaded.get_config_dict() == custom.get_config_dict()
+    texts = list(GOLDEN_TEXTS.values())
+    for key, value in custom.preprocess(texts).items():
+        assert torch.equal(loaded.preprocess(texts)[key], value)
+    assert renderer.modalities == ["text"] and PixelRenderer.save_in_root is False
+
+
+def test_pixel_sized_strip_of_529_patches(renderer):
+    large = PixelRenderer(max_patches=529)
+    assert (large.max_patches, large.patch_size) == (529, 16)
+    text = GOLDEN_TEXTS["latin"]
+    strip, num_patches = large.render(text)
+    small_strip, small_num_patches = renderer.render(text)
+    assert strip.shape == (16, 8464) and num_patches == small_num_patches
+    np.testing.assert_array_equal(strip[:, :1024], small_strip)
+    assert (strip[:, 1024:] == 255).all()
+    strip, num_patches = large.render("lorem ipsum dolor sit amet " * 400)
+    assert num_patches == 529 and (strip[:, -16:] == 0).all() and (strip[:, -32:-16] < 255).any()
+    assert large.preprocess(["a", "b"])["pixel_values"].shape == (2, 3, 16, 8464)
+    # No ink of a long text survives into the next, short one (the canvas clears only what was inked).
+    np.testing.assert_array_equal(large.render(text)[0], PixelRenderer(max_patches=529).render(text)[0])
+
+
+def test_previews(renderer, tmp_path):
+    assert renderer.save_preview("A man is playing a guitar.", tmp_path / "strip.png", scale=2) == 11
+    with Image.open(tmp_path / "strip.png") as image:
+        assert (image.mode, image.size) == ("L", (2048, 32))
+    assert render_preview("Hi", tmp_path / "small.png", max_patches=8) == 3  # 2 + 13 + 2 px -> 2 patches
+    with Image.open(tmp_path / "small.png") as image:
+        assert image.size == (128, 16)
+    with pytest.raises(ValueError, match=r"scale=0 must be a positive integer"):
+        renderer.save_preview("Hi", tmp_path / "bad.png", scale=0)
