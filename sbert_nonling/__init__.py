@@ -11,6 +11,8 @@ from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityC
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.modules.modality_router import ModalityRouter
+from sbert_nonling.modules.pixel_encoder import PixelEncoder
+from sbert_nonling.modules.pixel_renderer import PixelRenderer
 from sbert_nonling.modules.shared_encoder import SharedEncoder
 from sbert_nonling.version import __version__
 
@@ -20,6 +22,8 @@ __all__ = [
     "ImagePatchEmbed",
     "ModalityRouter",
     "MultimodalAlignLoss",
+    "PixelEncoder",
+    "PixelRenderer",
     "SharedEncoder",
     "SimCSELoss",
     "SymmetricInfoNCE",
