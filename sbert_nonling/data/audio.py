@@ -13,6 +13,7 @@ import soundfile
 from datasets import Dataset
 
 from sbert_nonling.data.images import VIEW_COLUMNS
+from sbert_nonling.modules.audio_patch_embed import MAX_SECONDS, MIN_SAMPLES, SAMPLE_RATE
 
 logger = logging.getLogger(__name__)
 
@@ -20,11 +21,26 @@ AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg")
 
 
 def read_audio(path: str | Path) -> dict[str, Any]:
-    """``{"array": float32 samples (samples[, channels]), "sampling_rate": Hz}``, or a ValueError naming the file."""
+    """``{"array": float32 samples (samples[, channels]), "sampling_rate": Hz}``, or a ValueError naming the file.
+
+    Rejected: files soundfile cannot decode, files shorter than one 25 ms fbank window or longer than ``MAX_SECONDS``
+    (600 s; checked from the header, before decoding), and files holding NaN or infinite samples.
+    """
     try:
+        info = soundfile.info(str(path))
+        seconds = info.frames / info.samplerate
+        if seconds * SAMPLE_RATE < MIN_SAMPLES:
+            raise ValueError(
+                f"Audio {str(path)!r} holds {info.frames} samples at {info.samplerate} Hz ({seconds:.4f} s); "
+                "at least 25 ms (one fbank window) are needed."
+            )
+        if seconds > MAX_SECONDS:
+            raise ValueError(f"Audio {str(path)!r} is {seconds:.0f} s long; at most {MAX_SECONDS} s is accepted.")
         array, sampling_rate = soundfile.read(str(path), dtype="float32", always_2d=False)
     except (soundfile.LibsndfileError, RuntimeError, OSError) as error:
         raise ValueError(f"Cannot decode audio {str(path)!r}: {error}") from None
+    if not np.isfinite(array).all():
+        raise ValueError(f"Audio {str(path)!r} contains NaN or infinite samples.")
     return {"array": np.asarray(array), "sampling_rate": int(sampling_rate)}
 
 

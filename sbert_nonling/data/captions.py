@@ -13,7 +13,7 @@ from datasets import Dataset
 
 from sbert_nonling.data.image_features import CROP_TRANSFORM
 from sbert_nonling.data.images import open_image
-from sbert_nonling.util.validation import check_sentence
+from sbert_nonling.util.validation import check_sentence, split_lines
 
 logger = logging.getLogger(__name__)
 
@@ -27,30 +27,38 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"Captions file {str(path)!r} does not exist.")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not valid UTF-8 (byte {error.start}); captions files are read as UTF-8.") from None
     pairs: list[tuple[str, str]] = []
     if path.suffix == ".jsonl":
-        for line_number, line in enumerate(text.splitlines(), start=1):
+        for line_number, line in enumerate(split_lines(text), start=1):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
-                pairs.append((str(record["image"]), check_sentence(record["caption"], f"{path}:{line_number} caption")))
+                image = _check_image_name(record["image"], f"{path}:{line_number} image")
+                pairs.append((image, check_sentence(record["caption"], f"{path}:{line_number} caption")))
             except (json.JSONDecodeError, KeyError, TypeError) as error:
                 raise ValueError(f"{path}:{line_number}: expected a JSON object with 'image' and 'caption' ({error}).") from None
     elif path.suffix == ".csv":
-        rows = list(csv.DictReader(text.splitlines()))
+        rows = list(csv.DictReader(split_lines(text)))
         if rows and not {"image", "caption"} <= set(rows[0]):
             raise ValueError(f"{path}: expected columns 'image' and 'caption', found {sorted(rows[0])}.")
-        pairs = [(row["image"], check_sentence(row["caption"], f"{path}:{index + 2} caption")) for index, row in enumerate(rows)]
+        pairs = [
+            (_check_image_name(row["image"], f"{path}:{index + 2} image"), check_sentence(row["caption"], f"{path}:{index + 2} caption"))
+            for index, row in enumerate(rows)
+        ]
     else:
-        for line_number, line in enumerate(text.splitlines(), start=1):
+        for line_number, line in enumerate(split_lines(text), start=1):
             if not line.strip():
                 continue
             image, separator, caption = line.partition("\t")
             if not separator:
                 raise ValueError(f"{path}:{line_number}: expected '<image>#<n><TAB><caption>'.")
-            pairs.append((image.split("#")[0], check_sentence(caption.strip(), f"{path}:{line_number} caption")))
+            image = _check_image_name(image.split("#")[0], f"{path}:{line_number} image")
+            pairs.append((image, check_sentence(caption.strip(), f"{path}:{line_number} caption")))
     if image_dir is not None:
         available = {entry.name for entry in Path(image_dir).iterdir()}
         kept = [pair for pair in pairs if pair[0] in available]
@@ -60,6 +68,15 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
     if not pairs:
         raise ValueError(f"{path}: no (image, caption) pairs{' with an image in ' + str(image_dir) if image_dir else ''}.")
     return pairs
+
+
+def _check_image_name(image: object, where: str) -> str:
+    """An image file name (JSON integers such as COCO ids become strings), or a ValueError naming ``where``."""
+    if isinstance(image, int) and not isinstance(image, bool):
+        image = str(image)
+    if not isinstance(image, str) or not image.strip():
+        raise ValueError(f"{where} is {image!r}; expected a non-empty image file name.")
+    return image
 
 
 def sample_one_caption_per_image(pairs: list[tuple[str, str]], seed: int = 42) -> list[tuple[str, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -12,13 +13,15 @@ from datasets import Image as ImageFeature
 from PIL import Image, UnidentifiedImageError
 from torchvision.transforms import v2
 
-from sbert_nonling.modules.image_patch_embed import to_rgb_image
+from sbert_nonling.modules.image_patch_embed import check_image_size, to_rgb_image
 
 logger = logging.getLogger(__name__)
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 #: Columns of a two-view dataset: what UnpairedModalityContrastiveLoss reads.
 VIEW_COLUMNS = ("view_1", "view_2")
+#: Column a two-view dataset adds to name the source row of an image that fails to decode.
+ROW_COLUMN = "__row__"
 
 
 def two_view_transform(img_size: int = 224) -> v2.Compose:
@@ -35,21 +38,43 @@ def two_view_transform(img_size: int = 224) -> v2.Compose:
     )
 
 
-def open_image(path: str | Path) -> Image.Image:
-    """Decode an image file fully, or raise a ValueError naming the file (zero-byte, truncated, not an image)."""
+def open_image(path: str | Path | io.BytesIO, name: str | None = None) -> Image.Image:
+    """Decode an image file (or file object) fully as RGB (the first frame of an animation), or raise a ValueError
+    naming it (``name``, default the path): zero-byte, truncated, not an image, or larger than ``MAX_IMAGE_PIXELS``
+    (checked from the header, before decoding)."""
+    name = name or str(path)
     try:
         with Image.open(path) as image:
+            check_image_size(image, f"Image {name!r}")
             image.load()
-            return to_rgb_image(image, str(path))
-    except (UnidentifiedImageError, OSError, SyntaxError) as error:
-        raise ValueError(f"Cannot decode image {str(path)!r}: {error}") from None
+            return to_rgb_image(image, name)
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, SyntaxError) as error:
+        reason = "not a known image format" if isinstance(error, UnidentifiedImageError) else str(error)
+        raise ValueError(f"Cannot decode image {name!r}: {reason}") from None
+
+
+def _decode_item(item: Any, row: int) -> Image.Image:
+    """One image-column value (a path, an undecoded ``{"bytes", "path"}`` image feature, or a PIL image) as RGB;
+    a ValueError names the source row and the file."""
+    try:
+        if isinstance(item, (str, Path)):
+            return open_image(item)
+        if isinstance(item, dict):
+            if item.get("bytes") is not None:
+                return open_image(io.BytesIO(item["bytes"]), name=item.get("path") or "embedded image bytes")
+            if item.get("path"):
+                return open_image(item["path"])
+            raise ValueError(f"image {item!r} has neither bytes nor a path.")
+        return to_rgb_image(item, "image")
+    except ValueError as error:
+        raise ValueError(f"Image dataset row {row}: {error}") from None
 
 
 def _views_transform(image_column: str, label_column: str | None, img_size: int) -> Callable[[dict[str, list]], dict[str, list]]:
     augment = two_view_transform(img_size)
 
     def transform(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        images = [open_image(item) if isinstance(item, (str, Path)) else to_rgb_image(item, "image") for item in batch[image_column]]
+        images = [_decode_item(item, row) for item, row in zip(batch[image_column], batch[ROW_COLUMN])]
         views = {VIEW_COLUMNS[0]: [augment(image) for image in images], VIEW_COLUMNS[1]: [augment(image) for image in images]}
         if label_column is not None:
             views["label"] = batch[label_column]
@@ -60,11 +85,18 @@ def _views_transform(image_column: str, label_column: str | None, img_size: int)
 
 def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_column: str | None = "label", img_size: int = 224) -> Dataset:
     """Serve ``dataset`` (a column of PIL images or image paths, plus optional integer labels) as columns ``view_1``,
-    ``view_2`` (two independent augmentations, drawn anew every time an item is read) and ``label``."""
+    ``view_2`` (two independent augmentations, drawn anew every time an item is read) and ``label``.
+
+    Images are decoded when an item is read (an ``Image`` feature is cast to ``decode=False`` and decoded here): a
+    file that cannot be decoded raises a ValueError naming its source row (in ``dataset``) and its path, at that item.
+    """
     missing = [column for column in (image_column, label_column) if column is not None and column not in dataset.column_names]
     if missing:
         raise ValueError(f"The image dataset has no column(s) {missing}; columns: {dataset.column_names}.")
     dataset = dataset.select_columns([column for column in (image_column, label_column) if column is not None])
+    if isinstance(dataset.features[image_column], ImageFeature) and dataset.features[image_column].decode:
+        dataset = dataset.cast_column(image_column, ImageFeature(decode=False))
+    dataset = dataset.add_column(ROW_COLUMN, list(range(len(dataset))))
     dataset.set_transform(_views_transform(image_column, label_column, img_size))
     return dataset
 

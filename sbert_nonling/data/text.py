@@ -8,7 +8,7 @@ from pathlib import Path
 
 from datasets import Dataset
 
-from sbert_nonling.util.validation import check_sentence
+from sbert_nonling.util.validation import check_sentence, split_lines
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ def _open_utf8(path: Path) -> str:
 def read_sentences(path: str | Path, limit: int | None = None) -> list[str]:
     """Sentences of a one-sentence-per-line UTF-8 file (SimCSE's wiki1m format); blank lines are skipped."""
     path = Path(path)
-    lines = _open_utf8(path).splitlines()
+    lines = split_lines(_open_utf8(path))
     sentences = [line.strip() for line in lines if line.strip()]
     if len(sentences) < len(lines):
         logger.info(f"{path}: skipped {len(lines) - len(sentences)} blank line(s)")
@@ -42,7 +42,7 @@ def read_nli_triplets(path: str | Path, limit: int | None = None) -> list[tuple[
     The header ``sent0,sent1,hard_neg`` is required; every row must have three non-empty fields.
     """
     path = Path(path)
-    rows = list(csv.reader(_open_utf8(path).splitlines()))
+    rows = list(csv.reader(split_lines(_open_utf8(path))))
     if not rows or tuple(column.strip() for column in rows[0]) != NLI_COLUMNS:
         found = rows[0] if rows else "an empty file"
         raise ValueError(f"{path}: expected the header {','.join(NLI_COLUMNS)}, found {found!r}.")

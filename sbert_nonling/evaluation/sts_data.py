@@ -12,11 +12,12 @@ and stsb_multi_mt's ``stsb-<lang>-{train,dev,test}.csv`` for multilingual STS-B.
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sbert_nonling.util.validation import check_sentence
+from sbert_nonling.util.validation import check_sentence, split_lines
 
 Split = Literal["dev", "test"]
 SPLITS: tuple[str, ...] = ("dev", "test")
@@ -59,14 +60,14 @@ def _parse_score(text: str, where: str) -> float:
         score = float(text)
     except ValueError:
         raise ValueError(f"{where}: score {text!r} is not a number.") from None
-    if score != score:  # NaN
-        raise ValueError(f"{where}: score is NaN.")
+    if not math.isfinite(score):
+        raise ValueError(f"{where}: score {text!r} is not a finite number.")
     return score
 
 
 def _read_lines(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8").splitlines()
+        return split_lines(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as error:
         raise ValueError(f"{path}: not valid UTF-8 (byte {error.start}); STS files are read as UTF-8.") from None
 

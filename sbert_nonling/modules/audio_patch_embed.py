@@ -45,6 +45,8 @@ def waveform_to_mono_16k(audio: Any, where: str) -> torch.Tensor:
     array = audio.detach().cpu().numpy() if isinstance(audio, torch.Tensor) else np.asarray(audio)
     if array.ndim not in (1, 2) or array.size == 0:
         raise ValueError(f"{where} has shape {array.shape}; expected a non-empty 1-D or 2-D waveform.")
+    if max(array.shape) > MAX_SECONDS * int(sampling_rate):  # before any copy: the longer axis holds the samples
+        raise ValueError(f"{where} is {max(array.shape) / sampling_rate:.0f} s long; at most {MAX_SECONDS} s is accepted.")
     if np.issubdtype(array.dtype, np.integer):
         array = array.astype(np.float64) / float(np.iinfo(array.dtype).max + 1)
     elif not np.issubdtype(array.dtype, np.floating):
@@ -53,8 +55,6 @@ def waveform_to_mono_16k(audio: Any, where: str) -> torch.Tensor:
         raise ValueError(f"{where} contains NaN or infinite samples.")
     if array.ndim == 2:
         array = array.mean(axis=int(np.argmin(array.shape)))  # the shorter axis holds the channels
-    if array.shape[0] > MAX_SECONDS * int(sampling_rate):
-        raise ValueError(f"{where} is {array.shape[0] / sampling_rate:.0f} s long; at most {MAX_SECONDS} s is accepted.")
     waveform = torch.from_numpy(np.ascontiguousarray(array, dtype=np.float32))
     if sampling_rate != SAMPLE_RATE:
         waveform = torchaudio.functional.resample(waveform, int(sampling_rate), SAMPLE_RATE)

@@ -21,6 +21,9 @@ logger = logging.getLogger(__name__)
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
+#: Largest image accepted (width x height = 8192 x 8192 pixels, at most 256 MiB decoded as RGBA). Larger images are
+#: rejected with a ValueError before they are decoded or converted: a lazily opened file is never read in full.
+MAX_IMAGE_PIXELS = 8192 * 8192
 
 
 def to_rgb_image(image: Any, where: str) -> Image.Image:
@@ -32,8 +35,7 @@ def to_rgb_image(image: Any, where: str) -> Image.Image:
         image = _array_to_image(image, where)
     if not isinstance(image, Image.Image):
         raise ValueError(f"{where} is a {type(image).__name__}; expected a PIL image or an (H, W[, C]) array.")
-    if image.width < 1 or image.height < 1:
-        raise ValueError(f"{where} has size {image.size}; an image needs at least 1x1 pixels.")
+    check_image_size(image, where)
     if image.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
         values = np.asarray(image, dtype=np.float64)
         scale = 65535.0 if image.mode.startswith("I;16") or values.max(initial=0) > 255 else 255.0
@@ -43,6 +45,18 @@ def to_rgb_image(image: Any, where: str) -> Image.Image:
         background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         return Image.alpha_composite(background, rgba).convert("RGB")
     return image.convert("RGB")
+
+
+def check_image_size(image: Image.Image, where: str) -> None:
+    """Raise a ValueError naming ``where`` unless the image has 1 to :data:`MAX_IMAGE_PIXELS` pixels. Reads only the
+    size, so it runs on a lazily opened file before any pixel is decoded."""
+    if image.width < 1 or image.height < 1:
+        raise ValueError(f"{where} has size {image.size}; an image needs at least 1x1 pixels.")
+    if image.width * image.height > MAX_IMAGE_PIXELS:
+        raise ValueError(
+            f"{where} has {image.width}x{image.height} = {image.width * image.height} pixels, more than "
+            f"MAX_IMAGE_PIXELS={MAX_IMAGE_PIXELS} (8192x8192); resize it before encoding."
+        )
 
 
 def _array_to_image(array: np.ndarray, where: str) -> Image.Image:

@@ -6,6 +6,18 @@ from collections.abc import Sequence
 from typing import Any
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines of a text file's content, split at ``\\n`` only (``open`` has already turned ``\\r\\n`` and ``\\r`` into it).
+
+    ``str.splitlines`` would also split at vertical tabs, form feeds, U+001C-U+001E, U+0085, U+2028 and U+2029, characters that can
+    sit inside one sentence of a line-based file and would shift every later line. A final empty line is dropped.
+    """
+    lines = text.split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
 def check_sentence(sentence: Any, where: str) -> str:
     """Return ``sentence`` if it is a non-blank string, else raise a ValueError that names ``where`` it came from."""
     if sentence is None:
