@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import accumulate
+from itertools import accumulate, islice
 
 import torch
 from sentence_transformers.base.sampler import MultiDatasetDefaultBatchSampler
+from sentence_transformers.util import get_world_size
 from torch.utils.data import BatchSampler, ConcatDataset
 
 
@@ -16,30 +17,44 @@ class InterleavedBatchSampler(MultiDatasetDefaultBatchSampler):
 
     Pass the class as ``multi_dataset_batch_sampler`` with ``train_dataset={"text": ..., "captions": ...}`` (text
     first). Every caption batch is used once per epoch; nothing is cycled.
+
+    Under DDP with ``num_replicas`` processes every step is a group of ``num_replicas`` consecutive batches of one
+    dataset (process ``k`` takes batch ``k`` of the group), so all processes take a text or a caption step together;
+    incomplete trailing groups are dropped. ``num_replicas`` defaults to the torch.distributed world size.
     """
 
     def __init__(
-        self, dataset: ConcatDataset, batch_samplers: list[BatchSampler], generator: torch.Generator | None = None, seed: int = 0
+        self,
+        dataset: ConcatDataset,
+        batch_samplers: list[BatchSampler],
+        generator: torch.Generator | None = None,
+        seed: int = 0,
+        num_replicas: int | None = None,
     ) -> None:
         if len(batch_samplers) != 2:
             raise ValueError(f"InterleavedBatchSampler mixes exactly two datasets (text, captions), got {len(batch_samplers)}.")
         super().__init__(dataset, batch_samplers, generator=generator, seed=seed)
+        self.num_replicas = get_world_size() if num_replicas is None else num_replicas
 
     @property
     def every(self) -> int:
-        """A caption batch after this many text batches."""
-        return max(1, len(self.batch_samplers[0]) // max(1, len(self.batch_samplers[1])))
+        """A caption step after this many text steps."""
+        text_steps = len(self.batch_samplers[0]) // self.num_replicas
+        return max(1, text_steps // max(1, len(self.batch_samplers[1]) // self.num_replicas))
 
     def __iter__(self) -> Iterator[list[int]]:
         offsets = [0, *accumulate(len(part) for part in self.dataset.datasets)]
-        captions = iter(self.batch_samplers[1])
-        for count, text_batch in enumerate(self.batch_samplers[0], start=1):
-            yield [offsets[0] + index for index in text_batch]
+        texts, captions = iter(self.batch_samplers[0]), iter(self.batch_samplers[1])
+        count = 0
+        while len(text_group := list(islice(texts, self.num_replicas))) == self.num_replicas:
+            count += 1
+            yield from ([offsets[0] + index for index in batch] for batch in text_group)
             if count % self.every == 0:
-                caption_batch = next(captions, None)
-                if caption_batch is not None:
-                    yield [offsets[1] + index for index in caption_batch]
+                caption_group = list(islice(captions, self.num_replicas))
+                if len(caption_group) == self.num_replicas:
+                    yield from ([offsets[1] + index for index in batch] for batch in caption_group)
 
     def __len__(self) -> int:
-        text, captions = len(self.batch_samplers[0]), len(self.batch_samplers[1])
-        return text + min(captions, text // self.every)
+        text_steps = len(self.batch_samplers[0]) // self.num_replicas
+        caption_steps = len(self.batch_samplers[1]) // self.num_replicas
+        return self.num_replicas * (text_steps + min(caption_steps, text_steps // self.every))

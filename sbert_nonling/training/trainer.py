@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 import os
 
+import torch
 from safetensors.torch import load_file, save_file
 from sentence_transformers import SentenceTransformerTrainer
+from sentence_transformers.util import get_world_size
 from torch import Tensor, nn
 
 logger = logging.getLogger(__name__)
@@ -31,6 +33,18 @@ def loss_state_dict(losses: nn.Module | dict[str, nn.Module], model: nn.Module) 
     return state
 
 
+def loss_parameters(losses: nn.Module | dict[str, nn.Module], model: nn.Module) -> list[nn.Parameter]:
+    """The trainable parameters the losses own (not the model's), each once, in a fixed order."""
+    model_parameters = {id(parameter) for parameter in model.parameters()}
+    owned, seen = [], set()
+    for loss in losses.values() if isinstance(losses, dict) else [losses]:
+        for parameter in loss.parameters():
+            if parameter.requires_grad and id(parameter) not in model_parameters and id(parameter) not in seen:
+                seen.add(id(parameter))
+                owned.append(parameter)
+    return owned
+
+
 def load_loss_state_dict(losses: nn.Module | dict[str, nn.Module], state: dict[str, Tensor]) -> None:
     """Copy a :func:`loss_state_dict` back into the losses' own tensors (in place, so shared tensors stay shared)."""
     targets = {}
@@ -52,7 +66,22 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     ``train(resume_from_checkpoint=...)``: a resumed run would continue with freshly initialised heads. This trainer
     writes them to ``loss_state.safetensors`` in every checkpoint next to the optimizer state and loads them back on
     resume. They never enter the saved model.
+
+    Under DDP only the model is wrapped, so the gradients of loss-owned parameters would stay per-process and the
+    heads of different processes would drift apart; this trainer averages them across processes after every
+    backward pass, as DDP does for the model (every process must take the same kind of step, which the package's
+    batch samplers guarantee).
     """
+
+    def training_step(self, model: nn.Module, inputs: dict, num_items_in_batch: int | None = None) -> Tensor:
+        loss = super().training_step(model, inputs, num_items_in_batch)
+        world_size = get_world_size()
+        if world_size > 1:
+            for parameter in loss_parameters(self.loss, self.model):
+                if parameter.grad is not None:
+                    torch.distributed.all_reduce(parameter.grad)
+                    parameter.grad /= world_size
+        return loss
 
     def _save_optimizer_and_scheduler(self, output_dir: str) -> None:
         super()._save_optimizer_and_scheduler(output_dir)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import accumulate
+from itertools import accumulate, islice
 
 import torch
 from sentence_transformers.base.sampler import MultiDatasetDefaultBatchSampler
+from sentence_transformers.util import get_world_size
 from torch.utils.data import BatchSampler, ConcatDataset
 
 
@@ -19,12 +20,19 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
     size, so nothing requires pairing or equal lengths. Text batches come from the trainer's batch sampler of the
     text dataset (e.g. ``NO_DUPLICATES``). Shuffling is drawn from a generator seeded with ``seed + epoch``.
 
+    Under DDP with ``num_replicas`` processes, every step draws ``num_replicas`` consecutive batches of the *same*
+    dataset; the trainer's data loader hands batch ``k`` of each group to process ``k``, so all processes take the
+    image (or text) step together, on different images (or sentences), and the union of their batches is exactly the
+    batch a single process with ``num_replicas`` times the batch size would take (a trailing incomplete group of
+    text batches is dropped).
+
     Args:
         dataset: the trainer's ConcatDataset of the training datasets, in ``train_dataset`` dict order.
         batch_samplers: the trainer's per-dataset batch samplers (only the text one is used).
         text_index: position of the text dataset among the datasets.
         batch_sizes: batch size per dataset position for the modality datasets.
         generator, seed: as for the built-in samplers.
+        num_replicas: processes sharing the batches; default: the torch.distributed world size (1 if not distributed).
     """
 
     def __init__(
@@ -35,8 +43,10 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
         batch_sizes: dict[int, int],
         generator: torch.Generator | None = None,
         seed: int = 0,
+        num_replicas: int | None = None,
     ) -> None:
         super().__init__(dataset, batch_samplers, generator=generator, seed=seed)
+        self.num_replicas = get_world_size() if num_replicas is None else num_replicas
         sizes = [len(part) for part in dataset.datasets]
         for index, batch_size in batch_sizes.items():
             if index == text_index:
@@ -60,10 +70,14 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
         generator = torch.Generator().manual_seed(self.seed + self.epoch)
         offsets = [0, *accumulate(len(part) for part in self.dataset.datasets)]
         cycles = {index: self._cycle(index, generator) for index in self.modality_indices}
-        for text_batch in self.batch_samplers[self.text_index]:
+        text_batches = iter(self.batch_samplers[self.text_index])
+        while len(group := list(islice(text_batches, self.num_replicas))) == self.num_replicas:
             for index in self.modality_indices:
-                yield [offsets[index] + position for position in next(cycles[index])]
-            yield [offsets[self.text_index] + position for position in text_batch]
+                for _ in range(self.num_replicas):
+                    yield [offsets[index] + position for position in next(cycles[index])]
+            for text_batch in group:
+                yield [offsets[self.text_index] + position for position in text_batch]
 
     def __len__(self) -> int:
-        return len(self.batch_samplers[self.text_index]) * (1 + len(self.modality_indices))
+        steps = len(self.batch_samplers[self.text_index]) // self.num_replicas
+        return steps * self.num_replicas * (1 + len(self.modality_indices))
