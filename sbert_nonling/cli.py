@@ -66,6 +66,7 @@ def cmd_train(args: argparse.Namespace) -> None:
         tiny=args.tiny,
         max_steps=args.max_steps,
         overrides=_parse_overrides(args.set),
+        resume=args.resume,
     )
     _print_before_after(result)
     _print_result(result)
@@ -196,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--model", help="starting encoder (Hub name or folder); default: the recipe's")
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
     train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
+    train.add_argument("--resume", action="store_true", help="continue an interrupted run in --output from its last complete checkpoint")
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
     train.set_defaults(handler=cmd_train)
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from datasets import Dataset, Features, Value
 from datasets import Image as ImageFeature
+import torch
 from PIL import Image, UnidentifiedImageError
 from torchvision.transforms import v2
 
@@ -70,17 +72,51 @@ def _decode_item(item: Any, row: int) -> Image.Image:
         raise ValueError(f"Image dataset row {row}: {error}") from None
 
 
-def _views_transform(image_column: str, label_column: str | None, img_size: int) -> Callable[[dict[str, list]], dict[str, list]]:
-    augment = two_view_transform(img_size)
+class TwoViewTransform:
+    """The ``set_transform`` of two-view datasets: decode each item, then draw two SimCLR augmentations of it.
 
-    def transform(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        images = [_decode_item(item, row) for item, row in zip(batch[image_column], batch[ROW_COLUMN])]
-        views = {VIEW_COLUMNS[0]: [augment(image) for image in images], VIEW_COLUMNS[1]: [augment(image) for image in images]}
-        if label_column is not None:
-            views["label"] = batch[label_column]
+    Where the randomness comes from: if a sampler has announced the draw number of a row (:meth:`announce`;
+    :class:`~sbert_nonling.training.UnpairedBatchSampler` announces its pass over the dataset), the item's two views
+    come from a generator seeded with ``(seed, row, draw)`` and the global RNG is left untouched, so the views are the
+    same in every run and after a resume, whatever else consumed random numbers (with ``num_workers=0``, where the
+    announcement is visible). Otherwise they come from the global torch RNG, anew on every read.
+    """
+
+    def __init__(self, image_column: str, label_column: str | None, img_size: int, seed: int = 0) -> None:
+        self.image_column = image_column
+        self.label_column = label_column
+        self.augment = two_view_transform(img_size)
+        self.seed = seed
+        self.draws: dict[int, int] = {}
+
+    def announce(self, rows: Iterable[int], draw: int) -> None:
+        """The next reads of ``rows`` are their ``draw``-th (seeds their views)."""
+        for row in rows:
+            self.draws[row] = draw
+
+    def _views(self, image: Image.Image, row: int) -> tuple[Image.Image, Image.Image]:
+        draw = self.draws.get(row)
+        if draw is None:
+            return self.augment(image), self.augment(image)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed((self.seed * 1_000_003 + row) * 1_000_033 + draw)
+            return self.augment(image), self.augment(image)
+
+    def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        pairs = [self._views(_decode_item(item, row), row) for item, row in zip(batch[self.image_column], batch[ROW_COLUMN])]
+        views: dict[str, list[Any]] = {VIEW_COLUMNS[0]: [pair[0] for pair in pairs], VIEW_COLUMNS[1]: [pair[1] for pair in pairs]}
+        if self.label_column is not None:
+            views["label"] = batch[self.label_column]
         return views
 
-    return transform
+
+def two_view_transform_of(dataset: Any) -> TwoViewTransform | None:
+    """The :class:`TwoViewTransform` serving ``dataset`` (a two-view dataset), or None for any other dataset. A
+    transform wrapped in a ``functools.partial`` (sentence-transformers adds the dataset name that way) is found."""
+    transform = (getattr(dataset, "format", None) or {}).get("format_kwargs", {}).get("transform")
+    while isinstance(transform, functools.partial) and not isinstance(transform, TwoViewTransform):
+        transform = transform.keywords.get("transform", transform.func)
+    return transform if isinstance(transform, TwoViewTransform) else None
 
 
 def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_column: str | None = "label", img_size: int = 224) -> Dataset:
@@ -97,7 +133,7 @@ def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_
     if isinstance(dataset.features[image_column], ImageFeature) and dataset.features[image_column].decode:
         dataset = dataset.cast_column(image_column, ImageFeature(decode=False))
     dataset = dataset.add_column(ROW_COLUMN, list(range(len(dataset))))
-    dataset.set_transform(_views_transform(image_column, label_column, img_size))
+    dataset.set_transform(TwoViewTransform(image_column, label_column, img_size))
     return dataset
 
 

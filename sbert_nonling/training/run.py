@@ -165,6 +165,7 @@ def train_recipe(
     tiny: bool = False,
     max_steps: int | None = None,
     overrides: dict[str, Any] | None = None,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """Train ``recipe`` and leave ``output_dir/model`` (full model), ``output_dir/export`` (plain text checkpoint)
     and ``output_dir/checkpoints`` (trainer checkpoints).
@@ -198,6 +199,9 @@ def train_recipe(
             and use the recipe's ``tiny`` hyper-parameters.
         max_steps: stop after this many optimizer steps (overrides the recipe; pixel-linguist: per stage run).
         overrides: other recipe settings to override, e.g. ``{"learning_rate": 1e-5}``.
+        resume: continue an interrupted run in the same ``output_dir`` from its last complete checkpoint (model,
+            per-modality optimizers and schedules, loss heads, data position, RNG states); the result is the run
+            an uninterrupted call would have given. Not for pixel-linguist, whose stages restart.
 
     Returns:
         ``{"recipe", "model", "export", "dev_before", "dev_after", "best_checkpoint", "global_step", "retrieval"}``.
@@ -206,6 +210,8 @@ def train_recipe(
     if tiny and model is not None:
         raise ValueError("Pass either tiny=True (a locally built encoder) or model=..., not both.")
     if settings["method"] == "pixel_linguist":
+        if resume:
+            raise ValueError("resume is not supported by pixel-linguist (a curriculum of runs); start it again.")
         for stage in ("visual", "topical", "reasoning", "parallel"):
             if max_steps is not None:  # every stage stops after at most max_steps
                 settings[f"{stage}_max_steps"] = min(settings[f"{stage}_max_steps"], max_steps)
@@ -268,7 +274,7 @@ def train_recipe(
             )
     else:
         trainer = NonLinguisticTrainer(**common, train_dataset=text_dataset, loss=text_loss)
-    trainer.train()
+    trainer.train(resume_from_checkpoint=True if resume else None)
 
     dev_after = evaluate_sts_dir(sentence_model, sts_dir, "dev") if sts_dir else {}
     sentence_model.save(str(output_dir / "model"))

@@ -14,6 +14,20 @@ from torch import Tensor, nn
 logger = logging.getLogger(__name__)
 
 LOSS_STATE_FILE = "loss_state.safetensors"
+#: Written last into a checkpoint folder: only folders holding it are resumed from (a kill while saving leaves none).
+COMPLETE_MARKER = "checkpoint_complete"
+
+
+def last_complete_checkpoint(output_dir: str | os.PathLike) -> str | None:
+    """The ``checkpoint-<step>`` folder of ``output_dir`` with the highest step whose saving finished, or None."""
+    if not os.path.isdir(output_dir):
+        return None
+    steps = []
+    for name in os.listdir(output_dir):
+        prefix, _, step = name.partition("-")
+        if prefix == "checkpoint" and step.isdigit() and os.path.isfile(os.path.join(output_dir, name, COMPLETE_MARKER)):
+            steps.append(int(step))
+    return os.path.join(output_dir, f"checkpoint-{max(steps)}") if steps else None
 
 
 def loss_state_dict(losses: nn.Module | dict[str, nn.Module], model: nn.Module) -> dict[str, Tensor]:
@@ -67,11 +81,35 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     writes them to ``loss_state.safetensors`` in every checkpoint next to the optimizer state and loads them back on
     resume. They never enter the saved model.
 
+    A checkpoint counts as written only once everything in it is (model, optimizer and schedule states, loss state,
+    RNG states, trainer state): its :data:`COMPLETE_MARKER` file is written last and fsync'ed, and
+    ``train(resume_from_checkpoint=True)`` resumes from :func:`last_complete_checkpoint`, so a run killed while
+    saving resumes from the previous checkpoint instead of a half-written one (or starts afresh if there is none).
+    transformers restores the RNG states only after the first batch after a resume is drawn (the data loader draws
+    its own seed then); random data augmentation therefore must not use the global RNG to be exact across a resume:
+    the two-view image datasets seed each item's views by (seed, row, pass) instead (:class:`TwoViewTransform`).
+
     Under DDP only the model is wrapped, so the gradients of loss-owned parameters would stay per-process and the
     heads of different processes would drift apart; this trainer averages them across processes after every
     backward pass, as DDP does for the model (every process must take the same kind of step, which the package's
     batch samplers guarantee).
     """
+
+    def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
+        if resume_from_checkpoint is True:
+            resume_from_checkpoint = last_complete_checkpoint(self.args.output_dir)
+            if resume_from_checkpoint is None:
+                logger.warning(f"No complete checkpoint in {self.args.output_dir}: training starts from the beginning.")
+        return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+
+    def _save_checkpoint(self, model: nn.Module, trial=None) -> None:
+        super()._save_checkpoint(model, trial)
+        if self.args.should_save:
+            folder = os.path.join(self._get_output_dir(trial=trial), f"checkpoint-{self.state.global_step}")
+            with open(os.path.join(folder, COMPLETE_MARKER), "w", encoding="utf8") as marker:
+                marker.write(f"{self.state.global_step}\n")
+                marker.flush()
+                os.fsync(marker.fileno())
 
     def training_step(self, model: nn.Module, inputs: dict, num_items_in_batch: int | None = None) -> Tensor:
         loss = super().training_step(model, inputs, num_items_in_batch)

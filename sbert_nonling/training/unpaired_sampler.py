@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import accumulate, islice
+from itertools import accumulate, count, islice
 
 import torch
 from sentence_transformers.base.sampler import MultiDatasetDefaultBatchSampler
 from sentence_transformers.util import get_world_size
 from torch.utils.data import BatchSampler, ConcatDataset
+
+from sbert_nonling.data.images import two_view_transform_of
 
 
 class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
@@ -60,11 +62,17 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
         self.modality_indices = [index for index in range(len(sizes)) if index != text_index]
 
     def _cycle(self, index: int, generator: torch.Generator) -> Iterator[list[int]]:
+        """Reshuffled passes over modality dataset ``index``; two-view image datasets are told which pass a batch
+        belongs to, so their augmentations are seeded by it (exact resume) instead of the global RNG."""
         size, batch_size = len(self.dataset.datasets[index]), self.batch_sizes[index]
-        while True:
+        views = two_view_transform_of(self.dataset.datasets[index])
+        for passes in count():
             order = torch.randperm(size, generator=generator).tolist()
             for start in range(0, size - batch_size + 1, batch_size):
-                yield order[start : start + batch_size]
+                batch = order[start : start + batch_size]
+                if views is not None:
+                    views.announce(batch, self.epoch * 1_000_000 + passes)
+                yield batch
 
     def __iter__(self) -> Iterator[list[int]]:
         generator = torch.Generator().manual_seed(self.seed + self.epoch)

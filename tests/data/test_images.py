@@ -39,3 +39,29 @@ def test_folder_errors_name_the_path(tmp_path, data_dir):
     dataset, _ = image_folder_dataset(tmp_path, img_size=16)
     with pytest.raises(ValueError, match=r"Cannot decode image .*broken.jpg"):
         dataset[0]
+
+
+def test_announced_draws_seed_the_views_and_leave_the_global_rng_alone(data_dir):
+    import datasets
+    import torch
+
+    from sbert_nonling.data.images import image_folder_dataset, two_view_transform_of
+
+    dataset, _ = image_folder_dataset(data_dir / "images" / "cifar10" / "train", img_size=32, limit_per_class=1)
+    views = two_view_transform_of(dataset)
+    assert views is not None and two_view_transform_of(datasets.Dataset.from_dict({"label": [0]})) is None
+
+    def pixels(row):
+        item = dataset[row]
+        return [torch.tensor(list(item[name].getdata())) for name in ("view_1", "view_2")]
+
+    views.announce([0, 1], draw=3)
+    state = torch.get_rng_state()
+    first = pixels(0)
+    assert torch.equal(torch.get_rng_state(), state)  # seeded views draw nothing from the global RNG
+    torch.manual_seed(123)
+    again = pixels(0)
+    assert all(torch.equal(a, b) for a, b in zip(first, again))  # same (row, draw): same views
+    assert not torch.equal(first[0], first[1])  # the two views still differ
+    views.announce([0], draw=4)
+    assert not torch.equal(pixels(0)[0], first[0])  # the next pass: new views
