@@ -54,11 +54,14 @@ def _train_stage(
     """One contrastive run of the curriculum with :class:`SymmetricInfoNCE`; returns its log entry."""
     stage_settings = _stage_settings(settings, stage)
     set_seed(settings["seed"])
-    loss = SymmetricInfoNCE(model, temperature=settings["temperature"], token_head=settings["token_head"])
     evaluating = sts_dir is not None
+    args = training_arguments(stage_settings, stage_dir, evaluating, joint=False, interleaved=False)
+    loss = SymmetricInfoNCE(
+        model, temperature=settings["temperature"], token_head=settings["token_head"], gather_across_devices=args.world_size > 1
+    )
     trainer = NonLinguisticTrainer(
         model=model,
-        args=training_arguments(stage_settings, stage_dir, evaluating, joint=False, interleaved=False),
+        args=args,
         train_dataset=dataset,
         loss=loss,
         evaluator=sts_dev_evaluator(sts_dir) if evaluating else None,

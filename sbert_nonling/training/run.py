@@ -125,7 +125,7 @@ def _modality_data(
     raise ValueError(f"Recipe {recipe!r} has an unknown modality {settings['modality']!r}.")
 
 
-def _grounding_loss(model, settings: dict[str, Any], text_loss: SimCSELoss | None):
+def _grounding_loss(model, settings: dict[str, Any], text_loss: SimCSELoss | None, gather: bool):
     loss = MultimodalAlignLoss(
         model,
         image_dim=settings["image_dim"],
@@ -136,6 +136,7 @@ def _grounding_loss(model, settings: dict[str, Any], text_loss: SimCSELoss | Non
         projection_dim=settings["projection_dim"],
         head_activation=settings["head_activation"],
         local_weight=settings["local_weight"],
+        gather_across_devices=gather,
     )
     if not settings["anchor"]:
         return loss
@@ -245,13 +246,16 @@ def train_recipe(
     evaluating = sts_dir is not None
     joint = modality is not None and settings["scheme"] == "joint"
     args = training_arguments(settings, output_dir, evaluating, joint, interleaved=text_dataset is not None and caption_dataset is not None)
+    gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
     common = {"model": sentence_model, "args": args, "evaluator": sts_dev_evaluator(sts_dir) if evaluating else None}
     text_loss = None
     if text_dataset is not None:
-        text_loss = SimCSELoss(sentence_model, temperature=settings["temperature"], training_head=settings["training_head"])
+        text_loss = SimCSELoss(
+            sentence_model, temperature=settings["temperature"], training_head=settings["training_head"], gather_across_devices=gather
+        )
     if modality is not None:
         modality_loss = UnpairedModalityContrastiveLoss(
-            sentence_model, mode=settings["modality_mode"], temperature=settings["modality_temperature"]
+            sentence_model, mode=settings["modality_mode"], temperature=settings["modality_temperature"], gather_across_devices=gather
         )
         trainer = UnpairedModalityTrainer(
             **common,
@@ -263,7 +267,7 @@ def train_recipe(
             weights={modality: settings["modality_weight"]} if joint else {},
         )
     elif caption_dataset is not None:
-        caption_loss = _grounding_loss(sentence_model, settings, text_loss)
+        caption_loss = _grounding_loss(sentence_model, settings, text_loss, gather)
         if text_dataset is None:
             trainer = NonLinguisticTrainer(**common, train_dataset=caption_dataset, loss=caption_loss)
         else:
