@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,13 +12,13 @@ from PIL import Image
 from sentence_transformers.base.modules import InputModule
 
 from sbert_nonling.rendering import TextLineCanvas
+from sbert_nonling.util.validation import replace_lone_surrogates
 
 DEFAULT_FALLBACK_FONTS = ("Noto Sans Arabic", "Noto Sans Devanagari", "Noto Sans CJK SC")
 
 # Tabs and every line or paragraph break become a space; the remaining C0 / C1 control characters are dropped.
 _BREAKS = "\t\n\v\f\r\x1c\x1d\x1e\x1f\x85\u2028\u2029"
 _SANITIZE_TABLE = {code: None for code in (*range(0x20), *range(0x7F, 0xA0))} | {ord(c): " " for c in _BREAKS}
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def sanitize_text(text: str) -> str:
@@ -30,10 +29,7 @@ def sanitize_text(text: str) -> str:
     unpaired surrogates become U+FFFD (a surrogate pair written as two code points is joined into one character).
     Everything else, including format characters such as U+200B, is left to Pango.
     """
-    text = text.translate(_SANITIZE_TABLE)
-    if _SURROGATE.search(text):
-        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text
+    return replace_lone_surrogates(text.translate(_SANITIZE_TABLE))
 
 
 class PixelRenderer(InputModule):

@@ -9,6 +9,8 @@ from sentence_transformers.sentence_transformer.modules import Transformer
 from torch import Tensor
 from transformers.masking_utils import create_bidirectional_mask
 
+from sbert_nonling.util.validation import replace_lone_surrogates
+
 logger = logging.getLogger(__name__)
 
 EncoderEntry = Literal["embeddings", "bypass"]
@@ -57,6 +59,11 @@ class SharedEncoder(Transformer):
             )
             embeddings = model.encode(["A man is playing a guitar."])
     """
+
+    def preprocess(self, inputs: list[Any], prompt: str | None = None, **kwargs) -> dict[str, Any]:
+        """As Transformer's, with unpaired surrogates in sentences replaced by U+FFFD (the tokenizer rejects them)."""
+        inputs = [replace_lone_surrogates(item) if isinstance(item, str) else item for item in inputs]
+        return super().preprocess(inputs, prompt=prompt, **kwargs)
 
     def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
         if BYPASS_ENTRY_KEY in features:

@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """``text`` with every unpaired surrogate code point replaced by U+FFFD (a surrogate pair written as two code
+    points is joined into one character); such strings cannot be encoded as UTF-8 by tokenizers or renderers."""
+    if _LONE_SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def split_lines(text: str) -> list[str]:

@@ -300,7 +300,6 @@ CASES: list[Case] = [
         "text-token-lone-surrogate",  # should read like U+FFFD, as the pixel route does
         lambda env: encode(env.token_model, ["a lone \ud800 surrogate"]),
         check=same_embedding(token, ["a lone \ufffd surrogate"]),
-        xfail="SharedEncoder.preprocess hands lone surrogates to the Rust tokenizer, which raises TypeError",
     ),
     # ---- text through a pixel model (router -> PixelRenderer -> PIXEL encoder) ----
     Case("text-pixel-none", lambda env: encode(env.models.pixel, ["fine", None]), raises=r"input 1 is None"),
