@@ -1,0 +1,190 @@
+"""Helpers the benchmark scripts share: encoders built offline, A/B/A/B timing, trainer step timing, the final line.
+
+Not a benchmark itself and never imported by the package. Each script runs as ``python benchmarks/<name>.py``, which
+puts this folder first on ``sys.path`` so ``import common`` finds this file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from importlib.metadata import version
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("WANDB_DISABLED", "true")
+
+import torch  # noqa: E402
+from transformers import TrainerCallback  # noqa: E402
+
+REPO_DIR = Path(__file__).resolve().parents[1]
+SHARED_DIR = Path(os.environ.get("SBERT_NONLING_SHARED", REPO_DIR / ".." / "shared"))
+DATA_DIR = SHARED_DIR / "data"
+WIKI_FILE = DATA_DIR / "corpus" / "wiki1m_for_simcse.first11913.txt"
+
+#: BERT sizes (hidden, layers, heads, intermediate). "mini" is all-MiniLM-L6-v2's shape, "base" bert-base-uncased's.
+ENCODER_SIZES = {
+    "tiny": (128, 2, 2, 512),
+    "mini": (384, 6, 12, 1536),
+    "base": (768, 12, 12, 3072),
+}
+
+
+def wiki_sentences(limit: int = 4000) -> list[str]:
+    from sbert_nonling.data import read_sentences
+
+    return read_sentences(WIKI_FILE, limit=limit)
+
+
+_ENCODER_DIRS: dict[tuple[str, int], str] = {}
+
+
+def encoder_dir(size: str, vocab_size: int = 8000) -> str:
+    """A random-weight BERT of one of :data:`ENCODER_SIZES`, with a WordPiece vocabulary from the wiki sample."""
+    key = (size, vocab_size)
+    if key not in _ENCODER_DIRS:
+        from sbert_nonling.models import build_tiny_encoder
+
+        hidden, layers, heads, intermediate = ENCODER_SIZES[size]
+        folder = tempfile.mkdtemp(prefix=f"bench-{size}-")
+        _ENCODER_DIRS[key] = str(
+            build_tiny_encoder(
+                folder, wiki_sentences(), vocab_size=vocab_size, hidden_size=hidden, num_hidden_layers=layers,
+                num_attention_heads=heads, intermediate_size=intermediate,
+            )
+        )
+    return _ENCODER_DIRS[key]
+
+
+def set_threads(threads: int | None) -> None:
+    if threads:
+        torch.set_num_threads(threads)
+
+
+def interleave(candidates: dict[str, Callable[[], list[float]]], rounds: int) -> dict[str, list[float]]:
+    """Run every candidate once per round, A B then B A (order reversed every other round), pooling their samples.
+
+    Each candidate returns a list of per-step seconds; alternating in one process means machine noise (another job on
+    the shared cores, frequency changes) hits every candidate alike, so ratios stay meaningful when seconds do not.
+    """
+    samples: dict[str, list[float]] = {name: [] for name in candidates}
+    names = list(candidates)
+    for round_index in range(rounds):
+        for name in names if round_index % 2 == 0 else names[::-1]:
+            samples[name].extend(candidates[name]())
+    return samples
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def timed_steps(step: Callable[[], object], steps: int, warmup: int = 1) -> list[float]:
+    """Seconds of each of ``steps`` calls of ``step`` after ``warmup`` untimed calls."""
+    for _ in range(warmup):
+        step()
+    seconds = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()
+        seconds.append(time.perf_counter() - start)
+    return seconds
+
+
+class StepClock(TrainerCallback):
+    """Wall time between consecutive ``on_step_end`` events: data loading, collate, forward, backward, optimizer,
+    scheduler and the trainer's own bookkeeping of one optimizer step (everything a user waits for)."""
+
+    def __init__(self) -> None:
+        self.ends: list[float] = []
+        self.losses: list[float] = []
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.ends.append(time.perf_counter())
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "loss" in logs:
+            self.losses.append(float(logs["loss"]))
+
+    def step_seconds(self, skip: int = 1) -> list[float]:
+        """Intervals between step ends, dropping the first ``skip`` steps (warm-up: allocator, optimizer state)."""
+        gaps = [later - earlier for earlier, later in zip(self.ends, self.ends[1:])]
+        return gaps[max(skip - 1, 0):]
+
+
+def trainer_arguments(output_dir: str, max_steps: int, batch_size: int, **overrides):
+    from sentence_transformers import SentenceTransformerTrainingArguments
+    from sentence_transformers.base.sampler import BatchSamplers
+
+    settings = dict(
+        output_dir=output_dir, max_steps=max_steps, per_device_train_batch_size=batch_size, learning_rate=3e-5,
+        batch_sampler=BatchSamplers.BATCH_SAMPLER, save_strategy="no", report_to="none", logging_steps=1,
+        dataloader_drop_last=True, use_cpu=True, disable_tqdm=True, seed=0, lr_scheduler_type="constant",
+    )
+    settings.update(overrides)
+    return SentenceTransformerTrainingArguments(**settings)
+
+
+def silence(trainer) -> None:
+    """Remove the trainer's progress bar / log printer (the per-step log lines would bury the table)."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+
+
+def quiet() -> None:
+    """Silence the trainer's per-step logging and the library warnings that would bury the table."""
+    import logging
+    import warnings
+
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
+    logging.getLogger("sbert_nonling").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore")
+
+
+def machine() -> dict[str, object]:
+    model_name = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model_name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": model_name,
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "torch": version("torch"),
+        "transformers": version("transformers"),
+        "sentence_transformers": version("sentence-transformers"),
+    }
+
+
+def print_table(header: list[str], rows: list[list[object]]) -> None:
+    def cell(value: object) -> str:
+        return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+    cells = [[cell(value) for value in row] for row in rows]
+    widths = [max(len(header[i]), *(len(row[i]) for row in cells)) for i in range(len(header))]
+    print("  ".join(name.rjust(width) for name, width in zip(header, widths)))
+    for row in cells:
+        print("  ".join(value.rjust(width) for value, width in zip(row, widths)))
+
+
+def emit(result: dict[str, object]) -> None:
+    """The last line of every benchmark: one JSON object (ratio, goal, figures, machine)."""
+    result.setdefault("machine", machine())
+    print(json.dumps(result, default=float))
