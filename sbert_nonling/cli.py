@@ -1,4 +1,4 @@
-"""``sbert-nonling``: train / eval / robustness / export / features / render / demo. The only module that parses command-line arguments.
+"""``sbert-nonling``: train / eval / robustness / export / push / features / render / demo. The only module that parses command-line arguments.
 
 Heavy libraries (torch, sentence-transformers, mteb) are imported inside the subcommands, so ``--help`` is instant.
 Every subcommand that produces results prints, as its last line, one JSON object.
@@ -122,6 +122,14 @@ def cmd_export(args: argparse.Namespace) -> None:
     _print_result({"export": str(path)})
 
 
+def cmd_push(args: argparse.Namespace) -> None:
+    from sbert_nonling.export.publish import push_to_hub
+
+    url = push_to_hub(args.folder, args.repo_id, token=args.token, private=args.private)
+    print(f"Uploaded {args.folder} to {args.repo_id}: {url}")
+    _print_result({"repo_id": args.repo_id, "commit": url})
+
+
 def cmd_features(args: argparse.Namespace) -> None:
     from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features, save_image_features
     from sbert_nonling.data.images import IMAGE_EXTENSIONS
@@ -227,6 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("model", help="full model folder (loaded with trust_remote_code)")
     export.add_argument("output", help="output folder")
     export.set_defaults(handler=cmd_export)
+
+    push = commands.add_parser("push", help="upload a saved model folder (OUT/export, OUT/model) with its card to the Hub")
+    push.add_argument("folder", help="the saved model folder (holds modules.json and README.md)")
+    push.add_argument("repo_id", help="user/name or org/name on the Hugging Face Hub")
+    push.add_argument("--token", help="Hub token with write access; default: the one `hf auth login` stored")
+    push.add_argument("--private", action="store_true", help="create the repository as private")
+    push.set_defaults(handler=cmd_push)
 
     features = commands.add_parser("features", help="frozen image features of a folder of images (for mcse / macd)")
     features.add_argument("--image-dir", required=True, help="folder of images (its files, not sub-folders)")

@@ -20,6 +20,7 @@ from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
 from sbert_nonling.models.pixel_model import build_pixel_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
 from sbert_nonling.training.arguments import training_arguments
+from sbert_nonling.training.run_record import training_data_lines, write_run_record
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.weight_averaging import average_state_dicts
 
@@ -153,7 +154,7 @@ def train_pixel_linguist(
             run("reasoning", require(nli, "nli_file", "reasoning"), f"leapfrog-{iteration}-reasoning")
 
     pixel_model.save(str(output_dir / "model"))
-    return {
+    result = {
         "recipe": settings["name"],
         "model": str(output_dir / "model"),
         "export": None,
@@ -165,3 +166,6 @@ def train_pixel_linguist(
         "global_step": sum(entry.get("global_step", 0) for entry in stages),
         "best_checkpoint": None,
     }
+    data = training_data_lines(text_file=text_file, nli_file=nli_file, stsb_multi_dir=stsb_multi_dir if settings["leapfrog_iterations"] else None)
+    write_run_record(output_dir, settings, result, {"model": "pixel"}, data)
+    return result

@@ -30,6 +30,7 @@ from sbert_nonling.modules.shared_encoder import SharedEncoder
 from sbert_nonling.training.arguments import training_arguments
 from sbert_nonling.training.pixel_linguist import train_pixel_linguist
 from sbert_nonling.training.recipes import get_recipe
+from sbert_nonling.training.run_record import training_data_lines, write_run_record
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
 
@@ -168,8 +169,9 @@ def train_recipe(
     overrides: dict[str, Any] | None = None,
     resume: bool = False,
 ) -> dict[str, Any]:
-    """Train ``recipe`` and leave ``output_dir/model`` (full model), ``output_dir/export`` (plain text checkpoint)
-    and ``output_dir/checkpoints`` (trainer checkpoints).
+    """Train ``recipe`` and leave ``output_dir/model`` (full model), ``output_dir/export`` (plain text checkpoint),
+    each with a model card, ``output_dir/checkpoints`` (trainer checkpoints), ``output_dir/recipe.json`` (the settings
+    used) and ``output_dir/results.json`` (the returned result).
 
     With ``sts_dir`` the dev tasks found there (STS-B dev, SICK trial) are scored before and after training, STS-B dev
     is evaluated every ``eval_steps`` steps and the best checkpoint on it is kept (``load_best_model_at_end``).
@@ -287,7 +289,7 @@ def train_recipe(
     if heldout is not None:
         grounding = caption_loss.base_loss if isinstance(caption_loss, DistillAnchorLoss) else caption_loss
         retrieval = evaluate_retrieval(sentence_model, grounding, **heldout)
-    return {
+    result = {
         "retrieval": retrieval,
         "recipe": recipe,
         "model": str(output_dir / "model"),
@@ -297,3 +299,9 @@ def train_recipe(
         "best_checkpoint": trainer.state.best_model_checkpoint,
         "global_step": trainer.state.global_step,
     }
+    data = training_data_lines(
+        text_file=text_file, nli_file=nli_file, image_dir=image_dir, audio_dir=audio_dir, captions_file=captions_file,
+        image_features=image_features,
+    )
+    write_run_record(output_dir, settings, result, {"model": "full", "export": "text"}, data)
+    return result

@@ -1,0 +1,157 @@
+"""Model cards for trained models: method, recipe, data, STS results, the right loading snippet, citations."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from sbert_nonling.evaluation.sts_data import STS_TASKS
+
+CardForm = Literal["text", "full", "pixel"]
+
+#: Paper citations by recipe ``method`` (sentence-transformers is cited on every card).
+METHOD_CITATIONS: dict[str, str] = {
+    "simcse": """@inproceedings{gao2021simcse,
+    title = {{SimCSE}: Simple Contrastive Learning of Sentence Embeddings},
+    author = {Gao, Tianyu and Yao, Xingcheng and Chen, Danqi},
+    booktitle = {EMNLP},
+    year = {2021}
+}""",
+    "visualcse": """@inproceedings{jian2022nonlinguistic,
+    title = {Non-Linguistic Supervision for Contrastive Learning of Sentence Embeddings},
+    author = {Jian, Yiren and Gao, Chongyang and Vosoughi, Soroush},
+    booktitle = {NeurIPS},
+    year = {2022}
+}""",
+    "mcse": """@inproceedings{zhang2022mcse,
+    title = {{MCSE}: Multimodal Contrastive Learning of Sentence Embeddings},
+    author = {Zhang, Miaoran and Mosbach, Marius and Adelani, David Ifeoluwa and Hedderich, Michael A. and Klakow, Dietrich},
+    booktitle = {NAACL},
+    year = {2022}
+}""",
+    "macd": """@inproceedings{cui2020macd,
+    title = {Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning},
+    author = {Cui, Wanyun and Zheng, Guangyu and Wang, Wei},
+    booktitle = {EMNLP},
+    year = {2020}
+}""",
+    "pixel_linguist": """@article{xiao2024pixel,
+    title = {Pixel Sentence Representation Learning},
+    author = {Xiao, Chenghao and Huang, Zhuoxu and Chen, Danlu and Hudson, G Thomas and Li, Yizhi and Duan, Haoran and Lin, Chenghua and Fu, Jie and Han, Jungong and Al Moubayed, Noura},
+    journal = {arXiv preprint arXiv:2402.08183},
+    year = {2024}
+}""",
+}
+SENTENCE_TRANSFORMERS_CITATION = """@inproceedings{reimers2019sentencebert,
+    title = {Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks},
+    author = {Reimers, Nils and Gurevych, Iryna},
+    booktitle = {EMNLP},
+    year = {2019}
+}"""
+#: Recipe keys shown in the card's hyper-parameter list (those a recipe has).
+CARD_SETTINGS = (
+    "model", "pooling", "temperature", "batch_size", "learning_rate", "epochs", "max_steps", "max_seq_length",
+    "modality", "modality_mode", "modality_batch_size", "modality_learning_rate", "scheme", "image_encoder",
+    "grounding_weight", "grounding_direction", "anchor", "max_patches", "perturbation_sets", "visual_max_steps",
+    "topical_max_steps", "reasoning_max_steps", "leapfrog_iterations", "seed", "tiny",
+)
+
+
+def _loading_snippet(form: CardForm, name: str) -> str:
+    if form == "text":
+        return f"""```python
+from sentence_transformers import SentenceTransformer
+
+model = SentenceTransformer("{name}")  # plain sentence-transformers: no extra package needed
+embeddings = model.encode(["A man is playing a guitar.", "Someone plays the guitar."])
+print(model.similarity(embeddings, embeddings))
+```"""
+    route = "reads text as rendered pixels" if form == "pixel" else "routes text, images and audio"
+    return f"""```python
+# pip install sbert-nonling   (the model's custom modules live in this package)
+from sentence_transformers import SentenceTransformer
+
+model = SentenceTransformer("{name}", trust_remote_code=True)  # {route}
+embeddings = model.encode(["A man is playing a guitar.", "Someone plays the guitar."])
+print(model.similarity(embeddings, embeddings))
+```"""
+
+
+def _markdown_table(scores: Mapping[str, Mapping[str, float]]) -> str:
+    seen = {task for row in scores.values() for task in row if task != "avg"}
+    tasks = [task for task in STS_TASKS if task in seen] + sorted(seen - set(STS_TASKS))
+    lines = ["| | " + " | ".join(tasks) + " | Avg |", "|---|" + "---:|" * (len(tasks) + 1)]
+    for label, row in scores.items():
+        cells = [f"{row[task]:.2f}" if task in row else "-" for task in tasks]
+        average = f"{row['avg']:.2f}" if "avg" in row else "-"
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {average} |")
+    return "\n".join(lines)
+
+
+def model_card(
+    recipe: Mapping[str, Any],
+    form: CardForm,
+    scores: Mapping[str, Mapping[str, float]] | None = None,
+    training_data: Sequence[str] = (),
+    name: str = "path/to/model",
+) -> str:
+    """The README.md of a trained model: YAML metadata, method and recipe, training data, STS results, loading code
+    and citations.
+
+    Args:
+        recipe: the recipe settings the model was trained with (``get_recipe(...)`` after overrides).
+        form: ``"text"`` (plain export: loads with ``SentenceTransformer(name)``), ``"full"`` (multimodal model:
+            ``pip install sbert-nonling`` + ``trust_remote_code=True``) or ``"pixel"`` (text-as-pixels model, same).
+        scores: row label -> {STS task: Spearman x100, "avg": mean}, e.g. dev scores before / after training.
+        training_data: one line per dataset used.
+        name: the Hub id or folder shown in the loading snippet.
+
+    Example:
+        ::
+
+            from sbert_nonling.export.model_card import model_card
+            from sbert_nonling.training import get_recipe
+
+            card = model_card(get_recipe("visualcse"), "text", {"STS-B dev": {"STSBenchmark": 82.1, "avg": 82.1}},
+                              ["wiki1m sentences", "ImageNet, 60 classes x 500 images"], name="me/visualcse-bert")
+    """
+    if form not in ("text", "full", "pixel"):
+        raise ValueError(f"form={form!r} must be 'text', 'full' or 'pixel'.")
+    method = recipe.get("method", "simcse")
+    tags = ["sentence-transformers", "sentence-similarity", "feature-extraction", "sbert-nonling", method.replace("_", "-")]
+    base = recipe.get("model")
+    front = ["---", "library_name: sentence-transformers", "pipeline_tag: sentence-similarity", "tags:"]
+    front += [f"- {tag}" for tag in tags]
+    if base and not recipe.get("tiny"):
+        front.append(f"base_model: {base}")
+    front.append("---")
+    settings = [f"- `{key}`: `{recipe[key]}`" for key in CARD_SETTINGS if key in recipe]
+    parts = [
+        "\n".join(front),
+        f"# {recipe.get('name', method)} sentence encoder ({'text export' if form == 'text' else form + ' model'})",
+        f"Trained with [sbert-nonling](https://pypi.org/project/sbert-nonling/), recipe `{recipe.get('name', method)}`: "
+        f"{recipe.get('description', '')}",
+        "## Usage\n\n" + _loading_snippet(form, name),
+        "## Training\n\n" + ("\n".join(f"- {line}" for line in training_data) or "- (not recorded)")
+        + "\n\nHyper-parameters:\n\n" + "\n".join(settings),
+    ]
+    if recipe.get("tiny"):
+        parts.append("> This model was trained with the recipe's `tiny` settings (a small randomly initialised encoder, "
+                     "a few steps): a pipeline check, not a usable encoder.")
+    if scores:
+        parts.append("## Evaluation\n\nSTS, cosine Spearman x100 (dev scores are the only model-selection signal).\n\n"
+                     + _markdown_table(scores))
+    citations = [METHOD_CITATIONS[method]] if method in METHOD_CITATIONS else []
+    if method != "simcse" and method in ("visualcse", "mcse", "macd"):
+        citations.append(METHOD_CITATIONS["simcse"])
+    citations.append(SENTENCE_TRANSFORMERS_CITATION)
+    parts.append("## Citation\n\n```bibtex\n" + "\n\n".join(citations) + "\n```")
+    return "\n\n".join(parts) + "\n"
+
+
+def write_model_card(folder: str | Path, *args, **kwargs) -> Path:
+    """Write :func:`model_card` (same arguments) as ``folder/README.md``, replacing sentence-transformers' default."""
+    path = Path(folder) / "README.md"
+    path.write_text(model_card(*args, **kwargs), encoding="utf-8")
+    return path

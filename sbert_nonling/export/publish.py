@@ -1,0 +1,59 @@
+"""Publish a saved model folder (text export, full multimodal model or pixel model) to the Hugging Face Hub."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from huggingface_hub import HfApi
+
+
+def push_to_hub(
+    folder: str | Path,
+    repo_id: str,
+    token: str | None = None,
+    private: bool = False,
+    commit_message: str = "Upload sentence encoder trained with sbert-nonling",
+    endpoint: str | None = None,
+) -> str:
+    """Create ``repo_id`` (if needed) and upload every file of ``folder``, a model saved by ``model.save`` /
+    ``export_text_model`` / a recipe run (``OUT/model`` or ``OUT/export``), with its model card.
+
+    What it adds to ``SentenceTransformer.push_to_hub``: it publishes the folder exactly as it was evaluated and
+    saved (no reload, so no ``trust_remote_code`` round trip for multimodal models), and checks first that the
+    folder is a sentence-transformers model with a card.
+
+    Args:
+        folder: the saved model folder (holds ``modules.json`` and ``README.md``).
+        repo_id: ``user/name`` or ``org/name`` on the Hub.
+        token: a Hub token with write access; default: the one ``hf auth login`` stored.
+        private: create the repository as private.
+        commit_message: the commit's summary.
+        endpoint: another Hub endpoint (a mirror); default: the Hugging Face Hub.
+
+    Returns:
+        The URL of the commit.
+
+    Raises:
+        ValueError: ``folder`` is not a saved sentence-transformers model or has no model card.
+
+    Example:
+        ::
+
+            from sbert_nonling.export.publish import push_to_hub
+
+            push_to_hub("runs/visualcse/export", "me/visualcse-bert-base")  # loads with SentenceTransformer(...)
+    """
+    folder = Path(folder)
+    if not (folder / "modules.json").is_file():
+        raise ValueError(f"{str(folder)!r} is not a saved sentence-transformers model (no modules.json).")
+    if not (folder / "README.md").is_file():
+        raise ValueError(f"{str(folder)!r} has no README.md model card; write one with write_model_card first.")
+    try:
+        json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{str(folder / 'modules.json')!r} is not valid JSON ({error}); re-save the model.") from None
+    api = HfApi(endpoint=endpoint, token=token)
+    api.create_repo(repo_id, private=private, exist_ok=True)
+    commit = api.upload_folder(folder_path=str(folder), repo_id=repo_id, commit_message=commit_message)
+    return str(commit)

@@ -1,0 +1,29 @@
+"""What a recipe run leaves beside its model: the settings, the results and model cards for every saved form."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sbert_nonling.export.model_card import CardForm, write_model_card
+
+
+def training_data_lines(**sources: str | Path | None) -> list[str]:
+    """One card line per data source that was given, e.g. ``text_file="wiki1m.txt"`` -> ``"text_file: wiki1m.txt"``."""
+    return [f"{name}: {Path(value).name}" for name, value in sources.items() if value is not None]
+
+
+def write_run_record(
+    output_dir: str | Path, settings: Mapping[str, Any], result: Mapping[str, Any], forms: Mapping[str, CardForm], data: list[str]
+) -> None:
+    """Write ``OUT/recipe.json`` (the settings used, overrides applied), ``OUT/results.json`` (what the run returned)
+    and a model card (README.md) into each saved model folder (``forms``: folder key in ``result`` -> card form)."""
+    output_dir = Path(output_dir)
+    (output_dir / "recipe.json").write_text(json.dumps(dict(settings), indent=2, sort_keys=True), encoding="utf-8")
+    (output_dir / "results.json").write_text(json.dumps(dict(result), indent=2, sort_keys=True), encoding="utf-8")
+    scores = {label: result[key] for key, label in (("dev_before", "dev, before training"), ("dev_after", "dev, after training")) if result.get(key)}
+    for key, form in forms.items():
+        if result.get(key):
+            write_model_card(result[key], settings, form, scores=scores, training_data=data, name=str(result[key]))
