@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=6, help="timed trainer steps per round (after 2 warm-up steps)")
     parser.add_argument("--encode-sentences", type=int, default=1024)
     parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (1: stable ratios on a shared machine)")
     args = parser.parse_args()
     common.quiet()
     common.set_threads(args.threads)
