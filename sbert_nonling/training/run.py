@@ -28,6 +28,7 @@ from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.modules.shared_encoder import SharedEncoder
 from sbert_nonling.training.arguments import training_arguments
+from sbert_nonling.training.multitask import train_multitask
 from sbert_nonling.training.pixel_linguist import train_pixel_linguist
 from sbert_nonling.training.recipes import get_recipe
 from sbert_nonling.training.run_record import training_data_lines, write_run_record
@@ -219,6 +220,10 @@ def train_recipe(
             if max_steps is not None:  # every stage stops after at most max_steps
                 settings[f"{stage}_max_steps"] = min(settings[f"{stage}_max_steps"], max_steps)
         return train_pixel_linguist(settings, output_dir, text_file, nli_file, sts_dir, stsb_multi_dir, model)
+    if settings["method"] == "multitask":
+        if resume:
+            raise ValueError("resume is not supported by multitask (two stage runs); start it again.")
+        return train_multitask(settings, output_dir, text_file, nli_file, sts_dir, model, max_steps=max_steps)
     if max_steps is not None:
         settings["max_steps"] = max_steps
     output_dir = Path(output_dir)
