@@ -20,6 +20,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
         ("train_mcse.py", ["--captions-file", "{flickr}/captions.txt", "--image-dir", "{flickr}/images", "--image-features", "{flickr}/features.safetensors"]),
         ("train_macd.py", ["--captions-file", "{flickr}/captions.txt", "--image-dir", "{flickr}/images", "--image-features", "{flickr}/features.safetensors"]),
         ("train_pixel_linguist.py", ["--nli-file", "{data}/corpus/snli_devtest_triplets.csv"]),
+        ("train_multitask.py", ["--nli-file", "{data}/corpus/snli_devtest_triplets.csv", "--task-dir", "{data}/sts", "--train-limit", "200"]),
         ("extract_image_features.py", ["--image-dir", "{flickr}/images", "--encoder", "efficientnet-lite0", "--limit", "2"]),
     ],
 )
