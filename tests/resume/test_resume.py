@@ -26,7 +26,7 @@ def inputs(tmp_path_factory, data_dir, flickr_subset):
     for label in ("cat", "dog", "ship"):  # 3 classes x 16 CIFAR-10 images
         (images / label).mkdir(parents=True)
         for path in sorted((data_dir / "images" / "cifar10" / "train" / label).iterdir())[:16]:
-            (images / label / path.name).symlink_to(path)
+            (images / label / path.name).symlink_to(path.resolve())
     return {"text": root / "wiki.txt", "images": images, "flickr": flickr_subset}
 
 
