@@ -29,7 +29,7 @@ class PairClassificationLoss(SoftmaxLoss):
         hidden_dimension: int | None = 768,
         dropout: float = 0.3,
         head_layer: HeadLayer | None = None,
-        loss_fct: Callable[[Tensor, Tensor], Tensor] = nn.CrossEntropyLoss(),
+        loss_fct: Callable[[Tensor, Tensor], Tensor] | None = None,
     ) -> None:
         r"""Cross-entropy of a class predicted from a sentence pair by a training-only head.
 
@@ -57,7 +57,7 @@ class PairClassificationLoss(SoftmaxLoss):
             head_layer: an existing :class:`HeadLayer`; pass the one given to
                 :class:`~sbert_nonling.losses.STSRegressionLoss` to share the first head layer between the pair tasks,
                 as the paper does.
-            loss_fct: classification loss on (logits, labels); default cross-entropy.
+            loss_fct: classification loss on (logits, labels); default (None) cross-entropy.
 
         References:
             - Contrastive Learning for Generalizable Sentence Embeddings (Stanford CS224N project report): bilinear
@@ -106,7 +106,12 @@ class PairClassificationLoss(SoftmaxLoss):
         if head_layer is None and hidden_dimension is not None:
             head_layer = HeadLayer(model.get_embedding_dimension(), hidden_dimension, dropout)
         dimension = head_layer.hidden_dimension if head_layer is not None else model.get_embedding_dimension()
-        super().__init__(model, embedding_dimension=dimension, num_labels=num_labels, loss_fct=loss_fct)
+        super().__init__(
+            model,
+            embedding_dimension=dimension,
+            num_labels=num_labels,
+            loss_fct=loss_fct if loss_fct is not None else nn.CrossEntropyLoss(),
+        )
         self.head = head
         self.head_layer = head_layer if head_layer is not None else nn.Identity()
         self.hidden_dimension = head_layer.hidden_dimension if head_layer is not None else None

@@ -23,7 +23,7 @@ class SentenceClassificationLoss(nn.Module):
         hidden_dimension: int | None = 768,
         dropout: float = 0.3,
         head_layer: HeadLayer | None = None,
-        loss_fct: Callable[[Tensor, Tensor], Tensor] = nn.CrossEntropyLoss(),
+        loss_fct: Callable[[Tensor, Tensor], Tensor] | None = None,
     ) -> None:
         r"""Cross-entropy of a class predicted from one sentence embedding by a training-only MLP head.
 
@@ -45,7 +45,7 @@ class SentenceClassificationLoss(nn.Module):
                 the embedding (no hidden layer, no dropout). Ignored when ``head_layer`` is given.
             dropout: dropout of the hidden layer (paper: 0.3).
             head_layer: an existing :class:`HeadLayer` to use (and share with other task losses) as :math:`f`.
-            loss_fct: classification loss on (logits, labels); default cross-entropy.
+            loss_fct: classification loss on (logits, labels); default (None) cross-entropy.
 
         References:
             - Contrastive Learning for Generalizable Sentence Embeddings (Stanford CS224N project report): the
@@ -89,7 +89,7 @@ class SentenceClassificationLoss(nn.Module):
             raise ValueError(f"num_labels={num_labels!r} must be at least 2.")
         self.model = model
         self.num_labels = num_labels
-        self.loss_fct = loss_fct
+        self.loss_fct = loss_fct if loss_fct is not None else nn.CrossEntropyLoss()
         if head_layer is None and hidden_dimension is not None:
             head_layer = HeadLayer(model.get_embedding_dimension(), hidden_dimension, dropout)
         self.head_layer = head_layer if head_layer is not None else nn.Identity()

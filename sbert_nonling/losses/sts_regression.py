@@ -21,7 +21,7 @@ class STSRegressionLoss(CosineSimilarityLoss):
         hidden_dimension: int | None = 768,
         dropout: float = 0.3,
         head_layer: HeadLayer | None = None,
-        loss_fct: nn.Module = nn.MSELoss(),
+        loss_fct: nn.Module | None = None,
     ) -> None:
         r"""Mean squared error between the cosine of two *transformed* embeddings and the normalised gold score.
 
@@ -42,7 +42,7 @@ class STSRegressionLoss(CosineSimilarityLoss):
             dropout: dropout of the layer (paper: 0.3).
             head_layer: an existing :class:`HeadLayer`; pass the one given to
                 :class:`~sbert_nonling.losses.PairClassificationLoss` to share the first layer between the pair tasks.
-            loss_fct: regression loss on (cosine, score); default MSE.
+            loss_fct: regression loss on (cosine, score); default (None) MSE.
 
         References:
             - Contrastive Learning for Generalizable Sentence Embeddings (Stanford CS224N project report): STS head =
@@ -81,7 +81,7 @@ class STSRegressionLoss(CosineSimilarityLoss):
                 loss = STSRegressionLoss(model, hidden_dimension=768, dropout=0.3)
                 SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
         """
-        super().__init__(model, loss_fct=loss_fct)
+        super().__init__(model, loss_fct=loss_fct if loss_fct is not None else nn.MSELoss())
         if head_layer is None and hidden_dimension is not None:
             head_layer = HeadLayer(model.get_embedding_dimension(), hidden_dimension, dropout)
         self.head_layer = head_layer if head_layer is not None else nn.Identity()

@@ -22,7 +22,12 @@ from sbert_nonling.data.tasks import (
     sentence_classification_dataset,
     sts_regression_dataset,
 )
-from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, read_sentences, sentence_pairs_dataset
+from sbert_nonling.data.text import (
+    nli_triplets_dataset,
+    read_nli_triplets,
+    read_sentences,
+    sentence_pairs_dataset,
+)
 from sbert_nonling.evaluation.sts import evaluate_sts_dir, sts_dev_evaluator
 from sbert_nonling.evaluation.sts_data import read_sick, read_stsb_csv
 from sbert_nonling.export.text_model import export_text_model
@@ -35,7 +40,10 @@ from sbert_nonling.models.sentence_model import build_sentence_model
 from sbert_nonling.models.tiny_encoder import build_tiny_encoder
 from sbert_nonling.modules.shared_encoder import SharedEncoder
 from sbert_nonling.training.arguments import training_arguments
-from sbert_nonling.training.multitask_sampler import MULTITASK_SCHEMES, multitask_sampler_arguments
+from sbert_nonling.training.multitask_sampler import (
+    MULTITASK_SCHEMES,
+    multitask_sampler_arguments,
+)
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 
 logger = logging.getLogger(__name__)

@@ -6,7 +6,10 @@ from collections.abc import Iterator
 from itertools import accumulate
 from typing import Any, Literal
 
-from sentence_transformers.base.sampler import MultiDatasetBatchSamplers, RoundRobinBatchSampler
+from sentence_transformers.base.sampler import (
+    MultiDatasetBatchSamplers,
+    RoundRobinBatchSampler,
+)
 from sentence_transformers.util import get_world_size
 from torch.utils.data import BatchSampler
 

@@ -7,7 +7,10 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss, SoftmaxLoss
+from sentence_transformers.sentence_transformer.losses import (
+    CosineSimilarityLoss,
+    SoftmaxLoss,
+)
 
 from sbert_nonling.losses.head_layer import HeadLayer
 from sbert_nonling.losses.pair_classification import PairClassificationLoss

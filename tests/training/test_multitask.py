@@ -4,10 +4,12 @@ import json
 
 import numpy as np
 import pytest
-import torch
 from datasets import Dataset, DatasetDict
 from safetensors.torch import load_file
-from sentence_transformers import SentenceTransformer, SentenceTransformerTrainingArguments
+from sentence_transformers import (
+    SentenceTransformer,
+    SentenceTransformerTrainingArguments,
+)
 
 from sbert_nonling.training import get_recipe, train_recipe
 from sbert_nonling.training.multitask import task_losses, train_multitask

@@ -3,10 +3,16 @@ from __future__ import annotations
 import pytest
 import torch
 from datasets import Dataset
-from sentence_transformers.base.sampler import DefaultBatchSampler, MultiDatasetBatchSamplers
+from sentence_transformers.base.sampler import (
+    DefaultBatchSampler,
+    MultiDatasetBatchSamplers,
+)
 from torch.utils.data import ConcatDataset, SubsetRandomSampler
 
-from sbert_nonling.training.multitask_sampler import MultiTaskAverageBatchSampler, multitask_sampler_arguments
+from sbert_nonling.training.multitask_sampler import (
+    MultiTaskAverageBatchSampler,
+    multitask_sampler_arguments,
+)
 
 
 def _sampler(sizes, batch_size=2, num_replicas=1, seed=7):
