@@ -130,7 +130,7 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
 
     def get_config_dict(self) -> dict[str, Any]:
         return {
-            "temperature": float(1.0 / self.scale),
+            "temperature": 1.0 / float(self.scale.detach() if isinstance(self.scale, Tensor) else self.scale),
             "learnable_temperature": self.learnable_temperature,
             "max_scale": self.max_scale,
             "gather_across_devices": self.gather_across_devices,
