@@ -207,27 +207,6 @@ class PixelRenderer(InputModule):
     def save(self, output_path: str, *args, safe_serialization: bool = True, **kwargs) -> None:
         self.save_config(output_path)
 
-    @classmethod
-    def load(
-        cls,
-        model_name_or_path: str,
-        subfolder: str = "",
-        token: bool | str | None = None,
-        cache_folder: str | None = None,
-        revision: str | None = None,
-        local_files_only: bool = False,
-        **kwargs,
-    ) -> PixelRenderer:
-        config = cls.load_config(
-            model_name_or_path,
-            subfolder=subfolder,
-            token=token,
-            cache_folder=cache_folder,
-            revision=revision,
-            local_files_only=local_files_only,
-        )
-        return cls(**config)
-
 
 def render_preview(text: str, path: str | Path, scale: int = 1, **renderer_kwargs) -> int:
     """Render ``text`` with ``PixelRenderer(**renderer_kwargs)`` and write it as a PNG to ``path`` (see
