@@ -75,23 +75,45 @@ def cmd_train(args: argparse.Namespace) -> None:
 def cmd_eval(args: argparse.Namespace) -> None:
     from sentence_transformers import SentenceTransformer
 
-    from sbert_nonling.evaluation.sts_data import load_sts_dir
+    from sbert_nonling.evaluation.sts import evaluate_sts
+    from sbert_nonling.evaluation.sts_data import load_sts_dir, load_stsb_multi_dir
     from sbert_nonling.evaluation.table import format_sts_table
 
-    tasks = load_sts_dir(args.sts_dir, args.split)
+    needs = {"sts": args.sts_dir, "visual-sts": args.sts_dir, "sts-multilingual": args.stsb_multi_dir}
+    missing = [task for task in args.tasks if needs[task] is None]
+    if missing or (args.plots and args.sts_dir is None):
+        raise ValueError(f"--tasks {' '.join(missing) or 'with --plots'} needs --sts-dir (sts, visual-sts, plots) / --stsb-multi-dir (sts-multilingual).")
     model = SentenceTransformer(args.model, trust_remote_code=args.trust_remote_code)
     encode_kwargs = {"task": args.route} if args.route else None
-    if args.mteb:
-        from sbert_nonling.evaluation.mteb_runner import evaluate_sts_mteb
+    label = Path(args.model).name or args.model
+    rows: dict[str, dict[str, float]] = {}
+    if "sts" in args.tasks:
+        tasks = load_sts_dir(args.sts_dir, args.split)
+        if args.mteb:
+            from sbert_nonling.evaluation.mteb_runner import evaluate_sts_mteb
 
-        scores = evaluate_sts_mteb(model, tasks, model_name=args.model, encode_kwargs=encode_kwargs)
-    else:
-        from sbert_nonling.evaluation.sts import evaluate_sts
+            rows["sts"] = evaluate_sts_mteb(model, tasks, model_name=args.model, encode_kwargs=encode_kwargs)
+        else:
+            rows["sts"] = evaluate_sts(model, tasks, batch_size=args.batch_size, encode_kwargs=encode_kwargs)
+    if "sts-multilingual" in args.tasks:
+        multilingual = load_stsb_multi_dir(args.stsb_multi_dir, args.split)
+        scores = evaluate_sts(model, multilingual, batch_size=args.batch_size, encode_kwargs=encode_kwargs)
+        rows["sts-multilingual"] = {name.removeprefix("STSBenchmarkMultilingualSTS-"): value for name, value in scores.items()}
+    if "visual-sts" in args.tasks:
+        from sbert_nonling.evaluation.visual_sts import evaluate_visual_sts
 
-        scores = evaluate_sts(model, tasks, batch_size=args.batch_size, encode_kwargs=encode_kwargs)
-    print(format_sts_table({Path(args.model).name or args.model: scores}))
+        rows["visual-sts"] = evaluate_visual_sts(model, load_sts_dir(args.sts_dir, args.split, tasks=("STSBenchmark",)))
+    for name, scores in rows.items():
+        print(format_sts_table({f"{label} ({name})": scores}))
+    result: dict[str, Any] = dict(rows)
+    if args.plots:
+        from sbert_nonling.evaluation.plots import write_eval_plots
+
+        paths = write_eval_plots(model, args.plots, args.sts_dir, label, stsb_multi_dir=args.stsb_multi_dir, run_dir=args.run_dir)
+        print("Plots: " + ", ".join(str(path) for path in paths))
+        result["plots"] = [str(path) for path in paths]
     if args.json:
-        _print_result(scores)
+        _print_result(result["sts"] if list(result) == ["sts"] else result)
 
 
 def cmd_robustness(args: argparse.Namespace) -> None:
@@ -211,13 +233,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluate = commands.add_parser("eval", help="STS evaluation, cosine Spearman x100")
     evaluate.add_argument("model", help="model folder or Hub name")
-    evaluate.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder")
-    evaluate.add_argument("--split", choices=["dev", "test"], default="dev", help="dev: STS-B dev, SICK trial")
+    evaluate.add_argument("--tasks", nargs="+", choices=["sts", "sts-multilingual", "visual-sts"], default=["sts"],
+                          help="sts: STS12-16/STS-B/SICK-R found in --sts-dir; sts-multilingual: stsb_multi_mt per "
+                          "language (--stsb-multi-dir); visual-sts: STS-B rendered as images through the image route")
+    evaluate.add_argument("--sts-dir", help="SentEval-layout STS folder")
+    evaluate.add_argument("--stsb-multi-dir", help="stsb_multi_mt files (sts-multilingual, anisotropy plot)")
+    evaluate.add_argument("--split", choices=["dev", "test"], default="dev",
+                          help="dev: STS-B dev, SICK trial (for selection); test: only for reporting")
     evaluate.add_argument("--mteb", action="store_true", help="run the same data through MTEB's official tasks")
     evaluate.add_argument("--trust-remote-code", action="store_true", help="needed for full multimodal models")
     evaluate.add_argument("--route", help="encode through this route, e.g. pixel (passed as task= to encode)")
     evaluate.add_argument("--batch-size", type=int, default=64)
     evaluate.add_argument("--json", action="store_true", help="print the scores as one JSON object last")
+    evaluate.add_argument("--plots", metavar="DIR", help="write PNG plots (alignment/uniformity, robustness, anisotropy "
+                          "per language with --stsb-multi-dir, training curves with --run-dir, rendered text for pixel models)")
+    evaluate.add_argument("--run-dir", help="a recipe run folder (OUT of train) whose training curves --plots draws")
     evaluate.set_defaults(handler=cmd_eval)
 
     robustness = commands.add_parser(

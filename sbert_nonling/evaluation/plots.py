@@ -1,0 +1,140 @@
+"""The PNG plots ``sbert-nonling eval --plots`` writes: geometry, anisotropy per language, training curves,
+robustness, rendered-text previews."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+from sentence_transformers import SentenceTransformer  # noqa: E402
+
+from sbert_nonling.evaluation.geometry import alignment_uniformity, anisotropy  # noqa: E402
+from sbert_nonling.evaluation.robustness import robustness_report  # noqa: E402
+from sbert_nonling.evaluation.sts_data import load_sts_dir, load_stsb_multi_dir  # noqa: E402
+from sbert_nonling.modules.pixel_renderer import PixelRenderer  # noqa: E402
+
+
+def _save(figure: plt.Figure, path: Path) -> Path:
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
+
+
+def plot_alignment_uniformity(points: Mapping[str, Mapping[str, float]], path: str | Path) -> Path:
+    """One point per model: uniformity (x) against alignment (y), lower-left is better (MCSE Figure 2)."""
+    figure, axes = plt.subplots(figsize=(4.5, 4))
+    for label, point in points.items():
+        axes.scatter(point["uniformity"], point["alignment"], s=40)
+        axes.annotate(label, (point["uniformity"], point["alignment"]), textcoords="offset points", xytext=(5, 5))
+    axes.set_xlabel("uniformity (lower is better)")
+    axes.set_ylabel("alignment (lower is better)")
+    axes.set_title("STS-B: alignment vs uniformity")
+    return _save(figure, Path(path))
+
+
+def plot_anisotropy(values: Mapping[str, float], path: str | Path) -> Path:
+    """Bars: mean cosine between distinct sentences, per language."""
+    figure, axes = plt.subplots(figsize=(max(4, 0.6 * len(values) + 1), 3.5))
+    axes.bar(list(values), list(values.values()))
+    axes.set_ylabel("mean cosine (anisotropy)")
+    axes.set_ylim(min(0.0, min(values.values())), 1.0)
+    axes.set_title("Anisotropy per language")
+    return _save(figure, Path(path))
+
+
+def plot_training_curves(log_history: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
+    """Training loss (and each logged loss component) and STS-B dev against the step, from ``trainer_state.json``."""
+    figure, (losses, dev) = plt.subplots(1, 2, figsize=(9, 3.5))
+    loss_keys = sorted({
+        key for entry in log_history for key in entry
+        if key == "loss" or (key.endswith("_loss") and not key.startswith(("eval", "train")))
+    })
+    for key in loss_keys:
+        points = [(entry["step"], entry[key]) for entry in log_history if key in entry]
+        losses.plot(*zip(*points), label=key)
+    losses.set_xlabel("step")
+    losses.set_ylabel("loss")
+    losses.legend()
+    points = [(entry["step"], 100 * entry["eval_STSBenchmark_spearman_cosine"]) for entry in log_history if "eval_STSBenchmark_spearman_cosine" in entry]
+    if points:
+        dev.plot(*zip(*points), marker="o")
+    dev.set_xlabel("step")
+    dev.set_ylabel("STS-B dev Spearman x100")
+    return _save(figure, Path(path))
+
+
+def plot_robustness(report: Mapping[str, Mapping[str, Any]], path: str | Path) -> Path:
+    """Grouped bars: STS change (points) under each perturbation, one colour per model (Pixel Linguist Table 1)."""
+    models = list(report)
+    perturbations = [name for name in report[models[0]] if name != "clean"]
+    figure, axes = plt.subplots(figsize=(max(5, 0.9 * len(perturbations) + 2), 3.5))
+    width = 0.8 / len(models)
+    for offset, model in enumerate(models):
+        changes = [report[model][name]["change"] for name in perturbations]
+        axes.bar([index + offset * width for index in range(len(perturbations))], changes, width, label=model)
+    axes.axhline(0, color="black", linewidth=0.8)
+    axes.set_xticks([index + 0.4 - width / 2 for index in range(len(perturbations))], perturbations, rotation=30, ha="right")
+    axes.set_ylabel("STS-B dev change (points)")
+    axes.legend()
+    return _save(figure, Path(path))
+
+
+def plot_rendered_previews(renderer: PixelRenderer, sentences: Sequence[str], path: str | Path) -> Path:
+    """The strips ``renderer`` makes of ``sentences``, one per row, with patch boundaries visible."""
+    figure, rows = plt.subplots(len(sentences), 1, figsize=(12, 0.45 * len(sentences) + 0.3), squeeze=False)
+    for axes, sentence in zip(rows[:, 0], sentences):
+        strip, patches = renderer.render(sentence)
+        axes.imshow(strip, cmap="gray", vmin=0, vmax=255, aspect="equal", interpolation="nearest")
+        axes.set_xticks([16 * index for index in range(0, renderer.max_patches + 1, 8)])
+        axes.set_yticks([])
+        axes.set_title(f"{patches} patches: {sentence[:80]}", fontsize=7, loc="left")
+    return _save(figure, Path(path))
+
+
+def _pixel_renderer(model: SentenceTransformer) -> PixelRenderer | None:
+    return next((module for module in model.modules() if isinstance(module, PixelRenderer)), None)
+
+
+def write_eval_plots(
+    model: SentenceTransformer,
+    output_dir: str | Path,
+    sts_dir: str | Path,
+    label: str = "model",
+    stsb_multi_dir: str | Path | None = None,
+    run_dir: str | Path | None = None,
+    robustness_perturbations: Sequence[str] = ("substitute_visual", "swap", "shuffle"),
+) -> list[Path]:
+    """Write every plot that the inputs allow into ``output_dir`` and return their paths.
+
+    Always: ``alignment_uniformity.png`` (STS-B dev) and ``robustness.png``. With ``stsb_multi_dir``:
+    ``anisotropy.png`` (dev sentences of each language). With ``run_dir`` (a recipe run folder): ``training_curves.png``
+    from its newest checkpoint's ``trainer_state.json``. For a model that reads text as pixels: ``rendered.png``.
+    """
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    stsb_dev = load_sts_dir(sts_dir, "dev", tasks=("STSBenchmark",))[0]
+    paths = [
+        plot_alignment_uniformity({label: alignment_uniformity(model, stsb_dev)}, output_dir / "alignment_uniformity.png"),
+        plot_robustness(robustness_report({label: model}, stsb_dev, robustness_perturbations), output_dir / "robustness.png"),
+    ]
+    if stsb_multi_dir is not None:
+        tasks = load_stsb_multi_dir(stsb_multi_dir, "dev")
+        values = {task.name.rsplit("-", 1)[-1]: anisotropy(model, sorted(set(task.sentences1))[:200]) for task in tasks}
+        paths.append(plot_anisotropy(values, output_dir / "anisotropy.png"))
+    if run_dir is not None:
+        states = sorted(Path(run_dir).glob("**/checkpoint-*/trainer_state.json"), key=lambda path: int(path.parent.name.split("-")[1]))
+        if not states:
+            raise ValueError(f"{str(run_dir)!r} holds no checkpoint-*/trainer_state.json to plot training curves from.")
+        history = json.loads(states[-1].read_text(encoding="utf-8"))["log_history"]
+        paths.append(plot_training_curves(history, output_dir / "training_curves.png"))
+    renderer = _pixel_renderer(model)
+    if renderer is not None:
+        paths.append(plot_rendered_previews(renderer, stsb_dev.sentences1[:6], output_dir / "rendered.png"))
+    return paths

@@ -1,0 +1,56 @@
+"""Visual STS: STS pairs rendered as images and encoded through a model's image route (text read by vision)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from PIL import Image
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
+
+from sbert_nonling.evaluation.sts_data import STSData
+from sbert_nonling.modules.pixel_renderer import PixelRenderer
+
+
+def render_as_image(renderer: PixelRenderer, sentence: str) -> Image.Image:
+    """``sentence`` as PIXEL renders it, the strip wrapped at patch boundaries into a square grid of patches
+    (64 patches -> 8 x 8 patches = 128 x 128 pixels), RGB, so that a square-image front-end sees all of it."""
+    strip, _ = renderer.render(sentence)
+    side = int(np.ceil(np.sqrt(renderer.max_patches)))
+    patch = renderer.patch_size
+    padded = np.full((patch, side * side * patch), 255, dtype=np.uint8)
+    padded[:, : strip.shape[1]] = strip
+    rows = [padded[:, row * side * patch : (row + 1) * side * patch] for row in range(side)]
+    return Image.fromarray(np.concatenate(rows, axis=0)).convert("RGB")
+
+
+def evaluate_visual_sts(
+    model: SentenceTransformer, tasks: Sequence[STSData], max_patches: int = 64, batch_size: int = 32
+) -> dict[str, float]:
+    """Cosine Spearman x100 per task (named ``Visual<task>``) and ``"avg"``, with both sentences of every pair
+    rendered by :func:`render_as_image` and encoded as images (the model needs an "image" route), in the spirit of
+    MTEB's VisualSTS tasks.
+
+    Raises:
+        ValueError: the model has no image route.
+    """
+    router = model[0]
+    if "image" not in getattr(router, "sub_modules", {}):
+        raise ValueError("visual-sts encodes rendered sentences as images: the model needs an 'image' route (VisualCSE).")
+    renderer = PixelRenderer(max_patches=max_patches)
+    scores: dict[str, float] = {}
+    for task in tasks:
+        evaluator = EmbeddingSimilarityEvaluator(
+            [render_as_image(renderer, sentence) for sentence in task.sentences1],
+            [render_as_image(renderer, sentence) for sentence in task.sentences2],
+            task.scores,
+            batch_size=batch_size,
+            main_similarity="cosine",
+            similarity_fn_names=["cosine"],
+            name=f"Visual{task.name}",
+            write_csv=False,
+        )
+        scores[f"Visual{task.name}"] = 100.0 * evaluator(model)[evaluator.primary_metric]
+    scores["avg"] = sum(scores.values()) / len(scores)
+    return scores
