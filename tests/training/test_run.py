@@ -189,3 +189,16 @@ def test_grounding_recipes_need_captions_and_matching_features(tmp_path, data_di
             "mcse", tmp_path / "b", text_file=_small_text_file(tmp_path, data_dir, lines=20), captions_file=flickr_subset / "captions.txt",
             image_dir=flickr_subset / "images", image_features=flickr_subset / "features.safetensors", overrides={"image_dim": 2048}, tiny=True,
         )
+
+
+def test_every_paper_configuration_has_a_recipe():
+    assert {"visualcse", "visualcse-roberta-base", "visualcse-roberta-large", "audiocse", "mcse", "mcse-coco", "macd",
+            "pixel-linguist", "multitask", "simcse-unsup", "simcse-sup"} <= set(list_recipes())
+    large = get_recipe("visualcse-roberta-large")
+    assert (large["model"], large["vit"], large["batch_size"], large["learning_rate"]) == (
+        "roberta-large", "google/vit-large-patch16-224-in21k", 512, 1e-5)
+    coco, flickr = get_recipe("mcse-coco"), get_recipe("mcse")
+    assert {key: value for key, value in coco.items() if key not in ("name", "description")} == {
+        key: value for key, value in flickr.items() if key not in ("name", "description")}
+    for name in list_recipes():
+        assert get_recipe(name, tiny=True)["tiny"] is True  # every recipe has an offline variant
