@@ -46,28 +46,50 @@ def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
     return overrides
 
 
+LOGGED_PACKAGES = ("sbert_nonling", "sentence_transformers")
+
+
+def _log_to_file(path: Path) -> logging.Handler:
+    """Also write INFO-level logs of the package and of sentence-transformers to ``path`` (the console keeps its
+    level); remove the returned handler when the run ends."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    for name in LOGGED_PACKAGES:
+        logging.getLogger(name).addHandler(handler)
+        logging.getLogger(name).setLevel(logging.INFO)
+    return handler
+
+
 def cmd_train(args: argparse.Namespace) -> None:
     from sbert_nonling.training.run import train_recipe
 
-    result = train_recipe(
-        args.recipe,
-        args.output,
-        text_file=args.text_file,
-        nli_file=args.nli_file,
-        sts_dir=args.sts_dir,
-        image_dir=args.image_dir,
-        audio_dir=args.audio_dir,
-        audio_label_regex=args.audio_label_regex,
-        captions_file=args.captions_file,
-        image_features=args.image_features,
-        heldout_images_file=args.heldout_images,
-        stsb_multi_dir=args.stsb_multi_dir,
-        model=args.model,
-        tiny=args.tiny,
-        max_steps=args.max_steps,
-        overrides=_parse_overrides(args.set),
-        resume=args.resume,
-    )
+    handler = _log_to_file(Path(args.output) / "train.log")
+    try:
+        result = train_recipe(
+            args.recipe,
+            args.output,
+            text_file=args.text_file,
+            nli_file=args.nli_file,
+            sts_dir=args.sts_dir,
+            image_dir=args.image_dir,
+            audio_dir=args.audio_dir,
+            audio_label_regex=args.audio_label_regex,
+            captions_file=args.captions_file,
+            image_features=args.image_features,
+            heldout_images_file=args.heldout_images,
+            stsb_multi_dir=args.stsb_multi_dir,
+            model=args.model,
+            tiny=args.tiny,
+            max_steps=args.max_steps,
+            overrides=_parse_overrides(args.set),
+            resume=args.resume,
+        )
+    finally:
+        handler.close()
+        for name in LOGGED_PACKAGES:
+            logging.getLogger(name).removeHandler(handler)
     _print_before_after(result)
     _print_result(result)
 
@@ -213,7 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = commands.add_parser("train", help="train a recipe (see sbert_nonling/recipes/)")
     train.add_argument("recipe", help="recipe name, e.g. simcse-unsup or simcse-sup")
-    train.add_argument("--output", required=True, help="run folder: leaves OUT/model, OUT/export, OUT/checkpoints")
+    train.add_argument("--output", required=True, help="run folder: leaves OUT/model, OUT/export (each with a model card), "
+                       "OUT/checkpoints, OUT/recipe.json, OUT/results.json, OUT/train.log")
     train.add_argument("--text-file", help="one sentence per line (unsupervised recipes)")
     train.add_argument("--nli-file", help="NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes)")
     train.add_argument("--sts-dir", help="SentEval-layout STS folder: dev scores before/after and model selection")
@@ -304,6 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:  # INFO records that loggers pass up for train.log stay off the console
+        handler.setLevel(logging.INFO if args.verbose else logging.WARNING)
     try:
         args.handler(args)
     except ValueError as error:

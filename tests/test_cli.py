@@ -90,3 +90,15 @@ def test_robustness_compares_a_token_and_a_pixel_model(exported_tiny, tmp_path, 
     assert set(report) == {"export", "pixel"}
     assert set(report["pixel"]) == {"clean", "swap", "shuffle"} and report["pixel"]["swap"]["shift"] > 0
     assert lines[0].startswith("Model") and "swap" in lines[0]
+
+
+def test_train_leaves_a_run_folder_with_settings_results_log_and_cards(tmp_path, data_dir, capsys):
+    text_file = tmp_path / "wiki.txt"
+    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:64]
+    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = tmp_path / "run"
+    argv = ["train", "simcse-unsup", "--tiny", "--max-steps", "1", "--text-file", str(text_file), "--output", str(run), "--set", "batch_size=16"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["global_step"] == 1
+    assert {"recipe.json", "results.json", "train.log", "model", "export", "checkpoints"} <= {path.name for path in run.iterdir()}
+    assert "sbert_nonling" in (run / "train.log").read_text() and (run / "export" / "README.md").is_file()
