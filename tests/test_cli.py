@@ -102,3 +102,11 @@ def test_train_leaves_a_run_folder_with_settings_results_log_and_cards(tmp_path,
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["global_step"] == 1
     assert {"recipe.json", "results.json", "train.log", "model", "export", "checkpoints"} <= {path.name for path in run.iterdir()}
     assert "sbert_nonling" in (run / "train.log").read_text() and (run / "export" / "README.md").is_file()
+
+
+def test_help_documents_every_option():
+    from sbert_nonling.cli import build_parser
+
+    commands = build_parser()._subparsers._group_actions[0].choices
+    undocumented = [f"{name} {action.dest}" for name, sub in commands.items() for action in sub._actions if not action.help]
+    assert undocumented == []
