@@ -54,7 +54,7 @@ def fenced_blocks(path: Path) -> list[tuple[str, int, str]]:
         start = index + 1
         while index < len(lines):
             closing = FENCE.match(lines[index])
-            if closing and closing["fence"][0] == fence[0] and len(closing["fence"]) >= len(fence) and not closing["info"].strip():
+            if closing and closing["fence"].startswith(fence) and not closing["info"].strip():
                 break
             line = lines[index]
             body.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
@@ -79,8 +79,8 @@ PAGES_WITH_CODE = [page for page in PAGES if python_blocks(page)]
 
 @pytest.mark.parametrize("page", PAGES_WITH_CODE, ids=page_id)
 def test_python_blocks_run(page, tmp_path, monkeypatch):
+    monkeypatch.setenv("SBERT_NONLING_SHARED", str(SHARED_DIR.resolve()))  # before chdir: it may be relative
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SBERT_NONLING_SHARED", str(SHARED_DIR.resolve()))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     namespace = {"__name__": f"docs_{page.stem}"}
     for start, code in python_blocks(page):
