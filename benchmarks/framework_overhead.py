@@ -27,7 +27,6 @@ import common
 import torch
 import torch.nn.functional as F
 from datasets import Dataset, DatasetDict
-from sentence_transformers.base.sampler import BatchSamplers
 
 from sbert_nonling import ImagePatchEmbed, MultimodalAlignLoss, SimCSELoss, SymmetricInfoNCE, UnpairedModalityContrastiveLoss
 from sbert_nonling.data.perturbations import perturbation_pairs_dataset
