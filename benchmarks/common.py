@@ -21,8 +21,8 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("WANDB_DISABLED", "true")
 
-import torch  # noqa: E402
-from transformers import TrainerCallback  # noqa: E402
+import torch
+from transformers import TrainerCallback
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 SHARED_DIR = Path(os.environ.get("SBERT_NONLING_SHARED", REPO_DIR / ".." / "shared"))
@@ -123,11 +123,11 @@ def trainer_arguments(output_dir: str, max_steps: int, batch_size: int, **overri
     from sentence_transformers import SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
 
-    settings = dict(
-        output_dir=output_dir, max_steps=max_steps, per_device_train_batch_size=batch_size, learning_rate=3e-5,
-        batch_sampler=BatchSamplers.BATCH_SAMPLER, save_strategy="no", report_to="none", logging_steps=1,
-        dataloader_drop_last=True, use_cpu=True, disable_tqdm=True, seed=0, lr_scheduler_type="constant",
-    )
+    settings = {
+        "output_dir": output_dir, "max_steps": max_steps, "per_device_train_batch_size": batch_size, "learning_rate": 3e-5,
+        "batch_sampler": BatchSamplers.BATCH_SAMPLER, "save_strategy": "no", "report_to": "none", "logging_steps": 1,
+        "dataloader_drop_last": True, "use_cpu": True, "disable_tqdm": True, "seed": 0, "lr_scheduler_type": "constant",
+    }
     settings.update(overrides)
     return SentenceTransformerTrainingArguments(**settings)
 

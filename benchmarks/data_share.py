@@ -25,7 +25,12 @@ import common
 import torch
 from torch.utils.data import DataLoader
 
-from sbert_nonling import AudioPatchEmbed, ImagePatchEmbed, SymmetricInfoNCE, UnpairedModalityContrastiveLoss
+from sbert_nonling import (
+    AudioPatchEmbed,
+    ImagePatchEmbed,
+    SymmetricInfoNCE,
+    UnpairedModalityContrastiveLoss,
+)
 from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
 from sbert_nonling.data.images import image_folder_dataset
 from sbert_nonling.models import build_pixel_model, build_sentence_model

@@ -28,7 +28,13 @@ import torch
 import torch.nn.functional as F
 from datasets import Dataset, DatasetDict
 
-from sbert_nonling import ImagePatchEmbed, MultimodalAlignLoss, SimCSELoss, SymmetricInfoNCE, UnpairedModalityContrastiveLoss
+from sbert_nonling import (
+    ImagePatchEmbed,
+    MultimodalAlignLoss,
+    SimCSELoss,
+    SymmetricInfoNCE,
+    UnpairedModalityContrastiveLoss,
+)
 from sbert_nonling.data.perturbations import perturbation_pairs_dataset
 from sbert_nonling.models import build_pixel_model, build_sentence_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
@@ -271,7 +277,7 @@ def main() -> None:
     for name in args.methods.split(","):
         method = classes[name](args, sentences)
 
-        def hand(merged: bool):
+        def hand(merged: bool, method=method):
             def run() -> list[float]:
                 method.model.train()
                 return common.timed_steps(lambda: method.hand_step(merged), args.steps, warmup=1)

@@ -49,9 +49,15 @@ def current_rss_mib() -> float:
 
 def child(modality: str, variant: str, batch: int, size: str) -> dict[str, float]:
     import torch
-    from sentence_transformers.sentence_transformer.losses import CachedMultipleNegativesRankingLoss
+    from sentence_transformers.sentence_transformer.losses import (
+        CachedMultipleNegativesRankingLoss,
+    )
 
-    from sbert_nonling import ImagePatchEmbed, SimCSELoss, UnpairedModalityContrastiveLoss
+    from sbert_nonling import (
+        ImagePatchEmbed,
+        SimCSELoss,
+        UnpairedModalityContrastiveLoss,
+    )
     from sbert_nonling.models import build_sentence_model
 
     common.quiet()

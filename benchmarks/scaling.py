@@ -22,7 +22,13 @@ import argparse
 import common
 import torch
 
-from sbert_nonling import AudioPatchEmbed, ImagePatchEmbed, SimCSELoss, SymmetricInfoNCE, UnpairedModalityContrastiveLoss
+from sbert_nonling import (
+    AudioPatchEmbed,
+    ImagePatchEmbed,
+    SimCSELoss,
+    SymmetricInfoNCE,
+    UnpairedModalityContrastiveLoss,
+)
 from sbert_nonling.models import build_pixel_model, build_sentence_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
 

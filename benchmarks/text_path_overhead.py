@@ -19,7 +19,9 @@ import numpy as np
 import torch
 from datasets import Dataset
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
-from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+from sentence_transformers.sentence_transformer.losses import (
+    MultipleNegativesRankingLoss,
+)
 from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
 from sbert_nonling import export_text_model
