@@ -85,6 +85,7 @@ def cmd_train(args: argparse.Namespace) -> None:
             max_steps=args.max_steps,
             overrides=_parse_overrides(args.set),
             resume=args.resume,
+            bf16=args.bf16,
         )
     finally:
         handler.close()
@@ -251,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
     train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
     train.add_argument("--resume", action="store_true", help="continue an interrupted run in --output from its last complete checkpoint")
+    train.add_argument("--bf16", action="store_true", help="train under bf16 autocast (CPU or GPU) instead of the recipe's fp16")
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
     train.set_defaults(handler=cmd_train)
 

@@ -35,8 +35,12 @@ def damsm_scores(words: Tensor, word_mask: Tensor, regions: Tensor, gammas: tupl
     words, regions = F.normalize(words, dim=-1), F.normalize(regions, dim=-1)
     similarity = torch.einsum("itd,jrd->ijtr", words, regions)  # (B_t, B_i, T, R)
     attention = torch.softmax(gamma1 * similarity, dim=-1)
-    context = torch.einsum("ijtr,jrd->ijtd", attention, regions)  # (B_t, B_i, T, D)
-    relevance = F.cosine_similarity(context, words[:, None], dim=-1)  # (B_t, B_i, T)
+    # cos(c_t, e_t) without building the (B_t, B_i, T, D) contexts: with unit e_t and v_r,
+    # c_t . e_t = sum_r alpha_r cos(e_t, v_r) and |c_t|^2 = alpha^T (V V^T) alpha.
+    dot = (attention * similarity).sum(dim=-1)  # (B_t, B_i, T)
+    gram = regions @ regions.transpose(1, 2)  # (B_i, R, R)
+    norm = torch.einsum("ijtr,jrs,ijts->ijt", attention, gram, attention).clamp_min(0).sqrt()
+    relevance = dot / norm.clamp_min(1e-8)  # (B_t, B_i, T); F.cosine_similarity's eps
     relevance = (gamma2 * relevance).masked_fill(~word_mask[:, None, :].bool(), float("-inf"))
     return gamma3 * torch.logsumexp(relevance, dim=-1) / gamma2
 

@@ -18,7 +18,10 @@ SELECTION_METRIC = "eval_STSBenchmark_spearman_cosine"
 def training_arguments(
     settings: dict[str, Any], output_dir: Path, evaluating: bool, joint: bool, interleaved: bool
 ) -> SentenceTransformerTrainingArguments:
-    """The recipe's hyper-parameters as trainer arguments: dev evaluation, best-checkpoint selection, no duplicates."""
+    """The recipe's hyper-parameters as trainer arguments: dev evaluation, best-checkpoint selection, no duplicates.
+
+    ``settings["bf16"]`` (set by ``train_recipe(bf16=True)``) trains under bf16 autocast, on the CPU as on a GPU;
+    otherwise the recipe's ``fp16`` applies on a GPU only."""
     return SentenceTransformerTrainingArguments(
         output_dir=str(output_dir / "checkpoints"),
         num_train_epochs=settings["epochs"],
@@ -29,7 +32,9 @@ def training_arguments(
         warmup_steps=settings.get("warmup_steps", settings.get("warmup_fraction", 0.0)),
         lr_scheduler_type=settings["lr_scheduler_type"],
         seed=settings["seed"],
-        fp16=bool(settings["fp16"]) and torch.cuda.is_available(),
+        fp16=bool(settings["fp16"]) and torch.cuda.is_available() and not settings.get("bf16"),
+        bf16=bool(settings.get("bf16")),
+        use_cpu=bool(settings.get("bf16")) and not torch.cuda.is_available(),  # transformers' condition for CPU bf16
         batch_sampler=BatchSamplers.NO_DUPLICATES,
         multi_dataset_batch_sampler=InterleavedBatchSampler if interleaved else MultiDatasetBatchSamplers.PROPORTIONAL,
         eval_strategy="steps" if evaluating else "no",
@@ -43,3 +48,8 @@ def training_arguments(
         logging_steps=max(1, settings["eval_steps"] // 5),
         report_to="none",
     )
+
+
+def dev_curve(log_history: list[dict[str, Any]]) -> list[list[float]]:
+    """``[[step, STS-B dev x100], ...]`` of the evaluations logged during training (``trainer.state.log_history``)."""
+    return [[entry["step"], 100.0 * entry[SELECTION_METRIC]] for entry in log_history if SELECTION_METRIC in entry]

@@ -19,7 +19,7 @@ from sbert_nonling.evaluation.sts_data import load_stsb_multi_dir
 from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
 from sbert_nonling.models.pixel_model import build_pixel_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
-from sbert_nonling.training.arguments import training_arguments
+from sbert_nonling.training.arguments import dev_curve, training_arguments
 from sbert_nonling.training.run_record import training_data_lines, write_run_record
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.weight_averaging import average_state_dicts
@@ -67,8 +67,14 @@ def _train_stage(
         loss=loss,
         evaluator=sts_dev_evaluator(sts_dir) if evaluating else None,
     )
-    trainer.train()
-    entry = {"stage": stage, "pairs": len(dataset), "global_step": trainer.state.global_step}
+    train_output = trainer.train()
+    entry = {
+        "stage": stage,
+        "pairs": len(dataset),
+        "global_step": trainer.state.global_step,
+        "dev_curve": dev_curve(trainer.state.log_history),
+        "train_seconds": train_output.metrics["train_runtime"],
+    }
     if evaluating:
         entry["dev"] = evaluate_sts_dir(model, sts_dir, "dev")
     return entry

@@ -134,3 +134,22 @@ def test_a_sentence_transformers_image_model_can_be_the_frozen_encoder(tiny_enco
     assert features.shape == (2, 32)
     terms = loss([tiny_model.preprocess(["a cat", "a dog"])] * 2, torch.randint(0, 255, (2, 3, 40, 40), dtype=torch.uint8))
     assert torch.isfinite(terms["grounding"])
+
+
+def test_damsm_scores_values_and_gradients_match_the_direct_contexts():
+    """The scores avoid building the (B_t, B_i, T, D) context vectors; values and gradients equal the direct form."""
+    torch.manual_seed(1)
+    words, regions = torch.randn(4, 6, 16, requires_grad=True), torch.randn(4, 9, 16, requires_grad=True)
+    mask = torch.tensor([[1] * 6, [1] * 4 + [0] * 2, [1] * 5 + [0], [1, 0, 0, 0, 0, 0]])
+    gammas = (1.0, 5.0, 10.0)
+    unit_words, unit_regions = torch.nn.functional.normalize(words, dim=-1), torch.nn.functional.normalize(regions, dim=-1)
+    attention = torch.softmax(gammas[0] * torch.einsum("itd,jrd->ijtr", unit_words, unit_regions), dim=-1)
+    context = torch.einsum("ijtr,jrd->ijtd", attention, unit_regions)
+    relevance = torch.nn.functional.cosine_similarity(context, unit_words[:, None], dim=-1)
+    relevance = (gammas[1] * relevance).masked_fill(~mask[:, None, :].bool(), float("-inf"))
+    direct = gammas[2] * torch.logsumexp(relevance, dim=-1) / gammas[1]
+    expected_grads = torch.autograd.grad(direct.square().sum(), (words, regions))
+    scores = damsm_scores(words, mask, regions, gammas)
+    torch.testing.assert_close(scores, direct, rtol=1e-5, atol=1e-5)
+    for grad, expected in zip(torch.autograd.grad(scores.square().sum(), (words, regions)), expected_grads):
+        torch.testing.assert_close(grad, expected, rtol=1e-4, atol=1e-4)
