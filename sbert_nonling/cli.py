@@ -147,8 +147,11 @@ def cmd_robustness(args: argparse.Namespace) -> None:
     from sbert_nonling.evaluation.sts_data import load_sts_dir
 
     task = load_sts_dir(args.sts_dir, "dev", tasks=("STSBenchmark",))[0]
+    labels = [Path(name).name or name for name in args.models]
+    if len(set(labels)) < len(labels):  # e.g. several run_x/model folders: label them by the whole path given
+        labels = list(args.models)
     models = {
-        Path(name).name or name: SentenceTransformer(name, trust_remote_code=args.trust_remote_code) for name in args.models
+        label: SentenceTransformer(name, trust_remote_code=args.trust_remote_code) for label, name in zip(labels, args.models)
     }
     perturbations = args.perturbations or tuple(PERTURBATIONS)
     report = robustness_report(models, task, perturbations=perturbations, rate=args.rate, seed=args.seed)

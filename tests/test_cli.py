@@ -92,6 +92,17 @@ def test_robustness_compares_a_token_and_a_pixel_model(exported_tiny, tmp_path, 
     assert lines[0].startswith("Model") and "swap" in lines[0]
 
 
+def test_robustness_labels_same_named_folders_by_their_paths(exported_tiny, tmp_path, small_sts_dir, capsys):
+    import shutil
+
+    for run in ("run_a", "run_b"):
+        shutil.copytree(exported_tiny, tmp_path / run / "model")
+    folders = [str(tmp_path / run / "model") for run in ("run_a", "run_b")]
+    assert main(["robustness", *folders, "--sts-dir", str(small_sts_dir), "--perturbations", "swap"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert list(report) == folders and report[folders[0]]["clean"] == report[folders[1]]["clean"]
+
+
 def test_train_leaves_a_run_folder_with_settings_results_log_and_cards(tmp_path, data_dir, capsys):
     text_file = tmp_path / "wiki.txt"
     lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:64]

@@ -13,6 +13,7 @@ from sentence_transformers.util import all_gather_with_grad, get_rank
 from torch import Tensor, nn
 
 from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.util.views import forward_views
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +166,7 @@ class MultimodalAlignLoss(nn.Module):
             self.region_head = nn.Linear(image_dim, projection_dim)
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> dict[str, Tensor]:
-        outputs = [self.model(features) for features in sentence_features]
+        outputs = forward_views(self.model, sentence_features)  # the caption's dropout views, one forward pass
         image_features = self.check_image_features(labels, outputs[0]["sentence_embedding"].shape[0])
         return self.compute_loss_from_outputs(outputs, image_features)
 

@@ -100,8 +100,8 @@ class SimCSELoss(MultipleNegativesRankingLoss):
         self.head = make_training_head(training_head, model.get_embedding_dimension())
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
-        # (bs, dim) per column: anchor, positive, optional negatives
-        embeddings = [self.head(embedding) for embedding in embed_columns(self.model, sentence_features)]
+        # (bs, dim) per column: anchor, positive, optional negatives; all sentences, so one merged forward pass
+        embeddings = [self.head(embedding) for embedding in embed_columns(self.model, sentence_features, separate_first=False)]
         return self.compute_loss_from_embeddings(embeddings, labels)
 
     def get_config_dict(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from sentence_transformers.sentence_transformer.losses import MultipleNegativesR
 from torch import Tensor, nn
 
 from sbert_nonling.util.heads import make_training_head
+from sbert_nonling.util.views import forward_views
 
 logger = logging.getLogger(__name__)
 
@@ -105,14 +106,13 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
         )
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
+        outputs = forward_views(self.model, sentence_features)  # same-size renders: one forward pass
         if self.token_head is None:
-            return super().forward(sentence_features, labels)
-        embeddings = [self.embed_through_token_head(features) for features in sentence_features]
-        return self.compute_loss_from_embeddings(embeddings, labels)
+            return self.compute_loss_from_embeddings([output["sentence_embedding"] for output in outputs], labels)
+        return self.compute_loss_from_embeddings([self.embed_through_token_head(output) for output in outputs], labels)
 
-    def embed_through_token_head(self, features: dict[str, Tensor]) -> Tensor:
-        """The token head on every token of the model's output, then the mean over unmasked tokens (B, hidden)."""
-        output = self.model(features)
+    def embed_through_token_head(self, output: dict[str, Tensor]) -> Tensor:
+        """The token head on every token of a model output, then the mean over unmasked tokens (B, hidden)."""
         tokens = self.token_head(output["token_embeddings"])
         mask = output["attention_mask"].unsqueeze(-1).to(tokens.dtype)
         return (tokens * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)

@@ -9,11 +9,11 @@ from typing import Any, Literal
 import torch
 import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
-from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.util import all_gather, all_gather_with_grad, get_rank
 from torch import Tensor, nn
 
 from sbert_nonling.util.heads import TrainingHead, make_training_head
+from sbert_nonling.util.views import forward_views
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class UnpairedModalityContrastiveLoss(nn.Module):
         self.head = make_training_head(training_head, model.get_embedding_dimension())
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
-        embeddings = embed_columns(self.model, sentence_features)
+        embeddings = [output["sentence_embedding"] for output in forward_views(self.model, sentence_features)]
         if len(embeddings) != 2:
             raise ValueError(f"{type(self).__name__} expects two view columns, got {len(embeddings)}.")
         return self.compute_loss_from_embeddings([self.head(embedding) for embedding in embeddings], labels)

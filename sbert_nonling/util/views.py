@@ -1,0 +1,86 @@
+"""One forward pass for several views of the same kind of input (dropout views, augmented image / audio views).
+
+sentence-transformers' :func:`~sentence_transformers.base.losses.merged_forward.merge_feature_batches` merges token
+batches (``input_ids`` / ``attention_mask``, padded to one width); it leaves front-end features (``pixel_values``,
+fbank patches, rendered strips: float tensors without token ids) to one forward per column. What this module adds:
+those are merged too when every view has the same shape, and the whole output dict (sentence embeddings, token
+embeddings, masks) is split back per view, for losses that read more than ``sentence_embedding``.
+
+The loss and its gradients are those of separate forwards up to dropout sampling (one dropout draw over the merged
+batch instead of one per view): every row is still computed independently of the other rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+from sentence_transformers.base.losses.merged_forward import merge_feature_batches
+from torch import Tensor, nn
+
+
+def _same_value(value: Any, other: Any) -> bool:
+    if isinstance(value, Tensor) or isinstance(other, Tensor):
+        return isinstance(value, Tensor) and isinstance(other, Tensor) and torch.equal(value, other)
+    try:
+        return bool(value == other)
+    except (RuntimeError, ValueError, TypeError):
+        return False
+
+
+def _merge_equal_shapes(features_list: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Concatenate views whose tensors all have the same shape and the batch as their first axis; None otherwise."""
+    first = features_list[0]
+    if any(set(features) != set(first) for features in features_list[1:]):
+        return None
+    tensors = [value for value in first.values() if isinstance(value, Tensor) and value.ndim >= 1]
+    if not tensors:
+        return None
+    rows = tensors[0].shape[0]
+    merged = {}
+    for key, value in first.items():
+        values = [features[key] for features in features_list]
+        if isinstance(value, Tensor) and value.ndim >= 1:
+            if value.shape[0] != rows or any(not isinstance(other, Tensor) or other.shape != value.shape for other in values[1:]):
+                return None
+            merged[key] = torch.cat(values, dim=0)
+        elif all(_same_value(value, other) for other in values[1:]):
+            merged[key] = value
+        else:
+            return None
+    return merged
+
+
+def merge_views(features_list: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """One feature dict holding all views (view 1's rows, then view 2's, ...), or None if they cannot be merged."""
+    if len(features_list) < 2:
+        return None
+    return merge_feature_batches(features_list) or _merge_equal_shapes(features_list)
+
+
+def forward_views(model: nn.Module, features_list: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The model's output dict of every view, from one merged forward pass when the views allow it.
+
+    Example:
+        ::
+
+            outputs = forward_views(model, [features, features])  # two dropout views of one batch, one forward
+            view_1, view_2 = (output["sentence_embedding"] for output in outputs)
+    """
+    features_list = list(features_list)
+    merged = merge_views(features_list)
+    if merged is None:
+        return [model(features) for features in features_list]
+    output = model(merged)
+    views = len(features_list)
+    total = output["sentence_embedding"].shape[0]
+    split = [{} for _ in range(views)]
+    for key, value in output.items():
+        if isinstance(value, Tensor) and value.ndim >= 1 and value.shape[0] == total:
+            for index, chunk in enumerate(value.chunk(views, dim=0)):
+                split[index][key] = chunk
+        else:
+            for index in range(views):
+                split[index][key] = value
+    return split
