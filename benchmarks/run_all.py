@@ -24,6 +24,7 @@ BENCHMARKS = {
     "precision": ["--rounds", "2", "--steps", "2", "--curve-steps", "100"],
     "memory": ["--size", "mini"],
     "scaling": ["--rounds", "1"],
+    "profile_steps": ["--rounds", "2", "--steps", "1"],
 }
 
 
