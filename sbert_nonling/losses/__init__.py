@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from sbert_nonling.losses.cached_unpaired_modality_contrastive import CachedUnpairedModalityContrastiveLoss
 from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
 from sbert_nonling.losses.head_layer import HeadLayer
 from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
@@ -11,6 +12,7 @@ from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
 from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
 
 __all__ = [
+    "CachedUnpairedModalityContrastiveLoss",
     "DistillAnchorLoss",
     "HeadLayer",
     "MultimodalAlignLoss",

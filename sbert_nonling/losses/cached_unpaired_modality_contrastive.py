@@ -1,0 +1,97 @@
+"""GradCache variant of the unpaired image / audio contrastive loss: the memory of a mini-batch, any batch size."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.losses.gradcache import CachedLossMixin
+from torch import Tensor
+
+from sbert_nonling.losses.unpaired_modality_contrastive import ContrastiveMode, UnpairedModalityContrastiveLoss
+from sbert_nonling.util.heads import TrainingHead
+
+
+class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityContrastiveLoss):
+    def __init__(
+        self,
+        model: SentenceTransformer,
+        mode: ContrastiveMode = "supcon",
+        temperature: float = 0.07,
+        training_head: TrainingHead = "mlp",
+        gather_across_devices: bool = False,
+        mini_batch_size: int = 8,
+        show_progress_bar: bool = False,
+    ) -> None:
+        r""":class:`UnpairedModalityContrastiveLoss` computed with GradCache (Gao et al., 2021): the same loss and,
+        up to floating-point order, the same gradients, with the encoder's activations alive for only
+        ``mini_batch_size`` views at a time.
+
+        The image step is what needs memory in VisualCSE (48 images x 2 views x 197 tokens: ~18 GiB of fp32
+        activations on a BERT-base encoder, see docs/benchmarks.md); this caps it near a text step's. The cost is a
+        second forward pass of every view (about a third more compute).
+
+        What it adds over the library: sentence-transformers' ``CachedLossMixin`` (the three GradCache steps, with
+        dropout replayed by RNG snapshots) applied to this package's SupCon / SimCLR loss, whose whole-batch term
+        (every view against every other, the training head included) is computed once on the cached embeddings:
+
+        1. embed every mini-batch of both views without gradients;
+        2. :math:`\mathcal{L}` on the full batch of embeddings (see :class:`UnpairedModalityContrastiveLoss`),
+           back-propagated to the embeddings (and the loss-owned head), whose gradients are cached;
+        3. re-embed each mini-batch with gradients and push the cached gradients through the encoder.
+
+        Args:
+            model, mode, temperature, training_head, gather_across_devices: as :class:`UnpairedModalityContrastiveLoss`.
+            mini_batch_size: views embedded at a time (memory bound); the loss is independent of it.
+            show_progress_bar: show a progress bar over the mini-batches.
+
+        References:
+            - Gao et al., 2021, Scaling Deep Contrastive Learning Batch Size under Memory Limited Setup
+              (https://arxiv.org/abs/2101.06983).
+
+        Example:
+            ::
+
+                from sbert_nonling import CachedUnpairedModalityContrastiveLoss, ImagePatchEmbed, SharedEncoder
+                from sbert_nonling.models import build_sentence_model
+
+                encoder = SharedEncoder("bert-base-uncased")
+                model = build_sentence_model(encoder, front_ends={"image": ImagePatchEmbed.from_vit("google/vit-base-patch16-224-in21k")})
+                loss = CachedUnpairedModalityContrastiveLoss(model, mode="supcon", mini_batch_size=8)
+        """
+        super().__init__(model, mode=mode, temperature=temperature, training_head=training_head, gather_across_devices=gather_across_devices)
+        if mini_batch_size < 1:
+            raise ValueError(f"mini_batch_size={mini_batch_size!r} must be a positive number of views.")
+        self.mini_batch_size = mini_batch_size
+        self.show_progress_bar = show_progress_bar
+
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
+        sentence_features = list(sentence_features)
+        if len(sentence_features) != 2:
+            raise ValueError(f"{type(self).__name__} expects two view columns, got {len(sentence_features)}.")
+        return self.forward_cached(sentence_features, labels)
+
+    def calculate_loss(self, reps: list[list[Tensor]], labels: Tensor | None = None, *, with_backward: bool = False) -> Tensor:
+        embeddings = [self.head(torch.cat(column)) for column in reps]  # (N, d) per view
+        loss = self.compute_loss_from_embeddings(embeddings, labels)
+        if with_backward:
+            loss.backward()
+            loss = loss.detach()
+        return loss
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {**super().get_config_dict(), "mini_batch_size": self.mini_batch_size}
+
+    @property
+    def citation(self) -> str:
+        return super().citation + """
+@misc{gao2021scaling,
+    title = {Scaling Deep Contrastive Learning Batch Size under Memory Limited Setup},
+    author = {Gao, Luyu and Zhang, Yunyi and Han, Jiawei and Callan, Jamie},
+    year = {2021},
+    eprint = {2101.06983},
+    archivePrefix = {arXiv}
+}
+"""

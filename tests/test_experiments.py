@@ -1,0 +1,92 @@
+"""experiments/: the grid's bookkeeping (learning-rate choice, skipping finished rows), the report's tables and
+verdicts, and one committed row re-run from its command to the same STS-B dev score."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+sys.path.insert(0, str(EXPERIMENTS))
+
+import report  # noqa: E402
+import run_grid  # noqa: E402
+from methods import LEARNING_RATES, METHODS, SEEDS, grid_methods, method_overrides  # noqa: E402
+
+
+def row(method, seed, learning_rate, dev, backbone="random", steps=100):
+    return {
+        "method": method, "backbone": backbone, "seed": seed, "learning_rate": learning_rate, "dev_start": 50.0,
+        "dev_selected": dev, "steps": steps, "dev_curve": [[50, dev - 1], [100, dev]], "train_seconds": 10.0,
+        "wall_seconds": 12.0, "steps_per_second": 10.0, "modality_share": 0.3, "best_step": 100,
+        "command": f"python experiments/run_one.py --method {method} --backbone {backbone} --seed {seed} --learning-rate {learning_rate:g}",
+    }
+
+
+def write_rows(path, rows):
+    path.write_text("".join(json.dumps(entry) + "\n" for entry in rows), encoding="utf-8")
+
+
+def test_every_method_overrides_only_settings_its_recipe_has():
+    from sbert_nonling.training.recipes import get_recipe
+
+    for backbone in LEARNING_RATES:
+        for method in grid_methods(backbone):
+            get_recipe(METHODS[method]["recipe"], overrides=method_overrides(method, backbone, LEARNING_RATES[backbone][0]))
+    assert "pixel" not in grid_methods("minilm") and len(grid_methods("random")) == 7
+
+
+def test_best_learning_rate_is_chosen_on_seed_0_dev_only():
+    rows = [row("simcse", 0, 1e-4, 57.0), row("simcse", 0, 3e-4, 58.0), row("simcse", 1, 1e-4, 99.0)]
+    assert run_grid.best_learning_rate(rows, "random", "simcse") == 3e-4
+    with pytest.raises(ValueError, match="learning-rate search"):
+        run_grid.best_learning_rate(rows, "random", "mcse")
+
+
+def test_grid_skips_rows_already_in_the_results_file(tmp_path):
+    results = tmp_path / "random.jsonl"
+    done = [row("simcse", 0, rate, 57.0 + index) for index, rate in enumerate(LEARNING_RATES["random"])]
+    done += [row("simcse", seed, LEARNING_RATES["random"][-1], 58.0) for seed in SEEDS[1:]]
+    write_rows(results, done)
+    argv = [sys.executable, str(EXPERIMENTS / "run_grid.py"), "--backbone", "random", "--methods", "simcse", "--results", str(results),
+            "--work-dir", str(tmp_path / "work")]
+    subprocess.run(argv, check=True, timeout=60)
+    assert len(run_grid.read_rows(results)) == len(done) and not (tmp_path / "work").exists()
+
+
+def test_verdict_needs_the_intervals_apart():
+    assert report.verdict(60.0, 0.5, 58.0, 0.5) == "better"
+    assert report.verdict(58.6, 0.5, 58.0, 0.5) == "within noise"
+    assert report.verdict(56.0, 0.5, 58.0, 0.5) == "worse"
+
+
+def test_report_rewrites_only_the_table_section_and_draws_the_curves(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    rows = [row("simcse", 0, 1e-4, 57.0), row("simcse", 0, 3e-4, 58.0), row("simcse", 1, 3e-4, 58.4), row("simcse", 2, 3e-4, 57.6)]
+    rows += [row("mcse", 0, 1e-4, 60.0), row("mcse", 0, 3e-4, 59.0), row("mcse", 1, 1e-4, 60.2), row("mcse", 2, 1e-4, 59.8)]
+    write_rows(results / "random.jsonl", rows)
+    doc = tmp_path / "results.md"
+    doc.write_text(f"# Results\n\nprose\n\n{report.START}\nold\n{report.END}\n\nmore prose\n", encoding="utf-8")
+    argv = [sys.executable, str(EXPERIMENTS / "report.py"), "--results", str(results), "--doc", str(doc), "--plot", str(tmp_path / "curves.png")]
+    subprocess.run(argv, check=True, timeout=120)
+    text = doc.read_text(encoding="utf-8")
+    assert text.startswith("# Results\n\nprose") and text.endswith("more prose\n") and "old" not in text
+    assert "| SimCSE-unsup (baseline) | 0.0003 | 3 | 58.00 +- 0.40 |" in text
+    assert "| MCSE | 0.0001 | 3 | 60.00 +- 0.20 | 50.00 | +2.00 | better |" in text
+    assert text.count("--shared ../shared --results rerun.jsonl`") == len(rows)
+    assert (tmp_path / "curves.png").stat().st_size > 10_000
+
+
+def test_a_committed_row_reproduces_from_its_command(tmp_path, data_dir):
+    committed = run_grid.read_rows(EXPERIMENTS / "results" / "random.jsonl")
+    target = next(entry for entry in committed if entry["method"] == "simcse" and entry["seed"] == SEEDS[0])
+    results = tmp_path / "rerun.jsonl"
+    command = target["command"].split()[1:] + ["--shared", str(data_dir.parent), "--work-dir", str(tmp_path / "work"), "--results", str(results)]
+    subprocess.run([sys.executable, *command], check=True, timeout=600, cwd=EXPERIMENTS.parent)
+    rerun = run_grid.read_rows(results)[0]
+    assert rerun["dev_start"] == pytest.approx(target["dev_start"], abs=1e-6)
+    assert rerun["dev_selected"] == pytest.approx(target["dev_selected"], abs=0.05)  # bf16 kernels: same CPU type
+    assert rerun["dev_curve"][-1][0] == target["dev_curve"][-1][0]
