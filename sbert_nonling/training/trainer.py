@@ -6,6 +6,7 @@ import logging
 import os
 import time
 from collections import defaultdict
+from typing import Any
 
 import torch
 from safetensors.torch import load_file, save_file
@@ -74,6 +75,39 @@ def load_loss_state_dict(losses: nn.Module | dict[str, nn.Module], state: dict[s
         targets[key].data.copy_(value.to(targets[key].device))
 
 
+def _same_inputs(inputs: list[Any], other: list[Any]) -> bool:
+    """The same objects (e.g. one decoded audio clip in both view columns) or equal strings, item by item."""
+    return len(inputs) == len(other) and all(
+        item is other_item or (isinstance(item, str) and isinstance(other_item, str) and item == other_item)
+        for item, other_item in zip(inputs, other)
+    )
+
+
+class ReuseIdenticalColumns:
+    """Wraps a data collator's ``preprocess_fn``: a column whose inputs are those of the column before it (and whose
+    prompt / task / max_length are too) gets a copy of that column's features instead of a second preprocessing.
+
+    Unsupervised SimCSE's ``anchor`` and ``positive`` are the same sentences and AudioCSE's two view columns the same
+    clip (SpecAugment is applied in the forward pass, per view): each batch is then tokenised / fbank'ed once.
+    Preprocessing is deterministic, so the features are exactly those a second call would give; random per-view
+    augmentation (images) happens in the dataset, so those views are never the same objects and are preprocessed
+    separately.
+    """
+
+    def __init__(self, preprocess_fn) -> None:
+        self.preprocess_fn = preprocess_fn
+        self._previous: tuple[list[Any], dict[str, Any], dict[str, Any]] | None = None
+
+    def __call__(self, inputs: list[Any], **kwargs) -> dict[str, Any]:
+        if self._previous is not None:
+            previous_inputs, previous_kwargs, previous_features = self._previous
+            if previous_kwargs == kwargs and _same_inputs(previous_inputs, inputs):
+                return dict(previous_features)
+        features = self.preprocess_fn(inputs, **kwargs)
+        self._previous = (inputs, kwargs, dict(features))
+        return features
+
+
 class NonLinguisticTrainer(SentenceTransformerTrainer):
     """SentenceTransformerTrainer whose checkpoints also hold the losses' own parameters.
 
@@ -96,13 +130,16 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     backward pass, as DDP does for the model (every process must take the same kind of step, which the package's
     batch samplers guarantee).
 
-    It also measures where training time goes: :attr:`step_seconds` and :attr:`step_counts` hold, per training
+    Identical columns (SimCSE's (s, s), AudioCSE's two views of one clip) are preprocessed once per batch
+    (:class:`ReuseIdenticalColumns`). It also measures where training time goes: :attr:`step_seconds` and :attr:`step_counts` hold, per training
     dataset name (``"train"`` for a single dataset), the wall time of its forward + backward passes and how many
     batches it took (the optimizer step is not included), e.g. the image steps' share of a VisualCSE run.
     """
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        if callable(getattr(self.data_collator, "preprocess_fn", None)):
+            self.data_collator.preprocess_fn = ReuseIdenticalColumns(self.data_collator.preprocess_fn)
         self.step_seconds: dict[str, float] = defaultdict(float)
         self.step_counts: dict[str, int] = defaultdict(int)
 

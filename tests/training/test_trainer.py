@@ -54,3 +54,43 @@ def test_shared_heads_are_stored_once_and_unknown_entries_rejected(tiny_model):
     assert "captions.text_head.0.weight" in state and not any(".model." in key for key in state)
     with pytest.raises(ValueError, match="entries the current losses lack"):
         load_loss_state_dict({"text": simcse}, state)
+
+
+def test_identical_columns_are_preprocessed_once_and_different_ones_twice(tiny_model, wiki_sentences, tmp_path):
+    calls = []
+    original = tiny_model.preprocess
+
+    def counting_preprocess(inputs, **kwargs):
+        calls.append(list(inputs))
+        return original(inputs, **kwargs)
+
+    tiny_model.preprocess = counting_preprocess
+    trainer, _ = make_trainer(tiny_model, wiki_sentences[:16], tmp_path, max_steps=1)
+    rows = [{"anchor": sentence, "positive": sentence} for sentence in wiki_sentences[:4]]
+    calls.clear()  # building the trainer embeds widget examples
+    batch = trainer.data_collator(rows)
+    assert len(calls) == 1  # (s, s): tokenised once
+    for key in ("input_ids", "attention_mask"):
+        assert torch.equal(batch[f"anchor_{key}"], batch[f"positive_{key}"])
+    expected = original([row["anchor"] for row in rows])
+    assert torch.equal(batch["positive_input_ids"], expected["input_ids"])
+
+    calls.clear()
+    pairs = [{"anchor": sentence, "positive": other} for sentence, other in zip(wiki_sentences[8:12], wiki_sentences[12:16])]
+    batch = trainer.data_collator(pairs)
+    assert len(calls) == 2 and not torch.equal(batch["anchor_input_ids"][:, :4], batch["positive_input_ids"][:, :4])
+
+
+def test_an_audio_clip_in_both_view_columns_is_preprocessed_once(data_dir):
+    from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
+    from sbert_nonling.training.trainer import ReuseIdenticalColumns
+
+    dataset, _ = audio_folder_dataset(data_dir / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=3)
+    rows = dataset[:3]
+    calls = []
+    preprocess = ReuseIdenticalColumns(lambda inputs, **kwargs: calls.append(len(inputs)) or {"n": torch.tensor(len(inputs))})
+    first, second = preprocess(rows["view_1"], task=None), preprocess(rows["view_2"], task=None)
+    assert calls == [3] and first == second and first is not second
+    preprocess(rows["view_2"], task="other")  # another task: preprocessed again
+    preprocess(dataset[:3]["view_1"], task="other")  # decoded again: new objects, preprocessed again
+    assert calls == [3, 3, 3]
