@@ -6,7 +6,9 @@ JSON line with its STS-B dev scores, dev curve and timings.
 
 Model selection uses STS-B dev only (every 25 text steps, best checkpoint kept); no test set is read. The run's
 folder keeps only ``results.json`` / ``recipe.json`` unless ``--keep-model``. CPU determinism: two torch threads,
-bf16 autocast, fixed seeds; the same command on the same machine type and package versions gives the same scores.
+fp32, fixed seeds; the same command on the same CPU type (the row records torch's CPU capability) and package
+versions gives the same scores. fp32 rather than bf16 autocast: bf16 is only fast on CPUs with native bf16 matmul
+(AVX512-BF16 / AMX), and on AVX2-only CPUs it is emulated and hundreds of times slower (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -46,11 +48,12 @@ def prepare_data(shared: Path, work_dir: Path) -> dict[str, Path]:
         (sts / DEV_TASK).symlink_to((shared / "data/sts" / DEV_TASK).resolve(), target_is_directory=True)
     features = data / "flickr8k-efficientnet-lite0.safetensors"
     if not features.exists():
-        subprocess.run(
-            ["sbert-nonling", "features", "--image-dir", str(shared / "data/images/flickr8k"), "--encoder", "efficientnet-lite0",
-             "--regions", "--output", str(features)],
-            check=True,
-        )
+        from sbert_nonling.cli import main as cli_main
+
+        arguments = ["features", "--image-dir", str(shared / "data/images/flickr8k"), "--encoder", "efficientnet-lite0", "--regions",
+                     "--output", str(features)]
+        if cli_main(arguments) != 0:
+            raise RuntimeError(f"sbert-nonling {' '.join(arguments)} failed (its error is printed above).")
     return {"text": text, "sts": sts, "features": features}
 
 
@@ -147,7 +150,7 @@ def main() -> None:
                 image_dir=args.shared / "data/images/flickr8k", image_features=data["features"],
             )
     start = time.perf_counter()
-    result = train_recipe(spec["recipe"], run_dir, overrides=overrides, bf16=True, **inputs)
+    result = train_recipe(spec["recipe"], run_dir, overrides=overrides, **inputs)
     wall_seconds = time.perf_counter() - start
     row = {
         "method": args.method,
@@ -166,6 +169,8 @@ def main() -> None:
         "torch": torch.__version__,
         "threads": THREADS,
         "machine": platform.processor() or platform.machine(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "precision": "fp32",
     }
     row["steps_per_second"] = row["steps"] / row["train_seconds"] if row["train_seconds"] else None
     for folder in ("checkpoints", "stages", "export", "tiny-encoder", "image_features.safetensors"):
