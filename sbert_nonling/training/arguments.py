@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,16 @@ from sentence_transformers.base.sampler import BatchSamplers, MultiDatasetBatchS
 
 from sbert_nonling.training.interleaved_sampler import InterleavedBatchSampler
 
+logger = logging.getLogger(__name__)
+
 #: The model-selection metric: STS-B dev cosine Spearman, as logged by the dev evaluator.
 SELECTION_METRIC = "eval_STSBenchmark_spearman_cosine"
+
+
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU computes bf16 matmuls natively (oneDNN: AVX-512 or AMX). Without it (AVX2-only CPUs) bf16
+    autocast falls back to an emulated kernel that is hundreds of times slower than fp32."""
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 def training_arguments(
@@ -21,7 +30,13 @@ def training_arguments(
     """The recipe's hyper-parameters as trainer arguments: dev evaluation, best-checkpoint selection, no duplicates.
 
     ``settings["bf16"]`` (set by ``train_recipe(bf16=True)``) trains under bf16 autocast, on the CPU as on a GPU;
-    otherwise the recipe's ``fp16`` applies on a GPU only."""
+    otherwise the recipe's ``fp16`` applies on a GPU only. bf16 on a CPU without native bf16 (:func:`cpu_has_native_bf16`)
+    is allowed but logged as a warning: it is far slower than fp32 there."""
+    if settings.get("bf16") and not torch.cuda.is_available() and not cpu_has_native_bf16():
+        logger.warning(
+            "bf16 was asked for, but this CPU (%s) has no native bf16 matmul: autocast will run an emulated kernel that is "
+            "much slower than fp32. Train without bf16 here.", torch.backends.cpu.get_cpu_capability(),
+        )
     return SentenceTransformerTrainingArguments(
         output_dir=str(output_dir / "checkpoints"),
         num_train_epochs=settings["epochs"],
