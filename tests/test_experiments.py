@@ -87,8 +87,8 @@ def test_a_committed_row_reproduces_from_its_command(tmp_path, data_dir):
     command = target["command"].split()[1:] + ["--shared", str(data_dir.parent), "--work-dir", str(tmp_path / "work"), "--results", str(results)]
     subprocess.run([sys.executable, *command], check=True, timeout=600, cwd=EXPERIMENTS.parent)
     rerun = run_grid.read_rows(results)[0]
-    assert rerun["dev_start"] == pytest.approx(target["dev_start"], abs=1e-6)
     # fp32 on the same CPU capability runs the same kernels; another capability (AVX2 vs AVX-512) rounds differently.
     same_kernels = rerun["cpu_capability"] == target["cpu_capability"]
+    assert rerun["dev_start"] == pytest.approx(target["dev_start"], abs=1e-6 if same_kernels else 0.05)
     assert rerun["dev_selected"] == pytest.approx(target["dev_selected"], abs=0.05 if same_kernels else 0.5)
     assert rerun["dev_curve"][-1][0] == target["dev_curve"][-1][0]
