@@ -24,6 +24,8 @@ os.environ.setdefault("WANDB_DISABLED", "true")
 import torch
 from transformers import TrainerCallback
 
+from sbert_nonling.training.arguments import cpu_has_native_bf16
+
 REPO_DIR = Path(__file__).resolve().parents[1]
 SHARED_DIR = Path(os.environ.get("SBERT_NONLING_SHARED", REPO_DIR / ".." / "shared"))
 DATA_DIR = SHARED_DIR / "data"
@@ -165,6 +167,8 @@ def machine() -> dict[str, object]:
     return {
         "cpu": model_name,
         "cpu_count": os.cpu_count(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "native_bf16": cpu_has_native_bf16(),
         "torch_threads": torch.get_num_threads(),
         "python": platform.python_version(),
         "torch": version("torch"),

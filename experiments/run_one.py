@@ -8,7 +8,7 @@ Model selection uses STS-B dev only (every 25 text steps, best checkpoint kept);
 folder keeps only ``results.json`` / ``recipe.json`` unless ``--keep-model``. CPU determinism: two torch threads,
 fp32, fixed seeds; the same command on the same CPU type (the row records torch's CPU capability) and package
 versions gives the same scores. fp32 rather than bf16 autocast: bf16 is only fast on CPUs with native bf16 matmul
-(AVX512-BF16 / AMX), and on AVX2-only CPUs it is emulated and hundreds of times slower (docs/benchmarks.md).
+(AVX512-BF16 / AMX), and on AVX2-only CPUs it is emulated and 20-250x slower (docs/benchmarks.md).
 """
 
 from __future__ import annotations

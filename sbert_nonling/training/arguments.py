@@ -20,7 +20,7 @@ SELECTION_METRIC = "eval_STSBenchmark_spearman_cosine"
 
 def cpu_has_native_bf16() -> bool:
     """Whether this CPU computes bf16 matmuls natively (oneDNN: AVX-512 or AMX). Without it (AVX2-only CPUs) bf16
-    autocast falls back to an emulated kernel that is hundreds of times slower than fp32."""
+    autocast falls back to an emulated kernel that is 20-250x slower than fp32 (measured on an AVX2 EPYC)."""
     return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
