@@ -164,7 +164,8 @@ def main() -> None:
          for modality, share in shares.items()],
     )
     print(f"image preprocess() of both views alone: {medians['image preprocess only']:.4f} s; audio fbank of one view: "
-          f"{medians['audio fbank, one view']:.4f} s (computed twice per batch: the two views are the same clip)")
+          f"{medians['audio fbank, one view']:.4f} s (measured here for both views; the trainer's collator computes it once, "
+          f"the views being the same clip: ReuseIdenticalColumns)")
     common.print_table(["image loop", "s/step"], [[name, value] for name, value in loop_medians.items()])
     worst = max(shares.values())
     common.emit({

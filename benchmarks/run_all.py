@@ -1,4 +1,4 @@
-"""Run every benchmark of issue 7 with small defaults (under ~10 minutes on 2 CPU cores) and summarise the ratios.
+"""Run every benchmark of issue 7 with small defaults (10-15 minutes on 2 CPU cores) and summarise the ratios.
 
 Run: ``python benchmarks/run_all.py [--only text_path_overhead,precision] [--output results.jsonl]``. Each script's
 own output is streamed; the summary table lists ratio, goal and whether it was met, then one JSON line holds every
