@@ -9,10 +9,15 @@ from collections import defaultdict
 from typing import Any
 
 import torch
+from datasets import Dataset
 from safetensors.torch import load_file, save_file
 from sentence_transformers import SentenceTransformerTrainer
+from sentence_transformers.base.sampler import BatchSamplers
 from sentence_transformers.util import get_world_size
 from torch import Tensor, nn
+from torch.utils.data import BatchSampler
+
+from sbert_nonling.data.images import ROW_COLUMN
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +78,13 @@ def load_loss_state_dict(losses: nn.Module | dict[str, nn.Module], state: dict[s
         raise ValueError(f"The checkpoint's loss state has entries the current losses lack: {unknown[:5]}.")
     for key, value in state.items():
         targets[key].data.copy_(value.to(targets[key].device))
+
+
+def source_rows(dataset: Dataset) -> Dataset:
+    """``dataset`` as stored, without its ``set_transform`` (and without the row-number column the two-view image
+    datasets add): what a duplicate check should compare for media datasets, whose transform decodes and augments."""
+    raw = dataset.with_format(None)
+    return raw.remove_columns([ROW_COLUMN]) if ROW_COLUMN in raw.column_names else raw
 
 
 def _same_inputs(inputs: list[Any], other: list[Any]) -> bool:
@@ -142,6 +154,24 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             self.data_collator.preprocess_fn = ReuseIdenticalColumns(self.data_collator.preprocess_fn)
         self.step_seconds: dict[str, float] = defaultdict(float)
         self.step_counts: dict[str, int] = defaultdict(int)
+
+    def get_batch_sampler(
+        self,
+        dataset: Dataset,
+        batch_size: int,
+        drop_last: bool,
+        valid_label_columns: list[str] | None = None,
+        generator: torch.Generator | None = None,
+        seed: int = 0,
+    ) -> BatchSampler | None:
+        """sentence-transformers' batch sampler, except that the no-duplicates check of a dataset with a
+        ``set_transform`` (the image / audio datasets: decode + augment on read) compares its stored rows (file path
+        or bytes, :func:`source_rows`) instead of reading every candidate through the transform, which decoded and
+        augmented each image once more per check and compared PIL objects by their printed memory address."""
+        no_duplicates = self.args.batch_sampler in (BatchSamplers.NO_DUPLICATES, BatchSamplers.NO_DUPLICATES_HASHED)
+        if no_duplicates and isinstance(dataset, Dataset) and dataset.format["type"] == "custom":
+            dataset = source_rows(dataset)
+        return super().get_batch_sampler(dataset, batch_size, drop_last, valid_label_columns, generator, seed)
 
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
         if resume_from_checkpoint is True:

@@ -94,3 +94,28 @@ def test_an_audio_clip_in_both_view_columns_is_preprocessed_once(data_dir):
     preprocess(rows["view_2"], task="other")  # another task: preprocessed again
     preprocess(dataset[:3]["view_1"], task="other")  # decoded again: new objects, preprocessed again
     assert calls == [3, 3, 3]
+
+
+def test_no_duplicates_check_of_an_image_dataset_compares_files_without_decoding_them(tiny_model, data_dir, tmp_path):
+    from datasets import Dataset
+    from sentence_transformers.base.sampler import BatchSamplers
+
+    from sbert_nonling import UnpairedModalityContrastiveLoss
+    from sbert_nonling.data.images import TwoViewTransform, two_view_image_dataset
+
+    files = sorted(str(path) for path in (data_dir / "images" / "cifar10" / "train").rglob("*.jpg"))[:5]
+    rows = Dataset.from_dict({"image": [files[0], *files], "label": [0, 0, 1, 2, 3, 4]})  # rows 0 and 1: one file
+    dataset = two_view_image_dataset(rows, img_size=32)
+    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=3, report_to="none",
+                                                batch_sampler=BatchSamplers.NO_DUPLICATES)
+    trainer = NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=dataset, loss=UnpairedModalityContrastiveLoss(tiny_model))
+    reads = []
+    original = TwoViewTransform.__call__
+    TwoViewTransform.__call__ = lambda self, batch: reads.append(batch) or original(self, batch)
+    try:
+        batches = list(trainer.get_batch_sampler(dataset, batch_size=3, drop_last=False, valid_label_columns=["label"], seed=0))
+    finally:
+        TwoViewTransform.__call__ = original
+    assert not reads  # no image decoded or augmented to check for duplicates
+    assert sorted(index for batch in batches for index in batch) == list(range(6))
+    assert not any({0, 1} <= set(batch) for batch in batches)  # the same file never twice in a batch
