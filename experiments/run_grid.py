@@ -46,6 +46,7 @@ def main() -> None:
     parser.add_argument("--work-dir", type=Path, default=Path("runs/experiments"), help="run folders and prepared data")
     parser.add_argument("--results", type=Path, required=True, help="JSON-lines file rows are appended to")
     parser.add_argument("--methods", nargs="*", help="only these methods (default: all of the backbone)")
+    parser.add_argument("--search-only", action="store_true", help="only the seed-0 learning-rate search (step 1)")
     args = parser.parse_args()
     methods = args.methods or grid_methods(args.backbone)
 
@@ -65,6 +66,8 @@ def main() -> None:
     for method in methods:
         for learning_rate in LEARNING_RATES[args.backbone]:
             run(method, SEEDS[0], learning_rate)
+    if args.search_only:
+        return
     for method in methods:
         learning_rate = best_learning_rate(read_rows(args.results), args.backbone, method)
         for seed in SEEDS[1:]:
