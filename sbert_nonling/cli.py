@@ -255,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
     train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
     train.add_argument("--resume", action="store_true", help="continue an interrupted run in --output from its last complete checkpoint")
-    train.add_argument("--bf16", action="store_true", help="train under bf16 autocast (CPU or GPU) instead of the recipe's fp16")
+    train.add_argument("--bf16", action="store_true", help="train under bf16 autocast instead of the recipe's fp16 (GPU, or a CPU with native bf16: AVX-512 BF16 / AMX; elsewhere it is far slower than fp32)")
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
     train.set_defaults(handler=cmd_train)
 

@@ -207,8 +207,9 @@ def train_recipe(
         resume: continue an interrupted run in the same ``output_dir`` from its last complete checkpoint (model,
             per-modality optimizers and schedules, loss heads, data position, RNG states); the result is the run
             an uninterrupted call would have given. Not for pixel-linguist, whose stages restart.
-        bf16: train under bf16 autocast (CPU or GPU; ~2.5x faster on a CPU with bf16 matmul), instead of the
-            recipe's ``fp16`` (which applies on a GPU only).
+        bf16: train under bf16 autocast (GPU or CPU), instead of the recipe's ``fp16`` (which applies on a GPU
+            only). On a CPU with native bf16 matmul (AVX-512 BF16 / AMX) ~2.8x faster than fp32; on other CPUs
+            (AVX2) emulated and 30x slower or worse, which is logged as a warning (docs/benchmarks.md, item 4).
 
     Image recipes whose ``vit`` setting is None (``overrides={"vit": None}``) start from a random patch embedding
     of ``img_size`` / ``patch_size`` instead of a ViT checkpoint's (tiny runs always do).
