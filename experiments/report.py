@@ -51,14 +51,20 @@ def backbone_tables(rows: list[dict], backbone: str) -> str:
         "| Method | lr | seeds | STS-B dev, selected checkpoint (mean +- std) | start | vs SimCSE | beyond seed noise? | steps | steps/s | s / run | modality share of fwd+bwd |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    base_mean, base_std = mean_std([row["dev_selected"] for row in selected_rows(rows, backbone, "simcse")[1]]) if "simcse" in methods else (None, None)
+    base = selected_rows(rows, backbone, "simcse")[1] if "simcse" in methods else []
+    base_mean, base_std = mean_std([row["dev_selected"] for row in base]) if base else (None, None)
     for method in methods:
         learning_rate, chosen = selected_rows(rows, backbone, method)
         mean, std = mean_std([row["dev_selected"] for row in chosen])
         starts = sorted({round(row["dev_start"], 2) for row in chosen})
         share = [row["modality_share"] for row in chosen if row["modality_share"] is not None]
         compare = "baseline" if method == "simcse" or base_mean is None else f"{mean - base_mean:+.2f}"
-        noise = "-" if method == "simcse" or base_mean is None else verdict(mean, std, base_mean, base_std)
+        if method == "simcse" or base_mean is None:
+            noise = "-"
+        elif min(len(chosen), len(base)) < len(SEEDS):  # no verdict before every seed of both has run
+            noise = f"pending ({len(chosen)} of {len(SEEDS)} seeds run; SimCSE {len(base)})"
+        else:
+            noise = verdict(mean, std, base_mean, base_std)
         lines.append(
             f"| {METHODS[method]['label']} | {learning_rate:g} | {len(chosen)} | {mean:.2f} +- {std:.2f} | "
             f"{' / '.join(f'{start:.2f}' for start in starts)} | {compare} | {noise} | {chosen[0]['steps']} | "

@@ -92,3 +92,13 @@ def test_a_committed_row_reproduces_from_its_command(tmp_path, data_dir):
     assert rerun["dev_start"] == pytest.approx(target["dev_start"], abs=1e-6 if same_kernels else 0.05)
     assert rerun["dev_selected"] == pytest.approx(target["dev_selected"], abs=0.05 if same_kernels else 0.5)
     assert rerun["dev_curve"][-1][0] == target["dev_curve"][-1][0]
+
+
+def test_no_verdict_before_every_seed_has_run(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    rows = [row("simcse", seed, 1e-4, 58.0 + seed / 10) for seed in SEEDS] + [row("simcse", 0, 3e-4, 57.0)]
+    rows += [row("mcse", 0, 1e-4, 65.0), row("mcse", 0, 3e-4, 64.0)]
+    write_rows(results / "random.jsonl", rows)
+    text = report.backbone_tables(run_grid.read_rows(results / "random.jsonl"), "random")
+    assert f"| MCSE | 0.0001 | 1 | 65.00 +- 0.00 | 50.00 | +6.90 | pending (1 of {len(SEEDS)} seeds run; SimCSE 3) |" in text
