@@ -151,6 +151,10 @@ class ImagePatchEmbed(FrontEnd):
                 v2.Normalize(self.image_mean, self.image_std),
             ]
         )
+        # Images already img_size x img_size (e.g. the two-view augmentation's output) skip the resize and crop.
+        self.normalise = v2.Compose(
+            [v2.PILToTensor(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(self.image_mean, self.image_std)]
+        )
 
     @classmethod
     def from_vit(cls, model_name_or_path: str, encoder_entry: EncoderEntry = "bypass", **vit_kwargs) -> ImagePatchEmbed:
@@ -182,7 +186,9 @@ class ImagePatchEmbed(FrontEnd):
                     )
                 pixels.append(v2.functional.center_crop(v2.functional.resize(image, self.img_size, antialias=True), self.img_size))
             else:
-                pixels.append(self.transform(to_rgb_image(image, f"image {index}")))
+                image = to_rgb_image(image, f"image {index}")
+                sized = image.size == (self.img_size, self.img_size)
+                pixels.append(self.normalise(image) if sized else self.transform(image))
         return {"pixel_values": torch.stack(pixels)}
 
     def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:

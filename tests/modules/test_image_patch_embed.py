@@ -98,3 +98,15 @@ def test_truncated_and_empty_image_files_are_named(tmp_path, data_dir):
         with pytest.raises(ValueError, match=f"Cannot decode image .*{name}"):
             open_image(tmp_path / name)
     assert open_image(io.BytesIO(raw)).mode == "RGB"
+
+
+def test_images_already_at_size_skip_the_resize_with_the_same_pixels(cat):
+    from torchvision.transforms import v2
+
+    module = ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=16)
+    sized = cat.convert("RGB").resize((32, 32))
+    assert module.normalise is not module.transform
+    torch.testing.assert_close(module.preprocess([sized])["pixel_values"][0], module.transform(sized), rtol=0, atol=0)
+    resized = module.preprocess([cat.convert("RGB").resize((48, 40))])["pixel_values"][0]
+    expected = v2.functional.center_crop(v2.functional.resize(v2.functional.pil_to_tensor(cat.convert("RGB").resize((48, 40))), 32, antialias=True), 32)
+    torch.testing.assert_close(resized, v2.functional.normalize(v2.functional.to_dtype(expected, torch.float32, scale=True), module.image_mean, module.image_std))
