@@ -5,6 +5,7 @@ import shutil
 
 import pytest
 import torch
+from sentence_transformers.sentence_transformer.data_collator import SentenceTransformerDataCollator
 
 from sbert_nonling.data.captions import caption_feature_dataset, read_captions
 from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features, load_image_features, save_image_features
@@ -43,12 +44,23 @@ def test_caption_dataset_samples_one_caption_per_image_and_checks_features():
     dataset = caption_feature_dataset(pairs, ["a.jpg", "b.jpg"], features)
     rows = dataset[:]
     assert len(dataset) == 2 and rows["anchor"] == rows["positive"] and rows["anchor"][1] == "three"
-    assert rows["label"][1] == [3.0, 4.0, 5.0]
+    assert torch.equal(rows["label"][1], torch.tensor([3.0, 4.0, 5.0]))
     assert len(caption_feature_dataset(pairs, ["a.jpg", "b.jpg"], features, one_caption_per_image=False)) == 3
     with pytest.raises(ValueError, match=r"No features for 1 image\(s\), e.g. \['b.jpg'\]"):
         caption_feature_dataset(pairs, ["a.jpg"], features[:1])
     with pytest.raises(ValueError, match="2 image names but 1 feature rows"):
         caption_feature_dataset(pairs, ["a.jpg", "b.jpg"], features[:1])
+
+
+def test_region_features_collate_to_the_stored_tensor():
+    pairs = [("a.jpg", "one"), ("b.jpg", "two"), ("c.jpg", "three")]
+    regions = torch.randn(3, 49, 1280)
+    dataset = caption_feature_dataset(pairs, ["c.jpg", "a.jpg", "b.jpg"], regions, one_caption_per_image=False)
+    batch = SentenceTransformerDataCollator(preprocess_fn=lambda texts, **kwargs: {})(dataset.__getitems__([0, 1, 2]))
+    assert batch["label"].dtype == torch.float32 and torch.equal(batch["label"], regions[[1, 2, 0]])
+    assert dataset[2]["anchor"] == "three" and dataset[2]["positive"] == "three"
+    with pytest.raises(ValueError, match=r"must be \(images, d\) or \(images, regions, d\), got shape \(3,\)"):
+        caption_feature_dataset(pairs, ["a.jpg", "b.jpg", "c.jpg"], torch.ones(3))
 
 
 def test_efficientnet_features_recognise_imagenet_classes(data_dir, efficientnet):
