@@ -133,4 +133,4 @@ def caption_feature_dataset(
     label_type = Array2D(shape=tuple(labels.shape[1:]), dtype="float32") if labels.ndim == 3 else List(Value("float32"), length=labels.shape[1])
     columns = Features({"anchor": Value("string"), "positive": Value("string"), "label": label_type})
     dataset = Dataset.from_dict({"anchor": captions, "positive": captions, "label": labels.numpy()}, features=columns)
-    return dataset.with_format("torch", columns=["label"], output_all_columns=True)
+    return dataset.with_format("torch")  # captions stay strings; every column in place (the losses read them in order)

@@ -58,7 +58,7 @@ def test_region_features_collate_to_the_stored_tensor():
     dataset = caption_feature_dataset(pairs, ["c.jpg", "a.jpg", "b.jpg"], regions, one_caption_per_image=False)
     batch = SentenceTransformerDataCollator(preprocess_fn=lambda texts, **kwargs: {})(dataset.__getitems__([0, 1, 2]))
     assert batch["label"].dtype == torch.float32 and torch.equal(batch["label"], regions[[1, 2, 0]])
-    assert dataset[2]["anchor"] == "three" and dataset[2]["positive"] == "three"
+    assert list(dataset[2]) == ["anchor", "positive", "label"] and dataset[2]["anchor"] == dataset[2]["positive"] == "three"
     with pytest.raises(ValueError, match=r"must be \(images, d\) or \(images, regions, d\), got shape \(3,\)"):
         caption_feature_dataset(pairs, ["a.jpg", "b.jpg", "c.jpg"], torch.ones(3))
 
