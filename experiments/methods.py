@@ -6,6 +6,11 @@ it kept. Modality steps come on top, as each method schedules them (VisualCSE / 
 before every text step; MCSE: one caption per photo, as MCSE samples, i.e. 7 caption batches interleaved; MACD
 trains on those captions only: 14 passes, 98 steps; the pixel route runs its own curriculum of 100 sequential steps). The modality settings are the papers'
 (BERT-base rows) except what this CPU cannot afford, stated next to each.
+
+One control: VisualCSE (SupCon) with the image learning rate 0, at the text rate VisualCSE (SupCon) selected (no search
+of its own). Its image steps draw the same augmentations and dropout masks, so its text steps see the same random
+stream as VisualCSE's, but nothing learns from images: VisualCSE minus the control is the effect of image learning,
+the control minus SimCSE the effect of the image steps' random draws alone.
 """
 
 from __future__ import annotations
@@ -41,6 +46,10 @@ METHODS: dict[str, dict[str, Any]] = {
         "recipe": "visualcse", "label": "VisualCSE (SimCLR)", "modality": "image",
         "overrides": {**IMAGE_SETTINGS, "modality_mode": "simclr"},
     },
+    "visualcse-image-lr0": {  # control: VisualCSE (SupCon) with image steps that move nothing (see module docstring)
+        "recipe": "visualcse", "label": "VisualCSE (SupCon), image lr 0: control", "modality": "image",
+        "control_of": "visualcse-supcon", "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon"},
+    },
     "audiocse": {"recipe": "audiocse", "label": "AudioCSE (SupCon, speakers)", "modality": "audio", "overrides": dict(AUDIO_SETTINGS)},
     "mcse": {"recipe": "mcse", "label": "MCSE", "overrides": {**GROUNDING_SETTINGS, "epochs": 1}},
     "macd": {
@@ -68,7 +77,7 @@ def method_overrides(method: str, backbone: str, learning_rate: float) -> dict[s
         "pooling": "mean", "max_steps": -1, "eval_steps": 50 if "modality" in spec else 25,
     }
     if "modality" in spec:
-        overrides["modality_learning_rate"] = MODALITY_LEARNING_RATES[backbone][spec["modality"]]
+        overrides["modality_learning_rate"] = 0.0 if "control_of" in spec else MODALITY_LEARNING_RATES[backbone][spec["modality"]]
     return overrides
 
 

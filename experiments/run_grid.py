@@ -2,7 +2,7 @@
 
     python experiments/run_grid.py --backbone random --shared ../shared --results experiments/results/random.jsonl
 
-1. Learning-rate search: every method at every grid rate with seed 0.
+1. Learning-rate search: every method at every grid rate with seed 0 (a control at its treated method's chosen rate).
 2. Seeds: every method at its best seed-0 rate (STS-B dev of the selected checkpoint) with the other seeds.
 Rows already in the results file are skipped, so an interrupted grid continues where it stopped.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 EXPERIMENTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(EXPERIMENTS))
 
-from methods import LEARNING_RATES, SEEDS, grid_methods  # noqa: E402  (experiments/ is not a package)
+from methods import LEARNING_RATES, METHODS, SEEDS, grid_methods  # noqa: E402  (experiments/ is not a package)
 
 #: Rows whose trained model is kept for the robustness table.
 KEEP_MODEL = {("minilm", "simcse"), ("minilm", "visualcse-supcon"), ("random", "pixel")}
@@ -37,6 +37,13 @@ def best_learning_rate(rows: list[dict], backbone: str, method: str) -> float:
     if not searched:
         raise ValueError(f"No seed-{SEEDS[0]} rows of {method} on {backbone}: run the learning-rate search first.")
     return max(searched, key=lambda row: row["dev_selected"])["learning_rate"]
+
+
+def search_rates(rows: list[dict], backbone: str, method: str) -> tuple[float, ...]:
+    """The learning rates step 1 tries with seed 0: the backbone's grid, or for a control the rate its treated method
+    chose (so the two differ in the controlled setting only; the treated method must have been searched)."""
+    treated = METHODS[method].get("control_of")
+    return (best_learning_rate(rows, backbone, treated),) if treated else LEARNING_RATES[backbone]
 
 
 def main() -> None:
@@ -64,7 +71,7 @@ def main() -> None:
         subprocess.run(command, check=True)
 
     for method in methods:
-        for learning_rate in LEARNING_RATES[args.backbone]:
+        for learning_rate in search_rates(read_rows(args.results), args.backbone, method):
             run(method, SEEDS[0], learning_rate)
     if args.search_only:
         return
