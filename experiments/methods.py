@@ -1,4 +1,4 @@
-"""The experiment grid of issue 9: one fixed setup, seven methods, two backbones (see docs/results.md).
+"""The experiment grid of issue 9: one fixed setup, seven methods and one control, two backbones (see docs/results.md).
 
 Every method sees the same text budget: one pass over the first ``TEXT_LINES`` lines of the wiki sample in batches
 of ``BATCH_SIZE`` (100 text steps), max 32 tokens, STS-B dev evaluated every 25 text steps, the best checkpoint on
