@@ -46,6 +46,16 @@ def test_train_reports_bad_data_clearly(tmp_path, capsys):
     assert "--set expects key=value" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [("bogus=1", "'bogus' is not a setting of VisualCSEConfig"), ("learning_rate=abc", "'learning_rate' must be float, got 'abc'")],
+)
+def test_train_refuses_an_unknown_or_mistyped_setting_naming_it(setting, message, tmp_path, capsys):
+    assert main(["train", "visualcse", "--tiny", "--output", str(tmp_path), "--set", setting]) == 2
+    error = capsys.readouterr().err
+    assert message in error and ("valid settings:" in error or "bogus" not in setting)
+
+
 def test_console_script_help_lists_the_subcommands():
     output = subprocess.run([sys.executable, "-m", "sbert_nonling.cli", "--help"], capture_output=True, text=True, check=True).stdout
     for command in ("train", "eval", "robustness", "export", "features", "render", "demo"):

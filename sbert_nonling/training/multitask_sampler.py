@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import accumulate
-from typing import Any, Literal
+import typing
+from typing import Any
 
 from sentence_transformers.base.sampler import (
     MultiDatasetBatchSamplers,
@@ -13,10 +14,10 @@ from sentence_transformers.base.sampler import (
 from sentence_transformers.util import get_world_size
 from torch.utils.data import BatchSampler
 
-#: ``average``: one batch of every task per optimizer step, losses averaged; ``round_robin`` / ``proportional``:
-#: sentence-transformers' samplers, one task's batch per optimizer step.
-MultiTaskScheme = Literal["average", "round_robin", "proportional"]
-MULTITASK_SCHEMES: tuple[str, ...] = ("average", "round_robin", "proportional")
+from sbert_nonling.configs.multitask import MultiTaskScheme
+
+#: The scheme names (:data:`~sbert_nonling.configs.multitask.MultiTaskScheme`).
+MULTITASK_SCHEMES: tuple[str, ...] = typing.get_args(MultiTaskScheme)
 
 #: Added to a task's epoch for every extra pass the average sampler makes over it (new shuffle per pass).
 _PASS_EPOCH_STRIDE = 1_000_003

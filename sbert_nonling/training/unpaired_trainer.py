@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from datasets import DatasetDict
 from torch.utils.data import BatchSampler, ConcatDataset
 from transformers import Trainer
 
+from sbert_nonling.configs.unpaired_modality import Scheme
 from sbert_nonling.training.modality_optimizer import ModalityOptimizer
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.unpaired_sampler import UnpairedBatchSampler
 
 logger = logging.getLogger(__name__)
-
-Scheme = Literal["alternating", "joint"]
 
 
 class UnpairedModalityTrainer(NonLinguisticTrainer):

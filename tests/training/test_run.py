@@ -20,7 +20,7 @@ def test_recipes_carry_the_paper_defaults():
     assert get_recipe("simcse-unsup", tiny=True)["max_steps"] > 0
     with pytest.raises(ValueError, match="Unknown recipe 'visual'"):
         get_recipe("visual")
-    with pytest.raises(ValueError, match="has no setting 'lr'"):
+    with pytest.raises(ValueError, match="'lr' is not a setting of SimCSEConfig"):
         get_recipe("simcse-unsup", overrides={"lr": 1.0})
 
 

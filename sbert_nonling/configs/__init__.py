@@ -1,0 +1,37 @@
+"""Typed method configs: one dataclass per method, defaults = the paper row; the bundled recipes load into them."""
+
+from __future__ import annotations
+
+from sbert_nonling.configs.audiocse import AudioCSEConfig
+from sbert_nonling.configs.base import MethodConfig
+from sbert_nonling.configs.grounding import GroundingConfig
+from sbert_nonling.configs.macd import MACDConfig
+from sbert_nonling.configs.mcse import MCSEConfig
+from sbert_nonling.configs.multitask import MultitaskConfig
+from sbert_nonling.configs.pixel_linguist import PixelLinguistConfig
+from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig, SingleRunConfig
+from sbert_nonling.configs.simcse import SimCSEConfig
+from sbert_nonling.configs.unpaired_modality import UnpairedModalityConfig
+from sbert_nonling.configs.visualcse import VisualCSEConfig
+
+#: The config class of each method, by the ``"method"`` name a recipe JSON gives.
+METHOD_CONFIGS: dict[str, type[MethodConfig]] = {
+    config.method: config
+    for config in (SimCSEConfig, VisualCSEConfig, AudioCSEConfig, MCSEConfig, MACDConfig, MultitaskConfig, PixelLinguistConfig)
+}
+
+__all__ = [
+    "METHOD_CONFIGS",
+    "AudioCSEConfig",
+    "GroundingConfig",
+    "MACDConfig",
+    "MCSEConfig",
+    "MethodConfig",
+    "MultitaskConfig",
+    "PixelLinguistConfig",
+    "SentenceEncoderConfig",
+    "SimCSEConfig",
+    "SingleRunConfig",
+    "UnpairedModalityConfig",
+    "VisualCSEConfig",
+]

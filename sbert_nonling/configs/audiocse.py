@@ -1,0 +1,29 @@
+"""AudioCSEConfig: SimCSE plus SupCon on unpaired speech (Jian et al., 2022)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from sbert_nonling.configs.base import paper_default, setting
+from sbert_nonling.configs.unpaired_modality import UnpairedModality, UnpairedModalityConfig
+from sbert_nonling.modules.audio_patch_embed import AudioLayout
+
+
+@dataclass
+class AudioCSEConfig(UnpairedModalityConfig):
+    """AudioCSE: defaults are the BERT-base row (kaldi fbank 128 x 1024 frames, SpecAugment 48 / 192, patches into
+    the shared encoder, speaker = class, audio AdamW lr 2e-7; text as SimCSE-unsup).
+    Paper: https://arxiv.org/abs/2209.09433. See :class:`UnpairedModalityConfig`.
+    """
+
+    method: ClassVar[str] = "audiocse"
+
+    modality: UnpairedModality = paper_default(UnpairedModalityConfig, "modality", "audio")
+    modality_learning_rate: float = paper_default(UnpairedModalityConfig, "modality_learning_rate", 2e-7)
+    modality_weight: float = paper_default(UnpairedModalityConfig, "modality_weight", 0.01)
+    audio_layout: AudioLayout = setting("released", "patch layout: released (VisualCSE code) or ssast")
+    freq_mask: int = setting(48, "SpecAugment frequency mask width (bins)", minimum=0)
+    time_mask: int = setting(192, "SpecAugment time mask width (frames)", minimum=0)
+    target_frames: int = setting(1024, "fbank frames per clip (padded / cut)", minimum=1)
+    clips: int | None = setting(None, "clips read (null: all)", minimum=1)

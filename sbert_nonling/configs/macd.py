@@ -1,0 +1,40 @@
+"""MACDConfig: captions grounded in image regions, anchored to the starting model (Cui et al., 2020)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from sbert_nonling.configs.base import paper_default, setting
+from sbert_nonling.configs.grounding import GroundingConfig, HeadActivation
+from sbert_nonling.configs.sentence_encoder import SingleRunConfig, TextData
+from sbert_nonling.losses.multimodal_align import Direction
+from sbert_nonling.util.heads import TrainingHead
+
+
+@dataclass
+class MACDConfig(GroundingConfig):
+    """MACD: defaults are the paper's (captions only; symmetric global grounding, linear heads to 768, cosine x 10, plus
+    the DAMSM word-region term on a 7 x 7 ResNet-50 grid; anchored with KL (T = 2, weight 5) and token cosine (weight 1);
+    position embeddings frozen; lr 1e-4, batch 64 x 8 accumulation, 10 epochs, 10 % warmup).
+    Paper: EMNLP 2020, "Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning".
+    See :class:`GroundingConfig`.
+    """
+
+    method: ClassVar[str] = "macd"
+
+    training_head: TrainingHead = paper_default(SingleRunConfig, "training_head", "none")
+    data: TextData = paper_default(SingleRunConfig, "data", "captions")
+    learning_rate: float = paper_default(SingleRunConfig, "learning_rate", 1e-4)
+    epochs: int = paper_default(SingleRunConfig, "epochs", 10)
+    gradient_accumulation_steps: int = paper_default(GroundingConfig, "gradient_accumulation_steps", 8)
+    regions: bool = paper_default(GroundingConfig, "regions", True)
+    grounding_weight: float = paper_default(GroundingConfig, "grounding_weight", 1.0)
+    grounding_direction: Direction = paper_default(GroundingConfig, "grounding_direction", "symmetric")
+    grounding_temperature: float = paper_default(GroundingConfig, "grounding_temperature", 0.1)
+    projection_dim: int = paper_default(GroundingConfig, "projection_dim", 768)
+    head_activation: HeadActivation = paper_default(GroundingConfig, "head_activation", "none")
+    local_weight: float = paper_default(GroundingConfig, "local_weight", 1.0)
+    anchor: bool = paper_default(GroundingConfig, "anchor", True)
+    freeze_position_embeddings: bool = paper_default(GroundingConfig, "freeze_position_embeddings", True)
+    warmup_fraction: float = setting(0.1, "linear warmup as a fraction of the training steps", minimum=0.0, maximum=1.0)

@@ -1,0 +1,23 @@
+"""MCSEConfig: SimCSE plus text -> image grounding on interleaved caption batches (Zhang et al., 2022)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from sbert_nonling.configs.base import paper_default, setting
+from sbert_nonling.configs.grounding import GroundingConfig
+from sbert_nonling.configs.sentence_encoder import SingleRunConfig
+
+
+@dataclass
+class MCSEConfig(GroundingConfig):
+    """MCSE: defaults are the wiki + Flickr30k BERT-base row (SimCSE-unsup on sentences; on caption batches SimCSE +
+    0.01 x text -> image InfoNCE, Linear + Tanh heads to 256, tau' 0.05, frozen ResNet-50 features; 3 epochs).
+    Paper: https://arxiv.org/abs/2204.10931. See :class:`GroundingConfig`.
+    """
+
+    method: ClassVar[str] = "mcse"
+
+    epochs: int = paper_default(SingleRunConfig, "epochs", 3)
+    warmup_steps: int = setting(0, "linear warmup steps of the learning rate", minimum=0)

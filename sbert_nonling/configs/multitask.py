@@ -1,0 +1,48 @@
+"""MultitaskConfig: contrastive pre-training, then task heads trained with a multi-task scheme."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from sbert_nonling.configs.base import paper_default, setting
+from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig
+from sbert_nonling.losses.pair_classification import PairHead
+from sbert_nonling.util.heads import TrainingHead
+
+#: How stage 2 mixes tasks: ``average`` (one batch of every task per optimizer step, losses averaged), or
+#: ``round_robin`` / ``proportional`` (sentence-transformers' samplers, one task's batch per optimizer step).
+MultiTaskScheme = Literal["average", "round_robin", "proportional"]
+
+
+@dataclass
+class MultitaskConfig(SentenceEncoderConfig):
+    """Multi-task contrastive training ("Contrastive Learning for Generalizable Sentence Embeddings", Stanford CS224N):
+    stage 1 SimCSE on NLI triplets (tau 0.05); stage 2 training-only task heads (classification, bilinear pair
+    classification, STS cosine regression; shared first head layer; hidden 768, dropout 0.3) with the average loss.
+    Each stage has its own ``contrastive_*`` / ``multitask_*`` optimizer settings. See :class:`SentenceEncoderConfig`.
+    """
+
+    method: ClassVar[str] = "multitask"
+
+    max_seq_length: int = paper_default(SentenceEncoderConfig, "max_seq_length", 128)
+    training_head: TrainingHead = paper_default(SentenceEncoderConfig, "training_head", "none")
+    contrastive_learning_rate: float = setting(3e-5, "stage 1 (contrastive) learning rate", minimum=0.0)
+    contrastive_batch_size: int = setting(64, "stage 1 batch size", minimum=1)
+    contrastive_epochs: int = setting(1, "stage 1 epochs", minimum=1)
+    contrastive_max_steps: int = setting(-1, "stage 1 steps (-1: the epochs; 0: skip the stage)", minimum=-1)
+    contrastive_warmup_steps: int = setting(0, "stage 1 warmup steps", minimum=0)
+    tasks: list[str] = setting(["classification", "pair_classification", "sts"], "stage 2 tasks (also: contrastive)")
+    sts_sources: list[str] = setting(["stsb", "sick"], "training data of the sts task: stsb and / or sick")
+    scheme: MultiTaskScheme = setting("average", "stage 2 task mixing: average, round_robin or proportional")
+    head_hidden_dimension: int = setting(768, "hidden size of the task heads", minimum=1)
+    head_dropout: float = setting(0.3, "dropout of the task heads", minimum=0.0, maximum=1.0)
+    share_head_layer: bool = setting(True, "share the first head layer between the pair tasks")
+    pair_head: PairHead = setting("bilinear", "pair classifier: bilinear or concat")
+    multitask_learning_rate: float = setting(1e-5, "stage 2 (task heads) learning rate", minimum=0.0)
+    multitask_batch_size: int = setting(32, "stage 2 batch size per task", minimum=1)
+    multitask_epochs: int = setting(10, "stage 2 epochs", minimum=1)
+    multitask_max_steps: int = setting(-1, "stage 2 steps (-1: the epochs; 0: skip the stage)", minimum=-1)
+    multitask_warmup_steps: int = setting(0, "stage 2 warmup steps", minimum=0)
+    train_limit: int | None = setting(None, "examples read per training file (null: all)", minimum=1)
+    tiny_encoder: dict[str, Any] = setting({}, "build_tiny_encoder arguments of the tiny run's offline encoder")

@@ -1,0 +1,35 @@
+"""SentenceEncoderConfig / SingleRunConfig: the settings shared by every method that trains a token encoder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from sbert_nonling.configs.base import MethodConfig, setting
+from sbert_nonling.models.sentence_model import PoolingChoice
+from sbert_nonling.util.heads import TrainingHead
+
+#: The training text: plain sentences (SimCSE-unsup), NLI triplets (SimCSE-sup), or captions only (MACD).
+TextData = Literal["text", "nli", "captions"]
+
+
+@dataclass
+class SentenceEncoderConfig(MethodConfig):
+    """The sentence model every token-encoder method builds (pooling, sequence length, the contrastive temperature and
+    the training-only head); see :class:`MethodConfig`."""
+
+    pooling: PoolingChoice = setting("cls", "pooling: cls, cls_mlp (the MLP kept at inference) or mean")
+    max_seq_length: int = setting(32, "tokens per sentence", minimum=1)
+    temperature: float = setting(0.05, "temperature of the text contrastive softmax (1 / scale)", above=0.0)
+    training_head: TrainingHead = setting("mlp", "head used in training only, before the text contrastive loss")
+
+
+@dataclass
+class SingleRunConfig(SentenceEncoderConfig):
+    """The one training run of a single-stage method: its data and the text optimizer's settings."""
+
+    data: TextData = setting("text", "training text: text (sentences), nli (triplets) or captions (captions only)")
+    batch_size: int = setting(64, "text batch size per device", minimum=1)
+    learning_rate: float = setting(3e-5, "text (encoder) AdamW learning rate", minimum=0.0)
+    epochs: int = setting(1, "passes over the training data (unless max_steps is set)", minimum=1)
+    max_steps: int = setting(-1, "stop after this many optimizer steps (-1: run the epochs)", minimum=-1)

@@ -1,0 +1,24 @@
+"""VisualCSEConfig: SimCSE plus SupCon on unpaired images (Jian et al., 2022)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from sbert_nonling.configs.base import setting
+from sbert_nonling.configs.unpaired_modality import UnpairedModalityConfig
+
+
+@dataclass
+class VisualCSEConfig(UnpairedModalityConfig):
+    """VisualCSE: defaults are the BERT-base row (ViT-B/16 in21k patch embedding bypassing BERT's embeddings, 224 px,
+    48 images per step, image AdamW lr 1e-6, SupCon tau 0.07, alternating steps; text as SimCSE-unsup).
+    Paper: https://arxiv.org/abs/2209.09433. See :class:`UnpairedModalityConfig`.
+    """
+
+    method: ClassVar[str] = "visualcse"
+
+    vit: str | None = setting("google/vit-base-patch16-224-in21k", "ViT whose patch embedding starts the image route (null: random)")
+    img_size: int = setting(224, "image side in pixels", minimum=1)
+    patch_size: int = setting(16, "patch side in pixels (random patch embedding only)", minimum=1)
+    images_per_class: int | None = setting(None, "images read per class folder (null: all)", minimum=1)

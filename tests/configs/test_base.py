@@ -1,0 +1,66 @@
+"""MethodConfig: typed fields, conversion, ranges and unknown keys, all reported as ValueErrors naming the setting."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from sbert_nonling.configs import METHOD_CONFIGS, VisualCSEConfig
+
+
+def test_an_int_where_a_float_is_expected_is_converted_and_a_bool_is_not_a_number():
+    config = VisualCSEConfig(learning_rate=1, modality_learning_rate=0)
+    assert isinstance(config.learning_rate, float) and config.learning_rate == 1.0 and config.modality_learning_rate == 0.0
+    with pytest.raises(ValueError, match=r"'batch_size' must be int, got True \(bool\)"):
+        VisualCSEConfig(batch_size=True)
+    with pytest.raises(ValueError, match=r"'fp16' must be bool, got 1 \(int\)"):
+        VisualCSEConfig(fp16=1)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"learning_rate": "abc"}, r"'learning_rate' must be float, got 'abc' \(str\)"),
+        ({"pooling": "max"}, r"'pooling' must be one of \['cls', 'cls_mlp', 'mean'\], got 'max'"),
+        ({"batch_size": 0}, r"'batch_size' must be >= 1, got 0"),
+        ({"temperature": 0.0}, r"'temperature' must be > 0.0, got 0.0"),
+        ({"max_steps": -2}, r"'max_steps' must be >= -1, got -2"),
+        ({"images_per_class": "all"}, r"'images_per_class' must be int or null, got 'all'"),
+        ({"vit": 3}, r"'vit' must be str or null, got 3 \(int\)"),
+    ],
+)
+def test_wrong_types_and_out_of_range_values_name_the_setting(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        VisualCSEConfig().replace(**overrides)
+
+
+def test_an_unknown_key_is_refused_with_the_valid_settings():
+    with pytest.raises(ValueError, match=r"--set: 'bogus' is not a setting of VisualCSEConfig .*valid settings: name, .*img_size"):
+        VisualCSEConfig.from_dict({"learning_rate": 1e-5, "bogus": 1}, source="--set")
+
+
+def test_replace_keeps_the_other_settings_and_leaves_the_original_alone():
+    paper = VisualCSEConfig()
+    changed = paper.replace(modality_learning_rate=0.0, images_per_class=None)
+    assert changed.modality_learning_rate == 0.0 and paper.modality_learning_rate == 1e-6
+    assert {key: value for key, value in dataclasses.asdict(changed).items() if key != "modality_learning_rate"} == {
+        key: value for key, value in dataclasses.asdict(paper).items() if key != "modality_learning_rate"
+    }
+
+
+def test_nested_lists_and_dicts_are_checked_and_copied_per_instance():
+    pixel = METHOD_CONFIGS["pixel_linguist"]
+    with pytest.raises(ValueError, match=r"'perturbation_sets' must be list\[list\[str\]\], got \[\['swap', 3\]\]"):
+        pixel(perturbation_sets=[["swap", 3]])
+    first, second = pixel(), pixel()
+    first.perturbation_sets[0].append("swap")
+    assert second.perturbation_sets[0] == ["insert"]
+
+
+def test_every_setting_is_documented_and_to_dict_names_the_method():
+    for method, config_class in METHOD_CONFIGS.items():
+        described = config_class.describe()
+        assert [name for name, *_ in described] == config_class.field_names()
+        assert all(meaning for *_, meaning in described), method
+        assert config_class().to_dict()["method"] == method
