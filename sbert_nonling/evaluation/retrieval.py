@@ -45,16 +45,14 @@ def evaluate_retrieval(
     ks: Sequence[int] = (1, 5),
     batch_size: int = 64,
 ) -> dict[str, float]:
-    """Recall@K of held-out caption-image pairs in the space of ``loss``'s (training-only) projection heads, as MCSE
+    """Recall@K of held-out caption-image pairs in the shared space of ``loss``'s (training-only) heads (``project_text`` / ``project_images``), as MCSE
     reports Flickr30k retrieval. ``image_features`` (I, d) or (I, regions, d) are the frozen features the loss saw."""
     texts = model.encode(list(captions), batch_size=batch_size, convert_to_tensor=True)
     was_training = loss.training
     loss.eval()
     try:
-        device = next(loss.text_head.parameters()).device
-        text_vectors = loss.text_head(texts.to(device))
-        global_features = image_features if image_features.ndim == 2 else image_features.mean(dim=1)
-        image_vectors = loss.image_head(global_features.float().to(device))
+        text_vectors = loss.project_text(texts)
+        image_vectors = loss.project_images(image_features.float().to(texts.device))
     finally:
         loss.train(was_training)
     return retrieval_recalls(text_vectors.cpu(), image_vectors.cpu(), caption_to_image, ks)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import warnings
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -11,8 +12,6 @@ import torch
 import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 from torch import Tensor, nn
-
-from sbert_nonling.losses.simcse import SimCSELoss
 
 logger = logging.getLogger(__name__)
 
@@ -27,8 +26,9 @@ class DistillAnchorLoss(nn.Module):
         teacher: SentenceTransformer | None = None,
         kl_weight: float = 5.0,
         cosine_weight: float = 1.0,
-        temperature: float = 2.0,
+        distillation_temperature: float = 2.0,
         cosine_target: CosineTarget = "token_embeddings",
+        temperature: float | None = None,
     ) -> None:
         r"""Keeps the student close to a frozen teacher (by default a frozen copy of the starting model) while
         ``base_loss`` trains it: learning without forgetting, MACD's "lifelong" anchor.
@@ -47,7 +47,9 @@ class DistillAnchorLoss(nn.Module):
         The teacher runs once per batch column, under ``torch.no_grad`` and in eval mode; it is frozen, never
         optimised, not registered as a sub-module (so it is neither in the loss's state nor in any checkpoint or
         saved model) and follows the student's device. The student's outputs are computed once and shared with
-        ``base_loss`` when it is a :class:`SimCSELoss` or has ``compute_loss_from_outputs`` (MultimodalAlignLoss).
+        ``base_loss`` through its public ``compute_loss_from_outputs(outputs, labels)`` (:class:`SimCSELoss`,
+        :class:`MultimodalAlignLoss`: the model outputs of each column, returning a loss or a dict of terms); any
+        other loss is called on the batch itself, which runs the student a second time.
 
         Args:
             model: the student being trained.
@@ -56,8 +58,11 @@ class DistillAnchorLoss(nn.Module):
             kl_weight, cosine_weight: weights of the two anchor terms (MACD's code: 5 and 1; paper form
                 :math:`\epsilon` soft-CE + (1 - :math:`\epsilon`)(1 - cos) with :math:`\epsilon` = 5/6 is the same
                 ratio). A zero weight disables its term.
-            temperature: :math:`T` of the KL term.
+            distillation_temperature: :math:`T` of the KL term (softens both distributions; not a contrastive
+                temperature).
             cosine_target: ``"token_embeddings"`` or ``"sentence_embedding"``.
+            temperature: deprecated name of ``distillation_temperature`` (FutureWarning); in this package
+                ``temperature`` means the 1/scale of a contrastive softmax.
 
         Reproduction notes:
             MACD's released code applies the KL term to masked-language-model logits of re-masked tokens, which needs
@@ -88,8 +93,13 @@ class DistillAnchorLoss(nn.Module):
                 loss = DistillAnchorLoss(model, base_loss=grounding)  # teacher = frozen copy of the starting model
         """
         super().__init__()
-        if temperature <= 0:
-            raise ValueError(f"temperature={temperature!r} must be positive (MACD uses 2).")
+        if temperature is not None:
+            warnings.warn(
+                "DistillAnchorLoss(temperature=...) is deprecated: use distillation_temperature=...", FutureWarning, stacklevel=2
+            )
+            distillation_temperature = temperature
+        if distillation_temperature <= 0:
+            raise ValueError(f"distillation_temperature={distillation_temperature!r} must be positive (MACD uses 2).")
         if kl_weight < 0 or cosine_weight < 0 or kl_weight == cosine_weight == 0:
             raise ValueError(f"kl_weight={kl_weight} and cosine_weight={cosine_weight} must be >= 0 and not both 0.")
         if cosine_target not in ("token_embeddings", "sentence_embedding"):
@@ -98,7 +108,7 @@ class DistillAnchorLoss(nn.Module):
         self.base_loss = base_loss
         self.kl_weight = kl_weight
         self.cosine_weight = cosine_weight
-        self.temperature = temperature
+        self.distillation_temperature = distillation_temperature
         self.cosine_target = cosine_target
         frozen = copy.deepcopy(model) if teacher is None else teacher
         frozen.eval().requires_grad_(False)
@@ -129,22 +139,21 @@ class DistillAnchorLoss(nn.Module):
     def _base_terms(self, features: list[dict[str, Tensor]], student: list[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
         if self.base_loss is None:
             return {}
-        if isinstance(self.base_loss, SimCSELoss):
-            embeddings = [self.base_loss.head(output["sentence_embedding"]) for output in student]
-            return {"base": self.base_loss.compute_loss_from_embeddings(embeddings, labels)}
-        if hasattr(self.base_loss, "compute_loss_from_outputs"):
-            image_features = self.base_loss.check_image_features(labels, student[0]["sentence_embedding"].shape[0])
-            return dict(self.base_loss.compute_loss_from_outputs(student, image_features))
-        logger.warning_once(f"{type(self.base_loss).__name__} embeds the batch again: the student runs twice per batch.")
-        result = self.base_loss(features, labels)
+        compute_from_outputs = getattr(self.base_loss, "compute_loss_from_outputs", None)
+        if compute_from_outputs is not None:
+            result = compute_from_outputs(student, labels)
+        else:
+            logger.warning_once(f"{type(self.base_loss).__name__} embeds the batch again: the student runs twice per batch.")
+            result = self.base_loss(features, labels)
         return dict(result) if isinstance(result, dict) else {"base": result}
 
     def kl_term(self, student: Tensor, teacher: Tensor) -> Tensor:
         """T^2 * KL(teacher || student) of the in-batch cosine-similarity distributions at temperature T."""
         student, teacher = F.normalize(student, dim=-1), F.normalize(teacher, dim=-1)
-        log_student = F.log_softmax(student @ student.T / self.temperature, dim=-1)
-        log_teacher = F.log_softmax(teacher @ teacher.T / self.temperature, dim=-1)
-        return self.temperature**2 * F.kl_div(log_student, log_teacher, log_target=True, reduction="batchmean")
+        temperature = self.distillation_temperature
+        log_student = F.log_softmax(student @ student.T / temperature, dim=-1)
+        log_teacher = F.log_softmax(teacher @ teacher.T / temperature, dim=-1)
+        return temperature**2 * F.kl_div(log_student, log_teacher, log_target=True, reduction="batchmean")
 
     def cosine_term(self, student: dict[str, Tensor], teacher: dict[str, Tensor]) -> Tensor:
         """Mean of 1 - cos(student, teacher) over non-pad tokens or over sentences."""
@@ -158,7 +167,7 @@ class DistillAnchorLoss(nn.Module):
         return {
             "kl_weight": self.kl_weight,
             "cosine_weight": self.cosine_weight,
-            "temperature": self.temperature,
+            "distillation_temperature": self.distillation_temperature,
             "cosine_target": self.cosine_target,
             "base_loss": None if self.base_loss is None else type(self.base_loss).__name__,
         }

@@ -167,8 +167,16 @@ class MultimodalAlignLoss(nn.Module):
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> dict[str, Tensor]:
         outputs = forward_views(self.model, sentence_features)  # the caption's dropout views, one forward pass
-        image_features = self.check_image_features(labels, outputs[0]["sentence_embedding"].shape[0])
-        return self.compute_loss_from_outputs(outputs, image_features)
+        return self.compute_loss_from_outputs(outputs, labels)
+
+    def project_text(self, sentence_embeddings: Tensor) -> Tensor:
+        """Sentence embeddings (B, hidden) in the shared grounding space (B, projection_dim), through the text head."""
+        return self.text_head(sentence_embeddings)
+
+    def project_images(self, image_features: Tensor) -> Tensor:
+        """Image features (B, image_dim), or region grids (B, regions, image_dim) averaged first, in the shared
+        grounding space (B, projection_dim), through the image head."""
+        return self.image_head(image_features if image_features.ndim == 2 else image_features.mean(dim=1))
 
     @torch.no_grad()
     def encode_images(self, pixels: Tensor) -> Tensor:
@@ -211,20 +219,21 @@ class MultimodalAlignLoss(nn.Module):
             raise ValueError("local_weight > 0 needs region features (B, regions, d) in the label column.")
         return labels.float()
 
-    def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], image_features: Tensor) -> dict[str, Tensor]:
-        """The loss terms from the model outputs of the two caption views and the image features."""
+    def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor) -> dict[str, Tensor]:
+        """The loss terms from the model outputs of the caption views and the label column (image features, or
+        pixels for the ``image_encoder``): for wrappers that run the model themselves (:class:`DistillAnchorLoss`)."""
+        image_features = self.check_image_features(labels, outputs[0]["sentence_embedding"].shape[0])
         pooled = [output["sentence_embedding"] for output in outputs]  # (B, h) per view
         losses: dict[str, Tensor] = {}
         if self.text_loss is not None:
-            losses["simcse"] = self.text_loss.compute_loss_from_embeddings([self.text_loss.head(view) for view in pooled], None)
-        image_global = image_features if image_features.ndim == 2 else image_features.mean(dim=1)
-        images = F.normalize(self.image_head(image_global), dim=-1)  # (B, p)
+            losses["simcse"] = self.text_loss.compute_loss_from_outputs(outputs)
+        images = F.normalize(self.project_images(image_features), dim=-1)  # (B, p)
         candidates, offset = images, 0
         if self.gather_across_devices:
             candidates, offset = all_gather_with_grad(images), get_rank() * images.shape[0]
         grounding = []
         for view in pooled:
-            texts = F.normalize(self.text_head(view), dim=-1)  # (B, p)
+            texts = F.normalize(self.project_text(view), dim=-1)  # (B, p)
             grounding.append(info_nce(texts @ candidates.T / self.temperature, offset))
             if self.direction == "symmetric":
                 text_candidates = all_gather_with_grad(texts) if self.gather_across_devices else texts

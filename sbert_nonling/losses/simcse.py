@@ -104,6 +104,12 @@ class SimCSELoss(MultipleNegativesRankingLoss):
         embeddings = [self.head(embedding) for embedding in embed_columns(self.model, sentence_features, separate_first=False)]
         return self.compute_loss_from_embeddings(embeddings, labels)
 
+    def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
+        """The loss from the model's outputs of each column (``outputs[i]["sentence_embedding"]``), through the training
+        head: for wrappers that run the model themselves and share its outputs (:class:`DistillAnchorLoss`,
+        :class:`MultimodalAlignLoss`)."""
+        return self.compute_loss_from_embeddings([self.head(output["sentence_embedding"]) for output in outputs], labels)
+
     def get_config_dict(self) -> dict[str, Any]:
         return {
             "temperature": self.temperature,

@@ -127,8 +127,12 @@ def _modality_data(
     raise ValueError(f"Recipe {recipe!r} has an unknown modality {settings['modality']!r}.")
 
 
-def _grounding_loss(model, settings: dict[str, Any], text_loss: SimCSELoss | None, gather: bool):
-    loss = MultimodalAlignLoss(
+def _grounding_losses(
+    model, settings: dict[str, Any], text_loss: SimCSELoss | None, gather: bool
+) -> tuple[MultimodalAlignLoss, MultimodalAlignLoss | DistillAnchorLoss]:
+    """The grounding loss (whose heads give the retrieval space) and the loss to train with: the same, or it wrapped
+    in the anchor (MACD)."""
+    grounding = MultimodalAlignLoss(
         model,
         image_dim=settings["image_dim"],
         text_loss=text_loss,
@@ -141,13 +145,13 @@ def _grounding_loss(model, settings: dict[str, Any], text_loss: SimCSELoss | Non
         gather_across_devices=gather,
     )
     if not settings["anchor"]:
-        return loss
-    return DistillAnchorLoss(
+        return grounding, grounding
+    return grounding, DistillAnchorLoss(
         model,
-        base_loss=loss,
+        base_loss=grounding,
         kl_weight=settings["anchor_kl_weight"],
         cosine_weight=settings["anchor_cosine_weight"],
-        temperature=settings["anchor_temperature"],
+        distillation_temperature=settings["anchor_temperature"],
     )
 
 
@@ -285,7 +289,7 @@ def train_recipe(
             weights={modality: settings["modality_weight"]} if joint else {},
         )
     elif caption_dataset is not None:
-        caption_loss = _grounding_loss(sentence_model, settings, text_loss, gather)
+        grounding, caption_loss = _grounding_losses(sentence_model, settings, text_loss, gather)
         if text_dataset is None:
             trainer = NonLinguisticTrainer(**common, train_dataset=caption_dataset, loss=caption_loss)
         else:
@@ -303,7 +307,6 @@ def train_recipe(
     export_text_model(sentence_model, output_dir / "export")
     retrieval = {}
     if heldout is not None:
-        grounding = caption_loss.base_loss if isinstance(caption_loss, DistillAnchorLoss) else caption_loss
         retrieval = evaluate_retrieval(sentence_model, grounding, **heldout)
     result = {
         "retrieval": retrieval,

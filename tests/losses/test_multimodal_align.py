@@ -153,3 +153,11 @@ def test_damsm_scores_values_and_gradients_match_the_direct_contexts():
     torch.testing.assert_close(scores, direct, rtol=1e-5, atol=1e-5)
     for grad, expected in zip(torch.autograd.grad(scores.square().sum(), (words, regions)), expected_grads):
         torch.testing.assert_close(grad, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_projections_are_the_heads_and_regions_are_averaged_first(tiny_model):
+    loss = MultimodalAlignLoss(tiny_model, image_dim=4, projection_dim=5)
+    sentences, regions = torch.randn(3, tiny_model.get_embedding_dimension()), torch.randn(3, 6, 4)
+    torch.testing.assert_close(loss.project_text(sentences), loss.text_head(sentences))
+    torch.testing.assert_close(loss.project_images(regions), loss.image_head(regions.mean(dim=1)))
+    torch.testing.assert_close(loss.project_images(regions[:, 0]), loss.image_head(regions[:, 0]))

@@ -65,3 +65,11 @@ def test_config_and_citation(tiny_model):
     assert loss.get_config_dict() == {"temperature": 0.1, "training_head": "none", "gather_across_devices": False}
     assert loss.scale == pytest.approx(10.0)
     assert "gao2021simcse" in loss.citation
+
+
+def test_compute_loss_from_outputs_matches_the_loss_on_the_same_outputs(tiny_model):
+    tiny_model.eval()  # no dropout: the two columns' outputs are reproducible
+    loss = SimCSELoss(tiny_model, training_head="mlp")
+    sentences = ["a man plays a guitar", "a woman slices an onion", "two dogs run"]
+    outputs = [tiny_model(tiny_model.preprocess(sentences)) for _ in range(2)]
+    torch.testing.assert_close(loss.compute_loss_from_outputs(outputs), loss([tiny_model.preprocess(sentences)] * 2, None))
