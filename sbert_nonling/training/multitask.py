@@ -44,6 +44,7 @@ from sbert_nonling.training.multitask_sampler import (
     MULTITASK_SCHEMES,
     multitask_sampler_arguments,
 )
+from sbert_nonling.training.run_record import training_data_lines, write_run_record
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 
 logger = logging.getLogger(__name__)
@@ -241,7 +242,8 @@ def train_multitask(
 
     Args:
         settings: the recipe, from ``get_recipe("multitask", tiny=..., overrides=...)``.
-        output_dir: run folder (``model``, ``export``, ``stages/<stage>/checkpoints``).
+        output_dir: run folder (``model`` and ``export``, each with a model card, ``stages/<stage>/checkpoints``,
+            ``recipe.json``, ``results.json``).
         text_file, nli_file: contrastive data (at least one when the contrastive stage runs).
         sts_dir: SentEval-layout STS folder for dev evaluation and model selection.
         model: Hub name or folder of the starting encoder; default: the recipe's.
@@ -317,7 +319,7 @@ def train_multitask(
 
     sentence_model.save(str(output_dir / "model"))
     export_text_model(sentence_model, output_dir / "export")
-    return {
+    result = {
         "recipe": settings["name"],
         "model": str(output_dir / "model"),
         "export": str(output_dir / "export"),
@@ -327,3 +329,6 @@ def train_multitask(
         "global_step": sum(entry["global_step"] for entry in stages),
         "best_checkpoint": stages[-1]["best_checkpoint"] if stages else None,
     }
+    data = training_data_lines(text_file=text_file, nli_file=nli_file, task_dir=task_dir if _stage_runs(settings, "multitask") else None)
+    write_run_record(output_dir, settings, result, {"model": "full", "export": "text"}, data)
+    return result

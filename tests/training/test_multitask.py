@@ -79,6 +79,13 @@ def test_recipe_trains_both_stages_selects_on_dev_and_keeps_heads_out_of_the_mod
     assert not any("head_layer" in key or "classifier" in key for key in full.state_dict())
     plain = SentenceTransformer(result["export"])
     np.testing.assert_allclose(plain.encode(["a dog runs"]), full.encode(["a dog runs"]), atol=1e-6)
+    # the run record every recipe leaves: the settings used, the result, a model card in each saved folder
+    recipe = json.loads((tmp_path / "run" / "recipe.json").read_text())
+    assert recipe["method"] == "multitask" and recipe["multitask_max_steps"] == 2 and recipe["tiny"] is True
+    assert json.loads((tmp_path / "run" / "results.json").read_text()) == json.loads(json.dumps(result))
+    for folder in ("model", "export"):
+        card = (tmp_path / "run" / folder / "README.md").read_text()
+        assert "multitask" in card and "task_dir: " in card and "nli_file: " in card
 
 
 def _toy_tasks():
