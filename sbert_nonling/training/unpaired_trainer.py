@@ -8,7 +8,6 @@ from typing import Any
 import torch
 from datasets import DatasetDict
 from torch.utils.data import BatchSampler, ConcatDataset
-from transformers import Trainer
 
 from sbert_nonling.configs.unpaired_modality import Scheme
 from sbert_nonling.training.modality_optimizer import ModalityOptimizer
@@ -29,7 +28,10 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
       by that dataset's own AdamW (own moments, own learning rate from ``learning_rates``, the text dataset's being
       ``args.learning_rate``) over all parameters plus that dataset's loss parameters. Because each modality has its
       own Adam, its learning rate — not a loss weight — sets how strongly it moves the shared encoder (Adam ignores a
-      constant loss scale). One schedule scales every rate. Needs ``gradient_accumulation_steps=1``.
+      constant loss scale). One schedule scales every rate. Needs ``gradient_accumulation_steps=1``. The parameter
+      groups come from sentence-transformers' optimizer construction, so ``args.learning_rate_mapping`` (pattern ->
+      rate, e.g. ``{"front_ends": 1e-4}``) and the weight-decay rules apply in every dataset's optimizer: a mapped
+      parameter is stepped at the mapped rate by whichever optimizer steps it.
     - ``"joint"`` (a single-optimizer port): the gradients of one batch per dataset are accumulated into one step of
       one optimizer, i.e. the gradient of L_text + w * L_modality (each modality loss multiplied by its ``weights``
       entry; transformers divides every accumulated loss by the same accumulation count). Needs
@@ -101,17 +103,24 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
 
     def create_optimizer(self, model=None) -> torch.optim.Optimizer:
         if self.optimizer is None and self.scheme == "alternating":
-            optimizer_cls, optimizer_kwargs = Trainer.get_optimizer_cls_and_kwargs(self.args)
+            # sentence-transformers' own construction over every loss (weight decay rules, learning_rate_mapping
+            # groups, the losses' own parameters), then each dataset's optimizer keeps the groups' parameters its
+            # loss trains: the model's plus its own heads.
+            optimizer_cls, optimizer_kwargs = self.get_optimizer_cls_and_kwargs(self.args)
+            if set(optimizer_kwargs) & {"params", "model"} or "optimizer_dict" not in optimizer_kwargs:
+                raise ValueError(
+                    f"scheme='alternating' builds one optimizer per dataset from parameter groups; optim={self.args.optim!r} "
+                    "brings its own parameter handling. Use an AdamW / SGD-style optimizer or scheme='joint'."
+                )
+            groups = optimizer_kwargs.pop("optimizer_dict")
             optimizers = {}
             for name in self.dataset_names:
-                loss = self.loss[name]  # holds the model, so its parameters are the model's plus its own (heads)
-                decay = set(self.get_decay_parameter_names(loss))
-                groups = [
-                    {"params": [p for n, p in loss.named_parameters() if n in decay and p.requires_grad], "weight_decay": self.args.weight_decay},
-                    {"params": [p for n, p in loss.named_parameters() if n not in decay and p.requires_grad], "weight_decay": 0.0},
+                trained = {id(parameter) for parameter in self.loss[name].parameters()}
+                dataset_groups = [
+                    {**group, "params": [parameter for parameter in group["params"] if id(parameter) in trained]} for group in groups
                 ]
                 kwargs = {**optimizer_kwargs, "lr": self.learning_rates.get(name, self.args.learning_rate)}
-                optimizers[name] = optimizer_cls(groups, **kwargs)
+                optimizers[name] = optimizer_cls([group for group in dataset_groups if group["params"]], **kwargs)
             self.optimizer = self.modality_optimizer = ModalityOptimizer(optimizers)
         return super().create_optimizer(model)
 

@@ -63,6 +63,23 @@ def test_alternating_keeps_separate_adam_moments(setup):
     assert trainer.modality_optimizer.param_groups[0] is trainer.modality_optimizer.optimizers["image"].param_groups[0]
 
 
+def test_alternating_applies_learning_rate_mapping_in_every_dataset_s_optimizer(setup):
+    model, make = setup
+    trainer = make(learning_rates={"image": 1e-3})
+    trainer.args.learning_rate_mapping = {r"encoder\.layer\.0\.": 0.0, r"^text\.head\.": 5e-3}  # layer 0 frozen, head slower
+    layers = model[0].encoder.auto_model.encoder.layer
+    frozen, trained = layers[0].attention.self.query.weight, layers[1].attention.self.query.weight
+    starts = frozen.detach().clone(), trained.detach().clone()
+    trainer.train()  # one image step (image AdamW), one text step (text AdamW)
+    assert torch.equal(frozen.detach(), starts[0]) and not torch.equal(trained.detach(), starts[1])
+    optimizers = trainer.modality_optimizer.optimizers
+    rate_of = {name: {id(p): group["lr"] for group in optimizer.param_groups for p in group["params"]} for name, optimizer in optimizers.items()}
+    head = trainer.loss["text"].head[0].weight
+    assert rate_of["image"][id(frozen)] == rate_of["text"][id(frozen)] == 0.0
+    assert rate_of["image"][id(trained)] == 1e-3 and rate_of["text"][id(trained)] == 1e-2  # unmapped: each dataset's rate
+    assert rate_of["text"][id(head)] == 5e-3 and id(head) not in rate_of["image"]
+
+
 def test_joint_scheme_sums_weighted_losses_in_one_optimizer(setup):
     model, make = setup
     trainer = make("joint", accumulation=2, weights={"image": 0.05})
