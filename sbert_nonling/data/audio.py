@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import re
 from collections.abc import Callable
@@ -10,8 +11,10 @@ from typing import Any
 
 import numpy as np
 import soundfile
+from datasets import Audio as AudioFeature
 from datasets import Dataset
 
+from sbert_nonling.data.hub import AUDIO_ROLES, HubSource, class_indices, hub_source, load_hub_columns
 from sbert_nonling.data.images import VIEW_COLUMNS
 from sbert_nonling.modules.audio_patch_embed import MAX_SECONDS, MIN_SAMPLES, SAMPLE_RATE
 
@@ -20,27 +23,32 @@ logger = logging.getLogger(__name__)
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg")
 
 
-def read_audio(path: str | Path) -> dict[str, Any]:
-    """``{"array": float32 samples (samples[, channels]), "sampling_rate": Hz}``, or a ValueError naming the file.
+def read_audio(path: str | Path | io.BytesIO, name: str | None = None) -> dict[str, Any]:
+    """``{"array": float32 samples (samples[, channels]), "sampling_rate": Hz}``, or a ValueError naming the file
+    (``name``, default the path; ``path`` may be a file object, e.g. a Hub dataset's undecoded audio bytes).
 
     Rejected: files soundfile cannot decode, files shorter than one 25 ms fbank window or longer than ``MAX_SECONDS``
     (600 s; checked from the header, before decoding), and files holding NaN or infinite samples.
     """
+    name = name or str(path)
+    source = path if isinstance(path, io.BytesIO) else str(path)
     try:
-        info = soundfile.info(str(path))
+        info = soundfile.info(source)
         seconds = info.frames / info.samplerate
         if seconds * SAMPLE_RATE < MIN_SAMPLES:
             raise ValueError(
-                f"Audio {str(path)!r} holds {info.frames} samples at {info.samplerate} Hz ({seconds:.4f} s); "
+                f"Audio {name!r} holds {info.frames} samples at {info.samplerate} Hz ({seconds:.4f} s); "
                 "at least 25 ms (one fbank window) are needed."
             )
         if seconds > MAX_SECONDS:
-            raise ValueError(f"Audio {str(path)!r} is {seconds:.0f} s long; at most {MAX_SECONDS} s is accepted.")
-        array, sampling_rate = soundfile.read(str(path), dtype="float32", always_2d=False)
+            raise ValueError(f"Audio {name!r} is {seconds:.0f} s long; at most {MAX_SECONDS} s is accepted.")
+        if isinstance(source, io.BytesIO):
+            source.seek(0)
+        array, sampling_rate = soundfile.read(source, dtype="float32", always_2d=False)
     except (soundfile.LibsndfileError, RuntimeError, OSError) as error:
-        raise ValueError(f"Cannot decode audio {str(path)!r}: {error}") from None
+        raise ValueError(f"Cannot decode audio {name!r}: {error}") from None
     if not np.isfinite(array).all():
-        raise ValueError(f"Audio {str(path)!r} contains NaN or infinite samples.")
+        raise ValueError(f"Audio {name!r} contains NaN or infinite samples.")
     return {"array": np.asarray(array), "sampling_rate": int(sampling_rate)}
 
 
@@ -60,10 +68,23 @@ def label_from_regex(pattern: str) -> Callable[[str], str]:
     return label
 
 
-def audio_folder_dataset(folder: str | Path, label_fn: Callable[[str], Any], limit: int | None = None) -> tuple[Dataset, list[str]]:
+def audio_folder_dataset(
+    folder: str | Path, label_fn: Callable[[str], Any] | None = None, limit: int | None = None
+) -> tuple[Dataset, list[str]]:
     """Audio files of ``folder`` as an AudioCSE dataset: columns ``view_1`` and ``view_2`` hold the same clip (dropout
     is the augmentation) as ``{"array", "sampling_rate"}`` dicts, ``label`` the class index of ``label_fn(file name)``.
-    Files are decoded when an item is read; the sorted class names are returned alongside."""
+    Files are decoded when an item is read; the sorted class names are returned alongside.
+
+    ``folder`` may instead name a Hub audio dataset, ``"owner/name?split=...&audio=COLUMN&label=COLUMN"``
+    (:func:`~sbert_nonling.data.hub.hub_source`; e.g. LibriSpeech speakers:
+    ``"openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id"``): the label column gives the classes
+    (``label_fn`` is not used) and its clips are decoded with soundfile when an item is read (first ``limit`` rows).
+    """
+    source = hub_source(folder, AUDIO_ROLES)
+    if source is not None:
+        return _hub_audio_dataset(source, limit)
+    if label_fn is None:
+        raise ValueError(f"Audio folder {str(folder)!r}: pass label_fn (e.g. label_from_regex(r'^(\\d+)-')) to label its files.")
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"Audio folder {str(folder)!r} does not exist.")
@@ -81,3 +102,31 @@ def audio_folder_dataset(folder: str | Path, label_fn: Callable[[str], Any], lim
     dataset.set_transform(transform)
     logger.info(f"{folder}: {len(files)} clips in {len(classes)} classes")
     return dataset, classes
+
+
+def _hub_audio_dataset(source: HubSource, limit: int | None) -> tuple[Dataset, list[str]]:
+    dataset = load_hub_columns(source, AUDIO_ROLES)
+    if limit is not None:
+        dataset = dataset.select(range(min(limit, len(dataset))))
+    if isinstance(dataset.features["audio"], AudioFeature):  # decoded here with soundfile, not by datasets
+        dataset = dataset.cast_column("audio", AudioFeature(decode=False))
+    dataset, classes = class_indices(dataset)
+
+    def transform(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        clips = [_read_hub_audio(item) for item in batch["audio"]]
+        return {VIEW_COLUMNS[0]: clips, VIEW_COLUMNS[1]: clips, "label": batch["label"]}
+
+    dataset.set_transform(transform)
+    logger.info(f"{source}: {len(dataset)} clips in {len(classes)} classes")
+    return dataset, classes
+
+
+def _read_hub_audio(item: Any) -> dict[str, Any]:
+    """One undecoded audio value of a Hub dataset (``{"bytes", "path"}``, or a path)."""
+    if isinstance(item, dict) and item.get("bytes") is not None:
+        return read_audio(io.BytesIO(item["bytes"]), name=item.get("path") or "embedded audio bytes")
+    if isinstance(item, dict) and item.get("path"):
+        return read_audio(item["path"])
+    if isinstance(item, (str, Path)):
+        return read_audio(item)
+    raise ValueError(f"Audio value {str(item)[:80]!r} has neither bytes nor a path.")

@@ -7,10 +7,13 @@ import json
 import logging
 import random
 from pathlib import Path
+from typing import Any
 
 import torch
 from datasets import Array2D, Dataset, Features, List, Value
+from datasets import Image as ImageFeature
 
+from sbert_nonling.data.hub import CAPTION_ROLES, HubSource, load_hub_columns
 from sbert_nonling.data.image_features import CROP_TRANSFORM
 from sbert_nonling.data.images import open_image
 from sbert_nonling.util.validation import check_sentence, split_lines
@@ -68,6 +71,25 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
     if not pairs:
         raise ValueError(f"{path}: no (image, caption) pairs{' with an image in ' + str(image_dir) if image_dir else ''}.")
     return pairs
+
+
+def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """``(image name, caption)`` pairs of a Hub image-caption dataset (an ``image`` column and a ``caption`` column of
+    one caption or a list of captions per image, as Flickr30k / MS-COCO datasets hold them), and each name's undecoded
+    image. Names are the images' file names where the dataset keeps them (unique), else ``row-<index>``."""
+    dataset = load_hub_columns(source, CAPTION_ROLES)
+    if isinstance(dataset.features["image"], ImageFeature):
+        dataset = dataset.cast_column("image", ImageFeature(decode=False))
+    items = dataset["image"]
+    paths = [Path(item["path"]).name if isinstance(item, dict) and item.get("path") else None for item in items]
+    names = paths if None not in paths and len(set(paths)) == len(paths) else [f"row-{row}" for row in range(len(items))]
+    pairs = []
+    for row, (name, captions) in enumerate(zip(names, dataset["caption"])):
+        for caption in captions if isinstance(captions, list) else [captions]:
+            pairs.append((name, check_sentence(caption, f"{source} row {row} caption")))
+    if not pairs:
+        raise ValueError(f"The Hub dataset {str(source)!r} holds no (image, caption) pairs.")
+    return pairs, dict(zip(names, items))
 
 
 def _check_image_name(image: object, where: str) -> str:

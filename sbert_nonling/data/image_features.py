@@ -6,6 +6,7 @@ import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 from safetensors.torch import load_file, save_file
@@ -13,7 +14,7 @@ from torch import nn
 from torchvision.transforms import v2
 from tqdm.auto import tqdm
 
-from sbert_nonling.data.images import open_image
+from sbert_nonling.data.images import decode_image
 from sbert_nonling.modules.image_patch_embed import IMAGENET_MEAN, IMAGENET_STD
 
 logger = logging.getLogger(__name__)
@@ -97,16 +98,18 @@ class _EfficientNetFeatureMap(nn.Module):
 
 
 def extract_image_features(
-    image_paths: Sequence[str | Path], encoder: FrozenImageEncoder, batch_size: int = 32, regions: bool = False
+    image_paths: Sequence[Any], encoder: FrozenImageEncoder, batch_size: int = 32, regions: bool = False
 ) -> dict[str, torch.Tensor]:
-    """``{"global": (N, C)}`` (plus ``"regions": (N, H * W, C)`` if asked) for the images, in the given order.
+    """``{"global": (N, C)}`` (plus ``"regions": (N, H * W, C)`` if asked) for the images, in the given order: image
+    files, PIL images or a Hub dataset's undecoded image values (``{"bytes", "path"}``).
 
     A file that cannot be decoded raises a ValueError naming it.
     """
     device = next(encoder.parameters()).device
     global_features, region_features = [], []
     for start in tqdm(range(0, len(image_paths), batch_size), desc="Image features", unit="batch"):
-        pixels = torch.stack([FEATURE_TRANSFORM(open_image(path)) for path in image_paths[start : start + batch_size]])
+        batch = image_paths[start : start + batch_size]
+        pixels = torch.stack([FEATURE_TRANSFORM(decode_image(image, start + index)) for index, image in enumerate(batch)])
         pooled, grid = encoder(pixels.to(device))
         global_features.append(pooled.float().cpu())
         if regions:

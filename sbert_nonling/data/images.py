@@ -15,6 +15,7 @@ import torch
 from PIL import Image, UnidentifiedImageError
 from torchvision.transforms import v2
 
+from sbert_nonling.data.hub import IMAGE_ROLES, class_indices, first_rows_per_class, hub_source, load_hub_columns
 from sbert_nonling.modules.image_patch_embed import check_image_size, to_rgb_image
 
 logger = logging.getLogger(__name__)
@@ -55,7 +56,7 @@ def open_image(path: str | Path | io.BytesIO, name: str | None = None) -> Image.
         raise ValueError(f"Cannot decode image {name!r}: {reason}") from None
 
 
-def _decode_item(item: Any, row: int) -> Image.Image:
+def decode_image(item: Any, row: int) -> Image.Image:
     """One image-column value (a path, an undecoded ``{"bytes", "path"}`` image feature, or a PIL image) as RGB;
     a ValueError names the source row and the file."""
     try:
@@ -103,7 +104,7 @@ class TwoViewTransform:
             return self.augment(image), self.augment(image)
 
     def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        pairs = [self._views(_decode_item(item, row), row) for item, row in zip(batch[self.image_column], batch[ROW_COLUMN])]
+        pairs = [self._views(decode_image(item, row), row) for item, row in zip(batch[self.image_column], batch[ROW_COLUMN])]
         views: dict[str, list[Any]] = {VIEW_COLUMNS[0]: [pair[0] for pair in pairs], VIEW_COLUMNS[1]: [pair[1] for pair in pairs]}
         if self.label_column is not None:
             views["label"] = batch[self.label_column]
@@ -139,7 +140,19 @@ def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_
 
 def image_folder_dataset(folder: str | Path, img_size: int = 224, limit_per_class: int | None = None) -> tuple[Dataset, list[str]]:
     """Images in class sub-folders (``folder/<class>/*.jpg``, as CIFAR-10 / ImageNet folders are laid out) as a
-    two-view dataset; labels are the sorted class names' indices, returned alongside."""
+    two-view dataset; labels are the sorted class names' indices, returned alongside.
+
+    ``folder`` may instead name a Hub image classification dataset, ``"owner/name?split=...&image=COLUMN&label=COLUMN"``
+    (:func:`~sbert_nonling.data.hub.hub_source`; e.g. ``"frgfm/imagenette?config=320px"``): its label column's class
+    names (a ClassLabel's, else the sorted distinct values) and at most ``limit_per_class`` images per class, in order.
+    """
+    source = hub_source(folder, IMAGE_ROLES)
+    if source is not None:
+        dataset, classes = class_indices(load_hub_columns(source, IMAGE_ROLES))
+        if limit_per_class is not None:
+            dataset = dataset.select(first_rows_per_class(dataset["label"], limit_per_class))
+        logger.info(f"{source}: {len(dataset)} images in {len(classes)} classes")
+        return two_view_image_dataset(dataset, img_size=img_size), classes
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"Image folder {str(folder)!r} does not exist.")

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from datasets import Dataset
 
+from sbert_nonling.data.hub import NLI_ROLES, SENTENCE_ROLES, hub_source, load_hub_columns
 from sbert_nonling.util.validation import check_sentence, split_lines
 
 logger = logging.getLogger(__name__)
 
-NLI_COLUMNS = ("sent0", "sent1", "hard_neg")
 
 
 def _open_utf8(path: Path) -> str:
@@ -25,9 +25,19 @@ def _open_utf8(path: Path) -> str:
 
 
 def read_sentences(path: str | Path, limit: int | None = None) -> list[str]:
-    """Sentences of a one-sentence-per-line UTF-8 file (SimCSE's wiki1m format); blank lines are skipped."""
-    path = Path(path)
-    lines = split_lines(_open_utf8(path))
+    """Sentences of a one-sentence-per-line UTF-8 file (SimCSE's wiki1m format), or of the ``text`` column of a Hub
+    dataset (``"owner/name?split=...&text=COLUMN"``, :func:`~sbert_nonling.data.hub.hub_source`); blank lines are
+    skipped."""
+    source = hub_source(path, SENTENCE_ROLES)
+    if source is not None:
+        lines = load_hub_columns(source, SENTENCE_ROLES)["text"]
+        path = str(source)
+        for row, line in enumerate(lines):
+            if not isinstance(line, str):
+                raise ValueError(f"{path} row {row}: the text column must hold strings, got {line!r}.")
+    else:
+        path = Path(path)
+        lines = split_lines(_open_utf8(path))
     sentences = [line.strip() for line in lines if line.strip()]
     if len(sentences) < len(lines):
         logger.info(f"{path}: skipped {len(lines) - len(sentences)} blank line(s)")
@@ -37,20 +47,28 @@ def read_sentences(path: str | Path, limit: int | None = None) -> list[str]:
 
 
 def read_nli_triplets(path: str | Path, limit: int | None = None) -> list[tuple[str, str, str]]:
-    """(premise, entailment, contradiction) rows of a CSV in SimCSE's nli_for_simcse format.
+    """(premise, entailment, contradiction) rows of a CSV in SimCSE's nli_for_simcse format, or of a Hub dataset's
+    ``sent0`` / ``sent1`` / ``hard_neg`` columns (``"owner/name?sent0=premise&..."``).
 
     The header ``sent0,sent1,hard_neg`` is required; every row must have three non-empty fields.
     """
-    path = Path(path)
-    rows = list(csv.reader(split_lines(_open_utf8(path))))
-    if not rows or tuple(column.strip() for column in rows[0]) != NLI_COLUMNS:
-        found = rows[0] if rows else "an empty file"
-        raise ValueError(f"{path}: expected the header {','.join(NLI_COLUMNS)}, found {found!r}.")
+    source = hub_source(path, NLI_ROLES)
+    if source is not None:
+        path = str(source)
+        dataset = load_hub_columns(source, NLI_ROLES)
+        numbered = [(f"{path} row {index}", [row[name] for name in NLI_ROLES]) for index, row in enumerate(dataset)]
+    else:
+        path = Path(path)
+        rows = list(csv.reader(split_lines(_open_utf8(path))))
+        if not rows or tuple(column.strip() for column in rows[0]) != NLI_ROLES:
+            found = rows[0] if rows else "an empty file"
+            raise ValueError(f"{path}: expected the header {','.join(NLI_ROLES)}, found {found!r}.")
+        numbered = [(f"{path}:{line_number}", row) for line_number, row in enumerate(rows[1:], start=2)]
     triplets = []
-    for line_number, row in enumerate(rows[1:], start=2):
+    for where, row in numbered:
         if len(row) != 3:
-            raise ValueError(f"{path}:{line_number}: expected 3 columns ({','.join(NLI_COLUMNS)}), found {len(row)}.")
-        triplets.append(tuple(check_sentence(field, f"{path}:{line_number} {name}") for field, name in zip(row, NLI_COLUMNS)))
+            raise ValueError(f"{where}: expected 3 columns ({','.join(NLI_ROLES)}), found {len(row)}.")
+        triplets.append(tuple(check_sentence(field, f"{where} {name}") for field, name in zip(row, NLI_ROLES)))
     if not triplets:
         raise ValueError(f"{path} holds no triplets.")
     return triplets[:limit]

@@ -11,7 +11,8 @@ from sentence_transformers.base.modules import InputModule
 from transformers import set_seed
 
 from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
-from sbert_nonling.data.captions import caption_feature_dataset, read_captions
+from sbert_nonling.data.captions import caption_feature_dataset, hub_caption_pairs, read_captions
+from sbert_nonling.data.hub import AUDIO_ROLES, CAPTION_ROLES, hub_source
 from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features, load_image_features, save_image_features
 from sbert_nonling.data.images import image_folder_dataset
 from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, read_sentences, sentence_pairs_dataset
@@ -60,9 +61,17 @@ def _grounding_data(
     """Caption pairs joined with frozen image features: loaded from ``image_features`` (``sbert-nonling features``)
     or extracted now with the recipe's encoder and kept in ``output_dir/image_features.safetensors``. Images listed in
     ``heldout_images_file`` are kept out of training and returned (all their captions) for retrieval evaluation."""
-    if captions_file is None or image_dir is None:
-        raise ValueError(f"Recipe {recipe!r} grounds captions in their images: pass captions_file and image_dir.")
-    pairs = read_captions(captions_file, image_dir=image_dir)
+    hub = hub_source(captions_file, CAPTION_ROLES) if captions_file is not None else None
+    if hub is not None:  # the images come with the captions
+        pairs, images = hub_caption_pairs(hub)
+    elif captions_file is None or image_dir is None:
+        raise ValueError(
+            f"Recipe {recipe!r} grounds captions in their images: pass captions_file and image_dir, or a Hub image-caption "
+            "dataset as captions_file (owner/name?image=COLUMN&caption=COLUMN)."
+        )
+    else:
+        pairs = read_captions(captions_file, image_dir=image_dir)
+        images = {name: Path(image_dir) / name for name, _ in pairs}
     heldout_names = set()
     if heldout_images_file is not None:
         heldout_names = {line.strip() for line in Path(heldout_images_file).read_text(encoding="utf-8").splitlines() if line.strip()}
@@ -78,7 +87,7 @@ def _grounding_data(
     else:
         names = sorted({image for image, _ in pairs + heldout_pairs})
         encoder = FrozenImageEncoder.by_name(settings["image_encoder"])
-        features = extract_image_features([Path(image_dir) / name for name in names], encoder, regions=settings["regions"])
+        features = extract_image_features([images[name] for name in names], encoder, regions=settings["regions"])
         save_image_features(output_dir / "image_features.safetensors", names, features)
     if features[kind].shape[-1] != settings["image_dim"]:
         raise ValueError(f"Image features have dimension {features[kind].shape[-1]}, recipe {recipe!r} expects image_dim={settings['image_dim']}.")
@@ -113,12 +122,14 @@ def _modality_data(
             front_end = ImagePatchEmbed.from_vit(settings["vit"], encoder_entry=entry)
         return dataset, front_end
     if settings["modality"] == "audio":
-        if audio_dir is None or audio_label_regex is None:
+        if audio_dir is None or (audio_label_regex is None and hub_source(audio_dir, AUDIO_ROLES) is None):
             raise ValueError(
                 f"Recipe {recipe!r} trains on unpaired audio: pass audio_dir and audio_label_regex (a pattern whose first "
-                "group is the class, e.g. r'^\\d+_([a-z]+)_' for FSDD speakers or r'^(\\d+)-' for LibriSpeech)."
+                "group is the class, e.g. r'^\\d+_([a-z]+)_' for FSDD speakers or r'^(\\d+)-' for LibriSpeech), or a Hub "
+                "audio dataset as audio_dir (its label column gives the classes)."
             )
-        dataset, _ = audio_folder_dataset(audio_dir, label_from_regex(audio_label_regex), limit=settings["clips"])
+        label_fn = label_from_regex(audio_label_regex) if audio_label_regex is not None else None
+        dataset, _ = audio_folder_dataset(audio_dir, label_fn, limit=settings["clips"])
         front_end = AudioPatchEmbed(
             target_frames=settings["target_frames"], embed_dim=hidden_size, layout=settings["audio_layout"],
             encoder_entry=entry, freq_mask=settings["freq_mask"], time_mask=settings["time_mask"],
@@ -199,6 +210,11 @@ def train_recipe(
         captions_file: image-caption pairs (Flickr token file, CSV or JSONL) for grounding recipes (mcse, macd), whose
             images are in ``image_dir``.
         image_features: precomputed features of those images (``sbert-nonling features``); default: extracted now.
+
+    Every data argument (``text_file``, ``nli_file``, ``image_dir``, ``audio_dir``, ``captions_file``) may instead name
+    a Hugging Face dataset, ``"owner/name?split=...&config=...&ROLE=COLUMN"`` (:mod:`sbert_nonling.data.hub`; see
+    docs/data.md for the Hub datasets that match each paper's data). A Hub image-caption dataset brings its images:
+    no ``image_dir``. A Hub audio dataset labels clips by its label column: no ``audio_label_regex``.
         heldout_images_file: image names, one per line (e.g. Flickr_8k.testImages.txt), kept out of training; their
             caption <-> image Recall@1/5 after training is returned under ``"retrieval"`` (as MCSE reports).
         stsb_multi_dir: stsb_multi_mt files (pixel-linguist: multilingual STS-B dev scores and, with leapfrogging,

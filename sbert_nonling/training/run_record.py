@@ -7,12 +7,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from sbert_nonling.data.hub import hub_source
 from sbert_nonling.export.model_card import CardForm, write_model_card
 
 
 def training_data_lines(**sources: str | Path | None) -> list[str]:
-    """One card line per data source that was given, e.g. ``text_file="wiki1m.txt"`` -> ``"text_file: wiki1m.txt"``."""
-    return [f"{name}: {Path(value).name}" for name, value in sources.items() if value is not None]
+    """One card line per data source that was given, e.g. ``text_file="data/wiki1m.txt"`` -> ``"text_file: wiki1m.txt"``
+    (a local file's name; a Hub dataset as given, e.g. ``"text_file: princeton-nlp/datasets-for-simcse?..."``)."""
+    return [
+        f"{name}: {value if hub_source(value, ()) is not None else Path(value).name}"
+        for name, value in sources.items()
+        if value is not None
+    ]
 
 
 def write_run_record(

@@ -1,0 +1,135 @@
+"""Training data from the Hugging Face Hub: a dataset name (+ split / config / files / column names) wherever a local
+data path is accepted."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qsl
+
+from datasets import ClassLabel, Dataset, load_dataset
+
+#: ``owner/name``, as the Hub spells dataset repositories.
+HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+#: Query keys every Hub source takes besides its column roles.
+SOURCE_OPTIONS = ("split", "config", "data_files", "revision")
+
+#: The column roles of each kind of training data (the default column name is the role's name).
+SENTENCE_ROLES = ("text",)
+NLI_ROLES = ("sent0", "sent1", "hard_neg")
+IMAGE_ROLES = ("image", "label")
+AUDIO_ROLES = ("audio", "label")
+CAPTION_ROLES = ("image", "caption")
+
+
+@dataclass(frozen=True)
+class HubSource:
+    """A Hub dataset to read one kind of training data from.
+
+    Args:
+        name: the dataset repository, ``owner/name``.
+        split: the split to read.
+        config: the dataset configuration (subset), if it has several.
+        data_files: one file of the repository to read (e.g. ``wiki1m_for_simcse.txt``), for repositories of raw files.
+        revision: the repository revision, e.g. ``refs/convert/parquet`` for datasets published as loading scripts
+            (which ``datasets`` >= 4 no longer runs).
+        columns: role -> column name, for columns not named as the role (e.g. ``{"label": "speaker_id"}``); a field of
+            a struct column is named ``column.field`` (e.g. ``{"caption": "sentences.raw"}``).
+    """
+
+    name: str
+    split: str = "train"
+    config: str | None = None
+    data_files: str | None = None
+    revision: str | None = None
+    columns: dict[str, str] = field(default_factory=dict)
+
+    def column(self, role: str) -> str:
+        return self.columns.get(role, role)
+
+    def __str__(self) -> str:
+        options = {"split": self.split, "config": self.config, "data_files": self.data_files, "revision": self.revision, **self.columns}
+        return f"{self.name}?" + "&".join(f"{key}={value}" for key, value in options.items() if value is not None)
+
+
+def hub_source(value: str | Path, roles: Sequence[str]) -> HubSource | None:
+    """The Hub dataset ``value`` names, or None when ``value`` is a local path.
+
+    ``value`` is local when it exists on disk or is not of the form ``owner/name[?key=value&...]``; a missing local
+    path is thus left to the local reader, which reports it. Query keys: ``split`` (default ``train``), ``config``,
+    ``data_files`` and the ``roles`` of the data kind, each naming the column that plays it, e.g.
+    ``"openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id"``. An unknown key is a ValueError
+    listing the valid ones.
+    """
+    if isinstance(value, Path) or Path(value).exists():
+        return None
+    name, _, query = value.partition("?")
+    if not HUB_NAME.match(name):
+        return None
+    try:
+        options = dict(parse_qsl(query, strict_parsing=True)) if query else {}
+    except ValueError:
+        raise ValueError(f"{value!r}: the options after '?' must read key=value&key=value.") from None
+    valid = (*SOURCE_OPTIONS, *roles)
+    unknown = [key for key in options if key not in valid]
+    if unknown:
+        raise ValueError(f"{value!r}: unknown option {unknown[0]!r}; valid options: {', '.join(valid)}.")
+    return HubSource(
+        name,
+        split=options.get("split", "train"),
+        config=options.get("config"),
+        data_files=options.get("data_files"),
+        revision=options.get("revision"),
+        columns={role: options[role] for role in roles if role in options},
+    )
+
+
+def load_hub_columns(source: HubSource, roles: Sequence[str]) -> Dataset:
+    """``source`` loaded with ``datasets.load_dataset``, reduced to the columns playing ``roles`` and renamed to them.
+
+    A dataset that cannot be loaded (offline, a missing split or config, or a mistyped local path taken for a Hub
+    name), or that lacks a column, raises a ValueError naming it (and listing the columns it has)."""
+    try:
+        dataset = load_dataset(source.name, source.config, split=source.split, data_files=source.data_files, revision=source.revision)
+    except Exception as error:  # datasets raises many kinds (network, missing split / config, bad files)
+        raise ValueError(
+            f"{source.name!r} is not a local path, and loading it as a Hub dataset ({source}) failed: "
+            f"{type(error).__name__}: {error}"
+        ) from error
+    columns = {role: source.column(role) for role in roles}
+    if any("." in column and column not in dataset.column_names for column in columns.values()):
+        dataset = dataset.flatten()  # struct fields become "column.field" columns
+    missing = [f"{column!r} ({role})" for role, column in columns.items() if column not in dataset.column_names]
+    if missing:
+        raise ValueError(
+            f"The Hub dataset {str(source)!r} has no column {', '.join(missing)}; columns found: {dataset.column_names}. "
+            f"Name the column that plays a role with ?{roles[0]}=COLUMN."
+        )
+    dataset = dataset.select_columns(list(columns.values()))
+    return dataset.rename_columns({column: role for role, column in columns.items() if column != role})
+
+
+def class_indices(dataset: Dataset, column: str = "label") -> tuple[Dataset, list[str]]:
+    """``dataset`` with ``column`` as class indices (0..K-1) and the class names: a ClassLabel's own names, else the
+    sorted distinct values (e.g. LibriSpeech speaker ids)."""
+    feature = dataset.features[column]
+    if isinstance(feature, ClassLabel):
+        return dataset, list(feature.names)
+    values = [str(value) for value in dataset[column]]
+    classes = sorted(set(values))
+    index = {name: position for position, name in enumerate(classes)}
+    return dataset.remove_columns(column).add_column(column, [index[value] for value in values]), classes
+
+
+def first_rows_per_class(labels: Sequence[int], limit: int) -> list[int]:
+    """The rows of the first ``limit`` items of every class, in dataset order."""
+    counts: Counter[int] = Counter()
+    rows = []
+    for row, label in enumerate(labels):
+        if counts[label] < limit:
+            counts[label] += 1
+            rows.append(row)
+    return rows
