@@ -73,12 +73,29 @@ class SharedEncoder(Transformer):
             )
             return features
         if EMBEDDINGS_ENTRY_KEY in features:
-            output = self.model(
-                inputs_embeds=features[EMBEDDINGS_ENTRY_KEY], attention_mask=features["attention_mask"], return_dict=True
+            features[self.module_output_name] = self.encode_embeddings(
+                features[EMBEDDINGS_ENTRY_KEY], features["attention_mask"]
             )
-            features[self.module_output_name] = output.last_hidden_state
             return features
         return super().forward(features, **kwargs)
+
+    def encode_embeddings(self, inputs_embeds: Tensor, attention_mask: Tensor) -> Tensor:
+        """Run ``inputs_embeds`` (B, T, width) through the whole model, embedding layer included (word lookup skipped).
+
+        ``width`` is the embedding layer's, which is the hidden size except in factorised models (ELECTRA-small,
+        ALBERT: ``embedding_size`` < ``hidden_size``), checked here rather than failing inside the model.
+        """
+        width = self.model.get_input_embeddings().embedding_dim
+        if inputs_embeds.ndim != 3 or inputs_embeds.shape[-1] != width:
+            hint = "" if width == self.get_embedding_dimension() else (
+                f" ({type(self.model).__name__} embeds tokens at width {width}, below its hidden size "
+                f"{self.get_embedding_dimension()}: use encoder_entry='bypass', which takes hidden-size tokens)"
+            )
+            raise ValueError(
+                f"Front-end tokens must have shape (batch, tokens, {width}) to enter the embedding layer, "
+                f"got {tuple(inputs_embeds.shape)}{hint}."
+            )
+        return self.model(inputs_embeds=inputs_embeds, attention_mask=attention_mask, return_dict=True).last_hidden_state
 
     def encode_layers(self, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
         """Run ``hidden_states`` (B, T, hidden) through the encoder layers only, masking padded positions.

@@ -38,7 +38,7 @@ FAMILIES = {
     "bert": (BertConfig, BERT_LIKE, "cls"),
     "roberta": (RobertaConfig, {**BERT_LIKE, "max_position_embeddings": 130}, "cls"),
     "xlm-roberta": (XLMRobertaConfig, {**BERT_LIKE, "max_position_embeddings": 130}, "cls"),
-    "electra": (ElectraConfig, {**BERT_LIKE, "embedding_size": 16}, "cls"),
+    "electra": (ElectraConfig, {**BERT_LIKE, "embedding_size": HIDDEN}, "cls"),  # electra-base: embedding = hidden
     "distilbert": (DistilBertConfig, {"dim": HIDDEN, "n_layers": 2, "n_heads": 2, "hidden_dim": 64}, "cls"),
     "mpnet": (MPNetConfig, {**BERT_LIKE, "max_position_embeddings": 130}, "mean"),
     "deberta-v2": (
