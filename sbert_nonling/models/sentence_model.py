@@ -97,7 +97,7 @@ def _continue_sentence_transformer(
     name: str, pooling: str | None, max_seq_length: int | None, front_ends: dict[str, InputModule] | None
 ) -> SentenceTransformer:
     """The sentence-transformers model ``name`` with its Transformer replaced by a SharedEncoder (+ front-ends)."""
-    plain = SentenceTransformer(name, model_card_data=SentenceTransformerModelCardData(local_files_only=True))
+    plain = SentenceTransformer(name, device="cpu", model_card_data=SentenceTransformerModelCardData(local_files_only=True))
     if not isinstance(plain[0], Transformer):
         raise ValueError(
             f"{name} starts with a {type(plain[0]).__name__}, not a Transformer: only a model whose first module is "
