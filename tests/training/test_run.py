@@ -208,6 +208,20 @@ def test_macd_recipe_trains_captions_with_the_anchor(tmp_path, flickr_subset):
     torch.testing.assert_close(position, initial[key])  # frozen, as MACD
 
 
+def test_macd_on_a_rotary_encoder_has_no_position_table_to_freeze(tmp_path, flickr_subset, wiki_sentences, caplog):
+    from tests.modules.tiny_families import build_tiny_family
+
+    encoder = build_tiny_family("modernbert", tmp_path / "modernbert", wiki_sentences[:300])
+    with caplog.at_level("WARNING", logger="sbert_nonling.training.run"):
+        result = train_recipe(
+            "macd", tmp_path / "run", captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images",
+            image_features=flickr_subset / "features.safetensors", model=encoder, max_steps=2,
+            overrides={"batch_size": 6, "pooling": "mean", "projection_dim": 16, "image_dim": 1280},
+        )
+    assert result["global_step"] == 2
+    assert "modernbert has no learned position embeddings to freeze" in caplog.text
+
+
 def test_grounding_recipes_need_captions_and_matching_features(tmp_path, data_dir, flickr_subset):
     with pytest.raises(ValueError, match="pass captions_file and image_dir"):
         train_recipe("macd", tmp_path / "a", tiny=True)
