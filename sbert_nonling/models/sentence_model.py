@@ -2,27 +2,40 @@
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
 from sentence_transformers.base.modules import Dense, InputModule
-from sentence_transformers.sentence_transformer.modules import Pooling
+from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+from sentence_transformers.util import is_sentence_transformer_model, load_file_path
 from torch import nn
 
+from sbert_nonling.modules.encoder_families import attends_causally
 from sbert_nonling.modules.modality_router import ModalityRouter
 from sbert_nonling.modules.shared_encoder import SharedEncoder
 
-PoolingChoice = Literal["cls", "cls_mlp", "mean"]
-POOLING_CHOICES: tuple[str, ...] = ("cls", "cls_mlp", "mean")
+PoolingChoice = Literal["cls", "cls_mlp", "mean", "lasttoken"]
+POOLING_CHOICES: tuple[str, ...] = ("cls", "cls_mlp", "mean", "lasttoken")
 
 
 def build_sentence_model(
     encoder: str | SharedEncoder,
-    pooling: PoolingChoice = "cls",
+    pooling: PoolingChoice | None = None,
     max_seq_length: int | None = 32,
     front_ends: dict[str, InputModule] | None = None,
 ) -> SentenceTransformer:
-    """``SentenceTransformer([ModalityRouter(text + front-ends -> shared encoder), Pooling, (Dense)])``.
+    """``SentenceTransformer([ModalityRouter(text + front-ends -> shared encoder), Pooling, (Dense, Normalize)])``.
+
+    ``encoder`` is either a plain transformers encoder (a Hub name or folder such as ``bert-base-uncased``, or a
+    :class:`SharedEncoder`), which gets the pooling choice of the papers below, or an existing sentence-transformers
+    model (``all-MiniLM-L6-v2``, ``all-mpnet-base-v2``, BGE / E5 / GTE, a decoder embedder such as
+    Qwen3-Embedding: a name or folder with a ``modules.json``). Such a model is continued as it is: its
+    Transformer becomes the shared encoder (same weights, tokenizer settings, ``max_seq_length`` unless given) and
+    its own Pooling, Dense and Normalize modules, prompts and similarity function are kept, so its text route, and
+    the text export, are that same model; unless ``pooling`` is given, which replaces them with the papers' choice.
+    (The Transformer's weights are read twice while building: once by sentence-transformers' loader for the other
+    modules, once for the shared encoder.)
 
     The pooling choices of the papers, and where each lives so that the saved model encodes exactly what was
     evaluated (no conversion script):
@@ -35,12 +48,16 @@ def build_sentence_model(
     [CLS] + MLP kept (sup SimCSE)             ``"cls_mlp"``           none: ``Dense(h, h, Tanh)`` is in the model
     [CLS] as-is                               ``"cls"``               none
     mean pooling                              ``"mean"``              none
+    last token (causal decoder embedders)     ``"lasttoken"``         none
     ========================================  ======================  ============================================
 
     Args:
-        encoder: a Hub name or folder (loaded as :class:`SharedEncoder`), or a SharedEncoder.
-        pooling: one of :data:`POOLING_CHOICES`.
-        max_seq_length: tokenizer truncation length (SimCSE: 32); None keeps the tokenizer's.
+        encoder: a Hub name or folder (a sentence-transformers model, or a transformers encoder loaded as
+            :class:`SharedEncoder`), or a SharedEncoder.
+        pooling: one of :data:`POOLING_CHOICES`; None (default): a sentence-transformers model keeps its own
+            modules, any other encoder gets ``"cls"``. ``"cls"`` / ``"cls_mlp"`` on a causal decoder (whose first
+            token sees only itself) raise a ValueError.
+        max_seq_length: tokenizer truncation length (SimCSE: 32); None keeps the model's / tokenizer's.
         front_ends: extra modality routes, e.g. ``{"image": ImagePatchEmbed(...)}``.
 
     Example:
@@ -49,19 +66,60 @@ def build_sentence_model(
             from sbert_nonling.models import build_sentence_model
 
             model = build_sentence_model("bert-base-uncased", pooling="cls", max_seq_length=32)
+            continued = build_sentence_model("sentence-transformers/all-MiniLM-L6-v2")  # keeps mean pooling + Normalize
             model.encode(["A man is playing a guitar."])
     """
-    if pooling not in POOLING_CHOICES:
+    if pooling is not None and pooling not in POOLING_CHOICES:
         raise ValueError(f"pooling={pooling!r} is not one of {list(POOLING_CHOICES)}.")
+    if isinstance(encoder, str) and is_sentence_transformer_model(encoder):
+        return _continue_sentence_transformer(encoder, pooling, max_seq_length, front_ends)
     if isinstance(encoder, str):
         encoder = SharedEncoder(encoder, max_seq_length=max_seq_length)
     elif max_seq_length is not None:
         encoder.max_seq_length = max_seq_length
+    return _assemble(encoder, _pooling_modules(encoder, pooling or "cls"), front_ends)
+
+
+def _pooling_modules(encoder: SharedEncoder, pooling: str) -> list[nn.Module]:
+    if pooling in ("cls", "cls_mlp") and attends_causally(encoder.config):
+        raise ValueError(
+            f"pooling={pooling!r} reads the first token, which a causal decoder ({encoder.config.model_type}) "
+            "computes from itself alone; use pooling='lasttoken' or 'mean'."
+        )
     hidden_size = encoder.get_embedding_dimension()
-    modules: list[nn.Module] = [
-        ModalityRouter.from_encoder(encoder, front_ends=front_ends),
-        Pooling(hidden_size, pooling_mode="mean" if pooling == "mean" else "cls"),
-    ]
+    modules: list[nn.Module] = [Pooling(hidden_size, pooling_mode="cls" if pooling == "cls_mlp" else pooling)]
     if pooling == "cls_mlp":
         modules.append(Dense(hidden_size, hidden_size, activation_function=nn.Tanh()))
-    return SentenceTransformer(modules=modules, model_card_data=SentenceTransformerModelCardData(local_files_only=True))
+    return modules
+
+
+def _continue_sentence_transformer(
+    name: str, pooling: str | None, max_seq_length: int | None, front_ends: dict[str, InputModule] | None
+) -> SentenceTransformer:
+    """The sentence-transformers model ``name`` with its Transformer replaced by a SharedEncoder (+ front-ends)."""
+    plain = SentenceTransformer(name, device="cpu", model_card_data=SentenceTransformerModelCardData(local_files_only=True))
+    if not isinstance(plain[0], Transformer):
+        raise ValueError(
+            f"{name} starts with a {type(plain[0]).__name__}, not a Transformer: only a model whose first module is "
+            "a sentence-transformers Transformer can share its encoder with other modalities."
+        )
+    with open(load_file_path(name, "modules.json"), encoding="utf8") as modules_file:
+        subfolder = json.load(modules_file)[0]["path"]
+    encoder = SharedEncoder.load(name, subfolder=subfolder)
+    if max_seq_length is not None:
+        encoder.max_seq_length = max_seq_length
+    downstream = [plain[index] for index in range(1, len(plain))] if pooling is None else _pooling_modules(encoder, pooling)
+    return _assemble(
+        encoder, downstream, front_ends, prompts=plain.prompts, default_prompt_name=plain.default_prompt_name,
+        similarity_fn_name=plain.similarity_fn_name,
+    )
+
+
+def _assemble(
+    encoder: SharedEncoder, downstream: list[nn.Module], front_ends: dict[str, InputModule] | None, **model_kwargs
+) -> SentenceTransformer:
+    return SentenceTransformer(
+        modules=[ModalityRouter.from_encoder(encoder, front_ends=front_ends), *downstream],
+        model_card_data=SentenceTransformerModelCardData(local_files_only=True),
+        **model_kwargs,
+    )

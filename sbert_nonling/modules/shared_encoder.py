@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from sentence_transformers.sentence_transformer.modules import Transformer
 from torch import Tensor
-from transformers.masking_utils import create_bidirectional_mask
 
+from sbert_nonling.modules.encoder_families import bypass_embedding_layer
 from sbert_nonling.util.validation import replace_lone_surrogates
 
 logger = logging.getLogger(__name__)
@@ -37,8 +37,9 @@ class SharedEncoder(Transformer):
       ``padding_idx + 1``).
     - ``features["encoder_inputs_embeds"]`` (B, T, hidden) + ``features["attention_mask"]`` (B, T): the tokens go
       straight into the encoder layers, bypassing the embedding layer, as the released VisualCSE / AudioCSE code
-      does. The 2-D padding mask is expanded to the 4-D mask the configured attention implementation
-      (SDPA, eager, ...) expects, so padded tokens are never attended to.
+      does. What that means per family (BERT-like, MPNet, DeBERTa-v2, DistilBERT, ModernBERT, Qwen3 / Gemma-3
+      decoders) is :func:`~sbert_nonling.modules.encoder_families.bypass_embedding_layer`'s: the 2-D padding mask
+      becomes the mask form the family's layers expect, so padded tokens are never attended to.
 
     Either way it writes ``features["token_embeddings"]`` (B, T, hidden), which the downstream, modality-agnostic
     Pooling / Dense / Normalize modules read. Front-ends pick the entry with :data:`ENTRY_KEYS`.
@@ -72,30 +73,45 @@ class SharedEncoder(Transformer):
             )
             return features
         if EMBEDDINGS_ENTRY_KEY in features:
-            output = self.model(
-                inputs_embeds=features[EMBEDDINGS_ENTRY_KEY], attention_mask=features["attention_mask"], return_dict=True
+            features[self.module_output_name] = self.encode_embeddings(
+                features[EMBEDDINGS_ENTRY_KEY], features["attention_mask"]
             )
-            features[self.module_output_name] = output.last_hidden_state
             return features
         return super().forward(features, **kwargs)
+
+    def encode_embeddings(self, inputs_embeds: Tensor, attention_mask: Tensor) -> Tensor:
+        """Run ``inputs_embeds`` (B, T, width) through the whole model, embedding layer included (word lookup skipped).
+
+        ``width`` is the embedding layer's, which is the hidden size except in factorised models (ELECTRA-small,
+        ALBERT: ``embedding_size`` < ``hidden_size``), checked here rather than failing inside the model.
+        """
+        width = self.model.get_input_embeddings().embedding_dim
+        if inputs_embeds.ndim != 3 or inputs_embeds.shape[-1] != width:
+            hint = "" if width == self.get_embedding_dimension() else (
+                f" ({type(self.model).__name__} embeds tokens at width {width}, below its hidden size "
+                f"{self.get_embedding_dimension()}: use encoder_entry='bypass', which takes hidden-size tokens)"
+            )
+            raise ValueError(
+                f"Front-end tokens must have shape (batch, tokens, {width}) to enter the embedding layer, "
+                f"got {tuple(inputs_embeds.shape)}{hint}."
+            )
+        return self.model(inputs_embeds=inputs_embeds, attention_mask=attention_mask, return_dict=True).last_hidden_state
 
     def encode_layers(self, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
         """Run ``hidden_states`` (B, T, hidden) through the encoder layers only, masking padded positions.
 
-        This is the one place that depends on the transformers layout of encoder-only models (a ``.encoder``
-        sub-module taking ``hidden_states`` and a 4-D ``attention_mask``, as BERT, RoBERTa, ELECTRA and ViT do).
+        The family-specific part is :func:`~sbert_nonling.modules.encoder_families.bypass_embedding_layer`
+        (a ValueError naming the supported families for any other model); this method checks the token shape.
         """
-        encoder = getattr(self.model, "encoder", None)
-        if encoder is None:
-            raise ValueError(
-                f"encoder_entry='bypass' needs a model with an `.encoder` sub-module (BERT, RoBERTa, ELECTRA, ...), "
-                f"but {type(self.model).__name__} has none; use encoder_entry='embeddings' instead."
-            )
         hidden_size = self.get_embedding_dimension()
         if hidden_states.ndim != 3 or hidden_states.shape[-1] != hidden_size:
             raise ValueError(
                 f"Front-end tokens must have shape (batch, tokens, {hidden_size}) to enter the encoder, "
                 f"got {tuple(hidden_states.shape)}."
             )
-        mask = create_bidirectional_mask(config=self.config, inputs_embeds=hidden_states, attention_mask=attention_mask)
-        return encoder(hidden_states, attention_mask=mask).last_hidden_state
+        if attention_mask.shape != hidden_states.shape[:2]:
+            raise ValueError(
+                f"attention_mask must have shape {tuple(hidden_states.shape[:2])} (batch, tokens) like the front-end "
+                f"tokens, got {tuple(attention_mask.shape)}."
+            )
+        return bypass_embedding_layer(self.model, hidden_states, attention_mask)

