@@ -22,7 +22,7 @@ def test_an_int_where_a_float_is_expected_is_converted_and_a_bool_is_not_a_numbe
     ("overrides", "message"),
     [
         ({"learning_rate": "abc"}, r"'learning_rate' must be float, got 'abc' \(str\)"),
-        ({"pooling": "max"}, r"'pooling' must be one of \['cls', 'cls_mlp', 'mean'\], got 'max'"),
+        ({"pooling": "max"}, r"'pooling' must be one of \['cls', 'cls_mlp', 'mean', 'lasttoken'\], got 'max'"),
         ({"batch_size": 0}, r"'batch_size' must be >= 1, got 0"),
         ({"temperature": 0.0}, r"'temperature' must be > 0.0, got 0.0"),
         ({"max_steps": -2}, r"'max_steps' must be >= -1, got -2"),
