@@ -12,7 +12,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from sbert_nonling.training.trainer import COMPLETE_MARKER, LOSS_STATE_FILE, last_complete_checkpoint
+from sbert_nonling.training.checkpoints import COMPLETE_MARKER, last_complete_checkpoint
+from sbert_nonling.training.trainer import LOSS_STATE_FILE
 
 WORKER = Path(__file__).with_name("resume_worker.py")
 
