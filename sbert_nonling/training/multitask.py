@@ -44,6 +44,7 @@ from sbert_nonling.training.multitask_sampler import (
     MULTITASK_SCHEMES,
     multitask_sampler_arguments,
 )
+from sbert_nonling.training.output_folder import prepare_output_dir
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 
 logger = logging.getLogger(__name__)
@@ -220,6 +221,7 @@ def train_multitask(
     model: str | None = None,
     task_dir: str | Path | None = None,
     max_steps: int | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Run the ``multitask`` recipe (seed "Contrastive Learning for Generalizable Sentence Embeddings").
 
@@ -247,6 +249,7 @@ def train_multitask(
         model: Hub name or folder of the starting encoder; default: the recipe's.
         task_dir: folder holding the task training files; default ``sts_dir``.
         max_steps: cap on the optimizer steps of each stage.
+        overwrite: replace a run ``output_dir`` already holds (refused otherwise, :func:`prepare_output_dir`).
 
     Returns:
         ``{"recipe", "model", "export", "dev_before", "dev_after", "stages", "global_step", "best_checkpoint"}``.
@@ -259,7 +262,7 @@ def train_multitask(
         for stage in STAGES:
             current = settings[f"{stage}_max_steps"]
             settings[f"{stage}_max_steps"] = max_steps if current < 0 else min(current, max_steps)
-    output_dir = Path(output_dir)
+    output_dir = prepare_output_dir(output_dir, overwrite=overwrite)
     task_dir = task_dir if task_dir is not None else sts_dir
     if task_dir is None:
         raise ValueError(
