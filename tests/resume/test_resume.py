@@ -104,6 +104,7 @@ def test_a_kill_while_saving_never_leaves_a_checkpoint_resume_would_pick(tmp_pat
     _assert_same_run(tmp_path / "killed", straight("visualcse"))
 
 
+@pytest.mark.slow  # 2-3 tiny training runs in subprocesses
 @pytest.mark.parametrize(("recipe", "signal_name", "status"), [("visualcse", "SIGTERM", 143), ("mcse", "SIGINT", 130)])
 def test_a_signal_stops_after_the_step_with_a_complete_checkpoint_and_resume_ends_identical(
     tmp_path, inputs, straight, recipe, signal_name, status
@@ -120,6 +121,7 @@ def test_a_signal_stops_after_the_step_with_a_complete_checkpoint_and_resume_end
     _assert_same_run(tmp_path / "run", straight(recipe))
 
 
+@pytest.mark.slow  # 2-3 tiny training runs in subprocesses
 def test_a_second_signal_while_saving_exits_at_once_and_the_half_written_checkpoint_is_never_used(tmp_path, inputs, straight):
     stopped = _run("visualcse", tmp_path / "run", inputs, "--signal-at-step", "4", "--signal-again-while-saving", "5")
     assert stopped.returncode == 143 and "SIGTERM again: exiting now" in stopped.stderr
@@ -130,6 +132,7 @@ def test_a_second_signal_while_saving_exits_at_once_and_the_half_written_checkpo
     _assert_same_run(tmp_path / "run", straight("visualcse"))
 
 
+@pytest.mark.slow  # 2-3 tiny training runs in subprocesses
 def test_a_full_disk_stops_the_run_keeps_the_earlier_checkpoint_and_resume_ends_identical(tmp_path, inputs, straight):
     failed = _run("visualcse", tmp_path / "run", inputs, "--disk-full-at-checkpoint", "4")
     checkpoints = tmp_path / "run" / "checkpoints"
