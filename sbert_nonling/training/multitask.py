@@ -45,6 +45,7 @@ from sbert_nonling.training.multitask_sampler import (
     multitask_sampler_arguments,
 )
 from sbert_nonling.training.output_folder import prepare_output_dir
+from sbert_nonling.training.preemption import TrainingPreempted
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 
 logger = logging.getLogger(__name__)
@@ -200,7 +201,10 @@ def _train_stage(
     trainer = NonLinguisticTrainer(
         model=model, args=args, train_dataset=train_dataset, loss=loss, evaluator=sts_dev_evaluator(sts_dir) if evaluating else None
     )
-    trainer.train()
+    try:
+        trainer.train()
+    except TrainingPreempted as stop:  # the stage's checkpoint is complete, but the recipe restarts as a whole
+        raise TrainingPreempted(stop.signal_number, stop.checkpoint, resumable=False) from None
     entry = {
         "stage": stage,
         "examples": {name: len(part) for name, part in train_dataset.items()} if isinstance(train_dataset, DatasetDict) else len(train_dataset),
@@ -262,7 +266,7 @@ def train_multitask(
         for stage in STAGES:
             current = settings[f"{stage}_max_steps"]
             settings[f"{stage}_max_steps"] = max_steps if current < 0 else min(current, max_steps)
-    output_dir = prepare_output_dir(output_dir, overwrite=overwrite)
+    output_dir = prepare_output_dir(output_dir, overwrite=overwrite, resumable=False)
     task_dir = task_dir if task_dir is not None else sts_dir
     if task_dir is None:
         raise ValueError(

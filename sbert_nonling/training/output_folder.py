@@ -14,7 +14,7 @@ RUN_ENTRIES = ("model", "export", "checkpoints", "stages", "tiny-encoder", "imag
 FINISHED_RUN_ENTRIES = ("results.json", "model", "export")
 
 
-def prepare_output_dir(output_dir: str | Path, resume: bool = False, overwrite: bool = False) -> Path:
+def prepare_output_dir(output_dir: str | Path, resume: bool = False, overwrite: bool = False, resumable: bool = True) -> Path:
     """Check ``output_dir`` before a run writes anything into it, and with ``overwrite`` clear the earlier run.
 
     - A folder holding a finished run (``results.json``, a saved ``model`` / ``export``) or the complete checkpoints
@@ -23,7 +23,8 @@ def prepare_output_dir(output_dir: str | Path, resume: bool = False, overwrite: 
     - ``resume`` needs a complete checkpoint (a folder with none is refused, naming it) and no ``results.json``
       (the run finished: there is nothing to resume).
 
-    Raises ValueError, with what to pass instead, before anything is deleted or written.
+    ``resumable=False`` (multitask, pixel-linguist: sequences of trainers) points an interrupted run to overwrite
+    only. Raises ValueError, with what to pass instead, before anything is deleted or written.
     """
     output_dir = Path(output_dir)
     if resume and overwrite:
@@ -57,8 +58,11 @@ def prepare_output_dir(output_dir: str | Path, resume: bool = False, overwrite: 
             "interrupted before it finished."
         )
     if checkpoints:
-        raise ValueError(
-            f"{output_dir} holds checkpoints of an interrupted run ({', '.join(str(path.relative_to(output_dir)) for path in checkpoints)}). "
+        how = (
             "Pass --resume (resume=True) to continue it, or --overwrite (overwrite=True) to start afresh."
+            if resumable
+            else "This recipe does not resume: pass --overwrite (overwrite=True) to start it again."
         )
+        listed = ", ".join(str(path.relative_to(output_dir)) for path in checkpoints)
+        raise ValueError(f"{output_dir} holds checkpoints of an interrupted run ({listed}). {how}")
     return output_dir

@@ -21,6 +21,7 @@ from sbert_nonling.models.pixel_model import build_pixel_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
 from sbert_nonling.training.arguments import dev_curve, training_arguments
 from sbert_nonling.training.output_folder import prepare_output_dir
+from sbert_nonling.training.preemption import TrainingPreempted
 from sbert_nonling.training.run_record import training_data_lines, write_run_record
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.weight_averaging import average_state_dicts
@@ -68,7 +69,10 @@ def _train_stage(
         loss=loss,
         evaluator=sts_dev_evaluator(sts_dir) if evaluating else None,
     )
-    train_output = trainer.train()
+    try:
+        train_output = trainer.train()
+    except TrainingPreempted as stop:  # the stage's checkpoint is complete, but the recipe restarts as a whole
+        raise TrainingPreempted(stop.signal_number, stop.checkpoint, resumable=False) from None
     entry = {
         "stage": stage,
         "pairs": len(dataset),
@@ -109,7 +113,7 @@ def train_pixel_linguist(
         ``{"recipe", "model", "export", "dev_before", "dev_after", "multilingual_before", "multilingual_after",
         "stages", "global_step", "best_checkpoint"}`` (``export`` is None: a pixel model has no token text route).
     """
-    output_dir = prepare_output_dir(output_dir, overwrite=overwrite)
+    output_dir = prepare_output_dir(output_dir, overwrite=overwrite, resumable=False)
     set_seed(settings["seed"])
     if settings["tiny"]:
         encoder = PixelEncoder.from_config(max_patches=settings["max_patches"], **settings["tiny_encoder"])

@@ -23,16 +23,21 @@ class TrainingPreempted(RuntimeError):
     Args:
         signal_number: the signal that stopped the run.
         checkpoint: the checkpoint folder written at the stop.
+        resumable: False for the recipes that run a sequence of trainers (multitask, pixel-linguist), which do not
+            resume: the message then says to start the run again.
     """
 
-    def __init__(self, signal_number: int, checkpoint: str) -> None:
+    def __init__(self, signal_number: int, checkpoint: str, resumable: bool = True) -> None:
         self.signal_number = signal_number
         self.checkpoint = checkpoint
-        super().__init__(
-            f"Training stopped by {signal.Signals(signal_number).name}; {checkpoint} is a complete checkpoint. "
-            "Continue with the same command plus --resume (train_recipe(..., resume=True) or "
-            "trainer.train(resume_from_checkpoint=True))."
-        )
+        if resumable:
+            how = (
+                "Continue with the same command plus --resume (train_recipe(..., resume=True) or "
+                "trainer.train(resume_from_checkpoint=True))."
+            )
+        else:
+            how = "This recipe runs a sequence of trainers and does not resume: start it again with --overwrite."
+        super().__init__(f"Training stopped by {signal.Signals(signal_number).name}; {checkpoint} is a complete checkpoint. {how}")
 
 
 class PreemptionCallback(TrainerCallback):

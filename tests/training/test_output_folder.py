@@ -59,6 +59,8 @@ def test_an_interrupted_run_needs_resume_or_overwrite(tmp_path, checkpoints):
     with pytest.raises(ValueError, match=rf"checkpoints of an interrupted run \({checkpoints}/checkpoint-4\).*--resume"):
         prepare_output_dir(tmp_path)
     assert prepare_output_dir(tmp_path, resume=True) == tmp_path
+    with pytest.raises(ValueError, match="This recipe does not resume: pass --overwrite"):
+        prepare_output_dir(tmp_path, resumable=False)
 
 
 def test_resume_without_a_complete_checkpoint_says_so(tmp_path):
