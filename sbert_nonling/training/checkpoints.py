@@ -136,7 +136,8 @@ def write_failure(folder: str | os.PathLike, error: BaseException) -> Checkpoint
     the free space on its disk and the earlier complete checkpoints (untouched: rotation only runs after a
     checkpoint is complete)."""
     folder = Path(folder)
-    free = shutil.disk_usage(folder.parent).free
+    existing = next(path for path in (folder, *folder.parents) if path.exists())  # the folder may not exist yet
+    free = shutil.disk_usage(existing).free
     intact = [path.name for path in checkpoint_folders(folder.parent) if path != folder and (path / COMPLETE_MARKER).is_file()]
     kept = (
         f"the earlier checkpoints ({', '.join(intact)}) are intact" if intact else "there is no earlier checkpoint"

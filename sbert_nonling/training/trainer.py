@@ -120,8 +120,9 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     resume. They never enter the saved model.
 
     A checkpoint counts as written only once everything in it is (model, optimizer and schedule states, loss state,
-    RNG states, trainer state): its :data:`~sbert_nonling.training.checkpoints.COMPLETE_MARKER` file, which lists every file with its size and SHA-256,
-    is written last (:func:`~sbert_nonling.training.checkpoints.write_complete_marker`), and only then are older
+    RNG states, trainer state): its :data:`~sbert_nonling.training.checkpoints.COMPLETE_MARKER` file, which lists
+    every file with its size and SHA-256, is written last
+    (:func:`~sbert_nonling.training.checkpoints.write_complete_marker`), and only then are older
     checkpoints rotated out (``save_total_limit``), so a failed or interrupted save never costs an earlier
     checkpoint. ``train(resume_from_checkpoint=True)`` resumes from the newest complete checkpoint whose files still
     match the marker (:func:`~sbert_nonling.training.checkpoints.newest_intact_checkpoint`: a damaged one is
