@@ -22,6 +22,7 @@ parser.add_argument("--audio-dir", required=True)
 parser.add_argument("--speaker-regex", required=True, help="first group of the file name = speaker")
 parser.add_argument("--sts-dir", required=True)
 parser.add_argument("--output", default="runs/audiocse")
+parser.add_argument("--overwrite", action="store_true", help="replace the run --output already holds")
 parser.add_argument("--tiny", action="store_true")
 parser.add_argument("--max-steps", type=int)
 args = parser.parse_args()
@@ -33,7 +34,7 @@ print(f"{len(speakers)} speakers: {speakers[:10]}")
 # 2. Train the audiocse recipe (fbank 128 x 1024, 24 x 24 patches, audio AdamW lr 2e-7 next to the text AdamW 3e-5)
 result = train_recipe(
     "audiocse", args.output, text_file=args.text_file, audio_dir=args.audio_dir, audio_label_regex=args.speaker_regex,
-    sts_dir=args.sts_dir, tiny=args.tiny, max_steps=args.max_steps,
+    sts_dir=args.sts_dir, tiny=args.tiny, max_steps=args.max_steps, overwrite=args.overwrite,
 )
 
 # 3. Before / after on the dev tasks; result["model"] also encodes audio (trust_remote_code=True)

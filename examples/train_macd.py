@@ -23,6 +23,7 @@ parser.add_argument("--image-features", help="with region grids (--regions); def
 parser.add_argument("--sts-dir", required=True)
 parser.add_argument("--no-local", action="store_true", help="drop the word-region term (the paper's '-local' ablation)")
 parser.add_argument("--output", default="runs/macd")
+parser.add_argument("--overwrite", action="store_true", help="replace the run --output already holds")
 parser.add_argument("--tiny", action="store_true")
 parser.add_argument("--max-steps", type=int)
 args = parser.parse_args()
@@ -34,7 +35,7 @@ print({key: value for key, value in get_recipe("macd", tiny=args.tiny, overrides
 # 2. Train on captions only; the frozen teacher is never saved with the model
 result = train_recipe(
     "macd", args.output, captions_file=args.captions_file, image_dir=args.image_dir, image_features=args.image_features,
-    sts_dir=args.sts_dir, tiny=args.tiny, max_steps=args.max_steps, overrides=overrides,
+    sts_dir=args.sts_dir, tiny=args.tiny, max_steps=args.max_steps, overwrite=args.overwrite, overrides=overrides,
 )
 
 # 3. Before / after on the dev tasks

@@ -24,6 +24,7 @@ parser.add_argument("--image-dir", required=True)
 parser.add_argument("--image-features", help="from `sbert-nonling features`; default: extracted now")
 parser.add_argument("--sts-dir", required=True)
 parser.add_argument("--output", default="runs/mcse")
+parser.add_argument("--overwrite", action="store_true", help="replace the run --output already holds")
 parser.add_argument("--tiny", action="store_true")
 parser.add_argument("--max-steps", type=int)
 args = parser.parse_args()
@@ -31,7 +32,7 @@ args = parser.parse_args()
 # 1. Train: wiki batches get SimCSE; a caption batch every len(wiki) // len(captions) steps gets SimCSE + 0.01 x grounding
 result = train_recipe(
     "mcse", args.output, text_file=args.text_file, captions_file=args.captions_file, image_dir=args.image_dir,
-    image_features=args.image_features, sts_dir=args.sts_dir, tiny=args.tiny, max_steps=args.max_steps,
+    image_features=args.image_features, sts_dir=args.sts_dir, tiny=args.tiny, max_steps=args.max_steps, overwrite=args.overwrite,
 )
 
 # 2. Before / after on the dev tasks; the projection heads stayed in the checkpoints, the model is plain

@@ -23,6 +23,7 @@ parser.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder
 parser.add_argument("--task-dir", help="folder with STSBenchmark/sts-train.csv and SICK/SICK_train.txt (default: --sts-dir)")
 parser.add_argument("--scheme", default="average", choices=["average", "round_robin", "proportional"])
 parser.add_argument("--output", default="runs/multitask")
+parser.add_argument("--overwrite", action="store_true", help="replace the run --output already holds")
 parser.add_argument("--tiny", action="store_true")
 parser.add_argument("--max-steps", type=int, help="cap on the steps of each stage")
 parser.add_argument("--train-limit", type=int, help="use at most this many (randomly drawn) examples per training file")
@@ -37,7 +38,7 @@ print({key: settings[key] for key in ("tasks", "scheme", "contrastive_learning_r
 #    each stage keeps its best checkpoint on STS-B dev
 result = train_multitask(
     settings, args.output, text_file=args.text_file, nli_file=args.nli_file, sts_dir=args.sts_dir, task_dir=args.task_dir,
-    max_steps=args.max_steps,
+    max_steps=args.max_steps, overwrite=args.overwrite,
 )
 
 # 3. STS-B dev after each stage, then before / after; the heads were training-only, the export is a plain model

@@ -25,6 +25,7 @@ parser.add_argument("--sts-dir", required=True)
 parser.add_argument("--stsb-multi-dir", help="stsb_multi_mt files: multilingual STS-B dev, parallel pairs")
 parser.add_argument("--leapfrog", type=int, default=0, help="cross-lingual leapfrogging iterations (needs --stsb-multi-dir)")
 parser.add_argument("--output", default="runs/pixel-linguist")
+parser.add_argument("--overwrite", action="store_true", help="replace the run --output already holds")
 parser.add_argument("--tiny", action="store_true")
 parser.add_argument("--max-steps", type=int, help="cap on the steps of every stage run")
 args = parser.parse_args()
@@ -32,7 +33,7 @@ args = parser.parse_args()
 # 1. Train the curriculum: one visual run per perturbation set, averaged; then spans; then NLI entailment pairs
 result = train_recipe(
     "pixel-linguist", args.output, text_file=args.text_file, nli_file=args.nli_file, sts_dir=args.sts_dir,
-    stsb_multi_dir=args.stsb_multi_dir, tiny=args.tiny, max_steps=args.max_steps,
+    stsb_multi_dir=args.stsb_multi_dir, tiny=args.tiny, max_steps=args.max_steps, overwrite=args.overwrite,
     overrides={"leapfrog_iterations": args.leapfrog},
 )
 

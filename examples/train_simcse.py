@@ -18,6 +18,7 @@ parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--text-file", required=True)
 parser.add_argument("--sts-dir", required=True)
 parser.add_argument("--output", default="runs/simcse-unsup")
+parser.add_argument("--overwrite", action="store_true", help="replace the run --output already holds")
 parser.add_argument("--tiny", action="store_true")
 parser.add_argument("--max-steps", type=int)
 args = parser.parse_args()
@@ -27,7 +28,8 @@ print(get_recipe("simcse-unsup", tiny=args.tiny))
 
 # 2. Train with SentenceTransformerTrainer; the best checkpoint on STS-B dev is kept
 result = train_recipe(
-    "simcse-unsup", args.output, text_file=args.text_file, sts_dir=args.sts_dir, tiny=args.tiny, max_steps=args.max_steps
+    "simcse-unsup", args.output, text_file=args.text_file, sts_dir=args.sts_dir, tiny=args.tiny, max_steps=args.max_steps,
+    overwrite=args.overwrite,
 )
 
 # 3. Before / after on the dev tasks; result["export"] loads with plain SentenceTransformer(path)

@@ -21,6 +21,7 @@ parser.add_argument("--image-dir", required=True, help="one sub-folder per class
 parser.add_argument("--sts-dir", required=True)
 parser.add_argument("--scheme", choices=["alternating", "joint"], default="alternating")
 parser.add_argument("--output", default="runs/visualcse")
+parser.add_argument("--overwrite", action="store_true", help="replace the run --output already holds")
 parser.add_argument("--tiny", action="store_true")
 parser.add_argument("--max-steps", type=int)
 args = parser.parse_args()
@@ -31,7 +32,7 @@ print(get_recipe(args.recipe, tiny=args.tiny, overrides={"scheme": args.scheme})
 # 2. Train: every step an image batch (own optimizer) then a text batch; the best STS-B dev checkpoint is kept
 result = train_recipe(
     args.recipe, args.output, text_file=args.text_file, image_dir=args.image_dir, sts_dir=args.sts_dir,
-    tiny=args.tiny, max_steps=args.max_steps, overrides={"scheme": args.scheme},
+    tiny=args.tiny, max_steps=args.max_steps, overwrite=args.overwrite, overrides={"scheme": args.scheme},
 )
 
 # 3. Before / after; result["model"] also encodes images (trust_remote_code=True), result["export"] is plain text

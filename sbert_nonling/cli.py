@@ -62,7 +62,11 @@ def _log_to_file(path: Path) -> logging.Handler:
     return handler
 
 
-def cmd_train(args: argparse.Namespace) -> None:
+def cmd_train(args: argparse.Namespace) -> int | None:
+    """Train a recipe; a run stopped by a signal or a failed checkpoint write returns its exit status (128 + the
+    signal number, or 1) after printing what happened and how to resume."""
+    from sbert_nonling.training.checkpoints import CheckpointWriteError
+    from sbert_nonling.training.preemption import TrainingPreempted
     from sbert_nonling.training.run import train_recipe
 
     handler = _log_to_file(Path(args.output) / "train.log")
@@ -86,7 +90,14 @@ def cmd_train(args: argparse.Namespace) -> None:
             overrides=_parse_overrides(args.set),
             resume=args.resume,
             bf16=args.bf16,
+            overwrite=args.overwrite,
         )
+    except TrainingPreempted as stop:
+        print(f"sbert-nonling train: {stop}", file=sys.stderr)
+        return 128 + stop.signal_number
+    except CheckpointWriteError as error:
+        print(f"sbert-nonling train: error: {error}", file=sys.stderr)
+        return 1
     finally:
         handler.close()
         for name in LOGGED_PACKAGES:
@@ -222,6 +233,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
         model=args.model,
         tiny=args.model is None,
         max_steps=args.max_steps,
+        overwrite=True,  # the demo's folder holds the demo's last run
     )
     trained = SentenceTransformer(result["model"], trust_remote_code=True)
     plain = SentenceTransformer(result["export"])
@@ -254,7 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--model", help="starting encoder (Hub name or folder); default: the recipe's")
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
     train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
-    train.add_argument("--resume", action="store_true", help="continue an interrupted run in --output from its last complete checkpoint")
+    train.add_argument("--resume", action="store_true", help="continue an interrupted run in --output from its newest intact checkpoint")
+    train.add_argument("--overwrite", action="store_true", help="replace the run --output already holds (refused without it)")
     train.add_argument("--bf16", action="store_true", help="train under bf16 autocast instead of the recipe's fp16 (GPU, or a CPU with native bf16: AVX-512 BF16 / AMX; elsewhere it is far slower than fp32)")
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
     train.set_defaults(handler=cmd_train)
@@ -322,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is scored)")
     demo.add_argument("--text-file", required=True, help="training sentences, one per line")
     demo.add_argument("--image-dir", required=True, help="unpaired images, one sub-folder per class")
-    demo.add_argument("--output", default="runs/demo", help="run folder")
+    demo.add_argument("--output", default="runs/demo", help="run folder (the demo replaces its earlier run there)")
     demo.add_argument("--max-steps", type=int, default=200, help="training steps")
     demo.add_argument("--model", help="start from this encoder (Hub name or folder) instead of a tiny offline one")
     demo.set_defaults(handler=cmd_demo)
@@ -335,11 +348,10 @@ def main(argv: list[str] | None = None) -> int:
     for handler in logging.getLogger().handlers:  # INFO records that loggers pass up for train.log stay off the console
         handler.setLevel(logging.INFO if args.verbose else logging.WARNING)
     try:
-        args.handler(args)
+        return args.handler(args) or 0
     except ValueError as error:
         print(f"sbert-nonling {args.command}: error: {error}", file=sys.stderr)
         return 2
-    return 0
 
 
 if __name__ == "__main__":

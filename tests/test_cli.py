@@ -125,6 +125,32 @@ def test_train_leaves_a_run_folder_with_settings_results_log_and_cards(tmp_path,
     assert "sbert_nonling" in (run / "train.log").read_text() and (run / "export" / "README.md").is_file()
 
 
+def test_a_second_train_into_a_finished_run_is_refused_unless_overwrite(tmp_path, data_dir, capsys):
+    text_file = tmp_path / "wiki.txt"
+    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:64]
+    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = tmp_path / "run"
+    argv = ["train", "simcse-unsup", "--tiny", "--text-file", str(text_file), "--output", str(run), "--set", "batch_size=16"]
+    assert main([*argv, "--max-steps", "1"]) == 0
+    weights = {path: path.read_bytes() for path in (run / "model").rglob("*.safetensors")}
+    capsys.readouterr()
+    assert main([*argv, "--max-steps", "2"]) == 2
+    error = capsys.readouterr().err
+    assert "already holds a finished run (results.json, model, export)" in error and "--overwrite" in error and "--resume" in error
+    assert main([*argv, "--max-steps", "2", "--resume"]) == 2
+    assert "nothing to resume" in capsys.readouterr().err
+    assert {path: path.read_bytes() for path in (run / "model").rglob("*.safetensors")} == weights  # untouched
+    assert main([*argv, "--max-steps", "2", "--overwrite"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["global_step"] == 2
+    assert {path: path.read_bytes() for path in (run / "model").rglob("*.safetensors")} != weights
+
+
+def test_resume_of_a_folder_without_a_checkpoint_says_so(tmp_path, capsys):
+    argv = ["train", "simcse-unsup", "--tiny", "--text-file", str(tmp_path / "unread.txt"), "--output", str(tmp_path / "run"), "--resume"]
+    assert main(argv) == 2
+    assert "holds no complete checkpoint to resume from" in capsys.readouterr().err
+
+
 def test_help_documents_every_option():
     from sbert_nonling.cli import build_parser
 

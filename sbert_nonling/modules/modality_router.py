@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -9,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sentence_transformers.base.modality import format_modality, infer_modality
+from sentence_transformers.base.model import BaseModel
 from sentence_transformers.base.modules import InputModule, Module, Router
 from torch import nn
 
@@ -24,6 +26,30 @@ MODALITY_ROUTES = ("text", "image", "audio", "pixel")
 PACKAGE_REQUIREMENT = {"sbert-nonling": {"specifier": f">={__version__}", "reason": "the model uses ModalityRouter"}}
 
 
+def encode_call_inputs(batch: Sequence[Any]) -> list[Any] | None:
+    """The list the caller passed to ``model.encode`` while ``batch`` is being preprocessed, or None outside encode.
+
+    sentence-transformers' ``encode`` sorts its inputs by length and hands them to ``preprocess`` batch by batch, so a
+    position in the batch is not the caller's, and no public hook shows a module the caller's list. This reads the
+    ``inputs`` argument of the enclosing ``encode`` frame of a sentence-transformers model (by then a list in the
+    caller's order) and returns it if it holds every object of ``batch``. It is used only to word an error message.
+    Outside ``encode`` (``preprocess`` called directly, the trainer's collator) the batch is the caller's list; in a
+    multi-process pool each worker's ``encode`` sees its own chunk.
+    """
+    batch_ids = {id(item) for item in batch}
+    frame = inspect.currentframe()
+    try:
+        while frame is not None:
+            if frame.f_code.co_name == "encode" and isinstance(frame.f_locals.get("self"), BaseModel):
+                candidate = frame.f_locals.get("inputs")
+                if isinstance(candidate, list) and batch_ids <= {id(item) for item in candidate}:
+                    return candidate
+            frame = frame.f_back
+        return None
+    finally:
+        del frame  # a frame held in a local keeps the whole stack alive
+
+
 class ModalityRouter(Router):
     """A :class:`~sentence_transformers.base.modules.Router` whose routes are modalities and share one encoder.
 
@@ -37,8 +63,10 @@ class ModalityRouter(Router):
     What it adds to the built-in Router:
 
     - routes are restricted to :data:`MODALITY_ROUTES` and must all end in one shared encoder (checked);
-    - strict preprocessing: a mixed-modality batch, ``None``, a non-string or an empty / whitespace-only sentence
-      raises a ValueError naming the offending item, instead of falling back to the default route;
+    - strict preprocessing: a mixed-modality batch, ``None`` or a non-string raises a ValueError naming the
+      offending item by its position in the list passed to ``encode`` (which sorts inputs by length before
+      preprocessing; see :func:`encode_call_inputs`), instead of falling back to the default route. Empty and
+      whitespace-only strings are encoded, exactly as the plain text export (the built-in ``Transformer``) encodes them;
     - a batch of ``{"array", "sampling_rate"}`` audio dicts is routed as audio (the built-in Router mistakes it for
       legacy task-keyed dicts and raises "different task types");
     - saving writes a ``requirements`` entry for this package into ``config_sentence_transformers.json``.
@@ -157,6 +185,15 @@ class ModalityRouter(Router):
                 )
         return batch_modality
 
+    def check_inputs(self, inputs: Sequence[Any], modality: str | tuple[str, ...] | None = None) -> str | tuple[str, ...]:
+        """The one modality of ``inputs`` (``modality`` if given); text items must be strings (a ValueError names
+        the first that is not, by its index in ``inputs``)."""
+        if modality is None:
+            modality = self.infer_batch_modality(inputs)
+        if modality == "text":
+            check_text_inputs(inputs)
+        return modality
+
     def preprocess(
         self,
         inputs: Sequence[Any],
@@ -168,12 +205,16 @@ class ModalityRouter(Router):
         """Infer the modality strictly, check text items, then delegate to the first module of the chosen route."""
         if not inputs:
             return {}
-        if modality is None:
-            modality = self.infer_batch_modality(inputs)
+        try:
+            modality = self.check_inputs(inputs, modality)
+        except ValueError:
+            caller_inputs = encode_call_inputs(inputs)
+            if caller_inputs is None or caller_inputs is inputs:
+                raise
+            self.check_inputs(caller_inputs, modality)  # raises again, naming the item by the caller's position
+            raise
         if isinstance(modality, str) and all(isinstance(item, dict) and set(item) == {modality} for item in inputs):
             inputs = [item[modality] for item in inputs]  # {"image": x} dicts carry nothing but the input
-        if modality == "text":
-            check_text_inputs(inputs)
         route = self._resolve_route(task=task, modality=modality)
         features = self.sub_modules[route][0].preprocess(inputs, prompt=prompt, task=task, **kwargs)
         features["task"] = task

@@ -44,6 +44,8 @@ from sbert_nonling.training.multitask_sampler import (
     MULTITASK_SCHEMES,
     multitask_sampler_arguments,
 )
+from sbert_nonling.training.output_folder import prepare_output_dir
+from sbert_nonling.training.preemption import TrainingPreempted
 from sbert_nonling.training.run_record import training_data_lines, write_run_record
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 
@@ -200,7 +202,10 @@ def _train_stage(
     trainer = NonLinguisticTrainer(
         model=model, args=args, train_dataset=train_dataset, loss=loss, evaluator=sts_dev_evaluator(sts_dir) if evaluating else None
     )
-    trainer.train()
+    try:
+        trainer.train()
+    except TrainingPreempted as stop:  # the stage's checkpoint is complete, but the recipe restarts as a whole
+        raise TrainingPreempted(stop.signal_number, stop.checkpoint, resumable=False) from None
     entry = {
         "stage": stage,
         "examples": {name: len(part) for name, part in train_dataset.items()} if isinstance(train_dataset, DatasetDict) else len(train_dataset),
@@ -221,6 +226,7 @@ def train_multitask(
     model: str | None = None,
     task_dir: str | Path | None = None,
     max_steps: int | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Run the ``multitask`` recipe (seed "Contrastive Learning for Generalizable Sentence Embeddings").
 
@@ -249,6 +255,7 @@ def train_multitask(
         model: Hub name or folder of the starting encoder; default: the recipe's.
         task_dir: folder holding the task training files; default ``sts_dir``.
         max_steps: cap on the optimizer steps of each stage.
+        overwrite: replace a run ``output_dir`` already holds (refused otherwise, :func:`prepare_output_dir`).
 
     Returns:
         ``{"recipe", "model", "export", "dev_before", "dev_after", "stages", "global_step", "best_checkpoint"}``.
@@ -261,7 +268,7 @@ def train_multitask(
         for stage in STAGES:
             current = settings[f"{stage}_max_steps"]
             settings[f"{stage}_max_steps"] = max_steps if current < 0 else min(current, max_steps)
-    output_dir = Path(output_dir)
+    output_dir = prepare_output_dir(output_dir, overwrite=overwrite, resumable=False)
     task_dir = task_dir if task_dir is not None else sts_dir
     if task_dir is None:
         raise ValueError(

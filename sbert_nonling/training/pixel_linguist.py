@@ -20,6 +20,8 @@ from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
 from sbert_nonling.models.pixel_model import build_pixel_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
 from sbert_nonling.training.arguments import dev_curve, training_arguments
+from sbert_nonling.training.output_folder import prepare_output_dir
+from sbert_nonling.training.preemption import TrainingPreempted
 from sbert_nonling.training.run_record import training_data_lines, write_run_record
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.weight_averaging import average_state_dicts
@@ -67,7 +69,10 @@ def _train_stage(
         loss=loss,
         evaluator=sts_dev_evaluator(sts_dir) if evaluating else None,
     )
-    train_output = trainer.train()
+    try:
+        train_output = trainer.train()
+    except TrainingPreempted as stop:  # the stage's checkpoint is complete, but the recipe restarts as a whole
+        raise TrainingPreempted(stop.signal_number, stop.checkpoint, resumable=False) from None
     entry = {
         "stage": stage,
         "pairs": len(dataset),
@@ -88,6 +93,7 @@ def train_pixel_linguist(
     sts_dir: str | Path | None = None,
     stsb_multi_dir: str | Path | None = None,
     model: str | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Run the ``pixel-linguist`` recipe: Pixel Linguist's curriculum on a PIXEL encoder reading rendered text.
 
@@ -101,12 +107,13 @@ def train_pixel_linguist(
     Every run uses :class:`SymmetricInfoNCE` (tau ``temperature``, optional training-only token head) and keeps its
     best checkpoint on STS-B dev when ``sts_dir`` is given. A stage whose ``<stage>_max_steps`` is 0 is skipped.
     STS-B dev (and the multilingual STS-B dev sets of ``stsb_multi_dir``) are scored before and after.
+    A run ``output_dir`` already holds is refused unless ``overwrite`` (:func:`prepare_output_dir`).
 
     Returns:
         ``{"recipe", "model", "export", "dev_before", "dev_after", "multilingual_before", "multilingual_after",
         "stages", "global_step", "best_checkpoint"}`` (``export`` is None: a pixel model has no token text route).
     """
-    output_dir = Path(output_dir)
+    output_dir = prepare_output_dir(output_dir, overwrite=overwrite, resumable=False)
     set_seed(settings["seed"])
     if settings["tiny"]:
         encoder = PixelEncoder.from_config(max_patches=settings["max_patches"], **settings["tiny_encoder"])

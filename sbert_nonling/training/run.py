@@ -32,6 +32,7 @@ from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.modules.shared_encoder import SharedEncoder
 from sbert_nonling.training.arguments import dev_curve, training_arguments
 from sbert_nonling.training.multitask import train_multitask
+from sbert_nonling.training.output_folder import prepare_output_dir
 from sbert_nonling.training.pixel_linguist import train_pixel_linguist
 from sbert_nonling.training.recipes import get_recipe
 from sbert_nonling.training.run_record import training_data_lines, write_run_record
@@ -187,6 +188,7 @@ def train_recipe(
     overrides: dict[str, Any] | None = None,
     resume: bool = False,
     bf16: bool = False,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Train ``recipe`` and leave ``output_dir/model`` (full model), ``output_dir/export`` (plain text checkpoint),
     each with a model card, ``output_dir/checkpoints`` (trainer checkpoints), ``output_dir/recipe.json`` (the settings
@@ -230,15 +232,23 @@ def train_recipe(
             and use the recipe's ``tiny`` hyper-parameters.
         max_steps: stop after this many optimizer steps (overrides the recipe; pixel-linguist: per stage run).
         overrides: other recipe settings to override, e.g. ``{"learning_rate": 1e-5}``.
-        resume: continue an interrupted run in the same ``output_dir`` from its last complete checkpoint (model,
+        resume: continue an interrupted run in the same ``output_dir`` from its newest intact checkpoint (model,
             per-modality optimizers and schedules, loss heads, data position, RNG states); the result is the run
-            an uninterrupted call would have given. Not for pixel-linguist, whose stages restart.
+            an uninterrupted call would have given. Not for pixel-linguist and multitask, whose stages restart.
+            A folder with no complete checkpoint, or with a finished run, is refused with a ValueError.
+        overwrite: replace the finished (or interrupted) run ``output_dir`` may hold; without it such a folder is
+            refused with a ValueError before anything is written (:func:`prepare_output_dir`).
         bf16: train under bf16 autocast (GPU or CPU), instead of the recipe's ``fp16`` (which applies on a GPU
             only). On a CPU with native bf16 matmul (AVX-512 BF16 / AMX) ~2.8x faster than fp32; on other CPUs
             (AVX2) emulated and 30x slower or worse, which is logged as a warning (docs/benchmarks.md, item 4).
 
     Image recipes whose ``vit`` setting is None (``overrides={"vit": None}``) start from a random patch embedding
     of ``img_size`` / ``patch_size`` instead of a ViT checkpoint's (tiny runs always do).
+
+    Raises:
+        CheckpointWriteError: writing a checkpoint failed (disk full, no permission); earlier checkpoints are
+            intact, resume once the cause is fixed.
+        TrainingPreempted: SIGTERM / SIGINT stopped training after writing a complete checkpoint; resume continues.
 
     Returns:
         ``{"recipe", "model", "export", "dev_before", "dev_after", "best_checkpoint", "global_step", "retrieval",
@@ -256,14 +266,14 @@ def train_recipe(
         for stage in ("visual", "topical", "reasoning", "parallel"):
             if max_steps is not None:  # every stage stops after at most max_steps
                 settings[f"{stage}_max_steps"] = min(settings[f"{stage}_max_steps"], max_steps)
-        return train_pixel_linguist(settings, output_dir, text_file, nli_file, sts_dir, stsb_multi_dir, model)
+        return train_pixel_linguist(settings, output_dir, text_file, nli_file, sts_dir, stsb_multi_dir, model, overwrite=overwrite)
     if settings["method"] == "multitask":
         if resume:
             raise ValueError("resume is not supported by multitask (two stage runs); start it again.")
-        return train_multitask(settings, output_dir, text_file, nli_file, sts_dir, model, max_steps=max_steps)
+        return train_multitask(settings, output_dir, text_file, nli_file, sts_dir, model, max_steps=max_steps, overwrite=overwrite)
     if max_steps is not None:
         settings["max_steps"] = max_steps
-    output_dir = Path(output_dir)
+    output_dir = prepare_output_dir(output_dir, resume=resume, overwrite=overwrite)
     set_seed(settings["seed"])  # front-ends and loss heads are initialised before the trainer seeds anything
     text_dataset, sentences = _text_data(recipe, settings, text_file, nli_file)
     caption_dataset, heldout = None, None

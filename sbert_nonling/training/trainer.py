@@ -10,32 +10,22 @@ from typing import Any
 
 import torch
 from datasets import Dataset
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from sentence_transformers import SentenceTransformerTrainer
 from sentence_transformers.base.sampler import BatchSamplers
 from sentence_transformers.util import get_world_size
 from torch import Tensor, nn
 from torch.utils.data import BatchSampler
+from transformers.trainer_utils import rotate_checkpoints
 
 from sbert_nonling.data.images import ROW_COLUMN
+from sbert_nonling.training.checkpoints import newest_intact_checkpoint, remove_complete_marker, write_complete_marker, write_failure
+from sbert_nonling.training.preemption import PreemptionCallback, TrainingPreempted
 
 logger = logging.getLogger(__name__)
 
 LOSS_STATE_FILE = "loss_state.safetensors"
-#: Written last into a checkpoint folder: only folders holding it are resumed from (a kill while saving leaves none).
-COMPLETE_MARKER = "checkpoint_complete"
-
-
-def last_complete_checkpoint(output_dir: str | os.PathLike) -> str | None:
-    """The ``checkpoint-<step>`` folder of ``output_dir`` with the highest step whose saving finished, or None."""
-    if not os.path.isdir(output_dir):
-        return None
-    steps = []
-    for name in os.listdir(output_dir):
-        prefix, _, step = name.partition("-")
-        if prefix == "checkpoint" and step.isdigit() and os.path.isfile(os.path.join(output_dir, name, COMPLETE_MARKER)):
-            steps.append(int(step))
-    return os.path.join(output_dir, f"checkpoint-{max(steps)}") if steps else None
 
 
 def loss_state_dict(losses: nn.Module | dict[str, nn.Module], model: nn.Module) -> dict[str, Tensor]:
@@ -130,9 +120,17 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     resume. They never enter the saved model.
 
     A checkpoint counts as written only once everything in it is (model, optimizer and schedule states, loss state,
-    RNG states, trainer state): its :data:`COMPLETE_MARKER` file is written last and fsync'ed, and
-    ``train(resume_from_checkpoint=True)`` resumes from :func:`last_complete_checkpoint`, so a run killed while
-    saving resumes from the previous checkpoint instead of a half-written one (or starts afresh if there is none).
+    RNG states, trainer state): its :data:`~sbert_nonling.training.checkpoints.COMPLETE_MARKER` file, which lists
+    every file with its size and SHA-256, is written last
+    (:func:`~sbert_nonling.training.checkpoints.write_complete_marker`), and only then are older
+    checkpoints rotated out (``save_total_limit``), so a failed or interrupted save never costs an earlier
+    checkpoint. ``train(resume_from_checkpoint=True)`` resumes from the newest complete checkpoint whose files still
+    match the marker (:func:`~sbert_nonling.training.checkpoints.newest_intact_checkpoint`: a damaged one is
+    skipped with a warning naming the file), or starts afresh with a warning if there is none. A write failure
+    (disk full, no permission) stops the run with a
+    :class:`~sbert_nonling.training.checkpoints.CheckpointWriteError` naming the folder and the free space.
+    SIGTERM / SIGINT during ``train`` finish the current optimizer step, write a complete checkpoint and raise
+    :class:`~sbert_nonling.training.preemption.TrainingPreempted` (:class:`PreemptionCallback`).
     transformers restores the RNG states only after the first batch after a resume is drawn (the data loader draws
     its own seed then); random data augmentation therefore must not use the global RNG to be exact across a resume:
     the two-view image datasets seed each item's views by (seed, row, pass) instead (:class:`TwoViewTransform`).
@@ -154,6 +152,8 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             self.data_collator.preprocess_fn = ReuseIdenticalColumns(self.data_collator.preprocess_fn)
         self.step_seconds: dict[str, float] = defaultdict(float)
         self.step_counts: dict[str, int] = defaultdict(int)
+        self.preemption = PreemptionCallback()
+        self.add_callback(self.preemption)
 
     def get_batch_sampler(
         self,
@@ -175,19 +175,39 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
 
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
         if resume_from_checkpoint is True:
-            resume_from_checkpoint = last_complete_checkpoint(self.args.output_dir)
+            resume_from_checkpoint = newest_intact_checkpoint(self.args.output_dir)
             if resume_from_checkpoint is None:
                 logger.warning(f"No complete checkpoint in {self.args.output_dir}: training starts from the beginning.")
-        return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+        with self.preemption.handling_signals():
+            output = super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+        if self.preemption.stop_signal is not None:
+            checkpoint = os.path.join(self.args.output_dir, f"checkpoint-{self.state.global_step}")
+            raise TrainingPreempted(self.preemption.stop_signal, checkpoint)
+        return output
 
     def _save_checkpoint(self, model: nn.Module, trial=None) -> None:
-        super()._save_checkpoint(model, trial)
+        """transformers' checkpoint, then the completion marker, then the rotation of older checkpoints.
+
+        Overridden (a private method: no public hook runs between transformers writing a checkpoint and rotating
+        older ones out) so that rotation waits for the marker: transformers rotates inside ``_save_checkpoint``,
+        which would delete an older complete checkpoint before this one is known to be complete.
+        """
+        run_dir = self._get_output_dir(trial=trial)
+        folder = os.path.join(run_dir, f"checkpoint-{self.state.global_step}")
         if self.args.should_save:
-            folder = os.path.join(self._get_output_dir(trial=trial), f"checkpoint-{self.state.global_step}")
-            with open(os.path.join(folder, COMPLETE_MARKER), "w", encoding="utf8") as marker:
-                marker.write(f"{self.state.global_step}\n")
-                marker.flush()
-                os.fsync(marker.fileno())
+            remove_complete_marker(folder)  # written again after a resume: it is incomplete until the new marker
+        save_total_limit = self.args.save_total_limit
+        self.args.save_total_limit = None  # no rotation inside transformers' save; done below, after the marker
+        try:
+            super()._save_checkpoint(model, trial)
+            if self.args.should_save:
+                write_complete_marker(folder, self.state.global_step)
+        except (OSError, SafetensorError, RuntimeError) as error:  # torch.save reports a failed write as RuntimeError
+            raise write_failure(folder, error) from error
+        finally:
+            self.args.save_total_limit = save_total_limit
+        if self.args.should_save:
+            rotate_checkpoints(run_dir, save_total_limit, self.state.best_model_checkpoint, use_mtime=True)
 
     def training_step(self, model: nn.Module, inputs: dict, num_items_in_batch: int | None = None) -> Tensor:
         name = inputs.get("dataset_name") or "train"

@@ -42,8 +42,16 @@ def check_sentence(sentence: Any, where: str) -> str:
 
 
 def check_text_inputs(inputs: Sequence[Any], source: str = "input") -> None:
-    """Check a batch of sentences or sentence pairs, naming the first offending item by its index."""
+    """Check a batch of sentences or sentence pairs to encode, naming the first offending item by its index.
+
+    Every item (every part of a pair) must be a ``str``; empty and whitespace-only strings are valid inputs, encoded
+    as the tokenizer or renderer encodes them (``""`` is ``[CLS] [SEP]`` to a BERT tokenizer, as in plain
+    sentence-transformers). Data files are stricter: their readers reject blank fields with :func:`check_sentence`.
+    """
     for index, item in enumerate(inputs):
         parts = item if isinstance(item, (tuple, list)) else (item,)
         for part in parts:
-            check_sentence(part, f"{source} {index}")
+            if part is None:
+                raise ValueError(f"{source} {index} is None; expected a string.")
+            if not isinstance(part, str):
+                raise ValueError(f"{source} {index} holds a {type(part).__name__} ({part!r:.80}); expected a string.")

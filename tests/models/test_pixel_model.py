@@ -55,11 +55,22 @@ def test_odd_texts_are_encoded(pixel_model, text):
     assert embedding.shape == (1, 32) and torch.isfinite(embedding).all()
 
 
+def test_empty_and_whitespace_text_is_encoded_deterministically(pixel_model):
+    texts = ["fine", "", " \t", "\x00\x07", "  "]
+    embeddings = pixel_model.encode(texts, convert_to_tensor=True)
+    assert torch.isfinite(embeddings).all()
+    torch.testing.assert_close(embeddings, pixel_model.encode(texts, convert_to_tensor=True, batch_size=1), rtol=0, atol=1e-6)
+    # "" is the EOS patch alone, like text whose characters are all removed; a tab is drawn as a space
+    torch.testing.assert_close(embeddings[1], embeddings[3], rtol=0, atol=1e-6)
+    torch.testing.assert_close(embeddings[2], embeddings[4], rtol=0, atol=1e-6)
+    assert (embeddings[1] - embeddings[0]).abs().max() > 1e-3
+
+
 def test_bad_inputs_name_the_item(pixel_model):
-    with pytest.raises(ValueError, match="1"):
-        pixel_model.encode(["fine", ""])
     with pytest.raises(ValueError, match="input 1 is None"):
         pixel_model.encode(["fine", None])
+    with pytest.raises(ValueError, match=r"input 0 is None"):
+        pixel_model.encode([None, "a much longer sentence"])
     with pytest.raises(ValueError, match="reads 24 patches but max_patches=64"):
         build_pixel_model(pixel_model[0].encoder, max_patches=64)
 

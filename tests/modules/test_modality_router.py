@@ -9,7 +9,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Router
 from sentence_transformers.sentence_transformer.modules import Pooling
 
-from sbert_nonling import ModalityRouter, SharedEncoder
+from sbert_nonling import ModalityRouter, SharedEncoder, export_text_model
 from sbert_nonling.models import build_sentence_model
 from tests.modules.toy_front_end import ToyFrontEnd
 
@@ -77,22 +77,37 @@ def test_audio_dicts_are_routed_as_audio_unlike_the_builtin_router(encoder):
 @pytest.mark.parametrize(
     ("batch", "message"),
     [
-        (["fine", None], "input 1 is None"),
-        (["fine", "   "], "input 1 is empty or whitespace-only"),
-        (["", "fine longer"], r"is empty or whitespace-only \(''\)"),
-        (["fine", 42], r"input 1 \(int\) has no known modality"),
+        (["fine", None], r"input 1 is None"),
+        ([None, "a much longer sentence"], r"input 0 is None"),  # sorted by length, None would come second
+        (["a much longer sentence", "a", 42], r"input 2 \(int\) has no known modality"),
         ([("fine", None)], r"input 0 \(tuple\) has no known modality"),
+        (["one", "two", "a sentence of many more characters", "four", None], r"input 4 is None"),
     ],
 )
-def test_bad_text_items_are_named(tiny_model, batch, message):
-    # encode() sorts a batch by length before preprocessing, so the message shows the value as well as the position.
+@pytest.mark.parametrize("batch_size", [32, 2])
+def test_bad_text_items_are_named_by_their_position_in_the_callers_list(tiny_model, batch, message, batch_size):
+    # encode() sorts the inputs by length and preprocesses them batch by batch; the message still names the position
+    # in the list passed to encode.
     with pytest.raises(ValueError, match=message):
-        tiny_model.encode(batch)
+        tiny_model.encode(batch, batch_size=batch_size)
 
 
 def test_bad_item_position_is_the_one_given_to_preprocess(tiny_model):
     with pytest.raises(ValueError, match="input 2 is None"):
         tiny_model.preprocess(["one", "two", None])
+
+
+def test_empty_and_whitespace_text_is_encoded_as_the_plain_export_encodes_it(tiny_model, tmp_path):
+    texts = ["", " ", " \t\n\u3000", "A man is playing a guitar.", ""]
+    export_text_model(tiny_model, tmp_path / "export")
+    plain = SentenceTransformer(str(tmp_path / "export"))
+    for batch_size in (32, 1):
+        full = tiny_model.encode(texts, batch_size=batch_size)
+        np.testing.assert_allclose(full, plain.encode(texts, batch_size=batch_size), rtol=0, atol=1e-6)
+    single = tiny_model.encode([""])[0]
+    assert np.isfinite(single).all()
+    np.testing.assert_allclose(full[0], single, rtol=0, atol=1e-6)
+    assert np.abs(full[0] - full[3]).max() > 1e-3  # "" is its own input ([CLS] [SEP]), not a copy of another row
 
 
 def test_mixed_modality_batch_names_both_items(encoder):

@@ -1,39 +1,54 @@
-"""Worker of tests/resume/test_resume.py: a tiny recipe run, optionally SIGKILLed at a given step or while saving a
-given checkpoint (the kill is injected, the process really dies), optionally resumed."""
+"""Worker of tests/resume/test_resume.py: a tiny recipe run through the CLI (``sbert-nonling train``), optionally
+interrupted at a given step (SIGKILL, SIGTERM / SIGINT, a second signal while saving, a disk that refuses writes),
+optionally resumed. The interruptions are injected at a known step, but they are real: a real signal to this
+process, a real file-size limit on its writes."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import signal
+import sys
 
 from transformers import Trainer
 
-from sbert_nonling.training import NonLinguisticTrainer, train_recipe
+from sbert_nonling.cli import main as cli_main
+from sbert_nonling.training import NonLinguisticTrainer
 
 
-def die_at_step(step: int) -> None:
-    """SIGKILL this process when the trainer is about to take step ``step + 1``."""
+def at_step(step: int, action) -> None:
+    """Call ``action()`` when the trainer is about to take step ``step + 1``."""
     original = NonLinguisticTrainer.training_step
 
     def training_step(self, *args, **kwargs):
         if self.state.global_step == step:
-            os.kill(os.getpid(), signal.SIGKILL)
+            action()
         return original(self, *args, **kwargs)
 
     NonLinguisticTrainer.training_step = training_step
 
 
-def die_while_saving(step: int) -> None:
-    """SIGKILL this process while checkpoint ``step`` is half written (model and optimizers saved, RNG not)."""
+def while_saving(step: int, action) -> None:
+    """Call ``action()`` while checkpoint ``step`` is half written (model and optimizers saved, RNG state not)."""
     original = Trainer._save_rng_state
 
     def save_rng_state(self, output_dir):
         if self.state.global_step == step:
-            os.kill(os.getpid(), signal.SIGKILL)
+            action()
         return original(self, output_dir)
 
     Trainer._save_rng_state = save_rng_state
+
+
+def refuse_writes() -> None:
+    """From now on, writing past the first KiB of any file fails with EFBIG (what a full disk does to a write)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # else the kernel kills the writer instead of failing the write
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+
+def send(signal_number: int):
+    return lambda: os.kill(os.getpid(), signal_number)
 
 
 def main() -> None:
@@ -44,21 +59,34 @@ def main() -> None:
     parser.add_argument("--image-dir", required=True)
     parser.add_argument("--captions-file")
     parser.add_argument("--image-features")
-    parser.add_argument("--die-at-step", type=int)
-    parser.add_argument("--die-while-saving", type=int)
+    parser.add_argument("--die-at-step", type=int, help="SIGKILL during the step after this one")
+    parser.add_argument("--die-while-saving", type=int, help="SIGKILL while writing this checkpoint")
+    parser.add_argument("--signal", choices=["SIGTERM", "SIGINT"], default="SIGTERM")
+    parser.add_argument("--signal-at-step", type=int, help="--signal during the step after this one")
+    parser.add_argument("--signal-again-while-saving", type=int, help="--signal again while writing this checkpoint")
+    parser.add_argument("--disk-full-at-checkpoint", type=int, help="writes fail from the step before this checkpoint on")
     parser.add_argument("--resume", action="store_true")
     args = parser.parse_args()
+    signal_number = signal.Signals[args.signal].value
     if args.die_at_step is not None:
-        die_at_step(args.die_at_step)
+        at_step(args.die_at_step, send(signal.SIGKILL))
     if args.die_while_saving is not None:
-        die_while_saving(args.die_while_saving)
-    overrides = {"eval_steps": 2, "batch_size": 8}
+        while_saving(args.die_while_saving, send(signal.SIGKILL))
+    if args.signal_at_step is not None:
+        at_step(args.signal_at_step, send(signal_number))
+    if args.signal_again_while_saving is not None:
+        while_saving(args.signal_again_while_saving, send(signal_number))
+    if args.disk_full_at_checkpoint is not None:
+        at_step(args.disk_full_at_checkpoint - 1, refuse_writes)
+    command = [
+        "train", args.recipe, "--output", args.output, "--text-file", args.text_file, "--image-dir", args.image_dir, "--tiny",
+        "--max-steps", "8", "--set", "eval_steps=2", "--set", "batch_size=8",
+    ]
     if args.recipe == "visualcse":
-        overrides.update(modality_batch_size=8)
-    train_recipe(
-        args.recipe, args.output, text_file=args.text_file, image_dir=args.image_dir, captions_file=args.captions_file,
-        image_features=args.image_features, tiny=True, max_steps=8, overrides=overrides, resume=args.resume,
-    )
+        command += ["--set", "modality_batch_size=8"]
+    else:
+        command += ["--captions-file", args.captions_file, "--image-features", args.image_features]
+    sys.exit(cli_main(command + (["--resume"] if args.resume else [])))
 
 
 if __name__ == "__main__":

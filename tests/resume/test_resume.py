@@ -1,4 +1,5 @@
-"""A run SIGKILLed mid-training (or while saving) and resumed ends exactly as the uninterrupted run."""
+"""A run SIGKILLed, stopped by SIGTERM / SIGINT (once, or twice while saving) or by a full disk, then resumed, ends
+exactly as the uninterrupted run."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from sbert_nonling.training.trainer import COMPLETE_MARKER, LOSS_STATE_FILE, last_complete_checkpoint
+from sbert_nonling.training.checkpoints import COMPLETE_MARKER, checkpoint_damage, last_complete_checkpoint
+from sbert_nonling.training.trainer import LOSS_STATE_FILE
 
 WORKER = Path(__file__).with_name("resume_worker.py")
 
@@ -30,7 +32,7 @@ def inputs(tmp_path_factory, data_dir, flickr_subset):
     return {"text": root / "wiki.txt", "images": images, "flickr": flickr_subset}
 
 
-def _run(recipe: str, output: Path, inputs, *extra: str) -> int:
+def _run(recipe: str, output: Path, inputs, *extra: str) -> subprocess.CompletedProcess:
     command = [sys.executable, str(WORKER), recipe, "--output", str(output), "--text-file", str(inputs["text"])]
     if recipe == "visualcse":
         command += ["--image-dir", str(inputs["images"])]
@@ -39,9 +41,12 @@ def _run(recipe: str, output: Path, inputs, *extra: str) -> int:
         command += ["--image-dir", str(flickr / "images"), "--captions-file", str(flickr / "captions.txt"),
                     "--image-features", str(flickr / "features.safetensors")]
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
-    completed = subprocess.run(command + list(extra), capture_output=True, text=True, timeout=600, env=environment)
-    assert completed.returncode in (0, -9), completed.stderr[-4000:]
-    return completed.returncode
+    return subprocess.run(command + list(extra), capture_output=True, text=True, timeout=600, env=environment)
+
+
+def _finished(recipe: str, output: Path, inputs, *extra: str) -> None:
+    completed = _run(recipe, output, inputs, *extra)
+    assert completed.returncode == 0, completed.stderr[-4000:]
 
 
 def _outcome(output: Path) -> tuple[dict[str, torch.Tensor], list[float], dict[str, torch.Tensor]]:
@@ -54,17 +59,24 @@ def _outcome(output: Path) -> tuple[dict[str, torch.Tensor], list[float], dict[s
     return weights, losses, load_file(str(final / LOSS_STATE_FILE))
 
 
-@pytest.mark.parametrize("recipe", ["visualcse", "mcse"])
-def test_killed_and_resumed_run_equals_the_uninterrupted_run(tmp_path, inputs, recipe):
-    assert _run(recipe, tmp_path / "straight", inputs) == 0
-    assert _run(recipe, tmp_path / "killed", inputs, "--die-at-step", "5") == -9  # SIGKILL after step 5
-    checkpoints = tmp_path / "killed" / "checkpoints"
-    assert last_complete_checkpoint(checkpoints) == str(checkpoints / "checkpoint-4")
-    assert not (tmp_path / "killed" / "model").exists()
-    assert _run(recipe, tmp_path / "killed", inputs, "--resume") == 0
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory, inputs):
+    """The uninterrupted run of each recipe (made once, on first use): its final weights, logged losses, loss heads."""
+    outcomes = {}
 
-    weights, losses, loss_state = _outcome(tmp_path / "straight")
-    resumed_weights, resumed_losses, resumed_loss_state = _outcome(tmp_path / "killed")
+    def outcome(recipe: str):
+        if recipe not in outcomes:
+            output = tmp_path_factory.mktemp(f"straight-{recipe}")
+            _finished(recipe, output, inputs)
+            outcomes[recipe] = _outcome(output)
+        return outcomes[recipe]
+
+    return outcome
+
+
+def _assert_same_run(resumed: Path, expected) -> None:
+    weights, losses, loss_state = expected
+    resumed_weights, resumed_losses, resumed_loss_state = _outcome(resumed)
     assert len(losses) == 8 and resumed_losses == losses
     assert weights.keys() == resumed_weights.keys() and loss_state.keys() == resumed_loss_state.keys()
     for key in weights:
@@ -73,15 +85,62 @@ def test_killed_and_resumed_run_equals_the_uninterrupted_run(tmp_path, inputs, r
         torch.testing.assert_close(resumed_loss_state[key], loss_state[key], rtol=0, atol=0, msg=key)
 
 
-def test_a_kill_while_saving_never_leaves_a_checkpoint_resume_would_pick(tmp_path, inputs):
-    assert _run("visualcse", tmp_path / "straight", inputs) == 0
-    assert _run("visualcse", tmp_path / "killed", inputs, "--die-while-saving", "6") == -9
+@pytest.mark.parametrize("recipe", ["visualcse", "mcse"])
+def test_killed_and_resumed_run_equals_the_uninterrupted_run(tmp_path, inputs, straight, recipe):
+    assert _run(recipe, tmp_path / "killed", inputs, "--die-at-step", "5").returncode == -9  # SIGKILL after step 5
+    checkpoints = tmp_path / "killed" / "checkpoints"
+    assert last_complete_checkpoint(checkpoints) == str(checkpoints / "checkpoint-4")
+    assert not (tmp_path / "killed" / "model").exists()
+    _finished(recipe, tmp_path / "killed", inputs, "--resume")
+    _assert_same_run(tmp_path / "killed", straight(recipe))
+
+
+def test_a_kill_while_saving_never_leaves_a_checkpoint_resume_would_pick(tmp_path, inputs, straight):
+    assert _run("visualcse", tmp_path / "killed", inputs, "--die-while-saving", "6").returncode == -9
     checkpoints = tmp_path / "killed" / "checkpoints"
     assert (checkpoints / "checkpoint-6").is_dir() and not (checkpoints / "checkpoint-6" / COMPLETE_MARKER).exists()
     assert last_complete_checkpoint(checkpoints) == str(checkpoints / "checkpoint-4")
-    assert _run("visualcse", tmp_path / "killed", inputs, "--resume") == 0
-    weights, losses, _ = _outcome(tmp_path / "straight")
-    resumed_weights, resumed_losses, _ = _outcome(tmp_path / "killed")
-    assert resumed_losses == losses
-    for key in weights:
-        torch.testing.assert_close(resumed_weights[key], weights[key], rtol=0, atol=0, msg=key)
+    _finished("visualcse", tmp_path / "killed", inputs, "--resume")
+    _assert_same_run(tmp_path / "killed", straight("visualcse"))
+
+
+@pytest.mark.slow  # 2-3 tiny training runs in subprocesses
+@pytest.mark.parametrize(("recipe", "signal_name", "status"), [("visualcse", "SIGTERM", 143), ("mcse", "SIGINT", 130)])
+def test_a_signal_stops_after_the_step_with_a_complete_checkpoint_and_resume_ends_identical(
+    tmp_path, inputs, straight, recipe, signal_name, status
+):
+    # VisualCSE: the alternating scheme, two optimizers; MCSE: projection heads, interleaved caption batches
+    stopped = _run(recipe, tmp_path / "run", inputs, "--signal", signal_name, "--signal-at-step", "4")
+    assert stopped.returncode == status, stopped.stderr[-4000:]
+    checkpoints = tmp_path / "run" / "checkpoints"
+    assert f"Training stopped by {signal_name}" in stopped.stderr and "--resume" in stopped.stderr
+    assert last_complete_checkpoint(checkpoints) == str(checkpoints / "checkpoint-5")  # step 5 finished, then saved
+    assert checkpoint_damage(checkpoints / "checkpoint-5") is None and (checkpoints / "checkpoint-5" / LOSS_STATE_FILE).is_file()
+    assert not (tmp_path / "run" / "model").exists() and not (tmp_path / "run" / "results.json").exists()
+    _finished(recipe, tmp_path / "run", inputs, "--resume")
+    _assert_same_run(tmp_path / "run", straight(recipe))
+
+
+@pytest.mark.slow  # 2-3 tiny training runs in subprocesses
+def test_a_second_signal_while_saving_exits_at_once_and_the_half_written_checkpoint_is_never_used(tmp_path, inputs, straight):
+    stopped = _run("visualcse", tmp_path / "run", inputs, "--signal-at-step", "4", "--signal-again-while-saving", "5")
+    assert stopped.returncode == 143 and "SIGTERM again: exiting now" in stopped.stderr
+    checkpoints = tmp_path / "run" / "checkpoints"
+    assert (checkpoints / "checkpoint-5").is_dir() and not (checkpoints / "checkpoint-5" / COMPLETE_MARKER).exists()
+    assert last_complete_checkpoint(checkpoints) == str(checkpoints / "checkpoint-4")
+    _finished("visualcse", tmp_path / "run", inputs, "--resume")
+    _assert_same_run(tmp_path / "run", straight("visualcse"))
+
+
+@pytest.mark.slow  # 2-3 tiny training runs in subprocesses
+def test_a_full_disk_stops_the_run_keeps_the_earlier_checkpoint_and_resume_ends_identical(tmp_path, inputs, straight):
+    failed = _run("visualcse", tmp_path / "run", inputs, "--disk-full-at-checkpoint", "4")
+    checkpoints = tmp_path / "run" / "checkpoints"
+    assert failed.returncode == 1, failed.stderr[-4000:]
+    # the CLI's one-line message (train.log cannot grow either: logging reports that on stderr as well)
+    message = next(line for line in failed.stderr.splitlines() if line.startswith("sbert-nonling train: error:"))
+    assert message.startswith(f"sbert-nonling train: error: Could not write {checkpoints / 'checkpoint-4'}: ")
+    assert "MiB are free" in message and "(checkpoint-2) are intact" in message and "--resume" in message
+    assert checkpoint_damage(checkpoints / "checkpoint-2") is None and not (checkpoints / "checkpoint-4" / COMPLETE_MARKER).exists()
+    _finished("visualcse", tmp_path / "run", inputs, "--resume")  # space freed: the limit was this process's only
+    _assert_same_run(tmp_path / "run", straight("visualcse"))

@@ -1,0 +1,148 @@
+"""Trainer checkpoint folders: the completion marker that lists what a checkpoint holds, its verification on resume,
+and the error a failed write stops a run with."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+#: Written last into a checkpoint folder: only folders holding it are resumed from (a kill while saving leaves none).
+#: It is a JSON object ``{"step": N, "files": {relative path: {"size": bytes, "sha256": hex}}}`` of every other file.
+COMPLETE_MARKER = "checkpoint_complete"
+CHECKPOINT_PREFIX = "checkpoint-"
+
+
+class CheckpointWriteError(OSError):
+    """Writing a checkpoint failed (disk full, no permission): the run stopped; earlier checkpoints are intact."""
+
+
+def _sha256(path: Path, sync: bool = False) -> str:
+    """The file's SHA-256; with ``sync``, its data is also flushed to the disk (fsync) first."""
+    with path.open("rb") as file:
+        if sync:
+            os.fsync(file.fileno())
+        return hashlib.file_digest(file, "sha256").hexdigest()
+
+
+def _fsync_directory(folder: Path) -> None:
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def write_complete_marker(folder: str | os.PathLike, step: int) -> None:
+    """Mark ``folder`` complete: flush every file to the disk and record its size and SHA-256 in
+    :data:`COMPLETE_MARKER`, written to a temporary name, fsync'ed and renamed into place (a kill leaves either no
+    marker or a whole one)."""
+    folder = Path(folder)
+    files: dict[str, dict[str, Any]] = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.name != COMPLETE_MARKER:
+            files[path.relative_to(folder).as_posix()] = {"size": path.stat().st_size, "sha256": _sha256(path, sync=True)}
+    temporary = folder / f".{COMPLETE_MARKER}.tmp"
+    with temporary.open("w", encoding="utf8") as marker:
+        json.dump({"step": step, "files": files}, marker, indent=1, sort_keys=True)
+        marker.flush()
+        os.fsync(marker.fileno())
+    os.replace(temporary, folder / COMPLETE_MARKER)
+    _fsync_directory(folder)
+
+
+def remove_complete_marker(folder: str | os.PathLike) -> None:
+    """Drop the marker of a folder about to be written again (a resumed run re-saving a step it had saved)."""
+    marker = Path(folder) / COMPLETE_MARKER
+    if marker.is_file():
+        marker.unlink()
+        _fsync_directory(marker.parent)
+
+
+def checkpoint_damage(folder: str | os.PathLike) -> str | None:
+    """None if every file the marker of ``folder`` lists is there with its recorded size and SHA-256, else a sentence
+    naming the first file that is not. A marker of an older version (the step number only) lists nothing and is
+    trusted as before."""
+    folder = Path(folder)
+    text = (folder / COMPLETE_MARKER).read_text(encoding="utf8")
+    try:
+        files = json.loads(text)["files"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        if text.strip().isdigit():
+            return None
+        return f"{folder / COMPLETE_MARKER} is not a checkpoint manifest"
+    for name, expected in files.items():
+        path = folder / name
+        if not path.is_file():
+            return f"{path} is missing"
+        size = path.stat().st_size
+        if size != expected["size"]:
+            return f"{path} has {size} bytes, {expected['size']} when it was written"
+        if _sha256(path) != expected["sha256"]:
+            return f"{path} does not have the SHA-256 recorded when it was written"
+    return None
+
+
+def checkpoint_folders(output_dir: str | os.PathLike) -> list[Path]:
+    """The ``checkpoint-<step>`` folders of ``output_dir``, newest step first."""
+    output_dir = Path(output_dir)
+    if not output_dir.is_dir():
+        return []
+    steps = [
+        (int(path.name[len(CHECKPOINT_PREFIX):]), path)
+        for path in output_dir.iterdir()
+        if path.is_dir() and path.name.startswith(CHECKPOINT_PREFIX) and path.name[len(CHECKPOINT_PREFIX):].isdigit()
+    ]
+    return [path for _, path in sorted(steps, reverse=True)]
+
+
+def last_complete_checkpoint(output_dir: str | os.PathLike) -> str | None:
+    """The ``checkpoint-<step>`` folder of ``output_dir`` with the highest step whose saving finished, or None."""
+    complete = [path for path in checkpoint_folders(output_dir) if (path / COMPLETE_MARKER).is_file()]
+    return str(complete[0]) if complete else None
+
+
+def newest_intact_checkpoint(output_dir: str | os.PathLike) -> str | None:
+    """The newest complete checkpoint of ``output_dir`` whose files match its marker, or None if none is complete.
+
+    A damaged one (a file truncated, changed or missing after it was written: a disk or copy fault) is skipped with a
+    warning naming the file; if every complete checkpoint is damaged, a ValueError names them all.
+    """
+    damaged = []
+    for folder in checkpoint_folders(output_dir):
+        if not (folder / COMPLETE_MARKER).is_file():
+            continue  # its saving never finished
+        damage = checkpoint_damage(folder)
+        if damage is None:
+            return str(folder)
+        logger.warning(f"Checkpoint {folder.name} is damaged ({damage}); resuming from an older checkpoint.")
+        damaged.append(damage)
+    if damaged:
+        raise ValueError(
+            f"No intact checkpoint to resume from in {output_dir}: {'; '.join(damaged)}. Start the run again without "
+            "resume (with --overwrite / overwrite=True to replace this folder)."
+        )
+    return None
+
+
+def write_failure(folder: str | os.PathLike, error: BaseException) -> CheckpointWriteError:
+    """The error a run stops with when writing checkpoint ``folder`` failed with ``error``: it names the folder,
+    the free space on its disk and the earlier complete checkpoints (untouched: rotation only runs after a
+    checkpoint is complete)."""
+    folder = Path(folder)
+    existing = next(path for path in (folder, *folder.parents) if path.exists())  # the folder may not exist yet
+    free = shutil.disk_usage(existing).free
+    intact = [path.name for path in checkpoint_folders(folder.parent) if path != folder and (path / COMPLETE_MARKER).is_file()]
+    kept = (
+        f"the earlier checkpoints ({', '.join(intact)}) are intact" if intact else "there is no earlier checkpoint"
+    )
+    return CheckpointWriteError(
+        f"Could not write {folder}: {error}. {free / 2**20:.1f} MiB are free on that disk; {kept}. Free some space "
+        "(or fix the folder's permissions), then run the same command again with --resume (resume=True)."
+    )

@@ -1,0 +1,68 @@
+"""A run's output folder: a new run never replaces an earlier one by accident, and resume needs something to resume."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from sbert_nonling.training.checkpoints import COMPLETE_MARKER
+
+#: What the recipe runners write into a run folder; ``--overwrite`` deletes these and nothing else (``train.log`` is
+#: appended to by every run).
+RUN_ENTRIES = ("model", "export", "checkpoints", "stages", "tiny-encoder", "image_features.safetensors", "recipe.json", "results.json")
+#: A folder holding any of these holds a finished run (a saved model or its results).
+FINISHED_RUN_ENTRIES = ("results.json", "model", "export")
+
+
+def prepare_output_dir(output_dir: str | Path, resume: bool = False, overwrite: bool = False, resumable: bool = True) -> Path:
+    """Check ``output_dir`` before a run writes anything into it, and with ``overwrite`` clear the earlier run.
+
+    - A folder holding a finished run (``results.json``, a saved ``model`` / ``export``) or the complete checkpoints
+      of an interrupted one is refused unless ``overwrite`` (which deletes :data:`RUN_ENTRIES`, nothing else) or,
+      for an interrupted run, ``resume``.
+    - ``resume`` needs a complete checkpoint (a folder with none is refused, naming it) and no ``results.json``
+      (the run finished: there is nothing to resume).
+
+    ``resumable=False`` (multitask, pixel-linguist: sequences of trainers) points an interrupted run to overwrite
+    only. Raises ValueError, with what to pass instead, before anything is deleted or written.
+    """
+    output_dir = Path(output_dir)
+    if resume and overwrite:
+        raise ValueError("Pass either resume (continue the run in the folder) or overwrite (replace it), not both.")
+    finished = [name for name in FINISHED_RUN_ENTRIES if (output_dir / name).exists()]
+    checkpoints = sorted(marker.parent for marker in output_dir.glob(f"**/checkpoint-*/{COMPLETE_MARKER}"))
+    if resume:
+        if (output_dir / "results.json").exists():
+            raise ValueError(
+                f"{output_dir} holds a finished run (results.json): there is nothing to resume. Pass --overwrite "
+                "(overwrite=True) to train it again, or choose another --output."
+            )
+        if not checkpoints:
+            raise ValueError(
+                f"--resume: {output_dir} holds no complete checkpoint to resume from. Run without --resume to start "
+                "the run."
+            )
+        return output_dir
+    if overwrite:
+        for name in RUN_ENTRIES:
+            path = output_dir / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+        return output_dir
+    if finished:
+        raise ValueError(
+            f"{output_dir} already holds a finished run ({', '.join(finished)}); a new run would replace it. Choose "
+            "another --output, or pass --overwrite (overwrite=True) to replace it. --resume continues a run that was "
+            "interrupted before it finished."
+        )
+    if checkpoints:
+        how = (
+            "Pass --resume (resume=True) to continue it, or --overwrite (overwrite=True) to start afresh."
+            if resumable
+            else "This recipe does not resume: pass --overwrite (overwrite=True) to start it again."
+        )
+        listed = ", ".join(str(path.relative_to(output_dir)) for path in checkpoints)
+        raise ValueError(f"{output_dir} holds checkpoints of an interrupted run ({listed}). {how}")
+    return output_dir

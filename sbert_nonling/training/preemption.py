@@ -1,0 +1,102 @@
+"""Stop training cleanly on SIGTERM / SIGINT (preemptible machines, cluster schedulers, Ctrl-C): finish the step,
+write a complete checkpoint, stop."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+#: The signals that ask a run to stop: what spot / preemptible machines and schedulers send, and Ctrl-C.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class TrainingPreempted(RuntimeError):
+    """Training stopped on a signal after writing a complete checkpoint; resume continues from it.
+
+    Args:
+        signal_number: the signal that stopped the run.
+        checkpoint: the checkpoint folder written at the stop.
+        resumable: False for the recipes that run a sequence of trainers (multitask, pixel-linguist), which do not
+            resume: the message then says to start the run again.
+    """
+
+    def __init__(self, signal_number: int, checkpoint: str, resumable: bool = True) -> None:
+        self.signal_number = signal_number
+        self.checkpoint = checkpoint
+        if resumable:
+            how = (
+                "Continue with the same command plus --resume (train_recipe(..., resume=True) or "
+                "trainer.train(resume_from_checkpoint=True))."
+            )
+        else:
+            how = "This recipe runs a sequence of trainers and does not resume: start it again with --overwrite."
+        super().__init__(f"Training stopped by {signal.Signals(signal_number).name}; {checkpoint} is a complete checkpoint. {how}")
+
+
+class PreemptionCallback(TrainerCallback):
+    """Turns SIGTERM / SIGINT into a clean stop through the trainer's public control flags.
+
+    While :meth:`handling_signals` is active, the first signal only records itself; at the end of the current
+    optimizer step (``on_step_end``) the callback sets ``control.should_save`` and ``control.should_training_stop``,
+    so the trainer writes a complete checkpoint (everything a periodic one holds, the losses' own state included)
+    and leaves its loop; the caller then raises :class:`TrainingPreempted` (see :meth:`stop_signal`). A second signal
+    exits the process at once (status 128 + signal number): the checkpoint being written then has no completion
+    marker, so resume never takes it and uses the previous complete one. Under DDP the processes agree at every step
+    end (one all-reduce of a flag), so all of them stop after the same step.
+
+    What it adds over transformers: signal handling (the Trainer has none) mapped onto its ``TrainerControl`` flags.
+    """
+
+    def __init__(self) -> None:
+        self._signal_number: int | None = None
+
+    @property
+    def stop_signal(self) -> int | None:
+        """The signal that asked the run to stop, or None."""
+        return self._signal_number
+
+    def _handle(self, signal_number: int, frame) -> None:
+        if self._signal_number is not None:
+            name = signal.Signals(signal_number).name
+            sys.stderr.write(f"\n{name} again: exiting now; the checkpoint being written is incomplete and resume skips it.\n")
+            sys.stderr.flush()
+            os._exit(128 + signal_number)  # at once: no clean-up that could touch the checkpoints
+        self._signal_number = signal_number
+        sys.stderr.write(
+            f"\n{signal.Signals(signal_number).name}: finishing this step and writing a checkpoint "
+            "(send it again to exit at once).\n"
+        )
+        sys.stderr.flush()
+
+    @contextmanager
+    def handling_signals(self) -> Iterator[None]:
+        """Handle :data:`STOP_SIGNALS` inside the block (main thread only: Python delivers signals there) and put
+        the previous handlers back after it."""
+        self._signal_number = None
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {number: signal.signal(number, self._handle) for number in STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        requested = self._signal_number is not None
+        if torch.distributed.is_available() and torch.distributed.is_initialized() and args.world_size > 1:
+            flag = torch.tensor([self._signal_number or 0], device=args.device)
+            torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
+            self._signal_number = int(flag.item()) or None
+            requested = self._signal_number is not None
+        if requested:
+            control.should_save = True
+            control.should_training_stop = True

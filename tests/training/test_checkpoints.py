@@ -1,0 +1,115 @@
+"""Checkpoint markers list what a checkpoint holds; resume skips damaged checkpoints; rotation waits for the marker."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+import torch
+from sentence_transformers import SentenceTransformerTrainingArguments
+from transformers import TrainerCallback
+
+from sbert_nonling import SimCSELoss
+from sbert_nonling.data import sentence_pairs_dataset
+from sbert_nonling.models import build_sentence_model
+from sbert_nonling.training import NonLinguisticTrainer
+from sbert_nonling.training.checkpoints import (
+    COMPLETE_MARKER,
+    CheckpointWriteError,
+    checkpoint_damage,
+    newest_intact_checkpoint,
+    write_failure,
+)
+
+
+def make_trainer(model_dir, sentences, output_dir, max_steps):
+    torch.manual_seed(0)
+    model = build_sentence_model(model_dir)
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(output_dir), max_steps=max_steps, per_device_train_batch_size=8, learning_rate=1e-3,
+        save_strategy="steps", save_steps=2, save_total_limit=2, report_to="none", seed=3, lr_scheduler_type="constant",
+    )
+    return NonLinguisticTrainer(model=model, args=args, train_dataset=sentence_pairs_dataset(sentences), loss=SimCSELoss(model))
+
+
+class StartStep(TrainerCallback):
+    """Records the step training (re)starts from."""
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.step = state.global_step
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, tiny_encoder_dir, wiki_sentences):
+    """A 6-step run saving every 2 steps, keeping 2 checkpoints."""
+    output = tmp_path_factory.mktemp("checkpoints")
+    make_trainer(tiny_encoder_dir, wiki_sentences[:64], output, max_steps=6).train()
+    return output
+
+
+def test_the_marker_lists_every_file_with_its_size_and_checksum(trained):
+    assert sorted(path.name for path in trained.iterdir()) == ["checkpoint-4", "checkpoint-6"]  # rotated after the marker
+    folder = trained / "checkpoint-6"
+    manifest = json.loads((folder / COMPLETE_MARKER).read_text())
+    assert manifest["step"] == 6
+    on_disk = {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file() and path.name != COMPLETE_MARKER}
+    assert set(manifest["files"]) == on_disk and {"text_0_SharedEncoder/model.safetensors", "optimizer.pt", "loss_state.safetensors", "trainer_state.json"} <= on_disk
+    weights = folder / "text_0_SharedEncoder" / "model.safetensors"
+    assert manifest["files"]["text_0_SharedEncoder/model.safetensors"]["size"] == weights.stat().st_size
+    assert all(len(entry["sha256"]) == 64 for entry in manifest["files"].values())
+    assert checkpoint_damage(folder) is None
+
+
+def copy_run(source, target):
+    import shutil
+
+    shutil.copytree(source, target)
+    return target
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "delete"])
+def test_resume_skips_a_damaged_checkpoint_naming_the_file(trained, tmp_path, tiny_encoder_dir, wiki_sentences, damage, caplog):
+    run = copy_run(trained, tmp_path / "run")
+    weights = run / "checkpoint-6" / "text_0_SharedEncoder" / "model.safetensors"
+    if damage == "truncate":  # a disk or copy fault after the marker was written
+        weights.write_bytes(weights.read_bytes()[:1000])
+    elif damage == "flip":
+        data = bytearray(weights.read_bytes())
+        data[-10] ^= 0xFF
+        weights.write_bytes(bytes(data))
+    else:
+        weights.unlink()
+    with caplog.at_level(logging.WARNING):
+        assert newest_intact_checkpoint(run) == str(run / "checkpoint-4")
+    assert "checkpoint-6 is damaged" in caplog.text and str(weights) in caplog.text
+
+    trainer = make_trainer(tiny_encoder_dir, wiki_sentences[:64], run, max_steps=6)
+    start = StartStep()
+    trainer.add_callback(start)
+    trainer.train(resume_from_checkpoint=True)
+    assert start.step == 4 and trainer.state.global_step == 6
+    assert checkpoint_damage(run / "checkpoint-6") is None  # written again, with a new marker
+
+
+def test_no_intact_checkpoint_is_a_value_error_naming_every_damaged_file(trained, tmp_path, tiny_encoder_dir, wiki_sentences):
+    run = copy_run(trained, tmp_path / "run")
+    for step in (4, 6):
+        (run / f"checkpoint-{step}" / "optimizer.pt").write_bytes(b"")
+    trainer = make_trainer(tiny_encoder_dir, wiki_sentences[:64], run, max_steps=6)
+    with pytest.raises(ValueError, match=r"No intact checkpoint .*checkpoint-6/optimizer\.pt has 0 bytes.*checkpoint-4/optimizer\.pt has 0 bytes"):
+        trainer.train(resume_from_checkpoint=True)
+
+
+def test_a_marker_of_an_older_version_is_trusted(trained, tmp_path):
+    run = copy_run(trained, tmp_path / "run")
+    (run / "checkpoint-6" / COMPLETE_MARKER).write_text("6\n")
+    assert checkpoint_damage(run / "checkpoint-6") is None and newest_intact_checkpoint(run) == str(run / "checkpoint-6")
+
+
+def test_a_write_failure_names_the_folder_the_free_space_and_the_intact_checkpoints(trained):
+    error = write_failure(trained / "checkpoint-8", OSError(28, "No space left on device"))
+    assert isinstance(error, CheckpointWriteError) and isinstance(error, OSError)
+    message = str(error)
+    assert str(trained / "checkpoint-8") in message and "No space left on device" in message
+    assert "MiB are free" in message and "(checkpoint-6, checkpoint-4) are intact" in message and "--resume" in message
