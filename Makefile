@@ -1,11 +1,12 @@
-# Two entry points for a fresh machine: `make demo` (the offline main job) and `make test` (the test suite).
+# Two entry points for a fresh machine: `make demo` (the offline main job) and `make test-all` (the whole test suite,
+# slow end-to-end tests included: what CI runs). `make test` is the fast loop (slow-marked tests left out).
 # Both create .venv and install the package with the pinned development set (constraints.txt) if needed.
 PYTHON ?= python3
 VENV := .venv
 SHARED ?= ../shared
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install clean
+.PHONY: demo test test-all install clean
 
 $(STAMP): setup.cfg setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +21,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	SBERT_NONLING_SHARED=$(SHARED) HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -q
+
+test-all: $(STAMP)
+	SBERT_NONLING_SHARED=$(SHARED) HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -q -m "slow or not slow"
 
 clean:
 	rm -rf $(VENV) runs
