@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features, load_image_features, save_image_features
+from sbert_nonling.data.image_features import extract_image_features, load_image_features, save_image_features
+from sbert_nonling.modules import FrozenImageEncoder
 from sbert_nonling.data.images import IMAGE_EXTENSIONS
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

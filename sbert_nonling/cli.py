@@ -190,7 +190,8 @@ def cmd_push(args: argparse.Namespace) -> None:
 
 
 def cmd_features(args: argparse.Namespace) -> None:
-    from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features, save_image_features
+    from sbert_nonling.data.image_features import extract_image_features, save_image_features
+    from sbert_nonling.modules.frozen_image_encoder import FrozenImageEncoder
     from sbert_nonling.data.images import IMAGE_EXTENSIONS
 
     folder = Path(args.image_dir)

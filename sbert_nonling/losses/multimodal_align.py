@@ -98,7 +98,7 @@ class MultimodalAlignLoss(nn.Module):
             local_weight: :math:`\mu`, weight of the DAMSM term (0 disables it).
             gammas: DAMSM's (attention sharpness, word aggregation, scale).
             image_encoder: a frozen image encoder run inside the loss (under no_grad, never optimised or saved): a
-                :class:`~sbert_nonling.data.image_features.FrozenImageEncoder`, any torch module mapping pixels
+                :class:`~sbert_nonling.modules.FrozenImageEncoder`, any torch module mapping pixels
                 (B, 3, H, W) to (B, d) vectors or (B, d, h, w) maps, or a sentence-transformers image model. The label
                 column then holds the images as uint8 pixels (``caption_image_dataset``) instead of features.
             gather_across_devices: use every process's images as negatives (DDP).
@@ -182,7 +182,7 @@ class MultimodalAlignLoss(nn.Module):
     def encode_images(self, pixels: Tensor) -> Tensor:
         """Features of uint8 pixel images (B, 3, H, W) from the frozen ``image_encoder``: (B, d), or (B, regions, d)
         when the local term needs regions and the encoder gives a feature map."""
-        from sbert_nonling.data.image_features import NORMALIZE_TRANSFORM, FrozenImageEncoder
+        from sbert_nonling.modules.frozen_image_encoder import NORMALIZE_TRANSFORM, FrozenImageEncoder
 
         encoder = self._image_encoder[0]
         if isinstance(encoder, SentenceTransformer):

@@ -14,7 +14,7 @@ from transformers import set_seed
 from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
 from sbert_nonling.data.captions import caption_feature_dataset, hub_caption_pairs, read_captions
 from sbert_nonling.data.hub import AUDIO_ROLES, CAPTION_ROLES, hub_source
-from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features, load_image_features, save_image_features
+from sbert_nonling.data.image_features import extract_image_features, load_image_features, save_image_features
 from sbert_nonling.data.images import image_folder_dataset
 from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, read_sentences, sentence_pairs_dataset
 from sbert_nonling.evaluation.retrieval import evaluate_retrieval
@@ -28,6 +28,7 @@ from sbert_nonling.models.sentence_model import build_sentence_model
 from sbert_nonling.models.tiny_encoder import build_tiny_encoder
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.encoder_families import learned_position_embeddings
+from sbert_nonling.modules.frozen_image_encoder import FrozenImageEncoder
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.modules.shared_encoder import SharedEncoder
 from sbert_nonling.training.arguments import dev_curve, training_arguments

@@ -8,7 +8,8 @@ import torch
 from sentence_transformers.sentence_transformer.data_collator import SentenceTransformerDataCollator
 
 from sbert_nonling.data.captions import caption_feature_dataset, read_captions
-from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features, load_image_features, save_image_features
+from sbert_nonling.data.image_features import extract_image_features, load_image_features, save_image_features
+from sbert_nonling.modules import FrozenImageEncoder
 
 
 @pytest.fixture(scope="module")

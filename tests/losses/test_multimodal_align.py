@@ -109,7 +109,8 @@ def test_settings_are_checked_and_configured(tiny_model):
 
 def test_a_frozen_image_encoder_inside_the_loss_equals_precomputed_features(tiny_model, flickr_subset):
     from sbert_nonling.data.captions import caption_image_dataset, read_captions
-    from sbert_nonling.data.image_features import FrozenImageEncoder, extract_image_features
+    from sbert_nonling.data.image_features import extract_image_features
+    from sbert_nonling.modules import FrozenImageEncoder
 
     encoder = FrozenImageEncoder.efficientnet_lite0()
     pairs = read_captions(flickr_subset / "captions.txt", image_dir=flickr_subset / "images")

@@ -1,0 +1,34 @@
+"""FrozenImageEncoder: frozen in every mode, global vector = mean of the region grid, uint8 pixels normalised; the
+old import path still works with a FutureWarning."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from sbert_nonling.modules import FrozenImageEncoder
+from sbert_nonling.modules.frozen_image_encoder import NORMALIZE_TRANSFORM
+
+
+def test_stays_frozen_and_pools_its_region_grid():
+    torch.manual_seed(0)
+    encoder = FrozenImageEncoder(nn.Sequential(nn.Conv2d(3, 4, 8, stride=8), nn.BatchNorm2d(4)))
+    encoder.train()
+    assert not encoder.training and not encoder.backbone.training
+    assert not any(parameter.requires_grad for parameter in encoder.parameters())
+    pixels = torch.randint(0, 256, (2, 3, 32, 32), dtype=torch.uint8)
+    pooled, regions = encoder(pixels)
+    assert regions.shape == (2, 16, 4) and torch.allclose(pooled, regions.mean(dim=1))
+    torch.testing.assert_close(encoder(NORMALIZE_TRANSFORM(pixels))[1], regions)  # uint8 input is normalised first
+    with pytest.raises(ValueError, match=r"\(B, C, H, W\) feature map, got shape \(2, 4\)"):
+        FrozenImageEncoder(nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 4)))(pixels.float())
+
+
+def test_the_old_import_path_warns_and_gives_the_same_class():
+    import sbert_nonling.data.image_features as image_features
+
+    with pytest.warns(FutureWarning, match="moved to sbert_nonling.modules.frozen_image_encoder.FrozenImageEncoder"):
+        assert image_features.FrozenImageEncoder is FrozenImageEncoder
+    with pytest.raises(AttributeError, match="has no attribute 'Nothing'"):
+        image_features.Nothing
