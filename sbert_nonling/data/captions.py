@@ -13,7 +13,7 @@ import torch
 from datasets import Array2D, Dataset, Features, List, Value
 from datasets import Image as ImageFeature
 
-from sbert_nonling.data.hub import CAPTION_ROLES, HubSource, load_hub_columns
+from sbert_nonling.data.hub import CAPTION_ROLES, HubSource, hub_source, load_hub_columns
 from sbert_nonling.data.image_features import CROP_TRANSFORM
 from sbert_nonling.data.images import open_image
 from sbert_nonling.util.validation import check_sentence, split_lines
@@ -90,6 +90,22 @@ def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[st
     if not pairs:
         raise ValueError(f"The Hub dataset {str(source)!r} holds no (image, caption) pairs.")
     return pairs, dict(zip(names, items))
+
+
+def load_caption_pairs(captions: str | Path, image_dir: str | Path | None = None) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """``(image name, caption)`` pairs and each name's image (a file of ``image_dir``, or a Hub dataset's image), from
+    a local captions file (:func:`read_captions`, needs ``image_dir``) or a Hub image-caption dataset
+    (:func:`hub_caption_pairs`, which brings its images)."""
+    source = hub_source(captions, CAPTION_ROLES)
+    if source is not None:
+        return hub_caption_pairs(source)
+    if image_dir is None:
+        raise ValueError(
+            f"Captions file {str(captions)!r} names images: pass image_dir, the folder holding them (or a Hub "
+            "image-caption dataset, owner/name?image=COLUMN&caption=COLUMN, which brings its images)."
+        )
+    pairs = read_captions(captions, image_dir=image_dir)
+    return pairs, {name: Path(image_dir) / name for name, _ in pairs}
 
 
 def _check_image_name(image: object, where: str) -> str:

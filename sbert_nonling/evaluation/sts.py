@@ -41,13 +41,24 @@ class STSEvaluator(EmbeddingSimilarityEvaluator):
         return super().embed_inputs(model, sentences, **self.encode_kwargs, **kwargs)
 
 
-def sts_dev_evaluator(sts_dir: str | Path, batch_size: int = 64) -> SequentialEvaluator:
-    """The training-time evaluator: every dev task found in ``sts_dir`` (STS-B dev first, then SICK trial).
+#: The Hub copy of STS-B used when no local STS folder is given (columns sentence1, sentence2, score in [0, 1]).
+STSB_HUB_DATASET = "sentence-transformers/stsb"
 
-    Its primary metric is STS-B dev's cosine Spearman (``eval_STSBenchmark_spearman_cosine``), the only
-    model-selection signal the papers allow.
+
+def sts_dev_evaluator(sts_dir: str | Path | None, batch_size: int = 64) -> SequentialEvaluator:
+    """The training-time evaluator: every dev task found in ``sts_dir`` (STS-B dev first, then SICK trial), or, with
+    ``sts_dir=None``, STS-B dev from the Hub (:data:`STSB_HUB_DATASET`, ``validation`` split).
+
+    Its primary metric is STS-B dev's cosine Spearman (``eval_STSBenchmark_spearman_cosine``,
+    :data:`~sbert_nonling.training.arguments.SELECTION_METRIC`), the only model-selection signal the papers allow.
     """
-    tasks = load_sts_dir(sts_dir, split="dev")
+    if sts_dir is None:
+        from datasets import load_dataset
+
+        dev = load_dataset(STSB_HUB_DATASET, split="validation")
+        tasks = [STSData("STSBenchmark", list(dev["sentence1"]), list(dev["sentence2"]), list(dev["score"]), source=STSB_HUB_DATASET)]
+    else:
+        tasks = load_sts_dir(sts_dir, split="dev")
     evaluators = [STSEvaluator(task, batch_size=batch_size) for task in tasks]
     # SequentialEvaluator reports the first evaluator's primary metric as its own.
     return SequentialEvaluator(evaluators, main_score_function=lambda scores: scores[0])

@@ -12,8 +12,8 @@ from sentence_transformers.util import is_sentence_transformer_model
 from transformers import set_seed
 
 from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
-from sbert_nonling.data.captions import caption_feature_dataset, hub_caption_pairs, read_captions
-from sbert_nonling.data.hub import AUDIO_ROLES, CAPTION_ROLES, hub_source
+from sbert_nonling.data.captions import caption_feature_dataset, load_caption_pairs
+from sbert_nonling.data.hub import AUDIO_ROLES, hub_source
 from sbert_nonling.data.image_features import extract_image_features, load_image_features, save_image_features
 from sbert_nonling.data.images import image_folder_dataset
 from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, read_sentences, sentence_pairs_dataset
@@ -65,17 +65,9 @@ def _grounding_data(
     """Caption pairs joined with frozen image features: loaded from ``image_features`` (``sbert-nonling features``)
     or extracted now with the recipe's encoder and kept in ``output_dir/image_features.safetensors``. Images listed in
     ``heldout_images_file`` are kept out of training and returned (all their captions) for retrieval evaluation."""
-    hub = hub_source(captions_file, CAPTION_ROLES) if captions_file is not None else None
-    if hub is not None:  # the images come with the captions
-        pairs, images = hub_caption_pairs(hub)
-    elif captions_file is None or image_dir is None:
-        raise ValueError(
-            f"Recipe {recipe!r} grounds captions in their images: pass captions_file and image_dir, or a Hub image-caption "
-            "dataset as captions_file (owner/name?image=COLUMN&caption=COLUMN)."
-        )
-    else:
-        pairs = read_captions(captions_file, image_dir=image_dir)
-        images = {name: Path(image_dir) / name for name, _ in pairs}
+    if captions_file is None:
+        raise ValueError(f"Recipe {recipe!r} grounds captions in their images: pass captions_file (and image_dir for a local file).")
+    pairs, images = load_caption_pairs(captions_file, image_dir)
     heldout_names = set()
     if heldout_images_file is not None:
         heldout_names = {line.strip() for line in Path(heldout_images_file).read_text(encoding="utf-8").splitlines() if line.strip()}

@@ -223,8 +223,10 @@ def test_macd_on_a_rotary_encoder_has_no_position_table_to_freeze(tmp_path, flic
 
 
 def test_grounding_recipes_need_captions_and_matching_features(tmp_path, data_dir, flickr_subset):
-    with pytest.raises(ValueError, match="pass captions_file and image_dir"):
+    with pytest.raises(ValueError, match="grounds captions in their images: pass captions_file"):
         train_recipe("macd", tmp_path / "a", tiny=True)
+    with pytest.raises(ValueError, match="names images: pass image_dir"):
+        train_recipe("macd", tmp_path / "a2", captions_file=flickr_subset / "captions.txt", tiny=True)
     with pytest.raises(ValueError, match="recipe 'mcse' expects image_dim=2048"):
         train_recipe(
             "mcse", tmp_path / "b", text_file=_small_text_file(tmp_path, data_dir, lines=20), captions_file=flickr_subset / "captions.txt",
