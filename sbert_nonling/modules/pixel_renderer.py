@@ -22,14 +22,16 @@ DEFAULT_FALLBACK_FONTS = ("Noto Sans Arabic", "Noto Sans Devanagari", "Noto Sans
 
 
 def sanitize_text(text: str) -> str:
-    """The text the renderer hands to Pango for ``text``: PIXEL's cleaning, each ``\\n`` replaced by a space, and
-    every unpaired surrogate replaced by U+FFFD (such strings cannot be encoded as UTF-8; PIXEL fails on them).
+    """The text the renderer hands to Pango for ``text``: PIXEL's cleaning (each ``\\n`` replaced by a space), every
+    U+0000 removed and every unpaired surrogate replaced by U+FFFD.
 
     Everything else goes to Pango unchanged, as in PIXEL: a tab advances to Pango's next tab stop, a carriage return
-    or a Unicode line / paragraph separator starts a new line (drawn below the strip), other control characters are
-    laid out by Pango, and the text ends at the first U+0000 (Pango reads a C string).
+    or a Unicode line / paragraph separator starts a new line (drawn below the strip), and other control characters
+    are laid out by Pango. The two additions only touch texts PIXEL cannot render faithfully: its renderer hands the
+    text to Pango as a C string, so everything after a U+0000 would silently vanish, and a lone surrogate cannot be
+    encoded as UTF-8 at all.
     """
-    return replace_lone_surrogates(text.replace("\n", " "))
+    return replace_lone_surrogates(text.replace("\n", " ").replace("\x00", ""))
 
 
 class PixelRenderer(InputModule):
@@ -54,8 +56,8 @@ class PixelRenderer(InputModule):
     patch (PIXEL's ``get_attention_mask``). Text beyond the strip is clipped; a text running into the last patch is
     overdrawn by the EOS patch there. An empty text gives one blank patch and the EOS patch.
 
-    Text handling: see :func:`sanitize_text` (PIXEL's: ``\\n`` -> space, everything else to Pango; lone surrogates
-    -> U+FFFD). Characters no installed font covers, including emoji (no emoji font is bundled), are drawn as
+    Text handling: see :func:`sanitize_text` (PIXEL's: ``\\n`` -> space, everything else to Pango; U+0000 removed,
+    lone surrogates -> U+FFFD). Characters no installed font covers, including emoji (no emoji font is bundled), are drawn as
     visible hex boxes.
 
     Fonts and reproducibility: PIXEL rendered with GoNotoCurrent, which no package installs. The default here is

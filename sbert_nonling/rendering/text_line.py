@@ -33,8 +33,7 @@ class TextLineCanvas:
     placement: ``(width, height) = pango_layout_get_pixel_size(layout)`` of the whole text, and the layout's top-left
     corner moved to ``(x, height_of_strip / 2 - height / 2 - 2)`` before ``pango_cairo_show_layout``. The vertical
     position therefore depends on the line height Pango computes for the text (a fallback font with a taller line box
-    moves it), exactly as in PIXEL. The text is given to Pango as a C string (it ends at the first U+0000, as in
-    PIXEL); Pango starts a new line at a carriage return or a Unicode line / paragraph separator, and such further
+    moves it), exactly as in PIXEL. Pango starts a new line at a carriage return or a Unicode line / paragraph separator, and such further
     lines fall below the strip. The whole text is laid out; what lies beyond the strip is clipped. The font size is an
     absolute pixel size (:func:`font_description_string`).
 
@@ -111,12 +110,13 @@ class TextLineCanvas:
             )
 
     def draw(self, text: str) -> tuple[np.ndarray, int]:
-        """Draw ``text`` (valid Unicode, no lone surrogates) and return the coverage and the text's logical width in
+        """Draw ``text`` (valid Unicode without lone surrogates or U+0000) and return the coverage and the text's logical width in
         pixels (``pango_layout_get_pixel_size``).
 
         The coverage array is a view of the canvas, overwritten by the next call: copy what you keep.
         """
-        pango.pango_layout_set_text(self._layout, text.encode("utf-8"), -1)
+        data = text.encode("utf-8")
+        pango.pango_layout_set_text(self._layout, data, len(data))
         pango.pango_layout_get_pixel_size(self._layout, self._size, self._size + 1)
         text_width, text_height = self._size[0], self._size[1]
         self._rows[:] = 0

@@ -187,14 +187,14 @@ def test_only_newlines_become_spaces(renderer):
 
 def test_sanitize_text():
     assert sanitize_text("a\r\nb\tc") == "a\r b\tc"
-    assert sanitize_text("a\x00b\x07c\x7f\x9f") == "a\x00b\x07c\x7f\x9f"
+    assert sanitize_text("a\x00b\x07c\x7f\x9f") == "ab\x07c\x7f\x9f"
     assert sanitize_text("x\ud800y") == "x\ufffdy"
     assert sanitize_text("\ud83d\ude00") == "\U0001f600"
     assert sanitize_text("a\u200bb") == "a\u200bb"
 
 
-def test_nul_ends_the_text_and_surrogates_are_replaced(renderer):
-    np.testing.assert_array_equal(renderer.render("a\x00b\x07c")[0], renderer.render("a")[0])  # a C string, as in PIXEL
+def test_nul_is_removed_and_surrogates_are_replaced(renderer):
+    np.testing.assert_array_equal(renderer.render("a\x00b\x00")[0], renderer.render("ab")[0])
     np.testing.assert_array_equal(renderer.render("\ud800")[0], renderer.render("\ufffd")[0])
     np.testing.assert_array_equal(renderer.render("\ud83d\ude00")[0], renderer.render("\U0001f600")[0])
     np.testing.assert_array_equal(renderer.render("a\u200bb")[0], renderer.render("ab")[0])  # zero width
