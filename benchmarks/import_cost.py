@@ -10,6 +10,7 @@ optional or heavy libraries were imported. Medians per side and the ratio after 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import subprocess
@@ -43,9 +44,8 @@ def extract_package(revision: str, folder: Path) -> Path:
         ["git", "-C", str(REPO_DIR), "archive", "--format=tar", revision, "sbert_nonling"],
         capture_output=True, check=True,
     ).stdout
-    archive_path = folder / "package.tar"
-    archive_path.write_bytes(archive)
-    with tarfile.open(archive_path) as tar:
+    folder.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(folder, filter="data")
     return folder
 
