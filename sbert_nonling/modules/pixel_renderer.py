@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -13,6 +13,9 @@ from PIL import Image
 from sentence_transformers.base.modules import InputModule
 
 from sbert_nonling.util.validation import replace_lone_surrogates
+
+if TYPE_CHECKING:
+    from sbert_nonling.rendering import TextLineCanvas
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +60,8 @@ class PixelRenderer(InputModule):
     overdrawn by the EOS patch there. An empty text gives one blank patch and the EOS patch.
 
     Text handling: see :func:`sanitize_text` (PIXEL's: ``\\n`` -> space, everything else to Pango; U+0000 removed,
-    lone surrogates -> U+FFFD). Characters no installed font covers, including emoji (no emoji font is bundled), are drawn as
-    visible hex boxes.
+    lone surrogates -> U+FFFD). Characters no installed font covers, including emoji (no emoji font is bundled), are
+    drawn as visible hex boxes.
 
     Fonts and reproducibility: PIXEL rendered with GoNotoCurrent, which no package installs. The default here is
     Noto Sans with Noto Sans Arabic, Noto Sans Devanagari and Noto Sans CJK JP as fallbacks, all from pip packages,
@@ -144,7 +147,7 @@ class PixelRenderer(InputModule):
         if render_environment is not None:
             self._warn_if_environment_differs(render_environment)
 
-    def _build_canvas(self):
+    def _build_canvas(self) -> TextLineCanvas:
         from sbert_nonling.rendering import TextLineCanvas
 
         return TextLineCanvas(

@@ -33,9 +33,10 @@ class TextLineCanvas:
     placement: ``(width, height) = pango_layout_get_pixel_size(layout)`` of the whole text, and the layout's top-left
     corner moved to ``(x, height_of_strip / 2 - height / 2 - 2)`` before ``pango_cairo_show_layout``. The vertical
     position therefore depends on the line height Pango computes for the text (a fallback font with a taller line box
-    moves it), exactly as in PIXEL. Pango starts a new line at a carriage return or a Unicode line / paragraph separator, and such further
-    lines fall below the strip. The whole text is laid out; what lies beyond the strip is clipped. The font size is an
-    absolute pixel size (:func:`font_description_string`).
+    moves it), exactly as in PIXEL. Pango starts a new line at a carriage return or a Unicode line / paragraph
+    separator, which makes the layout taller (so the text moves up) and puts the further lines below it. The whole
+    text is laid out; what lies beyond the strip is clipped. The font size is an absolute pixel size
+    (:func:`font_description_string`).
 
     Rendering settings are fixed, not read from the machine: grayscale antialiasing, slight hinting, hinted metrics
     and glyph positions rounded to whole pixels (what Cairo and Debian's default fontconfig rules give PIXEL), and the
@@ -110,8 +111,8 @@ class TextLineCanvas:
             )
 
     def draw(self, text: str) -> tuple[np.ndarray, int]:
-        """Draw ``text`` (valid Unicode without lone surrogates or U+0000) and return the coverage and the text's logical width in
-        pixels (``pango_layout_get_pixel_size``).
+        """Draw ``text`` (valid Unicode without lone surrogates or U+0000) and return the coverage and the text's
+        logical width in pixels (``pango_layout_get_pixel_size``).
 
         The coverage array is a view of the canvas, overwritten by the next call: copy what you keep.
         """

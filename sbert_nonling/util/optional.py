@@ -32,7 +32,10 @@ def missing_extra_message(feature: str, purpose: str, error: BaseException) -> s
         f"Install them with: pip install 'sbert-nonling[{extra}]'"
     )
     if system_packages:
-        message += f"; they load the system libraries Pango, Cairo, FreeType, HarfBuzz and fontconfig (Debian / Ubuntu: apt-get install {system_packages})"
+        message += (
+            "; they load the system libraries Pango, Cairo, FreeType, HarfBuzz and fontconfig "
+            f"(Debian / Ubuntu: apt-get install {system_packages})"
+        )
     return message + "."
 
 
