@@ -1,6 +1,6 @@
 # Two entry points for a fresh machine: `make demo` (the offline main job) and `make test` (the test suite).
 # Both create .venv and install the package with the pinned development set (constraints.txt) if needed; the `test`
-# extra includes every optional extra (pixel, plots, mteb, efficientnet), which the tests and the demo need.
+# extra includes every optional extra (pixel, plots, mteb, efficientnet), which the test suite needs.
 PYTHON ?= python3
 VENV := .venv
 SHARED ?= ../shared

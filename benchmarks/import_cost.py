@@ -3,8 +3,9 @@
 Run: ``python benchmarks/import_cost.py --before REV [--repetitions 9]``. The package of revision ``REV`` is
 extracted with ``git archive`` into a temporary folder; each repetition starts one fresh Python for each side (the
 order alternates: before, after, then after, before), imports the package from its own folder and reports the
-import's wall time, the process's peak resident memory (``ru_maxrss``), the number of modules loaded and which
-optional or heavy libraries were imported. Medians per side and the ratio after / before go on the last line.
+import's wall time, the process's peak resident memory (``VmHWM`` of ``/proc/self/status``: unlike ``ru_maxrss``,
+it does not carry over the size of the parent that started the process), the number of modules loaded and which
+optional or heavy libraries were imported. Linux only. Medians per side and the ratio after / before go on the last line.
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ from common import REPO_DIR, emit, median, print_table
 #: Libraries whose presence after ``import sbert_nonling`` is reported.
 WATCHED = ("pangocffi", "pangocairocffi", "cairocffi", "matplotlib", "mteb", "torchvision", "torchaudio", "datasets")
 CHILD = f"""
-import json, resource, sys, time
+import json, sys, time
 start = time.perf_counter()
 import sbert_nonling
 seconds = time.perf_counter() - start
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
 print(json.dumps({{
     "seconds": seconds,
-    "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "peak_rss_mb": int(status["VmHWM"].split()[0]) / 1024,
     "modules": len(sys.modules),
     "loaded": [name for name in {WATCHED!r} if name in sys.modules],
     "file": sbert_nonling.__file__,
