@@ -1,6 +1,7 @@
 # Two entry points for a fresh machine: `make demo` (the offline main job) and `make test-all` (the whole test suite,
 # slow end-to-end tests included: what CI runs). `make test` is the fast loop (slow-marked tests left out).
-# Both create .venv and install the package with the pinned development set (constraints.txt) if needed.
+# Both create .venv and install the package with the pinned development set (constraints.txt) if needed; the `test`
+# extra includes every optional extra (pixel, plots, mteb, efficientnet), which the test suite needs.
 PYTHON ?= python3
 VENV := .venv
 SHARED ?= ../shared

@@ -1,8 +1,9 @@
 """Run STS through MTEB's official tasks: online by name, offline by injecting local data into the same task objects.
 
-Set ``MTEB_CACHE`` before mteb is first imported if ``~/.cache/mteb`` must not be created (importing mteb creates its
-default cache folder); :func:`evaluate_sts_mteb` itself never reads or writes the result cache (``cache=None``), so a
-stale cached score is never reported.
+Needs the ``mteb`` extra (``pip install 'sbert-nonling[mteb]'``): importing this module without it raises an
+ImportError naming the extra. Importing it imports mteb, so set ``MTEB_CACHE`` before if ``~/.cache/mteb`` must not
+be created (importing mteb creates its default cache folder); :func:`evaluate_sts_mteb` itself never reads or writes
+the result cache (``cache=None``), so a stale cached score is never reported.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ from typing import Any
 from sentence_transformers import SentenceTransformer
 
 from sbert_nonling.evaluation.sts_data import STS_TASKS, STSData
+from sbert_nonling.util.optional import require_extra
+
+(mteb,) = require_extra("mteb", "The MTEB runner (sbert_nonling.evaluation.mteb_runner, sbert-nonling eval --mteb)")
+from mteb.models import ModelMeta, SentenceTransformerEncoderWrapper  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -28,8 +33,6 @@ def wrap_for_mteb(model: SentenceTransformer, model_name: str, revision: str | N
     Without it every local model is reported as ``no_model_name/available``. A name without "/" (a local folder
     name) is prefixed with ``local/``.
     """
-    from mteb.models import ModelMeta, SentenceTransformerEncoderWrapper
-
     wrapper = SentenceTransformerEncoderWrapper(model)
     name = model_name.strip("/").split("/")[-2:]
     fields = {
@@ -51,7 +54,6 @@ def _as_dataset(data: STSData):
 def local_mteb_tasks(tasks: Sequence[STSData]) -> list:
     """Official MTEB task objects holding the local data (``STSBenchmarkMultilingualSTS-<lang>`` tasks are merged
     into the multilingual task with one subset per language)."""
-    import mteb
     from datasets import DatasetDict
 
     result, multilingual = [], {}
@@ -94,8 +96,6 @@ def evaluate_sts_mteb(
         encode_kwargs: passed to ``model.encode``, e.g. ``{"task": "pixel"}``.
         batch_size: encoding batch size.
     """
-    import mteb
-
     if tasks and all(isinstance(task, str) for task in tasks):
         mteb_tasks = list(mteb.get_tasks(tasks=list(tasks)))
     else:

@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+from sbert_nonling.util.optional import require_extra
 
+(matplotlib,) = require_extra("plots", "Plots (sbert_nonling.evaluation.plots, sbert-nonling eval --plots)")
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 from sentence_transformers import SentenceTransformer  # noqa: E402

@@ -1,39 +1,46 @@
-"""PixelRenderer: text -> one strip of 16x16 patches, rendered through Pango the way PIXEL (Team-PIXEL/pixel-base) does."""
+"""PixelRenderer: text -> one strip of 16x16 patches, exactly as PIXEL's own renderer draws it (Team-PIXEL/pixel-base)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from PIL import Image
 from sentence_transformers.base.modules import InputModule
 
-from sbert_nonling.rendering import TextLineCanvas
 from sbert_nonling.util.validation import replace_lone_surrogates
 
-DEFAULT_FALLBACK_FONTS = ("Noto Sans Arabic", "Noto Sans Devanagari", "Noto Sans CJK SC")
+if TYPE_CHECKING:
+    from sbert_nonling.rendering import TextLineCanvas
 
-# Tabs and every line or paragraph break become a space; the remaining C0 / C1 control characters are dropped.
-_BREAKS = "\t\n\v\f\r\x1c\x1d\x1e\x1f\x85\u2028\u2029"
-_SANITIZE_TABLE = {code: None for code in (*range(0x20), *range(0x7F, 0xA0))} | {ord(c): " " for c in _BREAKS}
+logger = logging.getLogger(__name__)
+
+# Noto Sans CJK JP is the face fontconfig picks first from the CJK collection for a "Noto Sans" text without a CJK
+# language preference, i.e. what PIXEL's renderer draws with these font files (its Han shapes differ from SC's).
+DEFAULT_FALLBACK_FONTS = ("Noto Sans Arabic", "Noto Sans Devanagari", "Noto Sans CJK JP")
 
 
 def sanitize_text(text: str) -> str:
-    """The text the renderer draws for ``text``.
+    """The text the renderer hands to Pango for ``text``: PIXEL's cleaning (each ``\\n`` replaced by a space), every
+    U+0000 removed and every unpaired surrogate replaced by U+FFFD.
 
-    Tabs and line / paragraph breaks (``\\n``, ``\\r``, ``\\v``, ``\\f``, U+001C-U+001F, U+0085, U+2028, U+2029)
-    become one space each; the other C0 and C1 control characters (U+0000-U+001F, U+007F-U+009F) are removed;
-    unpaired surrogates become U+FFFD (a surrogate pair written as two code points is joined into one character).
-    Everything else, including format characters such as U+200B, is left to Pango.
+    Everything else goes to Pango unchanged, as in PIXEL: a tab advances to Pango's next tab stop, a carriage return
+    or a Unicode line / paragraph separator starts a new line (drawn below the strip), and other control characters
+    are laid out by Pango. The two additions only touch texts PIXEL cannot render faithfully: its renderer hands the
+    text to Pango as a C string, so everything after a U+0000 would silently vanish, and a lone surrogate cannot be
+    encoded as UTF-8 at all.
     """
-    return replace_lone_surrogates(text.translate(_SANITIZE_TABLE))
+    return replace_lone_surrogates(text.replace("\n", " ").replace("\x00", ""))
 
 
 class PixelRenderer(InputModule):
-    """Renders text as PIXEL reads it: one grayscale strip, ``patch_size`` pixels high, of ``max_patches`` patches.
+    """Renders text as PIXEL reads it: one grayscale strip, ``patch_size`` pixels high, of ``max_patches`` patches,
+    drawn exactly as PIXEL's own ``PangoCairoTextRenderer`` draws a single text (Rust et al., 2023, "Language
+    Modelling with Pixels"; Team-PIXEL/pixel-base was pretrained on its renders).
 
     Contract: ``preprocess`` reads a list of ``str`` and writes ``pixel_values`` (B, 3, patch_size,
     max_patches * patch_size), float32 in [0, 1], the gray strip repeated on 3 channels, white background (1.0),
@@ -41,25 +48,33 @@ class PixelRenderer(InputModule):
     end-of-sequence patch, 0 after (patches only: the encoder prepends its [CLS]). ``forward`` returns the features
     unchanged. Follow it with the PIXEL encoder (``sbert_nonling.modules.pixel_encoder``).
 
-    Geometry (PIXEL's, as in Team-PIXEL/pixel-base): text at ``font_size`` pt and ``dpi`` (8 pt at 120 dpi =
-    13.33 px), one line, no wrapping, starting at x = ``pad_left``, vertically centred (the primary font's line box
-    is centred; the baseline is the same for every text). Right-to-left scripts are shaped and ordered by Pango.
-    After the text, at the next patch boundary, comes an all-black end-of-sequence (EOS) patch:
-    ``eos_start = min(ceil((pad_left + width + pad_left) / patch_size) * patch_size, (max_patches - 1) * patch_size)``
-    where ``width`` is the line's logical width; everything after it is white. Text that does not fit is cut, so the
-    EOS patch always stays (in the last patch). An empty text gives only the EOS patch, at patch 0.
+    Geometry (PIXEL's ``_render_text_to_surface``): the font size is the absolute pixel size ``dpi / 72 *
+    font_size`` (8 pt at 120 dpi = 13.33 px). With ``(width, height)`` the pixel size of the whole laid-out text, its
+    top-left corner is placed at ``(pad_left, patch_size / 2 - height / 2 - 2)`` on an 8-bit surface of
+    ``patch_size x max_patches * patch_size`` pixels, which is inverted (white background). The vertical position
+    thus follows the line height Pango computes for the text (fallback fonts included). One line, no wrapping;
+    right-to-left scripts are shaped and ordered by Pango. The end-of-sequence (EOS) patch is all black and starts at
+    ``eos_start = min(ceil((pad_left + width + pad_left) / patch_size) * patch_size, (max_patches - 1) *
+    patch_size)``; ``num_text_patches = eos_start // patch_size`` and the attention mask covers those and the EOS
+    patch (PIXEL's ``get_attention_mask``). Text beyond the strip is clipped; a text running into the last patch is
+    overdrawn by the EOS patch there. An empty text gives one blank patch and the EOS patch.
 
-    Text handling: see :func:`sanitize_text` (breaks and tabs -> spaces, control characters removed, lone
-    surrogates -> U+FFFD). Characters no installed font covers, including emoji (no emoji font is bundled), are
+    Text handling: see :func:`sanitize_text` (PIXEL's: ``\\n`` -> space, everything else to Pango; U+0000 removed,
+    lone surrogates -> U+FFFD). Characters no installed font covers, including emoji (no emoji font is bundled), are
     drawn as visible hex boxes.
 
     Fonts and reproducibility: PIXEL rendered with GoNotoCurrent, which no package installs. The default here is
-    Noto Sans with Noto Sans Arabic, Noto Sans Devanagari and Noto Sans CJK SC as fallbacks, all from pip packages,
+    Noto Sans with Noto Sans Arabic, Noto Sans Devanagari and Noto Sans CJK JP as fallbacks, all from pip packages,
     seen through a private fontconfig that ignores the system's fonts and rules
     (:mod:`sbert_nonling.rendering.font_config`), with fixed antialiasing and hinting: renders are byte-identical
-    on any machine with the same Pango, Cairo, FreeType and HarfBuzz libraries. To render with GoNotoCurrent, pass
-    its folder in ``font_dirs`` and ``font_family="Go Noto Current"``. STS results of PIXEL models are sensitive to
-    the font (users report ~73 instead of 77.78 on STS-B with a different one).
+    on any machine with the same Pango, Cairo, FreeType and HarfBuzz libraries. Saving records those versions and
+    the font files' (``render_environment`` in the config); loading on a machine whose versions differ logs a
+    warning. To render with GoNotoCurrent, pass its folder in ``font_dirs`` and ``font_family="Go Noto Current"``.
+    STS results of PIXEL models are sensitive to the font (users report ~73 instead of 77.78 on STS-B with a
+    different one).
+
+    Needs the ``pixel`` extra (``pip install 'sbert-nonling[pixel]'``) and the system's Pango / Cairo libraries:
+    without them, constructing a renderer raises an ImportError naming both.
 
     Args:
         max_patches: patches per strip, the EOS patch included (PIXEL: 529; Pixel Linguist: 64).
@@ -70,6 +85,9 @@ class PixelRenderer(InputModule):
         fallback_fonts: families tried in order for characters the primary font lacks.
         pad_left: left margin in pixels (2); the same margin separates the text from the EOS patch.
         font_dirs: extra font directories (e.g. one holding GoNotoCurrent.ttf), added to the bundled Noto fonts.
+        render_environment: the rendering library and font versions a saved model recorded (read from its config
+            on load; see :func:`sbert_nonling.rendering.render_environment`). Only compared with this machine's:
+            a difference is logged as a warning. Saving always records this machine's versions.
 
     Example:
         ::
@@ -106,6 +124,7 @@ class PixelRenderer(InputModule):
         fallback_fonts: Sequence[str] = DEFAULT_FALLBACK_FONTS,
         pad_left: int = 2,
         font_dirs: Sequence[str] = (),
+        render_environment: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
         if max_patches < 1:
@@ -125,12 +144,16 @@ class PixelRenderer(InputModule):
         self.pad_left = pad_left
         self.font_dirs = tuple(str(directory) for directory in font_dirs)
         self._canvas = self._build_canvas()
+        if render_environment is not None:
+            self._warn_if_environment_differs(render_environment)
 
     def _build_canvas(self) -> TextLineCanvas:
+        from sbert_nonling.rendering import TextLineCanvas
+
         return TextLineCanvas(
             width=self.strip_width,
             height=self.patch_size,
-            font_families=(self.font_family, *self.fallback_fonts),
+            font_families=self.font_families,
             font_size=self.font_size,
             dpi=self.dpi,
             x=self.pad_left,
@@ -138,24 +161,57 @@ class PixelRenderer(InputModule):
         )
 
     @property
+    def font_families(self) -> tuple[str, ...]:
+        """The primary font family, then the fallbacks."""
+        return (self.font_family, *self.fallback_fonts)
+
+    def current_render_environment(self) -> dict[str, Any]:
+        """This machine's rendering library versions and the versions of the font files of :attr:`font_families`."""
+        from sbert_nonling.rendering import render_environment
+
+        return render_environment(self.font_families, self.font_dirs)
+
+    def _warn_if_environment_differs(self, recorded: Mapping[str, Any]) -> None:
+        from sbert_nonling.rendering import environment_differences
+
+        differences = environment_differences(recorded, self.current_render_environment())
+        if differences:
+            logger.warning(
+                "This PixelRenderer was saved on a machine with other rendering libraries or fonts; renders here may "
+                "differ from those the model was trained on by a few pixels: %s.", "; ".join(differences)
+            )
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {**super().get_config_dict(), "render_environment": self.current_render_environment()}
+
+    @classmethod
+    def load_config(cls, *args, **kwargs) -> dict[str, Any]:
+        config = super().load_config(*args, **kwargs)
+        if config and "render_environment" not in config:
+            logger.warning(
+                "This PixelRenderer config records no rendering library versions: it was saved by an sbert-nonling "
+                "version whose renders placed text one pixel lower than PIXEL's renderer (and differed for tabs, line "
+                "breaks and control characters). Renders now follow PIXEL exactly and may differ from those the model "
+                "was trained on."
+            )
+        return config
+
+    @property
     def strip_width(self) -> int:
         """Width of the strip in pixels: max_patches * patch_size."""
         return self.max_patches * self.patch_size
 
     def eos_start(self, text_width: int) -> int:
-        """Left edge (pixels) of the EOS patch after a text whose logical width is ``text_width`` pixels."""
+        """Left edge (pixels) of the EOS patch after a text whose width (Pango's pixel size) is ``text_width``."""
         patches_used = -(-(2 * self.pad_left + text_width) // self.patch_size)  # ceil
         return min(patches_used, self.max_patches - 1) * self.patch_size
 
     def _render_into(self, text: str, strip: np.ndarray) -> int:
         """Render ``text`` into ``strip`` (patch_size, strip_width) uint8; return the number of attended patches."""
-        text = sanitize_text(text)
-        coverage, text_width = self._canvas.draw(text)
-        eos_start = self.eos_start(text_width) if text else 0
-        eos_end = eos_start + self.patch_size
-        np.subtract(255, coverage[:, :eos_start], out=strip[:, :eos_start])
-        strip[:, eos_start:eos_end] = 0
-        strip[:, eos_end:] = 255
+        coverage, text_width = self._canvas.draw(sanitize_text(text))
+        eos_start = self.eos_start(text_width)
+        np.subtract(255, coverage, out=strip)
+        strip[:, eos_start : eos_start + self.patch_size] = 0
         return eos_start // self.patch_size + 1
 
     def render(self, text: str) -> tuple[np.ndarray, int]:

@@ -38,9 +38,23 @@ _native_ffi = FFI()
 _native_ffi.cdef(
     """
     typedef struct _FcConfig FcConfig;
+    typedef struct _FcPattern FcPattern;
+    typedef struct _FcObjectSet FcObjectSet;
+    typedef struct { int nfont; int sfont; FcPattern **fonts; } FcFontSet;
     FcConfig *FcConfigCreate(void);
     int FcConfigParseAndLoad(FcConfig *config, const unsigned char *file, int complain);
     int FcConfigBuildFonts(FcConfig *config);
+    FcPattern *FcPatternCreate(void);
+    int FcPatternAddString(FcPattern *p, const char *object, const unsigned char *s);
+    int FcPatternGetString(const FcPattern *p, const char *object, int n, unsigned char **s);
+    int FcPatternGetInteger(const FcPattern *p, const char *object, int n, int *i);
+    void FcPatternDestroy(FcPattern *p);
+    FcObjectSet *FcObjectSetCreate(void);
+    int FcObjectSetAdd(FcObjectSet *os, const char *object);
+    void FcObjectSetDestroy(FcObjectSet *os);
+    FcFontSet *FcFontList(FcConfig *config, FcPattern *p, FcObjectSet *os);
+    void FcFontSetDestroy(FcFontSet *s);
+    int FcGetVersion(void);
     void pango_fc_font_map_set_config(void *fontmap, FcConfig *config);
     """
 )
@@ -96,12 +110,16 @@ def _fontconfig_config(font_dirs: tuple[str, ...]):
     return config
 
 
+def _font_config_for(extra_font_dirs: Sequence[str]):
+    return _fontconfig_config(bundled_font_dirs() + tuple(str(Path(d).resolve()) for d in extra_font_dirs))
+
+
 def private_font_map(dpi: float, extra_font_dirs: Sequence[str] = ()):
     """A new PangoCairo font map that sees only the bundled fonts (and ``extra_font_dirs``), at ``dpi``.
 
     Returns a ``PangoFontMap *`` owned by the caller (released when garbage-collected).
     """
-    config = _fontconfig_config(bundled_font_dirs() + tuple(str(Path(d).resolve()) for d in extra_font_dirs))
+    config = _font_config_for(extra_font_dirs)
     font_map = pango_ffi.gc(pangocairo.pango_cairo_font_map_new(), gobject.g_object_unref)
     _pangoft2.pango_fc_font_map_set_config(_native_ffi.cast("void *", int(pango_ffi.cast("uintptr_t", font_map))), config)
     pangocairo.pango_cairo_font_map_set_resolution(pangocairo_ffi.cast("PangoCairoFontMap *", font_map), dpi)
@@ -116,3 +134,34 @@ def font_families(font_map) -> list[str]:
     names = sorted(pango_ffi.string(pango.pango_font_family_get_name(families[0][i])).decode() for i in range(count[0]))
     glib.g_free(families[0])
     return names
+
+
+def fontconfig_version() -> str:
+    """The version of the fontconfig library loaded, e.g. ``"2.14.1"``."""
+    major, rest = divmod(_fontconfig.FcGetVersion(), 10000)
+    return f"{major}.{rest // 100}.{rest % 100}"
+
+
+def font_file_versions(families: Sequence[str], extra_font_dirs: Sequence[str] = ()) -> dict[str, dict[str, str]]:
+    """For each family, the font files of the private font set that provide it (file name without folder) and
+    their version (the ``head`` table's fontRevision, as fontconfig reports it, e.g. ``"2.015"``)."""
+    config = _font_config_for(extra_font_dirs)
+    objects = _native_ffi.gc(_fontconfig.FcObjectSetCreate(), _fontconfig.FcObjectSetDestroy)
+    for name in (b"file", b"fontversion"):
+        _fontconfig.FcObjectSetAdd(objects, name)
+    file_name = _native_ffi.new("unsigned char **")
+    version = _native_ffi.new("int *")
+    versions = {}
+    for family in families:
+        pattern = _native_ffi.gc(_fontconfig.FcPatternCreate(), _fontconfig.FcPatternDestroy)
+        _fontconfig.FcPatternAddString(pattern, b"family", family.encode("utf-8"))
+        fonts = _native_ffi.gc(_fontconfig.FcFontList(config, pattern, objects), _fontconfig.FcFontSetDestroy)
+        files = {}
+        for index in range(fonts.nfont):
+            font = fonts.fonts[index]
+            if _fontconfig.FcPatternGetString(font, b"file", 0, file_name) == 0:  # FcResultMatch
+                found = _fontconfig.FcPatternGetInteger(font, b"fontversion", 0, version) == 0
+                path = _native_ffi.string(file_name[0]).decode("utf-8", "surrogateescape")
+                files[Path(path).name] = f"{version[0] / 65536:.3f}" if found else "unknown"
+        versions[family] = dict(sorted(files.items()))
+    return versions

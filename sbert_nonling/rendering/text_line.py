@@ -1,4 +1,5 @@
-"""TextLineCanvas: draws one line of text with Pango into an 8-bit Cairo strip, reusing one layout for every text."""
+"""TextLineCanvas: draws a text with Pango into an 8-bit Cairo strip the way PIXEL's renderer does, reusing one
+layout for every text."""
 
 from __future__ import annotations
 
@@ -13,29 +14,34 @@ from pangocffi import gobject, pango
 
 from sbert_nonling.rendering.font_config import font_families, private_font_map
 
-PANGO_SCALE = 1024
-# A cut text must reach this far past the strip's right edge, so the glyph cluster at the cut is never visible.
-CUT_MARGIN_PX = 64
-# Columns cleared before the next text: up to the previous text's right edge (ink or logical) plus this margin.
-INK_MARGIN_PX = 16
+# PIXEL draws every text this many pixels above the vertical centre of the strip.
+PIXEL_LIFT_PX = 2
+
+
+def font_description_string(font_size: float, dpi: float) -> str:
+    """PIXEL's font size as Pango reads it: ``"<dpi / 72 * font_size>px"`` (an absolute size, 13.333...px at 8 pt
+    and 120 dpi), written exactly as PIXEL writes it so Pango rounds it to the same 1/1024 px."""
+    return f"{(dpi / 72) * font_size}px"
 
 
 class TextLineCanvas:
-    """Draws single lines of text into a ``height`` x ``width`` strip of ink coverage (0 = none, 255 = full ink).
+    """Draws a text into a ``height`` x ``width`` strip of ink coverage (0 = none, 255 = full ink), placed as PIXEL's
+    ``PangoCairoTextRenderer`` places it (Rust et al., 2023, "Language Modelling with Pixels").
 
-    Every text is laid out by one reused Pango layout on a private font map (see
-    :mod:`sbert_nonling.rendering.font_config`) and drawn into one reused Cairo A8 surface, with its logical left
-    edge at ``x`` and its baseline at :attr:`baseline`. The baseline is fixed for all texts: the primary font's line
-    box (ascent + descent) is centred in the strip, rounded down to a whole pixel, so fallback fonts with taller
-    boxes do not move the text. Never wraps, never ellipsizes. Rendering settings are fixed, not read from the
-    machine: grayscale antialiasing, slight hinting, hinted metrics, glyph positions rounded to whole pixels, and the
+    What it adds to Pango / Cairo: one Pango layout on a private font map (see
+    :mod:`sbert_nonling.rendering.font_config`) and one Cairo A8 surface, reused for every text, with PIXEL's
+    placement: ``(width, height) = pango_layout_get_pixel_size(layout)`` of the whole text, and the layout's top-left
+    corner moved to ``(x, height_of_strip / 2 - height / 2 - 2)`` before ``pango_cairo_show_layout``. The vertical
+    position therefore depends on the line height Pango computes for the text (a fallback font with a taller line box
+    moves it), exactly as in PIXEL. Pango starts a new line at a carriage return or a Unicode line / paragraph
+    separator, which makes the layout taller (so the text moves up) and puts the further lines below it. The whole
+    text is laid out; what lies beyond the strip is clipped. The font size is an absolute pixel size
+    (:func:`font_description_string`).
+
+    Rendering settings are fixed, not read from the machine: grayscale antialiasing, slight hinting, hinted metrics
+    and glyph positions rounded to whole pixels (what Cairo and Debian's default fontconfig rules give PIXEL), and the
     language tag ``xx`` ("none"), which keeps ``LANGUAGE`` / ``PANGO_LANGUAGE`` from selecting regional glyph forms
     (e.g. Japanese Han shapes). Characters no font covers are drawn as Pango's hex boxes.
-
-    Texts far wider than the strip are laid out only up to a prefix that overflows the strip by
-    :data:`CUT_MARGIN_PX` (doubling its length until it does), so a 10,000-character text costs about what a
-    sentence costs. For left-to-right text this draws exactly what laying out the whole text would; when a
-    right-to-left run crosses the cut, the visible part is the start of the text rather than its end.
 
     Not thread-safe, and not picklable (the owner rebuilds it from its configuration).
 
@@ -45,7 +51,7 @@ class TextLineCanvas:
         font_families: family names: the first is the primary font, the others are tried in order for characters it
             lacks (then any other installed font).
         font_size: font size in points.
-        dpi: resolution; pixels per em = font_size * dpi / 72.
+        dpi: resolution; pixels per em = dpi / 72 * font_size.
         x: left edge of the text in pixels.
         extra_font_dirs: font directories to add to the bundled Noto fonts.
     """
@@ -77,25 +83,20 @@ class TextLineCanvas:
         )
         pango.pango_context_set_language(self._context, pango.pango_language_from_string(b"xx"))
         pango.pango_context_set_round_glyph_positions(self._context, True)
-        description = pango_ffi.gc(pango.pango_font_description_new(), pango.pango_font_description_free)
+        description = pango_ffi.gc(
+            pango.pango_font_description_from_string(font_description_string(font_size, dpi).encode("ascii")),
+            pango.pango_font_description_free,
+        )
         pango.pango_font_description_set_family(description, ",".join(font_families).encode("utf-8"))
-        pango.pango_font_description_set_size(description, round(font_size * PANGO_SCALE))
         self._layout = pango_ffi.gc(pango.pango_layout_new(self._context), gobject.g_object_unref)
         pango.pango_layout_set_font_description(self._layout, description)  # the layout keeps a copy
-        pango.pango_layout_set_single_paragraph_mode(self._layout, True)  # a stray line separator cannot add a line
-        self._ink_rect = pango_ffi.new("PangoRectangle *")
-        self._logical_rect = pango_ffi.new("PangoRectangle *")
+        self._size = pango_ffi.new("int[2]")
         self._surface = cairocffi.ImageSurface(cairocffi.FORMAT_A8, width, height)
         self._cairo = cairocffi.Context(self._surface)
         self._cairo_pointer = pangocairo_ffi.cast("cairo_t *", self._cairo._pointer)
         rows = np.ndarray((height, self._surface.get_stride()), dtype=np.uint8, buffer=self._surface.get_data())
         self._rows = rows
         self._coverage = rows[:, :width]
-        self._inked_width = width
-        self._lay_out("")
-        ascent = -self._logical_rect.y
-        descent = self._logical_rect.height - ascent
-        self.baseline = (height + ascent - descent) // 2
 
     def _check_families(self, requested: Sequence[str], extra_font_dirs: Sequence[str]) -> None:
         for family in requested:
@@ -109,33 +110,19 @@ class TextLineCanvas:
                 f"{list(extra_font_dirs)}). Available: {available}. Add the font's directory with font_dirs=[...]."
             )
 
-    def _lay_out(self, text: str):
-        """Set ``text`` on the layout and return its (only) line; fills the line's pixel extents."""
+    def draw(self, text: str) -> tuple[np.ndarray, int]:
+        """Draw ``text`` (valid Unicode without lone surrogates or U+0000) and return the coverage and the text's
+        logical width in pixels (``pango_layout_get_pixel_size``).
+
+        The coverage array is a view of the canvas, overwritten by the next call: copy what you keep.
+        """
         data = text.encode("utf-8")
         pango.pango_layout_set_text(self._layout, data, len(data))
-        line = pango.pango_layout_get_line_readonly(self._layout, 0)
-        pango.pango_layout_line_get_pixel_extents(line, self._ink_rect, self._logical_rect)
-        return line
-
-    def draw(self, text: str) -> tuple[np.ndarray, int]:
-        """Draw ``text`` (valid Unicode, no lone surrogates) and return the coverage and the logical width in pixels.
-
-        The coverage array is a view of the canvas, overwritten by the next call: copy what you keep. Only the columns
-        the previous text may have inked are cleared, so a short text after a long one costs little on a wide strip.
-        """
-        length = self.width // 2
-        while True:
-            cut = len(text) > length
-            line = self._lay_out(text[:length] if cut else text)
-            if not cut or self.x + self._logical_rect.width >= self.width + CUT_MARGIN_PX:
-                break
-            length *= 2
-        self._rows[:, : self._inked_width] = 0
+        pango.pango_layout_get_pixel_size(self._layout, self._size, self._size + 1)
+        text_width, text_height = self._size[0], self._size[1]
+        self._rows[:] = 0
         self._surface.mark_dirty()
-        left = self.x - self._logical_rect.x
-        self._cairo.move_to(left, self.baseline)
-        pangocairo.pango_cairo_show_layout_line(self._cairo_pointer, line)
+        self._cairo.move_to(self.x, self.height / 2 - text_height / 2 - PIXEL_LIFT_PX)
+        pangocairo.pango_cairo_show_layout(self._cairo_pointer, self._layout)
         self._surface.flush()
-        right = left + max(self._ink_rect.x + self._ink_rect.width, self._logical_rect.x + self._logical_rect.width)
-        self._inked_width = min(self.width, max(right, 0) + INK_MARGIN_PX)
-        return self._coverage, self._logical_rect.width
+        return self._coverage, text_width

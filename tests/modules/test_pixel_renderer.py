@@ -1,4 +1,5 @@
-"""PixelRenderer: real Pango rendering (no mocks): golden hashes, reproducibility, PIXEL geometry, hostile text."""
+"""PixelRenderer: real Pango rendering (no mocks): golden hashes, reproducibility, PIXEL's geometry, hostile text, the
+recorded rendering environment."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import copy
 import hashlib
 import importlib.metadata
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -25,12 +27,15 @@ GOLDEN_TEXTS = {
     "cjk": "我能吞下玻璃而不伤身体。日本語のテキスト。한국어",
     "arabic": "أنا قادر على أكل الزجاج و هذا لا يؤلمني.",
 }
-# sha256 of the uint8 strips of PixelRenderer() (64 patches), and the number of attended patches.
+# sha256 of the uint8 strips of PixelRenderer() (64 patches), and the number of attended patches. The four strips are
+# byte-identical to those PIXEL's own PangoCairoTextRenderer draws (pixel_values, num_text_patches + 1) on the machine
+# that computed them (Pango 1.50.12, Cairo 1.16.0, FreeType 2.12.1, HarfBuzz 6.0.0) with the same font files,
+# compared with PIXEL's code in a separate environment outside this repository.
 GOLDEN_STRIPS = {
-    "latin": ("93c2cd953b4e5c055a83e35afd9f324b96002feaa41e6fb892a6e5f854d9d428", 19),
-    "cyrillic_greek": ("99d6ed4ae512eba8bb5ab0dd38de4a62de670be19e98495be02cb52b551e438c", 25),
-    "cjk": ("994c3ef07395693637bf0b273bd2007835b8868f0fefba462ec634dfb8eca094", 21),
-    "arabic": ("2037c1653ce28c057fa7d76d50618e144f2937530b8ed6d1d510eca96aa9b7af", 14),
+    "latin": ("4a65d98be23a2579847595bcd7493c01687a5dee46944bf7699402e1fc58529d", 19),
+    "cyrillic_greek": ("5f03fcf6f0534dd776d05df3f5722d2632a6d528be70c1e057a49c52a6d4a279", 25),
+    "cjk": ("ec655e018842e9d467fb5488718782576c7bd265d959ba3c89e8e504539e8b14", 21),
+    "arabic": ("3069b7021a3f95bf58c90b176bb13b411716d4ee30a55ad17f5406c76c0d9ad7", 14),
 }
 # The font files the golden hashes were computed with (pinned in constraints.txt).
 GOLDEN_FONT_VERSIONS = {
@@ -84,7 +89,7 @@ package = types.ModuleType("sbert_nonling")
 package.__path__ = [{str(PACKAGE_DIR)!r}]
 sys.modules["sbert_nonling"] = package
 from sbert_nonling.rendering import TextLineCanvas
-canvas = TextLineCanvas(1024, 16, ("Noto Sans", "Noto Sans Arabic", "Noto Sans Devanagari", "Noto Sans CJK SC"), 8, 120, 2)
+canvas = TextLineCanvas(1024, 16, ("Noto Sans", "Noto Sans Arabic", "Noto Sans Devanagari", "Noto Sans CJK JP"), 8, 120, 2)
 for text in {list(GOLDEN_TEXTS.values())!r}:
     coverage, width = canvas.draw(text)
     print(hashlib.sha256(coverage.tobytes()).hexdigest(), width)
@@ -111,16 +116,31 @@ def test_geometry_of_a_latin_sentence(renderer):
     assert (strip[:, eos_start : eos_start + 16] == 0).all()
     assert (strip[:, eos_start + 16 :] == 255).all()
     assert strip[:, :2].min() == 255
+    # PIXEL's placement: the line is 19 px high (ascent 15 + descent 4), so its top is at 16 / 2 - 19 / 2 - 2 = -3.5
+    # and the baseline at 11.5, drawn at row 12: capitals (9.5 px high) ink rows 3..11.
     ink_rows = np.flatnonzero((strip[:, :eos_start] < 128).any(axis=1))
-    top, bottom = ink_rows[0], 15 - ink_rows[-1]
-    assert abs(top - bottom) <= 1, f"capitals occupy rows {ink_rows[0]}..{ink_rows[-1]} of 16"
+    assert (ink_rows[0], ink_rows[-1]) == (3, 11)
+
+
+def test_vertical_position_follows_the_height_of_the_layout(renderer):
+    """A carriage return starts a second line in Pango (as in PIXEL): the layout is 38 px high, its top moves to
+    8 - 19 - 2 = -13, so the first line's baseline is at row 2 (only the foot of "A" shows, rows 0-1) and the second
+    line's at row 21 (only the top of "B" shows, rows 12-15). The width is the wider line's: one text patch."""
+    strip, num_patches = renderer.render("A\rB")
+    assert num_patches == 2
+    assert np.flatnonzero((strip[:, :16] < 128).any(axis=1)).tolist() == [0, 1, 12, 13, 14, 15]
+    np.testing.assert_array_equal(strip, renderer.render("A\u2028B")[0])  # a line separator does the same
 
 
 def test_eos_start_formula(renderer):
     assert renderer.eos_start(0) == 16  # ceil((2 + 0 + 2) / 16) * 16
     assert renderer.eos_start(12) == 16
     assert renderer.eos_start(13) == 32
-    assert renderer.eos_start(10**6) == 63 * 16
+    assert renderer.eos_start(10**6) == 63 * 16  # min(..., max_pixels - 16)
+    # The attended patches are floor(eos_start / 16) text patches and the EOS patch: "A B" is 21 px wide.
+    strip, num_patches = renderer.render("A B")
+    assert num_patches == renderer.eos_start(21) // 16 + 1 == 3
+    assert (strip[:, 32:48] == 0).all() and (strip[:, 48:] == 255).all()
 
 
 def test_preprocess_features(renderer):
@@ -151,28 +171,30 @@ def test_long_text_is_truncated_keeping_eos(renderer):
     assert renderer.preprocess(["x" * 10_000])["attention_mask"].tolist() == [[1] * 64]
 
 
-@pytest.mark.parametrize("text", ["", "\x00\x07\x1b"])
-def test_empty_text_is_only_the_eos_patch(renderer, text):
-    strip, num_patches = renderer.render(text)
-    assert num_patches == 1
-    assert (strip[:, :16] == 0).all() and (strip[:, 16:] == 255).all()
+def test_empty_text_is_a_blank_patch_then_the_eos_patch(renderer):
+    strip, num_patches = renderer.render("")
+    assert num_patches == 2  # PIXEL: width 0 -> eos_start = ceil((2 + 0 + 2) / 16) * 16 = 16
+    assert (strip[:, :16] == 255).all() and (strip[:, 16:32] == 0).all() and (strip[:, 32:] == 255).all()
 
 
-@pytest.mark.parametrize("separator", ["\n", "\t", "\r", "\u2028", "\x85"])
-def test_breaks_and_tabs_render_as_spaces(renderer, separator):
-    np.testing.assert_array_equal(renderer.render(f"a{separator}b")[0], renderer.render("a b")[0])
+def test_only_newlines_become_spaces(renderer):
+    np.testing.assert_array_equal(renderer.render("a\nb")[0], renderer.render("a b")[0])
+    tab, tab_patches = renderer.render("A\tB")  # Pango's tab stop: 33 px wide against 21 px for "A B"
+    assert tab_patches == 4 and not np.array_equal(tab, renderer.render("A B")[0])
+    for character in ("\r", "\u2028", "\x85", "\x07"):
+        assert not np.array_equal(renderer.render(f"a{character}b")[0], renderer.render("a b")[0]), repr(character)
 
 
 def test_sanitize_text():
-    assert sanitize_text("a\r\nb\tc") == "a  b c"
-    assert sanitize_text("a\x00b\x07c\x7f\x9f") == "abc"
+    assert sanitize_text("a\r\nb\tc") == "a\r b\tc"
+    assert sanitize_text("a\x00b\x07c\x7f\x9f") == "ab\x07c\x7f\x9f"
     assert sanitize_text("x\ud800y") == "x\ufffdy"
     assert sanitize_text("\ud83d\ude00") == "\U0001f600"
     assert sanitize_text("a\u200bb") == "a\u200bb"
 
 
-def test_control_characters_and_surrogates(renderer):
-    np.testing.assert_array_equal(renderer.render("a\x00b\x07c")[0], renderer.render("abc")[0])
+def test_nul_is_removed_and_surrogates_are_replaced(renderer):
+    np.testing.assert_array_equal(renderer.render("a\x00b\x00")[0], renderer.render("ab")[0])
     np.testing.assert_array_equal(renderer.render("\ud800")[0], renderer.render("\ufffd")[0])
     np.testing.assert_array_equal(renderer.render("\ud83d\ude00")[0], renderer.render("\U0001f600")[0])
     np.testing.assert_array_equal(renderer.render("a\u200bb")[0], renderer.render("ab")[0])  # zero width
@@ -239,6 +261,51 @@ def test_save_load_round_trip(renderer, tmp_path):
     for key, value in custom.preprocess(texts).items():
         assert torch.equal(loaded.preprocess(texts)[key], value)
     assert renderer.modalities == ["text"] and PixelRenderer.save_in_root is False
+
+
+def test_saved_config_records_the_rendering_environment(renderer, tmp_path):
+    renderer.save(str(tmp_path))
+    environment = json.loads((tmp_path / "pixel_renderer_config.json").read_text())["render_environment"]
+    assert sorted(environment["libraries"]) == ["cairo", "fontconfig", "freetype", "harfbuzz", "pango"]
+    assert all(version.count(".") == 2 for version in environment["libraries"].values())
+    assert environment["fonts"]["Noto Sans"] == {"NotoSans-Italic[wdth,wght].ttf": "2.015", "NotoSans[wdth,wght].ttf": "2.015"}
+    assert sorted(environment["fonts"]) == sorted(renderer.font_families)
+
+
+def _rewrite_config(folder: Path, change) -> None:
+    path = folder / "pixel_renderer_config.json"
+    config = json.loads(path.read_text())
+    change(config)
+    path.write_text(json.dumps(config))
+
+
+def test_loading_warns_when_the_rendering_environment_differs(renderer, tmp_path, caplog):
+    renderer.save(str(tmp_path))
+    with caplog.at_level(logging.WARNING, logger="sbert_nonling.modules.pixel_renderer"):
+        PixelRenderer.load(str(tmp_path))
+    assert not caplog.records  # same machine, same versions
+
+    def older_pango_and_font(config):
+        config["render_environment"]["libraries"]["pango"] = "1.42.4"
+        config["render_environment"]["fonts"]["Noto Sans"] = {"NotoSans-Regular.ttf": "2.013"}
+
+    _rewrite_config(tmp_path, older_pango_and_font)
+    with caplog.at_level(logging.WARNING, logger="sbert_nonling.modules.pixel_renderer"):
+        loaded = PixelRenderer.load(str(tmp_path))
+    [record] = caplog.records
+    assert "pango: saved with 1.42.4, this machine has" in record.getMessage()
+    assert "Noto Sans: saved with {'NotoSans-Regular.ttf': '2.013'}" in record.getMessage()
+    np.testing.assert_array_equal(loaded.render("Hi")[0], renderer.render("Hi")[0])  # it still renders, here
+
+
+def test_config_without_a_record_loads_with_a_warning(renderer, tmp_path, caplog):
+    renderer.save(str(tmp_path))
+    _rewrite_config(tmp_path, lambda config: config.pop("render_environment"))  # as saved before the record existed
+    with caplog.at_level(logging.WARNING, logger="sbert_nonling.modules.pixel_renderer"):
+        loaded = PixelRenderer.load(str(tmp_path))
+    [record] = caplog.records
+    assert "records no rendering library versions" in record.getMessage()
+    assert loaded.get_config_dict() == renderer.get_config_dict()
 
 
 def test_pixel_sized_strip_of_529_patches(renderer):

@@ -337,9 +337,9 @@ CASES: list[Case] = [
         check=same_embedding(pixel, ["x" * 1_000]),
     ),
     Case(
-        "text-pixel-control-chars",  # breaks and tabs -> one space, other control characters removed
-        lambda env: encode(env.models.pixel, ["a\x00b\tc\x07"]),
-        check=same_embedding(pixel, ["ab c"]),
+        "text-pixel-control-chars",  # U+0000 removed; "\n" -> space; tabs and other control characters go to Pango (PIXEL)
+        lambda env: encode(env.models.pixel, ["a\x00b\tc\x07\nd"]),
+        check=same_embedding(pixel, ["ab\tc\x07 d"]),
     ),
     Case(
         "text-pixel-lone-surrogate",  # drawn as U+FFFD

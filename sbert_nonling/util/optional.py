@@ -1,0 +1,50 @@
+"""Optional dependencies: the pip extras of sbert-nonling and the ImportError that names them.
+
+The core install (``pip install sbert-nonling``) covers every route except rendering text as pixels; the extras add
+``pixel`` (cairocffi / pangocffi / pangocairocffi and the pinned Noto font packages, over the system's Pango and
+Cairo libraries), ``plots`` (matplotlib), ``mteb`` (the MTEB runner) and ``efficientnet`` (the EfficientNet-Lite0
+image features); ``all`` installs every one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+#: What each feature needs: the pip extra, the modules it imports, and the system packages it loads (Debian / Ubuntu).
+EXTRAS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "pixel": (
+        "pixel",
+        ("cairocffi", "pangocffi", "pangocairocffi"),
+        "libpango-1.0-0 libpangocairo-1.0-0 libpangoft2-1.0-0 libcairo2 libfontconfig1 libfreetype6 libharfbuzz0b",
+    ),
+    "plots": ("plots", ("matplotlib",), ""),
+    "mteb": ("mteb", ("mteb",), ""),
+}
+
+
+def missing_extra_message(feature: str, purpose: str, error: BaseException) -> str:
+    """The message of the ImportError raised when ``feature``'s extra is not usable: what failed, the pip command
+    and, where the extra loads native libraries, the Debian / Ubuntu system packages."""
+    extra, _, system_packages = EXTRAS[feature]
+    message = (
+        f"{purpose} needs the optional dependencies of sbert-nonling[{extra}] ({error}). "
+        f"Install them with: pip install 'sbert-nonling[{extra}]'"
+    )
+    if system_packages:
+        message += (
+            "; they load the system libraries Pango, Cairo, FreeType, HarfBuzz and fontconfig "
+            f"(Debian / Ubuntu: apt-get install {system_packages})"
+        )
+    return message + "."
+
+
+def require_extra(feature: str, purpose: str) -> list[ModuleType]:
+    """Import the modules of ``feature`` (a key of :data:`EXTRAS`) and return them, or raise an ImportError naming
+    the pip extra (and the system packages) that provide them. A native library that cannot be loaded (``OSError``
+    from cffi's ``dlopen``) counts as missing too."""
+    _, modules, _ = EXTRAS[feature]
+    try:
+        return [importlib.import_module(name) for name in modules]
+    except (ImportError, OSError) as error:
+        raise ImportError(missing_extra_message(feature, purpose, error)) from error
