@@ -350,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         handler.setLevel(logging.INFO if args.verbose else logging.WARNING)
     try:
         return args.handler(args) or 0
-    except ValueError as error:
+    except (ValueError, ImportError) as error:  # bad input, or an optional extra that is not installed
         print(f"sbert-nonling {args.command}: error: {error}", file=sys.stderr)
         return 2
 
