@@ -59,3 +59,24 @@ def test_table_has_one_column_per_task_in_paper_order():
     assert second.split() == ["ours", "70.00", "-", "70.00"]
     with pytest.raises(ValueError, match="at least one row"):
         format_sts_table({})
+
+
+def test_dev_evaluator_without_a_folder_reads_stsb_dev_from_the_hub(minilm, data_dir, monkeypatch):
+    import datasets
+    from datasets import Dataset
+
+    from sbert_nonling.evaluation import sts_dev_evaluator
+    from sbert_nonling.evaluation.sts import STSB_HUB_DATASET
+
+    (local,) = [task for task in load_sts_dir(data_dir / "sts", split="dev") if task.name == "STSBenchmark"]
+    calls = []
+
+    def fake_load_dataset(name, split=None):  # the Hub's copy: scores scaled to [0, 1]
+        calls.append((name, split))
+        return Dataset.from_dict({"sentence1": local.sentences1, "sentence2": local.sentences2, "score": [s / 5 for s in local.scores]})
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
+    hub_scores = sts_dev_evaluator(None)(minilm)
+    local_scores = sts_dev_evaluator(data_dir / "sts")(minilm)
+    assert calls == [(STSB_HUB_DATASET, "validation")]
+    assert hub_scores["STSBenchmark_spearman_cosine"] == pytest.approx(local_scores["STSBenchmark_spearman_cosine"], abs=1e-9)
