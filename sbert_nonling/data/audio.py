@@ -94,12 +94,7 @@ def audio_folder_dataset(
     names = [label_fn(path.name) for path in files]
     classes = sorted(set(names))
     dataset = Dataset.from_dict({"audio": [str(path) for path in files], "label": [classes.index(name) for name in names]})
-
-    def transform(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        clips = [read_audio(path) for path in batch["audio"]]
-        return {VIEW_COLUMNS[0]: clips, VIEW_COLUMNS[1]: clips, "label": batch["label"]}
-
-    dataset.set_transform(transform)
+    dataset.set_transform(_two_view_clips)
     logger.info(f"{folder}: {len(files)} clips in {len(classes)} classes")
     return dataset, classes
 
@@ -111,18 +106,19 @@ def _hub_audio_dataset(source: HubSource, limit: int | None) -> tuple[Dataset, l
     if isinstance(dataset.features["audio"], AudioFeature):  # decoded here with soundfile, not by datasets
         dataset = dataset.cast_column("audio", AudioFeature(decode=False))
     dataset, classes = class_indices(dataset)
-
-    def transform(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        clips = [_read_hub_audio(item) for item in batch["audio"]]
-        return {VIEW_COLUMNS[0]: clips, VIEW_COLUMNS[1]: clips, "label": batch["label"]}
-
-    dataset.set_transform(transform)
+    dataset.set_transform(_two_view_clips)
     logger.info(f"{source}: {len(dataset)} clips in {len(classes)} classes")
     return dataset, classes
 
 
-def _read_hub_audio(item: Any) -> dict[str, Any]:
-    """One undecoded audio value of a Hub dataset (``{"bytes", "path"}``, or a path)."""
+def _two_view_clips(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """The dataset transform: each clip decoded once and served as both views, with its label."""
+    clips = [_read_audio_value(item) for item in batch["audio"]]
+    return {VIEW_COLUMNS[0]: clips, VIEW_COLUMNS[1]: clips, "label": batch["label"]}
+
+
+def _read_audio_value(item: Any) -> dict[str, Any]:
+    """One audio column value: a file path, or a Hub dataset's undecoded ``{"bytes", "path"}``."""
     if isinstance(item, dict) and item.get("bytes") is not None:
         return read_audio(io.BytesIO(item["bytes"]), name=item.get("path") or "embedded audio bytes")
     if isinstance(item, dict) and item.get("path"):
