@@ -200,6 +200,11 @@ def test_every_paper_configuration_has_a_recipe():
     coco, flickr = get_recipe("mcse-coco"), get_recipe("mcse")
     assert {key: value for key, value in coco.items() if key not in ("name", "description")} == {
         key: value for key, value in flickr.items() if key not in ("name", "description")}
+    for name in ("visualcse", "audiocse"):  # the fast variants: patch dropout 50 %, nothing else changed
+        paper, fast = get_recipe(name), get_recipe(f"{name}-fast")
+        assert {key for key in paper if paper[key] != fast[key]} == {"name", "description", "token_keep_ratio"}
+        assert (paper["token_keep_ratio"], fast["token_keep_ratio"]) == (1.0, 0.5)
+        assert get_recipe(name, tiny=True)["token_keep_ratio"] == 1.0
     for name in list_recipes():  # every recipe has an offline variant that changes its settings
         tiny, paper = get_recipe(name, tiny=True), get_recipe(name)
         assert {key for key in paper if key != "tiny" and tiny[key] != paper[key]}, name
