@@ -32,7 +32,7 @@ def inputs(tmp_path_factory, data_dir, flickr_subset):
 
 def _run(recipe: str, output: Path, inputs, *extra: str) -> int:
     command = [sys.executable, str(WORKER), recipe, "--output", str(output), "--text-file", str(inputs["text"])]
-    if recipe == "visualcse":
+    if recipe.startswith("visualcse"):
         command += ["--image-dir", str(inputs["images"])]
     else:
         flickr = inputs["flickr"]
@@ -54,7 +54,7 @@ def _outcome(output: Path) -> tuple[dict[str, torch.Tensor], list[float], dict[s
     return weights, losses, load_file(str(final / LOSS_STATE_FILE))
 
 
-@pytest.mark.parametrize("recipe", ["visualcse", "mcse"])
+@pytest.mark.parametrize("recipe", ["visualcse", "visualcse-fast", "mcse"])
 def test_killed_and_resumed_run_equals_the_uninterrupted_run(tmp_path, inputs, recipe):
     assert _run(recipe, tmp_path / "straight", inputs) == 0
     assert _run(recipe, tmp_path / "killed", inputs, "--die-at-step", "5") == -9  # SIGKILL after step 5
