@@ -95,8 +95,7 @@ def build_steps(size: str, text_batch: int, image_batch: int, variants: list[str
         flops = step_flops(size, 2 * text_batch, text_tokens)
         modality_step, view_tokens = None, 0
         if modality is not None:
-            front_end = model[0].sub_modules[modality][0]
-            front_end.token_keep_ratio = keep
+            front_end = model[0].sub_modules[modality][0]  # shared by the variants of one model: set per step
             if modality == "image":
                 pixels = generator.integers(0, 256, (image_batch, img_size, img_size, 3), dtype=np.uint8)
                 inputs = [Image.fromarray(array) for array in pixels]
@@ -109,7 +108,8 @@ def build_steps(size: str, text_batch: int, image_batch: int, variants: list[str
             flops += step_flops(size, 2 * image_batch, view_tokens)
             modality_loss = UnpairedModalityContrastiveLoss(model, mode="supcon")
 
-            def modality_step(loss=modality_loss, features=features):
+            def modality_step(loss=modality_loss, features=features, front_end=front_end, keep=keep):
+                front_end.token_keep_ratio = keep
                 loss([dict(features), dict(features)], labels).backward()
 
         def step(model=model, text_loss=text_loss, text_features=text_features, modality_step=modality_step):
