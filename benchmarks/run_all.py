@@ -1,4 +1,5 @@
-"""Run every benchmark of issue 7 with small defaults (10-15 minutes on 2 CPU cores) and summarise the ratios.
+"""Run every benchmark (issue 7's seven, then issue 20's step cost) with small defaults (15-20 minutes on 2 CPU cores)
+and summarise the ratios.
 
 Run: ``python benchmarks/run_all.py [--only text_path_overhead,precision] [--output results.jsonl]``. Each script's
 own output is streamed; the summary table lists ratio, goal and whether it was met, then one JSON line holds every
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-#: In issue 7's order, with the arguments of the small run (memory: a mini-size encoder here; the BERT-base figures
+#: In issue 7's order (then issue 20's), with the arguments of the small run (memory: a mini-size encoder here; the BERT-base figures
 #: in docs/benchmarks.md come from ``python benchmarks/memory.py``).
 BENCHMARKS = {
     "text_path_overhead": ["--rounds", "4", "--steps", "4", "--encode-sentences", "512"],
@@ -25,6 +26,7 @@ BENCHMARKS = {
     "memory": ["--size", "mini"],
     "scaling": ["--rounds", "1"],
     "profile_steps": ["--rounds", "2", "--steps", "1"],
+    "modality_step_cost": ["--sizes", "mini", "--rounds", "2"],
 }
 
 

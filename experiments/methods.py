@@ -7,10 +7,15 @@ before every text step; MCSE: one caption per photo, as MCSE samples, i.e. 7 cap
 trains on those captions only: 14 passes, 98 steps; the pixel route runs its own curriculum of 100 sequential steps). The modality settings are the papers'
 (BERT-base rows) except what this CPU cannot afford, stated next to each.
 
-One control: VisualCSE (SupCon) with the image learning rate 0, at the text rate VisualCSE (SupCon) selected (no search
-of its own). Its image steps draw the same augmentations and dropout masks, so its text steps see the same random
-stream as VisualCSE's, but nothing learns from images: VisualCSE minus the control is the effect of image learning,
-the control minus SimCSE the effect of the image steps' random draws alone.
+Two controls: VisualCSE (SupCon) with the image learning rate 0, at the text rate VisualCSE (SupCon) selected (no
+search of its own), and AudioCSE with the audio learning rate 0 at AudioCSE's text rate. Their modality steps draw
+the same augmentations and dropout masks, so their text steps see the same random stream as the treated method's, but
+nothing learns from images / audio: the treated method minus its control is the effect of modality learning, the
+control minus SimCSE the effect of the modality steps' random draws alone.
+
+One speed variant: VisualCSE-fast, VisualCSE (SupCon) with patch dropout (each image view keeps [CLS] and 8 of its 16
+patch tokens in training; the ``visualcse-fast`` recipe) at the text rate VisualCSE (SupCon) selected, no search of
+its own: it shows whether the cheaper image step costs STS-B dev quality.
 """
 
 from __future__ import annotations
@@ -51,6 +56,14 @@ METHODS: dict[str, dict[str, Any]] = {
         "control_of": "visualcse-supcon", "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon"},
     },
     "audiocse": {"recipe": "audiocse", "label": "AudioCSE (SupCon, speakers)", "modality": "audio", "overrides": dict(AUDIO_SETTINGS)},
+    "visualcse-fast": {  # speed variant: patch dropout 50 % (the visualcse-fast recipe), VisualCSE (SupCon)'s text rate
+        "recipe": "visualcse-fast", "label": "VisualCSE-fast (SupCon, patch dropout 50 %)", "modality": "image",
+        "rate_of": "visualcse-supcon", "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon"},
+    },
+    "audiocse-audio-lr0": {  # control: AudioCSE with audio steps that move nothing (see module docstring)
+        "recipe": "audiocse", "label": "AudioCSE, audio lr 0: control", "modality": "audio",
+        "control_of": "audiocse", "overrides": dict(AUDIO_SETTINGS),
+    },
     "mcse": {"recipe": "mcse", "label": "MCSE", "overrides": {**GROUNDING_SETTINGS, "epochs": 1}},
     "macd": {
         "recipe": "macd", "label": "MACD (anchored)",
@@ -79,6 +92,13 @@ def method_overrides(method: str, backbone: str, learning_rate: float) -> dict[s
     if "modality" in spec:
         overrides["modality_learning_rate"] = 0.0 if "control_of" in spec else MODALITY_LEARNING_RATES[backbone][spec["modality"]]
     return overrides
+
+
+def rate_source(method: str) -> str | None:
+    """The method whose selected text learning rate ``method`` reuses without a search of its own (a control's
+    treated method, a speed variant's original), or None for a method that searches the grid."""
+    spec = METHODS[method]
+    return spec.get("control_of", spec.get("rate_of"))
 
 
 def grid_methods(backbone: str) -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 EXPERIMENTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(EXPERIMENTS))
 
-from methods import LEARNING_RATES, METHODS, SEEDS, grid_methods  # noqa: E402  (experiments/ is not a package)
+from methods import LEARNING_RATES, SEEDS, grid_methods, rate_source  # noqa: E402  (experiments/ is not a package)
 
 #: Rows whose trained model is kept for the robustness table.
 KEEP_MODEL = {("minilm", "simcse"), ("minilm", "visualcse-supcon"), ("random", "pixel")}
@@ -40,9 +40,10 @@ def best_learning_rate(rows: list[dict], backbone: str, method: str) -> float:
 
 
 def search_rates(rows: list[dict], backbone: str, method: str) -> tuple[float, ...]:
-    """The learning rates step 1 tries with seed 0: the backbone's grid, or for a control the rate its treated method
-    chose (so the two differ in the controlled setting only; the treated method must have been searched)."""
-    treated = METHODS[method].get("control_of")
+    """The learning rates step 1 tries with seed 0: the backbone's grid, or for a control (or a speed variant) the rate
+    its treated method chose (so the two differ in the controlled setting only; the treated method must have been
+    searched)."""
+    treated = rate_source(method)
     return (best_learning_rate(rows, backbone, treated),) if treated else LEARNING_RATES[backbone]
 
 

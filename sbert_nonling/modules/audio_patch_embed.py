@@ -13,6 +13,7 @@ from torch import nn
 
 from sbert_nonling.modules.front_end import FrontEnd
 from sbert_nonling.modules.shared_encoder import EncoderEntry
+from sbert_nonling.util.patch_dropout import check_token_keep_ratio
 
 logger = logging.getLogger(__name__)
 
@@ -73,8 +74,9 @@ class AudioPatchEmbed(FrontEnd):
     torchaudio's kaldi fbank with the paper's settings (128 mel bins, 25 ms Hanning window, 10 ms shift, htk_compat,
     no energy, no dither, waveform mean removed), padded with zeros / cut to ``target_frames`` (1024); it writes
     ``input_features`` (B, 128, target_frames). ``forward`` applies SpecAugment (training only, if enabled), the
-    layout's normalisation, a Conv2d patch projection over the (frequency x time) map and a learned [CLS] token,
-    and writes ``encoder_inputs_embeds`` / ``inputs_embeds`` (B, 1 + N, embed_dim) plus ``attention_mask``.
+    layout's normalisation, a Conv2d patch projection over the (frequency x time) map, a learned [CLS] token and
+    patch dropout (training only, if ``token_keep_ratio < 1``), and writes ``encoder_inputs_embeds`` /
+    ``inputs_embeds`` (B, 1 + N, embed_dim) plus ``attention_mask`` (B, 1 + K tokens under patch dropout).
 
     Layouts: ``"released"`` (the AudioCSE code: 24 x 24 patches, stride 24 -> 5 x 42 = 210 patches + CLS = 211 tokens,
     no position embeddings, no normalisation) and ``"ssast"`` (16 x 16 patches -> 512 + CLS, fbank normalised as
@@ -90,6 +92,11 @@ class AudioPatchEmbed(FrontEnd):
         layout: ``"released"`` or ``"ssast"``.
         encoder_entry: ``"bypass"`` (the paper's) or ``"embeddings"``.
         spec_augment: mask up to ``freq_mask`` mel bins and ``time_mask`` frames in training (0 disables; paper 48/192).
+        token_keep_ratio: share of the patch tokens kept per clip view in training (patch dropout, FLIP; 1.0, the
+            paper's, keeps all), drawn after the position embeddings (``"ssast"``) are added; eval mode keeps all. The
+            ``"released"`` layout has no position embeddings of its own: through the bypass entry its tokens carry no
+            position at all (as in the released code), through the ``"embeddings"`` entry the encoder numbers the K
+            kept tokens 1..K in training where inference numbers all N tokens 1..N.
 
     Example:
         ::
@@ -103,7 +110,9 @@ class AudioPatchEmbed(FrontEnd):
             model.encode([{"array": np.random.randn(16000), "sampling_rate": 16000}])
     """
 
-    config_keys: list[str] = ["num_mel_bins", "target_frames", "embed_dim", "layout", "encoder_entry", "freq_mask", "time_mask"]
+    config_keys: list[str] = [
+        "num_mel_bins", "target_frames", "embed_dim", "layout", "encoder_entry", "freq_mask", "time_mask", "token_keep_ratio"
+    ]
     config_file_name = "audio_patch_embed_config.json"
 
     def __init__(
@@ -115,6 +124,7 @@ class AudioPatchEmbed(FrontEnd):
         encoder_entry: EncoderEntry = "bypass",
         freq_mask: int = 0,
         time_mask: int = 0,
+        token_keep_ratio: float = 1.0,
     ) -> None:
         super().__init__()
         if layout not in LAYOUTS:
@@ -129,6 +139,7 @@ class AudioPatchEmbed(FrontEnd):
         self.encoder_entry = self.check_entry(encoder_entry)
         self.freq_mask = freq_mask
         self.time_mask = time_mask
+        self.token_keep_ratio = check_token_keep_ratio(token_keep_ratio)
         self.projection = nn.Conv2d(1, embed_dim, kernel_size=patch, stride=patch)
         self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
         nn.init.trunc_normal_(self.cls_token, std=0.02)

@@ -8,18 +8,23 @@ import torch
 from sentence_transformers.base.modules import InputModule
 
 from sbert_nonling.modules.shared_encoder import ENTRY_KEYS
+from sbert_nonling.util.patch_dropout import drop_patch_tokens
 
 
 class FrontEnd(InputModule):
     """Base of the modality front-ends (:class:`ImagePatchEmbed`, :class:`AudioPatchEmbed`).
 
-    Subclasses set ``embed_dim`` and ``encoder_entry`` and call :meth:`hand_off` at the end of ``forward``; they
-    are saved as a JSON config (their ``config_keys``) plus ``model.safetensors`` in their own sub-folder.
+    Subclasses set ``embed_dim``, ``encoder_entry`` and ``token_keep_ratio`` and call :meth:`hand_off` at the end of
+    ``forward``; they are saved as a JSON config (their ``config_keys``) plus ``model.safetensors`` in their own
+    sub-folder.
     """
 
     save_in_root = False
     embed_dim: int
     encoder_entry: str
+    #: Share of patch tokens kept in training (patch dropout, :func:`~sbert_nonling.util.patch_dropout.drop_patch_tokens`);
+    #: 1.0 keeps all. Eval mode (``encode``) always keeps all.
+    token_keep_ratio: float = 1.0
 
     @staticmethod
     def check_entry(encoder_entry: str) -> str:
@@ -31,7 +36,11 @@ class FrontEnd(InputModule):
         return self.embed_dim
 
     def hand_off(self, features: dict[str, Any], tokens: torch.Tensor) -> dict[str, Any]:
-        """Write ``tokens`` (B, T, embed_dim) under the configured entry key, with an all-ones ``attention_mask``."""
+        """Write ``tokens`` (B, T, embed_dim), [CLS] first and positions already added, under the configured entry key,
+        with an all-ones ``attention_mask``. In training mode with ``token_keep_ratio < 1`` only [CLS] and a random
+        share of the patch tokens are handed on (patch dropout): (B, 1 + K, embed_dim)."""
+        if self.training:
+            tokens = drop_patch_tokens(tokens, self.token_keep_ratio)
         features[ENTRY_KEYS[self.encoder_entry]] = tokens
         features["attention_mask"] = torch.ones(tokens.shape[:2], dtype=torch.long, device=tokens.device)
         return features

@@ -16,6 +16,7 @@ from torchvision.transforms import v2
 
 from sbert_nonling.modules.front_end import FrontEnd
 from sbert_nonling.modules.shared_encoder import EncoderEntry
+from sbert_nonling.util.patch_dropout import check_token_keep_ratio
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +89,11 @@ class ImagePatchEmbed(FrontEnd):
     plus an all-ones ``attention_mask`` (B, 1 + N): a Conv2d patch projection, a learned [CLS] token, and learned
     position embeddings (bicubically interpolated when the image grid differs from the trained one).
 
+    Cheaper image steps (docs/visualcse.md, "Cheaper image steps"): ``token_keep_ratio < 1`` turns on patch dropout
+    (FLIP): in training each view keeps [CLS] and a random share of its patch tokens, after the position embeddings
+    are added, so every kept token carries its grid position; eval mode and ``encode`` keep all tokens. A lower
+    ``img_size`` (e.g. ``from_vit(..., img_size=112)``: 49 patches instead of 196) trades resolution for tokens.
+
     What it adds over torchvision / transformers: the sentence-transformers module protocol (preprocess / forward /
     save / load) and the hand-off to :class:`~sbert_nonling.modules.SharedEncoder`; initialisation can copy a ViT
     checkpoint's embeddings (:meth:`from_vit`, e.g. ``google/vit-base-patch16-224-in21k`` as in the paper).
@@ -99,6 +105,10 @@ class ImagePatchEmbed(FrontEnd):
         embed_dim: token width; must equal the encoder's hidden size (checked by ModalityRouter).
         encoder_entry: ``"bypass"`` (VisualCSE's released code: straight into the encoder layers) or ``"embeddings"``.
         image_mean, image_std: normalisation (ImageNet).
+        token_keep_ratio: share of the patch tokens kept per view in training (patch dropout; 1.0, the paper's, keeps
+            all; FLIP uses 0.5). With ``encoder_entry="embeddings"`` the encoder also adds its own position embeddings
+            by sequence index, so the K kept tokens get the encoder's positions 1..K in training and 1..N at
+            inference; the grid position each patch had is carried by this module's own table either way.
 
     Example:
         ::
@@ -113,7 +123,9 @@ class ImagePatchEmbed(FrontEnd):
             model.encode([Image.open("cat.jpg")])
     """
 
-    config_keys: list[str] = ["img_size", "patch_size", "in_chans", "embed_dim", "encoder_entry", "image_mean", "image_std"]
+    config_keys: list[str] = [
+        "img_size", "patch_size", "in_chans", "embed_dim", "encoder_entry", "image_mean", "image_std", "token_keep_ratio"
+    ]
     config_file_name = "image_patch_embed_config.json"
 
     def __init__(
@@ -125,6 +137,7 @@ class ImagePatchEmbed(FrontEnd):
         encoder_entry: EncoderEntry = "bypass",
         image_mean: Sequence[float] = IMAGENET_MEAN,
         image_std: Sequence[float] = IMAGENET_STD,
+        token_keep_ratio: float = 1.0,
     ) -> None:
         super().__init__()
         if img_size % patch_size:
@@ -136,6 +149,7 @@ class ImagePatchEmbed(FrontEnd):
         self.encoder_entry = self.check_entry(encoder_entry)
         self.image_mean = tuple(image_mean)
         self.image_std = tuple(image_std)
+        self.token_keep_ratio = check_token_keep_ratio(token_keep_ratio)
         self.projection = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size)
         self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
         grid = img_size // patch_size
@@ -157,18 +171,39 @@ class ImagePatchEmbed(FrontEnd):
         )
 
     @classmethod
-    def from_vit(cls, model_name_or_path: str, encoder_entry: EncoderEntry = "bypass", **vit_kwargs) -> ImagePatchEmbed:
-        """Copy the patch projection, [CLS] token and position embeddings of a transformers ViT checkpoint."""
+    def from_vit(
+        cls,
+        model_name_or_path: str,
+        encoder_entry: EncoderEntry = "bypass",
+        img_size: int | None = None,
+        token_keep_ratio: float = 1.0,
+        **vit_kwargs,
+    ) -> ImagePatchEmbed:
+        """Copy the patch projection, [CLS] token and position embeddings of a transformers ViT checkpoint.
+
+        Args:
+            model_name_or_path: a ``ViTModel`` checkpoint (e.g. ``google/vit-base-patch16-224-in21k``).
+            encoder_entry: as the constructor.
+            img_size: input size; default the checkpoint's. Another size (a multiple of its patch size, e.g. 112 or
+                160 from a 224-px ViT) gets the position table bicubically interpolated to the new grid once, by
+                the checkpoint's own ``ViTEmbeddings.interpolate_pos_encoding``.
+            token_keep_ratio: patch dropout in training, as the constructor.
+            vit_kwargs: passed to ``ViTModel.from_pretrained``.
+        """
         from transformers import ViTModel
 
         vit = ViTModel.from_pretrained(model_name_or_path, add_pooling_layer=False, **vit_kwargs)
         config = vit.config
-        module = cls(config.image_size, config.patch_size, config.num_channels, config.hidden_size, encoder_entry)
+        img_size = config.image_size if img_size is None else img_size
+        module = cls(
+            img_size, config.patch_size, config.num_channels, config.hidden_size, encoder_entry, token_keep_ratio=token_keep_ratio
+        )
         embeddings = vit.embeddings
+        grid_tokens = torch.empty(1, module.position_embeddings.shape[1], config.hidden_size)  # only its shape is read
         with torch.no_grad():
             module.projection.load_state_dict(embeddings.patch_embeddings.projection.state_dict())
             module.cls_token.copy_(embeddings.cls_token)
-            module.position_embeddings.copy_(embeddings.position_embeddings)
+            module.position_embeddings.copy_(embeddings.interpolate_pos_encoding(grid_tokens, img_size, img_size))
         return module
 
     @property

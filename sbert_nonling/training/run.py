@@ -112,10 +112,13 @@ def _modality_data(
         if image_dir is None:
             raise ValueError(f"Recipe {recipe!r} trains on unpaired images: pass image_dir (one sub-folder per class).")
         dataset, _ = image_folder_dataset(image_dir, img_size=settings["img_size"], limit_per_class=settings["images_per_class"])
+        keep = settings["token_keep_ratio"]
         if tiny or settings["vit"] is None:  # a random patch embedding, trained from scratch
-            front_end = ImagePatchEmbed(settings["img_size"], settings["patch_size"], embed_dim=hidden_size, encoder_entry=entry)
-        else:
-            front_end = ImagePatchEmbed.from_vit(settings["vit"], encoder_entry=entry)
+            front_end = ImagePatchEmbed(
+                settings["img_size"], settings["patch_size"], embed_dim=hidden_size, encoder_entry=entry, token_keep_ratio=keep
+            )
+        else:  # positions interpolated if img_size differs from the checkpoint's
+            front_end = ImagePatchEmbed.from_vit(settings["vit"], encoder_entry=entry, img_size=settings["img_size"], token_keep_ratio=keep)
         return dataset, front_end
     if settings["modality"] == "audio":
         if audio_dir is None or (audio_label_regex is None and hub_source(audio_dir, AUDIO_ROLES) is None):
@@ -129,6 +132,7 @@ def _modality_data(
         front_end = AudioPatchEmbed(
             target_frames=settings["target_frames"], embed_dim=hidden_size, layout=settings["audio_layout"],
             encoder_entry=entry, freq_mask=settings["freq_mask"], time_mask=settings["time_mask"],
+            token_keep_ratio=settings["token_keep_ratio"],
         )
         return dataset, front_end
     raise ValueError(f"Recipe {recipe!r} has an unknown modality {settings['modality']!r}.")

@@ -6,7 +6,8 @@ Modes:
             slice, losses gather across devices, gradients are averaged across processes as DDP does.
     train   a few real trainer steps (text SimCSE, or VisualCSE's alternating scheme) with per-device batch
             8 / world and SGD (Adam would turn float rounding in near-zero gradients into lr-sized sign flips);
-            rank 0 saves the model's and the losses' weights and the logged losses.
+            every process saves the model's and the losses' weights and the logged losses (rank 0 to --output,
+            rank r beside it with the suffix ``.rank<r>``); ``--token-keep-ratio`` turns on patch dropout.
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ PARAPHRASES = [
 ]
 
 
-def build_model(encoder_dir: str):
+def build_model(encoder_dir: str, token_keep_ratio: float = 1.0):
     torch.manual_seed(0)
-    front_end = ImagePatchEmbed(img_size=32, patch_size=16, embed_dim=32)
+    front_end = ImagePatchEmbed(img_size=32, patch_size=16, embed_dim=32, token_keep_ratio=token_keep_ratio)
     return build_sentence_model(encoder_dir, pooling="cls", max_seq_length=32, front_ends={"image": front_end})
 
 
@@ -118,9 +119,9 @@ def run_losses(encoder_dir: str, output: str) -> None:
         save_file(results, output)
 
 
-def run_training(encoder_dir: str, scheme: str, output: str) -> None:
+def run_training(encoder_dir: str, scheme: str, output: str, token_keep_ratio: float = 1.0) -> None:
     world = int(os.environ.get("WORLD_SIZE", "1"))  # the trainer sets up the process group later
-    model = build_model(encoder_dir)
+    model = build_model(encoder_dir, token_keep_ratio)
     torch.manual_seed(3)
     args = SentenceTransformerTrainingArguments(
         output_dir=os.path.dirname(output) + "/trainer", max_steps=3, per_device_train_batch_size=GLOBAL_BATCH // world,
@@ -147,12 +148,11 @@ def run_training(encoder_dir: str, scheme: str, output: str) -> None:
         )
     trainer.train()
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
-    if get_rank() == 0:
-        state = {f"model.{key}": value.clone().contiguous() for key, value in model.state_dict().items()}
-        owned = loss_parameters(trainer.loss, model)
-        state.update({f"loss.{index}": parameter.detach().contiguous() for index, parameter in enumerate(owned)})
-        state["logged_losses"] = torch.tensor(losses)
-        save_file(state, output)
+    state = {f"model.{key}": value.clone().contiguous() for key, value in model.state_dict().items()}
+    owned = loss_parameters(trainer.loss, model)
+    state.update({f"loss.{index}": parameter.detach().contiguous() for index, parameter in enumerate(owned)})
+    state["logged_losses"] = torch.tensor(losses)
+    save_file(state, output if get_rank() == 0 else f"{output}.rank{get_rank()}")  # the other replicas beside it
 
 
 def main() -> None:
@@ -161,13 +161,14 @@ def main() -> None:
     parser.add_argument("--encoder", required=True)
     parser.add_argument("--scheme", choices=["text", "visualcse"], default="text")
     parser.add_argument("--output", required=True)
+    parser.add_argument("--token-keep-ratio", type=float, default=1.0, help="the image front-end's patch dropout (train)")
     args = parser.parse_args()
     if args.mode == "losses":
         if "LOCAL_RANK" in os.environ:
             torch.distributed.init_process_group("gloo")
         run_losses(args.encoder, args.output)
     else:
-        run_training(args.encoder, args.scheme, args.output)
+        run_training(args.encoder, args.scheme, args.output, args.token_keep_ratio)
     if torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()
 

@@ -73,3 +73,18 @@ def test_trainer_steps_give_the_same_weights_and_losses(encoder_without_dropout,
     initial = build_model(encoder_without_dropout).state_dict()
     moved = max((single[f"model.{key}"] - value).abs().max().item() for key, value in initial.items() if value.is_floating_point())
     assert moved > 1e-3  # the runs trained: equal weights are not just the shared initialisation
+
+
+def test_patch_dropout_under_ddp_keeps_the_replicas_identical_and_drops_tokens(encoder_without_dropout, tmp_path):
+    """Patch dropout under 2-process DDP: every process draws the kept tokens of its own views (from the RNG the
+    trainer seeded), gradients are averaged, and both replicas end with the same weights. Against the all-token DDP
+    run, the logged losses differ (tokens were really dropped); the single-process run cannot be matched row for row,
+    since the processes draw their views' tokens independently (as with dropout)."""
+    arguments = ["train", "--scheme", "visualcse", "--encoder", encoder_without_dropout]
+    dropped = _run([*arguments, "--token-keep-ratio", "0.5"], 2, tmp_path / "dropped.safetensors")
+    replica = load_file(str(tmp_path / "dropped.safetensors.rank1"))
+    assert dropped.keys() == replica.keys()
+    for key in dropped:
+        torch.testing.assert_close(replica[key], dropped[key], rtol=0, atol=0, msg=key)
+    every_token = _run(arguments, 2, tmp_path / "all.safetensors")
+    assert torch.isfinite(dropped["logged_losses"]).all() and not torch.allclose(dropped["logged_losses"], every_token["logged_losses"])

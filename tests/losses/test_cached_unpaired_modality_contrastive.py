@@ -46,9 +46,14 @@ def test_cached_loss_and_gradients_equal_the_plain_loss(image_model, mode, mini_
         torch.testing.assert_close(cached_grads[name], grad, rtol=1e-4, atol=1e-6, msg=name)
 
 
-def test_cached_loss_replays_dropout_in_training(image_model):
-    """In train mode the second (gradient) forward must replay the first's dropout masks: the gradients then equal
-    those of one plain forward under the same RNG state, which a replay with fresh masks would not give."""
+@pytest.mark.parametrize("token_keep_ratio", [1.0, 0.5])
+def test_cached_loss_replays_dropout_in_training(tiny_encoder_dir, token_keep_ratio):
+    """In train mode the second (gradient) forward must replay the first's dropout masks and kept patch tokens (patch
+    dropout): the gradients then equal those of one plain forward under the same RNG state, which a replay with fresh
+    masks or other kept tokens would not give."""
+    torch.manual_seed(0)
+    front_end = ImagePatchEmbed(32, 8, embed_dim=32, token_keep_ratio=token_keep_ratio)
+    image_model = build_sentence_model(tiny_encoder_dir, pooling="cls", front_ends={"image": front_end})
     image_model.train()
     views, labels = image_views(image_model, count=4), torch.tensor([0, 1, 0, 1])
     cached = CachedUnpairedModalityContrastiveLoss(image_model, mode="supcon", mini_batch_size=8)  # one mini-batch per view

@@ -104,3 +104,33 @@ def test_model_encodes_audio_dicts_after_reload(tiny_encoder_dir, clip, tmp_path
     expected = model.encode([clip, clip])
     model.save(str(tmp_path))
     np.testing.assert_array_equal(SentenceTransformer(str(tmp_path), trust_remote_code=True).encode([clip, clip]), expected)
+
+
+@pytest.mark.parametrize(("layout", "patches", "kept"), [("released", 50, 25), ("ssast", 128, 64)])
+def test_patch_dropout_keeps_positioned_patches_in_training_only(layout, patches, kept):
+    torch.manual_seed(0)
+    module = AudioPatchEmbed(target_frames=256, embed_dim=16, layout=layout, token_keep_ratio=0.5)
+    fbank = torch.randn(2, 128, 256)
+    module.eval()
+    full = module({"input_features": fbank})[BYPASS_ENTRY_KEY]
+    module.train()
+    torch.manual_seed(3)
+    features = module({"input_features": fbank})
+    torch.manual_seed(3)  # the draw patch dropout made: its kept patches, in grid order after [CLS]
+    kept_positions = torch.rand(2, patches).topk(kept, dim=1).indices.sort(dim=1).values + 1
+    assert full.shape == (2, 1 + patches, 16) and features["attention_mask"].shape == (2, 1 + kept)
+    for row in range(2):  # the full forward's tokens at those places, their positions included
+        torch.testing.assert_close(features[BYPASS_ENTRY_KEY][row], full[row, [0, *kept_positions[row].tolist()]])
+
+
+def test_token_keep_ratio_round_trips_and_is_checked(tiny_encoder_dir, clip, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    model = build_sentence_model(tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(target_frames=256, embed_dim=32, token_keep_ratio=0.25)})
+    expected = model.encode([clip])
+    model.save(str(tmp_path))
+    reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True)
+    assert reloaded[0].sub_modules["audio"][0].token_keep_ratio == 0.25
+    np.testing.assert_array_equal(reloaded.encode([clip]), expected)
+    with pytest.raises(ValueError, match="token_keep_ratio=1.5 must be in"):
+        AudioPatchEmbed(token_keep_ratio=1.5)

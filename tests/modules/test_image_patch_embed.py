@@ -110,3 +110,79 @@ def test_images_already_at_size_skip_the_resize_with_the_same_pixels(cat):
     resized = module.preprocess([cat.convert("RGB").resize((48, 40))])["pixel_values"][0]
     expected = v2.functional.center_crop(v2.functional.resize(v2.functional.pil_to_tensor(cat.convert("RGB").resize((48, 40))), 32, antialias=True), 32)
     torch.testing.assert_close(resized, v2.functional.normalize(v2.functional.to_dtype(expected, torch.float32, scale=True), module.image_mean, module.image_std))
+
+
+def test_patch_dropout_keeps_cls_and_positioned_patches_in_training_only():
+    torch.manual_seed(0)
+    module = ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=16, token_keep_ratio=0.5)
+    pixels = torch.randn(3, 3, 32, 32)
+    module.eval()
+    full = module({"pixel_values": pixels})[BYPASS_ENTRY_KEY]  # (3, 17, 16): inference keeps every token
+    module.train()
+    torch.manual_seed(3)
+    features = module({"pixel_values": pixels})
+    torch.manual_seed(3)  # the draw patch dropout made: its kept patches, in grid order after [CLS]
+    kept_positions = torch.rand(3, 16).topk(8, dim=1).indices.sort(dim=1).values + 1
+    assert full.shape == (3, 17, 16) and features["attention_mask"].shape == (3, 9)
+    for row in range(3):  # the full forward's tokens at those places, their positions included
+        torch.testing.assert_close(features[BYPASS_ENTRY_KEY][row], full[row, [0, *kept_positions[row].tolist()]])
+
+
+@pytest.mark.parametrize("entry", ["bypass", "embeddings"])
+def test_patch_dropout_trains_through_the_encoder_and_leaves_encode_unchanged(tiny_encoder_dir, cat, entry):
+    torch.manual_seed(0)
+    model = build_sentence_model(
+        tiny_encoder_dir, pooling="cls", front_ends={"image": ImagePatchEmbed(32, 8, embed_dim=32, encoder_entry=entry)}
+    )
+    expected = model.encode([cat, cat.rotate(90)])
+    front_end = model[0].sub_modules["image"][0]
+    front_end.token_keep_ratio = 0.25
+    np.testing.assert_array_equal(model.encode([cat, cat.rotate(90)]), expected)  # eval: all 17 tokens
+    model.train()
+    features = model.preprocess([cat, cat.rotate(90)], modality="image")
+    torch.manual_seed(7)
+    output = model(features)
+    assert output["token_embeddings"].shape == (2, 1 + 4, 32) and output["sentence_embedding"].shape == (2, 32)
+    output["sentence_embedding"].square().sum().backward()
+    torch.manual_seed(7)  # the front-end's draw comes first: the kept patches of both rows
+    kept = set((torch.rand(2, 16).topk(4, dim=1).indices + 1).flatten().tolist())
+    reached = front_end.position_embeddings.grad[0].abs().sum(dim=-1).nonzero().flatten().tolist()
+    assert reached == [0, *sorted(kept)]  # [CLS] and the kept patches' grid positions, nothing else
+
+
+def test_token_keep_ratio_is_saved_and_old_configs_load_without_it(tiny_encoder_dir, tmp_path):
+    import json
+
+    module = ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=32, token_keep_ratio=0.5)
+    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": module})
+    model.save(str(tmp_path))
+    configs = list(tmp_path.rglob(ImagePatchEmbed.config_file_name))
+    assert len(configs) == 1 and json.loads(configs[0].read_text())["token_keep_ratio"] == 0.5
+    assert SentenceTransformer(str(tmp_path), trust_remote_code=True)[0].sub_modules["image"][0].token_keep_ratio == 0.5
+    config = json.loads(configs[0].read_text())
+    del config["token_keep_ratio"]  # a model saved before the option existed
+    configs[0].write_text(json.dumps(config))
+    assert SentenceTransformer(str(tmp_path), trust_remote_code=True)[0].sub_modules["image"][0].token_keep_ratio == 1.0
+    with pytest.raises(ValueError, match="token_keep_ratio=0 must be in"):
+        ImagePatchEmbed(token_keep_ratio=0)
+
+
+@pytest.mark.parametrize("img_size", [16, 24])
+def test_vit_at_a_lower_resolution_interpolates_the_position_table(tmp_path, img_size):
+    from transformers import ViTConfig, ViTModel
+
+    vit = ViTModel(ViTConfig(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64))
+    vit.eval().save_pretrained(tmp_path)
+    module = ImagePatchEmbed.from_vit(str(tmp_path), img_size=img_size, token_keep_ratio=0.5)
+    grid = img_size // 8
+    assert (module.img_size, module.token_keep_ratio) == (img_size, 0.5)
+    assert module.position_embeddings.shape == (1, 1 + grid * grid, 32)
+    assert module.preprocess([Image.new("RGB", (50, 40))])["pixel_values"].shape == (1, 3, img_size, img_size)
+    pixels = torch.randn(2, 3, img_size, img_size)
+    module.eval()
+    with torch.no_grad():
+        ours = module({"pixel_values": pixels})[BYPASS_ENTRY_KEY]
+        reference = vit.embeddings(pixels, interpolate_pos_encoding=True)  # ViT's own bicubic interpolation
+    torch.testing.assert_close(ours, reference)
+    with pytest.raises(ValueError, match="patch_size=8 does not divide img_size=20"):
+        ImagePatchEmbed.from_vit(str(tmp_path), img_size=20)

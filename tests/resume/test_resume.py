@@ -34,7 +34,7 @@ def inputs(tmp_path_factory, data_dir, flickr_subset):
 
 def _run(recipe: str, output: Path, inputs, *extra: str) -> subprocess.CompletedProcess:
     command = [sys.executable, str(WORKER), recipe, "--output", str(output), "--text-file", str(inputs["text"])]
-    if recipe == "visualcse":
+    if recipe.startswith("visualcse"):
         command += ["--image-dir", str(inputs["images"])]
     else:
         flickr = inputs["flickr"]
@@ -85,7 +85,7 @@ def _assert_same_run(resumed: Path, expected) -> None:
         torch.testing.assert_close(resumed_loss_state[key], loss_state[key], rtol=0, atol=0, msg=key)
 
 
-@pytest.mark.parametrize("recipe", ["visualcse", "mcse"])
+@pytest.mark.parametrize("recipe", ["visualcse", "visualcse-fast", "mcse"])
 def test_killed_and_resumed_run_equals_the_uninterrupted_run(tmp_path, inputs, straight, recipe):
     assert _run(recipe, tmp_path / "killed", inputs, "--die-at-step", "5").returncode == -9  # SIGKILL after step 5
     checkpoints = tmp_path / "killed" / "checkpoints"

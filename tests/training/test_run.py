@@ -130,15 +130,33 @@ def test_visualcse_continues_minilm_through_the_bypass_and_keeps_its_normalize(t
     np.testing.assert_allclose(embeddings, full.encode(["A man is playing a guitar."]), rtol=0, atol=1e-6)
 
 
-def test_audiocse_recipe_trains_on_fsdd_speakers(tmp_path, data_dir):
+@pytest.mark.parametrize(("recipe", "token_keep_ratio"), [("audiocse", 1.0), ("audiocse-fast", 0.5)])
+def test_audiocse_recipe_trains_on_fsdd_speakers(tmp_path, data_dir, recipe, token_keep_ratio):
     result = train_recipe(
-        "audiocse", tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir), audio_dir=data_dir / "audio" / "fsdd",
+        recipe, tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir), audio_dir=data_dir / "audio" / "fsdd",
         audio_label_regex=r"^\d+_([a-z]+)_", tiny=True, max_steps=2,
         overrides={"batch_size": 16, "modality_batch_size": 8, "clips": 40, "target_frames": 64},
     )
     assert result["global_step"] == 2
     full = SentenceTransformer(result["model"], trust_remote_code=True)
+    assert full[0].sub_modules["audio"][0].token_keep_ratio == token_keep_ratio  # saved with the model
     assert full.encode([{"array": np.zeros(8000, dtype=np.float32), "sampling_rate": 8000}]).shape == (1, 128)
+
+
+def test_visualcse_from_a_vit_checkpoint_at_a_lower_resolution(tmp_path, data_dir, tiny_encoder_dir):
+    from transformers import ViTConfig, ViTModel
+
+    vit = ViTModel(ViTConfig(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64))
+    vit.save_pretrained(tmp_path / "vit")
+    result = train_recipe(
+        "visualcse-fast", tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir), model=tiny_encoder_dir,
+        image_dir=data_dir / "images" / "cifar10" / "train", max_steps=2,
+        overrides={"vit": str(tmp_path / "vit"), "img_size": 16, "batch_size": 16, "modality_batch_size": 8, "images_per_class": 2,
+                   "fp16": False},
+    )
+    front_end = SentenceTransformer(result["model"], trust_remote_code=True)[0].sub_modules["image"][0]
+    assert (front_end.img_size, front_end.patch_size, front_end.token_keep_ratio) == (16, 8, 0.5)
+    assert front_end.position_embeddings.shape == (1, 1 + 4, 32)  # the 4 x 4 ViT table interpolated to 2 x 2
 
 
 def test_modality_recipes_need_their_data(tmp_path, data_dir):
@@ -243,6 +261,11 @@ def test_every_paper_configuration_has_a_recipe():
     coco, flickr = get_recipe("mcse-coco"), get_recipe("mcse")
     assert {key: value for key, value in coco.items() if key not in ("name", "description")} == {
         key: value for key, value in flickr.items() if key not in ("name", "description")}
+    for name in ("visualcse", "audiocse"):  # the fast variants: patch dropout 50 %, nothing else changed
+        paper, fast = get_recipe(name), get_recipe(f"{name}-fast")
+        assert {key for key in paper if paper[key] != fast[key]} == {"name", "description", "token_keep_ratio"}
+        assert (paper["token_keep_ratio"], fast["token_keep_ratio"]) == (1.0, 0.5)
+        assert get_recipe(name, tiny=True)["token_keep_ratio"] == 1.0
     for name in list_recipes():  # every recipe has an offline variant that changes its settings
         tiny, paper = get_recipe(name, tiny=True), get_recipe(name)
         assert {key for key in paper if key != "tiny" and tiny[key] != paper[key]}, name
