@@ -12,7 +12,8 @@ os.environ.setdefault("MTEB_CACHE", tempfile.mkdtemp(prefix="mteb-cache-"))  # i
 
 import pytest  # noqa: E402
 
-SHARED_DIR = Path(os.environ.get("SBERT_NONLING_SHARED", Path(__file__).resolve().parents[1] / ".." / "shared"))
+#: Absolute, so that subprocesses started in other working directories find it too.
+SHARED_DIR = Path(os.environ.get("SBERT_NONLING_SHARED", Path(__file__).resolve().parents[1] / ".." / "shared")).resolve()
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,7 @@ from sentence_transformers import SentenceTransformer, SentenceTransformerTraini
 import sbert_nonling
 from sbert_nonling import SimCSELoss, export_text_model
 from sbert_nonling.training import NonLinguisticTrainer
+from sbert_nonling.training.checkpoints import write_complete_marker
 
 
 class Payload:
@@ -69,6 +70,11 @@ def test_tampered_checkpoint_pickles_are_never_executed(tiny_model, tmp_path, wi
     resumed_args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path / "run"), max_steps=4, per_device_train_batch_size=8,
                                                         save_steps=2, report_to="none")
     trainer = NonLinguisticTrainer(model=tiny_model, args=resumed_args, train_dataset=data, loss=SimCSELoss(tiny_model))
+    # The completion marker's checksums catch the change before anything is read ...
+    with pytest.raises(ValueError, match="No intact checkpoint to resume from.*optimizer.pt has"):
+        trainer.train(resume_from_checkpoint=True)
+    # ... and a tamperer who also rewrites the marker still meets transformers' weights_only unpickling.
+    write_complete_marker(checkpoint, 2)
     with pytest.raises(Exception, match="(?i)weights_only|unpickl|global"):
         trainer.train(resume_from_checkpoint=True)
     assert not marker.exists()

@@ -17,7 +17,7 @@ BLOCKED = ("pangocffi", "pangocairocffi", "cairocffi", "matplotlib", "mteb")
 # Run in a fresh interpreter: a meta-path finder makes every BLOCKED package fail to import, as on a machine where they
 # (or the native libraries they load) are not installed.
 SCRIPT = """
-import importlib.abc, json, sys
+import contextlib, importlib.abc, io, json, sys
 
 class Blocker(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
@@ -48,7 +48,10 @@ def record(name, action):
         errors[name] = str(error)
 
 record("pixel_renderer", lambda: sbert_nonling.PixelRenderer())
-record("cli_render", lambda: __import__("sbert_nonling.cli", fromlist=["main"]).main(["render", "Hi", "-o", "hi.png"]))
+cli_stderr = io.StringIO()
+with contextlib.redirect_stderr(cli_stderr):  # the CLI prints a missing extra as a one-line error, exit status 2
+    cli_status = __import__("sbert_nonling.cli", fromlist=["main"]).main(["render", "Hi", "-o", "hi.png"])
+errors["cli_render"] = f"exit {{cli_status}}: {{cli_stderr.getvalue()}}"
 record("plots", lambda: __import__("sbert_nonling.evaluation.plots"))
 record("mteb", lambda: __import__("sbert_nonling.evaluation.mteb_runner"))
 print(json.dumps({{
@@ -83,6 +86,7 @@ def test_core_package_trains_exports_and_evaluates_without_the_extras(tmp_path, 
     assert report["export_scores"] == pytest.approx(report["dev_after"], abs=1e-6)
     errors = report["errors"]
     assert set(errors) == {"pixel_renderer", "cli_render", "plots", "mteb"}
+    assert errors["cli_render"].startswith("exit 2: sbert-nonling render: error: ")
     for name in ("pixel_renderer", "cli_render"):
         assert "pip install 'sbert-nonling[pixel]'" in errors[name]
         assert "apt-get install libpango-1.0-0 libpangocairo-1.0-0" in errors[name]
