@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from datasets import load_dataset
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator, SequentialEvaluator
 
@@ -53,8 +54,6 @@ def sts_dev_evaluator(sts_dir: str | Path | None, batch_size: int = 64) -> Seque
     :data:`~sbert_nonling.training.arguments.SELECTION_METRIC`), the only model-selection signal the papers allow.
     """
     if sts_dir is None:
-        from datasets import load_dataset
-
         dev = load_dataset(STSB_HUB_DATASET, split="validation")
         tasks = [STSData("STSBenchmark", list(dev["sentence1"]), list(dev["sentence2"]), list(dev["score"]), source=STSB_HUB_DATASET)]
     else:

@@ -62,9 +62,9 @@ def test_table_has_one_column_per_task_in_paper_order():
 
 
 def test_dev_evaluator_without_a_folder_reads_stsb_dev_from_the_hub(minilm, data_dir, monkeypatch):
-    import datasets
     from datasets import Dataset
 
+    import sbert_nonling.evaluation.sts as sts
     from sbert_nonling.evaluation import sts_dev_evaluator
     from sbert_nonling.evaluation.sts import STSB_HUB_DATASET
 
@@ -75,7 +75,7 @@ def test_dev_evaluator_without_a_folder_reads_stsb_dev_from_the_hub(minilm, data
         calls.append((name, split))
         return Dataset.from_dict({"sentence1": local.sentences1, "sentence2": local.sentences2, "score": [s / 5 for s in local.scores]})
 
-    monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
+    monkeypatch.setattr(sts, "load_dataset", fake_load_dataset)
     hub_scores = sts_dev_evaluator(None)(minilm)
     local_scores = sts_dev_evaluator(data_dir / "sts")(minilm)
     assert calls == [(STSB_HUB_DATASET, "validation")]

@@ -38,7 +38,9 @@ def test_every_recipe_file_sets_every_setting_of_its_method_and_its_tiny_block_a
     assert set(recipe) - {"method", "tiny", "tiny_note"} == set(config_class.field_names()) - {"bf16", "tiny"}
     tiny = load_recipe(name, tiny=True)
     assert tiny.tiny and all(getattr(tiny, key) == value for key, value in recipe["tiny"].items())
-    assert get_recipe(name) == {**load_recipe(name).to_dict()}
+    # the dict the runners read keeps the file's values (and types) under the same keys
+    settings = get_recipe(name)
+    assert all(settings[key] == value and type(settings[key]) is type(value) for key, value in recipe.items() if key not in ("tiny", "tiny_note"))
 
 
 def test_overrides_are_typed_and_checked():
