@@ -13,9 +13,11 @@ the same augmentations and dropout masks, so their text steps see the same rando
 nothing learns from images / audio: the treated method minus its control is the effect of modality learning, the
 control minus SimCSE the effect of the modality steps' random draws alone.
 
-One speed variant: VisualCSE-fast, VisualCSE (SupCon) with patch dropout (each image view keeps [CLS] and 8 of its 16
-patch tokens in training; the ``visualcse-fast`` recipe) at the text rate VisualCSE (SupCon) selected, no search of
-its own: it shows whether the cheaper image step costs STS-B dev quality.
+Two speed variants, each at the text rate VisualCSE (SupCon) selected (no search of their own), to show whether a
+cheaper image step costs STS-B dev quality: VisualCSE-keep50, patch dropout 50 % (each image view keeps [CLS] and 8
+of its 16 patch tokens in training), and VisualCSE-fast, the ``visualcse-fast`` recipe scaled to this setup: half the
+resolution (32 px: 4 patches; the recipe: 112 of 224 px) and patch dropout 25 %, i.e. [CLS] + 1 patch per view in
+training, the same 1/16 share of the setup's patch tokens as the recipe keeps of the paper's (12 of 196).
 """
 
 from __future__ import annotations
@@ -56,9 +58,13 @@ METHODS: dict[str, dict[str, Any]] = {
         "control_of": "visualcse-supcon", "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon"},
     },
     "audiocse": {"recipe": "audiocse", "label": "AudioCSE (SupCon, speakers)", "modality": "audio", "overrides": dict(AUDIO_SETTINGS)},
-    "visualcse-fast": {  # speed variant: patch dropout 50 % (the visualcse-fast recipe), VisualCSE (SupCon)'s text rate
-        "recipe": "visualcse-fast", "label": "VisualCSE-fast (SupCon, patch dropout 50 %)", "modality": "image",
-        "rate_of": "visualcse-supcon", "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon"},
+    "visualcse-keep50": {  # speed variant: patch dropout 50 %, VisualCSE (SupCon)'s text rate
+        "recipe": "visualcse", "label": "VisualCSE (SupCon, patch dropout 50 %)", "modality": "image",
+        "rate_of": "visualcse-supcon", "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon", "token_keep_ratio": 0.5},
+    },
+    "visualcse-fast": {  # speed variant: the visualcse-fast recipe (half resolution, patch dropout 25 %), same text rate
+        "recipe": "visualcse-fast", "label": "VisualCSE-fast (SupCon, 32 px, patch dropout 25 %)", "modality": "image",
+        "rate_of": "visualcse-supcon", "overrides": {**IMAGE_SETTINGS, "img_size": 32, "modality_mode": "supcon"},
     },
     "audiocse-audio-lr0": {  # control: AudioCSE with audio steps that move nothing (see module docstring)
         "recipe": "audiocse", "label": "AudioCSE, audio lr 0: control", "modality": "audio",

@@ -35,7 +35,7 @@ def test_every_method_overrides_only_settings_its_recipe_has():
     for backbone in LEARNING_RATES:
         for method in grid_methods(backbone):
             get_recipe(METHODS[method]["recipe"], overrides=method_overrides(method, backbone, LEARNING_RATES[backbone][0]))
-    assert "pixel" not in grid_methods("minilm") and len(grid_methods("random")) == 10
+    assert "pixel" not in grid_methods("minilm") and len(grid_methods("random")) == 11
 
 
 def test_the_image_lr0_control_differs_from_visualcse_in_the_image_rate_only():
@@ -49,16 +49,20 @@ def test_the_image_lr0_control_differs_from_visualcse_in_the_image_rate_only():
         run_grid.search_rates([], "random", "visualcse-image-lr0")
 
 
-def test_the_audio_lr0_control_and_visualcse_fast_reuse_the_treated_methods_text_rate():
+def test_the_audio_lr0_control_and_the_speed_variants_reuse_the_treated_methods_text_rate():
     from sbert_nonling.training.recipes import get_recipe
 
     for backbone in LEARNING_RATES:
         audio, audio_control = (method_overrides(method, backbone, 3e-5) for method in ("audiocse", "audiocse-audio-lr0"))
         assert audio_control == {**audio, "modality_learning_rate": 0.0} and audio["modality_learning_rate"] > 0
-        treated, fast = (method_overrides(method, backbone, 3e-5) for method in ("visualcse-supcon", "visualcse-fast"))
-        assert fast == treated and get_recipe(METHODS["visualcse-fast"]["recipe"], overrides=fast)["token_keep_ratio"] == 0.5
+        treated, keep50, fast = (method_overrides(method, backbone, 3e-5) for method in ("visualcse-supcon", "visualcse-keep50", "visualcse-fast"))
+        assert keep50 == {**treated, "token_keep_ratio": 0.5} and fast == {**treated, "img_size": 32}
+        fast_settings = get_recipe(METHODS["visualcse-fast"]["recipe"], overrides=fast)
+        treated_settings = get_recipe(METHODS["visualcse-supcon"]["recipe"], overrides=treated)
+        assert (fast_settings["token_keep_ratio"], treated_settings["token_keep_ratio"], treated_settings["img_size"]) == (0.25, 1.0, 64)
     rows = [row("visualcse-supcon", 0, 1e-4, 56.0), row("visualcse-supcon", 0, 3e-4, 57.0), row("audiocse", 0, 1e-4, 57.0)]
     assert run_grid.search_rates(rows, "random", "visualcse-fast") == (3e-4,)
+    assert run_grid.search_rates(rows, "random", "visualcse-keep50") == (3e-4,)
     assert run_grid.search_rates(rows, "random", "audiocse-audio-lr0") == (1e-4,)
 
 
