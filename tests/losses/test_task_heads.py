@@ -16,7 +16,7 @@ from sbert_nonling.losses.head_layer import HeadLayer
 from sbert_nonling.losses.pair_classification import PairClassificationLoss
 from sbert_nonling.losses.sentence_classification import SentenceClassificationLoss
 from sbert_nonling.losses.sts_regression import STSRegressionLoss
-from sbert_nonling.training.trainer import loss_parameters, loss_state_dict
+from sbert_nonling.training.loss_state import loss_parameters, loss_state_dict
 
 
 def _padded(*rows, dim=32):

@@ -9,7 +9,7 @@ from transformers import TrainerCallback
 from sbert_nonling import SimCSELoss
 from sbert_nonling.data import sentence_pairs_dataset
 from sbert_nonling.training import NonLinguisticTrainer
-from sbert_nonling.training.trainer import LOSS_STATE_FILE, load_loss_state_dict, loss_state_dict
+from sbert_nonling.training.loss_state import LOSS_STATE_FILE, load_loss_state_dict, loss_state_dict
 
 
 def make_trainer(model, sentences, output_dir, max_steps):
