@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from sbert_nonling.configs import SimCSEConfig
 from sbert_nonling.training.recipes import load_recipe
 
@@ -17,6 +15,5 @@ def test_the_supervised_recipe_differs_from_the_paper_default_in_the_supervised_
     assert changed == {"data": "nli", "pooling": "cls_mlp", "training_head": "none", "batch_size": 512, "learning_rate": 5e-5, "epochs": 3}
 
 
-def test_warmup_steps_must_be_a_non_negative_int():
-    with pytest.raises(ValueError, match=r"SimCSEConfig setting 'warmup_steps' must be >= 0, got -1"):
-        SimCSEConfig(warmup_steps=-1)
+def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
+    assert check_own_fields(SimCSEConfig) == {"warmup_steps"}
