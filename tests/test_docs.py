@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 EXECUTED_LANGUAGES = {"python", "py"}
 #: Pages without a Python example, and why: they report measurements (benchmarks, experiments) or operations, not an API.
-NO_EXAMPLE_PAGES = {"benchmarks.md", "reliability.md", "results.md"}
+NO_EXAMPLE_PAGES = {"benchmarks.md", "results.md"}
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 
 

@@ -25,7 +25,7 @@ from sentence_transformers.util import get_rank, get_world_size
 from sbert_nonling import ImagePatchEmbed, MultimodalAlignLoss, SimCSELoss, SymmetricInfoNCE, UnpairedModalityContrastiveLoss
 from sbert_nonling.models import build_sentence_model
 from sbert_nonling.training import NonLinguisticTrainer, UnpairedModalityTrainer
-from sbert_nonling.training.trainer import loss_parameters
+from sbert_nonling.training.loss_state import loss_parameters
 
 GLOBAL_BATCH = 8
 SENTENCES = [

@@ -14,7 +14,7 @@ import torch
 from safetensors.torch import load_file
 
 from sbert_nonling.training.checkpoints import COMPLETE_MARKER, checkpoint_damage, last_complete_checkpoint
-from sbert_nonling.training.trainer import LOSS_STATE_FILE
+from sbert_nonling.training.loss_state import LOSS_STATE_FILE
 
 WORKER = Path(__file__).with_name("resume_worker.py")
 

@@ -1,3 +1,6 @@
+"""NonLinguisticTrainer: the callbacks it adds, its one private override (rotation after the marker), the identical-column
+collator and the no-duplicates check of media datasets."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,7 +12,7 @@ from transformers import TrainerCallback
 from sbert_nonling import SimCSELoss
 from sbert_nonling.data import sentence_pairs_dataset
 from sbert_nonling.training import NonLinguisticTrainer
-from sbert_nonling.training.trainer import LOSS_STATE_FILE, load_loss_state_dict, loss_state_dict
+from sbert_nonling.training.loss_state import LOSS_STATE_FILE
 
 
 def make_trainer(model, sentences, output_dir, max_steps):
@@ -44,18 +47,6 @@ def test_checkpoints_hold_the_loss_heads_and_resume_restores_them(tiny_encoder_d
     torch.testing.assert_close(restored["weight"], saved["loss.head.0.weight"])
 
 
-def test_shared_heads_are_stored_once_and_unknown_entries_rejected(tiny_model):
-    from sbert_nonling import MultimodalAlignLoss
-
-    simcse = SimCSELoss(tiny_model)
-    mcse = MultimodalAlignLoss(tiny_model, image_dim=8, text_loss=simcse)
-    state = loss_state_dict({"text": simcse, "captions": mcse}, tiny_model)
-    assert "text.head.0.weight" in state and "captions.text_loss.head.0.weight" not in state
-    assert "captions.text_head.0.weight" in state and not any(".model." in key for key in state)
-    with pytest.raises(ValueError, match="entries the current losses lack"):
-        load_loss_state_dict({"text": simcse}, state)
-
-
 def test_identical_columns_are_preprocessed_once_and_different_ones_twice(tiny_model, wiki_sentences, tmp_path):
     calls = []
     original = tiny_model.preprocess
@@ -81,21 +72,6 @@ def test_identical_columns_are_preprocessed_once_and_different_ones_twice(tiny_m
     assert len(calls) == 2 and not torch.equal(batch["anchor_input_ids"][:, :4], batch["positive_input_ids"][:, :4])
 
 
-def test_an_audio_clip_in_both_view_columns_is_preprocessed_once(data_dir):
-    from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
-    from sbert_nonling.training.trainer import ReuseIdenticalColumns
-
-    dataset, _ = audio_folder_dataset(data_dir / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=3)
-    rows = dataset[:3]
-    calls = []
-    preprocess = ReuseIdenticalColumns(lambda inputs, **kwargs: calls.append(len(inputs)) or {"n": torch.tensor(len(inputs))})
-    first, second = preprocess(rows["view_1"], task=None), preprocess(rows["view_2"], task=None)
-    assert calls == [3] and first == second and first is not second
-    preprocess(rows["view_2"], task="other")  # another task: preprocessed again
-    preprocess(dataset[:3]["view_1"], task="other")  # decoded again: new objects, preprocessed again
-    assert calls == [3, 3, 3]
-
-
 def test_no_duplicates_check_of_an_image_dataset_compares_files_without_decoding_them(tiny_model, data_dir, tmp_path):
     from datasets import Dataset
     from sentence_transformers.base.sampler import BatchSamplers
@@ -119,3 +95,67 @@ def test_no_duplicates_check_of_an_image_dataset_compares_files_without_decoding
     assert not reads  # no image decoded or augmented to check for duplicates
     assert sorted(index for batch in batches for index in batch) == list(range(6))
     assert not any({0, 1} <= set(batch) for batch in batches)  # the same file never twice in a batch
+
+
+def test_it_is_the_plain_trainer_plus_the_callbacks_in_saving_order(tiny_model, wiki_sentences, tmp_path):
+    from sbert_nonling.training import (
+        CheckpointMarkerCallback,
+        LossGradientAveragingCallback,
+        LossStateCallback,
+        PreemptionCallback,
+        StepTimerCallback,
+    )
+
+    trainer, _ = make_trainer(tiny_model, wiki_sentences[:16], tmp_path, max_steps=2)
+    kinds = [type(callback) for callback in trainer.callback_handler.callbacks]
+    ours = [StepTimerCallback, LossGradientAveragingCallback, LossStateCallback, CheckpointMarkerCallback, PreemptionCallback]
+    assert [kind for kind in kinds if kind in ours] == ours  # the loss state is written before the marker listing it
+    trainer.train()
+    assert trainer.step_seconds is trainer.step_timer.step_seconds and dict(trainer.step_counts) == {"train": 2}
+
+
+class FoldersAtSave(TrainerCallback):
+    """Records, at each on_save before the marker callback runs, the checkpoint folders on disk."""
+
+    def __init__(self) -> None:
+        self.seen = []
+
+    def on_save(self, args, state, control, **kwargs):
+        self.seen.append(sorted(path.name for path in tmp_folders(args.output_dir)))
+
+
+def tmp_folders(output_dir):
+    from pathlib import Path
+
+    return [path for path in Path(output_dir).iterdir() if path.name.startswith("checkpoint-")]
+
+
+def test_older_checkpoints_are_rotated_only_after_the_new_one_is_marked(tiny_encoder_dir, wiki_sentences, tmp_path):
+    from sentence_transformers import SentenceTransformerTrainer
+
+    from sbert_nonling.models import build_sentence_model
+    from sbert_nonling.training import CheckpointMarkerCallback
+
+    seen = {}
+    for trainer_class in (NonLinguisticTrainer, SentenceTransformerTrainer):
+        model = build_sentence_model(tiny_encoder_dir)
+        args = SentenceTransformerTrainingArguments(
+            output_dir=str(tmp_path / trainer_class.__name__), max_steps=4, per_device_train_batch_size=8, save_strategy="steps",
+            save_steps=2, save_total_limit=1, report_to="none",
+        )
+        probe = FoldersAtSave()
+        trainer_class(
+            model=model, args=args, train_dataset=sentence_pairs_dataset(wiki_sentences[:32]), loss=SimCSELoss(model),
+            callbacks=[probe, CheckpointMarkerCallback()] if trainer_class is SentenceTransformerTrainer else [probe],
+        ).train()
+        seen[trainer_class] = probe.seen
+        assert [path.name for path in tmp_folders(args.output_dir)] == ["checkpoint-4"]  # rotated in the end, either way
+    assert seen[NonLinguisticTrainer] == [["checkpoint-2"], ["checkpoint-2", "checkpoint-4"]]  # kept until 4 is marked
+    assert seen[SentenceTransformerTrainer] == [["checkpoint-2"], ["checkpoint-4"]]  # transformers rotated before the marker
+
+
+def test_names_moved_to_loss_state_still_import_with_a_future_warning():
+    from sbert_nonling.training import loss_state, trainer
+
+    with pytest.warns(FutureWarning, match="moved to sbert_nonling.training.loss_state.loss_state_dict"):
+        assert trainer.loss_state_dict is loss_state.loss_state_dict

@@ -1,15 +1,16 @@
+"""UnpairedModalityTrainer: the alternating scheme's per-dataset optimizers and rates, the joint scheme's weighted sum."""
+
 from __future__ import annotations
 
 import pytest
 import torch
-from datasets import Dataset, DatasetDict
+from datasets import DatasetDict
 from sentence_transformers import SentenceTransformerTrainingArguments
-from torch.utils.data import BatchSampler, ConcatDataset, SequentialSampler
 
 from sbert_nonling import ImagePatchEmbed, SimCSELoss, UnpairedModalityContrastiveLoss
 from sbert_nonling.data import image_folder_dataset, sentence_pairs_dataset
 from sbert_nonling.models import build_sentence_model
-from sbert_nonling.training import ModalityOptimizer, UnpairedBatchSampler, UnpairedModalityTrainer
+from sbert_nonling.training import ModalityOptimizer, UnpairedModalityTrainer
 
 
 @pytest.fixture
@@ -106,33 +107,3 @@ def test_scheme_settings_are_checked(setup):
         make(learning_rates={"audio": 1e-6})
     with pytest.raises(ValueError, match="scheme='sum' must be"):
         make("sum")
-
-
-def test_sampler_cycles_the_modality_and_follows_the_text_epoch():
-    text, images = Dataset.from_dict({"x": list(range(10))}), Dataset.from_dict({"x": list(range(3))})
-    concat = ConcatDataset([images, text])
-    text_sampler = BatchSampler(SequentialSampler(text), batch_size=4, drop_last=False)
-    image_sampler = BatchSampler(SequentialSampler(images), 2, False)
-    sampler = UnpairedBatchSampler(concat, [image_sampler, text_sampler], text_index=1, batch_sizes={0: 2})
-    batches = list(sampler)
-    assert len(batches) == len(sampler) == 6
-    assert [all(i < 3 for i in batch) for batch in batches] == [True, False] * 3  # image batch first, then text
-    assert sorted(i - 3 for batch in batches[1::2] for i in batch) == list(range(10))  # every text row once
-    assert all(len(batch) == 2 for batch in batches[0::2])  # own batch size, cycled past the 3 images
-    assert list(UnpairedBatchSampler(concat, [image_sampler, text_sampler], text_index=1, batch_sizes={0: 2})) == batches  # seeded
-    with pytest.raises(ValueError, match="Batch size 5 for dataset 0 must be between 1 and its size"):
-        UnpairedBatchSampler(concat, [image_sampler, text_sampler], text_index=1, batch_sizes={0: 5})
-
-
-def test_interleaved_sampler_puts_a_caption_batch_every_k_text_batches():
-    from sbert_nonling.training.interleaved_sampler import InterleavedBatchSampler
-
-    text, captions = Dataset.from_dict({"x": list(range(20))}), Dataset.from_dict({"x": list(range(6))})
-    samplers = [BatchSampler(SequentialSampler(text), 2, False), BatchSampler(SequentialSampler(captions), 2, False)]
-    sampler = InterleavedBatchSampler(ConcatDataset([text, captions]), samplers)
-    batches = list(sampler)
-    kinds = ["c" if batch[0] >= 20 else "t" for batch in batches]
-    assert sampler.every == 3 and len(batches) == len(sampler) == 13
-    assert "".join(kinds) == "tttctttctttct"
-    with pytest.raises(ValueError, match="exactly two datasets"):
-        InterleavedBatchSampler(ConcatDataset([text]), samplers[:1])

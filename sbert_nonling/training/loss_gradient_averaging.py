@@ -1,0 +1,51 @@
+"""Average the gradients of loss-owned parameters across processes, as DDP does for the model's."""
+
+from __future__ import annotations
+
+import torch
+from sentence_transformers.util import get_world_size
+from torch import nn
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+from sbert_nonling.training.loss_state import Losses, loss_parameters
+
+
+class LossGradientAveragingCallback(TrainerCallback):
+    """Under distributed data parallel training, averages the gradients of the parameters the losses own over all
+    processes before each optimizer step.
+
+    DDP wraps only the model: the gradients of a loss's own parameters (MCSE's projection heads, SimCSE's
+    training-only MLP, a learnable temperature) would stay per-process, and the heads of different processes would
+    drift apart. At ``on_pre_optimizer_step`` (after the last backward pass of the step, gradient accumulation
+    included) each such gradient is all-reduced and divided by the world size, i.e. the mean over processes, as DDP
+    computes it for the model. Gradient clipping (``max_grad_norm``) covers only the model's parameters and has run
+    by then; the losses' gradients are never clipped, with or without this callback. In a single process it does
+    nothing. Every process must take the same kind of step (the same losses with gradients), which the package's
+    batch samplers guarantee.
+
+    What it adds over sentence-transformers: gradient synchronisation of parameters outside the DDP-wrapped model.
+
+    Args:
+        loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).
+
+    Example::
+
+        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=captions, loss=mcse_loss)
+        trainer.add_callback(LossGradientAveragingCallback(mcse_loss))  # torchrun --nproc_per_node 2 script.py
+    """
+
+    def __init__(self, loss: Losses) -> None:
+        self.loss = loss
+        self._parameters: list[nn.Parameter] = []
+
+    def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: nn.Module = None, **kwargs) -> None:
+        self._parameters = loss_parameters(self.loss, model)
+
+    def on_pre_optimizer_step(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        world_size = get_world_size()
+        if world_size < 2:
+            return
+        for parameter in self._parameters:
+            if parameter.grad is not None:
+                torch.distributed.all_reduce(parameter.grad)
+                parameter.grad /= world_size

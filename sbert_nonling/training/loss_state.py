@@ -1,0 +1,127 @@
+"""The losses' own parameters (projection heads, learnable temperatures) in trainer checkpoints: saved with every
+checkpoint, restored on resume."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+from torch import Tensor, nn
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, write_failure
+
+logger = logging.getLogger(__name__)
+
+#: The file of a checkpoint folder that holds :func:`loss_state_dict`.
+LOSS_STATE_FILE = "loss_state.safetensors"
+
+Losses = nn.Module | dict[str, nn.Module]
+
+
+def _named_losses(losses: Losses) -> list[tuple[str, nn.Module]]:
+    """``(dataset name, loss)`` pairs; a single loss is named ``"loss"``."""
+    return list(losses.items()) if isinstance(losses, dict) else [("loss", losses)]
+
+
+def loss_state_dict(losses: Losses, model: nn.Module) -> dict[str, Tensor]:
+    """The parameters and buffers the losses own, i.e. everything in their state dicts that is not the model's.
+
+    Keys are ``<dataset name>.<key>`` (``loss.<key>`` for a single loss); a tensor shared by several losses (e.g.
+    SimCSE's head, shared by the text loss and MultimodalAlignLoss) is stored once, under its first key.
+    """
+    model_tensors = {id(tensor) for tensor in (*model.parameters(), *model.buffers())}
+    state, seen = {}, set()
+    for name, loss in _named_losses(losses):
+        for key, tensor in loss.state_dict(keep_vars=True).items():
+            if id(tensor) in model_tensors or id(tensor) in seen:
+                continue
+            seen.add(id(tensor))
+            state[f"{name}.{key}"] = tensor.detach().cpu().contiguous()
+    return state
+
+
+def loss_parameters(losses: Losses, model: nn.Module) -> list[nn.Parameter]:
+    """The trainable parameters the losses own (not the model's), each once, in a fixed order."""
+    model_parameters = {id(parameter) for parameter in model.parameters()}
+    owned, seen = [], set()
+    for _, loss in _named_losses(losses):
+        for parameter in loss.parameters():
+            if parameter.requires_grad and id(parameter) not in model_parameters and id(parameter) not in seen:
+                seen.add(id(parameter))
+                owned.append(parameter)
+    return owned
+
+
+def load_loss_state_dict(losses: Losses, state: dict[str, Tensor]) -> None:
+    """Copy a :func:`loss_state_dict` back into the losses' own tensors (in place, so shared tensors stay shared and
+    the optimizer keeps pointing at them)."""
+    targets = {f"{name}.{key}": tensor for name, loss in _named_losses(losses) for key, tensor in loss.state_dict(keep_vars=True).items()}
+    unknown = sorted(set(state) - set(targets))
+    if unknown:
+        raise ValueError(f"The checkpoint's loss state has entries the current losses lack: {unknown[:5]}.")
+    for key, value in state.items():
+        targets[key].data.copy_(value.to(targets[key].device))
+
+
+class LossStateCallback(TrainerCallback):
+    """Saves the losses' own parameters in every checkpoint and restores them when training resumes.
+
+    sentence-transformers optimises loss-owned parameters (MCSE's projection heads, SimCSE's training-only MLP, a
+    learnable temperature) but neither saves them in checkpoints nor restores them on
+    ``train(resume_from_checkpoint=...)``: a resumed run would continue with freshly initialised heads. This callback
+    writes :func:`loss_state_dict` to :data:`LOSS_STATE_FILE` in each checkpoint folder (``on_save``, main process,
+    not with ``save_only_model``) and copies it back into the losses when training starts from a checkpoint
+    (``on_train_begin``, after transformers has loaded the model, optimizer and schedule, before the first step).
+    The heads never enter the saved model.
+
+    What it adds over transformers / sentence-transformers: checkpointing of parameters that live outside the model.
+
+    Args:
+        loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).
+        resume_from_checkpoint: the checkpoint folder training resumes from. Callbacks are not told it; when None, a
+            resumed run (``state.global_step > 0`` at the start) reads ``<output_dir>/checkpoint-<step>``, which is
+            what ``train(resume_from_checkpoint=True)`` resumes from. Set it when resuming from a folder elsewhere.
+
+    A write failure raises :class:`~sbert_nonling.training.checkpoints.CheckpointWriteError` naming the folder.
+    Add it before :class:`~sbert_nonling.training.checkpoint_marker.CheckpointMarkerCallback`, whose marker must
+    list this file.
+
+    Example::
+
+        from sentence_transformers import SentenceTransformerTrainer
+        from sbert_nonling.training import CheckpointMarkerCallback, LossStateCallback
+
+        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
+        trainer.add_callback(LossStateCallback(loss))
+        trainer.add_callback(CheckpointMarkerCallback())
+        trainer.train()  # later: trainer.train(resume_from_checkpoint=True) restores loss.head too
+    """
+
+    def __init__(self, loss: Losses, resume_from_checkpoint: str | os.PathLike | None = None) -> None:
+        self.loss = loss
+        self.resume_from_checkpoint = resume_from_checkpoint
+
+    def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: nn.Module = None, **kwargs) -> None:
+        if state.global_step == 0:
+            return  # a fresh start: the heads keep their initialisation
+        checkpoint = self.resume_from_checkpoint or os.path.join(args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}")
+        path = os.path.join(checkpoint, LOSS_STATE_FILE)
+        if os.path.isfile(path):
+            load_loss_state_dict(self.loss, load_file(path))
+        elif loss_state_dict(self.loss, model):
+            logger.warning(f"{checkpoint} has no {LOSS_STATE_FILE}: the losses' heads restart from their initialisation.")
+
+    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: nn.Module = None, **kwargs) -> None:
+        if not args.should_save or args.save_only_model:
+            return
+        loss_state = loss_state_dict(self.loss, model)
+        if not loss_state:
+            return
+        folder = os.path.join(args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}")
+        try:
+            save_file(loss_state, os.path.join(folder, LOSS_STATE_FILE))
+        except (OSError, SafetensorError) as error:
+            raise write_failure(folder, error) from error

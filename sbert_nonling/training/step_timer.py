@@ -1,0 +1,90 @@
+"""Where training time goes: forward + backward seconds per training dataset."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+from torch import nn
+from torch.utils.hooks import RemovableHandle
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+from sbert_nonling.training.loss_state import Losses
+
+
+class StepTimerCallback(TrainerCallback):
+    """Measures the wall time of every training batch's forward and backward passes, per training dataset.
+
+    :attr:`step_seconds` and :attr:`step_counts` hold, per dataset name (``"train"`` for a single loss), the summed
+    seconds and the number of batches, e.g. the image steps' share of a VisualCSE run. A batch is timed from the
+    start of its step (``on_step_begin``) or the end of the previous batch of the same step (``on_substep_end``,
+    gradient accumulation) to its end (``on_substep_end``, or ``on_pre_optimizer_step`` for the step's last batch):
+    the optimizer step, logging, evaluation and checkpointing are outside. Callbacks are not told which dataset a
+    batch came from, so a forward pre-hook on each loss names the dataset whose loss the batch runs through (hooks
+    registered at ``on_train_begin``, removed at ``on_train_end``); a loss object shared by several datasets is
+    timed under their names joined with ``"+"``.
+
+    What it adds over transformers: per-dataset timing (the Trainer logs only the whole run's throughput).
+
+    Args:
+        loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).
+
+    Example::
+
+        timer = StepTimerCallback(losses)  # {"image": image_loss, "text": text_loss}
+        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=datasets, loss=losses, callbacks=[timer])
+        trainer.train()
+        print(timer.step_seconds["image"] / timer.step_counts["image"])  # seconds per image batch
+    """
+
+    def __init__(self, loss: Losses) -> None:
+        names: dict[int, tuple[nn.Module, list[str]]] = {}
+        for name, module in loss.items() if isinstance(loss, dict) else [("train", loss)]:
+            names.setdefault(id(module), (module, []))[1].append(name)
+        self._named_losses = [(module, "+".join(dataset_names)) for module, dataset_names in names.values()]
+        self.step_seconds: dict[str, float] = defaultdict(float)
+        self.step_counts: dict[str, int] = defaultdict(int)
+        self._hooks: list[RemovableHandle] = []
+        self._batch_start: float | None = None
+        self._batch_dataset: str | None = None
+
+    def _loss_called(self, dataset: str) -> None:
+        if self._batch_start is not None and self._batch_dataset is None:  # the first loss of a timed batch names it
+            self._batch_dataset = dataset
+
+    def _end_batch(self) -> None:
+        if self._batch_start is not None and self._batch_dataset is not None:
+            self.step_seconds[self._batch_dataset] += time.perf_counter() - self._batch_start
+            self.step_counts[self._batch_dataset] += 1
+        self._batch_dataset = None
+
+    def _start_batch(self) -> None:
+        self._batch_dataset = None
+        self._batch_start = time.perf_counter()
+
+    def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        self._remove_hooks()
+        self._hooks = [
+            module.register_forward_pre_hook(lambda module, inputs, dataset=dataset: self._loss_called(dataset))
+            for module, dataset in self._named_losses
+        ]
+
+    def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        self._remove_hooks()
+        self._batch_start = None
+
+    def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        self._start_batch()
+
+    def on_substep_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        self._end_batch()
+        self._start_batch()
+
+    def on_pre_optimizer_step(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        self._end_batch()
+        self._batch_start = None
+
+    def _remove_hooks(self) -> None:
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks = []

@@ -1,0 +1,26 @@
+"""MACDConfig: the paper's row (METHODS.md) and the warmup fraction's range."""
+
+from __future__ import annotations
+
+import pytest
+
+from sbert_nonling.configs import METHOD_CONFIGS, MACDConfig
+
+
+def test_defaults_are_the_paper_row():
+    config = MACDConfig()
+    assert METHOD_CONFIGS["macd"] is MACDConfig
+    # Flickr30k captions only, bs 64 x grad-accum 8, 10 epochs, lr 1e-4 with 10% warmup, max len 32
+    assert (config.data, config.batch_size, config.gradient_accumulation_steps, config.epochs, config.learning_rate) == ("captions", 64, 8, 10, 1e-4)
+    assert (config.warmup_fraction, config.max_seq_length) == (0.1, 32)
+    # symmetric global grounding, linear heads to 768, cosine x 10 (tau 0.1), word-region term on the region grid
+    assert (config.grounding_direction, config.projection_dim, config.head_activation, config.grounding_temperature) == ("symmetric", 768, "none", 0.1)
+    assert (config.regions, config.local_weight, config.grounding_weight, config.training_head) == (True, 1.0, 1.0, "none")
+    # anchored to the frozen starting model, position embeddings frozen
+    assert config.anchor and config.freeze_position_embeddings
+
+
+def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
+    assert len(check_own_fields(MACDConfig)) == 15  # its paper defaults keep the base fields' ranges
+    with pytest.raises(ValueError, match=r"MACDConfig setting 'warmup_fraction' must be >= 0.0 and <= 1.0, got 1.5"):
+        MACDConfig(warmup_fraction=1.5)

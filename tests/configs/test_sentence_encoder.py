@@ -1,0 +1,23 @@
+"""SentenceEncoderConfig / SingleRunConfig: SimCSE's unsupervised BERT-base row (METHODS.md) and the checks of their fields."""
+
+from __future__ import annotations
+
+import pytest
+
+from sbert_nonling.configs import SentenceEncoderConfig, SingleRunConfig
+
+
+def test_defaults_are_simcse_unsup_bert_base():
+    assert SentenceEncoderConfig().model == "bert-base-uncased"
+    config = SingleRunConfig()
+    paper = {"pooling": "cls", "training_head": "mlp", "temperature": 0.05, "max_seq_length": 32, "data": "text",
+             "batch_size": 64, "learning_rate": 3e-5, "epochs": 1, "max_steps": -1, "seed": 42, "eval_steps": 125,
+             "lr_scheduler_type": "linear", "fp16": True}
+    assert {key: getattr(config, key) for key in paper} == paper
+
+
+def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
+    assert check_own_fields(SentenceEncoderConfig) == {"pooling", "max_seq_length", "temperature", "training_head"}
+    assert check_own_fields(SingleRunConfig) == {"data", "batch_size", "learning_rate", "epochs", "max_steps"}
+    with pytest.raises(ValueError, match=r"'data' must be one of \['text', 'nli', 'captions'\], got 'wiki'"):
+        SingleRunConfig(data="wiki")

@@ -1,0 +1,19 @@
+"""SimCSEConfig: the unsupervised row by default, the supervised row as overrides, the warmup check."""
+
+from __future__ import annotations
+
+from sbert_nonling.configs import SimCSEConfig
+from sbert_nonling.training.recipes import load_recipe
+
+
+def test_the_supervised_recipe_differs_from_the_paper_default_in_the_supervised_row_only():
+    unsupervised, supervised = SimCSEConfig(), load_recipe("simcse-sup")
+    assert SimCSEConfig.method == "simcse" and unsupervised.warmup_steps == 0
+    changed = {key: value for key, value in supervised.to_dict().items() if getattr(unsupervised, key, None) != value}
+    changed = {key: value for key, value in changed.items() if key not in ("name", "description", "reference")}
+    # METHODS.md: NLI triplets, 3 epochs, batch 512, lr 5e-5; [CLS] with the MLP kept at inference.
+    assert changed == {"data": "nli", "pooling": "cls_mlp", "training_head": "none", "batch_size": 512, "learning_rate": 5e-5, "epochs": 3}
+
+
+def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
+    assert check_own_fields(SimCSEConfig) == {"warmup_steps"}

@@ -1,0 +1,63 @@
+"""FrontEnd: the entry check, the token hand-off (with patch dropout in training only) and save / load."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from sbert_nonling.modules.front_end import FrontEnd
+from sbert_nonling.modules.shared_encoder import ENTRY_KEYS
+
+
+class LinearFrontEnd(FrontEnd):
+    """(B, 5, 4) inputs -> (B, 5, embed_dim) tokens: the smallest front-end built on FrontEnd."""
+
+    config_keys = ["embed_dim", "encoder_entry", "token_keep_ratio"]
+
+    def __init__(self, embed_dim: int = 6, encoder_entry: str = "bypass", token_keep_ratio: float = 1.0) -> None:
+        super().__init__()
+        self.embed_dim, self.encoder_entry, self.token_keep_ratio = embed_dim, self.check_entry(encoder_entry), token_keep_ratio
+        self.projection = nn.Linear(4, embed_dim)
+
+    def preprocess(self, inputs, prompt=None, **kwargs):
+        return {"pixel_values": torch.stack(list(inputs))}
+
+    def forward(self, features, **kwargs):
+        return self.hand_off(features, self.projection(features["pixel_values"]))
+
+
+def test_an_unknown_entry_is_refused_listing_the_valid_ones():
+    assert FrontEnd.check_entry("embeddings") == "embeddings"
+    with pytest.raises(ValueError, match=r"encoder_entry='inputs' must be one of \['embeddings', 'bypass'\]"):
+        LinearFrontEnd(encoder_entry="inputs")
+
+
+@pytest.mark.parametrize("entry", ["embeddings", "bypass"])
+def test_hand_off_writes_the_tokens_under_the_entry_key_with_a_full_mask(entry):
+    front_end = LinearFrontEnd(encoder_entry=entry).eval()
+    inputs = torch.randn(3, 5, 4)
+    features = front_end(front_end.preprocess(inputs))
+    torch.testing.assert_close(features[ENTRY_KEYS[entry]], front_end.projection(inputs))
+    assert torch.equal(features["attention_mask"], torch.ones(3, 5, dtype=torch.long))
+    assert front_end.get_embedding_dimension() == 6
+
+
+def test_patch_dropout_applies_in_training_only_and_keeps_cls_first():
+    front_end = LinearFrontEnd(token_keep_ratio=0.5)
+    inputs = torch.randn(2, 5, 4)
+    torch.manual_seed(0)
+    trained = front_end.train()(front_end.preprocess(inputs))[ENTRY_KEYS["bypass"]]
+    full = front_end.projection(inputs)
+    assert trained.shape == (2, 1 + 2, 6)  # [CLS] + round(0.5 x 4) patches
+    torch.testing.assert_close(trained[:, 0], full[:, 0])
+    assert all(any(torch.equal(token, candidate) for candidate in full[row, 1:]) for row in range(2) for token in trained[row, 1:])
+    assert front_end.eval()(front_end.preprocess(inputs))[ENTRY_KEYS["bypass"]].shape == (2, 5, 6)
+
+
+def test_save_and_load_round_trip_the_config_and_the_weights(tmp_path):
+    front_end = LinearFrontEnd(embed_dim=3, encoder_entry="embeddings", token_keep_ratio=0.75)
+    front_end.save(str(tmp_path))
+    loaded = LinearFrontEnd.load(str(tmp_path))
+    assert (loaded.embed_dim, loaded.encoder_entry, loaded.token_keep_ratio) == (3, "embeddings", 0.75)
+    assert torch.equal(loaded.projection.weight, front_end.projection.weight) and torch.equal(loaded.projection.bias, front_end.projection.bias)

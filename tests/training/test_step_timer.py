@@ -1,0 +1,63 @@
+"""StepTimerCallback: forward + backward seconds and batch counts per training dataset, on a plain trainer."""
+
+from __future__ import annotations
+
+import time
+
+import torch
+from datasets import DatasetDict
+from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+from sentence_transformers.base.sampler import MultiDatasetBatchSamplers
+
+from sbert_nonling import SimCSELoss
+from sbert_nonling.data import sentence_pairs_dataset
+from sbert_nonling.training import StepTimerCallback
+
+
+class SlowSimCSELoss(SimCSELoss):
+    """SimCSE that sleeps ``delay`` seconds in every forward pass: a dataset whose steps are known to take longer."""
+
+    def __init__(self, model, delay: float) -> None:
+        super().__init__(model, training_head="none")
+        self.delay = delay
+
+    def forward(self, sentence_features, labels=None):
+        time.sleep(self.delay)
+        return super().forward(sentence_features, labels)
+
+
+def train(model, datasets, losses, tmp_path, max_steps, accumulation=1):
+    timer = StepTimerCallback(losses)
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path), max_steps=max_steps, per_device_train_batch_size=4, gradient_accumulation_steps=accumulation,
+        multi_dataset_batch_sampler=MultiDatasetBatchSamplers.ROUND_ROBIN, save_strategy="no", report_to="none",
+    )
+    SentenceTransformerTrainer(model=model, args=args, train_dataset=DatasetDict(datasets), loss=losses, callbacks=[timer]).train()
+    return timer
+
+
+def test_each_batch_is_timed_under_its_dataset_including_accumulated_ones(tiny_model, wiki_sentences, tmp_path):
+    torch.manual_seed(0)
+    datasets = {"slow": sentence_pairs_dataset(wiki_sentences[:32]), "fast": sentence_pairs_dataset(wiki_sentences[32:64])}
+    losses = {"slow": SlowSimCSELoss(tiny_model, delay=0.2), "fast": SimCSELoss(tiny_model, training_head="none")}
+    timer = train(tiny_model, datasets, losses, tmp_path, max_steps=3, accumulation=2)  # 6 batches, 2 per optimizer step
+    assert dict(timer.step_counts) == {"slow": 3, "fast": 3}
+    assert timer.step_seconds["slow"] >= 3 * 0.2  # the sleeps fall inside the timed forward passes
+    assert 0 < timer.step_seconds["fast"] < timer.step_seconds["slow"]
+    assert all(not loss._forward_pre_hooks for loss in losses.values())  # hooks removed when training ends
+
+
+def test_one_loss_object_for_two_datasets_is_timed_under_both_names(tiny_model, wiki_sentences, tmp_path):
+    shared = SimCSELoss(tiny_model, training_head="none")
+    datasets = {"a": sentence_pairs_dataset(wiki_sentences[:16]), "b": sentence_pairs_dataset(wiki_sentences[16:32])}
+    timer = train(tiny_model, datasets, {"a": shared, "b": shared}, tmp_path, max_steps=2)
+    assert dict(timer.step_counts) == {"a+b": 2} and timer.step_seconds["a+b"] > 0
+
+
+def test_a_single_loss_is_timed_as_train(tiny_model, wiki_sentences, tmp_path):
+    loss = SimCSELoss(tiny_model, training_head="none")
+    timer = StepTimerCallback(loss)
+    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=4, save_strategy="no", report_to="none")
+    train_dataset = sentence_pairs_dataset(wiki_sentences[:16])
+    SentenceTransformerTrainer(model=tiny_model, args=args, train_dataset=train_dataset, loss=loss, callbacks=[timer]).train()
+    assert dict(timer.step_counts) == {"train": 2}
