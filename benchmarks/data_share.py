@@ -89,8 +89,8 @@ def main() -> None:
     # 2. Image: decode + two augmentations + preprocess vs an image SupCon step through a BERT-base-sized encoder.
     folder = common.encoder_dir(args.size)
     image_model = build_sentence_model(
-        folder, pooling="cls", front_ends={"image": ImagePatchEmbed(img_size=224, patch_size=16, embed_dim=hidden),
-                                           "audio": AudioPatchEmbed(embed_dim=hidden)},
+        folder, pooling="cls", front_ends={"image": ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=hidden),
+                                           "audio": AudioPatchEmbed(embedding_dimension=hidden)},
     )
     images, _ = image_folder_dataset(common.DATA_DIR / "images" / "cifar10" / "train", img_size=224, limit_per_class=20)
     image_offset = [0]

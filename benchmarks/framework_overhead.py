@@ -80,7 +80,7 @@ class VisualCSE:
         hidden = common.ENCODER_SIZES[args.size][0]
         self.model = build_sentence_model(
             folder, pooling="cls", max_seq_length=args.max_seq_length,
-            front_ends={"image": ImagePatchEmbed(img_size=args.img_size, patch_size=16, embed_dim=hidden)},
+            front_ends={"image": ImagePatchEmbed(img_size=args.img_size, patch_size=16, embedding_dimension=hidden)},
         )
         self.text_loss = SimCSELoss(self.model)
         self.image_loss = UnpairedModalityContrastiveLoss(self.model, mode="supcon")
@@ -155,7 +155,7 @@ class MCSE:
     def __init__(self, args, sentences: list[str]) -> None:
         torch.manual_seed(0)
         self.model = build_sentence_model(common.encoder_dir(args.size), pooling="cls", max_seq_length=args.max_seq_length)
-        self.loss = MultimodalAlignLoss(self.model, image_dim=IMAGE_FEATURE_DIM, text_loss=SimCSELoss(self.model), weight=0.01)
+        self.loss = MultimodalAlignLoss(self.model, image_dimension=IMAGE_FEATURE_DIM, text_loss=SimCSELoss(self.model), weight=0.01)
         features = torch.randn(len(sentences), IMAGE_FEATURE_DIM, generator=torch.Generator().manual_seed(2))
         self.rows = list(zip(sentences, features))
         self.dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences, "label": features.numpy()})

@@ -67,7 +67,7 @@ def child(modality: str, variant: str, batch: int, size: str) -> dict[str, float
     torch.manual_seed(0)
     model = build_sentence_model(
         common.encoder_dir(size), pooling="cls", max_seq_length=32,
-        front_ends={"image": ImagePatchEmbed(img_size=224, patch_size=16, embed_dim=hidden)},
+        front_ends={"image": ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=hidden)},
     )
     model.train()
     if variant == "checkpointing":

@@ -85,9 +85,9 @@ def build_steps(size: str, text_batch: int, image_batch: int, variants: list[str
             torch.manual_seed(0)
             front_ends = {}
             if modality == "image":
-                front_ends["image"] = ImagePatchEmbed(img_size=img_size, patch_size=16, embed_dim=hidden)
+                front_ends["image"] = ImagePatchEmbed(img_size=img_size, patch_size=16, embedding_dimension=hidden)
             if modality == "audio":
-                front_ends["audio"] = AudioPatchEmbed(embed_dim=hidden, layout="released", freq_mask=48, time_mask=192)
+                front_ends["audio"] = AudioPatchEmbed(embedding_dimension=hidden, layout="released", freq_mask=48, time_mask=192)
             model = build_sentence_model(folder, pooling="cls", max_seq_length=32, front_ends=front_ends)
             models[key] = model.train()
         return models[key]

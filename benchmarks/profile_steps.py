@@ -72,7 +72,7 @@ def steps(args) -> dict[str, object]:
     sentences = common.wiki_sentences(args.batch_size)
     torch.manual_seed(0)
     model = build_sentence_model(
-        folder, pooling="cls", max_seq_length=32, front_ends={"image": ImagePatchEmbed(img_size=64, patch_size=16, embed_dim=hidden)}
+        folder, pooling="cls", max_seq_length=32, front_ends={"image": ImagePatchEmbed(img_size=64, patch_size=16, embedding_dimension=hidden)}
     )
     model.train()
     images = [Image.new("RGB", (64, 64), (index * 5 % 256, 90, 160)) for index in range(args.image_batch_size)]
@@ -81,8 +81,8 @@ def steps(args) -> dict[str, object]:
     labels = torch.arange(args.image_batch_size) % 10
     text_loss = SimCSELoss(model)
     text_features = model.preprocess(sentences)
-    align = MultimodalAlignLoss(model, image_dim=1280, weight=1.0, direction="symmetric", temperature=0.1,
-                                projection_dim=hidden, head_activation="none", local_weight=1.0)
+    align = MultimodalAlignLoss(model, image_dimension=1280, weight=1.0, direction="symmetric", temperature=0.1,
+                                projection_dimension=hidden, projection_head="linear", local_weight=1.0)
     macd = DistillAnchorLoss(model, base_loss=align)
     regions = torch.randn(args.batch_size, 49, 1280)
 
@@ -93,7 +93,7 @@ def steps(args) -> dict[str, object]:
     )
     pixel_model.train()
     pairs = PerturbationPairs(["swap"], rate=0.1, seed=0)({"text": sentences})
-    pixel_loss = SymmetricInfoNCE(pixel_model, token_head=True)
+    pixel_loss = SymmetricInfoNCE(pixel_model, token_head="linear_gelu_layernorm")
     rendered = [pixel_model.preprocess(pairs["anchor"]), pixel_model.preprocess(pairs["positive"])]
 
     def run(loss, features, target):

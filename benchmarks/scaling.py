@@ -62,11 +62,11 @@ def main() -> None:
     torch.manual_seed(0)
     model = build_sentence_model(
         common.encoder_dir(args.size), pooling="cls", max_seq_length=512,
-        front_ends={"image": ImagePatchEmbed(img_size=224, patch_size=16, embed_dim=hidden),
-                    "audio": AudioPatchEmbed(embed_dim=hidden, layout="released")},
+        front_ends={"image": ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=hidden),
+                    "audio": AudioPatchEmbed(embedding_dimension=hidden, layout="released")},
     )
     ssast = build_sentence_model(common.encoder_dir(args.size), pooling="cls", max_seq_length=512,
-                                 front_ends={"audio": AudioPatchEmbed(embed_dim=hidden, layout="ssast")})
+                                 front_ends={"audio": AudioPatchEmbed(embedding_dimension=hidden, layout="ssast")})
     model.train()
     ssast.train()
     text_loss = SimCSELoss(model)
@@ -92,7 +92,7 @@ def main() -> None:
     for pixels in map(int, args.image_sizes.split(",")):  # a front-end per size: preprocess resizes to its img_size
         image_model = build_sentence_model(
             common.encoder_dir(args.size), pooling="cls",
-            front_ends={"image": ImagePatchEmbed(img_size=pixels, patch_size=16, embed_dim=hidden)},
+            front_ends={"image": ImagePatchEmbed(img_size=pixels, patch_size=16, embedding_dimension=hidden)},
         ).train()
         images = list(torch.randn(batch, 3, pixels, pixels, generator=torch.Generator().manual_seed(pixels)))
         features = [image_model.preprocess(images, modality="image") for _ in range(2)]

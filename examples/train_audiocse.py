@@ -50,7 +50,7 @@ print(f"{len(clips)} clips of {len(speakers)} speakers")
 model = build_sentence_model(str(build_tiny_encoder(output / "tiny-encoder", sentences)) if args.tiny else args.model)
 frames = 256 if args.tiny else 1024
 audio_route = AudioPatchEmbed(
-    target_frames=frames, embed_dim=model[0].encoder.get_embedding_dimension(), encoder_entry="bypass",
+    target_frames=frames, embedding_dimension=model[0].encoder.get_embedding_dimension(), encoder_entry="bypass",
     freq_mask=48, time_mask=frames * 3 // 16,
 )
 model[0].add_route("audio", audio_route)

@@ -59,7 +59,7 @@ if positions is not None:
 
 # 3. Grounding (global + word-region terms) anchored to the starting model (the teacher: a frozen copy taken now)
 grounding = MultimodalAlignLoss(
-    model, image_dim=regions.shape[-1], direction="symmetric", temperature=0.1, projection_dim=768, head_activation="none",
+    model, image_dimension=regions.shape[-1], direction="symmetric", temperature=0.1, projection_dimension=768, projection_head="linear",
     weight=1.0, local_weight=1.0,
 )
 loss = DistillAnchorLoss(model, base_loss=grounding, kl_weight=5.0, cosine_weight=1.0, distillation_temperature=2.0)

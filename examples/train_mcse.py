@@ -61,8 +61,8 @@ model = build_sentence_model(str(build_tiny_encoder(output / "tiny-encoder", sen
 # 3. Losses: SimCSE on wiki batches; SimCSE + 0.01 x grounding (tau' 0.05, heads to 256) on caption batches
 simcse = SimCSELoss(model, temperature=0.05)
 grounding = MultimodalAlignLoss(
-    model, image_dim=features.shape[1], text_loss=simcse, weight=0.01, direction="text_to_image", temperature=0.05,
-    projection_dim=256, head_activation="tanh",
+    model, image_dimension=features.shape[1], text_loss=simcse, weight=0.01, direction="text_to_image", temperature=0.05,
+    projection_dimension=256, projection_head="mlp",
 )
 
 # 4. A caption batch after every len(text) // len(captions) text batches, as MCSE mixes them

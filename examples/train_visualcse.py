@@ -49,7 +49,7 @@ train_dataset = DatasetDict({"image": images, "text": sentence_pairs_dataset(sen
 model = build_sentence_model(str(build_tiny_encoder(output / "tiny-encoder", sentences)) if args.tiny else args.model)
 hidden_size = model[0].encoder.get_embedding_dimension()
 if args.tiny:
-    front_end = ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=hidden_size, encoder_entry="bypass")
+    front_end = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=hidden_size, encoder_entry="bypass")
 else:
     front_end = ImagePatchEmbed.from_vit(args.vit, encoder_entry="bypass")
 model[0].add_route("image", front_end)

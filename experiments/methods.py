@@ -41,7 +41,7 @@ IMAGE_SETTINGS = {"vit": None, "img_size": 64, "patch_size": 16, "images_per_cla
 AUDIO_SETTINGS = {"target_frames": 256, "clips": None, "freq_mask": 48, "time_mask": 48, "modality_batch_size": 48}
 #: Grounding side: the 441 Flickr8k photos and their 2,205 captions, frozen EfficientNet-Lite0 features
 #: (1280-d global, 7 x 7 regions for MACD); one caption per photo per run (seeded), 7 batches of 64.
-GROUNDING_SETTINGS = {"image_encoder": "efficientnet-lite0", "image_dim": 1280}
+GROUNDING_SETTINGS = {"image_encoder": "efficientnet-lite0", "image_dimension": 1280}
 
 METHODS: dict[str, dict[str, Any]] = {
     "simcse": {"recipe": "simcse-unsup", "label": "SimCSE-unsup (baseline)", "overrides": {}},

@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import types
 import typing
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar, Union
 
@@ -121,6 +122,9 @@ class MethodConfig:
 
     #: The method this config trains (the ``"method"`` key of a recipe JSON).
     method: ClassVar[str] = ""
+    #: Former setting name -> (current name, former value -> current value, or None if the values did not change).
+    #: A former name in a recipe, ``--set``, the tiny block or :meth:`replace` still works, with a FutureWarning.
+    renamed_settings: ClassVar[dict[str, tuple[str, dict[Any, Any] | None]]] = {}
 
     name: str = setting("", "the recipe name or a label of the run")
     description: str = setting("", "one line on what the configuration reproduces")
@@ -171,11 +175,30 @@ class MethodConfig:
         return [item.name for item in dataclasses.fields(cls)]
 
     @classmethod
+    def current_names(cls, values: dict[str, Any], source: str) -> dict[str, Any]:
+        """``values`` with former setting names (:attr:`renamed_settings`) replaced by the current ones and former
+        values translated, warning (FutureWarning) once per former name; a setting given under both names raises."""
+        current = dict(values)
+        for former, (name, translation) in cls.renamed_settings.items():
+            if former not in current or (former == name and (translation is None or current[former] not in translation)):
+                continue
+            value = current.pop(former)
+            if former != name and name in current:
+                raise ValueError(f"{source}: {former!r} is the former name of {name!r}; set only {name!r}.")
+            if translation is not None:
+                if value not in translation:
+                    raise ValueError(f"{source}: {former!r} = {value!r} must be one of {list(translation)}; set {name!r} instead.")
+                value = translation[value]
+            warnings.warn(f"{source}: setting {former!r} is deprecated, it is now {name!r} = {value!r}.", FutureWarning, stacklevel=3)
+            current[name] = value
+        return current
+
+    @classmethod
     def check_keys(cls, keys: typing.Iterable[str], source: str) -> None:
-        """Raise a ValueError naming the first key of ``keys`` that is not a setting of this method, listing the
-        valid ones; ``source`` says where the keys come from (a recipe file, ``--set``)."""
+        """Raise a ValueError naming the first key of ``keys`` that is not a setting of this method (nor a former name
+        of one), listing the valid ones; ``source`` says where the keys come from (a recipe file, ``--set``)."""
         valid = cls.field_names()
-        unknown = [key for key in keys if key not in valid]
+        unknown = [key for key in keys if key not in valid and key not in cls.renamed_settings]
         if unknown:
             raise ValueError(
                 f"{source}: {unknown[0]!r} is not a setting of {cls.__name__} (method {cls.method!r}); "
@@ -186,12 +209,12 @@ class MethodConfig:
     def from_dict(cls: type[ConfigT], values: dict[str, Any], source: str = "settings") -> ConfigT:
         """A config from ``values`` (missing keys keep the paper default); unknown keys and bad values raise."""
         cls.check_keys(values, source)
-        return cls(**values)
+        return cls(**cls.current_names(values, source))
 
     def replace(self: ConfigT, source: str = "overrides", **overrides: Any) -> ConfigT:
         """A copy with ``overrides`` applied, validated like a new config."""
         type(self).check_keys(overrides, source)
-        return dataclasses.replace(self, **overrides)
+        return dataclasses.replace(self, **type(self).current_names(overrides, source))
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a plain dict (``"method"`` first), as written to ``recipe.json``."""

@@ -3,34 +3,46 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 from sbert_nonling.configs.base import setting
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig
 from sbert_nonling.losses.multimodal_align import Direction
 
-#: Activation of the grounding projection heads.
-HeadActivation = Literal["tanh", "none"]
+#: Kind of the two grounding projection heads (:func:`~sbert_nonling.util.heads.make_training_head`): Linear + Tanh
+#: (MCSE) or Linear (MACD).
+ProjectionHead = Literal["mlp", "linear"]
 
 
 @dataclass
 class GroundingConfig(SingleRunConfig):
     """The grounding side shared by MCSE and MACD: the frozen image encoder, the caption <-> image contrastive term
     (:class:`~sbert_nonling.losses.MultimodalAlignLoss`) and the optional anchor to a frozen copy of the starting model
-    (:class:`~sbert_nonling.losses.DistillAnchorLoss`)."""
+    (:class:`~sbert_nonling.losses.DistillAnchorLoss`).
+
+    Renamed settings (the former names still work, with a FutureWarning): ``image_dim`` -> ``image_dimension``,
+    ``projection_dim`` -> ``projection_dimension``, ``head_activation`` (tanh / none) -> ``projection_head`` (mlp /
+    linear), ``anchor_temperature`` -> ``anchor_distillation_temperature``."""
+
+    renamed_settings: ClassVar[dict[str, tuple[str, dict[Any, Any] | None]]] = {
+        "image_dim": ("image_dimension", None),
+        "projection_dim": ("projection_dimension", None),
+        "head_activation": ("projection_head", {"tanh": "mlp", "none": "linear"}),
+        "anchor_temperature": ("anchor_distillation_temperature", None),
+    }
 
     gradient_accumulation_steps: int = setting(1, "batches per optimizer step", minimum=1)
     image_encoder: str = setting("resnet50", "frozen image feature extractor: resnet50 or efficientnet-lite0")
-    image_dim: int = setting(2048, "dimension of the image features", minimum=1)
+    image_dimension: int = setting(2048, "dimension of the image features", minimum=1)
     regions: bool = setting(False, "also use the region grid (word-region DAMSM term, MACD)")
     grounding_weight: float = setting(0.01, "weight of the grounding loss", minimum=0.0)
     grounding_direction: Direction = setting("text_to_image", "text_to_image (MCSE) or symmetric (MACD)")
     grounding_temperature: float = setting(0.05, "temperature of the grounding softmax", above=0.0)
-    projection_dim: int = setting(256, "dimension of the shared grounding space", minimum=1)
-    head_activation: HeadActivation = setting("tanh", "activation of the projection heads")
+    projection_dimension: int = setting(256, "dimension of the shared grounding space", minimum=1)
+    projection_head: ProjectionHead = setting("mlp", "kind of the projection heads: mlp (Linear + Tanh) or linear")
     local_weight: float = setting(0.0, "weight of the word-region (DAMSM) term", minimum=0.0)
     anchor: bool = setting(False, "anchor to a frozen copy of the starting model (MACD)")
     anchor_kl_weight: float = setting(5.0, "weight of the anchor's KL term", minimum=0.0)
     anchor_cosine_weight: float = setting(1.0, "weight of the anchor's token cosine term", minimum=0.0)
-    anchor_temperature: float = setting(2.0, "distillation temperature of the anchor's KL term", above=0.0)
+    anchor_distillation_temperature: float = setting(2.0, "distillation temperature of the anchor's KL term", above=0.0)
     freeze_position_embeddings: bool = setting(False, "keep the encoder's position embeddings frozen")

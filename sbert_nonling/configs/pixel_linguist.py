@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from sbert_nonling.configs.base import MethodConfig, paper_default, setting
+from sbert_nonling.util.heads import TrainingHead
 
 
 @dataclass
@@ -18,12 +19,18 @@ class PixelLinguistConfig(MethodConfig):
     """
 
     method: ClassVar[str] = "pixel_linguist"
+    #: ``token_head`` was a bool (true: the Linear + GELU + LayerNorm head).
+    renamed_settings: ClassVar[dict[str, tuple[str, dict[Any, Any] | None]]] = {
+        "token_head": ("token_head", {True: "linear_gelu_layernorm", False: "none"}),
+    }
 
     model: str = paper_default(MethodConfig, "model", "Team-PIXEL/pixel-base")
     eval_steps: int = paper_default(MethodConfig, "eval_steps", 100)
     max_patches: int = setting(64, "16 x 16 patches per rendered sentence", minimum=2)
     temperature: float = setting(0.05, "temperature of the symmetric InfoNCE softmax", above=0.0)
-    token_head: bool = setting(True, "train with the Linear + GELU + LayerNorm token head (dropped at inference)")
+    token_head: TrainingHead = setting(
+        "linear_gelu_layernorm", "training-only head on every patch token before pooling (dropped at inference), or none"
+    )
     perturbation_sets: list[list[str]] = setting(
         [["insert"], ["delete"], ["substitute_visual"], ["substitute_keyboard"], ["swap"], ["shuffle"], ["conditional_shuffle"]],
         "visual stage: one run per set of perturbation names, weights averaged",

@@ -89,7 +89,7 @@ class DistillAnchorLoss(nn.Module):
                 from sbert_nonling.models import build_sentence_model
 
                 model = build_sentence_model("bert-base-uncased", pooling="cls")
-                grounding = MultimodalAlignLoss(model, image_dim=2048, direction="symmetric", temperature=0.1)
+                grounding = MultimodalAlignLoss(model, image_dimension=2048, direction="symmetric", temperature=0.1)
                 loss = DistillAnchorLoss(model, base_loss=grounding)  # teacher = frozen copy of the starting model
         """
         super().__init__()

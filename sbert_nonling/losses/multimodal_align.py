@@ -13,11 +13,15 @@ from sentence_transformers.util import all_gather_with_grad, get_rank
 from torch import Tensor, nn
 
 from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.util.deprecation import renamed_argument
+from sbert_nonling.util.heads import TrainingHead, make_training_head
 from sbert_nonling.util.views import forward_views
 
 logger = logging.getLogger(__name__)
 
 Direction = Literal["text_to_image", "symmetric"]
+#: The head kinds a projection into the shared space can have (a head that maps to another width).
+PROJECTION_HEADS: tuple[str, ...] = ("mlp", "linear")
 
 
 def info_nce(logits: Tensor, offset: int = 0) -> Tensor:
@@ -50,17 +54,21 @@ class MultimodalAlignLoss(nn.Module):
     def __init__(
         self,
         model: SentenceTransformer,
-        image_dim: int,
+        image_dimension: int | None = None,
         text_loss: SimCSELoss | None = None,
         weight: float = 0.01,
         direction: Direction = "text_to_image",
         temperature: float = 0.05,
-        projection_dim: int = 256,
-        head_activation: Literal["tanh", "none"] = "tanh",
+        projection_dimension: int | None = None,
+        projection_head: TrainingHead | None = None,
         local_weight: float = 0.0,
         gammas: tuple[float, float, float] = (1.0, 5.0, 10.0),
         image_encoder: nn.Module | SentenceTransformer | None = None,
         gather_across_devices: bool = False,
+        *,
+        image_dim: int | None = None,
+        projection_dim: int | None = None,
+        head_activation: str | None = None,
     ) -> None:
         r"""SimCSE plus a grounding loss between each sentence and its *paired* image, in a shared space reached
         through training-only projection heads (MCSE; MACD's global and local terms as options).
@@ -79,7 +87,7 @@ class MultimodalAlignLoss(nn.Module):
 
         with :math:`g_t` = Linear(h, 256) + Tanh, :math:`g_v` = Linear(d_img, 256) + Tanh, :math:`\tau'` = 0.05.
         ``direction="symmetric"`` averages the text -> image and image -> text cross-entropies (MACD's global loss:
-        cosine x 10, i.e. :math:`\tau'` = 0.1, Linear heads to 768 with ``head_activation="none"``). The optional
+        cosine x 10, i.e. :math:`\tau'` = 0.1, Linear heads to 768 with ``projection_head="linear"``). The optional
         local term (``local_weight`` :math:`\mu` > 0, needs region features, e.g. a 7 x 7 grid, in the label
         column) is MACD's DAMSM word <-> region matching with gammas (1, 5, 10), both directions.
 
@@ -87,14 +95,18 @@ class MultimodalAlignLoss(nn.Module):
 
         Args:
             model: the SentenceTransformer being trained (pooling must give the [CLS] vector the paper grounds).
-            image_dim: width of the image features (2048 ResNet-50, 512 CLIP ViT-B/32, 1280 EfficientNet-Lite0).
+            image_dimension: width of the image features (2048 ResNet-50, 512 CLIP ViT-B/32, 1280 EfficientNet-Lite0).
             text_loss: the SimCSE loss of the text batches; share it so its MLP head is shared, as in MCSE. None
                 trains the grounding terms only (MACD).
             weight: :math:`\lambda` (MCSE: 0.01 wiki + captions, 0.05 captions only).
             direction: ``"text_to_image"`` (MCSE) or ``"symmetric"`` (MACD).
             temperature: :math:`\tau'`.
-            projection_dim: shared-space width (MCSE 256, MACD 768).
-            head_activation: ``"tanh"`` (MCSE) or ``"none"`` (MACD's linear projections).
+            projection_dimension: shared-space width (default 256 as MCSE; MACD 768).
+            projection_head: kind of the two projection heads (:func:`~sbert_nonling.util.heads.make_training_head`):
+                ``"mlp"``, Linear + Tanh (MCSE, the default), or ``"linear"`` (MACD).
+            image_dim, projection_dim, head_activation: deprecated names of ``image_dimension``,
+                ``projection_dimension`` and ``projection_head`` (``"tanh"`` -> ``"mlp"``, ``"none"`` -> ``"linear"``),
+                accepted with a FutureWarning.
             local_weight: :math:`\mu`, weight of the DAMSM term (0 disables it).
             gammas: DAMSM's (attention sharpness, word aggregation, scale).
             image_encoder: a frozen image encoder run inside the loss (under no_grad, never optimised or saved): a
@@ -134,23 +146,36 @@ class MultimodalAlignLoss(nn.Module):
 
                 model = build_sentence_model("bert-base-uncased", pooling="cls")
                 simcse = SimCSELoss(model)                                # text batches
-                mcse = MultimodalAlignLoss(model, image_dim=2048, text_loss=simcse, weight=0.01)  # caption batches
+                mcse = MultimodalAlignLoss(model, image_dimension=2048, text_loss=simcse, weight=0.01)  # caption batches
         """
         super().__init__()
+        owner = type(self).__name__
+        image_dimension = renamed_argument(owner, "image_dim", image_dim, "image_dimension", image_dimension)
+        projection_dimension = renamed_argument(owner, "projection_dim", projection_dim, "projection_dimension", projection_dimension)
+        projection_head = renamed_argument(
+            owner, "head_activation", head_activation, "projection_head", projection_head, {"tanh": "mlp", "none": "linear"}
+        )
+        projection_dimension = 256 if projection_dimension is None else projection_dimension
+        projection_head = "mlp" if projection_head is None else projection_head
+        if image_dimension is None:
+            raise ValueError(f"{owner} needs image_dimension, the width of the image features (e.g. 2048 for ResNet-50).")
         if direction not in ("text_to_image", "symmetric"):
             raise ValueError(f"direction={direction!r} must be 'text_to_image' or 'symmetric'.")
-        if head_activation not in ("tanh", "none"):
-            raise ValueError(f"head_activation={head_activation!r} must be 'tanh' or 'none'.")
-        if temperature <= 0 or image_dim <= 0 or projection_dim <= 0:
-            raise ValueError(f"temperature, image_dim and projection_dim must be positive, got {temperature}, {image_dim}, {projection_dim}.")
+        if projection_head not in PROJECTION_HEADS:
+            raise ValueError(f"projection_head={projection_head!r} must be one of {list(PROJECTION_HEADS)}.")
+        if temperature <= 0 or image_dimension <= 0 or projection_dimension <= 0:
+            raise ValueError(
+                "temperature, image_dimension and projection_dimension must be positive, got "
+                f"{temperature}, {image_dimension}, {projection_dimension}."
+            )
         self.model = model
-        self.image_dim = image_dim
+        self.image_dimension = image_dimension
         self.text_loss = text_loss
         self.weight = weight
         self.direction = direction
         self.temperature = temperature
-        self.projection_dim = projection_dim
-        self.head_activation = head_activation
+        self.projection_dimension = projection_dimension
+        self.projection_head = projection_head
         self.local_weight = local_weight
         self.gammas = tuple(gammas)
         self.gather_across_devices = gather_across_devices
@@ -158,24 +183,23 @@ class MultimodalAlignLoss(nn.Module):
             image_encoder.eval().requires_grad_(False)
         self._image_encoder = [image_encoder]  # a list: not a registered sub-module, so never optimised or saved
         hidden_size = model.get_embedding_dimension()
-        activation = nn.Tanh() if head_activation == "tanh" else nn.Identity()
-        self.text_head = nn.Sequential(nn.Linear(hidden_size, projection_dim), activation)
-        self.image_head = nn.Sequential(nn.Linear(image_dim, projection_dim), activation)
+        self.text_head = make_training_head(projection_head, hidden_size, projection_dimension, name="projection_head")
+        self.image_head = make_training_head(projection_head, image_dimension, projection_dimension, name="projection_head")
         if local_weight:
-            self.word_head = nn.Linear(hidden_size, projection_dim)
-            self.region_head = nn.Linear(image_dim, projection_dim)
+            self.word_head = nn.Linear(hidden_size, projection_dimension)
+            self.region_head = nn.Linear(image_dimension, projection_dimension)
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> dict[str, Tensor]:
         outputs = forward_views(self.model, sentence_features)  # the caption's dropout views, one forward pass
         return self.compute_loss_from_outputs(outputs, labels)
 
     def project_text(self, sentence_embeddings: Tensor) -> Tensor:
-        """Sentence embeddings (B, hidden) in the shared grounding space (B, projection_dim), through the text head."""
+        """Sentence embeddings (B, hidden) in the shared grounding space (B, projection_dimension), through the text head."""
         return self.text_head(sentence_embeddings)
 
     def project_images(self, image_features: Tensor) -> Tensor:
-        """Image features (B, image_dim), or region grids (B, regions, image_dim) averaged first, in the shared
-        grounding space (B, projection_dim), through the image head."""
+        """Image features (B, image_dimension), or region grids (B, regions, image_dimension) averaged first, in the shared
+        grounding space (B, projection_dimension), through the image head."""
         return self.image_head(image_features if image_features.ndim == 2 else image_features.mean(dim=1))
 
     @torch.no_grad()
@@ -213,8 +237,8 @@ class MultimodalAlignLoss(nn.Module):
             raise ValueError(f"{type(self).__name__} needs image features (B, d) or (B, regions, d) as the label column, got {shape}.")
         if labels.shape[0] != batch_size:
             raise ValueError(f"Got image features for {labels.shape[0]} images but {batch_size} captions; one image per caption.")
-        if labels.shape[-1] != self.image_dim:
-            raise ValueError(f"Image features have dimension {labels.shape[-1]}, but the loss was built with image_dim={self.image_dim}.")
+        if labels.shape[-1] != self.image_dimension:
+            raise ValueError(f"Image features have dimension {labels.shape[-1]}, but the loss was built with image_dimension={self.image_dimension}.")
         if self.local_weight and labels.ndim != 3:
             raise ValueError("local_weight > 0 needs region features (B, regions, d) in the label column.")
         return labels.float()
@@ -251,12 +275,12 @@ class MultimodalAlignLoss(nn.Module):
 
     def get_config_dict(self) -> dict[str, Any]:
         return {
-            "image_dim": self.image_dim,
+            "image_dimension": self.image_dimension,
             "weight": self.weight,
             "direction": self.direction,
             "temperature": self.temperature,
-            "projection_dim": self.projection_dim,
-            "head_activation": self.head_activation,
+            "projection_dimension": self.projection_dimension,
+            "projection_head": self.projection_head,
             "local_weight": self.local_weight,
             "gammas": list(self.gammas),
             "text_loss": None if self.text_loss is None else self.text_loss.get_config_dict(),

@@ -13,6 +13,7 @@ from sentence_transformers.sentence_transformer.losses import SoftmaxLoss
 from torch import Tensor, nn
 
 from sbert_nonling.losses.head_layer import MULTITASK_CITATION, HeadLayer
+from sbert_nonling.util.deprecation import renamed_argument
 
 logger = logging.getLogger(__name__)
 
@@ -25,11 +26,13 @@ class PairClassificationLoss(SoftmaxLoss):
         self,
         model: SentenceTransformer,
         num_labels: int,
-        head: PairHead = "bilinear",
+        pair_head: PairHead | None = None,
         hidden_dimension: int | None = 768,
         dropout: float = 0.3,
         head_layer: HeadLayer | None = None,
         loss_fct: Callable[[Tensor, Tensor], Tensor] | None = None,
+        *,
+        head: PairHead | None = None,
     ) -> None:
         r"""Cross-entropy of a class predicted from a sentence pair by a training-only head.
 
@@ -39,8 +42,8 @@ class PairClassificationLoss(SoftmaxLoss):
         .. math::
 
             z_c = \begin{cases}
-                f(u)^\top A_c\, f(v) + b_c & \text{head = "bilinear" (the paper's paraphrase head)} \\
-                w_c^\top [f(u); f(v); |f(u) - f(v)|] + b_c & \text{head = "concat" (SBERT's SoftmaxLoss)}
+                f(u)^\top A_c\, f(v) + b_c & \text{pair\_head = "bilinear" (the paper's paraphrase head)} \\
+                w_c^\top [f(u); f(v); |f(u) - f(v)|] + b_c & \text{pair\_head = "concat" (SBERT's SoftmaxLoss)}
             \end{cases}
             \qquad \ell = -\log \operatorname{softmax}(z)_y
 
@@ -50,7 +53,7 @@ class PairClassificationLoss(SoftmaxLoss):
         Args:
             model: the SentenceTransformer to train.
             num_labels: number of classes (SICK entailment: 3; paper's paraphrase task: 2).
-            head: ``"bilinear"`` (default, the paper) or ``"concat"`` (SoftmaxLoss's classifier).
+            pair_head: ``"bilinear"`` (default, the paper) or ``"concat"`` (SoftmaxLoss's classifier).
             hidden_dimension: size of the hidden layer (paper: 768); ``None``: no hidden layer. Ignored when
                 ``head_layer`` is given.
             dropout: dropout of the hidden layer (paper: 0.3).
@@ -58,6 +61,7 @@ class PairClassificationLoss(SoftmaxLoss):
                 :class:`~sbert_nonling.losses.STSRegressionLoss` to share the first head layer between the pair tasks,
                 as the paper does.
             loss_fct: classification loss on (logits, labels); default (None) cross-entropy.
+            head: deprecated name of ``pair_head`` (FutureWarning).
 
         References:
             - Contrastive Learning for Generalizable Sentence Embeddings (Stanford CS224N project report): bilinear
@@ -79,7 +83,7 @@ class PairClassificationLoss(SoftmaxLoss):
 
         Relations:
             - Subclass of :class:`~sentence_transformers.sentence_transformer.losses.SoftmaxLoss`; with
-              ``head="concat"`` and ``hidden_dimension=None`` it computes exactly SoftmaxLoss (its classifier on
+              ``pair_head="concat"`` and ``hidden_dimension=None`` it computes exactly SoftmaxLoss (its classifier on
               ``(u, v, |u - v|)``). It adds the hidden (shareable) layer and the bilinear head.
 
         Example:
@@ -96,11 +100,13 @@ class PairClassificationLoss(SoftmaxLoss):
                     "sentence2": ["A man plays music.", "A cat sleeps."],
                     "label": [0, 2],
                 })
-                loss = PairClassificationLoss(model, num_labels=3, head="bilinear")
+                loss = PairClassificationLoss(model, num_labels=3, pair_head="bilinear")
                 SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
         """
-        if head not in PAIR_HEADS:
-            raise ValueError(f"head={head!r} must be one of {list(PAIR_HEADS)}.")
+        pair_head = renamed_argument(type(self).__name__, "head", head, "pair_head", pair_head)
+        pair_head = "bilinear" if pair_head is None else pair_head
+        if pair_head not in PAIR_HEADS:
+            raise ValueError(f"pair_head={pair_head!r} must be one of {list(PAIR_HEADS)}.")
         if num_labels < 2:
             raise ValueError(f"num_labels={num_labels!r} must be at least 2.")
         if head_layer is None and hidden_dimension is not None:
@@ -112,11 +118,11 @@ class PairClassificationLoss(SoftmaxLoss):
             num_labels=num_labels,
             loss_fct=loss_fct if loss_fct is not None else nn.CrossEntropyLoss(),
         )
-        self.head = head
+        self.pair_head = pair_head
         self.head_layer = head_layer if head_layer is not None else nn.Identity()
         self.hidden_dimension = head_layer.hidden_dimension if head_layer is not None else None
         self.dropout = head_layer.dropout if head_layer is not None else 0.0
-        if head == "bilinear":
+        if pair_head == "bilinear":
             self.classifier = nn.Bilinear(dimension, dimension, num_labels, device=model.device)
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
@@ -131,7 +137,7 @@ class PairClassificationLoss(SoftmaxLoss):
             raise ValueError(f"{self.__class__.__name__} expects {embeddings[0].shape[0]} labels (one per example), got {found}.")
         # (bs, hidden) each
         u, v = (self.head_layer(embedding) for embedding in embeddings)
-        if self.head == "bilinear":
+        if self.pair_head == "bilinear":
             logits = self.classifier(u, v)  # (bs, num_labels)
         else:
             parts = []
@@ -145,7 +151,7 @@ class PairClassificationLoss(SoftmaxLoss):
         return self.loss_fct(logits, labels.view(-1).long())
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {**super().get_config_dict(), "head": self.head, "hidden_dimension": self.hidden_dimension, "dropout": self.dropout}
+        return {**super().get_config_dict(), "pair_head": self.pair_head, "hidden_dimension": self.hidden_dimension, "dropout": self.dropout}
 
     @property
     def citation(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -12,7 +13,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import Tensor, nn
 
-from sbert_nonling.util.heads import make_training_head
+from sbert_nonling.util.heads import TrainingHead, make_training_head
 from sbert_nonling.util.views import forward_views
 
 logger = logging.getLogger(__name__)
@@ -26,7 +27,7 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
         learnable_temperature: bool = False,
         max_scale: float = 100.0,
         gather_across_devices: bool = False,
-        token_head: bool = False,
+        token_head: TrainingHead = "none",
     ) -> None:
         r"""Symmetric InfoNCE: the mean of the row-wise and column-wise cross-entropies of the cosine-similarity
         matrix of L2-normalised pairs, as CLIP and Pixel Linguist train.
@@ -45,7 +46,8 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
         a learnable temperature as CLIP has it, a log-scale parameter :math:`\log(1/\tau)` owned by the loss, its scale
         clamped to ``max_scale`` (100, CLIP's cap), optimised by the trainer and checkpointed by
         :class:`~sbert_nonling.training.NonLinguisticTrainer`; and Pixel Linguist's training-only token head
-        (``token_head=True``: ``Linear + GELU + LayerNorm`` on every token, then the mean over the unmasked tokens),
+        (``token_head="linear_gelu_layernorm"``: ``Linear + GELU + LayerNorm`` on every token, then the mean over the
+        unmasked tokens),
         owned by the loss so the saved model is the one evaluated (mean pooling without the head). Works for any pair of modalities the model routes
         (text <-> pixels of the same text, caption <-> image).
 
@@ -55,8 +57,12 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
             learnable_temperature: learn :math:`\log(1/\tau)` (CLIP).
             max_scale: upper bound of :math:`1/\tau` when learnable.
             gather_across_devices: use every process's pairs as negatives (DDP), with gradients.
-            token_head: embed through the training-only token head (the model must output ``token_embeddings`` and
-                ``attention_mask``, as every encoder here does); inference uses the model's own pooling.
+            token_head: kind of the training-only head applied to every token before mean pooling
+                (:func:`~sbert_nonling.util.heads.make_training_head`; Pixel Linguist: ``"linear_gelu_layernorm"``), or
+                ``"none"`` (the default) for the model's own sentence embedding. With a head the model must output
+                ``token_embeddings`` and ``attention_mask``, as every encoder here does; inference uses the model's own
+                pooling. ``True`` / ``False`` (the former boolean option) are deprecated (FutureWarning) and mean
+                ``"linear_gelu_layernorm"`` / ``"none"``.
 
         References:
             - Radford et al., Learning Transferable Visual Models From Natural Language Supervision (CLIP), 2021.
@@ -82,7 +88,7 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
 
                 model = build_sentence_model("bert-base-uncased", pooling="mean")
                 loss = SymmetricInfoNCE(model, temperature=0.05, learnable_temperature=True)
-                # Pixel Linguist: SymmetricInfoNCE(pixel_model, temperature=0.05, token_head=True)
+                # Pixel Linguist: SymmetricInfoNCE(pixel_model, temperature=0.05, token_head="linear_gelu_layernorm")
         """
         if temperature <= 0:
             raise ValueError(f"temperature={temperature!r} must be positive (Pixel Linguist uses 0.05).")
@@ -101,8 +107,14 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
         self.max_scale = max_scale
         if learnable_temperature:
             self.logit_scale = nn.Parameter(torch.tensor(math.log(self._initial_scale)))
+        if isinstance(token_head, bool):
+            token_head = "linear_gelu_layernorm" if token_head else "none"
+            warnings.warn(
+                f"SymmetricInfoNCE(token_head=True / False) is deprecated: use token_head={token_head!r}.", FutureWarning, stacklevel=2
+            )
+        self.token_head_kind = token_head
         self.token_head = (
-            make_training_head("linear_gelu_layernorm", model.get_embedding_dimension()) if token_head else None
+            None if token_head == "none" else make_training_head(token_head, model.get_embedding_dimension(), name="token_head")
         )
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
@@ -134,7 +146,7 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
             "learnable_temperature": self.learnable_temperature,
             "max_scale": self.max_scale,
             "gather_across_devices": self.gather_across_devices,
-            "token_head": self.token_head is not None,
+            "token_head": self.token_head_kind,
         }
 
     @property

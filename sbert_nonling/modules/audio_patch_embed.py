@@ -13,6 +13,7 @@ from torch import nn
 
 from sbert_nonling.modules.front_end import FrontEnd
 from sbert_nonling.modules.shared_encoder import EncoderEntry
+from sbert_nonling.util.deprecation import renamed_argument
 from sbert_nonling.util.patch_dropout import check_token_keep_ratio
 
 logger = logging.getLogger(__name__)
@@ -76,7 +77,7 @@ class AudioPatchEmbed(FrontEnd):
     ``input_features`` (B, 128, target_frames). ``forward`` applies SpecAugment (training only, if enabled), the
     layout's normalisation, a Conv2d patch projection over the (frequency x time) map, a learned [CLS] token and
     patch dropout (training only, if ``token_keep_ratio < 1``), and writes ``encoder_inputs_embeds`` /
-    ``inputs_embeds`` (B, 1 + N, embed_dim) plus ``attention_mask`` (B, 1 + K tokens under patch dropout).
+    ``inputs_embeds`` (B, 1 + N, embedding_dimension) plus ``attention_mask`` (B, 1 + K tokens under patch dropout).
 
     Layouts: ``"released"`` (the AudioCSE code: 24 x 24 patches, stride 24 -> 5 x 42 = 210 patches + CLS = 211 tokens,
     no position embeddings, no normalisation) and ``"ssast"`` (16 x 16 patches -> 512 + CLS, fbank normalised as
@@ -88,7 +89,7 @@ class AudioPatchEmbed(FrontEnd):
     Args:
         num_mel_bins: fbank bins (128).
         target_frames: frames after padding / cutting (1024 = 10.24 s).
-        embed_dim: token width; must equal the encoder's hidden size.
+        embedding_dimension: token width; must equal the encoder's hidden size.
         layout: ``"released"`` or ``"ssast"``.
         encoder_entry: ``"bypass"`` (the paper's) or ``"embeddings"``.
         spec_augment: mask up to ``freq_mask`` mel bins and ``time_mask`` frames in training (0 disables; paper 48/192).
@@ -97,6 +98,7 @@ class AudioPatchEmbed(FrontEnd):
             ``"released"`` layout has no position embeddings of its own: through the bypass entry its tokens carry no
             position at all (as in the released code), through the ``"embeddings"`` entry the encoder numbers the K
             kept tokens 1..K in training where inference numbers all N tokens 1..N.
+        embed_dim: deprecated name of ``embedding_dimension`` (FutureWarning).
 
     Example:
         ::
@@ -106,12 +108,12 @@ class AudioPatchEmbed(FrontEnd):
             from sbert_nonling.models import build_sentence_model
 
             encoder = SharedEncoder("bert-base-uncased")
-            model = build_sentence_model(encoder, front_ends={"audio": AudioPatchEmbed(embed_dim=768)})
+            model = build_sentence_model(encoder, front_ends={"audio": AudioPatchEmbed(embedding_dimension=768)})
             model.encode([{"array": np.random.randn(16000), "sampling_rate": 16000}])
     """
 
     config_keys: list[str] = [
-        "num_mel_bins", "target_frames", "embed_dim", "layout", "encoder_entry", "freq_mask", "time_mask", "token_keep_ratio"
+        "num_mel_bins", "target_frames", "embedding_dimension", "layout", "encoder_entry", "freq_mask", "time_mask", "token_keep_ratio"
     ]
     config_file_name = "audio_patch_embed_config.json"
 
@@ -119,14 +121,18 @@ class AudioPatchEmbed(FrontEnd):
         self,
         num_mel_bins: int = 128,
         target_frames: int = 1024,
-        embed_dim: int = 768,
+        embedding_dimension: int | None = None,
         layout: AudioLayout = "released",
         encoder_entry: EncoderEntry = "bypass",
         freq_mask: int = 0,
         time_mask: int = 0,
         token_keep_ratio: float = 1.0,
+        *,
+        embed_dim: int | None = None,
     ) -> None:
         super().__init__()
+        embedding_dimension = renamed_argument(type(self).__name__, "embed_dim", embed_dim, "embedding_dimension", embedding_dimension)
+        embedding_dimension = 768 if embedding_dimension is None else embedding_dimension
         if layout not in LAYOUTS:
             raise ValueError(f"layout={layout!r} must be one of {list(LAYOUTS)}.")
         patch = LAYOUTS[layout]["patch_size"]
@@ -134,18 +140,18 @@ class AudioPatchEmbed(FrontEnd):
             raise ValueError(f"num_mel_bins={num_mel_bins} and target_frames={target_frames} must be >= patch size {patch}.")
         self.num_mel_bins = num_mel_bins
         self.target_frames = target_frames
-        self.embed_dim = embed_dim
+        self.embedding_dimension = embedding_dimension
         self.layout = layout
         self.encoder_entry = self.check_entry(encoder_entry)
         self.freq_mask = freq_mask
         self.time_mask = time_mask
         self.token_keep_ratio = check_token_keep_ratio(token_keep_ratio)
-        self.projection = nn.Conv2d(1, embed_dim, kernel_size=patch, stride=patch)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
+        self.projection = nn.Conv2d(1, embedding_dimension, kernel_size=patch, stride=patch)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, embedding_dimension))
         nn.init.trunc_normal_(self.cls_token, std=0.02)
         self.num_patches = (num_mel_bins // patch) * (target_frames // patch)
         if LAYOUTS[layout]["position_embeddings"]:
-            self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + self.num_patches, embed_dim))
+            self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + self.num_patches, embedding_dimension))
             nn.init.trunc_normal_(self.position_embeddings, std=0.02)
         else:
             self.register_parameter("position_embeddings", None)

@@ -14,13 +14,13 @@ from sbert_nonling.util.patch_dropout import drop_patch_tokens
 class FrontEnd(InputModule):
     """Base of the modality front-ends (:class:`ImagePatchEmbed`, :class:`AudioPatchEmbed`).
 
-    Subclasses set ``embed_dim``, ``encoder_entry`` and ``token_keep_ratio`` and call :meth:`hand_off` at the end of
+    Subclasses set ``embedding_dimension``, ``encoder_entry`` and ``token_keep_ratio`` and call :meth:`hand_off` at the end of
     ``forward``; they are saved as a JSON config (their ``config_keys``) plus ``model.safetensors`` in their own
     sub-folder.
     """
 
     save_in_root = False
-    embed_dim: int
+    embedding_dimension: int
     encoder_entry: str
     #: Share of patch tokens kept in training (patch dropout, :func:`~sbert_nonling.util.patch_dropout.drop_patch_tokens`);
     #: 1.0 keeps all. Eval mode (``encode``) always keeps all.
@@ -33,12 +33,12 @@ class FrontEnd(InputModule):
         return encoder_entry
 
     def get_embedding_dimension(self) -> int:
-        return self.embed_dim
+        return self.embedding_dimension
 
     def hand_off(self, features: dict[str, Any], tokens: torch.Tensor) -> dict[str, Any]:
-        """Write ``tokens`` (B, T, embed_dim), [CLS] first and positions already added, under the configured entry key,
+        """Write ``tokens`` (B, T, embedding_dimension), [CLS] first and positions already added, under the configured entry key,
         with an all-ones ``attention_mask``. In training mode with ``token_keep_ratio < 1`` only [CLS] and a random
-        share of the patch tokens are handed on (patch dropout): (B, 1 + K, embed_dim)."""
+        share of the patch tokens are handed on (patch dropout): (B, 1 + K, embedding_dimension)."""
         if self.training:
             tokens = drop_patch_tokens(tokens, self.token_keep_ratio)
         features[ENTRY_KEYS[self.encoder_entry]] = tokens
@@ -67,6 +67,9 @@ class FrontEnd(InputModule):
             "revision": revision,
             "local_files_only": local_files_only,
         }
-        module = cls(**cls.load_config(model_name_or_path, **hub_kwargs))
+        config = cls.load_config(model_name_or_path, **hub_kwargs)
+        if "embed_dim" in config:  # saved before the width was renamed embedding_dimension
+            config["embedding_dimension"] = config.pop("embed_dim")
+        module = cls(**config)
         cls.load_torch_weights(model_name_or_path, model=module, **hub_kwargs)
         return module

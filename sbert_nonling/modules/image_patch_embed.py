@@ -16,6 +16,7 @@ from torchvision.transforms import v2
 
 from sbert_nonling.modules.front_end import FrontEnd
 from sbert_nonling.modules.shared_encoder import EncoderEntry
+from sbert_nonling.util.deprecation import renamed_argument
 from sbert_nonling.util.patch_dropout import check_token_keep_ratio
 
 logger = logging.getLogger(__name__)
@@ -85,7 +86,7 @@ class ImagePatchEmbed(FrontEnd):
     ``(3, H, W)`` float tensors that are already normalised pixel values, and writes ``pixel_values``
     (B, 3, img_size, img_size): converted to RGB, resized (shorter side) and centre-cropped, ImageNet-normalised.
     ``forward`` reads ``pixel_values`` and writes ``encoder_inputs_embeds`` (bypass entry, the paper's) or
-    ``inputs_embeds`` (through the encoder's embedding layer) of shape (B, 1 + N, embed_dim), N = (H/patch)(W/patch),
+    ``inputs_embeds`` (through the encoder's embedding layer) of shape (B, 1 + N, embedding_dimension), N = (H/patch)(W/patch),
     plus an all-ones ``attention_mask`` (B, 1 + N): a Conv2d patch projection, a learned [CLS] token, and learned
     position embeddings (bicubically interpolated when the image grid differs from the trained one).
 
@@ -102,13 +103,14 @@ class ImagePatchEmbed(FrontEnd):
         img_size: square input size (224).
         patch_size: patch side (16): 224 / 16 -> 196 patches + [CLS] = 197 tokens.
         in_chans: input channels (3).
-        embed_dim: token width; must equal the encoder's hidden size (checked by ModalityRouter).
+        embedding_dimension: token width; must equal the encoder's hidden size (checked by ModalityRouter).
         encoder_entry: ``"bypass"`` (VisualCSE's released code: straight into the encoder layers) or ``"embeddings"``.
         image_mean, image_std: normalisation (ImageNet).
         token_keep_ratio: share of the patch tokens kept per view in training (patch dropout; 1.0, the paper's, keeps
             all; FLIP uses 0.5). With ``encoder_entry="embeddings"`` the encoder also adds its own position embeddings
             by sequence index, so the K kept tokens get the encoder's positions 1..K in training and 1..N at
             inference; the grid position each patch had is carried by this module's own table either way.
+        embed_dim: deprecated name of ``embedding_dimension`` (FutureWarning).
 
     Example:
         ::
@@ -124,7 +126,7 @@ class ImagePatchEmbed(FrontEnd):
     """
 
     config_keys: list[str] = [
-        "img_size", "patch_size", "in_chans", "embed_dim", "encoder_entry", "image_mean", "image_std", "token_keep_ratio"
+        "img_size", "patch_size", "in_chans", "embedding_dimension", "encoder_entry", "image_mean", "image_std", "token_keep_ratio"
     ]
     config_file_name = "image_patch_embed_config.json"
 
@@ -133,27 +135,31 @@ class ImagePatchEmbed(FrontEnd):
         img_size: int = 224,
         patch_size: int = 16,
         in_chans: int = 3,
-        embed_dim: int = 768,
+        embedding_dimension: int | None = None,
         encoder_entry: EncoderEntry = "bypass",
         image_mean: Sequence[float] = IMAGENET_MEAN,
         image_std: Sequence[float] = IMAGENET_STD,
         token_keep_ratio: float = 1.0,
+        *,
+        embed_dim: int | None = None,
     ) -> None:
         super().__init__()
+        embedding_dimension = renamed_argument(type(self).__name__, "embed_dim", embed_dim, "embedding_dimension", embedding_dimension)
+        embedding_dimension = 768 if embedding_dimension is None else embedding_dimension
         if img_size % patch_size:
             raise ValueError(f"patch_size={patch_size} does not divide img_size={img_size}.")
         self.img_size = img_size
         self.patch_size = patch_size
         self.in_chans = in_chans
-        self.embed_dim = embed_dim
+        self.embedding_dimension = embedding_dimension
         self.encoder_entry = self.check_entry(encoder_entry)
         self.image_mean = tuple(image_mean)
         self.image_std = tuple(image_std)
         self.token_keep_ratio = check_token_keep_ratio(token_keep_ratio)
-        self.projection = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
+        self.projection = nn.Conv2d(in_chans, embedding_dimension, kernel_size=patch_size, stride=patch_size)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, embedding_dimension))
         grid = img_size // patch_size
-        self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + grid * grid, embed_dim))
+        self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + grid * grid, embedding_dimension))
         nn.init.trunc_normal_(self.cls_token, std=0.02)
         nn.init.trunc_normal_(self.position_embeddings, std=0.02)
         self.transform = v2.Compose(

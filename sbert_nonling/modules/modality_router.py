@@ -162,7 +162,7 @@ class ModalityRouter(Router):
         if width != hidden_size:
             raise ValueError(
                 f"Route {route!r}: {type(front_end).__name__} makes tokens of width {width}, but the shared encoder's "
-                f"hidden size is {hidden_size}; build the front-end with embed_dim={hidden_size}."
+                f"hidden size is {hidden_size}; build the front-end with embedding_dimension={hidden_size}."
             )
 
     def infer_batch_modality(self, inputs: Sequence[Any]) -> str | tuple[str, ...]:

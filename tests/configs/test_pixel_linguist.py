@@ -11,7 +11,7 @@ from sbert_nonling.data.perturbations import PERTURBATIONS
 def test_defaults_are_the_paper_curriculum():
     config = PixelLinguistConfig()
     assert METHOD_CONFIGS["pixel_linguist"] is PixelLinguistConfig
-    assert (config.model, config.max_patches, config.temperature, config.token_head) == ("Team-PIXEL/pixel-base", 64, 0.05, True)
+    assert (config.model, config.max_patches, config.temperature, config.token_head) == ("Team-PIXEL/pixel-base", 64, 0.05, "linear_gelu_layernorm")
     # visual: lr 3e-6, bs 768, 1,300 steps per perturbation set; topical: lr 3e-5, bs 128; reasoning: 2,600 steps
     assert (config.visual_learning_rate, config.visual_batch_size, config.visual_max_steps) == (3e-6, 768, 1300)
     assert (config.topical_learning_rate, config.topical_batch_size) == (3e-5, 128)

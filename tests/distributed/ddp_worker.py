@@ -42,7 +42,7 @@ PARAPHRASES = [
 
 def build_model(encoder_dir: str, token_keep_ratio: float = 1.0):
     torch.manual_seed(0)
-    front_end = ImagePatchEmbed(img_size=32, patch_size=16, embed_dim=32, token_keep_ratio=token_keep_ratio)
+    front_end = ImagePatchEmbed(img_size=32, patch_size=16, embedding_dimension=32, token_keep_ratio=token_keep_ratio)
     return build_sentence_model(encoder_dir, pooling="cls", max_seq_length=32, front_ends={"image": front_end})
 
 
@@ -86,8 +86,8 @@ def loss_cases(model):
         ),
         "multimodal_align": (
             MultimodalAlignLoss(
-                model, image_dim=16, text_loss=SimCSELoss(model, gather_across_devices=True), weight=1.0,
-                direction="symmetric", projection_dim=8, gather_across_devices=True,
+                model, image_dimension=16, text_loss=SimCSELoss(model, gather_across_devices=True), weight=1.0,
+                direction="symmetric", projection_dimension=8, gather_across_devices=True,
             ),
             captions,
         ),

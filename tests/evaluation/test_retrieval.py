@@ -20,7 +20,7 @@ def test_recalls_on_a_hand_checked_toy_case():
 
 
 def test_evaluate_retrieval_uses_the_loss_heads(tiny_model):
-    loss = MultimodalAlignLoss(tiny_model, image_dim=6)
+    loss = MultimodalAlignLoss(tiny_model, image_dimension=6)
     captions = ["a dog runs on grass", "a man rides a bike", "two children play"]
     scores = evaluate_retrieval(tiny_model, loss, captions, [0, 1, 2], torch.randn(3, 6))
     assert set(scores) == {"text_to_image_R@1", "image_to_text_R@1", "text_to_image_R@5", "image_to_text_R@5"}

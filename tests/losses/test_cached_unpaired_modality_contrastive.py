@@ -13,7 +13,7 @@ from sbert_nonling.models import build_sentence_model
 @pytest.fixture
 def image_model(tiny_encoder_dir):
     torch.manual_seed(0)
-    return build_sentence_model(tiny_encoder_dir, pooling="cls", front_ends={"image": ImagePatchEmbed(32, 8, embed_dim=32)})
+    return build_sentence_model(tiny_encoder_dir, pooling="cls", front_ends={"image": ImagePatchEmbed(32, 8, embedding_dimension=32)})
 
 
 def image_views(model, count: int = 6):
@@ -52,7 +52,7 @@ def test_cached_loss_replays_dropout_in_training(tiny_encoder_dir, token_keep_ra
     dropout): the gradients then equal those of one plain forward under the same RNG state, which a replay with fresh
     masks or other kept tokens would not give."""
     torch.manual_seed(0)
-    front_end = ImagePatchEmbed(32, 8, embed_dim=32, token_keep_ratio=token_keep_ratio)
+    front_end = ImagePatchEmbed(32, 8, embedding_dimension=32, token_keep_ratio=token_keep_ratio)
     image_model = build_sentence_model(tiny_encoder_dir, pooling="cls", front_ends={"image": front_end})
     image_model.train()
     views, labels = image_views(image_model, count=4), torch.tensor([0, 1, 0, 1])

@@ -65,7 +65,7 @@ def test_composed_with_simcse_each_model_runs_once_per_column(tiny_model):
 
 
 def test_composed_with_grounding_returns_all_terms(tiny_model):
-    grounding = MultimodalAlignLoss(tiny_model, image_dim=4, direction="symmetric", temperature=0.1)
+    grounding = MultimodalAlignLoss(tiny_model, image_dimension=4, direction="symmetric", temperature=0.1)
     loss = DistillAnchorLoss(tiny_model, base_loss=grounding, kl_weight=0.0, cosine_target="sentence_embedding")
     terms = loss([tiny_model.preprocess(SENTENCES)] * 2, torch.randn(3, 4))
     assert set(terms) == {"grounding", "anchor_cosine"}

@@ -22,7 +22,7 @@ def cross_entropy(logits, target):
 
 def identity_loss(tiny_model, **kwargs):
     """Heads set to the identity, so the loss works directly on the 3-wide toy embeddings."""
-    loss = MultimodalAlignLoss(tiny_model, image_dim=3, projection_dim=3, head_activation="none", **kwargs)
+    loss = MultimodalAlignLoss(tiny_model, image_dimension=3, projection_dimension=3, projection_head="linear", **kwargs)
     loss.text_head[0] = torch.nn.Linear(3, 3)  # the tiny model is 32 wide; the toy views are 3 wide
     with torch.no_grad():
         for head in (loss.text_head[0], loss.image_head[0]):
@@ -75,7 +75,7 @@ def test_damsm_scores_match_a_loop(tiny_model):
 
 def test_local_term_runs_on_region_features_in_a_real_forward(tiny_model):
     tiny_model.train()
-    loss = MultimodalAlignLoss(tiny_model, image_dim=6, local_weight=1.0, direction="symmetric")
+    loss = MultimodalAlignLoss(tiny_model, image_dimension=6, local_weight=1.0, direction="symmetric")
     features = [tiny_model.preprocess(["a dog runs on grass", "two men cook"]) for _ in range(2)]
     terms = loss(features, torch.randn(2, 4, 6))
     assert set(terms) == {"grounding", "local"} and all(torch.isfinite(value) for value in terms.values())
@@ -88,23 +88,49 @@ def test_local_term_runs_on_region_features_in_a_real_forward(tiny_model):
     [
         (None, r"needs image features \(B, d\)"),
         (torch.randn(3, 8), "features for 3 images but 2 captions"),
-        (torch.randn(2, 5), "dimension 5, but the loss was built with image_dim=8"),
+        (torch.randn(2, 5), "dimension 5, but the loss was built with image_dimension=8"),
     ],
 )
 def test_bad_pairs_are_rejected(tiny_model, labels, message):
-    loss = MultimodalAlignLoss(tiny_model, image_dim=8)
+    loss = MultimodalAlignLoss(tiny_model, image_dimension=8)
     with pytest.raises(ValueError, match=message):
         loss([tiny_model.preprocess(["a", "b"])] * 2, labels)
 
 
 def test_settings_are_checked_and_configured(tiny_model):
     with pytest.raises(ValueError, match="direction='both' must be"):
-        MultimodalAlignLoss(tiny_model, image_dim=8, direction="both")
+        MultimodalAlignLoss(tiny_model, image_dimension=8, direction="both")
     with pytest.raises(ValueError, match="local_weight > 0 needs region features"):
-        MultimodalAlignLoss(tiny_model, image_dim=8, local_weight=1.0)([tiny_model.preprocess(["a", "b"])] * 2, torch.randn(2, 8))
-    config = MultimodalAlignLoss(tiny_model, image_dim=8).get_config_dict()
-    assert config["weight"] == 0.01 and config["temperature"] == 0.05 and config["projection_dim"] == 256
-    assert "zhang2022mcse" in MultimodalAlignLoss(tiny_model, image_dim=8).citation
+        MultimodalAlignLoss(tiny_model, image_dimension=8, local_weight=1.0)([tiny_model.preprocess(["a", "b"])] * 2, torch.randn(2, 8))
+    config = MultimodalAlignLoss(tiny_model, image_dimension=8).get_config_dict()
+    assert config["weight"] == 0.01 and config["temperature"] == 0.05 and config["projection_dimension"] == 256
+    assert "zhang2022mcse" in MultimodalAlignLoss(tiny_model, image_dimension=8).citation
+
+
+def test_projection_heads_take_the_training_head_kinds_and_the_former_names_still_work(tiny_model):
+    mcse, macd = (MultimodalAlignLoss(tiny_model, image_dimension=8, projection_head=kind) for kind in ("mlp", "linear"))
+    assert [type(module) for module in mcse.text_head] == [torch.nn.Linear, torch.nn.Tanh]
+    assert [type(module) for module in macd.image_head] == [torch.nn.Linear]
+    assert mcse.get_config_dict()["projection_head"] == "mlp" and macd.get_config_dict()["image_dimension"] == 8
+    with pytest.raises(ValueError, match="projection_head='none' must be one of"):
+        MultimodalAlignLoss(tiny_model, image_dimension=8, projection_head="none")
+    with pytest.warns(FutureWarning) as caught:
+        former = MultimodalAlignLoss(tiny_model, image_dim=8, projection_dim=4, head_activation="none")
+    assert {str(warning.message).split(")")[0] for warning in caught} == {
+        "MultimodalAlignLoss(image_dim=...", "MultimodalAlignLoss(projection_dim=...", "MultimodalAlignLoss(head_activation='none'"
+    }
+    assert (former.image_dimension, former.projection_dimension, former.projection_head) == (8, 4, "linear")
+    torch.manual_seed(0)
+    renamed = MultimodalAlignLoss(tiny_model, image_dimension=8, projection_dimension=4, projection_head="linear")
+    torch.manual_seed(0)
+    with pytest.warns(FutureWarning):
+        former = MultimodalAlignLoss(tiny_model, image_dim=8, projection_dim=4, head_activation="none")
+    assert renamed.state_dict().keys() == former.state_dict().keys()  # the same heads, so old checkpoints load
+    assert all(torch.equal(renamed.state_dict()[key], former.state_dict()[key]) for key in renamed.state_dict())
+    with pytest.raises(ValueError, match="pass image_dimension=... only"):
+        MultimodalAlignLoss(tiny_model, image_dimension=8, image_dim=8)
+    with pytest.raises(ValueError, match="needs image_dimension"):
+        MultimodalAlignLoss(tiny_model)
 
 
 def test_a_frozen_image_encoder_inside_the_loss_equals_precomputed_features(tiny_model, flickr_subset):
@@ -117,7 +143,7 @@ def test_a_frozen_image_encoder_inside_the_loss_equals_precomputed_features(tiny
     rows = caption_image_dataset(pairs, flickr_subset / "images")[:3]
     pixels = torch.stack(rows["label"])
     assert pixels.dtype == torch.uint8 and pixels.shape == (3, 3, 224, 224)
-    in_loss = MultimodalAlignLoss(tiny_model, image_dim=1280, image_encoder=encoder)
+    in_loss = MultimodalAlignLoss(tiny_model, image_dimension=1280, image_encoder=encoder)
     precomputed = extract_image_features([flickr_subset / "images" / image for image, _ in sorted({p[0]: p for p in pairs}.values())[:3]], encoder)
     torch.testing.assert_close(in_loss.check_image_features(pixels, 3), precomputed["global"], atol=1e-4, rtol=1e-4)
     assert not any(key.startswith("_image_encoder") for key in in_loss.state_dict())
@@ -129,8 +155,8 @@ def test_a_sentence_transformers_image_model_can_be_the_frozen_encoder(tiny_enco
     from sbert_nonling import ImagePatchEmbed
     from sbert_nonling.models import build_sentence_model
 
-    image_model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=32)})
-    loss = MultimodalAlignLoss(tiny_model, image_dim=32, image_encoder=image_model)
+    image_model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)})
+    loss = MultimodalAlignLoss(tiny_model, image_dimension=32, image_encoder=image_model)
     features = loss.check_image_features(torch.randint(0, 255, (2, 3, 40, 40), dtype=torch.uint8), 2)
     assert features.shape == (2, 32)
     terms = loss([tiny_model.preprocess(["a cat", "a dog"])] * 2, torch.randint(0, 255, (2, 3, 40, 40), dtype=torch.uint8))
@@ -157,7 +183,7 @@ def test_damsm_scores_values_and_gradients_match_the_direct_contexts():
 
 
 def test_projections_are_the_heads_and_regions_are_averaged_first(tiny_model):
-    loss = MultimodalAlignLoss(tiny_model, image_dim=4, projection_dim=5)
+    loss = MultimodalAlignLoss(tiny_model, image_dimension=4, projection_dimension=5)
     sentences, regions = torch.randn(3, tiny_model.get_embedding_dimension()), torch.randn(3, 6, 4)
     torch.testing.assert_close(loss.project_text(sentences), loss.text_head(sentences))
     torch.testing.assert_close(loss.project_images(regions), loss.image_head(regions.mean(dim=1)))

@@ -56,8 +56,8 @@ def test_dropout_views_differ_and_the_training_head_is_not_in_the_model(tiny_mod
 def test_invalid_settings_are_rejected(tiny_model):
     with pytest.raises(ValueError, match="temperature=0 must be positive"):
         SimCSELoss(tiny_model, temperature=0)
-    with pytest.raises(ValueError, match="training_head='linear' must be one of"):
-        SimCSELoss(tiny_model, training_head="linear")
+    with pytest.raises(ValueError, match="training_head='bogus' must be one of"):
+        SimCSELoss(tiny_model, training_head="bogus")
 
 
 def test_config_and_citation(tiny_model):

@@ -59,12 +59,22 @@ def test_settings_and_config(tiny_model):
         SymmetricInfoNCE(tiny_model, temperature=0.01, learnable_temperature=True, max_scale=50)
     fixed = SymmetricInfoNCE(tiny_model, temperature=0.05)
     assert fixed.logit_scale is None and fixed.scale == pytest.approx(20.0)
-    assert fixed.get_config_dict() == {"temperature": pytest.approx(0.05), "learnable_temperature": False, "max_scale": 100.0, "gather_across_devices": False, "token_head": False}
+    assert fixed.get_config_dict() == {"temperature": pytest.approx(0.05), "learnable_temperature": False, "max_scale": 100.0, "gather_across_devices": False, "token_head": "none"}
     assert "radford2021clip" in fixed.citation
+    with pytest.raises(ValueError, match="token_head='bogus' must be one of"):
+        SymmetricInfoNCE(tiny_model, token_head="bogus")
+
+
+def test_the_former_boolean_token_head_still_works_with_a_future_warning(tiny_model):
+    with pytest.warns(FutureWarning, match="token_head='linear_gelu_layernorm'"):
+        former = SymmetricInfoNCE(tiny_model, token_head=True)
+    assert former.get_config_dict()["token_head"] == "linear_gelu_layernorm" and isinstance(former.token_head[2], torch.nn.LayerNorm)
+    with pytest.warns(FutureWarning, match="token_head='none'"):
+        assert SymmetricInfoNCE(tiny_model, token_head=False).token_head is None
 
 
 def test_token_head_pools_the_head_output_over_unmasked_tokens(tiny_model):
-    loss = SymmetricInfoNCE(tiny_model, temperature=0.5, token_head=True)
+    loss = SymmetricInfoNCE(tiny_model, temperature=0.5, token_head="linear_gelu_layernorm")
     linear, gelu, norm = loss.token_head
     assert isinstance(gelu, torch.nn.GELU) and isinstance(norm, torch.nn.LayerNorm)
     anchors = ["A man is playing a guitar.", "Two dogs run."]

@@ -96,7 +96,7 @@ def test_symmetric_info_nce_trains_the_encoder_through_rendered_text(pixel_model
     args = SentenceTransformerTrainingArguments(
         output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=8, learning_rate=1e-3, report_to="none", save_strategy="no"
     )
-    loss = SymmetricInfoNCE(pixel_model, temperature=0.05, token_head=True)
+    loss = SymmetricInfoNCE(pixel_model, temperature=0.05, token_head="linear_gelu_layernorm")
     NonLinguisticTrainer(model=pixel_model, args=args, train_dataset=data, loss=loss).train()
     changed = [name for name, parameter in pixel_model.named_parameters() if not torch.equal(parameter, before[name])]
     assert any("patch_embeddings" in name for name in changed) and any("layers.1" in name for name in changed)

@@ -28,7 +28,7 @@ def module_names(model) -> list[str]:
 
 
 def test_minilm_is_continued_with_its_own_pooling_and_normalize(minilm, tmp_path):
-    model = build_sentence_model(MINILM, max_seq_length=None, front_ends={"image": ImagePatchEmbed(32, 16, embed_dim=384)})
+    model = build_sentence_model(MINILM, max_seq_length=None, front_ends={"image": ImagePatchEmbed(32, 16, embedding_dimension=384)})
     assert module_names(model) == ["ModalityRouter", "Pooling", "Normalize"]
     assert model[1].get_config_dict() == minilm[1].get_config_dict() and model[0].encoder.max_seq_length == 256
     np.testing.assert_allclose(model.encode(SENTENCES), minilm.encode(SENTENCES), rtol=0, atol=1e-6)

@@ -17,7 +17,7 @@ def clip(data_dir):
 
 
 def test_fbank_uses_the_paper_settings(clip):
-    module = AudioPatchEmbed(embed_dim=16)
+    module = AudioPatchEmbed(embedding_dimension=16)
     features = module.preprocess([clip])["input_features"]
     assert features.shape == (1, 128, 1024)
     waveform = torchaudio.functional.resample(torch.from_numpy(clip["array"]), 8000, 16000)
@@ -31,7 +31,7 @@ def test_fbank_uses_the_paper_settings(clip):
 
 
 def test_channels_rates_and_dtypes_are_normalised(clip):
-    module = AudioPatchEmbed(embed_dim=16)
+    module = AudioPatchEmbed(embedding_dimension=16)
     mono_16k = torchaudio.functional.resample(torch.from_numpy(clip["array"]), 8000, 16000).numpy()
     stereo = np.stack([mono_16k, mono_16k], axis=1)  # (samples, channels)
     as_int16 = (mono_16k * 32767).astype(np.int16)
@@ -46,7 +46,7 @@ def test_channels_rates_and_dtypes_are_normalised(clip):
 
 
 def test_long_audio_is_cut_to_the_target_frames():
-    module = AudioPatchEmbed(embed_dim=16, target_frames=100)
+    module = AudioPatchEmbed(embedding_dimension=16, target_frames=100)
     assert module.preprocess([np.random.default_rng(0).standard_normal(16000 * 3)])["input_features"].shape == (1, 128, 100)
 
 
@@ -66,19 +66,19 @@ def test_long_audio_is_cut_to_the_target_frames():
 )
 def test_bad_audio_is_named(audio, message):
     with pytest.raises(ValueError, match=message):
-        AudioPatchEmbed(embed_dim=16).preprocess([audio])
+        AudioPatchEmbed(embedding_dimension=16).preprocess([audio])
 
 
 def test_layouts_give_the_paper_token_counts():
     fbank = torch.randn(2, 128, 1024)
-    released = AudioPatchEmbed(embed_dim=16, layout="released")({"input_features": fbank})[BYPASS_ENTRY_KEY]
-    ssast = AudioPatchEmbed(embed_dim=16, layout="ssast")({"input_features": fbank})[BYPASS_ENTRY_KEY]
+    released = AudioPatchEmbed(embedding_dimension=16, layout="released")({"input_features": fbank})[BYPASS_ENTRY_KEY]
+    ssast = AudioPatchEmbed(embedding_dimension=16, layout="ssast")({"input_features": fbank})[BYPASS_ENTRY_KEY]
     assert released.shape == (2, 211, 16) and ssast.shape == (2, 513, 16)
-    assert AudioPatchEmbed(embed_dim=16, layout="released").position_embeddings is None
+    assert AudioPatchEmbed(embedding_dimension=16, layout="released").position_embeddings is None
 
 
 def test_ssast_layout_normalises_the_fbank():
-    module = AudioPatchEmbed(embed_dim=16, layout="ssast")
+    module = AudioPatchEmbed(embedding_dimension=16, layout="ssast")
     with torch.no_grad():
         module.position_embeddings.zero_()
         module.cls_token.zero_()
@@ -87,7 +87,7 @@ def test_ssast_layout_normalises_the_fbank():
 
 
 def test_spec_augment_only_in_training():
-    module = AudioPatchEmbed(embed_dim=16, freq_mask=48, time_mask=192)
+    module = AudioPatchEmbed(embedding_dimension=16, freq_mask=48, time_mask=192)
     fbank = torch.randn(1, 128, 1024)
     module.eval()
     first, second = (module({"input_features": fbank})[BYPASS_ENTRY_KEY] for _ in range(2))
@@ -100,7 +100,7 @@ def test_spec_augment_only_in_training():
 def test_model_encodes_audio_dicts_after_reload(tiny_encoder_dir, clip, tmp_path):
     from sentence_transformers import SentenceTransformer
 
-    model = build_sentence_model(tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(embed_dim=32, layout="ssast")})
+    model = build_sentence_model(tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(embedding_dimension=32, layout="ssast")})
     expected = model.encode([clip, clip])
     model.save(str(tmp_path))
     np.testing.assert_array_equal(SentenceTransformer(str(tmp_path), trust_remote_code=True).encode([clip, clip]), expected)
@@ -109,7 +109,7 @@ def test_model_encodes_audio_dicts_after_reload(tiny_encoder_dir, clip, tmp_path
 @pytest.mark.parametrize(("layout", "patches", "kept"), [("released", 50, 25), ("ssast", 128, 64)])
 def test_patch_dropout_keeps_positioned_patches_in_training_only(layout, patches, kept):
     torch.manual_seed(0)
-    module = AudioPatchEmbed(target_frames=256, embed_dim=16, layout=layout, token_keep_ratio=0.5)
+    module = AudioPatchEmbed(target_frames=256, embedding_dimension=16, layout=layout, token_keep_ratio=0.5)
     fbank = torch.randn(2, 128, 256)
     module.eval()
     full = module({"input_features": fbank})[BYPASS_ENTRY_KEY]
@@ -126,7 +126,7 @@ def test_patch_dropout_keeps_positioned_patches_in_training_only(layout, patches
 def test_token_keep_ratio_round_trips_and_is_checked(tiny_encoder_dir, clip, tmp_path):
     from sentence_transformers import SentenceTransformer
 
-    model = build_sentence_model(tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(target_frames=256, embed_dim=32, token_keep_ratio=0.25)})
+    model = build_sentence_model(tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(target_frames=256, embedding_dimension=32, token_keep_ratio=0.25)})
     expected = model.encode([clip])
     model.save(str(tmp_path))
     reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True)

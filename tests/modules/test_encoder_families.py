@@ -121,11 +121,11 @@ def test_position_tables_exist_only_where_positions_are_learned(family_dir):
 def front_end_and_batch(modality: str, entry: str):
     """A tiny front-end of ``modality`` and two views of a 4-input batch with 2 classes."""
     if modality == "image":
-        front_end = ImagePatchEmbed(img_size=16, patch_size=8, embed_dim=HIDDEN, encoder_entry=entry)
+        front_end = ImagePatchEmbed(img_size=16, patch_size=8, embedding_dimension=HIDDEN, encoder_entry=entry)
         colours = [(200, 30, 30), (30, 30, 200), (220, 60, 40), (40, 50, 230)]
         views = [[Image.new("RGB", (16, 16), tuple(min(255, value + shift) for value in colour)) for colour in colours] for shift in (0, 20)]
         return front_end, views
-    front_end = AudioPatchEmbed(target_frames=48, embed_dim=HIDDEN, encoder_entry=entry)
+    front_end = AudioPatchEmbed(target_frames=48, embedding_dimension=HIDDEN, encoder_entry=entry)
     rng = np.random.default_rng(0)
     clips = [np.sin(np.arange(8000) * frequency).astype(np.float32) for frequency in (0.05, 0.3, 0.06, 0.32)]
     views = [[{"array": clip + 0.01 * rng.standard_normal(8000).astype(np.float32), "sampling_rate": 16000} for clip in clips] for _ in range(2)]
@@ -179,7 +179,7 @@ def test_grounding_losses_train_every_family(family_dir, family, method):
     pooled output: two optimizer steps, finite terms, the encoder layers move."""
     torch.manual_seed(0)
     model = build_sentence_model(family_dir(family), pooling=FAMILIES[family][2], max_seq_length=16)
-    grounding = MultimodalAlignLoss(model, image_dim=8, text_loss=SimCSELoss(model) if method == "mcse" else None, projection_dim=16)
+    grounding = MultimodalAlignLoss(model, image_dimension=8, text_loss=SimCSELoss(model) if method == "mcse" else None, projection_dimension=16)
     loss = grounding if method == "mcse" else DistillAnchorLoss(model, base_loss=grounding)
     optimizer = torch.optim.AdamW(loss.parameters(), lr=1e-3)
     encoder = model[0].encoder

@@ -11,14 +11,14 @@ from sbert_nonling.modules.shared_encoder import ENTRY_KEYS
 
 
 class LinearFrontEnd(FrontEnd):
-    """(B, 5, 4) inputs -> (B, 5, embed_dim) tokens: the smallest front-end built on FrontEnd."""
+    """(B, 5, 4) inputs -> (B, 5, embedding_dimension) tokens: the smallest front-end built on FrontEnd."""
 
-    config_keys = ["embed_dim", "encoder_entry", "token_keep_ratio"]
+    config_keys = ["embedding_dimension", "encoder_entry", "token_keep_ratio"]
 
-    def __init__(self, embed_dim: int = 6, encoder_entry: str = "bypass", token_keep_ratio: float = 1.0) -> None:
+    def __init__(self, embedding_dimension: int = 6, encoder_entry: str = "bypass", token_keep_ratio: float = 1.0) -> None:
         super().__init__()
-        self.embed_dim, self.encoder_entry, self.token_keep_ratio = embed_dim, self.check_entry(encoder_entry), token_keep_ratio
-        self.projection = nn.Linear(4, embed_dim)
+        self.embedding_dimension, self.encoder_entry, self.token_keep_ratio = embedding_dimension, self.check_entry(encoder_entry), token_keep_ratio
+        self.projection = nn.Linear(4, embedding_dimension)
 
     def preprocess(self, inputs, prompt=None, **kwargs):
         return {"pixel_values": torch.stack(list(inputs))}
@@ -56,8 +56,8 @@ def test_patch_dropout_applies_in_training_only_and_keeps_cls_first():
 
 
 def test_save_and_load_round_trip_the_config_and_the_weights(tmp_path):
-    front_end = LinearFrontEnd(embed_dim=3, encoder_entry="embeddings", token_keep_ratio=0.75)
+    front_end = LinearFrontEnd(embedding_dimension=3, encoder_entry="embeddings", token_keep_ratio=0.75)
     front_end.save(str(tmp_path))
     loaded = LinearFrontEnd.load(str(tmp_path))
-    assert (loaded.embed_dim, loaded.encoder_entry, loaded.token_keep_ratio) == (3, "embeddings", 0.75)
+    assert (loaded.embedding_dimension, loaded.encoder_entry, loaded.token_keep_ratio) == (3, "embeddings", 0.75)
     assert torch.equal(loaded.projection.weight, front_end.projection.weight) and torch.equal(loaded.projection.bias, front_end.projection.bias)

@@ -20,7 +20,7 @@ def cat(data_dir):
 
 @pytest.mark.parametrize("mode", ["RGB", "L", "LA", "RGBA", "P", "CMYK", "I;16", "I", "F", "1"])
 def test_any_image_mode_becomes_normalised_rgb_pixels(cat, mode):
-    module = ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=16)
+    module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16)
     image = cat.convert("L").convert(mode) if mode in ("I;16", "I", "F") else cat.convert(mode)
     features = module.preprocess([image])
     assert features["pixel_values"].shape == (1, 3, 32, 32)
@@ -28,7 +28,7 @@ def test_any_image_mode_becomes_normalised_rgb_pixels(cat, mode):
 
 
 def test_sizes_arrays_and_tensors(cat):
-    module = ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=16)
+    module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16)
     big = cat.resize((300, 120))
     hwc = np.asarray(cat)
     features = module.preprocess([big, Image.new("RGB", (1, 1)), hwc, np.moveaxis(hwc, -1, 0), hwc.astype(np.uint16) * 257, torch.rand(3, 40, 50)])
@@ -38,7 +38,7 @@ def test_sizes_arrays_and_tensors(cat):
 
 
 def test_bad_images_are_named():
-    module = ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=16)
+    module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16)
     with pytest.raises(ValueError, match=r"image 1 is an array of shape \(2, 4, 5\)"):
         module.preprocess([np.zeros((4, 4, 3), np.uint8), np.zeros((2, 4, 5))])
     with pytest.raises(ValueError, match="image 0 contains NaN"):
@@ -51,7 +51,7 @@ def test_bad_images_are_named():
 
 @pytest.mark.parametrize(("entry", "key"), [("bypass", BYPASS_ENTRY_KEY), ("embeddings", EMBEDDINGS_ENTRY_KEY)])
 def test_forward_makes_cls_plus_patch_tokens(entry, key):
-    module = ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=16, encoder_entry=entry)
+    module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16, encoder_entry=entry)
     features = module({"pixel_values": torch.randn(2, 3, 32, 32)})
     assert features[key].shape == (2, 1 + 16, 16) and features["attention_mask"].shape == (2, 17)
     larger = module({"pixel_values": torch.randn(2, 3, 48, 48)})  # positions interpolated to the 6 x 6 grid
@@ -64,7 +64,7 @@ def test_vit_initialisation_copies_the_embeddings(tmp_path):
     vit = ViTModel(ViTConfig(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64))
     vit.save_pretrained(tmp_path)
     module = ImagePatchEmbed.from_vit(str(tmp_path))
-    assert (module.img_size, module.patch_size, module.embed_dim) == (32, 8, 32)
+    assert (module.img_size, module.patch_size, module.embedding_dimension) == (32, 8, 32)
     torch.testing.assert_close(module.position_embeddings, vit.embeddings.position_embeddings)
     torch.testing.assert_close(module.projection.weight, vit.embeddings.patch_embeddings.projection.weight)
     pixels = torch.randn(1, 3, 32, 32)
@@ -76,11 +76,11 @@ def test_vit_initialisation_copies_the_embeddings(tmp_path):
 
 def test_width_must_match_the_encoder(tiny_encoder_dir):
     with pytest.raises(ValueError, match="tokens of width 16, but the shared encoder's hidden size is 32"):
-        ModalityRouter.from_encoder(SharedEncoder(tiny_encoder_dir), front_ends={"image": ImagePatchEmbed(embed_dim=16)})
+        ModalityRouter.from_encoder(SharedEncoder(tiny_encoder_dir), front_ends={"image": ImagePatchEmbed(embedding_dimension=16)})
 
 
 def test_model_encodes_images_after_save_and_reload(tiny_encoder_dir, cat, tmp_path):
-    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=32)})
+    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)})
     expected_images, expected_text = model.encode([cat, cat.rotate(90)]), model.encode(["a cat"])
     model.save(str(tmp_path))
     reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True)
@@ -103,7 +103,7 @@ def test_truncated_and_empty_image_files_are_named(tmp_path, data_dir):
 def test_images_already_at_size_skip_the_resize_with_the_same_pixels(cat):
     from torchvision.transforms import v2
 
-    module = ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=16)
+    module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16)
     sized = cat.convert("RGB").resize((32, 32))
     assert module.normalise is not module.transform
     torch.testing.assert_close(module.preprocess([sized])["pixel_values"][0], module.transform(sized), rtol=0, atol=0)
@@ -114,7 +114,7 @@ def test_images_already_at_size_skip_the_resize_with_the_same_pixels(cat):
 
 def test_patch_dropout_keeps_cls_and_positioned_patches_in_training_only():
     torch.manual_seed(0)
-    module = ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=16, token_keep_ratio=0.5)
+    module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16, token_keep_ratio=0.5)
     pixels = torch.randn(3, 3, 32, 32)
     module.eval()
     full = module({"pixel_values": pixels})[BYPASS_ENTRY_KEY]  # (3, 17, 16): inference keeps every token
@@ -132,7 +132,7 @@ def test_patch_dropout_keeps_cls_and_positioned_patches_in_training_only():
 def test_patch_dropout_trains_through_the_encoder_and_leaves_encode_unchanged(tiny_encoder_dir, cat, entry):
     torch.manual_seed(0)
     model = build_sentence_model(
-        tiny_encoder_dir, pooling="cls", front_ends={"image": ImagePatchEmbed(32, 8, embed_dim=32, encoder_entry=entry)}
+        tiny_encoder_dir, pooling="cls", front_ends={"image": ImagePatchEmbed(32, 8, embedding_dimension=32, encoder_entry=entry)}
     )
     expected = model.encode([cat, cat.rotate(90)])
     front_end = model[0].sub_modules["image"][0]
@@ -153,7 +153,7 @@ def test_patch_dropout_trains_through_the_encoder_and_leaves_encode_unchanged(ti
 def test_token_keep_ratio_is_saved_and_old_configs_load_without_it(tiny_encoder_dir, tmp_path):
     import json
 
-    module = ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=32, token_keep_ratio=0.5)
+    module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32, token_keep_ratio=0.5)
     model = build_sentence_model(tiny_encoder_dir, front_ends={"image": module})
     model.save(str(tmp_path))
     configs = list(tmp_path.rglob(ImagePatchEmbed.config_file_name))
@@ -165,6 +165,24 @@ def test_token_keep_ratio_is_saved_and_old_configs_load_without_it(tiny_encoder_
     assert SentenceTransformer(str(tmp_path), trust_remote_code=True)[0].sub_modules["image"][0].token_keep_ratio == 1.0
     with pytest.raises(ValueError, match="token_keep_ratio=0 must be in"):
         ImagePatchEmbed(token_keep_ratio=0)
+
+
+def test_a_model_saved_with_the_former_width_name_loads_and_the_former_argument_warns(tiny_encoder_dir, cat, tmp_path):
+    import json
+
+    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)})
+    expected = model.encode([cat])
+    model.save(str(tmp_path))
+    (config_file,) = tmp_path.rglob(ImagePatchEmbed.config_file_name)
+    config = json.loads(config_file.read_text())
+    assert config["embedding_dimension"] == 32
+    config["embed_dim"] = config.pop("embedding_dimension")  # as saved before the rename
+    config_file.write_text(json.dumps(config))
+    reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True)
+    assert reloaded[0].sub_modules["image"][0].embedding_dimension == 32
+    np.testing.assert_array_equal(reloaded.encode([cat]), expected)
+    with pytest.warns(FutureWarning, match=r"ImagePatchEmbed\(embed_dim=...\) is deprecated: use embedding_dimension"):
+        assert ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=16).get_embedding_dimension() == 16
 
 
 @pytest.mark.parametrize("img_size", [16, 24])

@@ -92,7 +92,7 @@ class Models:
         """Text, image and audio routes into the tiny encoder (hidden size 32)."""
         from sbert_nonling.models import build_sentence_model
 
-        front_ends = {"image": ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=32), "audio": AudioPatchEmbed(embed_dim=32, target_frames=64)}
+        front_ends = {"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32), "audio": AudioPatchEmbed(embedding_dimension=32, target_frames=64)}
         return build_sentence_model(self.tiny_encoder_dir, front_ends=front_ends)
 
 
@@ -106,8 +106,8 @@ class Env:
 
     def __init__(self, request: pytest.FixtureRequest, models: Models, tmp_path: Path, data_dir: Path) -> None:
         self.request, self.models, self.tmp, self.data_dir = request, models, tmp_path, data_dir
-        self.image_front_end = ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=16)
-        self.audio_front_end = AudioPatchEmbed(embed_dim=16, target_frames=64)
+        self.image_front_end = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16)
+        self.audio_front_end = AudioPatchEmbed(embedding_dimension=16, target_frames=64)
 
     @property
     def token_model(self):
@@ -488,17 +488,17 @@ CASES: list[Case] = [
     # ---- configurations ----
     Case(
         "config-image-width-mismatch",
-        lambda env: _router(env, {"image": ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=64)}),
+        lambda env: _router(env, {"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=64)}),
         raises=r"Route 'image': ImagePatchEmbed makes tokens of width 64, but the shared encoder's hidden size is 32",
     ),
     Case(
         "config-audio-width-mismatch",
-        lambda env: _router(env, {"audio": AudioPatchEmbed(embed_dim=48, target_frames=64)}),
+        lambda env: _router(env, {"audio": AudioPatchEmbed(embedding_dimension=48, target_frames=64)}),
         raises=r"Route 'audio': AudioPatchEmbed makes tokens of width 48",
     ),
     Case(
         "config-unknown-route",
-        lambda env: _router(env, {"video": ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=32)}),
+        lambda env: _router(env, {"video": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)}),
         raises=r"Route 'video' is not a modality",
     ),
     Case(
@@ -562,7 +562,7 @@ def test_the_image_cap_bounds_memory(tmp_path):
     growth, outcome = peak_memory_growth(lambda: open_image(path))
     assert isinstance(outcome, ValueError) and "MAX_IMAGE_PIXELS" in str(outcome)
     assert growth < 20 * 2**20, f"rejecting the image grew peak memory by {growth / 2**20:.0f} MiB"
-    growth, outcome = peak_memory_growth(lambda: ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=16).preprocess([Image.open(path)]))
+    growth, outcome = peak_memory_growth(lambda: ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16).preprocess([Image.open(path)]))
     assert isinstance(outcome, ValueError) and growth < 20 * 2**20
 
 

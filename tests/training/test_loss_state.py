@@ -67,7 +67,7 @@ def test_a_plain_trainer_with_the_callback_checkpoints_and_restores_a_loss_head_
 
 def test_shared_heads_are_stored_once_and_unknown_entries_rejected(tiny_model):
     simcse = SimCSELoss(tiny_model)
-    mcse = MultimodalAlignLoss(tiny_model, image_dim=8, text_loss=simcse)
+    mcse = MultimodalAlignLoss(tiny_model, image_dimension=8, text_loss=simcse)
     state = loss_state_dict({"text": simcse, "captions": mcse}, tiny_model)
     assert "text.head.0.weight" in state and "captions.text_loss.head.0.weight" not in state
     assert "captions.text_head.0.weight" in state and not any(".model." in key for key in state)

@@ -36,7 +36,7 @@ def test_text_views_take_one_forward_and_match_separate_forwards(tiny_model):
 
 
 def test_image_views_of_one_size_merge_and_match(tiny_encoder_dir):
-    model = build_sentence_model(tiny_encoder_dir, pooling="mean", front_ends={"image": ImagePatchEmbed(32, 8, embed_dim=32)})
+    model = build_sentence_model(tiny_encoder_dir, pooling="mean", front_ends={"image": ImagePatchEmbed(32, 8, embedding_dimension=32)})
     model.eval()
     images = [Image.new("RGB", (32, 32), color) for color in ("red", "navy", "white")]
     views = [model.preprocess(images), model.preprocess(images[::-1])]
