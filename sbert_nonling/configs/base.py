@@ -121,6 +121,9 @@ class MethodConfig:
 
     #: The method this config trains (the ``"method"`` key of a recipe JSON).
     method: ClassVar[str] = ""
+    #: Whether an interrupted run continues from its newest checkpoint (``--resume``); methods that run a sequence of
+    #: trainers (multitask, pixel-linguist) restart as a whole.
+    resumable: ClassVar[bool] = True
 
     name: str = setting("", "the recipe name or a label of the run")
     description: str = setting("", "one line on what the configuration reproduces")

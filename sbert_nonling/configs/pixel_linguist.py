@@ -18,6 +18,7 @@ class PixelLinguistConfig(MethodConfig):
     """
 
     method: ClassVar[str] = "pixel_linguist"
+    resumable: ClassVar[bool] = False
 
     model: str = paper_default(MethodConfig, "model", "Team-PIXEL/pixel-base")
     eval_steps: int = paper_default(MethodConfig, "eval_steps", 100)

@@ -1,10 +1,9 @@
 from __future__ import annotations
 
 from sbert_nonling.training.modality_optimizer import ModalityOptimizer
-from sbert_nonling.training.multitask import train_multitask
-from sbert_nonling.training.pixel_linguist import train_pixel_linguist
 from sbert_nonling.training.recipes import get_recipe, list_recipes, load_recipe
 from sbert_nonling.training.run import train_recipe
+from sbert_nonling.training.runner import run_method
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.unpaired_sampler import UnpairedBatchSampler
 from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
@@ -17,7 +16,6 @@ __all__ = [
     "get_recipe",
     "list_recipes",
     "load_recipe",
-    "train_multitask",
-    "train_pixel_linguist",
+    "run_method",
     "train_recipe",
 ]
