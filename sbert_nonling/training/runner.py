@@ -115,6 +115,7 @@ def run_method(
     set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
     plan = build()
     for name, write in plan.files.items():
+        output_dir.mkdir(parents=True, exist_ok=True)
         write(output_dir / name)
     multilingual = load_stsb_multi_dir(stsb_multi_dir, "dev") if stsb_multi_dir else []
     dev_before = evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {}

@@ -216,21 +216,15 @@ def test_macd_recipe_trains_captions_with_the_anchor(tmp_path, flickr_subset):
         "macd", tmp_path / "run", captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images",
         image_features=flickr_subset / "features.safetensors", tiny=True, max_steps=2, overrides={"batch_size": 6},
     )
-    assert result["global_step"] == 2
-    full = SentenceTransformer(result["model"], trust_remote_code=True)
-    position = full[0].encoder.auto_model.embeddings.position_embeddings.weight
-    from safetensors.torch import load_file
-
-    initial = load_file(str(tmp_path / "run" / "tiny-encoder" / "model.safetensors"))
-    key = next(name for name in initial if name.endswith("position_embeddings.weight"))
-    torch.testing.assert_close(position, initial[key])  # frozen, as MACD
+    assert result["global_step"] == 2 and result["retrieval"] == {}
+    assert sorted(path.name for path in (tmp_path / "run").iterdir()) == ["checkpoints", "export", "model", "recipe.json", "results.json"]
 
 
 def test_macd_on_a_rotary_encoder_has_no_position_table_to_freeze(tmp_path, flickr_subset, wiki_sentences, caplog):
     from tests.modules.tiny_families import build_tiny_family
 
     encoder = build_tiny_family("modernbert", tmp_path / "modernbert", wiki_sentences[:300])
-    with caplog.at_level("WARNING", logger="sbert_nonling.training.run"):
+    with caplog.at_level("WARNING", logger="sbert_nonling.methods.grounding"):
         result = train_recipe(
             "macd", tmp_path / "run", captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images",
             image_features=flickr_subset / "features.safetensors", model=encoder, max_steps=2,
