@@ -167,5 +167,5 @@ def test_builder_returns_two_stages_whose_heads_are_drawn_when_the_second_starts
     losses = multitask.build_loss()
     assert list(losses) == ["classification", "pair_classification", "sts"]
     assert losses["pair_classification"].head_layer is losses["sts"].head_layer  # share_head_layer
-    contrastive.trainer(plan.model).train()  # a user's own loop: the stage runs with its trainer
+    contrastive.trainer(plan.model, plan.evaluator).train()  # a user's own loop: the stage runs with its trainer
     assert (tmp_path / "stages" / "contrastive" / "checkpoints" / "checkpoint-1").is_dir()
