@@ -116,7 +116,7 @@ def test_builder_lays_out_the_curriculum_as_stages_and_one_weight_average(tmp_pa
     for stage in (first, second):
         for hook in stage.before:
             hook(plan.model)
-        stage.trainer(plan.model).train()
+        stage.trainer(plan.model, plan.evaluator).train()
         for hook in stage.after:
             hook(plan.model)
     trained = first.after[0].__self__.states
