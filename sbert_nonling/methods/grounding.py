@@ -20,10 +20,14 @@ from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
 from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.methods.plan import MethodPlan, TrainingStage
-from sbert_nonling.methods.sentence_encoder import recipe_label, starting_sentence_model, text_training_data
+from sbert_nonling.methods.sentence_encoder import (
+    recipe_label,
+    single_run_arguments,
+    starting_sentence_model,
+    text_training_data,
+)
 from sbert_nonling.modules.encoder_families import learned_position_embeddings
 from sbert_nonling.modules.frozen_image_encoder import FrozenImageEncoder
-from sbert_nonling.training.arguments import training_arguments
 
 logger = logging.getLogger(__name__)
 
@@ -116,9 +120,7 @@ def build_grounding(
         image_features: precomputed features of those images; default: extracted now.
         heldout_images_file: image names, one per line, kept out of training for the retrieval evaluation.
         text_file, nli_file: the sentence data (``config.data``).
-        sts_dir: SentEval-layout STS folder for dev evaluation; None: no evaluation during training.
-        model, keep_model_modules: the starting encoder (see
-            :func:`~sbert_nonling.methods.sentence_encoder.starting_sentence_model`).
+        sts_dir, model, keep_model_modules: as :func:`~sbert_nonling.methods.simcse.build_simcse`.
 
     Example:
         ::
@@ -155,10 +157,8 @@ def build_grounding(
     if config.freeze_position_embeddings:
         _freeze_position_embeddings(sentence_model)
     evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
-    args = training_arguments(
-        config, "checkpoints", evaluator is not None, learning_rate=config.learning_rate, batch_size=config.batch_size,
-        epochs=config.epochs, max_steps=config.max_steps,
-        warmup=config.warmup_fraction if isinstance(config, MACDConfig) else config.warmup_steps,
+    args = single_run_arguments(
+        config, evaluator is not None, warmup=config.warmup_fraction if isinstance(config, MACDConfig) else config.warmup_steps,
         gradient_accumulation_steps=config.gradient_accumulation_steps, interleaved=text_dataset is not None,
     )
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch

@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from datasets import Dataset
-from sentence_transformers import SentenceTransformer
+from sentence_transformers import SentenceTransformer, SentenceTransformerTrainingArguments
 from sentence_transformers.util import is_sentence_transformer_model
 
 from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig, SingleRunConfig
 from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, read_sentences, sentence_pairs_dataset
 from sbert_nonling.models.sentence_model import build_sentence_model
 from sbert_nonling.models.tiny_encoder import build_tiny_encoder
+from sbert_nonling.training.arguments import training_arguments
 
 
 def recipe_label(config: SentenceEncoderConfig) -> str:
@@ -71,3 +72,14 @@ def starting_sentence_model(
     encoder = model or config.model
     keep = keep_model_modules and is_sentence_transformer_model(encoder)
     return build_sentence_model(encoder, pooling=None if keep else config.pooling, max_seq_length=config.max_seq_length)
+
+
+def single_run_arguments(
+    config: SingleRunConfig, evaluating: bool, warmup: float, gradient_accumulation_steps: int = 1, interleaved: bool = False
+) -> SentenceTransformerTrainingArguments:
+    """The arguments of a single-run method's one training run: the config's text optimizer settings (learning rate,
+    batch size, epochs, max steps), checkpoints in ``checkpoints/``; see :func:`training_arguments`."""
+    return training_arguments(
+        config, "checkpoints", evaluating, learning_rate=config.learning_rate, batch_size=config.batch_size, epochs=config.epochs,
+        max_steps=config.max_steps, warmup=warmup, gradient_accumulation_steps=gradient_accumulation_steps, interleaved=interleaved,
+    )

@@ -8,8 +8,7 @@ from sbert_nonling.configs.simcse import SimCSEConfig
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.methods.plan import MethodPlan, TrainingStage
-from sbert_nonling.methods.sentence_encoder import starting_sentence_model, text_training_data
-from sbert_nonling.training.arguments import training_arguments
+from sbert_nonling.methods.sentence_encoder import single_run_arguments, starting_sentence_model, text_training_data
 
 
 def build_simcse(
@@ -53,10 +52,7 @@ def build_simcse(
     train_dataset, sentences = text_training_data(config, text_file, nli_file)
     sentence_model = starting_sentence_model(config, sentences, model, keep_model_modules)
     evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
-    args = training_arguments(
-        config, "checkpoints", evaluator is not None, learning_rate=config.learning_rate, batch_size=config.batch_size,
-        epochs=config.epochs, max_steps=config.max_steps, warmup=config.warmup_steps,
-    )
+    args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps)
     loss = SimCSELoss(
         sentence_model, temperature=config.temperature, training_head=config.training_head, gather_across_devices=args.world_size > 1
     )

@@ -18,10 +18,14 @@ from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
 from sbert_nonling.methods.plan import MethodPlan, TrainingStage
-from sbert_nonling.methods.sentence_encoder import recipe_label, starting_sentence_model, text_training_data
+from sbert_nonling.methods.sentence_encoder import (
+    recipe_label,
+    single_run_arguments,
+    starting_sentence_model,
+    text_training_data,
+)
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
-from sbert_nonling.training.arguments import training_arguments
 from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
 
 
@@ -87,22 +91,22 @@ def build_unpaired_modality(
         image_dir: images in one sub-folder per class, or a Hub image classification dataset.
         audio_dir, audio_label_regex: audio files and the pattern whose first group of the file name is the class,
             or a Hub audio dataset (its label column gives the classes; no pattern).
-        sts_dir: SentEval-layout STS folder for dev evaluation; None: no evaluation during training.
-        model, keep_model_modules: the starting encoder (see
-            :func:`~sbert_nonling.methods.sentence_encoder.starting_sentence_model`).
+        sts_dir, model, keep_model_modules: as :func:`~sbert_nonling.methods.simcse.build_simcse`.
 
     Example:
         ::
 
-            from transformers import set_seed
+            import transformers
 
             from sbert_nonling.configs import VisualCSEConfig
             from sbert_nonling.methods import build_unpaired_modality
 
             config = VisualCSEConfig(max_steps=500)
-            set_seed(config.seed)
+            transformers.set_seed(config.seed)
             plan = build_unpaired_modality(config, text_file="wiki1m_for_simcse.txt", image_dir="imagenet_subset/")
-            plan.stages[0].trainer(plan.model, plan.evaluator).train()  # an UnpairedModalityTrainer
+            trainer = plan.stages[0].trainer(plan.model, plan.evaluator)  # an UnpairedModalityTrainer
+            trainer.train()
+            plan.model.save("visualcse-bert")  # text and image routes; export_text_model(...) for the text route alone
     """
     text_dataset, sentences = text_training_data(config, text_file, nli_file)
     sentence_model = starting_sentence_model(config, sentences, model, keep_model_modules)
@@ -120,10 +124,7 @@ def build_unpaired_modality(
 
     evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
     joint = config.scheme == "joint"
-    args = training_arguments(
-        config, "checkpoints", evaluator is not None, learning_rate=config.learning_rate, batch_size=config.batch_size,
-        epochs=config.epochs, max_steps=config.max_steps, warmup=config.warmup_steps, gradient_accumulation_steps=2 if joint else 1,
-    )
+    args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps, gradient_accumulation_steps=2 if joint else 1)
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
     text_loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head, gather_across_devices=gather)
     modality_loss = UnpairedModalityContrastiveLoss(

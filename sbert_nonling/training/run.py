@@ -65,7 +65,8 @@ def train_recipe(
     overwrite: bool = False,
 ) -> dict[str, Any]:
     """Train ``recipe`` and leave ``output_dir/model`` (full model), ``output_dir/export`` (plain text checkpoint),
-    each with a model card, ``output_dir/checkpoints`` (trainer checkpoints), ``output_dir/recipe.json`` (the settings
+    each with a model card, ``output_dir/checkpoints`` (trainer checkpoints; ``stages/<run>/checkpoints`` for multitask
+    and pixel-linguist), ``output_dir/recipe.json`` (the settings
     used) and ``output_dir/results.json`` (the returned result).
 
     With ``sts_dir`` the dev tasks found there (STS-B dev, SICK trial) are scored before and after training, STS-B dev
@@ -123,10 +124,13 @@ def train_recipe(
         TrainingPreempted: SIGTERM / SIGINT stopped training after writing a complete checkpoint; resume continues.
 
     Returns:
-        ``{"recipe", "model", "export", "dev_before", "dev_after", "best_checkpoint", "global_step", "retrieval",
-        "dev_curve", "train_seconds", "step_seconds", "step_counts"}``: ``dev_curve`` is ``[[step, STS-B dev], ...]``
-        of the evaluations during training; ``step_seconds`` / ``step_counts`` the forward + backward time and the
-        number of batches per training dataset (see :class:`NonLinguisticTrainer`).
+        :func:`~sbert_nonling.training.runner.run_method`'s result: ``{"recipe", "model", "export", "dev_before",
+        "dev_after", "multilingual_before", "multilingual_after", "best_checkpoint", "global_step"}`` plus, for the
+        single-run recipes, ``"dev_curve"`` (``[[step, STS-B dev], ...]`` of the evaluations during training),
+        ``"train_seconds"``, ``"step_seconds"`` / ``"step_counts"`` (forward + backward time and batches per training
+        dataset, see :class:`NonLinguisticTrainer`) and for mcse / macd ``"retrieval"``; for multitask and
+        pixel-linguist ``"stages"`` (one entry per stage run: the same fields, its data and STS-B dev after it; the
+        pixel model has no ``export``).
     """
     config = load_recipe(recipe, tiny=tiny, overrides=overrides).replace(source="the bf16 option", bf16=bf16)
     if max_steps is not None:
