@@ -125,6 +125,9 @@ class MethodConfig:
     #: Former setting name -> (current name, former value -> current value, or None if the values did not change).
     #: A former name in a recipe, ``--set``, the tiny block or :meth:`replace` still works, with a FutureWarning.
     renamed_settings: ClassVar[dict[str, tuple[str, dict[Any, Any] | None]]] = {}
+    #: Whether an interrupted run continues from its newest checkpoint (``--resume``); methods that run a sequence of
+    #: trainers (multitask, pixel-linguist) restart as a whole.
+    resumable: ClassVar[bool] = True
 
     name: str = setting("", "the recipe name or a label of the run")
     description: str = setting("", "one line on what the configuration reproduces")

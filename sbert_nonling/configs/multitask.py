@@ -24,6 +24,7 @@ class MultitaskConfig(SentenceEncoderConfig):
     """
 
     method: ClassVar[str] = "multitask"
+    resumable: ClassVar[bool] = False
 
     max_seq_length: int = paper_default(SentenceEncoderConfig, "max_seq_length", 128)
     training_head: TrainingHead = paper_default(SentenceEncoderConfig, "training_head", "none")

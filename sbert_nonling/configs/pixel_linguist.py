@@ -19,6 +19,7 @@ class PixelLinguistConfig(MethodConfig):
     """
 
     method: ClassVar[str] = "pixel_linguist"
+    resumable: ClassVar[bool] = False
     #: ``token_head`` was a bool (true: the Linear + GELU + LayerNorm head).
     renamed_settings: ClassVar[dict[str, tuple[str, dict[Any, Any] | None]]] = {
         "token_head": ("token_head", {True: "linear_gelu_layernorm", False: "none"}),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from sbert_nonling.training import get_recipe
+from sbert_nonling.training import load_recipe
 from sbert_nonling.training.arguments import cpu_has_native_bf16, training_arguments
 
 
@@ -20,12 +20,14 @@ def test_native_bf16_detection_agrees_with_the_cpu_flags():
 
 
 def test_bf16_on_the_cpu_is_autocast_and_warns_exactly_where_it_is_emulated(tmp_path, caplog):
-    settings = get_recipe("simcse-unsup", tiny=True)
+    config = load_recipe("simcse-unsup", tiny=True)
     with caplog.at_level(logging.WARNING, logger="sbert_nonling.training.arguments"):
-        fp32 = training_arguments(settings, tmp_path, evaluating=False, joint=False, interleaved=False)
+        fp32 = training_arguments(config, tmp_path, evaluating=False, learning_rate=config.learning_rate, batch_size=config.batch_size)
     assert not fp32.bf16 and not caplog.records
     with caplog.at_level(logging.WARNING, logger="sbert_nonling.training.arguments"):
-        bf16 = training_arguments({**settings, "bf16": True}, tmp_path, evaluating=False, joint=False, interleaved=False)
+        bf16 = training_arguments(config.replace(bf16=True), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8)
+    assert (fp32.learning_rate, fp32.per_device_train_batch_size, fp32.seed) == (config.learning_rate, config.batch_size, config.seed)
+    assert fp32.output_dir == str(tmp_path) and fp32.eval_strategy == "no" and not fp32.load_best_model_at_end
     assert bf16.bf16 and bf16.use_cpu == (not torch.cuda.is_available())
     warned = [record.getMessage() for record in caplog.records if "no native bf16" in record.getMessage()]
     assert bool(warned) == (not cpu_has_native_bf16() and not torch.cuda.is_available())

@@ -6,13 +6,14 @@ import pytest
 import torch
 from sentence_transformers import SentenceTransformer
 
-from sbert_nonling.training import get_recipe, train_recipe
+from sbert_nonling.methods import ModelUpdate, build_pixel_linguist
+from sbert_nonling.training import get_recipe, load_recipe, train_recipe
 
 
 def test_recipe_carries_the_paper_settings():
     recipe = get_recipe("pixel-linguist")
     assert recipe["model"] == "Team-PIXEL/pixel-base" and recipe["max_patches"] == 64
-    assert (recipe["temperature"], recipe["token_head"]) == (0.05, True)
+    assert (recipe["temperature"], recipe["token_head"]) == (0.05, "linear_gelu_layernorm")
     assert (recipe["visual_learning_rate"], recipe["visual_batch_size"], recipe["visual_max_steps"]) == (3e-6, 768, 1300)
     assert (recipe["topical_learning_rate"], recipe["topical_batch_size"]) == (3e-5, 128)
     assert (recipe["reasoning_learning_rate"], recipe["reasoning_batch_size"], recipe["reasoning_max_steps"]) == (3e-5, 128, 2600)
@@ -91,3 +92,43 @@ def test_stages_need_their_data_and_can_be_skipped(tmp_path, small_inputs):
         overrides={"visual_max_steps": 0, "topical_max_steps": 0, "reasoning_batch_size": 8},
     )
     assert [stage["name"] for stage in result["stages"]] == ["reasoning"]
+
+
+def test_builder_lays_out_the_curriculum_as_stages_and_one_weight_average(tmp_path, monkeypatch, small_inputs, small_sts_dir):
+    monkeypatch.chdir(tmp_path)
+    config = load_recipe("pixel-linguist", tiny=True, overrides={"topical_max_steps": 0, "visual_max_steps": 1, "visual_batch_size": 8})
+    plan = build_pixel_linguist(config, text_file=small_inputs / "wiki.txt", nli_file=small_inputs / "nli.csv", sts_dir=small_sts_dir)
+    assert list(tmp_path.iterdir()) == []  # nothing written
+    assert [step.name for step in plan.stages] == [
+        *(f"visual-{index}-{'+'.join(names)}" for index, names in enumerate(config.perturbation_sets)), "visual-average", "reasoning"
+    ]
+    assert plan.staged and not plan.has_text_export and plan.card_form == "pixel"
+    first, second, average, reasoning = plan.stages
+    assert isinstance(average, ModelUpdate) and average.record == {"stage": "average", "runs": 2}
+    assert (first.args.learning_rate, first.args.max_steps, first.seed) == (config.visual_learning_rate, 1, config.seed)
+    assert (reasoning.args.learning_rate, reasoning.args.per_device_train_batch_size) == (config.reasoning_learning_rate, config.reasoning_batch_size)
+    assert reasoning.args.output_dir == "stages/reasoning/checkpoints" and reasoning.record == {"stage": "reasoning", "pairs": 96}
+    # each run's loss is drawn from the same seeded state: the token heads of two runs start equal
+    heads = [stage.build_loss().token_head[0].weight.detach().clone() for stage in (first, second)]
+    torch.testing.assert_close(heads[0], heads[1])
+    # the visual runs start from one state and end averaged
+    start = {key: value.clone() for key, value in plan.model.state_dict().items()}
+    for stage in (first, second):
+        for hook in stage.before:
+            hook(plan.model)
+        stage.trainer(plan.model, plan.evaluator).train()
+        for hook in stage.after:
+            hook(plan.model)
+    trained = first.after[0].__self__.states
+    torch.testing.assert_close(second.before[0].__self__.start, start)
+    average.apply(plan.model)
+    key = next(name for name, value in start.items() if value.is_floating_point() and not torch.equal(trained[0][name], value))
+    torch.testing.assert_close(plan.model.state_dict()[key], (trained[0][key] + trained[1][key]) / 2)
+
+
+def test_wrong_data_fails_while_building(small_inputs):
+    config = load_recipe("pixel-linguist", tiny=True)
+    with pytest.raises(ValueError, match="parallel stage trains on English sentence and its translation: pass stsb_multi_dir"):
+        build_pixel_linguist(config.replace(leapfrog_iterations=1), text_file=small_inputs / "wiki.txt", nli_file=small_inputs / "nli.csv")
+    with pytest.raises(ValueError, match="not both"):
+        build_pixel_linguist(config, text_file=small_inputs / "wiki.txt", model="Team-PIXEL/pixel-base")

@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 from datasets import Dataset, DatasetDict
 from safetensors.torch import load_file
+from sentence_transformers.base.sampler import BatchSamplers
 from sentence_transformers import (
     SentenceTransformer,
     SentenceTransformerTrainingArguments,
 )
 
-from sbert_nonling.training import get_recipe, train_recipe
-from sbert_nonling.training.multitask import task_losses, train_multitask
+from sbert_nonling.methods import build_multitask, task_losses
+from sbert_nonling.training import get_recipe, load_recipe, run_method, train_recipe
 from sbert_nonling.training.multitask_sampler import multitask_sampler_arguments
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 
@@ -143,8 +144,28 @@ def test_missing_data_and_bad_settings(tmp_path, task_dir, nli_file, small_sts_d
         train_recipe("multitask", tmp_path / "f", nli_file=nli_file, sts_dir=task_dir, tiny=True, resume=True)
 
 
-def test_task_dir_apart_from_the_dev_folder_and_a_contrastive_fourth_task(tmp_path, task_dir, nli_file, small_sts_dir):
-    settings = get_recipe("multitask", tiny=True, overrides={**FAST, "contrastive_max_steps": 0, "tasks": ["sts", "contrastive"], "scheme": "round_robin"})
-    result = train_multitask(settings, tmp_path / "run", nli_file=nli_file, sts_dir=None, task_dir=task_dir, max_steps=2)
+def test_task_dir_apart_from_the_dev_folder_and_a_contrastive_fourth_task(tmp_path, task_dir, nli_file):
+    config = load_recipe("multitask", tiny=True, overrides={**FAST, "contrastive_max_steps": 0, "multitask_max_steps": 2, "tasks": ["sts", "contrastive"], "scheme": "round_robin"})
+    result = run_method(config, lambda: build_multitask(config, nli_file=nli_file, task_dir=task_dir), tmp_path / "run")
     assert [stage["stage"] for stage in result["stages"]] == ["multitask"] and result["dev_after"] == {}
     assert result["stages"][0]["examples"] == {"sts": 96, "contrastive": 48}
+    assert (tmp_path / "run" / "recipe.json").is_file() and (tmp_path / "run" / "model" / "README.md").is_file()
+
+
+def test_builder_returns_two_stages_whose_heads_are_drawn_when_the_second_starts(tmp_path, monkeypatch, task_dir, nli_file, small_sts_dir):
+    monkeypatch.chdir(tmp_path)
+    config = load_recipe("multitask", tiny=True, overrides={**FAST, "contrastive_max_steps": 1, "multitask_max_steps": 1})
+    plan = build_multitask(config, nli_file=nli_file, task_dir=task_dir, sts_dir=small_sts_dir)
+    assert list(tmp_path.iterdir()) == []  # nothing written (the tiny encoder was built in a temporary folder)
+    contrastive, multitask = plan.stages
+    assert plan.staged and plan.has_text_export and plan.evaluator is not None
+    assert (contrastive.name, contrastive.args.learning_rate, contrastive.args.per_device_train_batch_size) == ("contrastive", config.contrastive_learning_rate, 8)
+    assert contrastive.args.output_dir == "stages/contrastive/checkpoints" and contrastive.args.load_best_model_at_end
+    assert callable(multitask.loss) and multitask.args.gradient_accumulation_steps == 3  # average: one batch per task
+    assert multitask.args.batch_sampler == BatchSamplers.BATCH_SAMPLER
+    assert multitask.record["labels"]["pair_classification"] == ["ENTAILMENT", "NEUTRAL", "CONTRADICTION"]
+    losses = multitask.build_loss()
+    assert list(losses) == ["classification", "pair_classification", "sts"]
+    assert losses["pair_classification"].head_layer is losses["sts"].head_layer  # share_head_layer
+    contrastive.trainer(plan.model, plan.evaluator).train()  # a user's own loop: the stage runs with its trainer
+    assert (tmp_path / "stages" / "contrastive" / "checkpoints" / "checkpoint-1").is_dir()

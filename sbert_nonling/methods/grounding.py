@@ -1,0 +1,197 @@
+"""MCSE / MACD as a plan: captions grounded in frozen features of their images, beside (MCSE) or instead of (MACD)
+sentence batches, optionally anchored to a frozen copy of the starting model (MACD)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import torch
+from datasets import DatasetDict
+
+from sbert_nonling.configs.grounding import GroundingConfig
+from sbert_nonling.configs.macd import MACDConfig
+from sbert_nonling.data.captions import caption_feature_dataset, load_caption_pairs
+from sbert_nonling.data.image_features import extract_image_features, load_image_features, save_image_features
+from sbert_nonling.evaluation.retrieval import evaluate_retrieval
+from sbert_nonling.evaluation.sts import sts_dev_evaluator
+from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
+from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
+from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.methods.plan import MethodPlan, TrainingStage
+from sbert_nonling.methods.sentence_encoder import (
+    recipe_label,
+    single_run_arguments,
+    starting_sentence_model,
+    text_training_data,
+)
+from sbert_nonling.modules.encoder_families import learned_position_embeddings
+from sbert_nonling.modules.frozen_image_encoder import FrozenImageEncoder
+
+logger = logging.getLogger(__name__)
+
+#: Where a run keeps the image features it extracted while building (``sbert-nonling train ... --image-features``).
+IMAGE_FEATURES_FILE = "image_features.safetensors"
+
+
+def _read_heldout_names(heldout_images_file: str | Path | None) -> set[str]:
+    if heldout_images_file is None:
+        return set()
+    lines = Path(heldout_images_file).read_text(encoding="utf-8").splitlines()
+    return {line.strip() for line in lines if line.strip()}
+
+
+def _image_features(
+    config: GroundingConfig, pairs: list[tuple[str, str]], images: dict[str, Any], image_features: str | Path | None
+) -> tuple[list[str], dict[str, torch.Tensor], bool]:
+    """Image names, their features, and whether they were extracted now (with ``config.image_encoder``)."""
+    kind = "regions" if config.regions else "global"
+    if image_features is not None:
+        names, features = load_image_features(image_features)
+        if kind not in features:
+            raise ValueError(f"{image_features} holds {sorted(features)} features; {recipe_label(config).lower()} needs {kind!r}.")
+        extracted = False
+    else:
+        names = sorted({image for image, _ in pairs})
+        encoder = FrozenImageEncoder.by_name(config.image_encoder)
+        features = extract_image_features([images[name] for name in names], encoder, regions=config.regions)
+        extracted = True
+    if features[kind].shape[-1] != config.image_dimension:
+        raise ValueError(
+            f"Image features have dimension {features[kind].shape[-1]}, {recipe_label(config).lower()} expects "
+            f"image_dimension={config.image_dimension}."
+        )
+    return names, features, extracted
+
+
+def _heldout_set(pairs: list[tuple[str, str]], names: list[str], features: torch.Tensor) -> dict[str, Any]:
+    """Captions, caption -> image row and the image features of the held-out pairs (:func:`evaluate_retrieval`)."""
+    images = sorted({image for image, _ in pairs})
+    row_of = {name: row for row, name in enumerate(names)}
+    missing = [image for image in images if image not in row_of]
+    if missing:
+        raise ValueError(f"No features for {len(missing)} held-out image(s), e.g. {missing[:3]}.")
+    return {
+        "captions": [caption for _, caption in pairs],
+        "caption_to_image": [images.index(image) for image, _ in pairs],
+        "image_features": features[[row_of[image] for image in images]],
+    }
+
+
+def _freeze_position_embeddings(model) -> None:
+    encoder = model[0].encoder
+    position_embeddings = learned_position_embeddings(encoder.auto_model)
+    if position_embeddings is None:
+        logger.warning(f"freeze_position_embeddings: {encoder.config.model_type} has no learned position embeddings to freeze.")
+    else:
+        position_embeddings.requires_grad_(False)
+
+
+def build_grounding(
+    config: GroundingConfig,
+    captions_file: str | Path | None = None,
+    image_dir: str | Path | None = None,
+    image_features: str | Path | None = None,
+    heldout_images_file: str | Path | None = None,
+    text_file: str | Path | None = None,
+    nli_file: str | Path | None = None,
+    sts_dir: str | Path | None = None,
+    model: str | None = None,
+    keep_model_modules: bool = True,
+) -> MethodPlan:
+    """MCSE's / MACD's pieces: caption batches (the caption twice, as SimCSE's dropout views, + its image's frozen
+    features; one caption per image, seeded) with :class:`MultimodalAlignLoss` (SimCSE + caption <-> image InfoNCE
+    in a projected space, optionally the word-region DAMSM term), wrapped in :class:`DistillAnchorLoss` when
+    ``config.anchor`` (MACD: KL + token cosine to a frozen copy of the starting model); text batches with
+    :class:`SimCSELoss` interleaved with them (MCSE; none when ``config.data == "captions"``, MACD); position
+    embeddings frozen when ``config.freeze_position_embeddings``; one run of :class:`NonLinguisticTrainer`.
+
+    Image features come from ``image_features`` (``sbert-nonling features``) or are extracted now with
+    ``config.image_encoder``: then the plan's ``files`` keep them (``image_features.safetensors``; the runner writes
+    it, nothing is written here). Images listed in ``heldout_images_file`` stay out of training; the plan's
+    ``"retrieval"`` evaluation measures caption <-> image Recall@1/5 on them after training in the grounding loss's
+    space (``{}`` without held-out images). ``transformers.set_seed(config.seed)`` first reproduces the runner's heads.
+
+    Args:
+        config: :class:`MCSEConfig` or :class:`MACDConfig`.
+        captions_file: image-caption pairs (Flickr token file, CSV, JSONL) whose images are in ``image_dir``, or a Hub
+            image-caption dataset (which brings its images).
+        image_features: precomputed features of those images; default: extracted now.
+        heldout_images_file: image names, one per line, kept out of training for the retrieval evaluation.
+        text_file, nli_file: the sentence data (``config.data``).
+        sts_dir, model, keep_model_modules: as :func:`~sbert_nonling.methods.simcse.build_simcse`.
+
+    Example:
+        ::
+
+            from transformers import set_seed
+
+            from sbert_nonling.configs import MCSEConfig
+            from sbert_nonling.methods import build_grounding
+
+            config = MCSEConfig()
+            set_seed(config.seed)
+            plan = build_grounding(config, captions_file="results_20130124.token", image_dir="flickr30k-images/",
+                                   text_file="wiki1m_for_simcse.txt")
+            plan.stages[0].trainer(plan.model, plan.evaluator).train()
+            print(plan.evaluations["retrieval"](plan.model))  # {} without held-out images
+    """
+    text_dataset, sentences = text_training_data(config, text_file, nli_file, captions_only=True)
+    if captions_file is None:
+        raise ValueError(
+            f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local file)."
+        )
+    pairs, images = load_caption_pairs(captions_file, image_dir)
+    heldout_names = _read_heldout_names(heldout_images_file)
+    heldout_pairs = [pair for pair in pairs if pair[0] in heldout_names]
+    pairs = [pair for pair in pairs if pair[0] not in heldout_names]
+    if heldout_images_file is not None and (not heldout_pairs or not pairs):
+        raise ValueError(f"{heldout_images_file} must hold some, but not all, of the captioned images ({len(heldout_pairs)} held out).")
+    names, features, extracted = _image_features(config, pairs + heldout_pairs, images, image_features)
+    kind = "regions" if config.regions else "global"
+    heldout = _heldout_set(heldout_pairs, names, features[kind]) if heldout_pairs else None
+    caption_dataset = caption_feature_dataset(pairs, names, features[kind], seed=config.seed)
+
+    sentence_model = starting_sentence_model(config, sentences + [caption for _, caption in pairs], model, keep_model_modules)
+    if config.freeze_position_embeddings:
+        _freeze_position_embeddings(sentence_model)
+    evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
+    args = single_run_arguments(
+        config, evaluator is not None, warmup=config.warmup_fraction if isinstance(config, MACDConfig) else config.warmup_steps,
+        gradient_accumulation_steps=config.gradient_accumulation_steps, interleaved=text_dataset is not None,
+    )
+    gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
+    text_loss = None
+    if text_dataset is not None:
+        text_loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head, gather_across_devices=gather)
+    grounding = MultimodalAlignLoss(
+        sentence_model,
+        image_dimension=config.image_dimension,
+        text_loss=text_loss,
+        weight=config.grounding_weight,
+        direction=config.grounding_direction,
+        temperature=config.grounding_temperature,
+        projection_dimension=config.projection_dimension,
+        projection_head=config.projection_head,
+        local_weight=config.local_weight,
+        gather_across_devices=gather,
+    )
+    caption_loss = grounding
+    if config.anchor:
+        caption_loss = DistillAnchorLoss(
+            sentence_model, base_loss=grounding, kl_weight=config.anchor_kl_weight, cosine_weight=config.anchor_cosine_weight,
+            distillation_temperature=config.anchor_distillation_temperature,
+        )
+    if text_dataset is None:
+        stage = TrainingStage("train", caption_dataset, caption_loss, args)
+    else:
+        stage = TrainingStage(
+            "train", DatasetDict({"text": text_dataset, "captions": caption_dataset}), {"text": text_loss, "captions": caption_loss}, args
+        )
+
+    def retrieval(trained) -> dict[str, float]:
+        return evaluate_retrieval(trained, grounding, **heldout) if heldout is not None else {}
+
+    files = {IMAGE_FEATURES_FILE: lambda path: save_image_features(path, names, features)} if extracted else {}
+    return MethodPlan(sentence_model, [stage], evaluator, evaluations={"retrieval": retrieval}, files=files)

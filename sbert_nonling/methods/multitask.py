@@ -1,0 +1,251 @@
+"""Multi-task contrastive training as a plan: contrastive pre-training, then training-only task heads trained with a
+multi-task scheme (seed: "Contrastive Learning for Generalizable Sentence Embeddings", Stanford CS224N)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from datasets import Dataset, DatasetDict
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.sampler import BatchSamplers
+from torch import nn
+
+from sbert_nonling.configs.multitask import MultitaskConfig
+from sbert_nonling.data.tasks import (
+    SICK_LABELS,
+    pair_classification_dataset,
+    read_sick_entailment,
+    read_stsb_genres,
+    sentence_classification_dataset,
+    sts_regression_dataset,
+)
+from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, read_sentences, sentence_pairs_dataset
+from sbert_nonling.evaluation.sts import sts_dev_evaluator
+from sbert_nonling.evaluation.sts_data import read_sick, read_stsb_csv
+from sbert_nonling.losses.head_layer import HeadLayer
+from sbert_nonling.losses.pair_classification import PairClassificationLoss
+from sbert_nonling.losses.sentence_classification import SentenceClassificationLoss
+from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.losses.sts_regression import STSRegressionLoss
+from sbert_nonling.methods.plan import MethodPlan, TrainingStage
+from sbert_nonling.methods.sentence_encoder import starting_sentence_model
+from sbert_nonling.training.arguments import training_arguments
+from sbert_nonling.training.multitask_sampler import multitask_sampler_arguments
+
+#: Task name -> what it trains on (files under the task folder, SentEval's layout) and its head.
+TASKS: dict[str, str] = {
+    "classification": "STS-B train sentences -> genre (STSBenchmark/sts-train.csv), SentenceClassificationLoss",
+    "pair_classification": "SICK train entailment labels (SICK/SICK_train.txt), PairClassificationLoss",
+    "sts": "STS-B train scores and/or SICK train relatedness, STSRegressionLoss",
+    "contrastive": "the contrastive stage's data again, SimCSELoss (optional fourth task)",
+}
+STS_SOURCES: tuple[str, ...] = ("stsb", "sick")
+
+
+def _check_tasks(config: MultitaskConfig) -> None:
+    unknown = [task for task in config.tasks if task not in TASKS]
+    if unknown or not config.tasks:
+        raise ValueError(f"tasks={config.tasks!r}: choose one or more of {list(TASKS)}.")
+    bad_sources = [source for source in config.sts_sources if source not in STS_SOURCES]
+    if bad_sources or ("sts" in config.tasks and not config.sts_sources):
+        raise ValueError(f"sts_sources={config.sts_sources!r}: choose one or more of {list(STS_SOURCES)}.")
+
+
+def _subsample(items: Sequence[Any], limit: int | None, seed: int) -> list[Any]:
+    """``limit`` items drawn at random (seeded), in file order; all items if ``limit`` is None. Release files are
+    sorted (STS-B by genre), so the first lines would not be a sample."""
+    if limit is None or limit >= len(items):
+        return list(items)
+    keep = sorted(random.Random(seed).sample(range(len(items)), limit))
+    return [items[index] for index in keep]
+
+
+def _contrastive_dataset(text_file, nli_file, limit: int | None, seed: int) -> tuple[DatasetDict | Dataset | None, list[str]]:
+    """NLI triplets (supervised positives, contradictions as explicit negatives) and/or (s, s) pairs of a text file."""
+    parts, sentences = {}, []
+    if nli_file is not None:
+        triplets = _subsample(read_nli_triplets(nli_file), limit, seed)
+        parts["nli"] = nli_triplets_dataset(triplets)
+        sentences += [sentence for triplet in triplets for sentence in triplet]
+    if text_file is not None:
+        lines = _subsample(read_sentences(text_file), limit, seed)
+        parts["text"] = sentence_pairs_dataset(lines)
+        sentences += lines
+    if not parts:
+        return None, sentences
+    return (next(iter(parts.values())) if len(parts) == 1 else DatasetDict(parts)), sentences
+
+
+def _task_datasets(config: MultitaskConfig, task_dir: Path) -> tuple[dict[str, Dataset], dict[str, tuple[str, ...]], list[str]]:
+    """The supervised task datasets from ``task_dir`` (SentEval layout), their label names and all their sentences."""
+    limit, seed = config.train_limit, config.seed
+    stsb_train, sick_train = task_dir / "STSBenchmark" / "sts-train.csv", task_dir / "SICK" / "SICK_train.txt"
+    needed = {"classification": [stsb_train], "pair_classification": [sick_train]}
+    needed["sts"] = [stsb_train if source == "stsb" else sick_train for source in config.sts_sources]
+    for task in config.tasks:
+        for path in needed.get(task, []):
+            if not path.is_file():
+                raise ValueError(
+                    f"The {task} task trains on {path}, which does not exist; pass a task_dir (or sts_dir) holding "
+                    "SentEval's STSBenchmark/sts-train.csv and SICK/SICK_train.txt."
+                )
+    datasets, labels, sentences = {}, {}, []
+    if "classification" in config.tasks:
+        genres = _subsample(read_stsb_genres(stsb_train), limit, seed)
+        datasets["classification"], labels["classification"] = sentence_classification_dataset(genres)
+        sentences += [sentence for sentence, _ in genres]
+    if "pair_classification" in config.tasks:
+        pairs = _subsample(read_sick_entailment(sick_train), limit, seed)
+        datasets["pair_classification"], labels["pair_classification"] = pair_classification_dataset(pairs, SICK_LABELS)
+        sentences += [sentence for pair in pairs for sentence in pair[:2]]
+    if "sts" in config.tasks:
+        parts = []
+        for source in config.sts_sources:
+            data = read_stsb_csv(stsb_train) if source == "stsb" else read_sick(sick_train)
+            score_range = (0.0, 5.0) if source == "stsb" else (1.0, 5.0)
+            rows = _subsample(list(zip(data.sentences1, data.sentences2, data.scores)), limit, seed)
+            sentences1, sentences2, scores = (list(column) for column in zip(*rows))
+            parts.append(sts_regression_dataset(sentences1, sentences2, scores, score_range))
+            sentences += sentences1 + sentences2
+        datasets["sts"] = parts[0] if len(parts) == 1 else Dataset.from_dict(
+            {column: [value for part in parts for value in part[column]] for column in ("sentence1", "sentence2", "score")}
+        )
+    return datasets, labels, sentences
+
+
+def task_losses(
+    model: SentenceTransformer,
+    tasks: list[str],
+    num_labels: dict[str, int],
+    hidden_dimension: int = 768,
+    dropout: float = 0.3,
+    share_head_layer: bool = True,
+    pair_head: str = "bilinear",
+    contrastive_loss: nn.Module | None = None,
+) -> dict[str, nn.Module]:
+    """One training-only head loss per task; with ``share_head_layer`` the pair classification and STS losses use
+    one :class:`HeadLayer` object (the paper shares the first head layer between its paraphrase and STS heads)."""
+    shared = HeadLayer(model.get_embedding_dimension(), hidden_dimension, dropout) if share_head_layer else None
+    losses: dict[str, nn.Module] = {}
+    for task in tasks:
+        if task == "classification":
+            losses[task] = SentenceClassificationLoss(model, num_labels[task], hidden_dimension, dropout)
+        elif task == "pair_classification":
+            losses[task] = PairClassificationLoss(model, num_labels[task], pair_head, hidden_dimension, dropout, head_layer=shared)
+        elif task == "sts":
+            losses[task] = STSRegressionLoss(model, hidden_dimension, dropout, head_layer=shared)
+        elif task == "contrastive":
+            if contrastive_loss is None:
+                raise ValueError("The contrastive task needs the contrastive loss (and data: nli_file or text_file).")
+            losses[task] = contrastive_loss
+        else:
+            raise ValueError(f"Unknown task {task!r}; tasks: {list(TASKS)}.")
+    return losses
+
+
+def _examples(dataset: Dataset | DatasetDict) -> int | dict[str, int]:
+    return {name: len(part) for name, part in dataset.items()} if isinstance(dataset, DatasetDict) else len(dataset)
+
+
+def build_multitask(
+    config: MultitaskConfig,
+    nli_file: str | Path | None = None,
+    text_file: str | Path | None = None,
+    task_dir: str | Path | None = None,
+    sts_dir: str | Path | None = None,
+    model: str | None = None,
+) -> MethodPlan:
+    """The multitask method's pieces, as two stages (a stage whose ``<stage>_max_steps`` is 0 is left out):
+
+    1. ``contrastive``: :class:`SimCSELoss` (tau ``config.temperature``) on NLI triplets of ``nli_file`` (supervised
+       positives, contradictions as explicit negatives) and/or unsupervised ``(s, s)`` pairs of ``text_file``.
+    2. ``multitask``: training-only task heads, the ``config.tasks``: ``classification`` (STS-B train sentence ->
+       genre, :class:`SentenceClassificationLoss`), ``pair_classification`` (SICK train entailment,
+       :class:`PairClassificationLoss`), ``sts`` (STS-B train / SICK relatedness, :class:`STSRegressionLoss`),
+       optionally ``contrastive`` (stage 1's loss and data again). With ``config.share_head_layer`` the pair and STS
+       heads share their first layer. The tasks are mixed by ``config.scheme``
+       (:func:`~sbert_nonling.training.multitask_sampler.multitask_sampler_arguments`: ``average`` is one batch of
+       every task per optimizer step, losses averaged). The heads are built when the stage starts (after stage 1),
+       as the stage's loss function.
+
+    Each stage has its own optimizer settings (``contrastive_*`` / ``multitask_*``) and checkpoint folder
+    (``stages/<stage>/checkpoints``). Nothing is written or evaluated; ``transformers.set_seed(config.seed)`` first
+    reproduces the runner.
+
+    Args:
+        config: :class:`MultitaskConfig` (the ``multitask`` recipe).
+        nli_file, text_file: the contrastive data (at least one when the contrastive stage or task runs).
+        task_dir: folder holding SentEval's ``STSBenchmark/sts-train.csv`` and ``SICK/SICK_train.txt``; default
+            ``sts_dir``.
+        sts_dir: SentEval-layout STS folder for dev evaluation and model selection.
+        model: Hub name or folder of the starting encoder (default ``config.model``; the config's pooling applies).
+
+    Example:
+        ::
+
+            from transformers import set_seed
+
+            from sbert_nonling.configs import MultitaskConfig
+            from sbert_nonling.methods import build_multitask
+
+            config = MultitaskConfig()
+            set_seed(config.seed)
+            plan = build_multitask(config, nli_file="nli_for_simcse.csv", sts_dir="SentEval/data/downstream/STS")
+            for stage in plan.stages:  # contrastive, then multitask
+                stage.trainer(plan.model, plan.evaluator).train()
+    """
+    _check_tasks(config)
+    task_dir = task_dir if task_dir is not None else sts_dir
+    if task_dir is None:
+        raise ValueError(
+            "The multitask recipe trains on SICK and STS-B train files: pass sts_dir (or task_dir) holding "
+            "STSBenchmark/sts-train.csv and SICK/SICK_train.txt."
+        )
+    contrastive_runs, multitask_runs = config.contrastive_max_steps != 0, config.multitask_max_steps != 0
+    contrastive_data, sentences = _contrastive_dataset(text_file, nli_file, config.train_limit, config.seed)
+    if (contrastive_runs or "contrastive" in config.tasks) and contrastive_data is None:
+        raise ValueError("The contrastive stage trains on NLI triplets or sentences: pass nli_file (sent0,sent1,hard_neg CSV) or text_file.")
+    datasets, labels, task_sentences = _task_datasets(config, Path(task_dir)) if multitask_runs else ({}, {}, [])
+    sentence_model = starting_sentence_model(
+        config, sentences + task_sentences, model, keep_model_modules=False, tiny_encoder=config.tiny_encoder
+    )
+    evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
+    contrastive_loss = None
+    if contrastive_data is not None:
+        contrastive_loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head)
+
+    stages = []
+    if contrastive_runs:
+        args = training_arguments(
+            config, "stages/contrastive/checkpoints", evaluator is not None, learning_rate=config.contrastive_learning_rate,
+            batch_size=config.contrastive_batch_size, epochs=config.contrastive_epochs, max_steps=config.contrastive_max_steps,
+            warmup=config.contrastive_warmup_steps,
+        )
+        loss = dict.fromkeys(contrastive_data, contrastive_loss) if isinstance(contrastive_data, DatasetDict) else contrastive_loss
+        stages.append(TrainingStage("contrastive", contrastive_data, loss, args, record={"stage": "contrastive", "examples": _examples(contrastive_data)}))
+    if multitask_runs:
+        if "contrastive" in config.tasks:
+            datasets["contrastive"] = contrastive_data["nli"] if isinstance(contrastive_data, DatasetDict) else contrastive_data
+        task_data = DatasetDict({task: datasets[task] for task in config.tasks})
+        sampler = multitask_sampler_arguments(config.scheme, len(config.tasks))
+        args = training_arguments(
+            config, "stages/multitask/checkpoints", evaluator is not None, learning_rate=config.multitask_learning_rate,
+            batch_size=config.multitask_batch_size, epochs=config.multitask_epochs, max_steps=config.multitask_max_steps,
+            warmup=config.multitask_warmup_steps, gradient_accumulation_steps=sampler["gradient_accumulation_steps"],
+        )
+        args.batch_sampler = BatchSamplers.BATCH_SAMPLER
+        args.multi_dataset_batch_sampler = sampler["multi_dataset_batch_sampler"]
+
+        def heads() -> dict[str, nn.Module]:
+            return task_losses(
+                sentence_model, list(config.tasks), {task: len(names) for task, names in labels.items()},
+                hidden_dimension=config.head_hidden_dimension, dropout=config.head_dropout,
+                share_head_layer=config.share_head_layer, pair_head=config.pair_head, contrastive_loss=contrastive_loss,
+            )
+
+        record = {"stage": "multitask", "examples": _examples(task_data), "labels": {task: list(names) for task, names in labels.items()}}
+        stages.append(TrainingStage("multitask", task_data, heads, args, record=record))
+    return MethodPlan(sentence_model, stages, evaluator, staged=True)

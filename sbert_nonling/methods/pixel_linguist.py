@@ -1,0 +1,172 @@
+"""Pixel Linguist (Xiao et al., 2024) as a plan: PIXEL reads rendered text; visual alignment runs from one start,
+averaged, then topical and reasoning alignment (then optional cross-lingual leapfrogging)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import torch
+from datasets import Dataset
+from sentence_transformers import SentenceTransformer
+
+from sbert_nonling.configs.pixel_linguist import PixelLinguistConfig
+from sbert_nonling.data.parallel import parallel_pairs_dataset, stsb_multi_parallel_pairs
+from sbert_nonling.data.perturbations import PerturbationPairs, span_pairs_dataset
+from sbert_nonling.data.text import read_nli_triplets, read_sentences
+from sbert_nonling.evaluation.sts import sts_dev_evaluator
+from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
+from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
+from sbert_nonling.models.pixel_model import build_pixel_model
+from sbert_nonling.modules.pixel_encoder import PixelEncoder
+from sbert_nonling.training.arguments import training_arguments
+from sbert_nonling.training.weight_averaging import average_state_dicts
+
+#: Stage name -> the data it trains on (each stage's hyper-parameters are the config's ``<stage>_...`` fields).
+STAGE_DATA = {
+    "visual": "text (anchor) and a perturbed copy (positive), one run per perturbation set",
+    "topical": "two random spans of the same document",
+    "reasoning": "NLI premise and entailment hypothesis (no contradictions)",
+    "parallel": "English sentence and its translation",
+}
+
+
+class WeightAverage:
+    """The visual stage's ensemble: every run starts from the weights the first one started from, and the weights
+    the runs end with are averaged uniformly (:func:`average_state_dicts`). Its methods are the plan's hooks."""
+
+    def __init__(self) -> None:
+        self.start: dict[str, torch.Tensor] | None = None
+        self.states: list[dict[str, torch.Tensor]] = []
+
+    def restore_start(self, model: SentenceTransformer) -> None:
+        """Before a run: remember the weights (first run) or go back to them (later runs)."""
+        if self.start is None:
+            self.start = copy.deepcopy(model.state_dict())
+        else:
+            model.load_state_dict(self.start)
+
+    def collect(self, model: SentenceTransformer) -> None:
+        """After a run: keep its weights."""
+        self.states.append(copy.deepcopy(model.state_dict()))
+
+    def apply(self, model: SentenceTransformer) -> None:
+        """Load the average of the kept weights."""
+        model.load_state_dict(average_state_dicts(self.states))
+
+
+def _required(data: Any, option: str, stage: str) -> Any:
+    if data is None:
+        raise ValueError(f"The {stage} stage trains on {STAGE_DATA[stage]}: pass {option}.")
+    return data
+
+
+def build_pixel_linguist(
+    config: PixelLinguistConfig,
+    text_file: str | Path | None = None,
+    nli_file: str | Path | None = None,
+    stsb_multi_dir: str | Path | None = None,
+    sts_dir: str | Path | None = None,
+    model: str | None = None,
+) -> MethodPlan:
+    """Pixel Linguist's curriculum on a PIXEL encoder reading rendered text (:func:`build_pixel_model`), as a
+    sequence of stages:
+
+    1. Visual alignment: from the same start, one run per entry of ``config.perturbation_sets`` on (text, perturbed
+       text) pairs of ``text_file``, then the runs' weights averaged uniformly (a :class:`ModelUpdate`).
+    2. Topical alignment: two random spans of each line of ``text_file`` (a line is a document) as positives.
+    3. Reasoning alignment: NLI (premise, entailment) pairs of ``nli_file``.
+    4. Optional cross-lingual leapfrogging (``config.leapfrog_iterations`` > 0): alternate parallel pairs (English
+       anchor, from the stsb_multi ``train`` files of ``config.parallel_languages`` in ``stsb_multi_dir``) and
+       English NLI.
+
+    Every run trains :class:`SymmetricInfoNCE` (tau ``config.temperature``, optional training-only token head),
+    built when the run starts after resetting the random state to ``config.seed``, with the stage's own
+    ``<stage>_*`` optimizer settings, its checkpoints in ``stages/<run name>/checkpoints``. A stage whose
+    ``<stage>_max_steps`` is 0 is left out. Nothing is written or evaluated here.
+
+    Args:
+        config: :class:`PixelLinguistConfig` (the ``pixel-linguist`` recipe).
+        text_file, nli_file: the training text (visual and topical stages; reasoning stage).
+        stsb_multi_dir: stsb_multi_mt files (leapfrogging's parallel pairs from the ``train`` files).
+        sts_dir: SentEval-layout STS folder for dev evaluation and model selection in every run.
+        model: Hub name or folder of the PIXEL encoder (default ``config.model``; ``config.tiny``: a random one).
+
+    Example:
+        ::
+
+            from transformers import set_seed
+
+            from sbert_nonling.configs import PixelLinguistConfig
+            from sbert_nonling.methods import ModelUpdate, build_pixel_linguist
+
+            config = PixelLinguistConfig()
+            set_seed(config.seed)
+            plan = build_pixel_linguist(config, text_file="wiki1m_for_simcse.txt", nli_file="nli_for_simcse.csv")
+            for step in plan.stages:
+                if isinstance(step, ModelUpdate):
+                    step.apply(plan.model)  # the visual runs' weight average
+                    continue
+                for hook in step.before:
+                    hook(plan.model)
+                step.trainer(plan.model, plan.evaluator).train()
+                for hook in step.after:
+                    hook(plan.model)
+    """
+    if config.tiny and model is not None:
+        raise ValueError("Pass either tiny=True (a locally built encoder) or model=..., not both.")
+    if config.tiny:
+        encoder = PixelEncoder.from_config(max_patches=config.max_patches, **(config.tiny_encoder or {}))
+    else:
+        encoder = PixelEncoder.from_pretrained(model or config.model, max_patches=config.max_patches)
+    pixel_model = build_pixel_model(encoder, max_patches=config.max_patches)
+    evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
+    sentences = read_sentences(text_file) if text_file else None
+    nli_pairs = [(premise, entailment) for premise, entailment, _ in read_nli_triplets(nli_file)] if nli_file else None
+    nli = Dataset.from_dict(dict(zip(("anchor", "positive"), map(list, zip(*nli_pairs))))) if nli_pairs else None
+
+    optimizer = {  # learning rate, batch size, steps, warmup steps of each stage's runs
+        "visual": (config.visual_learning_rate, config.visual_batch_size, config.visual_max_steps, config.visual_warmup_steps),
+        "topical": (config.topical_learning_rate, config.topical_batch_size, config.topical_max_steps, config.topical_warmup_steps),
+        "reasoning": (config.reasoning_learning_rate, config.reasoning_batch_size, config.reasoning_max_steps, config.reasoning_warmup_steps),
+        "parallel": (config.parallel_learning_rate, config.parallel_batch_size, config.parallel_max_steps, config.parallel_warmup_steps),
+    }
+
+    def run(kind: str, name: str, dataset: Dataset, **hooks: list) -> TrainingStage:
+        learning_rate, batch_size, max_steps, warmup = optimizer[kind]
+        args = training_arguments(
+            config, f"stages/{name}/checkpoints", evaluator is not None, learning_rate=learning_rate, batch_size=batch_size,
+            epochs=config.epochs, max_steps=max_steps, warmup=warmup,
+        )
+
+        def loss() -> SymmetricInfoNCE:
+            return SymmetricInfoNCE(
+                pixel_model, temperature=config.temperature, token_head=config.token_head, gather_across_devices=args.world_size > 1
+            )
+
+        return TrainingStage(name, dataset, loss, args, seed=config.seed, record={"stage": kind, "pairs": len(dataset)}, **hooks)
+
+    stages: list[TrainingStage | ModelUpdate] = []
+    if config.visual_max_steps > 0:
+        sentences = _required(sentences, "text_file", "visual")
+        average = WeightAverage()
+        for index, perturbation_set in enumerate(config.perturbation_sets):
+            pairs = Dataset.from_dict({"text": sentences}).map(
+                PerturbationPairs(perturbation_set, rate=config.perturbation_rate, seed=config.seed), batched=True, remove_columns=["text"]
+            )
+            name = f"visual-{index}-{'+'.join(perturbation_set)}"
+            stages.append(run("visual", name, pairs, before=[average.restore_start], after=[average.collect]))
+        stages.append(ModelUpdate("visual-average", average.apply, record={"stage": "average", "runs": len(config.perturbation_sets)}))
+    if config.topical_max_steps > 0:
+        sentences = _required(sentences, "text_file", "topical")
+        stages.append(run("topical", "topical", span_pairs_dataset(sentences, config.span_min_words, config.span_max_words, config.seed)))
+    if config.reasoning_max_steps > 0:
+        stages.append(run("reasoning", "reasoning", _required(nli, "nli_file", "reasoning")))
+    if config.leapfrog_iterations > 0:
+        parallel_dir = _required(stsb_multi_dir, "stsb_multi_dir", "parallel")
+        parallel = parallel_pairs_dataset(stsb_multi_parallel_pairs(parallel_dir, config.parallel_languages))
+        for iteration in range(config.leapfrog_iterations):
+            stages.append(run("parallel", f"leapfrog-{iteration}-parallel", parallel))
+            stages.append(run("reasoning", f"leapfrog-{iteration}-reasoning", _required(nli, "nli_file", "reasoning")))
+    return MethodPlan(pixel_model, stages, evaluator, staged=True, has_text_export=False, card_form="pixel")

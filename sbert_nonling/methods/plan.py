@@ -1,0 +1,101 @@
+"""What a method builder returns: the model and the training stages that train it, ready for a trainer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datasets import Dataset, DatasetDict
+from sentence_transformers import SentenceTransformer, SentenceTransformerTrainingArguments
+from sentence_transformers.base.evaluation import SentenceEvaluator
+from torch import nn
+from transformers import set_seed
+
+from sbert_nonling.export.model_card import CardForm
+from sbert_nonling.training.trainer import NonLinguisticTrainer
+
+#: A loss, one loss per training dataset, or a function building either when the stage starts.
+StageLoss = nn.Module | dict[str, nn.Module] | Callable[[], nn.Module | dict[str, nn.Module]]
+#: Something done to the model between or around training runs (restore a start state, collect the trained weights).
+ModelHook = Callable[[SentenceTransformer], None]
+
+
+@dataclass
+class TrainingStage:
+    """One trainer run of a method: its dataset(s), loss(es), trainer arguments and trainer class.
+
+    ``loss`` is the loss (or ``{dataset name: loss}``), or a function that builds it when the stage starts: the
+    losses of a later stage own freshly initialised heads, drawn after the earlier stages ran (with ``seed`` set, the
+    random state is reset to it first, as Pixel Linguist does for every run of its curriculum). ``before`` /
+    ``after`` hooks run on the model around the training (e.g. restore the curriculum's start weights, keep the
+    trained weights for an average). ``record`` holds what a run's log entry says about the stage besides the
+    trainer's numbers (e.g. ``{"stage": "visual", "pairs": 1000}``).
+
+    Example:
+        ::
+
+            plan = build_simcse(SimCSEConfig(), text_file="wiki1m_for_simcse.txt")
+            stage = plan.stages[0]
+            trainer = stage.trainer(plan.model, plan.evaluator)  # a NonLinguisticTrainer with SimCSELoss
+            trainer.train()
+    """
+
+    name: str
+    train_dataset: Dataset | DatasetDict
+    loss: StageLoss
+    args: SentenceTransformerTrainingArguments
+    trainer_class: type[NonLinguisticTrainer] = NonLinguisticTrainer
+    trainer_kwargs: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    before: list[ModelHook] = field(default_factory=list)
+    after: list[ModelHook] = field(default_factory=list)
+    record: dict[str, Any] = field(default_factory=dict)
+
+    def build_loss(self) -> nn.Module | dict[str, nn.Module]:
+        """The stage's loss(es): built now if ``loss`` is a function (after resetting the random state to ``seed``)."""
+        if self.seed is not None:
+            set_seed(self.seed)
+        if isinstance(self.loss, (nn.Module, dict)):
+            return self.loss
+        return self.loss()
+
+    def trainer(self, model: SentenceTransformer, evaluator: SentenceEvaluator | None = None) -> NonLinguisticTrainer:
+        """The stage's trainer for ``model`` (its loss built by :meth:`build_loss`); call ``.train()`` on it."""
+        return self.trainer_class(
+            model=model, args=self.args, train_dataset=self.train_dataset, loss=self.build_loss(), evaluator=evaluator,
+            **self.trainer_kwargs,
+        )
+
+
+@dataclass
+class ModelUpdate:
+    """A step of a plan that changes the model's weights without training (Pixel Linguist's weight average);
+    ``record`` is its log entry (the runner adds the STS-B dev score after it)."""
+
+    name: str
+    apply: ModelHook
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class MethodPlan:
+    """A method's pieces, built and not yet trained: the model, its training stages in order, the dev evaluator.
+
+    ``staged`` plans (curricula, multi-stage methods) report every stage separately; a single-run plan reports its
+    one run's numbers. ``has_text_export``: the model has a token text route that
+    :func:`~sbert_nonling.export.text_model.export_text_model` turns into a plain checkpoint (a pixel model has
+    none) and ``card_form`` is the model card's form of the saved model. ``evaluations`` run after training (name -> function of the trained model returning scores, e.g. MCSE's
+    held-out retrieval); ``files`` are what the run keeps beside the model (file name -> function writing it to a
+    path, e.g. image features extracted while building).
+    """
+
+    model: SentenceTransformer
+    stages: list[TrainingStage | ModelUpdate]
+    evaluator: SentenceEvaluator | None = None
+    staged: bool = False
+    has_text_export: bool = True
+    card_form: CardForm = "full"
+    evaluations: dict[str, Callable[[SentenceTransformer], dict[str, float]]] = field(default_factory=dict)
+    files: dict[str, Callable[[Path], None]] = field(default_factory=dict)

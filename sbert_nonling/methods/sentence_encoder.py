@@ -1,0 +1,85 @@
+"""The starting sentence model and the text training data of the methods that train a token encoder."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from datasets import Dataset
+from sentence_transformers import SentenceTransformer, SentenceTransformerTrainingArguments
+from sentence_transformers.util import is_sentence_transformer_model
+
+from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig, SingleRunConfig
+from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, read_sentences, sentence_pairs_dataset
+from sbert_nonling.models.sentence_model import build_sentence_model
+from sbert_nonling.models.tiny_encoder import build_tiny_encoder
+from sbert_nonling.training.arguments import training_arguments
+
+
+def recipe_label(config: SentenceEncoderConfig) -> str:
+    """How error messages name the configuration: ``Recipe 'simcse-unsup'`` (or the method without a recipe name)."""
+    return f"Recipe {config.name!r}" if config.name else f"Method {config.method!r}"
+
+
+def text_training_data(
+    config: SingleRunConfig, text_file: str | Path | None, nli_file: str | Path | None, captions_only: bool = False
+) -> tuple[Dataset | None, list[str]]:
+    """The text dataset ``config.data`` names and its sentences: ``(s, s)`` pairs of ``text_file`` (``"text"``),
+    (anchor, positive, negative) triplets of ``nli_file`` (``"nli"``), or none (``"captions"``: captions only, for
+    the methods that train on captions, ``captions_only=True``)."""
+    if config.data == "captions":
+        if not captions_only:
+            raise ValueError(
+                f"{recipe_label(config)}: data='captions' trains on captions only, which only the grounding methods "
+                "(mcse, macd) do; set data to 'text' or 'nli'."
+            )
+        return None, []
+    if config.data == "text":
+        if text_file is None:
+            raise ValueError(f"{recipe_label(config)} trains on plain sentences: pass text_file (one sentence per line).")
+        sentences = read_sentences(text_file)
+        return sentence_pairs_dataset(sentences), sentences
+    if nli_file is None:
+        raise ValueError(f"{recipe_label(config)} trains on NLI triplets: pass nli_file (sent0,sent1,hard_neg CSV).")
+    triplets = read_nli_triplets(nli_file)
+    return nli_triplets_dataset(triplets), [sentence for triplet in triplets for sentence in triplet]
+
+
+def starting_sentence_model(
+    config: SentenceEncoderConfig,
+    sentences: list[str],
+    model: str | None = None,
+    keep_model_modules: bool = True,
+    tiny_encoder: dict[str, Any] | None = None,
+) -> SentenceTransformer:
+    """The sentence model training starts from (:func:`build_sentence_model` with ``config.pooling`` and
+    ``config.max_seq_length``).
+
+    - ``config.tiny``: a small random BERT whose WordPiece vocabulary comes from ``sentences``
+      (:func:`build_tiny_encoder`, options ``tiny_encoder``), built in a temporary folder that is gone once the
+      model is loaded: nothing is written where the caller can see it.
+    - otherwise ``model`` (a Hub name or folder; default ``config.model``). A sentence-transformers model keeps its
+      own Pooling / Dense / Normalize and prompts when ``keep_model_modules`` is set (``config.pooling`` replaces
+      them otherwise).
+    """
+    if config.tiny and model is not None:
+        raise ValueError("Pass either tiny=True (a locally built encoder) or model=..., not both.")
+    if config.tiny:
+        with tempfile.TemporaryDirectory(prefix="tiny-encoder-") as folder:
+            path = build_tiny_encoder(folder, sentences, seed=config.seed, **(tiny_encoder or {}))
+            return build_sentence_model(str(path), pooling=config.pooling, max_seq_length=config.max_seq_length)
+    encoder = model or config.model
+    keep = keep_model_modules and is_sentence_transformer_model(encoder)
+    return build_sentence_model(encoder, pooling=None if keep else config.pooling, max_seq_length=config.max_seq_length)
+
+
+def single_run_arguments(
+    config: SingleRunConfig, evaluating: bool, warmup: float, gradient_accumulation_steps: int = 1, interleaved: bool = False
+) -> SentenceTransformerTrainingArguments:
+    """The arguments of a single-run method's one training run: the config's text optimizer settings (learning rate,
+    batch size, epochs, max steps), checkpoints in ``checkpoints/``; see :func:`training_arguments`."""
+    return training_arguments(
+        config, "checkpoints", evaluating, learning_rate=config.learning_rate, batch_size=config.batch_size, epochs=config.epochs,
+        max_steps=config.max_steps, warmup=warmup, gradient_accumulation_steps=gradient_accumulation_steps, interleaved=interleaved,
+    )

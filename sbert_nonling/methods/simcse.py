@@ -1,0 +1,59 @@
+"""SimCSE (Gao et al., 2021) as a plan: sentences as their own positives (unsup) or NLI triplets (sup)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sbert_nonling.configs.simcse import SimCSEConfig
+from sbert_nonling.evaluation.sts import sts_dev_evaluator
+from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.methods.plan import MethodPlan, TrainingStage
+from sbert_nonling.methods.sentence_encoder import single_run_arguments, starting_sentence_model, text_training_data
+
+
+def build_simcse(
+    config: SimCSEConfig,
+    text_file: str | Path | None = None,
+    nli_file: str | Path | None = None,
+    sts_dir: str | Path | None = None,
+    model: str | None = None,
+    keep_model_modules: bool = True,
+) -> MethodPlan:
+    """SimCSE's pieces: the sentence model, ``(s, s)`` pairs of ``text_file`` (``config.data == "text"``) or NLI
+    triplets of ``nli_file`` (``"nli"``), :class:`SimCSELoss` (InfoNCE with tau ``config.temperature``, dropout as
+    the augmentation, the optional training-only MLP head) and one run of :class:`NonLinguisticTrainer`. With
+    ``sts_dir`` the STS-B dev evaluator selects the best checkpoint.
+
+    Nothing is written and nothing is evaluated; call ``transformers.set_seed(config.seed)`` first to draw the loss
+    head as :func:`~sbert_nonling.training.runner.run_method` does. Checkpoints go to ``checkpoints/`` (relative to
+    the working directory, or to the run folder under the runner).
+
+    Args:
+        config: the method's settings (:class:`SimCSEConfig`; the ``simcse-unsup`` / ``simcse-sup`` recipes).
+        text_file, nli_file: the training text, a local file or a Hub dataset (``sbert_nonling.data.hub``).
+        sts_dir: SentEval-layout STS folder for dev evaluation; None: no evaluation during training.
+        model, keep_model_modules: the starting encoder (see
+            :func:`~sbert_nonling.methods.sentence_encoder.starting_sentence_model`).
+
+    Example:
+        ::
+
+            from transformers import set_seed
+
+            from sbert_nonling.configs import SimCSEConfig
+            from sbert_nonling.methods import build_simcse
+
+            config = SimCSEConfig(max_steps=100)
+            set_seed(config.seed)
+            plan = build_simcse(config, text_file="wiki1m_for_simcse.txt", model="bert-base-uncased")
+            plan.stages[0].trainer(plan.model, plan.evaluator).train()
+            plan.model.save("simcse-bert")
+    """
+    train_dataset, sentences = text_training_data(config, text_file, nli_file)
+    sentence_model = starting_sentence_model(config, sentences, model, keep_model_modules)
+    evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
+    args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps)
+    loss = SimCSELoss(
+        sentence_model, temperature=config.temperature, training_head=config.training_head, gather_across_devices=args.world_size > 1
+    )
+    return MethodPlan(sentence_model, [TrainingStage("train", train_dataset, loss, args)], evaluator)

@@ -1,0 +1,146 @@
+"""VisualCSE / AudioCSE (Jian et al., 2022) as a plan: SimCSE on sentences plus contrastive steps on unpaired images
+or audio read by the same encoder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from datasets import Dataset, DatasetDict
+from sentence_transformers.base.modules import InputModule
+
+from sbert_nonling.configs.audiocse import AudioCSEConfig
+from sbert_nonling.configs.unpaired_modality import UnpairedModalityConfig
+from sbert_nonling.configs.visualcse import VisualCSEConfig
+from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
+from sbert_nonling.data.hub import AUDIO_ROLES, hub_source
+from sbert_nonling.data.images import image_folder_dataset
+from sbert_nonling.evaluation.sts import sts_dev_evaluator
+from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
+from sbert_nonling.methods.plan import MethodPlan, TrainingStage
+from sbert_nonling.methods.sentence_encoder import (
+    recipe_label,
+    single_run_arguments,
+    starting_sentence_model,
+    text_training_data,
+)
+from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
+from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
+from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
+
+
+def _image_route(config: VisualCSEConfig, hidden_size: int, image_dir: str | Path | None) -> tuple[Dataset, InputModule]:
+    if image_dir is None:
+        raise ValueError(f"{recipe_label(config)} trains on unpaired images: pass image_dir (one sub-folder per class).")
+    dataset, _ = image_folder_dataset(image_dir, img_size=config.img_size, limit_per_class=config.images_per_class)
+    if config.tiny or config.vit is None:  # a random patch embedding, trained from scratch
+        front_end = ImagePatchEmbed(
+            config.img_size, config.patch_size, embedding_dimension=hidden_size, encoder_entry=config.encoder_entry,
+            token_keep_ratio=config.token_keep_ratio,
+        )
+    else:  # positions interpolated if img_size differs from the checkpoint's
+        front_end = ImagePatchEmbed.from_vit(
+            config.vit, encoder_entry=config.encoder_entry, img_size=config.img_size, token_keep_ratio=config.token_keep_ratio
+        )
+    return dataset, front_end
+
+
+def _audio_route(
+    config: AudioCSEConfig, hidden_size: int, audio_dir: str | Path | None, audio_label_regex: str | None
+) -> tuple[Dataset, InputModule]:
+    if audio_dir is None or (audio_label_regex is None and hub_source(audio_dir, AUDIO_ROLES) is None):
+        raise ValueError(
+            f"{recipe_label(config)} trains on unpaired audio: pass audio_dir and audio_label_regex (a pattern whose first "
+            "group is the class, e.g. r'^\\d+_([a-z]+)_' for FSDD speakers or r'^(\\d+)-' for LibriSpeech), or a Hub "
+            "audio dataset as audio_dir (its label column gives the classes)."
+        )
+    label_fn = label_from_regex(audio_label_regex) if audio_label_regex is not None else None
+    dataset, _ = audio_folder_dataset(audio_dir, label_fn, limit=config.clips)
+    front_end = AudioPatchEmbed(
+        target_frames=config.target_frames, embedding_dimension=hidden_size, layout=config.audio_layout, encoder_entry=config.encoder_entry,
+        freq_mask=config.freq_mask, time_mask=config.time_mask, token_keep_ratio=config.token_keep_ratio,
+    )
+    return dataset, front_end
+
+
+def build_unpaired_modality(
+    config: UnpairedModalityConfig,
+    text_file: str | Path | None = None,
+    image_dir: str | Path | None = None,
+    audio_dir: str | Path | None = None,
+    audio_label_regex: str | None = None,
+    sts_dir: str | Path | None = None,
+    model: str | None = None,
+    keep_model_modules: bool = True,
+    nli_file: str | Path | None = None,
+) -> MethodPlan:
+    """VisualCSE's / AudioCSE's pieces: the sentence model with a second route (``config.modality``) whose front-end
+    (:class:`ImagePatchEmbed`: a ViT's patch embedding or a random one; :class:`AudioPatchEmbed`: kaldi fbank
+    patches) feeds the same encoder; the text dataset with :class:`SimCSELoss` and the unpaired dataset (two views +
+    class label) with :class:`UnpairedModalityContrastiveLoss` (SupCon / SimCLR, tau ``config.modality_temperature``);
+    one run of :class:`UnpairedModalityTrainer`, which alternates a modality step (its own AdamW at
+    ``config.modality_learning_rate``) and a text step, or sums both losses (``scheme="joint"``, weight
+    ``config.modality_weight``, two accumulation steps).
+
+    Nothing is written and nothing is evaluated; ``transformers.set_seed(config.seed)`` first reproduces the runner's
+    front-end and heads. Checkpoints go to ``checkpoints/``.
+
+    Args:
+        config: :class:`VisualCSEConfig` (images) or :class:`AudioCSEConfig` (audio).
+        text_file, nli_file: the training text (``config.data``), a local file or a Hub dataset.
+        image_dir: images in one sub-folder per class, or a Hub image classification dataset.
+        audio_dir, audio_label_regex: audio files and the pattern whose first group of the file name is the class,
+            or a Hub audio dataset (its label column gives the classes; no pattern).
+        sts_dir, model, keep_model_modules: as :func:`~sbert_nonling.methods.simcse.build_simcse`.
+
+    Example:
+        ::
+
+            import transformers
+
+            from sbert_nonling.configs import VisualCSEConfig
+            from sbert_nonling.methods import build_unpaired_modality
+
+            config = VisualCSEConfig(max_steps=500)
+            transformers.set_seed(config.seed)
+            plan = build_unpaired_modality(config, text_file="wiki1m_for_simcse.txt", image_dir="imagenet_subset/")
+            trainer = plan.stages[0].trainer(plan.model, plan.evaluator)  # an UnpairedModalityTrainer
+            trainer.train()
+            plan.model.save("visualcse-bert")  # text and image routes; export_text_model(...) for the text route alone
+    """
+    text_dataset, sentences = text_training_data(config, text_file, nli_file)
+    sentence_model = starting_sentence_model(config, sentences, model, keep_model_modules)
+    hidden_size = sentence_model[0].encoder.get_embedding_dimension()
+    if config.modality == "image" and isinstance(config, VisualCSEConfig):
+        modality_dataset, front_end = _image_route(config, hidden_size, image_dir)
+    elif config.modality == "audio" and isinstance(config, AudioCSEConfig):
+        modality_dataset, front_end = _audio_route(config, hidden_size, audio_dir, audio_label_regex)
+    else:
+        raise ValueError(
+            f"{recipe_label(config)}: modality={config.modality!r} needs its front-end's settings: image with a "
+            f"VisualCSEConfig, audio with an AudioCSEConfig (got a {type(config).__name__})."
+        )
+    sentence_model[0].add_route(config.modality, front_end)
+
+    evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
+    joint = config.scheme == "joint"
+    args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps, gradient_accumulation_steps=2 if joint else 1)
+    gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
+    text_loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head, gather_across_devices=gather)
+    modality_loss = UnpairedModalityContrastiveLoss(
+        sentence_model, mode=config.modality_mode, temperature=config.modality_temperature, gather_across_devices=gather
+    )
+    stage = TrainingStage(
+        "train",
+        DatasetDict({config.modality: modality_dataset, "text": text_dataset}),
+        {config.modality: modality_loss, "text": text_loss},
+        args,
+        trainer_class=UnpairedModalityTrainer,
+        trainer_kwargs={
+            "scheme": config.scheme,
+            "batch_sizes": {config.modality: config.modality_batch_size},
+            "learning_rates": {} if joint else {config.modality: config.modality_learning_rate},
+            "weights": {config.modality: config.modality_weight} if joint else {},
+        },
+    )
+    return MethodPlan(sentence_model, [stage], evaluator)

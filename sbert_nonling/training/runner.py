@@ -1,0 +1,155 @@
+"""The one runner of every method: seed, build the plan, score dev, run its stages, save, export, record the run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from transformers import set_seed
+
+from sbert_nonling.configs.base import MethodConfig
+from sbert_nonling.evaluation.sts import evaluate_sts, evaluate_sts_dir
+from sbert_nonling.evaluation.sts_data import load_stsb_multi_dir
+from sbert_nonling.export.text_model import export_text_model
+from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
+from sbert_nonling.training.arguments import dev_curve
+from sbert_nonling.training.output_folder import prepare_output_dir
+from sbert_nonling.training.preemption import TrainingPreempted
+from sbert_nonling.training.run_record import write_run_record
+
+
+#: What a single-run plan's result reports about its one run (a staged plan reports them per stage).
+RUN_FIELDS = ("best_checkpoint", "global_step", "dev_curve", "train_seconds", "step_seconds", "step_counts")
+
+
+def _train(
+    stage: TrainingStage, plan: MethodPlan, output_dir: Path, resume: bool, resumable: bool, sts_dir: str | Path | None
+) -> dict[str, Any]:
+    """One training stage: hooks, the trainer (checkpoints under ``output_dir``), hooks; its log entry."""
+    for hook in stage.before:
+        hook(plan.model)
+    stage.args.output_dir = str(output_dir / stage.args.output_dir)
+    trainer = stage.trainer(plan.model, plan.evaluator)
+    try:
+        train_output = trainer.train(resume_from_checkpoint=True if resume else None)
+    except TrainingPreempted as stop:
+        if resumable:
+            raise
+        # the stage's checkpoint is complete, but the method restarts as a whole
+        raise TrainingPreempted(stop.signal_number, stop.checkpoint, resumable=False) from None
+    for hook in stage.after:
+        hook(plan.model)
+    entry = {
+        **stage.record,
+        "name": stage.name,
+        "best_checkpoint": trainer.state.best_model_checkpoint,
+        "global_step": trainer.state.global_step,
+        "dev_curve": dev_curve(trainer.state.log_history),
+        "train_seconds": train_output.metrics["train_runtime"],
+        "step_seconds": dict(trainer.step_seconds),
+        "step_counts": dict(trainer.step_counts),
+    }
+    if plan.staged and sts_dir is not None:
+        entry["dev"] = evaluate_sts_dir(plan.model, sts_dir, "dev")
+    return entry
+
+
+def _update(update: ModelUpdate, plan: MethodPlan, sts_dir: str | Path | None) -> dict[str, Any]:
+    update.apply(plan.model)
+    entry = {**update.record, "name": update.name}
+    if sts_dir is not None:
+        entry["dev"] = evaluate_sts_dir(plan.model, sts_dir, "dev")
+    return entry
+
+
+def run_method(
+    config: MethodConfig,
+    build: Callable[[], MethodPlan],
+    output_dir: str | Path,
+    sts_dir: str | Path | None = None,
+    stsb_multi_dir: str | Path | None = None,
+    training_data: list[str] | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+) -> dict[str, Any]:
+    """Run a method end to end and leave ``output_dir/model`` (the full model), ``output_dir/export`` (the plain text
+    checkpoint, where the plan has one), each with a model card, the checkpoints, ``output_dir/recipe.json``
+    (``config``) and ``output_dir/results.json`` (the returned result).
+
+    In order: :func:`prepare_output_dir` (a finished or interrupted run is refused unless ``overwrite`` / ``resume``),
+    ``set_seed(config.seed)``, ``build()`` (a method builder of :mod:`sbert_nonling.methods` with its data bound,
+    e.g. ``functools.partial(build_simcse, config, text_file=...)``: front-ends and heads are drawn after the seed),
+    the plan's ``files`` written into ``output_dir``, dev scores before training (every dev task of ``sts_dir``, and
+    the multilingual STS-B dev sets of ``stsb_multi_dir``), the plan's stages in order (each stage's checkpoint
+    folder, e.g. ``checkpoints`` or ``stages/<name>/checkpoints``, under ``output_dir``; the best checkpoint on STS-B
+    dev is loaded at the end of each run when the plan has an evaluator; a staged plan scores dev after every
+    stage), dev scores after, the saved model and export, the plan's evaluations, the run record.
+
+    Args:
+        config: the method's settings (recorded in ``recipe.json`` and the model cards; ``config.seed`` seeds).
+        build: returns the :class:`MethodPlan`; called once, after seeding.
+        output_dir: run folder.
+        sts_dir: SentEval-layout STS folder for the dev scores (give the builder the same folder for selection).
+        stsb_multi_dir: stsb_multi_mt files whose ``dev`` sets are scored before and after training.
+        training_data: the model card's lines on the training data
+            (:func:`~sbert_nonling.training.run_record.training_data_lines`).
+        resume: continue an interrupted single-run plan from its newest intact checkpoint (methods whose config is not
+            ``resumable`` are refused with a ValueError).
+        overwrite: replace the run ``output_dir`` holds.
+
+    Raises:
+        TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint (``resumable=False`` for
+            methods that restart as a whole).
+
+    Returns:
+        ``{"recipe", "model", "export", "dev_before", "dev_after", "multilingual_before", "multilingual_after",
+        "global_step", "best_checkpoint", ...}``, then for a single-run plan its run's ``"dev_curve"`` (``[[step,
+        STS-B dev], ...]``), ``"train_seconds"``, ``"step_seconds"`` / ``"step_counts"`` (forward + backward time and
+        batches per training dataset), for a staged plan ``"stages"`` (one entry per stage, the same fields plus its
+        ``record`` and dev scores; ``best_checkpoint`` is the last stage's), and one key per plan evaluation.
+    """
+    if resume and not config.resumable:
+        raise ValueError(f"resume is not supported by {config.name or config.method} (a sequence of stage runs); start it again.")
+    output_dir = prepare_output_dir(output_dir, resume=resume, overwrite=overwrite, resumable=config.resumable)
+    set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
+    plan = build()
+    for name, write in plan.files.items():
+        output_dir.mkdir(parents=True, exist_ok=True)
+        write(output_dir / name)
+    multilingual = load_stsb_multi_dir(stsb_multi_dir, "dev") if stsb_multi_dir else []
+    dev_before = evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {}
+    multilingual_before = evaluate_sts(plan.model, multilingual) if multilingual else {}
+
+    entries = []
+    for step in plan.stages:
+        if isinstance(step, ModelUpdate):
+            entries.append(_update(step, plan, sts_dir))
+        else:
+            entries.append(_train(step, plan, output_dir, resume, config.resumable, sts_dir))
+
+    result = {
+        "recipe": config.name,
+        "model": str(output_dir / "model"),
+        "export": str(output_dir / "export") if plan.has_text_export else None,
+        "dev_before": dev_before,
+        "dev_after": evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {},
+        "multilingual_before": multilingual_before,
+        "multilingual_after": evaluate_sts(plan.model, multilingual) if multilingual else {},
+    }
+    plan.model.save(result["model"])
+    if plan.has_text_export:
+        export_text_model(plan.model, result["export"])
+    runs = [entry for step, entry in zip(plan.stages, entries) if isinstance(step, TrainingStage)]
+    if plan.staged:
+        result["stages"] = entries
+        result["global_step"] = sum(entry["global_step"] for entry in runs)
+        result["best_checkpoint"] = runs[-1]["best_checkpoint"] if runs else None
+    else:
+        (run,) = runs
+        result.update({field: run[field] for field in RUN_FIELDS})
+    for name, evaluate in plan.evaluations.items():
+        result[name] = evaluate(plan.model)
+    forms = {"model": plan.card_form, "export": "text"} if plan.has_text_export else {"model": plan.card_form}
+    write_run_record(output_dir, config.to_dict(), result, forms, training_data or [])
+    return result

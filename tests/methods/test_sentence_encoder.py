@@ -1,0 +1,41 @@
+"""The starting sentence model (tiny: built in a temporary folder; a sentence-transformers model keeps its modules or
+takes the config's pooling) and the text data a config names."""
+
+from __future__ import annotations
+
+import pytest
+from sentence_transformers import SentenceTransformer
+
+from sbert_nonling import export_text_model
+from sbert_nonling.configs import MCSEConfig, SimCSEConfig
+from sbert_nonling.methods.sentence_encoder import starting_sentence_model, text_training_data
+
+
+def test_tiny_encoder_is_built_out_of_sight_and_sized_by_its_options(tmp_path, monkeypatch, wiki_sentences):
+    monkeypatch.chdir(tmp_path)
+    model = starting_sentence_model(SimCSEConfig(tiny=True, max_seq_length=16), wiki_sentences[:200], tiny_encoder={"hidden_size": 32})
+    assert list(tmp_path.iterdir()) == []
+    assert model.get_embedding_dimension() == 32 and model.max_seq_length == 16
+    assert model.encode(["a dog runs"]).shape == (1, 32)
+    with pytest.raises(ValueError, match="not both"):
+        starting_sentence_model(SimCSEConfig(tiny=True), wiki_sentences[:10], model="bert-base-uncased")
+
+
+def test_a_sentence_transformers_model_keeps_its_modules_unless_told(tmp_path, tiny_model):
+    export_text_model(tiny_model, tmp_path / "st")  # a plain sentence-transformers model: Transformer, Pooling (cls)
+    kept = starting_sentence_model(SimCSEConfig(pooling="mean"), [], model=str(tmp_path / "st"))
+    replaced = starting_sentence_model(SimCSEConfig(pooling="mean"), [], model=str(tmp_path / "st"), keep_model_modules=False)
+    assert kept[1].pooling_mode == "cls" and replaced[1].pooling_mode == "mean"
+    assert isinstance(kept, SentenceTransformer)
+
+
+def test_text_data_by_kind(tmp_path):
+    text = tmp_path / "s.txt"
+    text.write_text("one sentence\nanother one\n", encoding="utf-8")
+    dataset, sentences = text_training_data(SimCSEConfig(), text, None)
+    assert sentences == ["one sentence", "another one"] and dataset["positive"] == sentences
+    with pytest.raises(ValueError, match="Method 'simcse' trains on NLI triplets: pass nli_file"):
+        text_training_data(SimCSEConfig(data="nli"), text, None)
+    with pytest.raises(ValueError, match="data='captions' trains on captions only, which only the grounding methods"):
+        text_training_data(SimCSEConfig(data="captions", name="mine"), text, None)
+    assert text_training_data(MCSEConfig(data="captions"), None, None, captions_only=True) == (None, [])

@@ -1,0 +1,59 @@
+"""build_unpaired_modality: VisualCSE / AudioCSE pieces (second route on the same encoder, two losses, the alternating
+trainer and its per-modality settings), nothing written; the stage trains."""
+
+from __future__ import annotations
+
+import pytest
+
+from sbert_nonling.configs import AudioCSEConfig, VisualCSEConfig
+from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
+from sbert_nonling.methods import build_unpaired_modality
+from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
+from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
+from sbert_nonling.training import UnpairedModalityTrainer, load_recipe
+
+
+@pytest.fixture
+def text_file(tmp_path, data_dir):
+    path = tmp_path / "inputs" / "wiki.txt"
+    path.parent.mkdir()
+    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:64]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_visualcse_pieces_and_a_run_of_its_stage(tmp_path, monkeypatch, text_file, data_dir):
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    config = load_recipe("visualcse", tiny=True, overrides={"batch_size": 8, "max_steps": 2, "images_per_class": 2, "modality_batch_size": 4})
+    plan = build_unpaired_modality(config, text_file=text_file, image_dir=data_dir / "images" / "cifar10" / "train")
+    assert list(work.iterdir()) == []
+    router = plan.model[0]
+    front_end = router.sub_modules["image"][0]
+    assert isinstance(front_end, ImagePatchEmbed) and front_end.img_size == config.img_size
+    assert router.sub_modules["image"][-1] is router.encoder
+    (stage,) = plan.stages
+    assert stage.trainer_class is UnpairedModalityTrainer and list(stage.train_dataset) == ["image", "text"]
+    assert isinstance(stage.loss["image"], UnpairedModalityContrastiveLoss) and stage.loss["image"].mode == config.modality_mode
+    assert stage.trainer_kwargs == {
+        "scheme": "alternating", "batch_sizes": {"image": 4}, "learning_rates": {"image": config.modality_learning_rate}, "weights": {},
+    }
+    trainer = stage.trainer(plan.model, plan.evaluator)
+    trainer.train()
+    assert trainer.state.global_step == 2 and dict(trainer.step_counts) == {"image": 1, "text": 1}  # one image step, one text step
+    joint = build_unpaired_modality(config.replace(scheme="joint"), text_file=text_file, image_dir=data_dir / "images" / "cifar10" / "train")
+    assert joint.stages[0].args.gradient_accumulation_steps == 2
+    assert joint.stages[0].trainer_kwargs["weights"] == {"image": config.modality_weight} and not joint.stages[0].trainer_kwargs["learning_rates"]
+
+
+def test_audiocse_route_and_the_modality_must_match_the_config(text_file, data_dir):
+    config = load_recipe("audiocse", tiny=True, overrides={"clips": 8})
+    plan = build_unpaired_modality(config, text_file=text_file, audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_")
+    front_end = plan.model[0].sub_modules["audio"][0]
+    assert isinstance(front_end, AudioPatchEmbed) and front_end.target_frames == config.target_frames
+    assert plan.stages[0].trainer_kwargs["learning_rates"] == {"audio": config.modality_learning_rate}
+    with pytest.raises(ValueError, match=r"modality='audio' needs its front-end's settings: .* \(got a VisualCSEConfig\)"):
+        build_unpaired_modality(VisualCSEConfig(modality="audio", tiny=True), text_file=text_file, audio_dir=data_dir / "audio" / "fsdd")
+    with pytest.raises(ValueError, match="pass audio_dir and audio_label_regex"):
+        build_unpaired_modality(AudioCSEConfig(tiny=True), text_file=text_file, audio_dir=data_dir / "audio" / "fsdd")

@@ -1,0 +1,81 @@
+"""run_method: one stage loop for any plan (hooks, weight updates, checkpoints per stage), the dev scores, the files
+a plan carries, the saved model / export and the run record."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from datasets import Dataset
+from sentence_transformers import SentenceTransformer, SentenceTransformerTrainingArguments
+
+from sbert_nonling.configs import MultitaskConfig, SimCSEConfig
+from sbert_nonling.evaluation.sts import sts_dev_evaluator
+from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.methods import MethodPlan, ModelUpdate, TrainingStage
+from sbert_nonling.training import run_method
+
+
+def _stage(model, name, sentences, calls):
+    args = SentenceTransformerTrainingArguments(
+        output_dir=f"stages/{name}/checkpoints", max_steps=2, per_device_train_batch_size=4, learning_rate=1e-3,
+        eval_strategy="steps", eval_steps=2, save_steps=2, load_best_model_at_end=True,
+        metric_for_best_model="eval_STSBenchmark_spearman_cosine", report_to="none",
+    )
+    return TrainingStage(
+        name, Dataset.from_dict({"anchor": sentences, "positive": sentences}), lambda: SimCSELoss(model), args,
+        before=[lambda _: calls.append(f"before {name}")], after=[lambda _: calls.append(f"after {name}")], record={"stage": "contrastive"},
+    )
+
+
+def test_a_multi_stage_plan_runs_in_one_loop_and_leaves_the_run_record(tmp_path, tiny_model, wiki_sentences, small_sts_dir):
+    calls = []
+
+    def zero_pooler(model):  # a weight update between the stages, e.g. an average
+        calls.append("update")
+        with torch.no_grad():
+            next(model.parameters()).mul_(0.5)
+
+    def build():
+        first = _stage(tiny_model, "first", wiki_sentences[:16], calls)
+        second = _stage(tiny_model, "second", wiki_sentences[16:32], calls)
+        return MethodPlan(
+            tiny_model, [first, ModelUpdate("halve", zero_pooler, {"stage": "update"}), second], sts_dev_evaluator(small_sts_dir), staged=True,
+            evaluations={"norms": lambda model: {"mean": float(model.encode(["a"]).mean())}},
+            files={"note.txt": lambda path: path.write_text("kept", encoding="utf-8")},
+        )
+
+    config = SimCSEConfig(name="two-stages", seed=7)
+    result = run_method(config, build, tmp_path / "run", sts_dir=small_sts_dir, training_data=["text_file: wiki.txt"])
+    assert calls == ["before first", "after first", "update", "before second", "after second"]
+    assert [entry["name"] for entry in result["stages"]] == ["first", "halve", "second"]
+    assert result["global_step"] == 4 and result["stages"][2]["global_step"] == 2
+    assert result["best_checkpoint"] == str(tmp_path / "run" / "stages" / "second" / "checkpoints" / "checkpoint-2")
+    assert all(set(entry["dev"]) == {"STSBenchmark", "SICK-R", "avg"} for entry in result["stages"])
+    assert result["stages"][1]["dev"] != result["stages"][0]["dev"]  # scored after the update
+    assert result["dev_after"] == result["stages"][2]["dev"] and set(result["norms"]) == {"mean"}
+    assert (tmp_path / "run" / "note.txt").read_text(encoding="utf-8") == "kept"
+    recipe = json.loads((tmp_path / "run" / "recipe.json").read_text(encoding="utf-8"))
+    assert recipe["name"] == "two-stages" and recipe["seed"] == 7
+    assert json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8")) == json.loads(json.dumps(result))
+    assert "text_file: wiki.txt" in (tmp_path / "run" / "export" / "README.md").read_text(encoding="utf-8")
+    full, plain = SentenceTransformer(result["model"], trust_remote_code=True), SentenceTransformer(result["export"])
+    torch.testing.assert_close(torch.tensor(plain.encode(["a dog runs"])), torch.tensor(full.encode(["a dog runs"])), atol=1e-5, rtol=0)
+
+
+def test_a_single_run_plan_reports_its_run_at_the_top(tmp_path, tiny_model, wiki_sentences):
+    calls = []
+    config = SimCSEConfig(name="one-run")
+    plan = MethodPlan(tiny_model, [_stage(tiny_model, "train", wiki_sentences[:16], calls)], has_text_export=False)
+    plan.stages[0].args.eval_strategy, plan.stages[0].args.load_best_model_at_end = "no", False
+    result = run_method(config, lambda: plan, tmp_path / "run")
+    assert "stages" not in result and result["global_step"] == 2 and result["export"] is None
+    assert set(result["step_counts"]) == {"train"} and result["dev_before"] == {} and result["dev_curve"] == []
+    assert (tmp_path / "run" / "stages" / "train" / "checkpoints" / "checkpoint-2").is_dir()
+    assert not (tmp_path / "run" / "export").exists()
+
+
+def test_resume_is_refused_for_methods_that_restart_and_before_anything_is_built(tmp_path):
+    with pytest.raises(ValueError, match="resume is not supported by multitask"):
+        run_method(MultitaskConfig(name="multitask"), lambda: pytest.fail("built"), tmp_path, resume=True)
