@@ -255,10 +255,14 @@ def test_every_paper_configuration_has_a_recipe():
     coco, flickr = get_recipe("mcse-coco"), get_recipe("mcse")
     assert {key: value for key, value in coco.items() if key not in ("name", "description")} == {
         key: value for key, value in flickr.items() if key not in ("name", "description")}
-    for name in ("visualcse", "audiocse"):  # the fast variants: patch dropout 50 %, nothing else changed
+    # the fast variants keep 1/16 of the paper's patch tokens: 112 px + patch dropout 25 % / patch dropout 6.25 %
+    for name, changed in (
+        ("visualcse", {"img_size": (224, 112), "token_keep_ratio": (1.0, 0.25)}),
+        ("audiocse", {"token_keep_ratio": (1.0, 0.0625)}),
+    ):
         paper, fast = get_recipe(name), get_recipe(f"{name}-fast")
-        assert {key for key in paper if paper[key] != fast[key]} == {"name", "description", "token_keep_ratio"}
-        assert (paper["token_keep_ratio"], fast["token_keep_ratio"]) == (1.0, 0.5)
+        assert {key for key in paper if paper[key] != fast[key]} == {"name", "description", *changed}
+        assert {key: (paper[key], fast[key]) for key in changed} == changed
         assert get_recipe(name, tiny=True)["token_keep_ratio"] == 1.0
     for name in list_recipes():  # every recipe has an offline variant that changes its settings
         tiny, paper = get_recipe(name, tiny=True), get_recipe(name)
