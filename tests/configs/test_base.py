@@ -67,8 +67,13 @@ def test_every_setting_is_documented_and_to_dict_names_the_method():
 
 
 def test_former_setting_names_and_values_still_work_with_a_future_warning():
-    with pytest.warns(FutureWarning, match="'head_activation' is deprecated, it is now 'projection_head' = 'linear'"):
+    with pytest.warns(FutureWarning) as caught:
         config = MCSEConfig.from_dict({"image_dim": 1280, "head_activation": "none", "anchor_temperature": 3.0}, "a recipe")
+    assert sorted(str(warning.message) for warning in caught) == [
+        "a recipe: setting 'anchor_temperature' is deprecated, it is now 'anchor_distillation_temperature' = 3.0.",
+        "a recipe: setting 'head_activation' is deprecated, it is now 'projection_head' = 'linear'.",
+        "a recipe: setting 'image_dim' is deprecated, it is now 'image_dimension' = 1280.",
+    ]
     assert (config.image_dimension, config.projection_head, config.anchor_distillation_temperature) == (1280, "linear", 3.0)
     with pytest.warns(FutureWarning, match="'projection_dim' is deprecated"):
         assert MACDConfig().replace(projection_dim=128).projection_dimension == 128
