@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from tqdm.auto import tqdm
 
 from sbert_nonling.data.images import decode_image
 from sbert_nonling.modules import frozen_image_encoder
+from sbert_nonling.util.deprecation import moved_names
 
 logger = logging.getLogger(__name__)
 
@@ -26,19 +26,9 @@ CROP_TRANSFORM = v2.Compose([v2.PILToTensor(), v2.Resize(256, antialias=True), v
 FEATURE_TRANSFORM = v2.Compose([CROP_TRANSFORM, frozen_image_encoder.NORMALIZE_TRANSFORM])
 
 #: Names that moved to :mod:`sbert_nonling.modules.frozen_image_encoder` (old path kept with a FutureWarning).
-_MOVED = {"FrozenImageEncoder", "ENCODERS", "NORMALIZE_TRANSFORM"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        warnings.warn(
-            f"sbert_nonling.data.image_features.{name} moved to sbert_nonling.modules.frozen_image_encoder.{name}; "
-            "the old path will be removed.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return getattr(frozen_image_encoder, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = moved_names(
+    __name__, dict.fromkeys(("FrozenImageEncoder", "ENCODERS", "NORMALIZE_TRANSFORM"), frozen_image_encoder.__name__)
+)
 
 
 def extract_image_features(

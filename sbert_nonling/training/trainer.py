@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import warnings
-from typing import Any
 
 import torch
 from datasets import Dataset
@@ -24,25 +22,14 @@ from sbert_nonling.training.loss_state import LossStateCallback
 from sbert_nonling.training.preemption import PreemptionCallback, TrainingPreempted
 from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
 from sbert_nonling.training.step_timer import StepTimerCallback
+from sbert_nonling.util.deprecation import moved_names
 
 logger = logging.getLogger(__name__)
 
-#: Names that moved out of this module (old import path -> new module); importing them from here warns.
-_MOVED = {
-    "LOSS_STATE_FILE": "sbert_nonling.training.loss_state",
-    "loss_state_dict": "sbert_nonling.training.loss_state",
-    "loss_parameters": "sbert_nonling.training.loss_state",
-    "load_loss_state_dict": "sbert_nonling.training.loss_state",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        import importlib
-
-        warnings.warn(f"sbert_nonling.training.trainer.{name} moved to {_MOVED[name]}.{name}.", FutureWarning, stacklevel=2)
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: Names that moved to :mod:`sbert_nonling.training.loss_state` (old import path kept with a FutureWarning).
+__getattr__ = moved_names(
+    __name__, dict.fromkeys(("LOSS_STATE_FILE", "loss_state_dict", "loss_parameters", "load_loss_state_dict"), "sbert_nonling.training.loss_state")
+)
 
 
 def source_rows(dataset: Dataset) -> Dataset:

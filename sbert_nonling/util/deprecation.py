@@ -1,10 +1,11 @@
-"""Renamed public arguments: the old name keeps working for a while, with a FutureWarning (as sentence-transformers
-deprecates its own renamed arguments)."""
+"""Renamed public arguments and moved public names: the old name or import path keeps working for a while, with a
+FutureWarning (as sentence-transformers deprecates its own renamed arguments)."""
 
 from __future__ import annotations
 
+import importlib
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -37,3 +38,22 @@ def renamed_argument(
         return translated
     warnings.warn(f"{owner}({old_name}=...) is deprecated: use {new_name}=...", FutureWarning, stacklevel=3)
     return old_value
+
+
+def moved_names(module_name: str, moved: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module-level ``__getattr__`` (PEP 562) for names that moved out of ``module_name``: ``moved`` maps each name
+    to the module that now holds it; importing it from the old path warns (FutureWarning) and returns the new object.
+
+    Example:
+        ::
+
+            __getattr__ = moved_names(__name__, {"loss_state_dict": "sbert_nonling.training.loss_state"})
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name not in moved:
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+        warnings.warn(f"{module_name}.{name} moved to {moved[name]}.{name}.", FutureWarning, stacklevel=2)
+        return getattr(importlib.import_module(moved[name]), name)
+
+    return __getattr__

@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from sbert_nonling.util.deprecation import renamed_argument
+from sbert_nonling.util.deprecation import moved_names, renamed_argument
 
 
 def test_the_new_name_passes_through_silently():
@@ -28,3 +28,17 @@ def test_both_names_or_an_unknown_former_value_raise_a_value_error():
         renamed_argument("Loss", "image_dim", 8, "image_dimension", 8)
     with pytest.raises(ValueError, match="head_activation='relu' must be one of \\['tanh'\\]"):
         renamed_argument("Loss", "head_activation", "relu", "projection_head", None, {"tanh": "mlp"})
+
+
+def test_moved_names_warn_and_return_the_object_from_its_new_module():
+    from sbert_nonling.modules import frozen_image_encoder
+    from sbert_nonling.training import loss_state
+
+    getter = moved_names("old.place", {"loss_state_dict": "sbert_nonling.training.loss_state"})
+    with pytest.warns(FutureWarning, match=r"old\.place\.loss_state_dict moved to sbert_nonling\.training\.loss_state\.loss_state_dict"):
+        assert getter("loss_state_dict") is loss_state.loss_state_dict
+    with pytest.raises(AttributeError, match="module 'old.place' has no attribute 'other'"):
+        getter("other")
+    with pytest.warns(FutureWarning, match="moved to sbert_nonling.modules.frozen_image_encoder.ENCODERS"):
+        from sbert_nonling.data.image_features import ENCODERS
+    assert ENCODERS is frozen_image_encoder.ENCODERS
