@@ -6,6 +6,7 @@ from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
 from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
 from sbert_nonling.training.loss_state import LossStateCallback
 from sbert_nonling.training.modality_optimizer import ModalityOptimizer
+from sbert_nonling.training.modality_schedule import ModalitySchedule
 from sbert_nonling.training.preemption import PreemptionCallback
 from sbert_nonling.training.recipes import get_recipe, list_recipes, load_recipe
 from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
@@ -31,6 +32,7 @@ __all__ = [
     "LossGradientAveragingCallback",
     "LossStateCallback",
     "ModalityOptimizer",
+    "ModalitySchedule",
     "NonLinguisticTrainer",
     "PreemptionCallback",
     "ReuseIdenticalColumns",

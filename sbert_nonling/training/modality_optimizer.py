@@ -14,10 +14,25 @@ class ModalityOptimizer(Optimizer):
     back-propagated and stepped by its own AdamW (own state, own learning rate) before the text batch is stepped by
     the text AdamW.
 
-    What it adds over ``torch.optim``: it presents the sub-optimizers to the transformers Trainer as one optimizer.
-    ``param_groups`` are the sub-optimizers' groups (the same dict objects), so one learning-rate scheduler scales
-    every modality's learning rate by the same schedule while each keeps its own base rate; ``state_dict`` holds
-    every sub-optimizer's state, so checkpoints resume each modality's Adam moments.
+    What it adds over ``torch.optim``: it presents the sub-optimizers to the transformers Trainer (and accelerate) as
+    one optimizer. ``param_groups`` are the *active* sub-optimizer's groups (the same dict objects), so every shared
+    parameter is listed once: ``GradScaler.unscale_`` (fp16 loss scaling), gradient clipping and the inf / NaN check
+    see each gradient exactly once (listing the shared parameters once per sub-optimizer unscaled them once per
+    sub-optimizer, i.e. divided the gradients by the loss scale twice). ``state_dict`` holds every sub-optimizer's
+    state, so checkpoints resume each modality's Adam moments. The learning-rate schedule of every sub-optimizer is
+    :class:`~sbert_nonling.training.modality_schedule.ModalitySchedule`'s.
+
+    Example:
+        ::
+
+            import torch
+            from sbert_nonling.training import ModalityOptimizer
+
+            weight = torch.nn.Parameter(torch.zeros(2))
+            optimizer = ModalityOptimizer({"image": torch.optim.SGD([weight], lr=0.1), "text": torch.optim.SGD([weight], lr=1.0)})
+            optimizer.set_active("text")
+            weight.grad = torch.ones(2)
+            optimizer.step()  # the text SGD: weight is now [-1, -1]
     """
 
     def __init__(self, optimizers: dict[str, Optimizer]) -> None:
@@ -25,15 +40,19 @@ class ModalityOptimizer(Optimizer):
             raise ValueError("ModalityOptimizer needs at least one optimizer.")
         self.optimizers = dict(optimizers)
         self.active = next(iter(self.optimizers))
-        # Optimizer.__init__ sets up hooks and bookkeeping; the real groups are the sub-optimizers' own dicts.
-        super().__init__([torch.zeros(0, requires_grad=True)], {})
-        self.param_groups = [group for optimizer in self.optimizers.values() for group in optimizer.param_groups]
-        self.defaults = next(iter(self.optimizers.values())).defaults
+        # Optimizer.__init__ sets up hooks and bookkeeping over the shared parameters, each once; the groups used from
+        # then on are the active sub-optimizer's own dicts.
+        parameters = {id(parameter): parameter for optimizer in self.optimizers.values() for group in optimizer.param_groups for parameter in group["params"]}
+        super().__init__(list(parameters.values()), dict(self.optimizers[self.active].defaults))
+        self.set_active(self.active)
 
     def set_active(self, name: str) -> None:
+        """Make ``name``'s optimizer the one that steps (and whose groups ``param_groups`` lists)."""
         if name not in self.optimizers:
             raise ValueError(f"No optimizer for {name!r}; optimizers: {list(self.optimizers)}.")
         self.active = name
+        self.param_groups = self.optimizers[name].param_groups
+        self.defaults = self.optimizers[name].defaults
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -52,4 +71,4 @@ class ModalityOptimizer(Optimizer):
         for name, optimizer in self.optimizers.items():
             optimizer.load_state_dict(state_dict[name])
         # load_state_dict builds new group dicts: point at them again.
-        self.param_groups = [group for optimizer in self.optimizers.values() for group in optimizer.param_groups]
+        self.set_active(self.active)

@@ -11,6 +11,7 @@ from torch.utils.data import BatchSampler, ConcatDataset
 
 from sbert_nonling.configs.unpaired_modality import Scheme
 from sbert_nonling.training.modality_optimizer import ModalityOptimizer
+from sbert_nonling.training.modality_schedule import ModalitySchedule
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.unpaired_sampler import UnpairedBatchSampler
 
@@ -123,6 +124,19 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
                 optimizers[name] = optimizer_cls([group for group in dataset_groups if group["params"]], **kwargs)
             self.optimizer = self.modality_optimizer = ModalityOptimizer(optimizers)
         return super().create_optimizer(model)
+
+    def create_scheduler(self, num_training_steps: int, optimizer: torch.optim.Optimizer | None = None):
+        """transformers' scheduler (``lr_scheduler_type``, warmup) for each dataset's optimizer under the alternating
+        scheme, stepped together (:class:`ModalitySchedule`; the text rate first, so the logged ``learning_rate`` is
+        the text optimizer's); the trainer's own scheduler under the joint scheme."""
+        if self.lr_scheduler is not None or self.modality_optimizer is None:
+            return super().create_scheduler(num_training_steps, optimizer)
+        schedules = {}
+        for name in [self.text_dataset] + [name for name in self.dataset_names if name != self.text_dataset]:
+            self.lr_scheduler = None
+            schedules[name] = super().create_scheduler(num_training_steps, self.modality_optimizer.optimizers[name])
+        self.lr_scheduler = ModalitySchedule(schedules)
+        return self.lr_scheduler
 
     def compute_loss(self, model, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch=None):
         name = inputs.get("dataset_name")

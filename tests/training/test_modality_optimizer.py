@@ -31,13 +31,29 @@ def test_only_the_active_optimizer_steps_with_its_own_rate():
         ModalityOptimizer({})
 
 
-def test_one_scheduler_scales_every_rate_and_keeps_their_ratio():
-    optimizer = two_rates(nn.Parameter(torch.zeros(1)))
-    assert optimizer.param_groups == [optimizer.optimizers["image"].param_groups[0], optimizer.optimizers["text"].param_groups[0]]
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 0.5)
-    assert [group["lr"] for group in optimizer.param_groups] == [0.05, 0.5]
-    assert [group["lr"] for name in ("image", "text") for group in optimizer.optimizers[name].param_groups] == [0.05, 0.5]
-    assert scheduler.get_last_lr() == [0.05, 0.5]
+def test_param_groups_are_the_active_optimizer_s_each_parameter_once():
+    parameter = nn.Parameter(torch.zeros(1))
+    optimizer = two_rates(parameter)
+    assert optimizer.param_groups is optimizer.optimizers["image"].param_groups
+    optimizer.set_active("text")
+    assert optimizer.param_groups is optimizer.optimizers["text"].param_groups
+    assert [p for group in optimizer.param_groups for p in group["params"]] == [parameter]
+
+
+def test_fp16_loss_scaling_unscales_a_shared_parameter_once():
+    """What accelerate does under fp16: scale, backward, unscale_ the optimizer; the gradient is the true one."""
+    layer = nn.Linear(3, 2)
+    optimizer = ModalityOptimizer({"image": torch.optim.AdamW(layer.parameters()), "text": torch.optim.AdamW(layer.parameters())})
+    inputs = torch.randn(4, 3)
+    layer(inputs).square().sum().backward()
+    reference = layer.weight.grad.clone()
+    optimizer.zero_grad()
+    scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+    scaler.scale(layer(inputs).square().sum()).backward()
+    scaler.unscale_(optimizer)
+    torch.testing.assert_close(layer.weight.grad, reference, rtol=1e-6, atol=0)
+    scaler.step(optimizer)
+    assert optimizer.optimizers["image"].state and not optimizer.optimizers["text"].state
 
 
 def test_state_dict_holds_every_optimizer_and_loads_back_into_the_same_names():
@@ -50,6 +66,6 @@ def test_state_dict_holds_every_optimizer_and_loads_back_into_the_same_names():
     fresh = ModalityOptimizer({"image": torch.optim.AdamW([parameter], lr=0.1), "text": torch.optim.AdamW([parameter], lr=0.2)})
     fresh.load_state_dict(state)
     assert torch.equal(fresh.optimizers["image"].state[parameter]["exp_avg"], optimizer.optimizers["image"].state[parameter]["exp_avg"])
-    assert fresh.param_groups[1] is fresh.optimizers["text"].param_groups[0]  # the groups point at the loaded dicts
+    assert fresh.param_groups[0] is fresh.optimizers["image"].param_groups[0]  # the groups point at the loaded dicts
     with pytest.raises(ValueError, match=r"Optimizer state for \['image', 'text'\] cannot be loaded into \['audio', 'text'\]"):
         ModalityOptimizer({"audio": torch.optim.AdamW([parameter]), "text": torch.optim.AdamW([parameter])}).load_state_dict(state)

@@ -61,7 +61,8 @@ def test_alternating_keeps_separate_adam_moments(setup):
     state = trainer.modality_optimizer.state_dict()
     assert set(state) == {"image", "text"}
     trainer.modality_optimizer.load_state_dict(state)
-    assert trainer.modality_optimizer.param_groups[0] is trainer.modality_optimizer.optimizers["image"].param_groups[0]
+    active = trainer.modality_optimizer.active
+    assert trainer.modality_optimizer.param_groups[0] is trainer.modality_optimizer.optimizers[active].param_groups[0]
 
 
 def test_alternating_applies_learning_rate_mapping_in_every_dataset_s_optimizer(setup):
@@ -107,3 +108,34 @@ def test_scheme_settings_are_checked(setup):
         make(learning_rates={"audio": 1e-6})
     with pytest.raises(ValueError, match="scheme='sum' must be"):
         make("sum")
+
+
+def gradients_of(trainer, model, batch, scaler=None) -> dict[str, torch.Tensor]:
+    """The gradients of one training batch through ``trainer.compute_loss`` (dropout seeded the same every time),
+    scaled by ``scaler`` and unscaled through the trainer's optimizer as accelerate does before clipping."""
+    optimizer = trainer.create_optimizer()
+    optimizer.zero_grad()
+    torch.manual_seed(0)
+    loss = trainer.compute_loss(model, dict(batch))
+    (loss if scaler is None else scaler.scale(loss)).backward()
+    if scaler is not None:
+        scaler.unscale_(optimizer)
+    parameters = [*model.named_parameters(), *(("loss." + name, p) for name, p in trainer.loss[batch["dataset_name"]].named_parameters())]
+    return {name: parameter.grad.clone() for name, parameter in parameters if parameter.grad is not None}
+
+
+@pytest.mark.parametrize("scheme", ["alternating", "joint"])
+def test_fp16_loss_scaling_unscales_every_gradient_once(setup, scheme):
+    """GradScaler.unscale_ on the trainer's optimizer (what accelerate calls before gradient clipping under fp16) gives
+    the fp32 gradients: of the shared encoder in both schemes, and of the text loss's own head. Under the alternating
+    scheme the shared parameters were once listed by every dataset's optimizer and divided by the scale twice."""
+    model, make = setup
+    trainer = make(scheme, accumulation=1 if scheme == "alternating" else 2)
+    batches = iter(trainer.get_train_dataloader())
+    for batch in (next(batches), next(batches)):  # an image batch, then a text batch (SimCSE's MLP head)
+        reference = gradients_of(trainer, model, batch)
+        scaled = gradients_of(trainer, model, batch, torch.amp.GradScaler("cpu", init_scale=1024.0))
+        assert scaled.keys() == reference.keys() and len(reference) > 10
+        for name, gradient in reference.items():
+            torch.testing.assert_close(scaled[name], gradient, rtol=1e-6, atol=0, msg=f"{batch['dataset_name']}: {name}")
+    assert any(name.startswith("loss.head") for name in scaled)
