@@ -89,7 +89,7 @@ def cmd_train(args: argparse.Namespace) -> int | None:
             max_steps=args.max_steps,
             overrides=_parse_overrides(args.set),
             resume=args.resume,
-            bf16=args.bf16,
+            precision=args.precision,
             overwrite=args.overwrite,
         )
     except TrainingPreempted as stop:
@@ -269,7 +269,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
     train.add_argument("--resume", action="store_true", help="continue an interrupted run in --output from its newest intact checkpoint")
     train.add_argument("--overwrite", action="store_true", help="replace the run --output already holds (refused without it)")
-    train.add_argument("--bf16", action="store_true", help="train under bf16 autocast instead of the recipe's fp16 (GPU, or a CPU with native bf16: AVX-512 BF16 / AMX; elsewhere it is far slower than fp32)")
+    train.add_argument("--precision", choices=["auto", "fp32", "fp16", "bf16"],
+                       help="auto (default): bf16 on a GPU with bf16, fp16 with loss scaling on an older GPU, fp32 on a CPU; "
+                       "bf16 on a CPU is fast only with native bf16 (AVX-512 BF16 / AMX); fp16 needs a GPU")
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
     train.set_defaults(handler=cmd_train)
 

@@ -14,6 +14,9 @@ ConfigT = TypeVar("ConfigT", bound="MethodConfig")
 
 #: A linear warmup then decay, or no decay (transformers' ``lr_scheduler_type`` names used by the recipes).
 SchedulerType = Literal["linear", "constant", "constant_with_warmup", "cosine"]
+#: Numeric precision of training: ``auto`` (bf16 on a GPU that has it, else fp16 with loss scaling on a GPU, fp32 on
+#: a CPU), or one of them explicitly.
+Precision = Literal["auto", "fp32", "fp16", "bf16"]
 
 
 def setting(default: Any, doc: str, *, minimum: float | None = None, maximum: float | None = None, above: float | None = None) -> Any:
@@ -134,8 +137,13 @@ class MethodConfig:
     reference: str = setting("", "the paper (URL or citation)")
     model: str = setting("bert-base-uncased", "Hub name or folder of the starting encoder")
     seed: int = setting(42, "seed of the trainer, the data order and every seeded draw", minimum=0)
-    fp16: bool = setting(True, "fp16 mixed precision (applies on a GPU only)")
-    bf16: bool = setting(False, "bf16 autocast (GPU, or a CPU with native bf16); overrides fp16")
+    precision: Precision = setting(
+        "auto", "auto (bf16 on a GPU with bf16, fp16 + loss scaling on an older GPU, fp32 on a CPU), fp32, fp16 (GPU) or bf16"
+    )
+    dataloader_num_workers: int | Literal["auto"] = setting(
+        "auto", "DataLoader worker processes: auto (4 per GPU, at most the CPU cores per GPU; 0 on a CPU) or a number", minimum=0
+    )
+    dataloader_pin_memory: bool | Literal["auto"] = setting("auto", "page-locked batches for the GPU copy: auto (on with a GPU), true, false")
     tiny: bool = setting(False, "set when the recipe's tiny block (small offline encoder) was applied")
     lr_scheduler_type: SchedulerType = setting("linear", "transformers' learning-rate schedule")
     eval_steps: int = setting(125, "STS-B dev evaluation and checkpoint interval (optimizer steps)", minimum=1)

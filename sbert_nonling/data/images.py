@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,14 +74,38 @@ def decode_image(item: Any, row: int) -> Image.Image:
         raise ValueError(f"Image dataset row {row}: {error}") from None
 
 
+class SeededRow(int):
+    """A row index that carries the number of the draw it is read for (e.g. the sampler's pass over the dataset).
+
+    It is how a draw number travels from a batch sampler to the process that reads the row: a DataLoader worker
+    receives the batch's indices, never the sampler's state. It behaves as the plain index everywhere (a
+    ``ConcatDataset`` subtracting its offset keeps the draw); :class:`TwoViewDataset` seeds the row's views by it.
+    """
+
+    draw: int
+
+    def __new__(cls, index: int, draw: int) -> SeededRow:
+        row = super().__new__(cls, index)
+        row.draw = draw
+        return row
+
+    def __sub__(self, other: int) -> SeededRow:
+        return SeededRow(int(self) - other, self.draw)
+
+    def __reduce__(self):
+        return SeededRow, (int(self), self.draw)
+
+    def __repr__(self) -> str:
+        return f"SeededRow({int(self)}, draw={self.draw})"
+
+
 class TwoViewTransform:
     """The ``set_transform`` of two-view datasets: decode each item, then draw two SimCLR augmentations of it.
 
-    Where the randomness comes from: if a sampler has announced the draw number of a row (:meth:`announce`;
-    :class:`~sbert_nonling.training.UnpairedBatchSampler` announces its pass over the dataset), the item's two views
-    come from a generator seeded with ``(seed, row, draw)`` and the global RNG is left untouched, so the views are the
-    same in every run and after a resume, whatever else consumed random numbers (with ``num_workers=0``, where the
-    announcement is visible). Otherwise they come from the global torch RNG, anew on every read.
+    Where the randomness comes from: while :meth:`seeded` is active (:class:`TwoViewDataset` reading a
+    :class:`SeededRow`) an item's two views come from a generator seeded with ``(seed, row, draw)`` and the global RNG
+    is left untouched, so the views are the same in every run, after a resume and in any DataLoader worker, whatever
+    else consumed random numbers. Otherwise (a plain index) they come from the global torch RNG, anew on every read.
     """
 
     def __init__(self, image_column: str, label_column: str | None, img_size: int, seed: int = 0) -> None:
@@ -88,19 +113,22 @@ class TwoViewTransform:
         self.label_column = label_column
         self.augment = two_view_transform(img_size)
         self.seed = seed
-        self.draws: dict[int, int] = {}
+        self.draw: int | None = None
 
-    def announce(self, rows: Iterable[int], draw: int) -> None:
-        """The next reads of ``rows`` are their ``draw``-th (seeds their views)."""
-        for row in rows:
-            self.draws[row] = draw
+    @contextlib.contextmanager
+    def seeded(self, draw: int) -> Iterator[None]:
+        """Reads inside the block are the ``draw``-th of their rows (seeds their views), in this process."""
+        self.draw = draw
+        try:
+            yield
+        finally:
+            self.draw = None
 
     def _views(self, image: Image.Image, row: int) -> tuple[Image.Image, Image.Image]:
-        draw = self.draws.get(row)
-        if draw is None:
+        if self.draw is None:
             return self.augment(image), self.augment(image)
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed((self.seed * 1_000_003 + row) * 1_000_033 + draw)
+            torch.manual_seed((self.seed * 1_000_003 + row) * 1_000_033 + self.draw)
             return self.augment(image), self.augment(image)
 
     def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
@@ -120,9 +148,27 @@ def two_view_transform_of(dataset: Any) -> TwoViewTransform | None:
     return transform if isinstance(transform, TwoViewTransform) else None
 
 
+class TwoViewDataset(Dataset):
+    """A ``datasets.Dataset`` served through a :class:`TwoViewTransform`, whose rows read by a :class:`SeededRow`
+    index get the views of that draw.
+
+    What it adds over ``datasets.Dataset``: the draw number comes with the index, so seeded augmentations (and exact
+    resume) hold in DataLoader workers, persistent or not, and give the same views with any number of workers. Every
+    other read (a plain index, a slice, a column) is the plain dataset's.
+    """
+
+    def __getitem__(self, key):
+        views = two_view_transform_of(self) if isinstance(key, SeededRow) else None
+        if views is None:
+            return super().__getitem__(key)
+        with views.seeded(key.draw):
+            return super().__getitem__(int(key))
+
+
 def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_column: str | None = "label", img_size: int = 224) -> Dataset:
-    """Serve ``dataset`` (a column of PIL images or image paths, plus optional integer labels) as columns ``view_1``,
-    ``view_2`` (two independent augmentations, drawn anew every time an item is read) and ``label``.
+    """Serve ``dataset`` (a column of PIL images or image paths, plus optional integer labels) as a
+    :class:`TwoViewDataset` with columns ``view_1``, ``view_2`` (two independent augmentations, drawn anew every time
+    an item is read, or seeded by the draw of a :class:`SeededRow` index) and ``label``.
 
     Images are decoded when an item is read (an ``Image`` feature is cast to ``decode=False`` and decoded here): a
     file that cannot be decoded raises a ValueError naming its source row (in ``dataset``) and its path, at that item.
@@ -133,7 +179,8 @@ def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_
     dataset = dataset.select_columns([column for column in (image_column, label_column) if column is not None])
     if isinstance(dataset.features[image_column], ImageFeature) and dataset.features[image_column].decode:
         dataset = dataset.cast_column(image_column, ImageFeature(decode=False))
-    dataset = dataset.add_column(ROW_COLUMN, list(range(len(dataset))))
+    dataset = dataset.add_column(ROW_COLUMN, list(range(len(dataset)))).flatten_indices()
+    dataset = TwoViewDataset(dataset.data, info=dataset.info, split=dataset.split)
     dataset.set_transform(TwoViewTransform(image_column, label_column, img_size))
     return dataset
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,31 @@ def cpu_has_native_bf16() -> bool:
     return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
+def resolved_precision(precision: str) -> str:
+    """``fp32``, ``fp16`` or ``bf16`` for a config's ``precision`` on this machine: ``auto`` is bf16 on a GPU that
+    computes it (Ampere and later), fp16 with loss scaling on an older GPU, fp32 on a CPU. An explicit ``fp16``
+    without a GPU raises a ValueError (accelerate would silently train in fp32: fp16 loss scaling is GPU-only)."""
+    if precision == "auto":
+        if not torch.cuda.is_available():
+            return "fp32"
+        return "bf16" if torch.cuda.is_bf16_supported(including_emulation=False) else "fp16"
+    if precision == "fp16" and not torch.cuda.is_available():
+        raise ValueError("precision='fp16' needs a CUDA GPU (loss-scaled fp16 autocast); on a CPU use 'fp32' or 'bf16'.")
+    return precision
+
+
+def resolved_workers(workers: int | str) -> int:
+    """DataLoader worker processes for a config's ``dataloader_num_workers``: ``auto`` is 4 per GPU (at most the
+    CPU cores per GPU; 0 if the machine has a single core), 0 on a CPU, where the training step and the data
+    compete for the same cores."""
+    if workers != "auto":
+        return int(workers)
+    if not torch.cuda.is_available():
+        return 0
+    cores_per_gpu = (os.cpu_count() or 1) // max(torch.cuda.device_count(), 1)
+    return min(4, cores_per_gpu) if cores_per_gpu > 1 else 0
+
+
 def training_arguments(
     config: MethodConfig,
     output_dir: str | Path,
@@ -41,21 +67,26 @@ def training_arguments(
     """The trainer arguments of one training run of ``config``'s method: dev evaluation, best-checkpoint selection,
     no duplicates.
 
-    ``config`` gives what every run of the method shares (``seed``, ``fp16`` / ``bf16``, ``lr_scheduler_type``,
-    ``eval_steps``); the keyword arguments the run's own optimizer settings (a multi-stage method has one set per
+    ``config`` gives what every run of the method shares (``seed``, ``precision``, the DataLoader settings,
+    ``lr_scheduler_type``, ``eval_steps``); the keyword arguments the run's own optimizer settings (a multi-stage method has one set per
     stage). ``output_dir`` is the checkpoint folder (relative paths are relative to the working directory, or to the
     run folder under :func:`~sbert_nonling.training.runner.run_method`). ``warmup`` is a step count, or a fraction of
     the training steps when below 1. ``interleaved`` mixes a text and a caption dataset as MCSE does
     (:class:`InterleavedBatchSampler`).
 
-    ``config.bf16`` trains under bf16 autocast, on the CPU as on a GPU; otherwise ``config.fp16`` applies on a GPU
-    only. bf16 on a CPU without native bf16 (:func:`cpu_has_native_bf16`) is allowed but logged as a warning: it is
-    far slower than fp32 there."""
-    if config.bf16 and not torch.cuda.is_available() and not cpu_has_native_bf16():
+    ``config.precision`` (:func:`resolved_precision`): bf16 trains under bf16 autocast, on the CPU as on a GPU; fp16
+    under fp16 autocast with loss scaling (GPU). bf16 on a CPU without native bf16 (:func:`cpu_has_native_bf16`) is
+    allowed but logged as a warning: it is far slower than fp32 there. ``config.dataloader_num_workers``
+    (:func:`resolved_workers`) worker processes read and augment the data, persistent across epochs and
+    evaluations; ``dataloader_pin_memory`` pins batches where a GPU takes them (``auto``)."""
+    precision = resolved_precision(config.precision)
+    on_cpu = not torch.cuda.is_available()
+    if precision == "bf16" and on_cpu and not cpu_has_native_bf16():
         logger.warning(
             "bf16 was asked for, but this CPU (%s) has no native bf16 matmul: autocast will run an emulated kernel that is "
             "much slower than fp32. Train without bf16 here.", torch.backends.cpu.get_cpu_capability(),
         )
+    workers = resolved_workers(config.dataloader_num_workers)
     return SentenceTransformerTrainingArguments(
         output_dir=str(output_dir),
         num_train_epochs=epochs,
@@ -66,9 +97,12 @@ def training_arguments(
         warmup_steps=warmup,
         lr_scheduler_type=config.lr_scheduler_type,
         seed=config.seed,
-        fp16=config.fp16 and torch.cuda.is_available() and not config.bf16,
-        bf16=config.bf16,
-        use_cpu=config.bf16 and not torch.cuda.is_available(),  # transformers' condition for CPU bf16
+        fp16=precision == "fp16",
+        bf16=precision == "bf16",
+        use_cpu=precision == "bf16" and on_cpu,  # transformers' condition for CPU bf16
+        dataloader_num_workers=workers,
+        dataloader_persistent_workers=workers > 0,
+        dataloader_pin_memory=not on_cpu if config.dataloader_pin_memory == "auto" else config.dataloader_pin_memory,
         batch_sampler=BatchSamplers.NO_DUPLICATES,
         multi_dataset_batch_sampler=InterleavedBatchSampler if interleaved else MultiDatasetBatchSamplers.PROPORTIONAL,
         eval_strategy="steps" if evaluating else "no",

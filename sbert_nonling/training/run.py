@@ -61,7 +61,7 @@ def train_recipe(
     max_steps: int | None = None,
     overrides: dict[str, Any] | None = None,
     resume: bool = False,
-    bf16: bool = False,
+    precision: str | None = None,
     overwrite: bool = False,
 ) -> dict[str, Any]:
     """Train ``recipe`` and leave ``output_dir/model`` (full model), ``output_dir/export`` (plain text checkpoint),
@@ -111,8 +111,9 @@ def train_recipe(
             A folder with no complete checkpoint, or with a finished run, is refused with a ValueError.
         overwrite: replace the finished (or interrupted) run ``output_dir`` may hold; without it such a folder is
             refused with a ValueError before anything is written (:func:`prepare_output_dir`).
-        bf16: train under bf16 autocast (GPU or CPU), instead of the recipe's ``fp16`` (which applies on a GPU
-            only). On a CPU with native bf16 matmul (AVX-512 BF16 / AMX) ~2.8x faster than fp32; on other CPUs
+        precision: ``auto``, ``fp32``, ``fp16`` or ``bf16`` instead of the config's ``precision`` (``auto``: bf16 on a
+            GPU with bf16, fp16 with loss scaling on an older GPU, fp32 on a CPU; the run logs and records which).
+            bf16 on a CPU with native bf16 matmul (AVX-512 BF16 / AMX) is ~2.8x faster than fp32; on other CPUs
             (AVX2) emulated and 30x slower or worse, which is logged as a warning (docs/benchmarks.md, item 4).
 
     Image recipes whose ``vit`` setting is None (``overrides={"vit": None}``) start from a random patch embedding
@@ -132,7 +133,9 @@ def train_recipe(
         pixel-linguist ``"stages"`` (one entry per stage run: the same fields, its data and STS-B dev after it; the
         pixel model has no ``export``).
     """
-    config = load_recipe(recipe, tiny=tiny, overrides=overrides).replace(source="the bf16 option", bf16=bf16)
+    config = load_recipe(recipe, tiny=tiny, overrides=overrides)
+    if precision is not None:
+        config = config.replace(source="the precision option", precision=precision)
     if max_steps is not None:
         config = _cap_steps(config, max_steps)
     # A sentence-transformers model keeps its own Pooling / Dense / Normalize unless the pooling is set explicitly.

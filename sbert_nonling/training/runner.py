@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,12 @@ from sbert_nonling.evaluation.sts import evaluate_sts, evaluate_sts_dir
 from sbert_nonling.evaluation.sts_data import load_stsb_multi_dir
 from sbert_nonling.export.text_model import export_text_model
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
-from sbert_nonling.training.arguments import dev_curve
+from sbert_nonling.training.arguments import dev_curve, resolved_precision, resolved_workers
 from sbert_nonling.training.output_folder import prepare_output_dir
 from sbert_nonling.training.preemption import TrainingPreempted
 from sbert_nonling.training.run_record import write_run_record
+
+logger = logging.getLogger(__name__)
 
 
 #: What a single-run plan's result reports about its one run (a staged plan reports them per stage).
@@ -111,7 +114,9 @@ def run_method(
     """
     if resume and not config.resumable:
         raise ValueError(f"resume is not supported by {config.name or config.method} (a sequence of stage runs); start it again.")
+    precision, workers = resolved_precision(config.precision), resolved_workers(config.dataloader_num_workers)
     output_dir = prepare_output_dir(output_dir, resume=resume, overwrite=overwrite, resumable=config.resumable)
+    logger.info(f"{config.name or config.method}: training in {precision} ({config.precision}) with {workers} DataLoader workers")
     set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
     plan = build()
     for name, write in plan.files.items():
@@ -136,6 +141,8 @@ def run_method(
         "dev_after": evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {},
         "multilingual_before": multilingual_before,
         "multilingual_after": evaluate_sts(plan.model, multilingual) if multilingual else {},
+        "precision": precision,
+        "dataloader_num_workers": workers,
     }
     plan.model.save(result["model"])
     if plan.has_text_export:

@@ -78,7 +78,8 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
 
     transformers restores the RNG states only after the first batch after a resume is drawn (the data loader draws
     its own seed then); random data augmentation therefore must not use the global RNG to be exact across a resume:
-    the two-view image datasets seed each item's views by (seed, row, pass) instead (:class:`TwoViewTransform`).
+    the two-view image datasets seed each item's views by (seed, row, pass) instead (:class:`TwoViewDataset`: the pass
+    travels with the index, so this holds in DataLoader workers too).
     """
 
     def __init__(self, *args, **kwargs) -> None:

@@ -10,7 +10,7 @@ from sentence_transformers.base.sampler import MultiDatasetDefaultBatchSampler
 from sentence_transformers.util import get_world_size
 from torch.utils.data import BatchSampler, ConcatDataset
 
-from sbert_nonling.data.images import two_view_transform_of
+from sbert_nonling.data.images import SeededRow
 
 
 class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
@@ -61,28 +61,26 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
         self.batch_sizes = batch_sizes
         self.modality_indices = [index for index in range(len(sizes)) if index != text_index]
 
-    def _cycle(self, index: int, generator: torch.Generator) -> Iterator[list[int]]:
-        """Reshuffled passes over modality dataset ``index``; two-view image datasets are told which pass a batch
-        belongs to, so their augmentations are seeded by it (exact resume) instead of the global RNG."""
+    def _cycle(self, index: int, generator: torch.Generator, offset: int) -> Iterator[list[int]]:
+        """Reshuffled passes over modality dataset ``index`` (its rows start at ``offset`` in the concatenation); each
+        index carries its pass (:class:`SeededRow`), so datasets that augment (two-view images) seed the row's views
+        by it, in whichever process reads it."""
         size, batch_size = len(self.dataset.datasets[index]), self.batch_sizes[index]
-        views = two_view_transform_of(self.dataset.datasets[index])
         for passes in count():
             order = torch.randperm(size, generator=generator).tolist()
+            draw = self.epoch * 1_000_000 + passes
             for start in range(0, size - batch_size + 1, batch_size):
-                batch = order[start : start + batch_size]
-                if views is not None:
-                    views.announce(batch, self.epoch * 1_000_000 + passes)
-                yield batch
+                yield [SeededRow(offset + row, draw) for row in order[start : start + batch_size]]
 
     def __iter__(self) -> Iterator[list[int]]:
         generator = torch.Generator().manual_seed(self.seed + self.epoch)
         offsets = [0, *accumulate(len(part) for part in self.dataset.datasets)]
-        cycles = {index: self._cycle(index, generator) for index in self.modality_indices}
+        cycles = {index: self._cycle(index, generator, offsets[index]) for index in self.modality_indices}
         text_batches = iter(self.batch_samplers[self.text_index])
         while len(group := list(islice(text_batches, self.num_replicas))) == self.num_replicas:
             for index in self.modality_indices:
                 for _ in range(self.num_replicas):
-                    yield [offsets[index] + position for position in next(cycles[index])]
+                    yield next(cycles[index])
             for text_batch in group:
                 yield [offsets[self.text_index] + position for position in text_batch]
 

@@ -14,8 +14,12 @@ def test_an_int_where_a_float_is_expected_is_converted_and_a_bool_is_not_a_numbe
     assert isinstance(config.learning_rate, float) and config.learning_rate == 1.0 and config.modality_learning_rate == 0.0
     with pytest.raises(ValueError, match=r"'batch_size' must be int, got True \(bool\)"):
         VisualCSEConfig(batch_size=True)
-    with pytest.raises(ValueError, match=r"'fp16' must be bool, got 1 \(int\)"):
-        VisualCSEConfig(fp16=1)
+    with pytest.raises(ValueError, match=r"'dataloader_pin_memory' must be bool or one of \['auto'\], got 1 \(int\)"):
+        VisualCSEConfig(dataloader_pin_memory=1)
+    with pytest.raises(ValueError, match=r"'precision' must be one of \['auto', 'fp32', 'fp16', 'bf16'\], got 'fp8'"):
+        VisualCSEConfig(precision="fp8")
+    with pytest.raises(ValueError, match=r"'dataloader_num_workers' must be >= 0, got -1"):
+        VisualCSEConfig(dataloader_num_workers=-1)
 
 
 @pytest.mark.parametrize(

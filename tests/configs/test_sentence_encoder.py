@@ -12,7 +12,8 @@ def test_defaults_are_simcse_unsup_bert_base():
     config = SingleRunConfig()
     paper = {"pooling": "cls", "training_head": "mlp", "temperature": 0.05, "max_seq_length": 32, "data": "text",
              "batch_size": 64, "learning_rate": 3e-5, "epochs": 1, "max_steps": -1, "seed": 42, "eval_steps": 125,
-             "lr_scheduler_type": "linear", "fp16": True}
+             "lr_scheduler_type": "linear", "precision": "auto",
+             "dataloader_num_workers": "auto", "dataloader_pin_memory": "auto"}
     assert {key: getattr(config, key) for key in paper} == paper
 
 

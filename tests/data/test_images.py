@@ -41,27 +41,55 @@ def test_folder_errors_name_the_path(tmp_path, data_dir):
         dataset[0]
 
 
-def test_announced_draws_seed_the_views_and_leave_the_global_rng_alone(data_dir):
+def test_a_seeded_row_seeds_the_views_and_leaves_the_global_rng_alone(data_dir):
     import datasets
     import torch
 
-    from sbert_nonling.data.images import image_folder_dataset, two_view_transform_of
+    from sbert_nonling.data.images import SeededRow, TwoViewDataset, image_folder_dataset, two_view_transform_of
 
     dataset, _ = image_folder_dataset(data_dir / "images" / "cifar10" / "train", img_size=32, limit_per_class=1)
-    views = two_view_transform_of(dataset)
-    assert views is not None and two_view_transform_of(datasets.Dataset.from_dict({"label": [0]})) is None
+    assert isinstance(dataset, TwoViewDataset) and two_view_transform_of(dataset) is not None
+    assert two_view_transform_of(datasets.Dataset.from_dict({"label": [0]})) is None
 
     def pixels(row):
         item = dataset[row]
         return [torch.tensor(list(item[name].getdata())) for name in ("view_1", "view_2")]
 
-    views.announce([0, 1], draw=3)
     state = torch.get_rng_state()
-    first = pixels(0)
+    first = pixels(SeededRow(0, draw=3))
     assert torch.equal(torch.get_rng_state(), state)  # seeded views draw nothing from the global RNG
     torch.manual_seed(123)
-    again = pixels(0)
+    again = pixels(SeededRow(0, draw=3))
     assert all(torch.equal(a, b) for a, b in zip(first, again))  # same (row, draw): same views
     assert not torch.equal(first[0], first[1])  # the two views still differ
-    views.announce([0], draw=4)
-    assert not torch.equal(pixels(0)[0], first[0])  # the next pass: new views
+    assert not torch.equal(pixels(SeededRow(0, draw=4))[0], first[0])  # the next pass: new views
+    assert not torch.equal(pixels(0)[0], first[0]) and not torch.equal(torch.get_rng_state(), state)  # plain: global RNG
+    assert two_view_transform_of(dataset).draw is None  # the seed lasts one read
+
+
+def test_seeded_views_are_the_same_in_any_number_of_dataloader_workers(data_dir):
+    """The draw travels with the index: a ConcatDataset read by 0 or 2 (persistent) workers serves the same views."""
+    import pickle
+
+    import torch
+    from torch.utils.data import ConcatDataset, DataLoader
+
+    from sbert_nonling.data.images import SeededRow, image_folder_dataset
+
+    dataset, _ = image_folder_dataset(data_dir / "images" / "cifar10" / "train", img_size=16, limit_per_class=2)
+    concat = ConcatDataset([list(range(5)), dataset])
+    row = pickle.loads(pickle.dumps(SeededRow(7, draw=2)))
+    assert row == 7 and row.draw == 2 and (row - 5).draw == 2 and repr(row - 5) == "SeededRow(2, draw=2)"
+    batches = [[SeededRow(5 + row, draw) for row in range(4)] for draw in range(4)]
+
+    def read(workers: int) -> list[torch.Tensor]:
+        loader = DataLoader(concat, batch_sampler=batches, num_workers=workers, persistent_workers=workers > 0,
+                            collate_fn=lambda items: torch.stack([torch.tensor(list(item["view_1"].getdata())) for item in items]))
+        return [batch for _ in range(2) for batch in loader]  # two epochs: persistent workers are reused
+
+    torch.manual_seed(0)
+    in_process = read(0)
+    torch.manual_seed(1)
+    in_workers = read(2)
+    assert all(torch.equal(a, b) for a, b in zip(in_process, in_workers)) and len(in_workers) == 8
+    assert not torch.equal(in_process[0], in_process[1])  # another draw, other views

@@ -66,6 +66,7 @@ def main() -> None:
     parser.add_argument("--signal-again-while-saving", type=int, help="--signal again while writing this checkpoint")
     parser.add_argument("--disk-full-at-checkpoint", type=int, help="writes fail from the step before this checkpoint on")
     parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
     args = parser.parse_args()
     signal_number = signal.Signals[args.signal].value
     if args.die_at_step is not None:
@@ -80,7 +81,7 @@ def main() -> None:
         at_step(args.disk_full_at_checkpoint - 1, refuse_writes)
     command = [
         "train", args.recipe, "--output", args.output, "--text-file", args.text_file, "--image-dir", args.image_dir, "--tiny",
-        "--max-steps", "8", "--set", "eval_steps=2", "--set", "batch_size=8",
+        "--max-steps", "8", "--set", "eval_steps=2", "--set", "batch_size=8", "--set", f"dataloader_num_workers={args.workers}",
     ]
     if args.recipe.startswith("visualcse"):  # visualcse-fast: patch dropout draws kept tokens from the global RNG
         command += ["--set", "modality_batch_size=8"]

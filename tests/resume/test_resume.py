@@ -144,3 +144,15 @@ def test_a_full_disk_stops_the_run_keeps_the_earlier_checkpoint_and_resume_ends_
     assert checkpoint_damage(checkpoints / "checkpoint-2") is None and not (checkpoints / "checkpoint-4" / COMPLETE_MARKER).exists()
     _finished("visualcse", tmp_path / "run", inputs, "--resume")  # space freed: the limit was this process's only
     _assert_same_run(tmp_path / "run", straight("visualcse"))
+
+
+@pytest.mark.slow  # 3 tiny training runs in subprocesses
+def test_dataloader_workers_give_the_same_run_and_resume_exactly(tmp_path, inputs, straight):
+    """Two persistent workers decode and augment the images: the views are seeded by the pass each index carries, so
+    the run equals the one without workers, and a SIGKILL + resume with workers ends identical too."""
+    _finished("visualcse", tmp_path / "workers", inputs, "--workers", "2")
+    _assert_same_run(tmp_path / "workers", straight("visualcse"))
+    assert json.loads((tmp_path / "workers" / "results.json").read_text())["dataloader_num_workers"] == 2
+    assert _run("visualcse", tmp_path / "killed", inputs, "--workers", "2", "--die-at-step", "5").returncode == -9
+    _finished("visualcse", tmp_path / "killed", inputs, "--workers", "2", "--resume")
+    _assert_same_run(tmp_path / "killed", straight("visualcse"))

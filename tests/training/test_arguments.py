@@ -1,14 +1,16 @@
-"""training_arguments: bf16 on the CPU is CPU autocast, and a CPU without native bf16 gets a warning, not a slow surprise."""
+"""training_arguments: precision and DataLoader workers resolved for this machine; bf16 on the CPU is CPU autocast, and a
+CPU without native bf16 gets a warning, not a slow surprise."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
+import pytest
 import torch
 
 from sbert_nonling.training import load_recipe
-from sbert_nonling.training.arguments import cpu_has_native_bf16, training_arguments
+from sbert_nonling.training.arguments import cpu_has_native_bf16, resolved_precision, resolved_workers, training_arguments
 
 
 def test_native_bf16_detection_agrees_with_the_cpu_flags():
@@ -25,7 +27,7 @@ def test_bf16_on_the_cpu_is_autocast_and_warns_exactly_where_it_is_emulated(tmp_
         fp32 = training_arguments(config, tmp_path, evaluating=False, learning_rate=config.learning_rate, batch_size=config.batch_size)
     assert not fp32.bf16 and not caplog.records
     with caplog.at_level(logging.WARNING, logger="sbert_nonling.training.arguments"):
-        bf16 = training_arguments(config.replace(bf16=True), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8)
+        bf16 = training_arguments(config.replace(precision="bf16"), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8)
     assert (fp32.learning_rate, fp32.per_device_train_batch_size, fp32.seed) == (config.learning_rate, config.batch_size, config.seed)
     assert fp32.output_dir == str(tmp_path) and fp32.eval_strategy == "no" and not fp32.load_best_model_at_end
     assert bf16.bf16 and bf16.use_cpu == (not torch.cuda.is_available())
@@ -33,3 +35,30 @@ def test_bf16_on_the_cpu_is_autocast_and_warns_exactly_where_it_is_emulated(tmp_
     assert bool(warned) == (not cpu_has_native_bf16() and not torch.cuda.is_available())
     if warned:
         assert torch.backends.cpu.get_cpu_capability() in warned[0]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="what auto means on a machine without a GPU")
+def test_auto_is_fp32_without_workers_on_a_cpu_and_explicit_settings_hold(tmp_path):
+    config = load_recipe("visualcse", tiny=True)
+    assert (config.precision, config.dataloader_num_workers, config.dataloader_pin_memory) == ("auto", "auto", "auto")
+    assert resolved_precision("auto") == "fp32" and resolved_workers("auto") == 0 and resolved_workers(3) == 3
+    plain = training_arguments(config, tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8)
+    assert not plain.fp16 and not plain.bf16 and plain.dataloader_num_workers == 0 and not plain.dataloader_pin_memory
+    fed = training_arguments(config.replace(dataloader_num_workers=2, dataloader_pin_memory=True), tmp_path, evaluating=False,
+                             learning_rate=1e-4, batch_size=8)
+    assert fed.dataloader_num_workers == 2 and fed.dataloader_persistent_workers and fed.dataloader_pin_memory
+    with pytest.raises(ValueError, match=r"precision='fp16' needs a CUDA GPU .* use 'fp32' or 'bf16'"):
+        training_arguments(config.replace(precision="fp16"), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8)
+
+
+def test_auto_picks_bf16_on_a_gpu_that_has_it_and_fp16_on_an_older_one(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: True)
+    assert resolved_precision("auto") == "bf16" and resolved_precision("fp16") == "fp16"
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: False)
+    assert resolved_precision("auto") == "fp16" and resolved_precision("fp32") == "fp32"
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    assert resolved_workers("auto") == 4  # 8 cores per GPU: 4 workers each
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    assert resolved_workers("auto") == 2

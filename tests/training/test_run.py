@@ -151,8 +151,7 @@ def test_visualcse_from_a_vit_checkpoint_at_a_lower_resolution(tmp_path, data_di
     result = train_recipe(
         "visualcse-fast", tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir), model=tiny_encoder_dir,
         image_dir=data_dir / "images" / "cifar10" / "train", max_steps=2,
-        overrides={"vit": str(tmp_path / "vit"), "img_size": 16, "batch_size": 16, "modality_batch_size": 8, "images_per_class": 2,
-                   "fp16": False},
+        overrides={"vit": str(tmp_path / "vit"), "img_size": 16, "batch_size": 16, "modality_batch_size": 8, "images_per_class": 2},
     )
     front_end = SentenceTransformer(result["model"], trust_remote_code=True)[0].sub_modules["image"][0]
     assert (front_end.img_size, front_end.patch_size, front_end.token_keep_ratio) == (16, 8, 0.25)
