@@ -39,8 +39,11 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
 
         1. embed every mini-batch of both views without gradients;
         2. :math:`\mathcal{L}` on the full batch of embeddings (see :class:`UnpairedModalityContrastiveLoss`),
-           back-propagated to the embeddings (and the loss-owned head), whose gradients are cached;
-        3. re-embed each mini-batch with gradients and push the cached gradients through the encoder.
+           back-propagated to the embeddings and the loss-owned head, whose gradients are cached;
+        3. in the outer backward pass, re-embed each mini-batch with gradients and push the cached gradients through
+           the encoder, and add the head's cached gradients: both multiplied by the gradient the outer pass hands
+           the loss, so fp16 loss scaling and gradient accumulation's division reach the head as they reach the
+           encoder (a head back-propagated in step 2 directly would miss both).
 
         Args:
             model, mode, temperature, training_head, gather_across_devices: as :class:`UnpairedModalityContrastiveLoss`.
@@ -66,18 +69,30 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
             raise ValueError(f"mini_batch_size={mini_batch_size!r} must be a positive number of views.")
         self.mini_batch_size = mini_batch_size
         self.show_progress_bar = show_progress_bar
+        self._head_gradients: tuple[Tensor | None, ...] = ()
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
         sentence_features = list(sentence_features)
         if len(sentence_features) != 2:
             raise ValueError(f"{type(self).__name__} expects two view columns, got {len(sentence_features)}.")
-        return self.forward_cached(sentence_features, labels)
+        loss = self.forward_cached(sentence_features, labels)
+        if loss.requires_grad and self._head_gradients:
+            parameters, gradients, self._head_gradients = self._head_parameters(), self._head_gradients, ()
+            loss.register_hook(lambda grad_output: _accumulate(parameters, gradients, grad_output))
+        return loss
+
+    def _head_parameters(self) -> list[Tensor]:
+        return [parameter for parameter in self.head.parameters() if parameter.requires_grad]
 
     def calculate_loss(self, reps: list[list[Tensor]], labels: Tensor | None = None, *, with_backward: bool = False) -> Tensor:
         embeddings = [self.head(torch.cat(column)) for column in reps]  # (N, d) per view
         loss = self.compute_loss_from_embeddings(embeddings, labels)
         if with_backward:
-            loss.backward()
+            views, parameters = [rep for column in reps for rep in column], self._head_parameters()
+            gradients = torch.autograd.grad(loss, views + parameters, allow_unused=True)  # unused: the mixin says which
+            for view, gradient in zip(views, gradients):
+                view.grad = gradient  # the cache GradCache's step 3 reads
+            self._head_gradients = gradients[len(views):]
             loss = loss.detach()
         return loss
 
@@ -95,3 +110,13 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
     archivePrefix = {arXiv}
 }
 """
+
+
+@torch.no_grad()
+def _accumulate(parameters: list[Tensor], gradients: tuple[Tensor | None, ...], grad_output: Tensor) -> None:
+    """Add ``grad_output`` times the cached ``gradients`` to the parameters' gradients (the outer backward's hook)."""
+    for parameter, gradient in zip(parameters, gradients):
+        if gradient is None:
+            continue
+        scaled = gradient * grad_output
+        parameter.grad = scaled if parameter.grad is None else parameter.grad + scaled

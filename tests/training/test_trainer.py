@@ -159,3 +159,57 @@ def test_names_moved_to_loss_state_still_import_with_a_future_warning():
 
     with pytest.warns(FutureWarning, match="moved to sbert_nonling.training.loss_state.loss_state_dict"):
         assert trainer.loss_state_dict is loss_state.loss_state_dict
+
+
+def _worker_datasets(kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_subset):
+    """(model, training dataset, loss) of each dataset kind the package builds whose reading does work per batch."""
+    from sbert_nonling import AudioPatchEmbed, MultimodalAlignLoss, SymmetricInfoNCE, UnpairedModalityContrastiveLoss
+    from sbert_nonling.data import audio_folder_dataset, caption_feature_dataset, label_from_regex
+    from sbert_nonling.data.perturbations import perturbation_pairs_dataset
+    from sbert_nonling.data.captions import read_captions
+    from sbert_nonling.data.image_features import load_image_features
+    from sbert_nonling.models import build_sentence_model
+    from sbert_nonling.models.pixel_model import build_pixel_model
+    from sbert_nonling.modules.pixel_encoder import PixelEncoder
+
+    if kind == "audio clips":
+        model = build_sentence_model(tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(embedding_dimension=32, target_frames=64)})
+        dataset, _ = audio_folder_dataset(data_dir / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=8)
+        return model, dataset, UnpairedModalityContrastiveLoss(model)
+    if kind == "captions + features":
+        model = build_sentence_model(tiny_encoder_dir)
+        names, features = load_image_features(flickr_subset / "features.safetensors")
+        dataset = caption_feature_dataset(read_captions(flickr_subset / "captions.txt"), names, features["global"])
+        return model, dataset, MultimodalAlignLoss(model, image_dimension=features["global"].shape[1])
+    pairs = perturbation_pairs_dataset(wiki_sentences[:16], ["insert", "shuffle"], rate=0.5)
+    if kind == "perturbation pairs":
+        model = build_sentence_model(tiny_encoder_dir)
+        return model, pairs, SimCSELoss(model)
+    encoder = PixelEncoder.from_config(max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64)
+    model = build_pixel_model(encoder, max_patches=16)  # "pixel renders": the collator renders in the workers
+    return model, pairs, SymmetricInfoNCE(model)
+
+
+@pytest.mark.parametrize("kind", ["audio clips", "captions + features", "perturbation pairs", "pixel renders"])
+def test_every_dataset_kind_reads_the_same_batches_in_dataloader_workers(kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_subset, tmp_path):
+    """2 persistent DataLoader workers (decoding, fbank, features, perturbations and renders in the worker processes)
+    give the batches of the main process (the two-view images, seeded by the pass: tests/resume, tests/data)."""
+    model, dataset, loss = _worker_datasets(kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_subset)
+
+    def batches(workers: int) -> list[dict]:
+        args = SentenceTransformerTrainingArguments(
+            output_dir=str(tmp_path / str(workers)), per_device_train_batch_size=4, report_to="none", seed=3,
+            dataloader_num_workers=workers, dataloader_persistent_workers=workers > 0, dataloader_pin_memory=False,
+        )
+        loader = NonLinguisticTrainer(model=model, args=args, train_dataset=dataset, loss=loss).get_train_dataloader()
+        return [batch for _ in range(2) for batch, _ in zip(loader, range(2))]  # two passes: persistent workers reused
+
+    in_process, in_workers = batches(0), batches(2)
+    assert len(in_workers) == 4
+    for expected, batch in zip(in_process, in_workers):
+        assert expected.keys() == batch.keys()
+        for key, value in expected.items():
+            if isinstance(value, torch.Tensor):
+                torch.testing.assert_close(batch[key], value, rtol=0, atol=0, msg=key)
+            else:
+                assert batch[key] == value, key

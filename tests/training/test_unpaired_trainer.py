@@ -20,7 +20,9 @@ def setup(tiny_encoder_dir, data_dir, wiki_sentences, tmp_path):
     datasets = DatasetDict({"image": images, "text": sentence_pairs_dataset(wiki_sentences[:64])})
     losses = {"image": UnpairedModalityContrastiveLoss(model, "supcon"), "text": SimCSELoss(model)}
 
-    def make(scheme="alternating", accumulation=1, **kwargs):
+    def make(scheme="alternating", accumulation=1, image_loss=None, **kwargs):
+        if image_loss is not None:
+            losses["image"] = image_loss
         args = SentenceTransformerTrainingArguments(
             output_dir=str(tmp_path / scheme), max_steps=2, per_device_train_batch_size=16, learning_rate=1e-2,
             gradient_accumulation_steps=accumulation, lr_scheduler_type="constant", weight_decay=0.0, max_grad_norm=1e9,
@@ -124,13 +126,17 @@ def gradients_of(trainer, model, batch, scaler=None) -> dict[str, torch.Tensor]:
     return {name: parameter.grad.clone() for name, parameter in parameters if parameter.grad is not None}
 
 
-@pytest.mark.parametrize("scheme", ["alternating", "joint"])
+@pytest.mark.parametrize("scheme", ["alternating", "joint", "alternating with GradCache"])
 def test_fp16_loss_scaling_unscales_every_gradient_once(setup, scheme):
     """GradScaler.unscale_ on the trainer's optimizer (what accelerate calls before gradient clipping under fp16) gives
-    the fp32 gradients: of the shared encoder in both schemes, and of the text loss's own head. Under the alternating
-    scheme the shared parameters were once listed by every dataset's optimizer and divided by the scale twice."""
+    the fp32 gradients: of the shared encoder in both schemes and through GradCache's mini-batches, and of the losses'
+    own heads. Under the alternating scheme the shared parameters were once listed by every dataset's optimizer and
+    divided by the scale twice."""
+    from sbert_nonling import CachedUnpairedModalityContrastiveLoss
+
     model, make = setup
-    trainer = make(scheme, accumulation=1 if scheme == "alternating" else 2)
+    cached = CachedUnpairedModalityContrastiveLoss(model, "supcon", mini_batch_size=3) if "GradCache" in scheme else None
+    trainer = make(scheme.split()[0], accumulation=1 if scheme.startswith("alternating") else 2, image_loss=cached)
     batches = iter(trainer.get_train_dataloader())
     for batch in (next(batches), next(batches)):  # an image batch, then a text batch (SimCSE's MLP head)
         reference = gradients_of(trainer, model, batch)
