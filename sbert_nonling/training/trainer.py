@@ -84,6 +84,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.dataset_losses: dict[str, list[torch.Tensor]] = {}
         self.step_timer = StepTimerCallback(self.loss)
         self.loss_state = LossStateCallback(self.loss)
         self.preemption = PreemptionCallback()
@@ -100,6 +101,24 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     def step_counts(self) -> dict[str, int]:
         """Batches per training dataset name (:class:`StepTimerCallback`)."""
         return self.step_timer.step_counts
+
+    def compute_loss(self, model, inputs, return_outputs: bool = False, num_items_in_batch=None):
+        """sentence-transformers' loss of the batch; in training, the loss of a named dataset (a multi-dataset run) is
+        kept for the next log (:meth:`log`)."""
+        name = inputs.get("dataset_name")
+        result = super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
+        if name is not None and model.training:
+            self.dataset_losses.setdefault(name, []).append((result[0] if return_outputs else result).detach())
+        return result
+
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        """transformers' log, plus ``loss_<dataset>`` in a multi-dataset run: the mean loss of that dataset's batches
+        since the last log, in this process (``loss`` mixes them all; VisualCSE's image and text losses differ in
+        scale)."""
+        if "loss" in logs and self.dataset_losses:
+            logs = {**logs, **{f"loss_{name}": round(torch.stack(losses).float().mean().item(), 4) for name, losses in self.dataset_losses.items()}}
+            self.dataset_losses = {}
+        super().log(logs, start_time)
 
     def get_data_collator(self, model, args, processing_class=None):
         """sentence-transformers' collator, its ``preprocess_fn`` wrapped in :class:`ReuseIdenticalColumns`."""

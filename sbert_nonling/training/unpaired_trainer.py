@@ -147,3 +147,10 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         if weight == 1.0:
             return result
         return (result[0] * weight, result[1]) if return_outputs else result * weight
+
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        """:class:`NonLinguisticTrainer`'s log, plus ``learning_rate_<dataset>`` under the alternating scheme: each
+        dataset's optimizer's current rate (``learning_rate`` is the text optimizer's)."""
+        if "loss" in logs and isinstance(self.lr_scheduler, ModalitySchedule):
+            logs = {**logs, **{f"learning_rate_{name}": rate for name, rate in self.lr_scheduler.last_rates().items()}}
+        super().log(logs, start_time)

@@ -145,3 +145,16 @@ def test_fp16_loss_scaling_unscales_every_gradient_once(setup, scheme):
         for name, gradient in reference.items():
             torch.testing.assert_close(scaled[name], gradient, rtol=1e-6, atol=0, msg=f"{batch['dataset_name']}: {name}")
     assert any(name.startswith("loss.head") for name in scaled)
+
+
+def test_logs_name_each_dataset_s_loss_and_each_optimizer_s_rate(setup):
+    """``loss`` mixes image and text batches and ``learning_rate`` is one number: the logs also name each."""
+    _, make = setup
+    trainer = make(learning_rates={"image": 1e-6})
+    trainer.args.max_steps, trainer.args.logging_steps = 4, 2
+    trainer.train()
+    logged = [entry for entry in trainer.state.log_history if "loss" in entry]
+    assert len(logged) == 2
+    for entry in logged:
+        assert entry["learning_rate"] == entry["learning_rate_text"] == 1e-2 and entry["learning_rate_image"] == 1e-6
+        assert entry["loss_image"] > 0 and entry["loss_text"] > 0 and entry["loss_image"] != entry["loss_text"]
