@@ -59,7 +59,6 @@ import math  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
-from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import common  # noqa: E402
@@ -216,7 +215,7 @@ def plain_simcse_speed(inputs: dict[str, Path], precision: str, workers: int, st
     return 1.0 / common.median(clock.step_seconds())
 
 
-def check_rows(rows: list[dict], skipped: dict[str, str]) -> None:
+def check_rows(rows: list[dict]) -> None:
     """Add ``loss_rel_diff`` / ``loss_within_tolerance`` (first loss against fp32's) and ``finite`` to each row."""
     reference = {row["family"]: row["first_losses"][0] for row in rows if row["precision"] == "fp32"}
     for row in rows:
@@ -332,7 +331,7 @@ def main(args: argparse.Namespace) -> None:
                 rows.append(run_family(family, inputs, precision, args.workers, steps, args.quick, work))
                 rows[-1]["x_plain_simcse"] = rows[-1]["steps_per_second"] / plain[precision]
                 print(f"{family} {precision} done", flush=True)
-        check_rows(rows, skipped)
+        check_rows(rows)
         if on_gpu:
             memory = {"status": "measured", "rows": [paper_batch_memory(precision) for precision in precisions]}
         else:
