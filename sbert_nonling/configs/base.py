@@ -141,7 +141,7 @@ class MethodConfig:
         "auto", "auto (bf16 on a GPU with bf16, fp16 + loss scaling on an older GPU, fp32 on a CPU), fp32, fp16 (GPU) or bf16"
     )
     dataloader_num_workers: int | Literal["auto"] = setting(
-        "auto", "DataLoader worker processes: auto (4 per GPU, at most the CPU cores per GPU; 0 on a CPU) or a number", minimum=0
+        "auto", "DataLoader worker processes: auto (8 per GPU, at most the CPU cores per GPU; 0 on a CPU) or a number", minimum=0
     )
     dataloader_pin_memory: bool | Literal["auto"] = setting("auto", "page-locked batches for the GPU copy: auto (on with a GPU), true, false")
     tiny: bool = setting(False, "set when the recipe's tiny block (small offline encoder) was applied")

@@ -40,7 +40,7 @@ def resolved_precision(precision: str) -> str:
 
 
 def resolved_workers(workers: int | str) -> int:
-    """DataLoader worker processes for a config's ``dataloader_num_workers``: ``auto`` is 4 per GPU (at most the
+    """DataLoader worker processes for a config's ``dataloader_num_workers``: ``auto`` is 8 per GPU (at most the
     CPU cores per GPU; 0 if the machine has a single core), 0 on a CPU, where the training step and the data
     compete for the same cores."""
     if workers != "auto":
@@ -48,7 +48,7 @@ def resolved_workers(workers: int | str) -> int:
     if not torch.cuda.is_available():
         return 0
     cores_per_gpu = (os.cpu_count() or 1) // max(torch.cuda.device_count(), 1)
-    return min(4, cores_per_gpu) if cores_per_gpu > 1 else 0
+    return min(8, cores_per_gpu) if cores_per_gpu > 1 else 0
 
 
 def training_arguments(

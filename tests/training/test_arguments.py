@@ -58,7 +58,7 @@ def test_auto_picks_bf16_on_a_gpu_that_has_it_and_fp16_on_an_older_one(monkeypat
     assert resolved_precision("auto") == "bf16" and resolved_precision("fp16") == "fp16"
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: False)
     assert resolved_precision("auto") == "fp16" and resolved_precision("fp32") == "fp32"
-    monkeypatch.setattr("os.cpu_count", lambda: 16)
-    assert resolved_workers("auto") == 4  # 8 cores per GPU: 4 workers each
+    monkeypatch.setattr("os.cpu_count", lambda: 32)
+    assert resolved_workers("auto") == 8  # 16 cores per GPU: 8 workers each (docs/benchmarks.md: 224-px augmentation)
     monkeypatch.setattr("os.cpu_count", lambda: 4)
     assert resolved_workers("auto") == 2
