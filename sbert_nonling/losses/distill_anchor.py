@@ -13,6 +13,8 @@ import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 from torch import Tensor, nn
 
+from sbert_nonling.util.precision import float32_math
+
 logger = logging.getLogger(__name__)
 
 CosineTarget = Literal["token_embeddings", "sentence_embedding"]
@@ -43,6 +45,10 @@ class DistillAnchorLoss(nn.Module):
           :math:`T` = 2, scaled by :math:`T^2`.
         - Cosine term: mean over non-pad tokens (``cosine_target="token_embeddings"``, MACD's last hidden states) or
           over sentences (``"sentence_embedding"``) of :math:`1 - \cos(\text{student}, \text{teacher})`.
+
+        Both terms are computed in float32 under autocast: they measure small differences between student and teacher,
+        and a half-precision cosine near 1 is only 0.004 (bfloat16) or 0.0005 (float16) precise, so the anchor would
+        be rounding noise, even negative.
 
         The teacher runs once per batch column, under ``torch.no_grad`` and in eval mode; it is frozen, never
         optimised, not registered as a sub-module (so it is neither in the loss's state nor in any checkpoint or
@@ -148,20 +154,23 @@ class DistillAnchorLoss(nn.Module):
         return dict(result) if isinstance(result, dict) else {"base": result}
 
     def kl_term(self, student: Tensor, teacher: Tensor) -> Tensor:
-        """T^2 * KL(teacher || student) of the in-batch cosine-similarity distributions at temperature T."""
-        student, teacher = F.normalize(student, dim=-1), F.normalize(teacher, dim=-1)
+        """T^2 * KL(teacher || student) of the in-batch cosine-similarity distributions at temperature T (float32)."""
         temperature = self.distillation_temperature
-        log_student = F.log_softmax(student @ student.T / temperature, dim=-1)
-        log_teacher = F.log_softmax(teacher @ teacher.T / temperature, dim=-1)
-        return temperature**2 * F.kl_div(log_student, log_teacher, log_target=True, reduction="batchmean")
+        with float32_math(student, teacher) as (student, teacher):
+            student, teacher = F.normalize(student, dim=-1), F.normalize(teacher, dim=-1)
+            log_student = F.log_softmax(student @ student.T / temperature, dim=-1)
+            log_teacher = F.log_softmax(teacher @ teacher.T / temperature, dim=-1)
+            return temperature**2 * F.kl_div(log_student, log_teacher, log_target=True, reduction="batchmean")
 
     def cosine_term(self, student: dict[str, Tensor], teacher: dict[str, Tensor]) -> Tensor:
-        """Mean of 1 - cos(student, teacher) over non-pad tokens or over sentences."""
-        if self.cosine_target == "sentence_embedding":
-            return (1 - F.cosine_similarity(student["sentence_embedding"], teacher["sentence_embedding"], dim=-1)).mean()
-        distance = 1 - F.cosine_similarity(student["token_embeddings"], teacher["token_embeddings"], dim=-1)  # (B, T)
-        mask = student["attention_mask"].to(distance.dtype)
-        return (distance * mask).sum() / mask.sum()
+        """Mean of 1 - cos(student, teacher) over non-pad tokens or over sentences (float32)."""
+        target = self.cosine_target  # the output key: "token_embeddings" (B, T, h) or "sentence_embedding" (B, h)
+        with float32_math(student[target], teacher[target]) as (student_vectors, teacher_vectors):
+            distance = 1 - F.cosine_similarity(student_vectors, teacher_vectors, dim=-1)  # (B, T) or (B,)
+            if target == "sentence_embedding":
+                return distance.mean()
+            mask = student["attention_mask"].to(distance.dtype)
+            return (distance * mask).sum() / mask.sum()
 
     def get_config_dict(self) -> dict[str, Any]:
         return {

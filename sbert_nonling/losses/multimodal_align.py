@@ -15,6 +15,7 @@ from torch import Tensor, nn
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.util.deprecation import renamed_argument
 from sbert_nonling.util.heads import TrainingHead, make_training_head
+from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
 
 logger = logging.getLogger(__name__)
@@ -35,19 +36,22 @@ def damsm_scores(words: Tensor, word_mask: Tensor, regions: Tensor, gammas: tupl
     For each word t of text i, attention over the regions r of image j: alpha = softmax_r(gamma1 * cos(e_t, v_r)),
     context c_t = sum_r alpha v_r; relevance cos(c_t, e_t); text-image score
     gamma3 * log(sum_t exp(gamma2 * cos(c_t, e_t)))^(1 / gamma2) over the (unpadded) words.
+
+    Computed in float32 under autocast (cosines, attention softmax, the exp-sum over words); the scores are float32.
     """
     gamma1, gamma2, gamma3 = gammas
-    words, regions = F.normalize(words, dim=-1), F.normalize(regions, dim=-1)
-    similarity = torch.einsum("itd,jrd->ijtr", words, regions)  # (B_t, B_i, T, R)
-    attention = torch.softmax(gamma1 * similarity, dim=-1)
-    # cos(c_t, e_t) without building the (B_t, B_i, T, D) contexts: with unit e_t and v_r,
-    # c_t . e_t = sum_r alpha_r cos(e_t, v_r) and |c_t|^2 = alpha^T (V V^T) alpha.
-    dot = (attention * similarity).sum(dim=-1)  # (B_t, B_i, T)
-    gram = regions @ regions.transpose(1, 2)  # (B_i, R, R)
-    norm = torch.einsum("ijtr,jrs,ijts->ijt", attention, gram, attention).clamp_min(0).sqrt()
-    relevance = dot / norm.clamp_min(1e-8)  # (B_t, B_i, T); F.cosine_similarity's eps
-    relevance = (gamma2 * relevance).masked_fill(~word_mask[:, None, :].bool(), float("-inf"))
-    return gamma3 * torch.logsumexp(relevance, dim=-1) / gamma2
+    with float32_math(words, regions) as (words, regions):
+        words, regions = F.normalize(words, dim=-1), F.normalize(regions, dim=-1)
+        similarity = torch.einsum("itd,jrd->ijtr", words, regions)  # (B_t, B_i, T, R)
+        attention = torch.softmax(gamma1 * similarity, dim=-1)
+        # cos(c_t, e_t) without building the (B_t, B_i, T, D) contexts: with unit e_t and v_r,
+        # c_t . e_t = sum_r alpha_r cos(e_t, v_r) and |c_t|^2 = alpha^T (V V^T) alpha.
+        dot = (attention * similarity).sum(dim=-1)  # (B_t, B_i, T)
+        gram = regions @ regions.transpose(1, 2)  # (B_i, R, R)
+        norm = torch.einsum("ijtr,jrs,ijts->ijt", attention, gram, attention).clamp_min(0).sqrt()
+        relevance = dot / norm.clamp_min(1e-8)  # (B_t, B_i, T); F.cosine_similarity's eps
+        relevance = (gamma2 * relevance).masked_fill(~word_mask[:, None, :].bool(), float("-inf"))
+        return gamma3 * torch.logsumexp(relevance, dim=-1) / gamma2
 
 
 class MultimodalAlignLoss(nn.Module):
@@ -92,6 +96,8 @@ class MultimodalAlignLoss(nn.Module):
         column) is MACD's DAMSM word <-> region matching with gammas (1, 5, 10), both directions.
 
         The loss returns its terms as a dict (``simcse``, ``grounding``, ``local``), which the trainer sums and logs.
+        Under autocast the heads run in half precision and everything after them in float32: the cosines, logits /
+        :math:`\tau'` and cross-entropies, and DAMSM's attention softmax and exp-sum over words (:func:`damsm_scores`).
 
         Args:
             model: the SentenceTransformer being trained (pooling must give the [CLS] vector the paper grounds).
@@ -251,18 +257,20 @@ class MultimodalAlignLoss(nn.Module):
         losses: dict[str, Tensor] = {}
         if self.text_loss is not None:
             losses["simcse"] = self.text_loss.compute_loss_from_outputs(outputs)
-        images = F.normalize(self.project_images(image_features), dim=-1)  # (B, p)
-        candidates, offset = images, 0
-        if self.gather_across_devices:
-            candidates, offset = all_gather_with_grad(images), get_rank() * images.shape[0]
-        grounding = []
-        for view in pooled:
-            texts = F.normalize(self.project_text(view), dim=-1)  # (B, p)
-            grounding.append(info_nce(texts @ candidates.T / self.temperature, offset))
-            if self.direction == "symmetric":
-                text_candidates = all_gather_with_grad(texts) if self.gather_across_devices else texts
-                grounding.append(info_nce(images @ text_candidates.T / self.temperature, offset))
-        losses["grounding"] = self.weight * torch.stack(grounding).mean()
+        projected = [self.project_images(image_features), *(self.project_text(view) for view in pooled)]  # (B, p) each
+        with float32_math(*projected) as (images, *views):
+            images = F.normalize(images, dim=-1)
+            candidates, offset = images, 0
+            if self.gather_across_devices:
+                candidates, offset = all_gather_with_grad(images), get_rank() * images.shape[0]
+            grounding = []
+            for view in views:
+                texts = F.normalize(view, dim=-1)  # (B, p)
+                grounding.append(info_nce(texts @ candidates.T / self.temperature, offset))
+                if self.direction == "symmetric":
+                    text_candidates = all_gather_with_grad(texts) if self.gather_across_devices else texts
+                    grounding.append(info_nce(images @ text_candidates.T / self.temperature, offset))
+            losses["grounding"] = self.weight * torch.stack(grounding).mean()
         if self.local_weight:
             losses["local"] = self.local_weight * self._local_loss(outputs[0], image_features)
         return losses

@@ -14,6 +14,7 @@ from torch import Tensor, nn
 
 from sbert_nonling.losses.head_layer import MULTITASK_CITATION, HeadLayer
 from sbert_nonling.util.deprecation import renamed_argument
+from sbert_nonling.util.precision import float32_math
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +49,9 @@ class PairClassificationLoss(SoftmaxLoss):
             \qquad \ell = -\log \operatorname{softmax}(z)_y
 
         averaged over the batch. The head (:math:`f`, :math:`A`, :math:`w`, :math:`b`) belongs to the loss: optimised
-        and checkpointed by the trainer, never saved with the model.
+        and checkpointed by the trainer, never saved with the model. Under autocast the classifier (:math:`A` or
+        :math:`w`) and the loss are computed in float32: ``nn.Bilinear`` has no autocast rule and refuses
+        half-precision inputs with its float32 weights.
 
         Args:
             model: the SentenceTransformer to train.
@@ -84,7 +87,8 @@ class PairClassificationLoss(SoftmaxLoss):
         Relations:
             - Subclass of :class:`~sentence_transformers.sentence_transformer.losses.SoftmaxLoss`; with
               ``pair_head="concat"`` and ``hidden_dimension=None`` it computes exactly SoftmaxLoss (its classifier on
-              ``(u, v, |u - v|)``). It adds the hidden (shareable) layer and the bilinear head.
+              ``(u, v, |u - v|)``). It adds the hidden (shareable) layer and the bilinear head, and computes the
+              classifier and the loss in float32 under autocast.
 
         Example:
             ::
@@ -136,19 +140,20 @@ class PairClassificationLoss(SoftmaxLoss):
             found = None if labels is None else tuple(labels.shape)
             raise ValueError(f"{self.__class__.__name__} expects {embeddings[0].shape[0]} labels (one per example), got {found}.")
         # (bs, hidden) each
-        u, v = (self.head_layer(embedding) for embedding in embeddings)
-        if self.pair_head == "bilinear":
-            logits = self.classifier(u, v)  # (bs, num_labels)
-        else:
-            parts = []
-            if self.concatenation_sent_rep:
-                parts += [u, v]
-            if self.concatenation_sent_difference:
-                parts.append(torch.abs(u - v))
-            if self.concatenation_sent_multiplication:
-                parts.append(u * v)
-            logits = self.classifier(torch.cat(parts, dim=1))  # (bs, num_labels)
-        return self.loss_fct(logits, labels.view(-1).long())
+        hidden = [self.head_layer(embedding) for embedding in embeddings]
+        with float32_math(*hidden) as (u, v):
+            if self.pair_head == "bilinear":
+                logits = self.classifier(u, v)  # (bs, num_labels)
+            else:
+                parts = []
+                if self.concatenation_sent_rep:
+                    parts += [u, v]
+                if self.concatenation_sent_difference:
+                    parts.append(torch.abs(u - v))
+                if self.concatenation_sent_multiplication:
+                    parts.append(u * v)
+                logits = self.classifier(torch.cat(parts, dim=1))  # (bs, num_labels)
+            return self.loss_fct(logits, labels.view(-1).long())
 
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "pair_head": self.pair_head, "hidden_dimension": self.hidden_dimension, "dropout": self.dropout}

@@ -11,6 +11,7 @@ from sentence_transformers.base.losses.merged_forward import embed_columns
 from torch import Tensor, nn
 
 from sbert_nonling.losses.head_layer import MULTITASK_CITATION, HeadLayer
+from sbert_nonling.util.precision import float32_math
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,8 @@ class SentenceClassificationLoss(nn.Module):
 
         averaged over the batch (:math:`W_1`: hidden x embedding, :math:`W_2`: C x hidden). The head (:math:`f` and
         :math:`W_2`) belongs to this loss: the trainer optimises and checkpoints it, the saved model never holds it.
-        Gradients through the head shape the encoder so that the embedding separates the classes.
+        Gradients through the head shape the encoder so that the embedding separates the classes. Under autocast the
+        logits (:math:`W_2`) and the loss are computed in float32, whatever precision :math:`f` ran in.
 
         Args:
             model: the SentenceTransformer to train.
@@ -107,9 +109,10 @@ class SentenceClassificationLoss(nn.Module):
         if labels is None or labels.numel() != embeddings[0].shape[0]:
             found = None if labels is None else tuple(labels.shape)
             raise ValueError(f"{self.__class__.__name__} expects {embeddings[0].shape[0]} labels (one per example), got {found}.")
-        # (bs, num_labels)
-        logits = self.classifier(self.head_layer(embeddings[0]))
-        return self.loss_fct(logits, labels.view(-1).long())
+        hidden = self.head_layer(embeddings[0])  # (bs, hidden)
+        with float32_math(hidden) as (hidden,):
+            logits = self.classifier(hidden)  # (bs, num_labels)
+            return self.loss_fct(logits, labels.view(-1).long())
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"num_labels": self.num_labels, "hidden_dimension": self.hidden_dimension, "dropout": self.dropout}

@@ -12,6 +12,7 @@ from sentence_transformers.sentence_transformer.losses import MultipleNegativesR
 from torch import Tensor
 
 from sbert_nonling.util.heads import TrainingHead, make_training_head
+from sbert_nonling.util.precision import float32_math
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +78,9 @@ class SimCSELoss(MultipleNegativesRankingLoss):
 
         Relations:
             - Equals :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss` with
-              ``scale=1/temperature`` when ``training_head="none"``; adds the training-only MLP head of the paper.
+              ``scale=1/temperature`` when ``training_head="none"``; adds the training-only MLP head of the paper,
+              and computes the similarities, logits / temperature and logsumexp in float32 under autocast (a bfloat16
+              logit near 1 / 0.05 = 20 is only 0.125 precise).
 
         Example:
             ::
@@ -103,6 +106,11 @@ class SimCSELoss(MultipleNegativesRankingLoss):
         # (bs, dim) per column: anchor, positive, optional negatives; all sentences, so one merged forward pass
         embeddings = [self.head(embedding) for embedding in embed_columns(self.model, sentence_features, separate_first=False)]
         return self.compute_loss_from_embeddings(embeddings, labels)
+
+    def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> Tensor:
+        """MultipleNegativesRankingLoss's loss on the embeddings, computed in float32 under autocast."""
+        with float32_math(*embeddings) as embeddings:
+            return super().compute_loss_from_embeddings(embeddings, labels)
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
         """The loss from the model's outputs of each column (``outputs[i]["sentence_embedding"]``), through the training

@@ -10,6 +10,7 @@ from sentence_transformers.sentence_transformer.losses import CosineSimilarityLo
 from torch import Tensor, nn
 
 from sbert_nonling.losses.head_layer import MULTITASK_CITATION, HeadLayer
+from sbert_nonling.util.precision import float32_math
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +61,9 @@ class STSRegressionLoss(CosineSimilarityLoss):
 
         Relations:
             - Subclass of :class:`~sentence_transformers.sentence_transformer.losses.CosineSimilarityLoss`; with
-              ``hidden_dimension=None`` it is exactly that loss. It adds the (shareable) transformation :math:`f`.
+              ``hidden_dimension=None`` it is exactly that loss. It adds the (shareable) transformation :math:`f`,
+              and computes the cosine and the regression loss in float32 under autocast (in float16 the cosine of an
+              all-zero ReLU output is NaN; in bfloat16 cosines near 1 are 0.004 apart).
               For a ranking objective on the same data see
               :class:`~sentence_transformers.sentence_transformer.losses.CoSENTLoss`.
 
@@ -91,8 +94,9 @@ class STSRegressionLoss(CosineSimilarityLoss):
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor) -> Tensor:
         if len(embeddings) != 2:
             raise ValueError(f"{self.__class__.__name__} expects two text columns (a sentence pair), got {len(embeddings)}.")
-        # (bs, hidden) each, then CosineSimilarityLoss: loss_fct(cos(u, v), labels)
-        return super().compute_loss_from_embeddings([self.head_layer(embedding) for embedding in embeddings], labels)
+        transformed = [self.head_layer(embedding) for embedding in embeddings]  # (bs, hidden) each
+        with float32_math(*transformed) as transformed:  # CosineSimilarityLoss: loss_fct(cos(u, v), labels)
+            return super().compute_loss_from_embeddings(transformed, labels)
 
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "hidden_dimension": self.hidden_dimension, "dropout": self.dropout}

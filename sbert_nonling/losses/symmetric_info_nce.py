@@ -14,6 +14,7 @@ from sentence_transformers.sentence_transformer.losses import MultipleNegativesR
 from torch import Tensor, nn
 
 from sbert_nonling.util.heads import TrainingHead, make_training_head
+from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
 
 logger = logging.getLogger(__name__)
@@ -49,7 +50,9 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
         (``token_head="linear_gelu_layernorm"``: ``Linear + GELU + LayerNorm`` on every token, then the mean over the
         unmasked tokens),
         owned by the loss so the saved model is the one evaluated (mean pooling without the head). Works for any pair of modalities the model routes
-        (text <-> pixels of the same text, caption <-> image).
+        (text <-> pixels of the same text, caption <-> image). Under autocast the similarities, the scale (the
+        learnable temperature and its clamp) and the logsumexp are computed in float32: at the clamp the logits
+        approach 100, where bfloat16 is only 0.5 precise.
 
         Args:
             model: the SentenceTransformer being trained.
@@ -123,6 +126,11 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
             return self.compute_loss_from_embeddings([output["sentence_embedding"] for output in outputs], labels)
         return self.compute_loss_from_embeddings([self.embed_through_token_head(output) for output in outputs], labels)
 
+    def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None) -> Tensor:
+        """MultipleNegativesRankingLoss's two-direction loss on the embeddings, in float32 under autocast."""
+        with float32_math(*embeddings) as embeddings:
+            return super().compute_loss_from_embeddings(embeddings, labels)
+
     def embed_through_token_head(self, output: dict[str, Tensor]) -> Tensor:
         """The token head on every token of a model output, then the mean over unmasked tokens (B, hidden)."""
         tokens = self.token_head(output["token_embeddings"])
@@ -134,7 +142,7 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
         """1 / temperature; with a learnable temperature, ``exp(logit_scale)`` clamped to ``max_scale``."""
         if getattr(self, "logit_scale", None) is None:
             return self._initial_scale
-        return self.logit_scale.exp().clamp(max=self.max_scale)
+        return self.logit_scale.float().exp().clamp(max=self.max_scale)
 
     @scale.setter
     def scale(self, value: float) -> None:
