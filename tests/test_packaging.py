@@ -78,7 +78,8 @@ def test_the_installed_wheel_imports_runs_its_command_and_trains_offline(dist, t
 
     # The new environment has no pip of its own: the test interpreter's pip installs into it, from the wheel only
     # (--ignore-installed: the editable install the listed folders show is neither a reason to skip nor uninstalled).
-    run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "--ignore-installed", "--no-compile", str(wheel)])
+    pip = [sys.executable, "-m", "pip", "--python", str(python)]
+    run([*pip, "install", "--no-deps", "--no-index", "--ignore-installed", "--no-compile", str(wheel)])
 
     cwd = tmp_path / "elsewhere"
     cwd.mkdir()
