@@ -158,4 +158,4 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
     booktitle = {International Conference on Machine Learning (ICML)},
     year = {2021}
 }
-"""
+"""  # noqa: E501 (a BibTeX author list is one line)

@@ -183,4 +183,4 @@ class UnpairedModalityContrastiveLoss(nn.Module):
     booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},
     year = {2020}
 }
-"""
+"""  # noqa: E501 (a BibTeX author list is one line)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterator
 from itertools import accumulate
-import typing
 from typing import Any
 
 from sentence_transformers.base.sampler import (
