@@ -13,7 +13,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import Tensor, nn
 
-from sbert_nonling.util.heads import TrainingHead, make_training_head
+from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
 from sbert_nonling.util.views import forward_views
 
 logger = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
             )
         self.token_head_kind = token_head
         self.token_head = (
-            None if token_head == "none" else make_training_head(token_head, model.get_embedding_dimension(), name="token_head")
+            None if token_head == "none" else make_training_head(token_head, embedding_dimension(model), name="token_head")
         )
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
