@@ -7,7 +7,7 @@ VENV := .venv
 SHARED ?= ../shared
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all install clean
+.PHONY: demo test test-all lint install clean
 
 $(STAMP): setup.cfg setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,12 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	SBERT_NONLING_SHARED=$(SHARED) HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -q -m "slow or not slow"
+
+# Developer checks (CI runs them before the tests): lint (ruff.toml), formatting, types (setup.cfg [mypy]).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) runs

@@ -4,8 +4,8 @@ Every method sees the same text budget: one pass over the first ``TEXT_LINES`` l
 of ``BATCH_SIZE`` (100 text steps), max 32 tokens, STS-B dev evaluated every 25 text steps, the best checkpoint on
 it kept. Modality steps come on top, as each method schedules them (VisualCSE / AudioCSE: one image / audio step
 before every text step; MCSE: one caption per photo, as MCSE samples, i.e. 7 caption batches interleaved; MACD
-trains on those captions only: 14 passes, 98 steps; the pixel route runs its own curriculum of 100 sequential steps). The modality settings are the papers'
-(BERT-base rows) except what this CPU cannot afford, stated next to each.
+trains on those captions only: 14 passes, 98 steps; the pixel route runs its own curriculum of 100 sequential steps).
+The modality settings are the papers' (BERT-base rows) except what this CPU cannot afford, stated next to each.
 
 Two controls: VisualCSE (SupCon) with the image learning rate 0, at the text rate VisualCSE (SupCon) selected (no
 search of its own), and AudioCSE with the audio learning rate 0 at AudioCSE's text rate. Their modality steps draw

@@ -48,7 +48,8 @@ def backbone_tables(rows: list[dict], backbone: str) -> str:
     methods = [method for method in grid_methods(backbone) if any(row["method"] == method for row in rows)]
     lines = [f"### {BACKBONES[backbone]}", ""]
     lines += [
-        "| Method | lr | seeds | STS-B dev, selected checkpoint (mean +- std) | start | vs SimCSE | beyond seed noise? | steps | steps/s | s / run | modality share of fwd+bwd |",
+        "| Method | lr | seeds | STS-B dev, selected checkpoint (mean +- std) | start | vs SimCSE | beyond seed noise? | steps | steps/s | s / run "
+        "| modality share of fwd+bwd |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     base = selected_rows(rows, backbone, "simcse")[1] if "simcse" in methods else []

@@ -10,9 +10,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import torch
 from datasets import Dataset, Features, Value
 from datasets import Image as ImageFeature
-import torch
 from PIL import Image, UnidentifiedImageError
 from torchvision.transforms import v2
 

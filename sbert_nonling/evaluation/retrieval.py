@@ -45,8 +45,9 @@ def evaluate_retrieval(
     ks: Sequence[int] = (1, 5),
     batch_size: int = 64,
 ) -> dict[str, float]:
-    """Recall@K of held-out caption-image pairs in the shared space of ``loss``'s (training-only) heads (``project_text`` / ``project_images``), as MCSE
-    reports Flickr30k retrieval. ``image_features`` (I, d) or (I, regions, d) are the frozen features the loss saw."""
+    """Recall@K of held-out caption-image pairs in the shared space of ``loss``'s (training-only) heads (``project_text`` /
+    ``project_images``), as MCSE reports Flickr30k retrieval. ``image_features`` (I, d) or (I, regions, d) are the frozen
+    features the loss saw."""
     texts = model.encode(list(captions), batch_size=batch_size, convert_to_tensor=True)
     was_training = loss.training
     loss.eval()

@@ -41,7 +41,7 @@ METHOD_CITATIONS: dict[str, str] = {
     author = {Xiao, Chenghao and Huang, Zhuoxu and Chen, Danlu and Hudson, G Thomas and Li, Yizhi and Duan, Haoran and Lin, Chenghua and Fu, Jie and Han, Jungong and Al Moubayed, Noura},
     journal = {arXiv preprint arXiv:2402.08183},
     year = {2024}
-}""",
+}""",  # noqa: E501 (a BibTeX author list is one line)
 }
 SENTENCE_TRANSFORMERS_CITATION = """@inproceedings{reimers2019sentencebert,
     title = {Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks},

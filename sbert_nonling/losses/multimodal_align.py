@@ -14,8 +14,12 @@ from torch import Tensor, nn
 
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.util.deprecation import renamed_argument
+<<<<<<< HEAD
 from sbert_nonling.util.heads import TrainingHead, make_training_head
 from sbert_nonling.util.precision import float32_math
+=======
+from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
+>>>>>>> lint
 from sbert_nonling.util.views import forward_views
 
 logger = logging.getLogger(__name__)
@@ -188,7 +192,7 @@ class MultimodalAlignLoss(nn.Module):
         if image_encoder is not None:
             image_encoder.eval().requires_grad_(False)
         self._image_encoder = [image_encoder]  # a list: not a registered sub-module, so never optimised or saved
-        hidden_size = model.get_embedding_dimension()
+        hidden_size = embedding_dimension(model)
         self.text_head = make_training_head(projection_head, hidden_size, projection_dimension, name="projection_head")
         self.image_head = make_training_head(projection_head, image_dimension, projection_dimension, name="projection_head")
         if local_weight:

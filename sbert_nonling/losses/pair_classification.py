@@ -14,7 +14,11 @@ from torch import Tensor, nn
 
 from sbert_nonling.losses.head_layer import MULTITASK_CITATION, HeadLayer
 from sbert_nonling.util.deprecation import renamed_argument
+<<<<<<< HEAD
 from sbert_nonling.util.precision import float32_math
+=======
+from sbert_nonling.util.heads import embedding_dimension
+>>>>>>> lint
 
 logger = logging.getLogger(__name__)
 
@@ -114,8 +118,8 @@ class PairClassificationLoss(SoftmaxLoss):
         if num_labels < 2:
             raise ValueError(f"num_labels={num_labels!r} must be at least 2.")
         if head_layer is None and hidden_dimension is not None:
-            head_layer = HeadLayer(model.get_embedding_dimension(), hidden_dimension, dropout)
-        dimension = head_layer.hidden_dimension if head_layer is not None else model.get_embedding_dimension()
+            head_layer = HeadLayer(embedding_dimension(model), hidden_dimension, dropout)
+        dimension = head_layer.hidden_dimension if head_layer is not None else embedding_dimension(model)
         super().__init__(
             model,
             embedding_dimension=dimension,

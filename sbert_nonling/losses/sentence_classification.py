@@ -11,7 +11,11 @@ from sentence_transformers.base.losses.merged_forward import embed_columns
 from torch import Tensor, nn
 
 from sbert_nonling.losses.head_layer import MULTITASK_CITATION, HeadLayer
+<<<<<<< HEAD
 from sbert_nonling.util.precision import float32_math
+=======
+from sbert_nonling.util.heads import embedding_dimension
+>>>>>>> lint
 
 logger = logging.getLogger(__name__)
 
@@ -93,11 +97,11 @@ class SentenceClassificationLoss(nn.Module):
         self.num_labels = num_labels
         self.loss_fct = loss_fct if loss_fct is not None else nn.CrossEntropyLoss()
         if head_layer is None and hidden_dimension is not None:
-            head_layer = HeadLayer(model.get_embedding_dimension(), hidden_dimension, dropout)
+            head_layer = HeadLayer(embedding_dimension(model), hidden_dimension, dropout)
         self.head_layer = head_layer if head_layer is not None else nn.Identity()
         self.hidden_dimension = head_layer.hidden_dimension if head_layer is not None else None
         self.dropout = head_layer.dropout if head_layer is not None else 0.0
-        self.classifier = nn.Linear(self.hidden_dimension or model.get_embedding_dimension(), num_labels)
+        self.classifier = nn.Linear(self.hidden_dimension or embedding_dimension(model), num_labels)
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
         # (bs, dim): one column

@@ -11,8 +11,12 @@ from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import Tensor
 
+<<<<<<< HEAD
 from sbert_nonling.util.heads import TrainingHead, make_training_head
 from sbert_nonling.util.precision import float32_math
+=======
+from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
+>>>>>>> lint
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +104,7 @@ class SimCSELoss(MultipleNegativesRankingLoss):
             raise ValueError(f"temperature={temperature!r} must be positive (SimCSE uses 0.05).")
         super().__init__(model, scale=1.0 / temperature, gather_across_devices=gather_across_devices)
         self.training_head = training_head
-        self.head = make_training_head(training_head, model.get_embedding_dimension())
+        self.head = make_training_head(training_head, embedding_dimension(model))
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
         # (bs, dim) per column: anchor, positive, optional negatives; all sentences, so one merged forward pass

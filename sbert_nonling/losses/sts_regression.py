@@ -10,7 +10,11 @@ from sentence_transformers.sentence_transformer.losses import CosineSimilarityLo
 from torch import Tensor, nn
 
 from sbert_nonling.losses.head_layer import MULTITASK_CITATION, HeadLayer
+<<<<<<< HEAD
 from sbert_nonling.util.precision import float32_math
+=======
+from sbert_nonling.util.heads import embedding_dimension
+>>>>>>> lint
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +90,7 @@ class STSRegressionLoss(CosineSimilarityLoss):
         """
         super().__init__(model, loss_fct=loss_fct if loss_fct is not None else nn.MSELoss())
         if head_layer is None and hidden_dimension is not None:
-            head_layer = HeadLayer(model.get_embedding_dimension(), hidden_dimension, dropout)
+            head_layer = HeadLayer(embedding_dimension(model), hidden_dimension, dropout)
         self.head_layer = head_layer if head_layer is not None else nn.Identity()
         self.hidden_dimension = head_layer.hidden_dimension if head_layer is not None else None
         self.dropout = head_layer.dropout if head_layer is not None else 0.0

@@ -13,8 +13,12 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import Tensor, nn
 
+<<<<<<< HEAD
 from sbert_nonling.util.heads import TrainingHead, make_training_head
 from sbert_nonling.util.precision import float32_math
+=======
+from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
+>>>>>>> lint
 from sbert_nonling.util.views import forward_views
 
 logger = logging.getLogger(__name__)
@@ -117,7 +121,7 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
             )
         self.token_head_kind = token_head
         self.token_head = (
-            None if token_head == "none" else make_training_head(token_head, model.get_embedding_dimension(), name="token_head")
+            None if token_head == "none" else make_training_head(token_head, embedding_dimension(model), name="token_head")
         )
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
@@ -166,4 +170,4 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
     booktitle = {International Conference on Machine Learning (ICML)},
     year = {2021}
 }
-"""
+"""  # noqa: E501 (a BibTeX author list is one line)

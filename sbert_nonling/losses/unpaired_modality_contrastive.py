@@ -12,7 +12,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.util import all_gather, all_gather_with_grad, get_rank
 from torch import Tensor, nn
 
-from sbert_nonling.util.heads import TrainingHead, make_training_head
+from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
 
@@ -119,7 +119,7 @@ class UnpairedModalityContrastiveLoss(nn.Module):
         self.temperature = temperature
         self.training_head = training_head
         self.gather_across_devices = gather_across_devices
-        self.head = make_training_head(training_head, model.get_embedding_dimension())
+        self.head = make_training_head(training_head, embedding_dimension(model))
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
         embeddings = [output["sentence_embedding"] for output in forward_views(self.model, sentence_features)]
@@ -189,4 +189,4 @@ class UnpairedModalityContrastiveLoss(nn.Module):
     booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},
     year = {2020}
 }
-"""
+"""  # noqa: E501 (a BibTeX author list is one line)

@@ -34,6 +34,7 @@ from sbert_nonling.methods.plan import MethodPlan, TrainingStage
 from sbert_nonling.methods.sentence_encoder import starting_sentence_model
 from sbert_nonling.training.arguments import training_arguments
 from sbert_nonling.training.multitask_sampler import multitask_sampler_arguments
+from sbert_nonling.util.heads import embedding_dimension
 
 #: Task name -> what it trains on (files under the task folder, SentEval's layout) and its head.
 TASKS: dict[str, str] = {
@@ -128,7 +129,7 @@ def task_losses(
 ) -> dict[str, nn.Module]:
     """One training-only head loss per task; with ``share_head_layer`` the pair classification and STS losses use
     one :class:`HeadLayer` object (the paper shares the first head layer between its paraphrase and STS heads)."""
-    shared = HeadLayer(model.get_embedding_dimension(), hidden_dimension, dropout) if share_head_layer else None
+    shared = HeadLayer(embedding_dimension(model), hidden_dimension, dropout) if share_head_layer else None
     losses: dict[str, nn.Module] = {}
     for task in tasks:
         if task == "classification":

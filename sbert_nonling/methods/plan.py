@@ -86,8 +86,9 @@ class MethodPlan:
     ``staged`` plans (curricula, multi-stage methods) report every stage separately; a single-run plan reports its
     one run's numbers. ``has_text_export``: the model has a token text route that
     :func:`~sbert_nonling.export.text_model.export_text_model` turns into a plain checkpoint (a pixel model has
-    none) and ``card_form`` is the model card's form of the saved model. ``evaluations`` run after training (name -> function of the trained model returning scores, e.g. MCSE's
-    held-out retrieval); ``files`` are what the run keeps beside the model (file name -> function writing it to a
+    none) and ``card_form`` is the model card's form of the saved model. ``evaluations`` run after training (name ->
+    function of the trained model returning scores, e.g. MCSE's held-out retrieval); ``files`` are what the run keeps
+    beside the model (file name -> function writing it to a
     path, e.g. image features extracted while building).
     """
 

@@ -35,6 +35,7 @@ class CheckpointMarkerCallback(TrainerCallback):
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
         if not args.should_save:
             return
+        assert args.output_dir is not None  # TrainingArguments fills its default ("trainer_output")
         folder = os.path.join(args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}")
         try:
             write_complete_marker(folder, state.global_step)

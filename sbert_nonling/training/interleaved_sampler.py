@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import accumulate, islice
+from itertools import islice
 
 import torch
 from sentence_transformers.base.sampler import MultiDatasetDefaultBatchSampler
@@ -43,7 +43,7 @@ class InterleavedBatchSampler(MultiDatasetDefaultBatchSampler):
         return max(1, text_steps // max(1, len(self.batch_samplers[1]) // self.num_replicas))
 
     def __iter__(self) -> Iterator[list[int]]:
-        offsets = [0, *accumulate(len(part) for part in self.dataset.datasets)]
+        offsets = [0, *self.dataset.cumulative_sizes]  # where each dataset starts in the concatenation
         texts, captions = iter(self.batch_samplers[0]), iter(self.batch_samplers[1])
         count = 0
         while len(text_group := list(islice(texts, self.num_replicas))) == self.num_replicas:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from itertools import accumulate
 import typing
+from collections.abc import Iterator
 from typing import Any
 
 from sentence_transformers.base.sampler import (
@@ -89,7 +88,7 @@ class MultiTaskAverageBatchSampler(RoundRobinBatchSampler):
         for sampler in self.batch_samplers:  # every pass of this epoch starts from the epoch's own order
             if hasattr(sampler, "set_epoch"):
                 sampler.set_epoch(self.epoch)
-        offsets = [0, *accumulate(len(part) for part in self.dataset.datasets)]
+        offsets = [0, *self.dataset.cumulative_sizes]  # where each dataset starts in the concatenation
         cycles = [self._cycle(index) for index in range(len(self.batch_samplers))]
         for _ in range(self._groups()):
             for index, cycle in enumerate(cycles):

@@ -32,6 +32,7 @@ def _train(
     """One training stage: hooks, the trainer (checkpoints under ``output_dir``), hooks; its log entry."""
     for hook in stage.before:
         hook(plan.model)
+    assert stage.args.output_dir is not None  # TrainingArguments fills its default ("trainer_output")
     stage.args.output_dir = str(output_dir / stage.args.output_dir)
     trainer = stage.trainer(plan.model, plan.evaluator)
     try:
@@ -133,7 +134,7 @@ def run_method(
         else:
             entries.append(_train(step, plan, output_dir, resume, config.resumable, sts_dir))
 
-    result = {
+    result: dict[str, Any] = {
         "recipe": config.name,
         "model": str(output_dir / "model"),
         "export": str(output_dir / "export") if plan.has_text_export else None,

@@ -145,6 +145,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         return super().get_batch_sampler(dataset, batch_size, drop_last, valid_label_columns, generator, seed)
 
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
+        assert self.args.output_dir is not None  # TrainingArguments fills its default ("trainer_output")
         if resume_from_checkpoint is True:
             resume_from_checkpoint = newest_intact_checkpoint(self.args.output_dir)
             if resume_from_checkpoint is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import accumulate, count, islice
+from itertools import count, islice
 
 import torch
 from sentence_transformers.base.sampler import MultiDatasetDefaultBatchSampler
@@ -49,7 +49,7 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
     ) -> None:
         super().__init__(dataset, batch_samplers, generator=generator, seed=seed)
         self.num_replicas = get_world_size() if num_replicas is None else num_replicas
-        sizes = [len(part) for part in dataset.datasets]
+        sizes = [end - start for start, end in zip([0, *dataset.cumulative_sizes], dataset.cumulative_sizes)]
         for index, batch_size in batch_sizes.items():
             if index == text_index:
                 continue
@@ -65,7 +65,7 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
         """Reshuffled passes over modality dataset ``index`` (its rows start at ``offset`` in the concatenation); each
         index carries its pass (:class:`SeededRow`), so datasets that augment (two-view images) seed the row's views
         by it, in whichever process reads it."""
-        size, batch_size = len(self.dataset.datasets[index]), self.batch_sizes[index]
+        size, batch_size = self.dataset.cumulative_sizes[index] - offset, self.batch_sizes[index]
         for passes in count():
             order = torch.randperm(size, generator=generator).tolist()
             draw = self.epoch * 1_000_000 + passes
@@ -74,7 +74,7 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
 
     def __iter__(self) -> Iterator[list[int]]:
         generator = torch.Generator().manual_seed(self.seed + self.epoch)
-        offsets = [0, *accumulate(len(part) for part in self.dataset.datasets)]
+        offsets = [0, *self.dataset.cumulative_sizes]  # where each dataset starts in the concatenation
         cycles = {index: self._cycle(index, generator, offsets[index]) for index in self.modality_indices}
         text_batches = iter(self.batch_samplers[self.text_index])
         while len(group := list(islice(text_batches, self.num_replicas))) == self.num_replicas:

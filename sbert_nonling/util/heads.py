@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from torch import nn
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 TrainingHead = Literal["mlp", "linear", "linear_gelu_layernorm", "none"]
 TRAINING_HEADS: tuple[str, ...] = ("mlp", "linear", "linear_gelu_layernorm", "none")
@@ -33,3 +36,12 @@ def make_training_head(
             raise ValueError(f"A 'none' head keeps the dimension: {dimension} != {output_dimension}.")
         return nn.Identity()
     raise ValueError(f"{name}={kind!r} must be one of {list(TRAINING_HEADS)}.")
+
+
+def embedding_dimension(model: SentenceTransformer) -> int:
+    """``model``'s sentence embedding dimension, which every loss head is built for (a ValueError where the model has
+    none: sentence-transformers types it ``int | None``)."""
+    dimension = model.get_embedding_dimension()
+    if dimension is None:
+        raise ValueError(f"{type(model).__name__} reports no sentence embedding dimension: the loss cannot size its head.")
+    return dimension

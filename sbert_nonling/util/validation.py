@@ -6,7 +6,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from datasets import Dataset, DatasetDict
 from safetensors.torch import load_file
-from sentence_transformers.base.sampler import BatchSamplers
 from sentence_transformers import (
     SentenceTransformer,
     SentenceTransformerTrainingArguments,
 )
+from sentence_transformers.base.sampler import BatchSamplers
 
 from sbert_nonling.methods import build_multitask, task_losses
 from sbert_nonling.training import get_recipe, load_recipe, run_method, train_recipe

@@ -3,8 +3,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import torch
 import pytest
+import torch
 from sentence_transformers import SentenceTransformer
 
 from sbert_nonling.training import get_recipe, list_recipes, train_recipe

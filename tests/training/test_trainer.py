@@ -165,9 +165,9 @@ def _worker_datasets(kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_su
     """(model, training dataset, loss) of each dataset kind the package builds whose reading does work per batch."""
     from sbert_nonling import AudioPatchEmbed, MultimodalAlignLoss, SymmetricInfoNCE, UnpairedModalityContrastiveLoss
     from sbert_nonling.data import audio_folder_dataset, caption_feature_dataset, label_from_regex
-    from sbert_nonling.data.perturbations import perturbation_pairs_dataset
     from sbert_nonling.data.captions import read_captions
     from sbert_nonling.data.image_features import load_image_features
+    from sbert_nonling.data.perturbations import perturbation_pairs_dataset
     from sbert_nonling.models import build_sentence_model
     from sbert_nonling.models.pixel_model import build_pixel_model
     from sbert_nonling.modules.pixel_encoder import PixelEncoder
