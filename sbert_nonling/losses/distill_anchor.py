@@ -92,9 +92,10 @@ class DistillAnchorLoss(nn.Module):
             ::
 
                 from sbert_nonling import DistillAnchorLoss, MultimodalAlignLoss
-                from sbert_nonling.models import build_sentence_model
+                from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-                model = build_sentence_model("bert-base-uncased", pooling="cls")
+                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+                model = build_sentence_model(str(encoder), pooling="cls")
                 grounding = MultimodalAlignLoss(model, image_dimension=2048, direction="symmetric", temperature=0.1)
                 loss = DistillAnchorLoss(model, base_loss=grounding)  # teacher = frozen copy of the starting model
         """

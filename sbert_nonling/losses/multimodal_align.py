@@ -14,12 +14,8 @@ from torch import Tensor, nn
 
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.util.deprecation import renamed_argument
-<<<<<<< HEAD
-from sbert_nonling.util.heads import TrainingHead, make_training_head
-from sbert_nonling.util.precision import float32_math
-=======
 from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
->>>>>>> lint
+from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
 
 logger = logging.getLogger(__name__)
@@ -152,9 +148,10 @@ class MultimodalAlignLoss(nn.Module):
             ::
 
                 from sbert_nonling import MultimodalAlignLoss, SimCSELoss
-                from sbert_nonling.models import build_sentence_model
+                from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-                model = build_sentence_model("bert-base-uncased", pooling="cls")
+                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+                model = build_sentence_model(str(encoder), pooling="cls")
                 simcse = SimCSELoss(model)                                # text batches
                 mcse = MultimodalAlignLoss(model, image_dimension=2048, text_loss=simcse, weight=0.01)  # caption batches
         """

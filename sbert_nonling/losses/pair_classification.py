@@ -14,11 +14,8 @@ from torch import Tensor, nn
 
 from sbert_nonling.losses.head_layer import MULTITASK_CITATION, HeadLayer
 from sbert_nonling.util.deprecation import renamed_argument
-<<<<<<< HEAD
-from sbert_nonling.util.precision import float32_math
-=======
 from sbert_nonling.util.heads import embedding_dimension
->>>>>>> lint
+from sbert_nonling.util.precision import float32_math
 
 logger = logging.getLogger(__name__)
 
@@ -100,9 +97,10 @@ class PairClassificationLoss(SoftmaxLoss):
                 from datasets import Dataset
                 from sentence_transformers import SentenceTransformerTrainer
                 from sbert_nonling.losses.pair_classification import PairClassificationLoss
-                from sbert_nonling.models import build_sentence_model
+                from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-                model = build_sentence_model("bert-base-uncased", pooling="cls")
+                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+                model = build_sentence_model(str(encoder), pooling="cls")
                 train_dataset = Dataset.from_dict({
                     "sentence1": ["A man plays a guitar.", "A dog runs."],
                     "sentence2": ["A man plays music.", "A cat sleeps."],

@@ -11,11 +11,8 @@ from sentence_transformers.base.losses.merged_forward import embed_columns
 from torch import Tensor, nn
 
 from sbert_nonling.losses.head_layer import MULTITASK_CITATION, HeadLayer
-<<<<<<< HEAD
-from sbert_nonling.util.precision import float32_math
-=======
 from sbert_nonling.util.heads import embedding_dimension
->>>>>>> lint
+from sbert_nonling.util.precision import float32_math
 
 logger = logging.getLogger(__name__)
 
@@ -83,9 +80,10 @@ class SentenceClassificationLoss(nn.Module):
                 from datasets import Dataset
                 from sentence_transformers import SentenceTransformerTrainer
                 from sbert_nonling.losses.sentence_classification import SentenceClassificationLoss
-                from sbert_nonling.models import build_sentence_model
+                from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-                model = build_sentence_model("bert-base-uncased", pooling="cls")
+                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+                model = build_sentence_model(str(encoder), pooling="cls")
                 train_dataset = Dataset.from_dict({"sentence": ["A great film.", "A dull film."], "label": [1, 0]})
                 loss = SentenceClassificationLoss(model, num_labels=2)
                 SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()

@@ -11,12 +11,8 @@ from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import Tensor
 
-<<<<<<< HEAD
-from sbert_nonling.util.heads import TrainingHead, make_training_head
-from sbert_nonling.util.precision import float32_math
-=======
 from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
->>>>>>> lint
+from sbert_nonling.util.precision import float32_math
 
 logger = logging.getLogger(__name__)
 
@@ -92,9 +88,10 @@ class SimCSELoss(MultipleNegativesRankingLoss):
                 from datasets import Dataset
                 from sentence_transformers import SentenceTransformerTrainer
                 from sbert_nonling.losses import SimCSELoss
-                from sbert_nonling.models import build_sentence_model
+                from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-                model = build_sentence_model("bert-base-uncased", pooling="cls")
+                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+                model = build_sentence_model(str(encoder), pooling="cls")
                 sentences = ["A man is playing a guitar.", "A woman slices an onion."]
                 train_dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
                 loss = SimCSELoss(model, temperature=0.05, training_head="mlp")

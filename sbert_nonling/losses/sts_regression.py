@@ -10,11 +10,8 @@ from sentence_transformers.sentence_transformer.losses import CosineSimilarityLo
 from torch import Tensor, nn
 
 from sbert_nonling.losses.head_layer import MULTITASK_CITATION, HeadLayer
-<<<<<<< HEAD
-from sbert_nonling.util.precision import float32_math
-=======
 from sbert_nonling.util.heads import embedding_dimension
->>>>>>> lint
+from sbert_nonling.util.precision import float32_math
 
 logger = logging.getLogger(__name__)
 
@@ -77,15 +74,16 @@ class STSRegressionLoss(CosineSimilarityLoss):
                 from datasets import Dataset
                 from sentence_transformers import SentenceTransformerTrainer
                 from sbert_nonling.losses.sts_regression import STSRegressionLoss
-                from sbert_nonling.models import build_sentence_model
+                from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-                model = build_sentence_model("bert-base-uncased", pooling="cls")
+                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+                model = build_sentence_model(str(encoder), pooling="cls")
                 train_dataset = Dataset.from_dict({
                     "sentence1": ["A plane is taking off.", "A man plays a flute."],
                     "sentence2": ["An air plane is taking off.", "A woman slices an onion."],
                     "score": [1.0, 0.05],
                 })
-                loss = STSRegressionLoss(model, hidden_dimension=768, dropout=0.3)
+                loss = STSRegressionLoss(model, hidden_dimension=32, dropout=0.3)  # 768 for BERT-base
                 SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
         """
         super().__init__(model, loss_fct=loss_fct if loss_fct is not None else nn.MSELoss())

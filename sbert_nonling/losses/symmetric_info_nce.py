@@ -13,12 +13,8 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import Tensor, nn
 
-<<<<<<< HEAD
-from sbert_nonling.util.heads import TrainingHead, make_training_head
-from sbert_nonling.util.precision import float32_math
-=======
 from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
->>>>>>> lint
+from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
 
 logger = logging.getLogger(__name__)
@@ -91,9 +87,10 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
             ::
 
                 from sbert_nonling import SymmetricInfoNCE
-                from sbert_nonling.models import build_sentence_model
+                from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-                model = build_sentence_model("bert-base-uncased", pooling="mean")
+                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+                model = build_sentence_model(str(encoder), pooling="mean")
                 loss = SymmetricInfoNCE(model, temperature=0.05, learnable_temperature=True)
                 # Pixel Linguist: SymmetricInfoNCE(pixel_model, temperature=0.05, token_head="linear_gelu_layernorm")
         """
