@@ -41,8 +41,11 @@ class ModalitySchedule:
         if not schedules:
             raise ValueError("ModalitySchedule needs at least one scheduler.")
         self.schedules = dict(schedules)
+        #: The rates the last optimizer step was taken with (what transformers logs as ``learning_rate``).
+        self.stepped_rates: dict[str, float] = self.last_rates()
 
     def step(self) -> None:
+        self.stepped_rates = self.last_rates()
         with warnings.catch_warnings():
             # Each optimizer step is taken by one sub-optimizer, so on the first step torch warns, wrongly here, that
             # the others' schedulers stepped before their optimizers.

@@ -150,7 +150,7 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         """:class:`NonLinguisticTrainer`'s log, plus ``learning_rate_<dataset>`` under the alternating scheme: each
-        dataset's optimizer's current rate (``learning_rate`` is the text optimizer's)."""
+        dataset's optimizer's rate in the last step (``learning_rate`` is the text optimizer's, read at the same time)."""
         if "loss" in logs and isinstance(self.lr_scheduler, ModalitySchedule):
-            logs = {**logs, **{f"learning_rate_{name}": rate for name, rate in self.lr_scheduler.last_rates().items()}}
+            logs = {**logs, **{f"learning_rate_{name}": rate for name, rate in self.lr_scheduler.stepped_rates.items()}}
         super().log(logs, start_time)
