@@ -18,6 +18,7 @@ import functools
 import json
 import logging
 import sys
+import textwrap
 import warnings
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,12 @@ LOGGED_PACKAGES = ("sbert_nonling", "sentence_transformers")
 
 #: Python warnings the quiet console drops, each (message regex, category, why it is harmless).
 HARMLESS_WARNINGS: tuple[tuple[str, type[Warning], str], ...] = (
+    (
+        r"'pin_memory' argument is set as true but no accelerator is found",
+        UserWarning,
+        "torch's DataLoader on a machine without a GPU (e.g. --set dataloader_pin_memory=true on a CPU): it skips "
+        "pinning, which only speeds up copies to a GPU; the batches are the same",
+    ),
 )
 
 
@@ -299,8 +306,10 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     add_command = functools.partial(commands.add_parser, parents=[verbose_flag])
 
-    train = add_command("train", help="train a recipe (see sbert_nonling/recipes/)")
-    train.add_argument("recipe", help="recipe name, one of: " + ", ".join(list_recipes()))
+    recipes = textwrap.fill(", ".join(list_recipes()), width=78, break_on_hyphens=False, break_long_words=False)
+    train = add_command("train", help="train a recipe (see sbert_nonling/recipes/)", epilog=f"recipes:\n{textwrap.indent(recipes, '  ')}",
+                        formatter_class=argparse.RawDescriptionHelpFormatter)  # the epilog keeps its lines: names stay whole
+    train.add_argument("recipe", help="recipe name (listed below), e.g. simcse-unsup or visualcse")
     train.add_argument("--output", required=True, help="run folder: leaves OUT/model, OUT/export (each with a model card), "
                        "OUT/checkpoints, OUT/recipe.json, OUT/results.json, OUT/train.log")
     train.add_argument("--text-file", help="one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN")
