@@ -159,10 +159,11 @@ def test_help_documents_every_option():
     assert undocumented == []
 
 
-def _terminal_lines(output: str) -> list[str]:
-    """The lines a terminal keeps of ``output``: a progress bar redraws its own line with carriage returns, so each
-    newline-ended line shows as what follows its last carriage return."""
-    return [line.rsplit("\r", 1)[-1] for line in output.split("\n")[:-1]]
+def _terminal_lines(output: bytes) -> list[str]:
+    """The lines a terminal keeps of ``output`` (raw bytes: text mode would turn carriage returns into newlines): a
+    progress bar redraws its own line with carriage returns, so each newline-ended line shows as what follows its last
+    carriage return."""
+    return [line.rsplit("\r", 1)[-1] for line in output.decode("utf-8").split("\n")[:-1]]
 
 
 def test_train_is_quiet_by_default_and_verbose_brings_the_library_output_back(tmp_path, data_dir, small_sts_dir):
@@ -176,8 +177,8 @@ def test_train_is_quiet_by_default_and_verbose_brings_the_library_output_back(tm
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     outputs = {}
     for mode, flags in (("quiet", []), ("verbose", ["--verbose"])):
-        run = subprocess.run([*argv, "--output", str(tmp_path / mode), *flags], capture_output=True, text=True, env=env)
-        assert run.returncode == 0, run.stderr[-2000:]
+        run = subprocess.run([*argv, "--output", str(tmp_path / mode), *flags], capture_output=True, env=env)
+        assert run.returncode == 0, run.stderr.decode("utf-8")[-2000:]
         outputs[mode] = _terminal_lines(run.stderr) + _terminal_lines(run.stdout)
     quiet, verbose = outputs["quiet"], outputs["verbose"]
     assert len(quiet) <= 15, "\n".join(quiet)
