@@ -9,6 +9,27 @@ import pytest
 from sbert_nonling.cli import main
 
 
+@pytest.fixture(autouse=True)
+def _restore_library_output():
+    """main() quiets transformers, huggingface_hub and datasets process-wide, as a CLI should; the tests after these
+    get the libraries' defaults back."""
+    import datasets
+    import huggingface_hub.utils
+    import transformers.utils.logging
+
+    states = (transformers.utils.logging.get_verbosity(), datasets.logging.get_verbosity(), datasets.is_progress_bar_enabled(),
+              transformers.utils.logging.is_progress_bar_enabled(), huggingface_hub.utils.are_progress_bars_disabled())
+    yield
+    transformers.utils.logging.set_verbosity(states[0])
+    datasets.logging.set_verbosity(states[1])
+    if states[2]:
+        datasets.enable_progress_bars()
+    if states[3]:
+        transformers.utils.logging.enable_progress_bar()
+    if not states[4]:
+        huggingface_hub.utils.enable_progress_bars()
+
+
 @pytest.fixture
 def exported_tiny(tiny_model, tmp_path):
     from sbert_nonling import export_text_model
