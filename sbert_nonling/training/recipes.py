@@ -1,13 +1,17 @@
 """Recipes: one JSON file per published configuration (``sbert_nonling/recipes/<name>.json``), loaded into the
-method's typed config (:mod:`sbert_nonling.configs`)."""
+method's typed config (:mod:`sbert_nonling.configs`).
+
+The configs (which import torch through the losses and modules) are imported where a recipe is loaded, so
+:func:`list_recipes` stays cheap: ``sbert-nonling train --help`` lists the recipes with it."""
 
 from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sbert_nonling.configs import METHOD_CONFIGS, MethodConfig
+if TYPE_CHECKING:
+    from sbert_nonling.configs import MethodConfig
 
 #: Keys of a recipe file that are not settings: the tiny override block and its note.
 TINY_BLOCK, TINY_NOTE = "tiny", "tiny_note"
@@ -45,6 +49,8 @@ def config_from_recipe(
 ) -> MethodConfig:
     """The typed config of a recipe's contents (``"method"``, settings, optional ``"tiny"`` block and ``"tiny_note"``),
     as :func:`load_recipe` builds it; ``source`` names the recipe in error messages."""
+    from sbert_nonling.configs import METHOD_CONFIGS
+
     recipe = dict(recipe)
     method = recipe.pop("method", None)
     if method not in METHOD_CONFIGS:
