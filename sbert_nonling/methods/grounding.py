@@ -4,6 +4,7 @@ sentence batches, optionally anchored to a frozen copy of the starting model (MA
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +99,7 @@ def build_grounding(
     nli_file: str | Path | None = None,
     sts_dir: str | Path | None = None,
     model: str | None = None,
-    keep_model_modules: bool = True,
+    keep_model_modules: bool | Collection[str] = True,
 ) -> MethodPlan:
     """MCSE's / MACD's pieces: caption batches (the caption twice, as SimCSE's dropout views, + its image's frozen
     features; one caption per image, seeded) with :class:`MultimodalAlignLoss` (SimCSE + caption <-> image InfoNCE

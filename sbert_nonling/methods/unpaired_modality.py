@@ -3,6 +3,7 @@ or audio read by the same encoder."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from datasets import Dataset, DatasetDict
@@ -71,7 +72,7 @@ def build_unpaired_modality(
     audio_label_regex: str | None = None,
     sts_dir: str | Path | None = None,
     model: str | None = None,
-    keep_model_modules: bool = True,
+    keep_model_modules: bool | Collection[str] = True,
     nli_file: str | Path | None = None,
 ) -> MethodPlan:
     """VisualCSE's / AudioCSE's pieces: the sentence model with a second route (``config.modality``) whose front-end
