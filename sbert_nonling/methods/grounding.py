@@ -29,6 +29,7 @@ from sbert_nonling.methods.sentence_encoder import (
 )
 from sbert_nonling.modules.encoder_families import learned_position_embeddings
 from sbert_nonling.modules.frozen_image_encoder import FrozenImageEncoder
+from sbert_nonling.util.unreachable import loading
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +56,12 @@ def _image_features(
         extracted = False
     else:
         names = sorted({image for image, _ in pairs})
-        encoder = FrozenImageEncoder.by_name(config.image_encoder)
+        offline = (
+            "pass precomputed features (image_features=F, --image-features F; made by `sbert-nonling features`), or set "
+            "image_encoder to efficientnet-lite0 (--set image_encoder=efficientnet-lite0), whose weights a pip package ships."
+        )
+        with loading("Image encoder", config.image_encoder, f"{recipe_label(config)}, setting 'image_encoder'", offline):
+            encoder = FrozenImageEncoder.by_name(config.image_encoder)
         features = extract_image_features([images[name] for name in names], encoder, regions=config.regions)
         extracted = True
     if features[kind].shape[-1] != config.image_dimension:

@@ -16,6 +16,11 @@ from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, rea
 from sbert_nonling.models.sentence_model import build_sentence_model
 from sbert_nonling.models.tiny_encoder import build_tiny_encoder
 from sbert_nonling.training.arguments import training_arguments
+from sbert_nonling.util.unreachable import loading
+
+#: How a run names its starting model, and what to do when it cannot be reached (a builder's ``model`` argument).
+MODEL_SETTING = "the setting 'model', --model on the command line"
+MODEL_OFFLINE = "pass a local folder (model=PATH, --model PATH), or tiny=True (--tiny) for a small random encoder."
 
 
 def recipe_label(config: SentenceEncoderConfig) -> str:
@@ -70,6 +75,8 @@ def starting_sentence_model(
       Normalize and prompts (``config.pooling`` replaces them otherwise); ``"max_seq_length"`` kept: its own length
       (``config.max_seq_length`` otherwise). :func:`~sbert_nonling.training.run.train_recipe` keeps every setting
       the user did not override; a setting applied to the model is logged with the model's own value.
+
+    A model that cannot be loaded (offline and not cached, mistyped) raises one ValueError line naming it.
     """
     if config.tiny and model is not None:
         raise ValueError("Pass either tiny=True (a locally built encoder) or model=..., not both.")
@@ -85,11 +92,12 @@ def starting_sentence_model(
         raise ValueError(f"keep_model_modules names {unknown}; a continued model keeps only {list(MODEL_OWN_SETTINGS)}.")
     if not is_sentence_transformer_model(encoder):
         keep_model_modules = ()
-    return build_sentence_model(
-        encoder,
-        pooling=None if "pooling" in keep_model_modules else config.pooling,
-        max_seq_length=None if "max_seq_length" in keep_model_modules else config.max_seq_length,
-    )
+    with loading("Model", encoder, MODEL_SETTING, MODEL_OFFLINE):
+        return build_sentence_model(
+            encoder,
+            pooling=None if "pooling" in keep_model_modules else config.pooling,
+            max_seq_length=None if "max_seq_length" in keep_model_modules else config.max_seq_length,
+        )
 
 
 def single_run_arguments(

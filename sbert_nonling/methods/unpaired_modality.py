@@ -28,6 +28,14 @@ from sbert_nonling.methods.sentence_encoder import (
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
+from sbert_nonling.util.unreachable import loading
+
+
+#: What to do when the recipe's ViT cannot be reached.
+VIT_OFFLINE = (
+    "set vit to None (--set vit=null) for a random patch embedding, or to a local ViT folder (--set vit=PATH), "
+    "or train with --tiny."
+)
 
 
 def _image_route(config: VisualCSEConfig, hidden_size: int, image_dir: str | Path | None) -> tuple[Dataset, InputModule]:
@@ -40,9 +48,10 @@ def _image_route(config: VisualCSEConfig, hidden_size: int, image_dir: str | Pat
             token_keep_ratio=config.token_keep_ratio,
         )
     else:  # positions interpolated if img_size differs from the checkpoint's
-        front_end = ImagePatchEmbed.from_vit(
-            config.vit, encoder_entry=config.encoder_entry, img_size=config.img_size, token_keep_ratio=config.token_keep_ratio
-        )
+        with loading("ViT", config.vit, f"{recipe_label(config)}, setting 'vit'", VIT_OFFLINE):
+            front_end = ImagePatchEmbed.from_vit(
+                config.vit, encoder_entry=config.encoder_entry, img_size=config.img_size, token_keep_ratio=config.token_keep_ratio
+            )
     return dataset, front_end
 
 

@@ -51,3 +51,9 @@ def test_text_data_by_kind(tmp_path):
     with pytest.raises(ValueError, match="data='captions' trains on captions only, which only the grounding methods"):
         text_training_data(SimCSEConfig(data="captions", name="mine"), text, None)
     assert text_training_data(MCSEConfig(data="captions"), None, None, captions_only=True) == (None, [])
+
+
+def test_an_unreachable_model_is_one_line_naming_the_setting():
+    with pytest.raises(ValueError, match=r"^Model 'nobody/no-such-model' \(the setting 'model', --model .*Offline: pass a local folder") as raised:
+        starting_sentence_model(SimCSEConfig(model="nobody/no-such-model"), [])
+    assert "\n" not in str(raised.value)

