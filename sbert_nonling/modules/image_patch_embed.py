@@ -32,12 +32,19 @@ def to_rgb_image(image: Any, where: str) -> Image.Image:
     """Any PIL mode (RGB, L, LA, RGBA, P, CMYK, I;16, I, F, ...), uint8/uint16/float array (H, W[, C]) -> RGB PIL image.
 
     Transparent pixels are composited on white; 16-bit and 32-bit images are scaled by their maximum possible value.
+    A lazily opened file (``Image.open``) is decoded here: data that cannot be decoded (a truncated or corrupt file,
+    a closed one) raises ``ValueError("{where}: Cannot decode image '<file>': <PIL's reason>")``.
     """
     if isinstance(image, np.ndarray):
         image = _array_to_image(image, where)
     if not isinstance(image, Image.Image):
         raise ValueError(f"{where} is a {type(image).__name__}; expected a PIL image or an (H, W[, C]) array.")
     check_image_size(image, where)
+    try:
+        image.load()  # a no-op for an image in memory
+    except (OSError, SyntaxError, ValueError) as error:  # PIL's decoders: truncated data, bad tables, a closed file
+        source = f" {image.filename!r}" if getattr(image, "filename", "") else ""
+        raise ValueError(f"{where}: Cannot decode image{source}: {error}") from None
     if image.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
         values = np.asarray(image, dtype=np.float64)
         scale = 65535.0 if image.mode.startswith("I;16") or values.max(initial=0) > 255 else 255.0
