@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl
@@ -126,7 +126,7 @@ def class_indices(dataset: Dataset, column: str = "label") -> tuple[Dataset, lis
     return dataset.remove_columns(column).add_column(column, [index[value] for value in values]), classes
 
 
-def first_rows_per_class(labels: Sequence[int], limit: int) -> list[int]:
+def first_rows_per_class(labels: Sequence[Hashable], limit: int) -> list[int]:
     """The rows of the first ``limit`` items of every class, in dataset order."""
     counts: Counter[int] = Counter()
     rows = []

@@ -65,7 +65,7 @@ def _audio_route(
             "audio dataset as audio_dir (its label column gives the classes)."
         )
     label_fn = label_from_regex(audio_label_regex) if audio_label_regex is not None else None
-    dataset, _ = audio_folder_dataset(audio_dir, label_fn, limit=config.clips)
+    dataset, _ = audio_folder_dataset(audio_dir, label_fn, limit=config.clips, limit_per_class=config.clips_per_class)
     front_end = AudioPatchEmbed(
         target_frames=config.target_frames, embedding_dimension=hidden_size, layout=config.audio_layout, encoder_entry=config.encoder_entry,
         freq_mask=config.freq_mask, time_mask=config.time_mask, token_keep_ratio=config.token_keep_ratio,

@@ -106,6 +106,8 @@ def test_audio_dataset_by_hub_name_labels_by_its_column_and_decodes_bytes(hub_da
     expected = read_audio(paths[1])
     assert item["view_1"]["sampling_rate"] == expected["sampling_rate"]
     assert (item["view_1"]["array"] == expected["array"]).all() and item["view_2"] is item["view_1"]
+    balanced, _ = audio_folder_dataset("openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id", limit_per_class=1)
+    assert balanced["label"] == [0, 1, 2]  # speakers 103, 1034, 19: one clip each
     with pytest.raises(ValueError, match="pass label_fn"):
         audio_folder_dataset(data_dir / "audio" / "fsdd")
 

@@ -48,8 +48,9 @@ def test_visualcse_pieces_and_a_run_of_its_stage(tmp_path, monkeypatch, text_fil
 
 
 def test_audiocse_route_and_the_modality_must_match_the_config(text_file, data_dir):
-    config = load_recipe("audiocse", tiny=True, overrides={"clips": 8})
+    config = load_recipe("audiocse", tiny=True, overrides={"clips_per_class": 2})
     plan = build_unpaired_modality(config, text_file=text_file, audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_")
+    assert sorted(plan.stages[0].train_dataset["audio"]["label"]) == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]  # 2 per speaker
     front_end = plan.model[0].sub_modules["audio"][0]
     assert isinstance(front_end, AudioPatchEmbed) and front_end.target_frames == config.target_frames
     assert plan.stages[0].trainer_kwargs["learning_rates"] == {"audio": config.modality_learning_rate}
