@@ -158,6 +158,8 @@ class ModalityRouter(Router):
     def _check_width(route: str, front_end: nn.Module, encoder: nn.Module) -> None:
         if front_end is encoder or not hasattr(front_end, "get_embedding_dimension"):
             return
+        if front_end.get_embedding_dimension() is None and hasattr(front_end, "take_encoder_width"):
+            front_end.take_encoder_width(encoder.get_embedding_dimension())  # built without a width: the encoder's
         width, hidden_size = front_end.get_embedding_dimension(), encoder.get_embedding_dimension()
         if width != hidden_size:
             raise ValueError(

@@ -220,3 +220,18 @@ def test_vit_at_a_lower_resolution_interpolates_the_position_table(tmp_path, img
     torch.testing.assert_close(ours, reference)
     with pytest.raises(ValueError, match="patch_size=8 does not divide img_size=20"):
         ImagePatchEmbed.from_vit(str(tmp_path), img_size=20)
+
+
+def test_a_front_end_without_a_width_takes_the_encoders(tiny_encoder_dir, cat, tmp_path):
+    """Issue 26: front-ends defaulted to 768 and had to be told the encoder's width (384 for MiniLM)."""
+    front_end = ImagePatchEmbed(img_size=32, patch_size=8)
+    with pytest.raises(ValueError, match="built without embedding_dimension and has not been placed before a shared encoder"):
+        front_end.preprocess([cat])
+    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": front_end})
+    assert front_end.get_embedding_dimension() == 32 and front_end.position_embeddings.shape == (1, 17, 32)
+    expected = model.encode([cat])
+    assert expected.shape == (1, 32)
+    model.save(str(tmp_path))
+    reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True)
+    assert reloaded[0].sub_modules["image"][0].embedding_dimension == 32
+    np.testing.assert_array_equal(reloaded.encode([cat]), expected)
