@@ -4,7 +4,7 @@
 # extra includes every optional extra (pixel, plots, mteb, efficientnet), which the test suite needs.
 PYTHON ?= python3
 VENV := .venv
-SHARED ?= ../shared
+SBERT_NONLING_SHARED ?= ../shared
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-all lint install clean
@@ -18,13 +18,13 @@ $(STAMP): setup.cfg setup.py constraints.txt
 install: $(STAMP)
 
 demo: $(STAMP)
-	HF_HUB_OFFLINE=1 $(VENV)/bin/sbert-nonling demo --sts-dir $(SHARED)/data/sts --text-file $(SHARED)/data/corpus/wiki1m_for_simcse.first11913.txt --image-dir $(SHARED)/data/images/cifar10/train --output runs/demo
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sbert-nonling demo --sts-dir $(SBERT_NONLING_SHARED)/data/sts --text-file $(SBERT_NONLING_SHARED)/data/corpus/wiki1m_for_simcse.first11913.txt --image-dir $(SBERT_NONLING_SHARED)/data/images/cifar10/train --output runs/demo
 
 test: $(STAMP)
-	SBERT_NONLING_SHARED=$(SHARED) HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -q
+	SBERT_NONLING_SHARED=$(SBERT_NONLING_SHARED) HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -q
 
 test-all: $(STAMP)
-	SBERT_NONLING_SHARED=$(SHARED) HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -q -m "slow or not slow"
+	SBERT_NONLING_SHARED=$(SBERT_NONLING_SHARED) HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -q -m "slow or not slow"
 
 # Developer checks (CI runs them before the tests): lint (ruff.toml), formatting, types (setup.cfg [mypy]).
 lint: $(STAMP)

@@ -8,7 +8,7 @@ import types
 import typing
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeVar, Union
+from typing import Any, ClassVar, Literal, NamedTuple, TypeVar, Union
 
 ConfigT = TypeVar("ConfigT", bound="MethodConfig")
 
@@ -35,6 +35,27 @@ def paper_default(base: type[MethodConfig], name: str, default: Any) -> Any:
 
 def _field(config_class: type, name: str) -> dataclasses.Field:
     return next(item for item in dataclasses.fields(config_class) if item.name == name)
+
+
+class SettingDescription(NamedTuple):
+    """One row of :meth:`MethodConfig.describe`: ``name: type = default  meaning``."""
+
+    name: str
+    type: str
+    default: Any
+    meaning: str
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.type} = {self.default!r}  {self.meaning}"
+
+
+class SettingTable(list):
+    """:meth:`MethodConfig.describe`'s rows (a list of :class:`SettingDescription`), printed one setting a line."""
+
+    def __str__(self) -> str:
+        return "\n".join(str(row) for row in self)
+
+    __repr__ = __str__
 
 
 class _Mismatch(Exception):
@@ -232,11 +253,12 @@ class MethodConfig:
         return {"method": self.method, **dataclasses.asdict(self)}
 
     @classmethod
-    def describe(cls) -> list[tuple[str, str, Any, str]]:
-        """``(name, type, paper default, meaning)`` of every setting, for help texts and docs."""
+    def describe(cls) -> SettingTable:
+        """Every setting as a :class:`SettingDescription` (name, type, paper default, meaning), for help texts and
+        docs; ``print(VisualCSEConfig.describe())`` shows one setting a line."""
         hints = typing.get_type_hints(cls)
         defaults = cls()
-        return [
-            (item.name, _type_name(hints[item.name]), getattr(defaults, item.name), item.metadata["doc"])
+        return SettingTable(
+            SettingDescription(item.name, _type_name(hints[item.name]), getattr(defaults, item.name), item.metadata["doc"])
             for item in dataclasses.fields(cls)
-        ]
+        )

@@ -14,7 +14,7 @@ import soundfile
 from datasets import Audio as AudioFeature
 from datasets import Dataset
 
-from sbert_nonling.data.hub import AUDIO_ROLES, HubSource, class_indices, hub_source, load_hub_columns
+from sbert_nonling.data.hub import AUDIO_ROLES, HubSource, class_indices, first_rows_per_class, hub_source, load_hub_columns
 from sbert_nonling.data.images import VIEW_COLUMNS
 from sbert_nonling.modules.audio_patch_embed import MAX_SECONDS, MIN_SAMPLES, SAMPLE_RATE
 
@@ -69,7 +69,10 @@ def label_from_regex(pattern: str) -> Callable[[str], str]:
 
 
 def audio_folder_dataset(
-    folder: str | Path, label_fn: Callable[[str], Any] | None = None, limit: int | None = None
+    folder: str | Path,
+    label_fn: Callable[[str], Any] | None = None,
+    limit: int | None = None,
+    limit_per_class: int | None = None,
 ) -> tuple[Dataset, list[str]]:
     """Audio files of ``folder`` as an AudioCSE dataset: columns ``view_1`` and ``view_2`` hold the same clip (dropout
     is the augmentation) as ``{"array", "sampling_rate"}`` dicts, ``label`` the class index of ``label_fn(file name)``.
@@ -78,20 +81,26 @@ def audio_folder_dataset(
     ``folder`` may instead name a Hub audio dataset, ``"owner/name?split=...&audio=COLUMN&label=COLUMN"``
     (:func:`~sbert_nonling.data.hub.hub_source`; e.g. LibriSpeech speakers:
     ``"openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id"``): the label column gives the classes
-    (``label_fn`` is not used) and its clips are decoded with soundfile when an item is read (first ``limit`` rows).
+    (``label_fn`` is not used) and its clips are decoded with soundfile when an item is read.
+
+    ``limit_per_class`` keeps the first clips of every class (files in sorted order, Hub rows in dataset order), so
+    a subset still holds every class, balanced as ``image_folder_dataset``'s; ``limit`` then keeps the first rows
+    of what is left (alone, it keeps the first files in sorted order: FSDD's first 64 are 2 of its 6 speakers).
     """
     source = hub_source(folder, AUDIO_ROLES)
     if source is not None:
-        return _hub_audio_dataset(source, limit)
+        return _hub_audio_dataset(source, limit, limit_per_class)
     if label_fn is None:
         raise ValueError(f"Audio folder {str(folder)!r}: pass label_fn (e.g. label_from_regex(r'^(\\d+)-')) to label its files.")
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"Audio folder {str(folder)!r} does not exist.")
-    files = sorted(path for path in folder.iterdir() if path.suffix.lower() in AUDIO_EXTENSIONS)[:limit]
+    files = sorted(path for path in folder.iterdir() if path.suffix.lower() in AUDIO_EXTENSIONS)
     if not files:
         raise ValueError(f"No audio files ({', '.join(AUDIO_EXTENSIONS)}) in {str(folder)!r}.")
     names = [label_fn(path.name) for path in files]
+    rows = first_rows_per_class(names, limit_per_class) if limit_per_class is not None else range(len(files))
+    files, names = [files[row] for row in rows][:limit], [names[row] for row in rows][:limit]
     classes = sorted(set(names))
     dataset = Dataset.from_dict({"audio": [str(path) for path in files], "label": [classes.index(name) for name in names]})
     dataset.set_transform(_two_view_clips)
@@ -99,8 +108,10 @@ def audio_folder_dataset(
     return dataset, classes
 
 
-def _hub_audio_dataset(source: HubSource, limit: int | None) -> tuple[Dataset, list[str]]:
+def _hub_audio_dataset(source: HubSource, limit: int | None, limit_per_class: int | None) -> tuple[Dataset, list[str]]:
     dataset = load_hub_columns(source, AUDIO_ROLES)
+    if limit_per_class is not None:
+        dataset = dataset.select(first_rows_per_class(dataset["label"], limit_per_class))
     if limit is not None:
         dataset = dataset.select(range(min(limit, len(dataset))))
     if isinstance(dataset.features["audio"], AudioFeature):  # decoded here with soundfile, not by datasets

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl
 
 from datasets import ClassLabel, Dataset, load_dataset
+
+from sbert_nonling.util.unreachable import error_summary
 
 #: ``owner/name``, as the Hub spells dataset repositories.
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -97,7 +99,7 @@ def load_hub_columns(source: HubSource, roles: Sequence[str]) -> Dataset:
     except Exception as error:  # datasets raises many kinds (network, missing split / config, bad files)
         raise ValueError(
             f"{source.name!r} is not a local path, and loading it as a Hub dataset ({source}) failed: "
-            f"{type(error).__name__}: {error}"
+            f"{error_summary(error)} Offline: a local path instead (docs/data.md lists the local formats)."
         ) from error
     columns = {role: source.column(role) for role in roles}
     if any("." in column and column not in dataset.column_names for column in columns.values()):
@@ -124,7 +126,7 @@ def class_indices(dataset: Dataset, column: str = "label") -> tuple[Dataset, lis
     return dataset.remove_columns(column).add_column(column, [index[value] for value in values]), classes
 
 
-def first_rows_per_class(labels: Sequence[int], limit: int) -> list[int]:
+def first_rows_per_class(labels: Sequence[Hashable], limit: int) -> list[int]:
     """The rows of the first ``limit`` items of every class, in dataset order."""
     counts: Counter[int] = Counter()
     rows = []

@@ -23,7 +23,9 @@ from mteb.models import ModelMeta, SentenceTransformerEncoderWrapper  # noqa: E4
 logger = logging.getLogger(__name__)
 
 MULTILINGUAL_TASK = "STSBenchmarkMultilingualSTS"
-#: MTEB split name under which local data is evaluated (the result keeps the official task name).
+#: MTEB split name under which local data is evaluated when it does not say its split (``STSData.split``); data
+#: that does (``load_sts_dir``) is evaluated under ``"dev"`` / ``"test"``, so a result of STS-B dev reads
+#: ``STSBenchmark`` / ``dev``, never as the official test set.
 LOCAL_SPLIT = "local"
 
 
@@ -52,8 +54,10 @@ def _as_dataset(data: STSData):
 
 
 def local_mteb_tasks(tasks: Sequence[STSData]) -> list:
-    """Official MTEB task objects holding the local data (``STSBenchmarkMultilingualSTS-<lang>`` tasks are merged
-    into the multilingual task with one subset per language)."""
+    """Official MTEB task objects holding the local data, offline (``STSBenchmarkMultilingualSTS-<lang>`` tasks are
+    merged into the multilingual task with one subset per language). Each task's only split is the data's own
+    (``STSData.split``: ``"dev"`` or ``"test"``; :data:`LOCAL_SPLIT` if unknown): MTEB's result names it, so dev
+    data never passes for the official test set. Pass them to your own ``mteb.evaluate`` (docs/evaluation.md)."""
     from datasets import DatasetDict
 
     result, multilingual = [], {}
@@ -64,14 +68,16 @@ def local_mteb_tasks(tasks: Sequence[STSData]) -> list:
         if data.name not in STS_TASKS:
             raise ValueError(f"Task {data.name!r} has no MTEB counterpart; MTEB STS tasks: {list(STS_TASKS)}.")
         task = mteb.get_task(data.name)
-        task.filter_eval_splits([LOCAL_SPLIT])
-        task.dataset = DatasetDict({LOCAL_SPLIT: _as_dataset(data)})
+        split = data.split or LOCAL_SPLIT
+        task.filter_eval_splits([split])
+        task.dataset = DatasetDict({split: _as_dataset(data)})
         task.data_loaded = True
         result.append(task)
     if multilingual:
         task = mteb.get_task(MULTILINGUAL_TASK, hf_subsets=list(multilingual))
-        task.filter_eval_splits([LOCAL_SPLIT])
-        task.dataset = {language: DatasetDict({LOCAL_SPLIT: _as_dataset(data)}) for language, data in multilingual.items()}
+        split = next(iter(multilingual.values())).split or LOCAL_SPLIT
+        task.filter_eval_splits([split])
+        task.dataset = {language: DatasetDict({split: _as_dataset(data)}) for language, data in multilingual.items()}
         task.data_loaded = True
         result.append(task)
     return result

@@ -38,13 +38,15 @@ STS_TASKS: tuple[str, ...] = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSB
 
 @dataclass
 class STSData:
-    """One STS task: parallel lists of sentence pairs and gold scores, plus where they came from."""
+    """One STS task: parallel lists of sentence pairs and gold scores, plus where they came from and which split
+    they are (``"dev"`` / ``"test"``, set by :func:`load_sts_dir` / :func:`load_stsb_multi_dir`; ``""``: not said)."""
 
     name: str
     sentences1: list[str] = field(default_factory=list)
     sentences2: list[str] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
     source: str = ""
+    split: str = ""
 
     def add(self, sentence1: str, sentence2: str, score: float) -> None:
         self.sentences1.append(sentence1)
@@ -193,6 +195,8 @@ def load_sts_dir(sts_dir: str | Path, split: Split = "dev", tasks: tuple[str, ..
             f"No STS {split} files found in {str(sts_dir)!r}; expected SentEval's layout, e.g. "
             f"STSBenchmark/{STSB_FILES[split]} or SICK/{SICK_FILES[split]}."
         )
+    for data in found:
+        data.split = split
     return found
 
 
@@ -212,4 +216,7 @@ def load_stsb_multi_dir(directory: str | Path, split: Split = "dev", languages: 
             f"No stsb_multi {split} file for language(s) {missing or '(any)'} in {str(directory)!r}; "
             f"found {sorted(available)}."
         )
-    return [read_stsb_multi(available[language], f"STSBenchmarkMultilingualSTS-{language}") for language in languages]
+    found = [read_stsb_multi(available[language], f"STSBenchmarkMultilingualSTS-{language}") for language in languages]
+    for data in found:
+        data.split = split
+    return found

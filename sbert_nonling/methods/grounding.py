@@ -4,6 +4,7 @@ sentence batches, optionally anchored to a frozen copy of the starting model (MA
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from sbert_nonling.methods.sentence_encoder import (
 )
 from sbert_nonling.modules.encoder_families import learned_position_embeddings
 from sbert_nonling.modules.frozen_image_encoder import FrozenImageEncoder
+from sbert_nonling.util.unreachable import loading
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +56,12 @@ def _image_features(
         extracted = False
     else:
         names = sorted({image for image, _ in pairs})
-        encoder = FrozenImageEncoder.by_name(config.image_encoder)
+        offline = (
+            "pass precomputed features (image_features=F, --image-features F; made by `sbert-nonling features`), or set "
+            "image_encoder to efficientnet-lite0 (--set image_encoder=efficientnet-lite0), whose weights a pip package ships."
+        )
+        with loading("Image encoder", config.image_encoder, f"{recipe_label(config)}, setting 'image_encoder'", offline):
+            encoder = FrozenImageEncoder.by_name(config.image_encoder)
         features = extract_image_features([images[name] for name in names], encoder, regions=config.regions)
         extracted = True
     if features[kind].shape[-1] != config.image_dimension:
@@ -98,7 +105,7 @@ def build_grounding(
     nli_file: str | Path | None = None,
     sts_dir: str | Path | None = None,
     model: str | None = None,
-    keep_model_modules: bool = True,
+    keep_model_modules: bool | Collection[str] = True,
 ) -> MethodPlan:
     """MCSE's / MACD's pieces: caption batches (the caption twice, as SimCSE's dropout views, + its image's frozen
     features; one caption per image, seeded) with :class:`MultimodalAlignLoss` (SimCSE + caption <-> image InfoNCE

@@ -18,10 +18,12 @@ from sbert_nonling.data.text import read_nli_triplets, read_sentences
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
+from sbert_nonling.methods.sentence_encoder import MODEL_OFFLINE, MODEL_SETTING
 from sbert_nonling.models.pixel_model import build_pixel_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
 from sbert_nonling.training.arguments import training_arguments
 from sbert_nonling.training.weight_averaging import average_state_dicts
+from sbert_nonling.util.unreachable import loading
 
 #: Stage name -> the data it trains on (each stage's hyper-parameters are the config's ``<stage>_...`` fields).
 STAGE_DATA = {
@@ -119,7 +121,8 @@ def build_pixel_linguist(
     if config.tiny:
         encoder = PixelEncoder.from_config(max_patches=config.max_patches, **(config.tiny_encoder or {}))
     else:
-        encoder = PixelEncoder.from_pretrained(model or config.model, max_patches=config.max_patches)
+        with loading("PIXEL encoder", model or config.model, MODEL_SETTING, MODEL_OFFLINE):
+            encoder = PixelEncoder.from_pretrained(model or config.model, max_patches=config.max_patches)
     pixel_model = build_pixel_model(encoder, max_patches=config.max_patches)
     evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
     sentences = read_sentences(text_file) if text_file else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from sbert_nonling.configs.simcse import SimCSEConfig
@@ -17,7 +18,7 @@ def build_simcse(
     nli_file: str | Path | None = None,
     sts_dir: str | Path | None = None,
     model: str | None = None,
-    keep_model_modules: bool = True,
+    keep_model_modules: bool | Collection[str] = True,
 ) -> MethodPlan:
     """SimCSE's pieces: the sentence model, ``(s, s)`` pairs of ``text_file`` (``config.data == "text"``) or NLI
     triplets of ``nli_file`` (``"nli"``), :class:`SimCSELoss` (InfoNCE with tau ``config.temperature``, dropout as

@@ -3,6 +3,7 @@ or audio read by the same encoder."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from datasets import Dataset, DatasetDict
@@ -27,6 +28,14 @@ from sbert_nonling.methods.sentence_encoder import (
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
+from sbert_nonling.util.unreachable import loading
+
+
+#: What to do when the recipe's ViT cannot be reached.
+VIT_OFFLINE = (
+    "set vit to None (--set vit=null) for a random patch embedding, or to a local ViT folder (--set vit=PATH), "
+    "or train with --tiny."
+)
 
 
 def _image_route(config: VisualCSEConfig, hidden_size: int, image_dir: str | Path | None) -> tuple[Dataset, InputModule]:
@@ -39,9 +48,10 @@ def _image_route(config: VisualCSEConfig, hidden_size: int, image_dir: str | Pat
             token_keep_ratio=config.token_keep_ratio,
         )
     else:  # positions interpolated if img_size differs from the checkpoint's
-        front_end = ImagePatchEmbed.from_vit(
-            config.vit, encoder_entry=config.encoder_entry, img_size=config.img_size, token_keep_ratio=config.token_keep_ratio
-        )
+        with loading("ViT", config.vit, f"{recipe_label(config)}, setting 'vit'", VIT_OFFLINE):
+            front_end = ImagePatchEmbed.from_vit(
+                config.vit, encoder_entry=config.encoder_entry, img_size=config.img_size, token_keep_ratio=config.token_keep_ratio
+            )
     return dataset, front_end
 
 
@@ -55,7 +65,7 @@ def _audio_route(
             "audio dataset as audio_dir (its label column gives the classes)."
         )
     label_fn = label_from_regex(audio_label_regex) if audio_label_regex is not None else None
-    dataset, _ = audio_folder_dataset(audio_dir, label_fn, limit=config.clips)
+    dataset, _ = audio_folder_dataset(audio_dir, label_fn, limit=config.clips, limit_per_class=config.clips_per_class)
     front_end = AudioPatchEmbed(
         target_frames=config.target_frames, embedding_dimension=hidden_size, layout=config.audio_layout, encoder_entry=config.encoder_entry,
         freq_mask=config.freq_mask, time_mask=config.time_mask, token_keep_ratio=config.token_keep_ratio,
@@ -71,7 +81,7 @@ def build_unpaired_modality(
     audio_label_regex: str | None = None,
     sts_dir: str | Path | None = None,
     model: str | None = None,
-    keep_model_modules: bool = True,
+    keep_model_modules: bool | Collection[str] = True,
     nli_file: str | Path | None = None,
 ) -> MethodPlan:
     """VisualCSE's / AudioCSE's pieces: the sentence model with a second route (``config.modality``) whose front-end

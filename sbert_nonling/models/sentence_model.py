@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Literal
 
 from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
@@ -16,14 +17,18 @@ from sbert_nonling.modules.encoder_families import attends_causally
 from sbert_nonling.modules.modality_router import ModalityRouter
 from sbert_nonling.modules.shared_encoder import SharedEncoder
 
+logger = logging.getLogger(__name__)
+
 PoolingChoice = Literal["cls", "cls_mlp", "mean", "lasttoken"]
 POOLING_CHOICES: tuple[str, ...] = ("cls", "cls_mlp", "mean", "lasttoken")
+#: The papers' truncation length (SimCSE), applied to a plain encoder unless another is given.
+SIMCSE_MAX_SEQ_LENGTH = 32
 
 
 def build_sentence_model(
     encoder: str | SharedEncoder,
     pooling: PoolingChoice | None = None,
-    max_seq_length: int | None = 32,
+    max_seq_length: int | Literal["auto"] | None = "auto",
     front_ends: dict[str, InputModule] | None = None,
 ) -> SentenceTransformer:
     """``SentenceTransformer([ModalityRouter(text + front-ends -> shared encoder), Pooling, (Dense, Normalize)])``.
@@ -32,9 +37,11 @@ def build_sentence_model(
     :class:`SharedEncoder`), which gets the pooling choice of the papers below, or an existing sentence-transformers
     model (``all-MiniLM-L6-v2``, ``all-mpnet-base-v2``, BGE / E5 / GTE, a decoder embedder such as
     Qwen3-Embedding: a name or folder with a ``modules.json``). Such a model is continued as it is: its
-    Transformer becomes the shared encoder (same weights, tokenizer settings, ``max_seq_length`` unless given) and
-    its own Pooling, Dense and Normalize modules, prompts and similarity function are kept, so its text route, and
-    the text export, are that same model; unless ``pooling`` is given, which replaces them with the papers' choice.
+    Transformer becomes the shared encoder (same weights, tokenizer settings and ``max_seq_length``) and its own
+    Pooling, Dense and Normalize modules, prompts and similarity function are kept, so its text route, and the text
+    export, encode exactly as that model does. Only what the caller passes explicitly changes it: ``pooling``
+    replaces its downstream modules with the papers' choice, an int ``max_seq_length`` its truncation length; each
+    such change is logged (a warning naming the setting, the model's value and the new one).
     (The Transformer's weights are read twice while building: once by sentence-transformers' loader for the other
     modules, once for the shared encoder.)
 
@@ -58,7 +65,8 @@ def build_sentence_model(
         pooling: one of :data:`POOLING_CHOICES`; None (default): a sentence-transformers model keeps its own
             modules, any other encoder gets ``"cls"``. ``"cls"`` / ``"cls_mlp"`` on a causal decoder (whose first
             token sees only itself) raise a ValueError.
-        max_seq_length: tokenizer truncation length (SimCSE: 32); None keeps the model's / tokenizer's.
+        max_seq_length: tokenizer truncation length. ``"auto"`` (default): SimCSE's 32 for a plain encoder, the
+            model's own for a sentence-transformers model; None keeps the model's / tokenizer's.
         front_ends: extra modality routes, e.g. ``{"image": ImagePatchEmbed(...)}``.
 
     Example:
@@ -74,6 +82,8 @@ def build_sentence_model(
         raise ValueError(f"pooling={pooling!r} is not one of {list(POOLING_CHOICES)}.")
     if isinstance(encoder, str) and is_sentence_transformer_model(encoder):
         return _continue_sentence_transformer(encoder, pooling, max_seq_length, front_ends)
+    if max_seq_length == "auto":
+        max_seq_length = SIMCSE_MAX_SEQ_LENGTH
     if isinstance(encoder, str):
         encoder = SharedEncoder(encoder, max_seq_length=max_seq_length)
     elif max_seq_length is not None:
@@ -95,7 +105,7 @@ def _pooling_modules(encoder: SharedEncoder, pooling: str) -> list[nn.Module]:
 
 
 def _continue_sentence_transformer(
-    name: str, pooling: str | None, max_seq_length: int | None, front_ends: dict[str, InputModule] | None
+    name: str, pooling: str | None, max_seq_length: int | str | None, front_ends: dict[str, InputModule] | None
 ) -> SentenceTransformer:
     """The sentence-transformers model ``name`` with its Transformer replaced by a SharedEncoder (+ front-ends)."""
     plain = SentenceTransformer(name, device="cpu", model_card_data=SentenceTransformerModelCardData(local_files_only=True))
@@ -107,9 +117,21 @@ def _continue_sentence_transformer(
     with open(load_file_path(name, "modules.json"), encoding="utf8") as modules_file:
         subfolder = json.load(modules_file)[0]["path"]
     encoder = SharedEncoder.load(name, subfolder=subfolder)
-    if max_seq_length is not None:
+    if max_seq_length not in (None, "auto") and max_seq_length != encoder.max_seq_length:
+        logger.warning(
+            "Continuing %s with max_seq_length=%d instead of the model's own %s: longer inputs are cut to %d tokens.",
+            name, max_seq_length, encoder.max_seq_length, max_seq_length,
+        )
         encoder.max_seq_length = max_seq_length
-    downstream = [plain[index] for index in range(1, len(plain))] if pooling is None else _pooling_modules(encoder, pooling)
+    own = [plain[index] for index in range(1, len(plain))]
+    if pooling is None:
+        downstream = own
+    else:
+        downstream = _pooling_modules(encoder, pooling)
+        logger.warning(
+            "Continuing %s with pooling=%r: its own modules %s are replaced by %s.",
+            name, pooling, [type(module).__name__ for module in own], [type(module).__name__ for module in downstream],
+        )
     return _assemble(
         encoder, downstream, front_ends, prompts=plain.prompts, default_prompt_name=plain.default_prompt_name,
         similarity_fn_name=plain.similarity_fn_name,

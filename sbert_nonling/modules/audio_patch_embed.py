@@ -89,10 +89,12 @@ class AudioPatchEmbed(FrontEnd):
     Args:
         num_mel_bins: fbank bins (128).
         target_frames: frames after padding / cutting (1024 = 10.24 s).
-        embedding_dimension: token width; must equal the encoder's hidden size.
+        embedding_dimension: token width, equal to the encoder's hidden size; None (default): the encoder's, taken
+            when the front-end is placed before it (``build_sentence_model(..., front_ends=...)``).
         layout: ``"released"`` or ``"ssast"``.
         encoder_entry: ``"bypass"`` (the paper's) or ``"embeddings"``.
-        spec_augment: mask up to ``freq_mask`` mel bins and ``time_mask`` frames in training (0 disables; paper 48/192).
+        freq_mask, time_mask: SpecAugment in training: mask up to ``freq_mask`` mel bins and ``time_mask`` frames
+            (0 disables; paper 48 / 192).
         token_keep_ratio: share of the patch tokens kept per clip view in training (patch dropout, FLIP; 1.0, the
             paper's, keeps all), drawn after the position embeddings (``"ssast"``) are added; eval mode keeps all. The
             ``"released"`` layout has no position embeddings of its own: through the bypass entry its tokens carry no
@@ -132,7 +134,6 @@ class AudioPatchEmbed(FrontEnd):
     ) -> None:
         super().__init__()
         embedding_dimension = renamed_argument(type(self).__name__, "embed_dim", embed_dim, "embedding_dimension", embedding_dimension)
-        embedding_dimension = 768 if embedding_dimension is None else embedding_dimension
         if layout not in LAYOUTS:
             raise ValueError(f"layout={layout!r} must be one of {list(LAYOUTS)}.")
         patch = LAYOUTS[layout]["patch_size"]
@@ -146,19 +147,24 @@ class AudioPatchEmbed(FrontEnd):
         self.freq_mask = freq_mask
         self.time_mask = time_mask
         self.token_keep_ratio = check_token_keep_ratio(token_keep_ratio)
-        self.projection = nn.Conv2d(1, embedding_dimension, kernel_size=patch, stride=patch)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, embedding_dimension))
-        nn.init.trunc_normal_(self.cls_token, std=0.02)
         self.num_patches = (num_mel_bins // patch) * (target_frames // patch)
-        if LAYOUTS[layout]["position_embeddings"]:
-            self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + self.num_patches, embedding_dimension))
-            nn.init.trunc_normal_(self.position_embeddings, std=0.02)
-        else:
-            self.register_parameter("position_embeddings", None)
+        if embedding_dimension is not None:
+            self.build_token_layers()
         self.spec_augment = nn.Sequential(
             torchaudio.transforms.FrequencyMasking(freq_mask) if freq_mask else nn.Identity(),
             torchaudio.transforms.TimeMasking(time_mask) if time_mask else nn.Identity(),
         )
+
+    def build_token_layers(self) -> None:
+        patch = LAYOUTS[self.layout]["patch_size"]
+        self.projection = nn.Conv2d(1, self.embedding_dimension, kernel_size=patch, stride=patch)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, self.embedding_dimension))
+        nn.init.trunc_normal_(self.cls_token, std=0.02)
+        if LAYOUTS[self.layout]["position_embeddings"]:
+            self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + self.num_patches, self.embedding_dimension))
+            nn.init.trunc_normal_(self.position_embeddings, std=0.02)
+        else:
+            self.register_parameter("position_embeddings", None)
 
     @property
     def modalities(self) -> list[str]:
@@ -182,6 +188,7 @@ class AudioPatchEmbed(FrontEnd):
         return features[: self.target_frames].T
 
     def preprocess(self, inputs: Sequence[Any], prompt: str | None = None, **kwargs) -> dict[str, torch.Tensor]:
+        self.check_width_known()
         features = [self.fbank(waveform_to_mono_16k(audio, f"audio {index}")) for index, audio in enumerate(inputs)]
         return {"input_features": torch.stack(features)}
 

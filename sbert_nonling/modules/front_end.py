@@ -16,11 +16,13 @@ class FrontEnd(InputModule):
 
     Subclasses set ``embedding_dimension``, ``encoder_entry`` and ``token_keep_ratio`` and call :meth:`hand_off` at the end of
     ``forward``; they are saved as a JSON config (their ``config_keys``) plus ``model.safetensors`` in their own
-    sub-folder.
+    sub-folder. A front-end built without a width (``embedding_dimension=None``) builds its token layers
+    (:meth:`build_token_layers`) at the encoder's width when :class:`ModalityRouter` places it before the encoder
+    (:meth:`take_encoder_width`); the saved config records that width.
     """
 
     save_in_root = False
-    embedding_dimension: int
+    embedding_dimension: int | None
     encoder_entry: str
     #: Share of patch tokens kept in training (patch dropout, :func:`~sbert_nonling.util.patch_dropout.drop_patch_tokens`);
     #: 1.0 keeps all. Eval mode (``encode``) always keeps all.
@@ -32,8 +34,25 @@ class FrontEnd(InputModule):
             raise ValueError(f"encoder_entry={encoder_entry!r} must be one of {list(ENTRY_KEYS)}.")
         return encoder_entry
 
-    def get_embedding_dimension(self) -> int:
+    def get_embedding_dimension(self) -> int | None:
         return self.embedding_dimension
+
+    def build_token_layers(self) -> None:
+        """Create the layers whose width is ``embedding_dimension`` (projection, [CLS], positions)."""
+        raise NotImplementedError
+
+    def take_encoder_width(self, width: int) -> None:
+        """Build the token layers at ``width`` (the shared encoder's hidden size) if no width was given."""
+        if self.embedding_dimension is None:
+            self.embedding_dimension = width
+            self.build_token_layers()
+
+    def check_width_known(self) -> None:
+        if self.embedding_dimension is None:
+            raise ValueError(
+                f"{type(self).__name__} was built without embedding_dimension and has not been placed before a shared "
+                "encoder yet: add it to a ModalityRouter (build_sentence_model(..., front_ends=...)) or pass embedding_dimension."
+            )
 
     def hand_off(self, features: dict[str, Any], tokens: torch.Tensor) -> dict[str, Any]:
         """Write ``tokens`` (B, T, embedding_dimension), [CLS] first and positions already added, under the configured entry key,

@@ -32,12 +32,19 @@ def to_rgb_image(image: Any, where: str) -> Image.Image:
     """Any PIL mode (RGB, L, LA, RGBA, P, CMYK, I;16, I, F, ...), uint8/uint16/float array (H, W[, C]) -> RGB PIL image.
 
     Transparent pixels are composited on white; 16-bit and 32-bit images are scaled by their maximum possible value.
+    A lazily opened file (``Image.open``) is decoded here: data that cannot be decoded (a truncated or corrupt file,
+    a closed one) raises ``ValueError("{where}: Cannot decode image '<file>': <PIL's reason>")``.
     """
     if isinstance(image, np.ndarray):
         image = _array_to_image(image, where)
     if not isinstance(image, Image.Image):
         raise ValueError(f"{where} is a {type(image).__name__}; expected a PIL image or an (H, W[, C]) array.")
     check_image_size(image, where)
+    try:
+        image.load()  # a no-op for an image in memory
+    except (OSError, SyntaxError, ValueError) as error:  # PIL's decoders: truncated data, bad tables, a closed file
+        source = f" {image.filename!r}" if getattr(image, "filename", "") else ""
+        raise ValueError(f"{where}: Cannot decode image{source}: {error}") from None
     if image.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
         values = np.asarray(image, dtype=np.float64)
         scale = 65535.0 if image.mode.startswith("I;16") or values.max(initial=0) > 255 else 255.0
@@ -103,7 +110,9 @@ class ImagePatchEmbed(FrontEnd):
         img_size: square input size (224).
         patch_size: patch side (16): 224 / 16 -> 196 patches + [CLS] = 197 tokens.
         in_chans: input channels (3).
-        embedding_dimension: token width; must equal the encoder's hidden size (checked by ModalityRouter).
+        embedding_dimension: token width, equal to the encoder's hidden size (checked by ModalityRouter); None
+            (default): the encoder's, taken when the front-end is placed before it (``build_sentence_model(...,
+            front_ends=...)``).
         encoder_entry: ``"bypass"`` (VisualCSE's released code: straight into the encoder layers) or ``"embeddings"``.
         image_mean, image_std: normalisation (ImageNet).
         token_keep_ratio: share of the patch tokens kept per view in training (patch dropout; 1.0, the paper's, keeps
@@ -145,7 +154,6 @@ class ImagePatchEmbed(FrontEnd):
     ) -> None:
         super().__init__()
         embedding_dimension = renamed_argument(type(self).__name__, "embed_dim", embed_dim, "embedding_dimension", embedding_dimension)
-        embedding_dimension = 768 if embedding_dimension is None else embedding_dimension
         if img_size % patch_size:
             raise ValueError(f"patch_size={patch_size} does not divide img_size={img_size}.")
         self.img_size = img_size
@@ -156,12 +164,8 @@ class ImagePatchEmbed(FrontEnd):
         self.image_mean = tuple(image_mean)
         self.image_std = tuple(image_std)
         self.token_keep_ratio = check_token_keep_ratio(token_keep_ratio)
-        self.projection = nn.Conv2d(in_chans, embedding_dimension, kernel_size=patch_size, stride=patch_size)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, embedding_dimension))
-        grid = img_size // patch_size
-        self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + grid * grid, embedding_dimension))
-        nn.init.trunc_normal_(self.cls_token, std=0.02)
-        nn.init.trunc_normal_(self.position_embeddings, std=0.02)
+        if embedding_dimension is not None:
+            self.build_token_layers()
         self.transform = v2.Compose(
             [
                 v2.PILToTensor(),
@@ -216,7 +220,16 @@ class ImagePatchEmbed(FrontEnd):
     def modalities(self) -> list[str]:
         return ["image"]
 
+    def build_token_layers(self) -> None:
+        self.projection = nn.Conv2d(self.in_chans, self.embedding_dimension, kernel_size=self.patch_size, stride=self.patch_size)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, self.embedding_dimension))
+        grid = self.img_size // self.patch_size
+        self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + grid * grid, self.embedding_dimension))
+        nn.init.trunc_normal_(self.cls_token, std=0.02)
+        nn.init.trunc_normal_(self.position_embeddings, std=0.02)
+
     def preprocess(self, inputs: Sequence[Any], prompt: str | None = None, **kwargs) -> dict[str, torch.Tensor]:
+        self.check_width_known()
         pixels = []
         for index, image in enumerate(inputs):
             if isinstance(image, torch.Tensor):

@@ -9,11 +9,13 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from sentence_transformers import SentenceTransformerModelCardData
 from sentence_transformers.base.modality import format_modality, infer_modality
 from sentence_transformers.base.model import BaseModel
 from sentence_transformers.base.modules import InputModule, Module, Router
 from torch import nn
 
+from sbert_nonling.util.model_card_data import NonLinguisticModelCardData
 from sbert_nonling.util.validation import check_text_inputs
 from sbert_nonling.version import __version__
 
@@ -158,6 +160,8 @@ class ModalityRouter(Router):
     def _check_width(route: str, front_end: nn.Module, encoder: nn.Module) -> None:
         if front_end is encoder or not hasattr(front_end, "get_embedding_dimension"):
             return
+        if front_end.get_embedding_dimension() is None and hasattr(front_end, "take_encoder_width"):
+            front_end.take_encoder_width(encoder.get_embedding_dimension())  # built without a width: the encoder's
         width, hidden_size = front_end.get_embedding_dimension(), encoder.get_embedding_dimension()
         if width != hidden_size:
             raise ValueError(
@@ -220,6 +224,13 @@ class ModalityRouter(Router):
         features["task"] = task
         features["modality"] = modality
         return features
+
+    def on_model_ready(self, model: Any) -> None:
+        """Also give the model :class:`NonLinguisticModelCardData` (widget examples from text datasets only), so that
+        a plain ``SentenceTransformerTrainer`` accepts image / audio datasets; it adds no fields to the card data."""
+        super().on_model_ready(model)
+        if type(model.model_card_data) is SentenceTransformerModelCardData:
+            model.model_card_data.__class__ = NonLinguisticModelCardData
 
     def save(self, output_path: str, safe_serialization: bool = True, **kwargs) -> None:
         super().save(output_path, safe_serialization=safe_serialization, **kwargs)

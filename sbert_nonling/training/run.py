@@ -15,6 +15,7 @@ from sbert_nonling.configs.unpaired_modality import UnpairedModalityConfig
 from sbert_nonling.methods.grounding import build_grounding
 from sbert_nonling.methods.multitask import build_multitask
 from sbert_nonling.methods.pixel_linguist import build_pixel_linguist
+from sbert_nonling.methods.sentence_encoder import MODEL_OWN_SETTINGS
 from sbert_nonling.methods.simcse import build_simcse
 from sbert_nonling.methods.unpaired_modality import build_unpaired_modality
 from sbert_nonling.training.recipes import load_recipe
@@ -98,8 +99,9 @@ def train_recipe(
             parallel training pairs from the ``train`` files).
         model: Hub name or folder of the starting encoder; default: the recipe's (bert-base-uncased). A
             sentence-transformers model (all-MiniLM-L6-v2, all-mpnet-base-v2, bge-*, e5-*, gte-*, a decoder
-            embedder) is continued with its own Pooling, Dense, Normalize and prompts (the recipe's ``pooling``
-            applies only when overridden explicitly, e.g. ``overrides={"pooling": "mean"}``); see
+            embedder) is continued with its own Pooling, Dense, Normalize, prompts and ``max_seq_length`` (the
+            recipe's ``pooling`` / ``max_seq_length`` apply only when overridden explicitly, e.g.
+            ``overrides={"pooling": "mean", "max_seq_length": 32}``; logged); see
             :func:`~sbert_nonling.models.sentence_model.build_sentence_model`.
         tiny: start from a small random encoder built offline from the training text (see ``build_tiny_encoder``)
             and use the recipe's ``tiny`` hyper-parameters.
@@ -138,8 +140,8 @@ def train_recipe(
         config = config.replace(source="the precision option", precision=precision)
     if max_steps is not None:
         config = _cap_steps(config, max_steps)
-    # A sentence-transformers model keeps its own Pooling / Dense / Normalize unless the pooling is set explicitly.
-    keep_model_modules = "pooling" not in (overrides or {})
+    # A sentence-transformers model keeps its own Pooling / Dense / Normalize and length unless set explicitly.
+    keep_model_modules = [name for name in MODEL_OWN_SETTINGS if name not in (overrides or {})]
     if isinstance(config, PixelLinguistConfig):
         build = partial(build_pixel_linguist, config, text_file, nli_file, stsb_multi_dir, sts_dir, model)
         data = training_data_lines(

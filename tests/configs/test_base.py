@@ -70,6 +70,15 @@ def test_every_setting_is_documented_and_to_dict_names_the_method():
         assert config_class().to_dict()["method"] == method
 
 
+def test_describe_prints_one_readable_line_per_setting():
+    """Issue 26: describe() returned raw tuples."""
+    described = VisualCSEConfig.describe()
+    row = next(row for row in described if row.name == "images_per_class")
+    assert (row.type, row.default) == ("int or null", None)
+    assert str(row) == "images_per_class: int or null = None  images read per class folder (null: all)"
+    assert str(described).splitlines()[described.index(row)] == str(row) and repr(described) == str(described)
+
+
 def test_former_setting_names_and_values_still_work_with_a_future_warning():
     with pytest.warns(FutureWarning) as caught:
         config = MCSEConfig.from_dict({"image_dim": 1280, "head_activation": "none", "anchor_temperature": 3.0}, "a recipe")

@@ -73,6 +73,9 @@ def test_a_missing_column_lists_the_columns_found(hub_datasets):
 def test_an_unloadable_dataset_or_a_mistyped_local_path_is_a_value_error(hub_datasets):
     with pytest.raises(ValueError, match=r"'data/wiki1m\.txt' is not a local path, and loading it as a Hub dataset \(data/wiki1m\.txt\?split=train\) failed: ConnectionError"):
         read_sentences("data/wiki1m.txt")
+    with pytest.raises(ValueError) as raised:
+        read_sentences("data/wiki1m.txt")
+    assert "\n" not in str(raised.value) and str(raised.value).endswith("Offline: a local path instead (docs/data.md lists the local formats).")
 
 
 def test_image_classification_dataset_by_hub_name(hub_datasets, data_dir):
@@ -103,6 +106,8 @@ def test_audio_dataset_by_hub_name_labels_by_its_column_and_decodes_bytes(hub_da
     expected = read_audio(paths[1])
     assert item["view_1"]["sampling_rate"] == expected["sampling_rate"]
     assert (item["view_1"]["array"] == expected["array"]).all() and item["view_2"] is item["view_1"]
+    balanced, _ = audio_folder_dataset("openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id", limit_per_class=1)
+    assert balanced["label"] == [0, 1, 2]  # speakers 103, 1034, 19: one clip each
     with pytest.raises(ValueError, match="pass label_fn"):
         audio_folder_dataset(data_dir / "audio" / "fsdd")
 

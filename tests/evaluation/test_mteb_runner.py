@@ -34,3 +34,16 @@ def test_mteb_runner_covers_every_task_and_multilingual_subsets(minilm, data_dir
     # the full STS-B dev check above holds the 0.01 agreement.
     for name, score in local.items():
         assert official[name] == pytest.approx(score, abs=0.1), name
+
+
+def test_dev_data_is_evaluated_under_the_dev_split(data_dir):
+    """Issue 26: local dev data ran under split "local" of the official (test) task name: nothing said dev."""
+    from sbert_nonling.evaluation.mteb_runner import LOCAL_SPLIT, local_mteb_tasks
+    from sbert_nonling.evaluation.sts_data import STSData, load_sts_dir
+
+    tasks = local_mteb_tasks(load_sts_dir(data_dir / "sts", "dev"))
+    assert [(task.metadata.name, task.eval_splits, list(task.dataset)) for task in tasks] == [
+        ("STSBenchmark", ["dev"], ["dev"]), ("SICK-R", ["dev"], ["dev"]),
+    ]
+    (unsaid,) = local_mteb_tasks([STSData("STSBenchmark", ["a"], ["b"], [1.0])])
+    assert unsaid.eval_splits == [LOCAL_SPLIT]

@@ -29,6 +29,18 @@ def test_a_sentence_transformers_model_keeps_its_modules_unless_told(tmp_path, t
     assert isinstance(kept, SentenceTransformer)
 
 
+def test_a_continued_model_keeps_its_length_unless_the_caller_sets_it(tmp_path, tiny_model):
+    """Issue 26: the recipe's default 32 tokens used to cut a continued sentence-transformers model."""
+    tiny_model.max_seq_length = 48
+    export_text_model(tiny_model, tmp_path / "st")
+    config = SimCSEConfig()  # max_seq_length 32: the paper's default, not the user's choice
+    assert starting_sentence_model(config, [], model=str(tmp_path / "st")).max_seq_length == 48
+    set_by_user = starting_sentence_model(config, [], model=str(tmp_path / "st"), keep_model_modules=["pooling"])
+    assert set_by_user.max_seq_length == 32 and set_by_user[1].pooling_mode == "cls"
+    with pytest.raises(ValueError, match=r"keep_model_modules names \['normalize'\]"):
+        starting_sentence_model(config, [], model=str(tmp_path / "st"), keep_model_modules=["normalize"])
+
+
 def test_text_data_by_kind(tmp_path):
     text = tmp_path / "s.txt"
     text.write_text("one sentence\nanother one\n", encoding="utf-8")
@@ -39,3 +51,9 @@ def test_text_data_by_kind(tmp_path):
     with pytest.raises(ValueError, match="data='captions' trains on captions only, which only the grounding methods"):
         text_training_data(SimCSEConfig(data="captions", name="mine"), text, None)
     assert text_training_data(MCSEConfig(data="captions"), None, None, captions_only=True) == (None, [])
+
+
+def test_an_unreachable_model_is_one_line_naming_the_setting():
+    with pytest.raises(ValueError, match=r"^Model 'nobody/no-such-model' \(the setting 'model', --model .*Offline: pass a local folder") as raised:
+        starting_sentence_model(SimCSEConfig(model="nobody/no-such-model"), [])
+    assert "\n" not in str(raised.value)

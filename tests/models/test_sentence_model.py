@@ -38,9 +38,35 @@ def test_minilm_is_continued_with_its_own_pooling_and_normalize(minilm, tmp_path
     np.testing.assert_allclose(plain.encode(SENTENCES), minilm.encode(SENTENCES), rtol=0, atol=1e-6)
 
 
-def test_an_explicit_pooling_replaces_the_models_own_as_before(minilm):
+LONG_INPUT = " ".join(["The quick brown fox jumps over the lazy dog near the river bank at dawn."] * 8)  # ~100 words
+
+
+def test_a_continued_model_stays_itself_on_long_inputs(minilm, tmp_path, caplog):
+    """Issue 26: the default used to cut all-MiniLM-L6-v2 to 32 tokens (0.068 cosine off on 100 words)."""
+    with caplog.at_level("WARNING", logger="sbert_nonling.models.sentence_model"):
+        model = build_sentence_model(MINILM)
+    assert model.max_seq_length == 256 and not caplog.records
+    expected = minilm.encode([LONG_INPUT])
+    np.testing.assert_allclose(model.encode([LONG_INPUT]), expected, rtol=0, atol=1e-6)
+    export_text_model(model, tmp_path / "export")
+    exported = SentenceTransformer(str(tmp_path / "export"))
+    assert exported.max_seq_length == 256
+    np.testing.assert_allclose(exported.encode([LONG_INPUT]), expected, rtol=0, atol=1e-6)
+
+
+def test_an_explicit_length_still_applies_and_is_logged(minilm, caplog):
+    with caplog.at_level("WARNING", logger="sbert_nonling.models.sentence_model"):
+        model = build_sentence_model(MINILM, max_seq_length=32)
+    assert model.max_seq_length == 32
+    assert "max_seq_length=32 instead of the model's own 256" in caplog.text
+    assert not np.allclose(model.encode([LONG_INPUT]), minilm.encode([LONG_INPUT]), atol=1e-3)
+
+
+def test_an_explicit_pooling_replaces_the_models_own_as_before(minilm, caplog):
     """The experiment grid's MiniLM rows (pooling "mean", 32 tokens, no Normalize) keep encoding the same."""
-    model = build_sentence_model(MINILM, pooling="mean", max_seq_length=32)
+    with caplog.at_level("WARNING", logger="sbert_nonling.models.sentence_model"):
+        model = build_sentence_model(MINILM, pooling="mean", max_seq_length=32)
+    assert "pooling='mean': its own modules ['Pooling', 'Normalize'] are replaced by ['Pooling']" in caplog.text
     assert module_names(model) == ["ModalityRouter", "Pooling"]
     encoder = SharedEncoder(MINILM, max_seq_length=32)
     previous = SentenceTransformer(modules=[ModalityRouter.from_encoder(encoder), Pooling(384, pooling_mode="mean")])

@@ -134,3 +134,10 @@ def test_token_keep_ratio_round_trips_and_is_checked(tiny_encoder_dir, clip, tmp
     np.testing.assert_array_equal(reloaded.encode([clip]), expected)
     with pytest.raises(ValueError, match="token_keep_ratio=1.5 must be in"):
         AudioPatchEmbed(token_keep_ratio=1.5)
+
+
+def test_a_front_end_without_a_width_takes_the_encoders(tiny_encoder_dir):
+    model = build_sentence_model(tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(target_frames=64, layout="ssast")})
+    front_end = model[0].sub_modules["audio"][0]
+    assert front_end.embedding_dimension == 32 and front_end.position_embeddings.shape[-1] == 32
+    assert model.encode([np.zeros(16000, dtype=np.float32)]).shape == (1, 32)

@@ -100,6 +100,22 @@ def test_truncated_and_empty_image_files_are_named(tmp_path, data_dir):
     assert open_image(io.BytesIO(raw)).mode == "RGB"
 
 
+def test_encode_of_a_lazily_opened_truncated_image_names_its_position(tiny_encoder_dir, tmp_path, data_dir):
+    """Issue 26: ``encode`` of a truncated JPEG opened with Image.open raised a bare PIL OSError."""
+    raw = (data_dir / "images" / "cifar10" / "train" / "cat" / "0000.jpg").read_bytes()
+    # Cut in the scan data: half of a 32x32 CIFAR JPEG is header still, which Image.open itself refuses.
+    (tmp_path / "cut.jpg").write_bytes(raw[: 3 * len(raw) // 4])
+    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)})
+    good = [Image.open(data_dir / "images" / "cifar10" / "train" / "cat" / f"000{index}.jpg") for index in (1, 2)]
+    with pytest.raises(ValueError, match=r"^image 2: Cannot decode image '.*cut\.jpg': image file is truncated"):
+        model.encode([*good, Image.open(tmp_path / "cut.jpg")])
+    closed = Image.open(data_dir / "images" / "cifar10" / "train" / "cat" / "0003.jpg")
+    closed.fp.close()  # a PIL image whose data can no longer be read
+    with pytest.raises(ValueError, match=r"^image 0: Cannot decode image '.*0003\.jpg'"):
+        model.encode([closed])
+    assert model.encode(good).shape == (2, 32)
+
+
 def test_images_already_at_size_skip_the_resize_with_the_same_pixels(cat):
     from torchvision.transforms import v2
 
@@ -204,3 +220,18 @@ def test_vit_at_a_lower_resolution_interpolates_the_position_table(tmp_path, img
     torch.testing.assert_close(ours, reference)
     with pytest.raises(ValueError, match="patch_size=8 does not divide img_size=20"):
         ImagePatchEmbed.from_vit(str(tmp_path), img_size=20)
+
+
+def test_a_front_end_without_a_width_takes_the_encoders(tiny_encoder_dir, cat, tmp_path):
+    """Issue 26: front-ends defaulted to 768 and had to be told the encoder's width (384 for MiniLM)."""
+    front_end = ImagePatchEmbed(img_size=32, patch_size=8)
+    with pytest.raises(ValueError, match="built without embedding_dimension and has not been placed before a shared encoder"):
+        front_end.preprocess([cat])
+    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": front_end})
+    assert front_end.get_embedding_dimension() == 32 and front_end.position_embeddings.shape == (1, 17, 32)
+    expected = model.encode([cat])
+    assert expected.shape == (1, 32)
+    model.save(str(tmp_path))
+    reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True)
+    assert reloaded[0].sub_modules["image"][0].embedding_dimension == 32
+    np.testing.assert_array_equal(reloaded.encode([cat]), expected)

@@ -128,6 +128,7 @@ def test_visualcse_continues_minilm_through_the_bypass_and_keeps_its_normalize(t
     embeddings = export.encode(["A man is playing a guitar."])
     assert embeddings.shape == (1, 384) and np.linalg.norm(embeddings) == pytest.approx(1.0, abs=1e-5)
     np.testing.assert_allclose(embeddings, full.encode(["A man is playing a guitar."]), rtol=0, atol=1e-6)
+    assert full.max_seq_length == export.max_seq_length == 256  # its own length: the recipe's 32 was not set by the user
 
 
 @pytest.mark.parametrize(("recipe", "token_keep_ratio"), [("audiocse", 1.0), ("audiocse-fast", 0.0625)])
