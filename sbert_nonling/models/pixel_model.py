@@ -7,10 +7,10 @@ from typing import Any
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
 
-from sbert_nonling.models.card_data import PackageModelCardData
 from sbert_nonling.modules.modality_router import ModalityRouter
 from sbert_nonling.modules.pixel_encoder import PIXEL_BASE, PixelEncoder
 from sbert_nonling.modules.pixel_renderer import PixelRenderer
+from sbert_nonling.util.model_card_data import NonLinguisticModelCardData
 
 
 def build_pixel_model(
@@ -50,5 +50,5 @@ def build_pixel_model(
     router = ModalityRouter({"pixel": [renderer, encoder]}, default_route="pixel")
     return SentenceTransformer(
         modules=[router, Pooling(encoder.get_embedding_dimension(), pooling_mode="mean"), Normalize()],
-        model_card_data=PackageModelCardData(),
+        model_card_data=NonLinguisticModelCardData(local_files_only=True),
     )

@@ -12,10 +12,10 @@ from sentence_transformers.sentence_transformer.modules import Pooling, Transfor
 from sentence_transformers.util import is_sentence_transformer_model, load_file_path
 from torch import nn
 
-from sbert_nonling.models.card_data import PackageModelCardData
 from sbert_nonling.modules.encoder_families import attends_causally
 from sbert_nonling.modules.modality_router import ModalityRouter
 from sbert_nonling.modules.shared_encoder import SharedEncoder
+from sbert_nonling.util.model_card_data import NonLinguisticModelCardData
 
 logger = logging.getLogger(__name__)
 
@@ -143,6 +143,6 @@ def _assemble(
 ) -> SentenceTransformer:
     return SentenceTransformer(
         modules=[ModalityRouter.from_encoder(encoder, front_ends=front_ends), *downstream],
-        model_card_data=PackageModelCardData(),
+        model_card_data=NonLinguisticModelCardData(local_files_only=True),
         **model_kwargs,
     )
