@@ -7,6 +7,7 @@ Every subcommand that produces results prints, as its last line, one JSON object
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -99,9 +100,10 @@ def cmd_train(args: argparse.Namespace) -> int | None:
         print(f"sbert-nonling train: error: {error}", file=sys.stderr)
         return 1
     finally:
-        handler.close()
         for name in LOGGED_PACKAGES:
             logging.getLogger(name).removeHandler(handler)
+        with contextlib.suppress(OSError):  # a log that cannot be flushed (full disk) must not hide the run's error
+            handler.close()
     _print_before_after(result)
     _print_result(result)
 

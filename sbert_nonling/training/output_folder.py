@@ -9,7 +9,7 @@ from sbert_nonling.training.checkpoints import COMPLETE_MARKER
 
 #: What the recipe runners write into a run folder; ``--overwrite`` deletes these and nothing else (``train.log`` is
 #: appended to by every run).
-RUN_ENTRIES = ("model", "export", "checkpoints", "stages", "tiny-encoder", "image_features.safetensors", "recipe.json", "results.json")
+RUN_ENTRIES = ("model", "export", "model.partial", "export.partial", "checkpoints", "stages", "tiny-encoder", "image_features.safetensors", "recipe.json", "results.json")
 #: A folder holding any of these holds a finished run (a saved model or its results).
 FINISHED_RUN_ENTRIES = ("results.json", "model", "export")
 
@@ -51,7 +51,7 @@ def prepare_output_dir(output_dir: str | Path, resume: bool = False, overwrite: 
             elif path.exists():
                 path.unlink()
         return output_dir
-    if finished:
+    if (output_dir / "results.json").exists() or (finished and not checkpoints):
         raise ValueError(
             f"{output_dir} already holds a finished run ({', '.join(finished)}); a new run would replace it. Choose "
             "another --output, or pass --overwrite (overwrite=True) to replace it. --resume continues a run that was "
@@ -64,5 +64,6 @@ def prepare_output_dir(output_dir: str | Path, resume: bool = False, overwrite: 
             else "This recipe does not resume: pass --overwrite (overwrite=True) to start it again."
         )
         listed = ", ".join(str(path.relative_to(output_dir)) for path in checkpoints)
-        raise ValueError(f"{output_dir} holds checkpoints of an interrupted run ({listed}). {how}")
+        saving = f" Its saving was interrupted ({', '.join(finished)} written, no results.json)." if finished else ""
+        raise ValueError(f"{output_dir} holds checkpoints of an interrupted run ({listed}).{saving} {how}")
     return output_dir

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from safetensors import SafetensorError
 from transformers import set_seed
 
 from sbert_nonling.configs.base import MethodConfig
@@ -14,6 +17,7 @@ from sbert_nonling.evaluation.sts_data import load_stsb_multi_dir
 from sbert_nonling.export.text_model import export_text_model
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.training.arguments import dev_curve
+from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint
 from sbert_nonling.training.output_folder import prepare_output_dir
 from sbert_nonling.training.preemption import TrainingPreempted
 from sbert_nonling.training.run_record import write_run_record
@@ -53,6 +57,29 @@ def _train(
     if plan.staged and sts_dir is not None:
         entry["dev"] = evaluate_sts_dir(plan.model, sts_dir, "dev")
     return entry
+
+
+def save_whole(write: Callable[[Path], object], folder: Path, checkpoints: Path | None = None) -> None:
+    """Write a saved form of the model (``model``, ``export``) so that ``folder`` exists only once it is whole:
+    ``write`` fills ``folder.partial``, which then replaces ``folder``. A failed write (disk full, no permission)
+    raises :class:`CheckpointWriteError` saying that training is complete and ``--resume`` finishes the saving."""
+    partial = folder.with_name(folder.name + ".partial")
+    try:
+        if partial.exists():
+            shutil.rmtree(partial)
+        write(partial)
+        if folder.exists():  # an earlier, interrupted finish of this same run
+            shutil.rmtree(folder)
+        os.replace(partial, folder)
+    except (OSError, SafetensorError) as error:
+        kept = last_complete_checkpoint(checkpoints) if checkpoints else None
+        how = (
+            f"training is complete and {kept} holds it: fix the cause, then run the same command again with --resume "
+            "(resume=True) to finish saving"
+            if kept
+            else "fix the cause, then run the same command again"
+        )
+        raise CheckpointWriteError(f"Could not write {folder}: {error}. {shutil.disk_usage(folder.parent).free / 2**20:.1f} MiB are free on that disk; {how}.") from error
 
 
 def _update(update: ModelUpdate, plan: MethodPlan, sts_dir: str | Path | None) -> dict[str, Any]:
@@ -137,9 +164,10 @@ def run_method(
         "multilingual_before": multilingual_before,
         "multilingual_after": evaluate_sts(plan.model, multilingual) if multilingual else {},
     }
-    plan.model.save(result["model"])
+    checkpoints = next((Path(step.args.output_dir) for step in plan.stages if isinstance(step, TrainingStage)), None)
+    save_whole(lambda folder: plan.model.save(str(folder)), output_dir / "model", checkpoints)
     if plan.has_text_export:
-        export_text_model(plan.model, result["export"])
+        save_whole(lambda folder: export_text_model(plan.model, folder), output_dir / "export", checkpoints)
     runs = [entry for step, entry in zip(plan.stages, entries) if isinstance(step, TrainingStage)]
     if plan.staged:
         result["stages"] = entries
