@@ -67,6 +67,7 @@ def cmd_train(args: argparse.Namespace) -> int | None:
     """Train a recipe; a run stopped by a signal or a failed checkpoint write returns its exit status (128 + the
     signal number, or 1) after printing what happened and how to resume."""
     from sbert_nonling.training.checkpoints import CheckpointWriteError
+    from sbert_nonling.training.finite_training import TrainingDiverged
     from sbert_nonling.training.preemption import TrainingPreempted
     from sbert_nonling.training.run import train_recipe
 
@@ -96,7 +97,7 @@ def cmd_train(args: argparse.Namespace) -> int | None:
     except TrainingPreempted as stop:
         print(f"sbert-nonling train: {stop}", file=sys.stderr)
         return 128 + stop.signal_number
-    except CheckpointWriteError as error:
+    except (CheckpointWriteError, TrainingDiverged) as error:
         print(f"sbert-nonling train: error: {error}", file=sys.stderr)
         return 1
     finally:

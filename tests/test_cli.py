@@ -157,3 +157,22 @@ def test_help_documents_every_option():
     commands = build_parser()._subparsers._group_actions[0].choices
     undocumented = [f"{name} {action.dest}" for name, sub in commands.items() for action in sub._actions if not action.help]
     assert undocumented == []
+
+
+def test_a_diverging_run_stops_naming_the_step_and_saves_nothing_non_finite(tmp_path, data_dir, capsys):
+    from safetensors.torch import load_file
+
+    text_file = tmp_path / "wiki.txt"
+    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:200]
+    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = tmp_path / "run"
+    argv = ["train", "simcse-unsup", "--tiny", "--max-steps", "8", "--text-file", str(text_file), "--output", str(run),
+            "--set", "batch_size=8", "--set", "learning_rate=1e6", "--set", "eval_steps=1"]
+    assert main(argv) == 1
+    error = capsys.readouterr().err
+    assert "Training diverged at step 2: the loss is nan" in error and "checkpoint-1, holds finite weights" in error
+    assert not any((run / name).exists() for name in ("model", "export", "results.json", "model.partial"))
+    kept = [path for path in (run / "checkpoints").iterdir()]
+    assert [path.name for path in kept] == ["checkpoint-1"]
+    for path in kept[0].rglob("*.safetensors"):
+        assert all(bool(value.isfinite().all()) for value in load_file(str(path)).values()), path

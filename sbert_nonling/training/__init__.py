@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
+from sbert_nonling.training.finite_training import FiniteTrainingCallback, TrainingDiverged
 from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
 from sbert_nonling.training.loss_state import LossStateCallback
 from sbert_nonling.training.modality_optimizer import ModalityOptimizer
@@ -28,6 +29,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "CheckpointMarkerCallback",
+    "FiniteTrainingCallback",
     "LossGradientAveragingCallback",
     "LossStateCallback",
     "ModalityOptimizer",
@@ -35,6 +37,7 @@ __all__ = [
     "PreemptionCallback",
     "ReuseIdenticalColumns",
     "StepTimerCallback",
+    "TrainingDiverged",
     "UnpairedBatchSampler",
     "UnpairedModalityTrainer",
     "get_recipe",

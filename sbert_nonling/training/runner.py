@@ -18,6 +18,7 @@ from sbert_nonling.export.text_model import export_text_model
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.training.arguments import dev_curve
 from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint
+from sbert_nonling.training.finite_training import TrainingDiverged, non_finite_parameters
 from sbert_nonling.training.output_folder import prepare_output_dir
 from sbert_nonling.training.preemption import TrainingPreempted
 from sbert_nonling.training.run_record import write_run_record
@@ -165,6 +166,9 @@ def run_method(
         "multilingual_after": evaluate_sts(plan.model, multilingual) if multilingual else {},
     }
     checkpoints = next((Path(step.args.output_dir) for step in plan.stages if isinstance(step, TrainingStage)), None)
+    bad = non_finite_parameters(plan.model.state_dict().items())
+    if bad:  # e.g. a weight average of diverged runs: never saved
+        raise TrainingDiverged(f"The trained model holds NaN or infinite weights ({bad[0]}, {len(bad)} in all); it was not saved.")
     save_whole(lambda folder: plan.model.save(str(folder)), output_dir / "model", checkpoints)
     if plan.has_text_export:
         save_whole(lambda folder: export_text_model(plan.model, folder), output_dir / "export", checkpoints)

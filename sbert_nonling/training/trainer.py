@@ -22,6 +22,7 @@ from transformers.trainer_utils import TrainOutput
 from sbert_nonling.data.images import ROW_COLUMN
 from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
 from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, newest_intact_checkpoint, remove_complete_marker, write_failure
+from sbert_nonling.training.finite_training import FiniteTrainingCallback, check_finite_loss
 from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE, LossStateCallback, load_loss_state_dict
 from sbert_nonling.training.preemption import PreemptionCallback, TrainingPreempted
@@ -93,6 +94,10 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     - :class:`~sbert_nonling.training.preemption.PreemptionCallback` (:attr:`preemption`): SIGTERM / SIGINT during
       ``train`` finish the current optimizer step, write a complete checkpoint and raise
       :class:`~sbert_nonling.training.preemption.TrainingPreempted`.
+    - :class:`~sbert_nonling.training.finite_training.FiniteTrainingCallback`: non-finite weights after a step, or a
+      NaN selection score, stop the run with
+      :class:`~sbert_nonling.training.finite_training.TrainingDiverged` before that step is saved; ``training_step``
+      checks every step's loss the same way.
 
     What remains in the trainer, through documented overrides: ``get_data_collator`` wraps the collator's
     preprocessing in :class:`~sbert_nonling.training.reuse_identical_columns.ReuseIdenticalColumns` (identical
@@ -117,7 +122,8 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         self.loss_state = LossStateCallback(self.loss)
         self.preemption = PreemptionCallback()
         # Order matters on_save: the loss state is written before the marker that lists it.
-        for callback in (self.step_timer, LossGradientAveragingCallback(self.loss), self.loss_state, CheckpointMarkerCallback(), self.preemption):
+        callbacks = (self.step_timer, LossGradientAveragingCallback(self.loss), FiniteTrainingCallback(self.loss), self.loss_state, CheckpointMarkerCallback(), self.preemption)
+        for callback in callbacks:
             self.add_callback(callback)
 
     @property
@@ -129,6 +135,15 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     def step_counts(self) -> dict[str, int]:
         """Batches per training dataset name (:class:`StepTimerCallback`)."""
         return self.step_timer.step_counts
+
+    def training_step(self, model: nn.Module, inputs: dict, num_items_in_batch=None) -> torch.Tensor:
+        """transformers' training step; a NaN or infinite loss stops the run with
+        :class:`~sbert_nonling.training.finite_training.TrainingDiverged` before the optimizer applies it (under fp16
+        the gradient scaler skips such steps itself, so the check is left to it)."""
+        loss = super().training_step(model, inputs, num_items_in_batch)
+        if not self.args.fp16:
+            check_finite_loss(loss, self.state.global_step + 1, self.args.output_dir)
+        return loss
 
     def get_data_collator(self, model, args, processing_class=None):
         """sentence-transformers' collator, its ``preprocess_fn`` wrapped in :class:`ReuseIdenticalColumns`."""
