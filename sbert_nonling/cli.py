@@ -68,10 +68,11 @@ def cmd_train(args: argparse.Namespace) -> int | None:
     signal number, or 1) after printing what happened and how to resume."""
     from sbert_nonling.training.checkpoints import CheckpointWriteError
     from sbert_nonling.training.finite_training import TrainingDiverged
+    from sbert_nonling.training.output_folder import make_output_dir
     from sbert_nonling.training.preemption import TrainingPreempted
     from sbert_nonling.training.run import train_recipe
 
-    handler = _log_to_file(Path(args.output) / "train.log")
+    handler = _log_to_file(make_output_dir(args.output) / "train.log")
     try:
         result = train_recipe(
             args.recipe,

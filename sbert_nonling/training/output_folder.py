@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 from sbert_nonling.training.checkpoints import COMPLETE_MARKER
@@ -12,6 +13,23 @@ from sbert_nonling.training.checkpoints import COMPLETE_MARKER
 RUN_ENTRIES = ("model", "export", "model.partial", "export.partial", "checkpoints", "stages", "tiny-encoder", "image_features.safetensors", "recipe.json", "results.json")
 #: A folder holding any of these holds a finished run (a saved model or its results).
 FINISHED_RUN_ENTRIES = ("results.json", "model", "export")
+
+
+def make_output_dir(output_dir: str | Path) -> Path:
+    """Create the run folder ``output_dir`` if needed and check that it can be written, before a run reads any
+    data: a ValueError says so when it names a file or cannot be written (no permission, a read-only disk)."""
+    output_dir = Path(output_dir)
+    if output_dir.exists() and not output_dir.is_dir():
+        raise ValueError(f"--output {str(output_dir)!r} is a file, not a folder; choose a folder (it is created if missing).")
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=output_dir).close()
+    except OSError as error:
+        raise ValueError(
+            f"Cannot write into --output {str(output_dir)!r} ({error.strerror or error}); choose a folder you can write "
+            "to, or fix its permissions."
+        ) from None
+    return output_dir
 
 
 def prepare_output_dir(output_dir: str | Path, resume: bool = False, overwrite: bool = False, resumable: bool = True) -> Path:

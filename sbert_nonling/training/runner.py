@@ -19,8 +19,9 @@ from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.training.arguments import dev_curve
 from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint
 from sbert_nonling.training.finite_training import TrainingDiverged, non_finite_parameters
-from sbert_nonling.training.output_folder import prepare_output_dir
+from sbert_nonling.training.output_folder import make_output_dir, prepare_output_dir
 from sbert_nonling.training.preemption import TrainingPreempted
+from sbert_nonling.training.run_lock import run_lock
 from sbert_nonling.training.run_record import write_run_record
 
 
@@ -105,7 +106,8 @@ def run_method(
     checkpoint, where the plan has one), each with a model card, the checkpoints, ``output_dir/recipe.json``
     (``config``) and ``output_dir/results.json`` (the returned result).
 
-    In order: :func:`prepare_output_dir` (a finished or interrupted run is refused unless ``overwrite`` / ``resume``),
+    In order: the folder is created and checked for writing, and locked against a second run (:func:`run_lock`:
+    a run started on the same folder meanwhile is refused naming this one), :func:`prepare_output_dir` (a finished or interrupted run is refused unless ``overwrite`` / ``resume``),
     ``set_seed(config.seed)``, ``build()`` (a method builder of :mod:`sbert_nonling.methods` with its data bound,
     e.g. ``functools.partial(build_simcse, config, text_file=...)``: front-ends and heads are drawn after the seed),
     the plan's ``files`` written into ``output_dir``, dev scores before training (every dev task of ``sts_dir``, and
@@ -139,49 +141,51 @@ def run_method(
     """
     if resume and not config.resumable:
         raise ValueError(f"resume is not supported by {config.name or config.method} (a sequence of stage runs); start it again.")
-    output_dir = prepare_output_dir(output_dir, resume=resume, overwrite=overwrite, resumable=config.resumable)
-    set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
-    plan = build()
-    for name, write in plan.files.items():
-        output_dir.mkdir(parents=True, exist_ok=True)
-        write(output_dir / name)
-    multilingual = load_stsb_multi_dir(stsb_multi_dir, "dev") if stsb_multi_dir else []
-    dev_before = evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {}
-    multilingual_before = evaluate_sts(plan.model, multilingual) if multilingual else {}
+    output_dir = make_output_dir(output_dir)
+    with run_lock(output_dir):  # one writer per folder, from the first check to the run record
+        output_dir = prepare_output_dir(output_dir, resume=resume, overwrite=overwrite, resumable=config.resumable)
+        set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
+        plan = build()
+        for name, write in plan.files.items():
+            output_dir.mkdir(parents=True, exist_ok=True)
+            write(output_dir / name)
+        multilingual = load_stsb_multi_dir(stsb_multi_dir, "dev") if stsb_multi_dir else []
+        dev_before = evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {}
+        multilingual_before = evaluate_sts(plan.model, multilingual) if multilingual else {}
 
-    entries = []
-    for step in plan.stages:
-        if isinstance(step, ModelUpdate):
-            entries.append(_update(step, plan, sts_dir))
+        entries = []
+        for step in plan.stages:
+            if isinstance(step, ModelUpdate):
+                entries.append(_update(step, plan, sts_dir))
+            else:
+                entries.append(_train(step, plan, output_dir, resume, config.resumable, sts_dir))
+
+        result = {
+            "recipe": config.name,
+            "model": str(output_dir / "model"),
+            "export": str(output_dir / "export") if plan.has_text_export else None,
+            "dev_before": dev_before,
+            "dev_after": evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {},
+            "multilingual_before": multilingual_before,
+            "multilingual_after": evaluate_sts(plan.model, multilingual) if multilingual else {},
+        }
+        checkpoints = next((Path(step.args.output_dir) for step in plan.stages if isinstance(step, TrainingStage)), None)
+        bad = non_finite_parameters(plan.model.state_dict().items())
+        if bad:  # e.g. a weight average of diverged runs: never saved
+            raise TrainingDiverged(f"The trained model holds NaN or infinite weights ({bad[0]}, {len(bad)} in all); it was not saved.")
+        save_whole(lambda folder: plan.model.save(str(folder)), output_dir / "model", checkpoints)
+        if plan.has_text_export:
+            save_whole(lambda folder: export_text_model(plan.model, folder), output_dir / "export", checkpoints)
+        runs = [entry for step, entry in zip(plan.stages, entries) if isinstance(step, TrainingStage)]
+        if plan.staged:
+            result["stages"] = entries
+            result["global_step"] = sum(entry["global_step"] for entry in runs)
+            result["best_checkpoint"] = runs[-1]["best_checkpoint"] if runs else None
         else:
-            entries.append(_train(step, plan, output_dir, resume, config.resumable, sts_dir))
-
-    result = {
-        "recipe": config.name,
-        "model": str(output_dir / "model"),
-        "export": str(output_dir / "export") if plan.has_text_export else None,
-        "dev_before": dev_before,
-        "dev_after": evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {},
-        "multilingual_before": multilingual_before,
-        "multilingual_after": evaluate_sts(plan.model, multilingual) if multilingual else {},
-    }
-    checkpoints = next((Path(step.args.output_dir) for step in plan.stages if isinstance(step, TrainingStage)), None)
-    bad = non_finite_parameters(plan.model.state_dict().items())
-    if bad:  # e.g. a weight average of diverged runs: never saved
-        raise TrainingDiverged(f"The trained model holds NaN or infinite weights ({bad[0]}, {len(bad)} in all); it was not saved.")
-    save_whole(lambda folder: plan.model.save(str(folder)), output_dir / "model", checkpoints)
-    if plan.has_text_export:
-        save_whole(lambda folder: export_text_model(plan.model, folder), output_dir / "export", checkpoints)
-    runs = [entry for step, entry in zip(plan.stages, entries) if isinstance(step, TrainingStage)]
-    if plan.staged:
-        result["stages"] = entries
-        result["global_step"] = sum(entry["global_step"] for entry in runs)
-        result["best_checkpoint"] = runs[-1]["best_checkpoint"] if runs else None
-    else:
-        (run,) = runs
-        result.update({field: run[field] for field in RUN_FIELDS})
-    for name, evaluate in plan.evaluations.items():
-        result[name] = evaluate(plan.model)
-    forms = {"model": plan.card_form, "export": "text"} if plan.has_text_export else {"model": plan.card_form}
-    write_run_record(output_dir, config.to_dict(), result, forms, training_data or [])
-    return result
+            (run,) = runs
+            result.update({field: run[field] for field in RUN_FIELDS})
+        for name, evaluate in plan.evaluations.items():
+            result[name] = evaluate(plan.model)
+        forms = {"model": plan.card_form, "export": "text"} if plan.has_text_export else {"model": plan.card_form}
+        write_run_record(output_dir, config.to_dict(), result, forms, training_data or [])
+        return result
