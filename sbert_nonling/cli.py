@@ -94,6 +94,7 @@ def cmd_train(args: argparse.Namespace) -> int | None:
             resume=args.resume,
             bf16=args.bf16,
             overwrite=args.overwrite,
+            allow_changed=tuple(args.allow_changed),
         )
     except TrainingPreempted as stop:
         print(f"sbert-nonling train: {stop}", file=sys.stderr)
@@ -272,6 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
     train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
     train.add_argument("--resume", action="store_true", help="continue an interrupted run in --output from its newest intact checkpoint")
+    train.add_argument("--allow-changed", action="append", default=[], metavar="KEY",
+                       help="with --resume: accept this setting differing from the run's (only eval_steps, description, "
+                       "reference, dataloader_*; both values are recorded); other differences are refused")
     train.add_argument("--overwrite", action="store_true", help="replace the run --output already holds (refused without it)")
     train.add_argument("--bf16", action="store_true", help="train under bf16 autocast instead of the recipe's fp16 (GPU, or a CPU with native bf16: AVX-512 BF16 / AMX; elsewhere it is far slower than fp32)")
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +17,13 @@ from sbert_nonling.evaluation.sts_data import load_stsb_multi_dir
 from sbert_nonling.export.text_model import export_text_model
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.training.arguments import dev_curve
-from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint
+from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint, newest_intact_checkpoint
 from sbert_nonling.training.finite_training import TrainingDiverged, non_finite_parameters
 from sbert_nonling.training.output_folder import make_output_dir, prepare_output_dir
 from sbert_nonling.training.preemption import TrainingPreempted
 from sbert_nonling.training.run_lock import run_lock
 from sbert_nonling.training.run_record import write_run_record
+from sbert_nonling.training.run_settings import check_resume_settings
 
 
 #: What a single-run plan's result reports about its one run (a staged plan reports them per stage).
@@ -30,13 +31,17 @@ RUN_FIELDS = ("best_checkpoint", "global_step", "dev_curve", "train_seconds", "s
 
 
 def _train(
-    stage: TrainingStage, plan: MethodPlan, output_dir: Path, resume: bool, resumable: bool, sts_dir: str | Path | None
+    stage: TrainingStage, plan: MethodPlan, output_dir: Path, resume: bool, config: MethodConfig, changes: list[dict[str, Any]],
+    sts_dir: str | Path | None,
 ) -> dict[str, Any]:
-    """One training stage: hooks, the trainer (checkpoints under ``output_dir``), hooks; its log entry."""
+    """One training stage: hooks, the trainer (checkpoints under ``output_dir``, each recording ``config`` and the
+    settings changed on resume), hooks; its log entry."""
+    resumable = config.resumable
     for hook in stage.before:
         hook(plan.model)
     stage.args.output_dir = str(output_dir / stage.args.output_dir)
     trainer = stage.trainer(plan.model, plan.evaluator)
+    trainer.run_settings.settings, trainer.run_settings.changes = config.to_dict(), changes
     try:
         train_output = trainer.train(resume_from_checkpoint=True if resume else None)
     except TrainingPreempted as stop:
@@ -101,6 +106,7 @@ def run_method(
     training_data: list[str] | None = None,
     resume: bool = False,
     overwrite: bool = False,
+    allow_changed: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Run a method end to end and leave ``output_dir/model`` (the full model), ``output_dir/export`` (the plain text
     checkpoint, where the plan has one), each with a model card, the checkpoints, ``output_dir/recipe.json``
@@ -127,6 +133,10 @@ def run_method(
         resume: continue an interrupted single-run plan from its newest intact checkpoint (methods whose config is not
             ``resumable`` are refused with a ValueError).
         overwrite: replace the run ``output_dir`` holds.
+        allow_changed: settings a resume may change (only those :func:`~sbert_nonling.training.run_settings.safe_to_change`
+            allows, e.g. ``eval_steps``); any other difference between ``config`` and the settings recorded in the
+            checkpoint is refused with a ValueError listing them. Accepted changes are recorded in the result
+            (``"settings_changed_on_resume"``: step, old and new values) and in later checkpoints.
 
     Raises:
         TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint (``resumable=False`` for
@@ -144,6 +154,8 @@ def run_method(
     output_dir = make_output_dir(output_dir)
     with run_lock(output_dir):  # one writer per folder, from the first check to the run record
         output_dir = prepare_output_dir(output_dir, resume=resume, overwrite=overwrite, resumable=config.resumable)
+        checkpoint = newest_intact_checkpoint(output_dir / "checkpoints") if resume else None
+        changes = check_resume_settings(checkpoint, config.to_dict(), allow_changed) if checkpoint else []
         set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
         plan = build()
         for name, write in plan.files.items():
@@ -158,7 +170,7 @@ def run_method(
             if isinstance(step, ModelUpdate):
                 entries.append(_update(step, plan, sts_dir))
             else:
-                entries.append(_train(step, plan, output_dir, resume, config.resumable, sts_dir))
+                entries.append(_train(step, plan, output_dir, resume, config, changes, sts_dir))
 
         result = {
             "recipe": config.name,
@@ -184,6 +196,8 @@ def run_method(
         else:
             (run,) = runs
             result.update({field: run[field] for field in RUN_FIELDS})
+        if changes:
+            result["settings_changed_on_resume"] = changes
         for name, evaluate in plan.evaluations.items():
             result[name] = evaluate(plan.model)
         forms = {"model": plan.card_form, "export": "text"} if plan.has_text_export else {"model": plan.card_form}

@@ -26,6 +26,7 @@ from sbert_nonling.training.finite_training import FiniteTrainingCallback, check
 from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE, LossStateCallback, load_loss_state_dict
 from sbert_nonling.training.preemption import PreemptionCallback, TrainingPreempted
+from sbert_nonling.training.run_settings import RunSettingsCallback
 from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
 from sbert_nonling.training.step_timer import StepTimerCallback
 from sbert_nonling.util.deprecation import moved_names
@@ -98,6 +99,10 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
       NaN selection score, stop the run with
       :class:`~sbert_nonling.training.finite_training.TrainingDiverged` before that step is saved; ``training_step``
       checks every step's loss the same way.
+    - :class:`~sbert_nonling.training.run_settings.RunSettingsCallback` (:attr:`run_settings`): once its
+      ``settings`` are set (the recipe runner sets the method's config), every checkpoint records them, so that a
+      resume with other settings can be refused
+      (:func:`~sbert_nonling.training.run_settings.check_resume_settings`).
 
     What remains in the trainer, through documented overrides: ``get_data_collator`` wraps the collator's
     preprocessing in :class:`~sbert_nonling.training.reuse_identical_columns.ReuseIdenticalColumns` (identical
@@ -121,8 +126,12 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         self.step_timer = StepTimerCallback(self.loss)
         self.loss_state = LossStateCallback(self.loss)
         self.preemption = PreemptionCallback()
-        # Order matters on_save: the loss state is written before the marker that lists it.
-        callbacks = (self.step_timer, LossGradientAveragingCallback(self.loss), FiniteTrainingCallback(self.loss), self.loss_state, CheckpointMarkerCallback(), self.preemption)
+        self.run_settings = RunSettingsCallback()
+        # Order matters on_save: the loss state and the settings are written before the marker that lists them.
+        callbacks = (
+            self.step_timer, LossGradientAveragingCallback(self.loss), FiniteTrainingCallback(self.loss), self.loss_state,
+            self.run_settings, CheckpointMarkerCallback(), self.preemption,
+        )
         for callback in callbacks:
             self.add_callback(callback)
 
