@@ -21,7 +21,13 @@ from transformers.trainer_utils import TrainOutput
 
 from sbert_nonling.data.images import ROW_COLUMN
 from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
-from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, newest_intact_checkpoint, remove_complete_marker, write_failure
+from sbert_nonling.training.checkpoints import (
+    CHECKPOINT_PREFIX,
+    newest_intact_checkpoint,
+    remove_complete_marker,
+    verify_checkpoint,
+    write_failure,
+)
 from sbert_nonling.training.finite_training import FiniteTrainingCallback, check_finite_loss
 from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE, LossStateCallback, load_loss_state_dict
@@ -183,6 +189,8 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             resume_from_checkpoint = newest_intact_checkpoint(self.args.output_dir)
             if resume_from_checkpoint is None:
                 logger.warning(f"No complete checkpoint in {self.args.output_dir}: training starts from the beginning.")
+        elif resume_from_checkpoint:
+            verify_checkpoint(resume_from_checkpoint)
         self.loss_state.resume_from_checkpoint = resume_from_checkpoint or None
         if resume_from_checkpoint and self._training_complete(resume_from_checkpoint):
             return self._finish_complete_run(resume_from_checkpoint)
