@@ -176,3 +176,18 @@ def test_a_diverging_run_stops_naming_the_step_and_saves_nothing_non_finite(tmp_
     assert [path.name for path in kept] == ["checkpoint-1"]
     for path in kept[0].rglob("*.safetensors"):
         assert all(bool(value.isfinite().all()) for value in load_file(str(path)).values()), path
+
+
+def test_a_selection_that_cannot_run_is_refused_before_training(tmp_path, data_dir, small_sts_dir, capsys):
+    import shutil
+
+    shutil.copytree(small_sts_dir / "SICK", tmp_path / "sts" / "SICK")  # SICK only: no STS-B dev to select on
+    text_file = tmp_path / "wiki.txt"
+    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:64]
+    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = tmp_path / "run"
+    argv = ["train", "simcse-unsup", "--tiny", "--max-steps", "4", "--text-file", str(text_file), "--output", str(run),
+            "--sts-dir", str(tmp_path / "sts"), "--set", "eval_steps=2", "--set", "batch_size=8"]
+    assert main(argv) == 2
+    assert "holds no STS-B dev set" in capsys.readouterr().err
+    assert not (run / "checkpoints").exists()  # refused before the first step
