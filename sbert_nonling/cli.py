@@ -15,6 +15,12 @@ from pathlib import Path
 from typing import Any
 
 DEMO_RECIPE = "visualcse"
+#: Loading a model never imports code named by its folder unless asked: sentence-transformers' own rule, which
+#: covers every class outside ``sentence_transformers.*``, this package's modules included.
+TRUST_HELP = (
+    "import the module classes the model folder's modules.json names (needed for full multimodal / pixel models, whose "
+    "modules are sbert_nonling classes; it runs code chosen by the folder: use it only for folders you trust)"
+)
 
 
 def _print_result(result: dict[str, Any]) -> None:
@@ -180,7 +186,7 @@ def cmd_export(args: argparse.Namespace) -> None:
 
     from sbert_nonling.export.text_model import export_text_model
 
-    model = SentenceTransformer(args.model, trust_remote_code=True)
+    model = SentenceTransformer(args.model, trust_remote_code=args.trust_remote_code)
     path = export_text_model(model, args.output)
     print(f"Text model written to {path}; load it with SentenceTransformer({str(path)!r}).")
     _print_result({"export": str(path)})
@@ -241,6 +247,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
         max_steps=args.max_steps,
         overwrite=True,  # the demo's folder holds the demo's last run
     )
+    # the model this command has just trained and written (its own sbert_nonling classes), not a folder from elsewhere
     trained = SentenceTransformer(result["model"], trust_remote_code=True)
     plain = SentenceTransformer(result["export"])
     probe = ["A man is playing a guitar.", "A woman is slicing an onion."]
@@ -291,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--split", choices=["dev", "test"], default="dev",
                           help="dev: STS-B dev, SICK trial (for selection); test: only for reporting")
     evaluate.add_argument("--mteb", action="store_true", help="run the same data through MTEB's official tasks")
-    evaluate.add_argument("--trust-remote-code", action="store_true", help="needed for full multimodal models")
+    evaluate.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
     evaluate.add_argument("--route", help="encode through this route, e.g. pixel (passed as task= to encode)")
     evaluate.add_argument("--batch-size", type=int, default=64, help="sentences encoded per forward pass")
     evaluate.add_argument("--json", action="store_true", help="print the scores as one JSON object last")
@@ -308,12 +315,13 @@ def build_parser() -> argparse.ArgumentParser:
     robustness.add_argument("--perturbations", nargs="*", help="names from sbert_nonling.data.perturbations; default: all")
     robustness.add_argument("--rate", type=float, default=0.1, help="share of words a character perturbation edits")
     robustness.add_argument("--seed", type=int, default=42, help="seed of the perturbations (each sentence is seeded by it)")
-    robustness.add_argument("--trust-remote-code", action="store_true", help="needed for full multimodal / pixel models")
+    robustness.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
     robustness.set_defaults(handler=cmd_robustness)
 
     export = commands.add_parser("export", help="write the text path as a plain sentence-transformers checkpoint")
-    export.add_argument("model", help="full model folder (loaded with trust_remote_code)")
+    export.add_argument("model", help="full model folder (a multimodal model needs --trust-remote-code)")
     export.add_argument("output", help="output folder")
+    export.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
     export.set_defaults(handler=cmd_export)
 
     push = commands.add_parser("push", help="upload a saved model folder (OUT/export, OUT/model) with its card to the Hub")

@@ -33,7 +33,7 @@ def test_eval_of_a_full_model_needs_trust_remote_code(exported_tiny, small_sts_d
 
 
 def test_export_subcommand_writes_a_plain_checkpoint(exported_tiny, tmp_path, capsys):
-    assert main(["export", str(exported_tiny.parent / "full"), str(tmp_path / "again")]) == 0
+    assert main(["export", str(exported_tiny.parent / "full"), str(tmp_path / "again"), "--trust-remote-code"]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == {"export": str(tmp_path / "again")}
     modules = json.loads((tmp_path / "again" / "modules.json").read_text())
     assert modules[0]["type"].startswith("sentence_transformers.") and modules[0]["type"].endswith(".Transformer")
