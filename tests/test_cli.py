@@ -191,3 +191,30 @@ def test_a_selection_that_cannot_run_is_refused_before_training(tmp_path, data_d
     assert main(argv) == 2
     assert "holds no STS-B dev set" in capsys.readouterr().err
     assert not (run / "checkpoints").exists()  # refused before the first step
+
+
+def test_an_output_that_cannot_hold_a_run_is_one_sentence(tmp_path, capsys):
+    import os
+
+    (tmp_path / "a-file").write_text("not a folder")
+    argv = ["train", "simcse-unsup", "--tiny", "--text-file", str(tmp_path / "unread.txt")]
+    assert main([*argv, "--output", str(tmp_path / "a-file")]) == 2
+    assert f"--output '{tmp_path / 'a-file'}' is a file, not a folder" in capsys.readouterr().err
+    assert main([*argv, "--output", str(tmp_path / "a-file" / "run")]) == 2
+    assert "Cannot write into --output" in capsys.readouterr().err
+    if os.geteuid() == 0:  # root writes through permission bits: /sys refuses writes to everyone
+        read_only = "/sys"
+    else:
+        (tmp_path / "read-only").mkdir(mode=0o555)
+        read_only = str(tmp_path / "read-only")
+    assert main([*argv, "--output", read_only]) == 2
+    error = capsys.readouterr().err
+    assert f"Cannot write into --output {read_only!r} (Permission denied); choose a folder you can write to" in error
+
+
+def test_a_failed_first_checkpoint_does_not_point_to_resume(tmp_path):
+    from sbert_nonling.training.checkpoints import write_failure
+
+    message = str(write_failure(tmp_path / "checkpoints" / "checkpoint-2", OSError(13, "Permission denied")))
+    assert "there is no earlier checkpoint to resume from" in message and "without --resume" in message
+    assert "again with --resume" not in message

@@ -163,10 +163,13 @@ def write_failure(folder: str | os.PathLike, error: BaseException) -> Checkpoint
     existing = next(path for path in (folder, *folder.parents) if path.exists())  # the folder may not exist yet
     free = shutil.disk_usage(existing).free
     intact = [path.name for path in checkpoint_folders(folder.parent) if path != folder and (path / COMPLETE_MARKER).is_file()]
-    kept = (
-        f"the earlier checkpoints ({', '.join(intact)}) are intact" if intact else "there is no earlier checkpoint"
-    )
+    if intact:
+        kept = f"the earlier checkpoints ({', '.join(intact)}) are intact"
+        how = "then run the same command again with --resume (resume=True)"
+    else:
+        kept = "there is no earlier checkpoint to resume from"
+        how = "then run the same command again (without --resume: the run starts afresh)"
     return CheckpointWriteError(
         f"Could not write {folder}: {error}. {free / 2**20:.1f} MiB are free on that disk; {kept}. Free some space "
-        "(or fix the folder's permissions), then run the same command again with --resume (resume=True)."
+        f"(or fix the folder's permissions), {how}."
     )
