@@ -355,7 +355,7 @@ def _saved_with_font_dirs(tmp_path, font_dirs):
     ("font_dirs", "match"),
     [
         (["/usr"], r"font_dirs entry '/usr' is /usr, outside the model folder"),
-        (["../outside"], r"font_dirs entry '../outside' is .*outside, outside the model folder"),
+        (["../../outside"], r"font_dirs entry '../../outside' is .*outside, outside the model folder"),
         ("fonts", r"font_dirs='fonts' must be a list of folder names"),
         (["missing"], r"font_dirs entry 'missing' \(.*missing\) is not a folder"),
     ],
