@@ -65,3 +65,18 @@ def test_announced_draws_seed_the_views_and_leave_the_global_rng_alone(data_dir)
     assert not torch.equal(first[0], first[1])  # the two views still differ
     views.announce([0], draw=4)
     assert not torch.equal(pixels(0)[0], first[0])  # the next pass: new views
+
+
+def test_one_class_or_empty_class_folders_are_named_in_a_warning(tmp_path, data_dir, caplog):
+    import logging
+    import shutil
+
+    (tmp_path / "cat").mkdir()
+    (tmp_path / "empty").mkdir()
+    for path in sorted((data_dir / "images" / "cifar10" / "train" / "cat").iterdir())[:2]:
+        shutil.copy(path, tmp_path / "cat" / path.name)
+    with caplog.at_level(logging.WARNING, logger="sbert_nonling.data.images"):
+        dataset, classes = image_folder_dataset(tmp_path, img_size=16)
+    assert classes == ["cat", "empty"] and len(dataset) == 2
+    assert "class folder(s) ['empty'] hold no images" in caplog.text
+    assert "all images are in one class folder; a supervised contrastive loss (supcon)" in caplog.text
