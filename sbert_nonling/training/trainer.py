@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import time
+from pathlib import Path
 
 import torch
 from datasets import Dataset
@@ -61,7 +62,7 @@ def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathL
     for name, key in (("modules.json", "type"), ("router_config.json", None)):
         path = os.path.join(checkpoint, name)
         if os.path.isfile(path):
-            content = json.loads(open(path, encoding="utf8").read())
+            content = json.loads(Path(path).read_text(encoding="utf8"))
             named += [entry[key] for entry in content] if key else list(content.get("types", {}).values())
     foreign = sorted(set(named) - _class_names(model))
     if foreign:
@@ -204,7 +205,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     def _training_complete(self, checkpoint: str) -> bool:
         """Whether ``checkpoint`` was written after the run's last optimizer step (its own trainer state says so):
         transformers would take one step more on resume, since its loop checks ``max_steps`` only after a step."""
-        recorded = json.loads(open(os.path.join(checkpoint, "trainer_state.json"), encoding="utf8").read())
+        recorded = json.loads(Path(checkpoint, "trainer_state.json").read_text(encoding="utf8"))
         max_steps = self.args.max_steps if self.args.max_steps > 0 else recorded["max_steps"]
         return recorded["global_step"] >= max_steps > 0
 

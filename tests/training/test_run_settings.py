@@ -69,7 +69,7 @@ def test_resume_with_other_settings_is_refused_listing_them(interrupted, capsys,
 
 
 def test_resume_with_another_recipe_is_refused_before_a_size_mismatch(interrupted, capsys):
-    run, argv = interrupted
+    _, argv = interrupted
     other = [argv[0], "simcse-sup", *argv[2:]]
     assert main([*other, "--resume"]) == 2
     error = capsys.readouterr().err
