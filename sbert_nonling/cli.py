@@ -14,6 +14,7 @@ says why); what remains is the training progress bar, the logged losses and dev 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import logging
@@ -24,6 +25,12 @@ from pathlib import Path
 from typing import Any
 
 DEMO_RECIPE = "visualcse"
+#: Loading a model never imports code named by its folder unless asked: sentence-transformers' own rule, which
+#: covers every class outside ``sentence_transformers.*``, this package's modules included.
+TRUST_HELP = (
+    "import the module classes the model folder's modules.json names (needed for full multimodal / pixel models, whose "
+    "modules are sbert_nonling classes; it runs code chosen by the folder: use it only for folders you trust)"
+)
 
 
 def _print_result(result: dict[str, Any]) -> None:
@@ -114,10 +121,12 @@ def cmd_train(args: argparse.Namespace) -> int | None:
     """Train a recipe; a run stopped by a signal or a failed checkpoint write returns its exit status (128 + the
     signal number, or 1) after printing what happened and how to resume."""
     from sbert_nonling.training.checkpoints import CheckpointWriteError
+    from sbert_nonling.training.finite_training import TrainingDiverged
+    from sbert_nonling.training.output_folder import make_output_dir
     from sbert_nonling.training.preemption import TrainingPreempted
     from sbert_nonling.training.run import train_recipe
 
-    handler = _log_to_file(Path(args.output) / "train.log")
+    handler = _log_to_file(make_output_dir(args.output) / "train.log")
     try:
         result = train_recipe(
             args.recipe,
@@ -139,17 +148,19 @@ def cmd_train(args: argparse.Namespace) -> int | None:
             resume=args.resume,
             precision=args.precision,
             overwrite=args.overwrite,
+            allow_changed=tuple(args.allow_changed),
         )
     except TrainingPreempted as stop:
         print(f"sbert-nonling train: {stop}", file=sys.stderr)
         return 128 + stop.signal_number
-    except CheckpointWriteError as error:
+    except (CheckpointWriteError, TrainingDiverged) as error:
         print(f"sbert-nonling train: error: {error}", file=sys.stderr)
         return 1
     finally:
-        handler.close()
         for name in LOGGED_PACKAGES:
             logging.getLogger(name).removeHandler(handler)
+        with contextlib.suppress(OSError):  # a log that cannot be flushed (full disk) must not hide the run's error
+            handler.close()
     _print_before_after(result)
     _print_result(result)
 
@@ -223,7 +234,7 @@ def cmd_export(args: argparse.Namespace) -> None:
 
     from sbert_nonling.export.text_model import export_text_model
 
-    model = SentenceTransformer(args.model, trust_remote_code=True)
+    model = SentenceTransformer(args.model, trust_remote_code=args.trust_remote_code)
     path = export_text_model(model, args.output)
     print(f"Text model written to {path}; load it with SentenceTransformer({str(path)!r}).")
     _print_result({"export": str(path)})
@@ -284,6 +295,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
         max_steps=args.max_steps,
         overwrite=True,  # the demo's folder holds the demo's last run
     )
+    # the model this command has just trained and written (its own sbert_nonling classes), not a folder from elsewhere
     trained = SentenceTransformer(result["model"], trust_remote_code=True)
     plain = SentenceTransformer(result["export"])
     probe = ["A man is playing a guitar.", "A woman is slicing an onion."]
@@ -328,6 +340,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "visualcse / audiocse alternate image (audio) and text batches, each its own optimizer step, so "
                        "--max-steps 10 is 5 image + 5 text steps; multitask / pixel-linguist cap each stage run at it")
     train.add_argument("--resume", action="store_true", help="continue an interrupted run in --output from its newest intact checkpoint")
+    train.add_argument("--allow-changed", action="append", default=[], metavar="KEY",
+                       help="with --resume: accept this setting differing from the run's (only eval_steps, description, "
+                       "reference, dataloader_*; both values are recorded); other differences are refused")
     train.add_argument("--overwrite", action="store_true", help="replace the run --output already holds (refused without it)")
     train.add_argument("--precision", choices=["auto", "fp32", "fp16", "bf16"],
                        help="auto (default): bf16 on a GPU with bf16, fp16 with loss scaling on an older GPU, fp32 on a CPU; "
@@ -345,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--split", choices=["dev", "test"], default="dev",
                           help="dev: STS-B dev, SICK trial (for selection); test: only for reporting")
     evaluate.add_argument("--mteb", action="store_true", help="run the same data through MTEB's official tasks")
-    evaluate.add_argument("--trust-remote-code", action="store_true", help="needed for full multimodal models")
+    evaluate.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
     evaluate.add_argument("--route", help="encode through this route, e.g. pixel (passed as task= to encode)")
     evaluate.add_argument("--batch-size", type=int, default=64, help="sentences encoded per forward pass")
     evaluate.add_argument("--json", action="store_true", help="print the scores as one JSON object last")
@@ -362,12 +377,13 @@ def build_parser() -> argparse.ArgumentParser:
     robustness.add_argument("--perturbations", nargs="*", help="names from sbert_nonling.data.perturbations; default: all")
     robustness.add_argument("--rate", type=float, default=0.1, help="share of words a character perturbation edits")
     robustness.add_argument("--seed", type=int, default=42, help="seed of the perturbations (each sentence is seeded by it)")
-    robustness.add_argument("--trust-remote-code", action="store_true", help="needed for full multimodal / pixel models")
+    robustness.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
     robustness.set_defaults(handler=cmd_robustness)
 
     export = add_command("export", help="write the text path as a plain sentence-transformers checkpoint")
-    export.add_argument("model", help="full model folder (loaded with trust_remote_code)")
+    export.add_argument("model", help="full model folder (a multimodal model needs --trust-remote-code)")
     export.add_argument("output", help="output folder")
+    export.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
     export.set_defaults(handler=cmd_export)
 
     push = add_command("push", help="upload a saved model folder (OUT/export, OUT/model) with its card to the Hub")

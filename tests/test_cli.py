@@ -54,7 +54,7 @@ def test_eval_of_a_full_model_needs_trust_remote_code(exported_tiny, small_sts_d
 
 
 def test_export_subcommand_writes_a_plain_checkpoint(exported_tiny, tmp_path, capsys):
-    assert main(["export", str(exported_tiny.parent / "full"), str(tmp_path / "again")]) == 0
+    assert main(["export", str(exported_tiny.parent / "full"), str(tmp_path / "again"), "--trust-remote-code"]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == {"export": str(tmp_path / "again")}
     modules = json.loads((tmp_path / "again" / "modules.json").read_text())
     assert modules[0]["type"].startswith("sentence_transformers.") and modules[0]["type"].endswith(".Transformer")
@@ -240,3 +240,64 @@ def test_verbose_goes_before_or_after_the_subcommand(argv):
 
     assert build_parser().parse_args(argv).verbose is True
     assert build_parser().parse_args(argv[1:] if argv[0] == "--verbose" else argv[:-1]).verbose is False
+
+
+def test_a_diverging_run_stops_naming_the_step_and_saves_nothing_non_finite(tmp_path, data_dir, capsys):
+    from safetensors.torch import load_file
+
+    text_file = tmp_path / "wiki.txt"
+    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:200]
+    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = tmp_path / "run"
+    argv = ["train", "simcse-unsup", "--tiny", "--max-steps", "8", "--text-file", str(text_file), "--output", str(run),
+            "--set", "batch_size=8", "--set", "learning_rate=1e6", "--set", "eval_steps=1"]
+    assert main(argv) == 1
+    error = capsys.readouterr().err
+    assert "Training diverged at step 2: the loss is nan" in error and "checkpoint-1, holds finite weights" in error
+    assert not any((run / name).exists() for name in ("model", "export", "results.json", "model.partial"))
+    kept = [path for path in (run / "checkpoints").iterdir()]
+    assert [path.name for path in kept] == ["checkpoint-1"]
+    for path in kept[0].rglob("*.safetensors"):
+        assert all(bool(value.isfinite().all()) for value in load_file(str(path)).values()), path
+
+
+def test_a_selection_that_cannot_run_is_refused_before_training(tmp_path, data_dir, small_sts_dir, capsys):
+    import shutil
+
+    shutil.copytree(small_sts_dir / "SICK", tmp_path / "sts" / "SICK")  # SICK only: no STS-B dev to select on
+    text_file = tmp_path / "wiki.txt"
+    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:64]
+    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = tmp_path / "run"
+    argv = ["train", "simcse-unsup", "--tiny", "--max-steps", "4", "--text-file", str(text_file), "--output", str(run),
+            "--sts-dir", str(tmp_path / "sts"), "--set", "eval_steps=2", "--set", "batch_size=8"]
+    assert main(argv) == 2
+    assert "holds no STS-B dev set" in capsys.readouterr().err
+    assert not (run / "checkpoints").exists()  # refused before the first step
+
+
+def test_an_output_that_cannot_hold_a_run_is_one_sentence(tmp_path, capsys):
+    import os
+
+    (tmp_path / "a-file").write_text("not a folder")
+    argv = ["train", "simcse-unsup", "--tiny", "--text-file", str(tmp_path / "unread.txt")]
+    assert main([*argv, "--output", str(tmp_path / "a-file")]) == 2
+    assert f"--output '{tmp_path / 'a-file'}' is a file, not a folder" in capsys.readouterr().err
+    assert main([*argv, "--output", str(tmp_path / "a-file" / "run")]) == 2
+    assert "Cannot write into --output" in capsys.readouterr().err
+    if os.geteuid() == 0:  # root writes through permission bits: /sys refuses writes to everyone
+        read_only = "/sys"
+    else:
+        (tmp_path / "read-only").mkdir(mode=0o555)
+        read_only = str(tmp_path / "read-only")
+    assert main([*argv, "--output", read_only]) == 2
+    error = capsys.readouterr().err
+    assert f"Cannot write into --output {read_only!r} (Permission denied); choose a folder you can write to" in error
+
+
+def test_a_failed_first_checkpoint_does_not_point_to_resume(tmp_path):
+    from sbert_nonling.training.checkpoints import write_failure
+
+    message = str(write_failure(tmp_path / "checkpoints" / "checkpoint-2", OSError(13, "Permission denied")))
+    assert "there is no earlier checkpoint to resume from" in message and "without --resume" in message
+    assert "again with --resume" not in message

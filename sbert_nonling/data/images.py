@@ -211,6 +211,14 @@ def image_folder_dataset(folder: str | Path, img_size: int = 224, limit_per_clas
         labels += [label] * len(files[:limit_per_class])
     if not paths:
         raise ValueError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) in class sub-folders of {str(folder)!r}.")
+    empty = [name for label, name in enumerate(classes) if label not in set(labels)]
+    if empty:
+        logger.warning(f"{folder}: class folder(s) {empty} hold no images ({', '.join(IMAGE_EXTENSIONS)}); they are left out.")
+    if len(classes) - len(empty) < 2:
+        logger.warning(
+            f"{folder}: all images are in one class folder; a supervised contrastive loss (supcon) then treats every "
+            "image as a positive of every other. Put the images in one sub-folder per class, or use modality_loss=simclr."
+        )
     logger.info(f"{folder}: {len(paths)} images in {len(classes)} classes")
     dataset = Dataset.from_dict({"image": paths, "label": labels})
     return two_view_image_dataset(dataset, img_size=img_size), classes

@@ -50,7 +50,8 @@ def read_nli_triplets(path: str | Path, limit: int | None = None) -> list[tuple[
     """(premise, entailment, contradiction) rows of a CSV in SimCSE's nli_for_simcse format, or of a Hub dataset's
     ``sent0`` / ``sent1`` / ``hard_neg`` columns (``"owner/name?sent0=premise&..."``).
 
-    The header ``sent0,sent1,hard_neg`` is required; every row must have three non-empty fields.
+    The header ``sent0,sent1,hard_neg`` is required; every row must have three non-empty fields, and the header
+    repeated further down (concatenated files) is refused rather than trained on as a triplet.
     """
     source = hub_source(path, NLI_ROLES)
     if source is not None:
@@ -68,6 +69,8 @@ def read_nli_triplets(path: str | Path, limit: int | None = None) -> list[tuple[
     for where, row in numbered:
         if len(row) != 3:
             raise ValueError(f"{where}: expected 3 columns ({','.join(NLI_ROLES)}), found {len(row)}.")
+        if tuple(field.strip() for field in row) == NLI_ROLES:
+            raise ValueError(f"{where}: the header {','.join(NLI_ROLES)} again (files joined with their headers?); remove it.")
         triplets.append(tuple(check_sentence(field, f"{where} {name}") for field, name in zip(row, NLI_ROLES)))
     if not triplets:
         raise ValueError(f"{path} holds no triplets.")

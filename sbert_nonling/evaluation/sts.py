@@ -22,10 +22,19 @@ class STSEvaluator(EmbeddingSimilarityEvaluator):
 
     What it adds: it is built from the local release files (:mod:`sbert_nonling.evaluation.sts_data`), is named
     after the task (in training it logs ``eval_<task>_spearman_cosine``, e.g. ``eval_STSBenchmark_spearman_cosine``),
-    and passes ``encode_kwargs`` (e.g. ``{"task": "pixel"}`` to read text as pixels) to ``model.encode``.
+    and passes ``encode_kwargs`` (e.g. ``{"task": "pixel"}`` to read text as pixels) to ``model.encode``. A task
+    whose gold scores are all equal (or that has no pairs) is refused with a ValueError when the evaluator is built,
+    instead of scoring NaN.
     """
 
     def __init__(self, data: STSData, batch_size: int = 64, encode_kwargs: dict[str, Any] | None = None) -> None:
+        if len(set(data.scores)) < 2:
+            where = f" ({data.source})" if data.source else ""
+            value = f"every gold score is {data.scores[0]!r}" if data.scores else "it has no pairs"
+            raise ValueError(
+                f"STS task {data.name!r}{where}: {value}; a Spearman correlation needs at least two different gold "
+                "scores (it would be NaN). Check the file."
+            )
         super().__init__(
             data.sentences1,
             data.sentences2,
@@ -52,12 +61,20 @@ def sts_dev_evaluator(sts_dir: str | Path | None, batch_size: int = 64) -> Seque
 
     Its primary metric is STS-B dev's cosine Spearman (``eval_STSBenchmark_spearman_cosine``,
     :data:`~sbert_nonling.training.arguments.SELECTION_METRIC`), the only model-selection signal the papers allow.
+    A folder without STS-B dev is refused with a ValueError here, when a method builds its plan, before the first
+    training step (not at the first evaluation).
     """
     if sts_dir is None:
         dev = load_dataset(STSB_HUB_DATASET, split="validation")
         tasks = [STSData("STSBenchmark", list(dev["sentence1"]), list(dev["sentence2"]), list(dev["score"]), source=STSB_HUB_DATASET)]
     else:
         tasks = load_sts_dir(sts_dir, split="dev")
+        if not tasks or tasks[0].name != "STSBenchmark":
+            found = ", ".join(task.name for task in tasks) or "no dev task"
+            raise ValueError(
+                f"--sts-dir {str(sts_dir)!r} holds no STS-B dev set (STSBenchmark/sts-dev.csv), whose score selects the "
+                f"best checkpoint during training; it holds {found}. Add it, or train without --sts-dir."
+            )
     evaluators = [STSEvaluator(task, batch_size=batch_size) for task in tasks]
     # SequentialEvaluator reports the first evaluator's primary metric as its own.
     return SequentialEvaluator(evaluators, main_score_function=lambda scores: scores[0])

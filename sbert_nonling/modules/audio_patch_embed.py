@@ -11,7 +11,7 @@ import torch
 import torchaudio
 from torch import nn
 
-from sbert_nonling.modules.front_end import FrontEnd
+from sbert_nonling.modules.front_end import MAX_DIMENSION, FrontEnd
 from sbert_nonling.modules.shared_encoder import EncoderEntry
 from sbert_nonling.util.deprecation import renamed_argument
 from sbert_nonling.util.patch_dropout import check_token_keep_ratio
@@ -137,15 +137,16 @@ class AudioPatchEmbed(FrontEnd):
         if layout not in LAYOUTS:
             raise ValueError(f"layout={layout!r} must be one of {list(LAYOUTS)}.")
         patch = LAYOUTS[layout]["patch_size"]
-        if num_mel_bins < patch or target_frames < patch:
-            raise ValueError(f"num_mel_bins={num_mel_bins} and target_frames={target_frames} must be >= patch size {patch}.")
-        self.num_mel_bins = num_mel_bins
-        self.target_frames = target_frames
-        self.embedding_dimension = embedding_dimension
+        for name, value in (("num_mel_bins", num_mel_bins), ("target_frames", target_frames)):
+            if isinstance(value, int) and not isinstance(value, bool) and value < patch:
+                raise ValueError(f"num_mel_bins={num_mel_bins} and target_frames={target_frames} must be >= patch size {patch}.")
+        self.num_mel_bins = self.check_int("num_mel_bins", num_mel_bins, patch, 1024)
+        self.target_frames = self.check_int("target_frames", target_frames, patch, 16384)
+        self.embedding_dimension = None if embedding_dimension is None else self.check_int("embedding_dimension", embedding_dimension, 1, MAX_DIMENSION)
         self.layout = layout
         self.encoder_entry = self.check_entry(encoder_entry)
-        self.freq_mask = freq_mask
-        self.time_mask = time_mask
+        self.freq_mask = self.check_int("freq_mask", freq_mask, 0, num_mel_bins)
+        self.time_mask = self.check_int("time_mask", time_mask, 0, target_frames)
         self.token_keep_ratio = check_token_keep_ratio(token_keep_ratio)
         self.num_patches = (num_mel_bins // patch) * (target_frames // patch)
         if embedding_dimension is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import os
 from typing import Any
 
 import torch
@@ -9,6 +11,12 @@ from sentence_transformers.base.modules import InputModule
 
 from sbert_nonling.modules.shared_encoder import ENTRY_KEYS
 from sbert_nonling.util.patch_dropout import drop_patch_tokens
+
+
+#: The most patch tokens a front-end may make (its position table) and the widest token it may make: a saved config
+#: beyond them is refused before anything is allocated.
+MAX_TOKENS = 65536
+MAX_DIMENSION = 65536
 
 
 class FrontEnd(InputModule):
@@ -33,6 +41,26 @@ class FrontEnd(InputModule):
         if encoder_entry not in ENTRY_KEYS:
             raise ValueError(f"encoder_entry={encoder_entry!r} must be one of {list(ENTRY_KEYS)}.")
         return encoder_entry
+
+    @staticmethod
+    def check_int(name: str, value: Any, minimum: int, maximum: int) -> int:
+        """``value`` if it is an integer in [``minimum``, ``maximum``], else a ValueError naming ``name``."""
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+            raise ValueError(f"{name}={value!r} must be an integer from {minimum} to {maximum}.")
+        return value
+
+    @staticmethod
+    def check_numbers(name: str, values: Any, count: int, positive: bool = False) -> tuple[float, ...]:
+        """``values`` as a tuple if it holds ``count`` finite numbers (above 0 with ``positive``), else a ValueError
+        naming ``name``."""
+        numbers = values if isinstance(values, (list, tuple)) else ()
+        valid = len(numbers) == count and all(
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and (value > 0 or not positive)
+            for value in numbers
+        )
+        if not valid:
+            raise ValueError(f"{name}={values!r} must be {count} finite numbers{' above 0' if positive else ''}.")
+        return tuple(float(value) for value in numbers)
 
     def get_embedding_dimension(self) -> int | None:
         return self.embedding_dimension
@@ -89,6 +117,10 @@ class FrontEnd(InputModule):
         config = cls.load_config(model_name_or_path, **hub_kwargs)
         if "embed_dim" in config:  # saved before the width was renamed embedding_dimension
             config["embedding_dimension"] = config.pop("embed_dim")
-        module = cls(**config)
+        try:
+            module = cls(**config)
+        except (ValueError, TypeError) as error:  # a crafted or damaged config: name the file and the key
+            where = os.path.join(model_name_or_path, subfolder, cls.config_file_name)
+            raise ValueError(f"{where}: {error}") from None
         cls.load_torch_weights(model_name_or_path, model=module, **hub_kwargs)
         return module

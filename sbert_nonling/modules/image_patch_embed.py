@@ -14,7 +14,7 @@ from PIL import Image
 from torch import nn
 from torchvision.transforms import v2
 
-from sbert_nonling.modules.front_end import FrontEnd
+from sbert_nonling.modules.front_end import MAX_DIMENSION, MAX_TOKENS, FrontEnd
 from sbert_nonling.modules.shared_encoder import EncoderEntry
 from sbert_nonling.util.deprecation import renamed_argument
 from sbert_nonling.util.patch_dropout import check_token_keep_ratio
@@ -154,15 +154,19 @@ class ImagePatchEmbed(FrontEnd):
     ) -> None:
         super().__init__()
         embedding_dimension = renamed_argument(type(self).__name__, "embed_dim", embed_dim, "embedding_dimension", embedding_dimension)
+        self.check_int("img_size", img_size, 1, 8192)
+        self.check_int("patch_size", patch_size, 1, img_size)
         if img_size % patch_size:
             raise ValueError(f"patch_size={patch_size} does not divide img_size={img_size}.")
+        if (img_size // patch_size) ** 2 > MAX_TOKENS:
+            raise ValueError(f"img_size={img_size} / patch_size={patch_size} makes {(img_size // patch_size) ** 2} patches; at most {MAX_TOKENS}.")
         self.img_size = img_size
         self.patch_size = patch_size
-        self.in_chans = in_chans
-        self.embedding_dimension = embedding_dimension
+        self.in_chans = self.check_int("in_chans", in_chans, 1, 4)
+        self.embedding_dimension = None if embedding_dimension is None else self.check_int("embedding_dimension", embedding_dimension, 1, MAX_DIMENSION)
         self.encoder_entry = self.check_entry(encoder_entry)
-        self.image_mean = tuple(image_mean)
-        self.image_std = tuple(image_std)
+        self.image_mean = self.check_numbers("image_mean", image_mean, in_chans)
+        self.image_std = self.check_numbers("image_std", image_std, in_chans, positive=True)
         self.token_keep_ratio = check_token_keep_ratio(token_keep_ratio)
         if embedding_dimension is not None:
             self.build_token_layers()

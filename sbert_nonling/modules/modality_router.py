@@ -21,6 +21,10 @@ from sbert_nonling.version import __version__
 
 logger = logging.getLogger(__name__)
 
+#: Tasks sentence-transformers' own API passes (``encode_query`` / ``encode_document``); they select the default route.
+GENERIC_TASKS = ("query", "document")
+#: A 2-D array is read as audio only when one axis can hold its channels.
+MAX_AUDIO_CHANNELS = 8
 #: Route names a ModalityRouter accepts. "pixel" reads text as rendered pixels (selected with ``task="pixel"``).
 MODALITY_ROUTES = ("text", "image", "audio", "pixel")
 #: Written into ``config_sentence_transformers.json`` so that loading on a machine without the package fails early
@@ -196,7 +200,26 @@ class ModalityRouter(Router):
             modality = self.infer_batch_modality(inputs)
         if modality == "text":
             check_text_inputs(inputs)
+        if modality == "audio":
+            for index, item in enumerate(inputs):
+                shape = tuple(getattr(item, "shape", ()))
+                if len(shape) == 2 and min(shape) > MAX_AUDIO_CHANNELS:
+                    raise ValueError(
+                        f"input {index} is a 2-D array of shape {shape}, read as audio (channels, samples), but neither axis "
+                        f"is a channel axis (at most {MAX_AUDIO_CHANNELS} channels). A grayscale image needs a channel "
+                        "axis: pass it as a PIL image or an (H, W, 1) / (H, W, 3) array."
+                    )
         return modality
+
+    def check_task(self, task: str | None) -> None:
+        """Refuse a ``task`` that selects no route: neither a route name, nor a task of ``route_mappings``, nor one
+        of sentence-transformers' own tasks (:data:`GENERIC_TASKS`, which keep the default route)."""
+        known = set(self.sub_modules) | {mapped for mapped, _ in self.route_mappings if mapped is not None}
+        if task is not None and task not in known and task not in GENERIC_TASKS:
+            raise ValueError(
+                f"task={task!r} selects no route of this model; its routes are {list(self.sub_modules)}"
+                f"{' (tasks: ' + str(sorted(known - set(self.sub_modules))) + ')' if known - set(self.sub_modules) else ''}."
+            )
 
     def preprocess(
         self,
@@ -219,6 +242,7 @@ class ModalityRouter(Router):
             raise
         if isinstance(modality, str) and all(isinstance(item, dict) and set(item) == {modality} for item in inputs):
             inputs = [item[modality] for item in inputs]  # {"image": x} dicts carry nothing but the input
+        self.check_task(task)
         route = self._resolve_route(task=task, modality=modality)
         features = self.sub_modules[route][0].preprocess(inputs, prompt=prompt, task=task, **kwargs)
         features["task"] = task

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,7 @@ import numpy as np
 import torch
 from PIL import Image
 from sentence_transformers.base.modules import InputModule
+from sentence_transformers.util import load_dir_path
 
 from sbert_nonling.util.validation import replace_lone_surrogates
 
@@ -84,7 +86,12 @@ class PixelRenderer(InputModule):
         font_family: primary font family (default "Noto Sans"; PIXEL used "Go Noto Current").
         fallback_fonts: families tried in order for characters the primary font lacks.
         pad_left: left margin in pixels (2); the same margin separates the text from the EOS patch.
-        font_dirs: extra font directories (e.g. one holding GoNotoCurrent.ttf), added to the bundled Noto fonts.
+        font_dirs: extra font directories (e.g. one holding GoNotoCurrent.ttf), added to the bundled Noto fonts: a
+            list of folder names, relative ones resolved against ``font_root`` (default: the working directory). In a
+            saved config they must be relative to the renderer's folder and stay inside the model folder (or inside
+            a folder listed in the ``SBERT_NONLING_FONT_DIRS`` environment variable, ``os.pathsep``-separated): a
+            model folder does not choose folders elsewhere on the loading machine (``/usr`` would be scanned for
+            minutes). Ship fonts in the model folder, e.g. ``font_dirs=["fonts"]`` beside the config.
         render_environment: the rendering library and font versions a saved model recorded (read from its config
             on load; see :func:`sbert_nonling.rendering.render_environment`). Only compared with this machine's:
             a difference is logged as a warning. Saving always records this machine's versions.
@@ -125,8 +132,11 @@ class PixelRenderer(InputModule):
         pad_left: int = 2,
         font_dirs: Sequence[str] = (),
         render_environment: Mapping[str, Any] | None = None,
+        font_root: str | os.PathLike | None = None,
     ) -> None:
         super().__init__()
+        if not isinstance(font_dirs, (list, tuple)) or not all(isinstance(item, (str, os.PathLike)) for item in font_dirs):
+            raise ValueError(f"font_dirs={font_dirs!r} must be a list of folder names (a string is not read as one folder).")
         if max_patches < 1:
             raise ValueError(f"max_patches={max_patches!r} must be at least 1 (the end-of-sequence patch).")
         if patch_size < 1:
@@ -143,6 +153,8 @@ class PixelRenderer(InputModule):
         self.fallback_fonts = tuple(fallback_fonts)
         self.pad_left = pad_left
         self.font_dirs = tuple(str(directory) for directory in font_dirs)
+        root = Path.cwd() if font_root is None else Path(font_root)
+        self.font_paths = tuple(str(root / directory) for directory in self.font_dirs)  # absolute paths stay as they are
         self._canvas = self._build_canvas()
         if render_environment is not None:
             self._warn_if_environment_differs(render_environment)
@@ -157,7 +169,7 @@ class PixelRenderer(InputModule):
             font_size=self.font_size,
             dpi=self.dpi,
             x=self.pad_left,
-            extra_font_dirs=self.font_dirs,
+            extra_font_dirs=self.font_paths,
         )
 
     @property
@@ -169,7 +181,7 @@ class PixelRenderer(InputModule):
         """This machine's rendering library versions and the versions of the font files of :attr:`font_families`."""
         from sbert_nonling.rendering import render_environment
 
-        return render_environment(self.font_families, self.font_dirs)
+        return render_environment(self.font_families, self.font_paths)
 
     def _warn_if_environment_differs(self, recorded: Mapping[str, Any]) -> None:
         from sbert_nonling.rendering import environment_differences
@@ -183,6 +195,38 @@ class PixelRenderer(InputModule):
 
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "render_environment": self.current_render_environment()}
+
+    @classmethod
+    def load(cls, model_name_or_path: str, subfolder: str = "", token: bool | str | None = None, cache_folder: str | None = None,
+             revision: str | None = None, local_files_only: bool = False, **kwargs) -> PixelRenderer:
+        """sentence-transformers' ``Module.load``, with the saved ``font_dirs`` checked: a list of folders relative to
+        the renderer's folder, each inside the model folder or an allowed folder (``SBERT_NONLING_FONT_DIRS``); a
+        ValueError names the config file and the folder otherwise."""
+        hub_kwargs = {"token": token, "cache_folder": cache_folder, "revision": revision, "local_files_only": local_files_only}
+        config = cls.load_config(model_name_or_path, subfolder=subfolder, **hub_kwargs)
+        folder = Path(load_dir_path(model_name_or_path, subfolder, **hub_kwargs) or Path(model_name_or_path) / subfolder)
+        model_folder = folder
+        for _ in Path(subfolder).parts:
+            model_folder = model_folder.parent
+        where = folder / cls.config_file_name
+        font_dirs = config.get("font_dirs", [])
+        if not isinstance(font_dirs, list) or not all(isinstance(item, str) for item in font_dirs):
+            raise ValueError(f"{where}: font_dirs={font_dirs!r} must be a list of folder names relative to {folder}.")
+        allowed = [model_folder.resolve()] + [Path(item).resolve() for item in os.environ.get("SBERT_NONLING_FONT_DIRS", "").split(os.pathsep) if item]
+        for directory in font_dirs:
+            resolved = (folder / directory).resolve()
+            if not any(resolved.is_relative_to(root) for root in allowed):
+                raise ValueError(
+                    f"{where}: font_dirs entry {directory!r} is {resolved}, outside the model folder {model_folder}; a saved "
+                    "renderer reads fonts only from inside its model folder. Copy the fonts there (e.g. fonts/ beside the "
+                    "config), or list the folder in SBERT_NONLING_FONT_DIRS if you trust it."
+                )
+            if not resolved.is_dir():
+                raise ValueError(f"{where}: font_dirs entry {directory!r} ({resolved}) is not a folder.")
+        try:
+            return cls(**config, font_root=folder)
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"{where}: {error}") from None
 
     @classmethod
     def load_config(cls, *args, **kwargs) -> dict[str, Any]:

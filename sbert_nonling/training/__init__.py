@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
+    from sbert_nonling.training.finite_training import FiniteTrainingCallback, TrainingDiverged
     from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
     from sbert_nonling.training.loss_state import LossStateCallback
     from sbert_nonling.training.modality_optimizer import ModalityOptimizer
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 #: The module that defines each public name.
 _LAZY = {
     "CheckpointMarkerCallback": "sbert_nonling.training.checkpoint_marker",
+    "FiniteTrainingCallback": "sbert_nonling.training.finite_training",
+    "TrainingDiverged": "sbert_nonling.training.finite_training",
     "LossGradientAveragingCallback": "sbert_nonling.training.loss_gradient_averaging",
     "LossStateCallback": "sbert_nonling.training.loss_state",
     "ModalityOptimizer": "sbert_nonling.training.modality_optimizer",
@@ -63,6 +66,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "CheckpointMarkerCallback",
+    "FiniteTrainingCallback",
     "LossGradientAveragingCallback",
     "LossStateCallback",
     "ModalityOptimizer",
@@ -71,6 +75,7 @@ __all__ = [
     "PreemptionCallback",
     "ReuseIdenticalColumns",
     "StepTimerCallback",
+    "TrainingDiverged",
     "UnpairedBatchSampler",
     "UnpairedModalityTrainer",
     "get_recipe",

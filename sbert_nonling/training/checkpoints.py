@@ -131,6 +131,30 @@ def newest_intact_checkpoint(output_dir: str | os.PathLike) -> str | None:
     return None
 
 
+def verify_checkpoint(folder: str | os.PathLike) -> None:
+    """Check an explicitly named checkpoint to resume from as :func:`newest_intact_checkpoint` checks the ones it
+    picks: a folder with a completion marker, every file as the marker lists it, the optimizer state and the trainer
+    state present. A ValueError names what is wrong."""
+    folder = Path(folder)
+    where = f"resume_from_checkpoint={str(folder)!r}"
+    if not folder.is_dir():
+        raise ValueError(f"{where} is not a folder.")
+    if not (folder / COMPLETE_MARKER).is_file():
+        raise ValueError(
+            f"{where} has no {COMPLETE_MARKER} marker: its saving never finished, or no CheckpointMarkerCallback wrote "
+            "it. Resume from a complete checkpoint (resume_from_checkpoint=True picks the newest intact one)."
+        )
+    damage = checkpoint_damage(folder)
+    if damage is not None:
+        raise ValueError(f"{where} is damaged: {damage}. Resume from another checkpoint.")
+    missing = [name for name in ("trainer_state.json", "optimizer.pt") if not (folder / name).is_file()]
+    if missing:
+        raise ValueError(
+            f"{where} holds no {' and no '.join(missing)}: training would go on with a fresh optimizer (a model-only "
+            "save). Resume from a full checkpoint."
+        )
+
+
 def write_failure(folder: str | os.PathLike, error: BaseException) -> CheckpointWriteError:
     """The error a run stops with when writing checkpoint ``folder`` failed with ``error``: it names the folder,
     the free space on its disk and the earlier complete checkpoints (untouched: rotation only runs after a
@@ -139,10 +163,13 @@ def write_failure(folder: str | os.PathLike, error: BaseException) -> Checkpoint
     existing = next(path for path in (folder, *folder.parents) if path.exists())  # the folder may not exist yet
     free = shutil.disk_usage(existing).free
     intact = [path.name for path in checkpoint_folders(folder.parent) if path != folder and (path / COMPLETE_MARKER).is_file()]
-    kept = (
-        f"the earlier checkpoints ({', '.join(intact)}) are intact" if intact else "there is no earlier checkpoint"
-    )
+    if intact:
+        kept = f"the earlier checkpoints ({', '.join(intact)}) are intact"
+        how = "then run the same command again with --resume (resume=True)"
+    else:
+        kept = "there is no earlier checkpoint to resume from"
+        how = "then run the same command again (without --resume: the run starts afresh)"
     return CheckpointWriteError(
         f"Could not write {folder}: {error}. {free / 2**20:.1f} MiB are free on that disk; {kept}. Free some space "
-        "(or fix the folder's permissions), then run the same command again with --resume (resume=True)."
+        f"(or fix the folder's permissions), {how}."
     )

@@ -3,15 +3,33 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 from sbert_nonling.training.checkpoints import COMPLETE_MARKER
 
 #: What the recipe runners write into a run folder; ``--overwrite`` deletes these and nothing else (``train.log`` is
 #: appended to by every run).
-RUN_ENTRIES = ("model", "export", "checkpoints", "stages", "tiny-encoder", "image_features.safetensors", "recipe.json", "results.json")
+RUN_ENTRIES = ("model", "export", "model.partial", "export.partial", "checkpoints", "stages", "tiny-encoder", "image_features.safetensors", "recipe.json", "results.json")
 #: A folder holding any of these holds a finished run (a saved model or its results).
 FINISHED_RUN_ENTRIES = ("results.json", "model", "export")
+
+
+def make_output_dir(output_dir: str | Path) -> Path:
+    """Create the run folder ``output_dir`` if needed and check that it can be written, before a run reads any
+    data: a ValueError says so when it names a file or cannot be written (no permission, a read-only disk)."""
+    output_dir = Path(output_dir)
+    if output_dir.exists() and not output_dir.is_dir():
+        raise ValueError(f"--output {str(output_dir)!r} is a file, not a folder; choose a folder (it is created if missing).")
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=output_dir).close()
+    except OSError as error:
+        raise ValueError(
+            f"Cannot write into --output {str(output_dir)!r} ({error.strerror or error}); choose a folder you can write "
+            "to, or fix its permissions."
+        ) from None
+    return output_dir
 
 
 def prepare_output_dir(output_dir: str | Path, resume: bool = False, overwrite: bool = False, resumable: bool = True) -> Path:
@@ -51,7 +69,7 @@ def prepare_output_dir(output_dir: str | Path, resume: bool = False, overwrite: 
             elif path.exists():
                 path.unlink()
         return output_dir
-    if finished:
+    if (output_dir / "results.json").exists() or (finished and not checkpoints):
         raise ValueError(
             f"{output_dir} already holds a finished run ({', '.join(finished)}); a new run would replace it. Choose "
             "another --output, or pass --overwrite (overwrite=True) to replace it. --resume continues a run that was "
@@ -64,5 +82,6 @@ def prepare_output_dir(output_dir: str | Path, resume: bool = False, overwrite: 
             else "This recipe does not resume: pass --overwrite (overwrite=True) to start it again."
         )
         listed = ", ".join(str(path.relative_to(output_dir)) for path in checkpoints)
-        raise ValueError(f"{output_dir} holds checkpoints of an interrupted run ({listed}). {how}")
+        saving = f" Its saving was interrupted ({', '.join(finished)} written, no results.json)." if finished else ""
+        raise ValueError(f"{output_dir} holds checkpoints of an interrupted run ({listed}).{saving} {how}")
     return output_dir

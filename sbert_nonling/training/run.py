@@ -64,6 +64,7 @@ def train_recipe(
     resume: bool = False,
     precision: str | None = None,
     overwrite: bool = False,
+    allow_changed: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Train ``recipe`` and leave ``output_dir/model`` (full model), ``output_dir/export`` (plain text checkpoint),
     each with a model card, ``output_dir/checkpoints`` (trainer checkpoints; ``stages/<run>/checkpoints`` for multitask
@@ -111,6 +112,10 @@ def train_recipe(
             per-modality optimizers and schedules, loss heads, data position, RNG states); the result is the run
             an uninterrupted call would have given. Not for pixel-linguist and multitask, whose stages restart.
             A folder with no complete checkpoint, or with a finished run, is refused with a ValueError.
+        allow_changed: settings a resume may change although the run was started with other values (only safe ones,
+            :data:`~sbert_nonling.training.run_settings.SAFE_TO_CHANGE`, e.g. ``eval_steps``); any other difference
+            from the settings recorded in the checkpoint is refused with a ValueError listing them. Accepted changes are
+            recorded (``"settings_changed_on_resume"`` in the result).
         overwrite: replace the finished (or interrupted) run ``output_dir`` may hold; without it such a folder is
             refused with a ValueError before anything is written (:func:`prepare_output_dir`).
         precision: ``auto``, ``fp32``, ``fp16`` or ``bf16`` instead of the config's ``precision`` (``auto``: bf16 on a
@@ -167,4 +172,6 @@ def train_recipe(
             text_file=text_file, nli_file=nli_file, image_dir=image_dir, audio_dir=audio_dir, captions_file=captions_file,
             image_features=image_features,
         )
-    return run_method(config, build, output_dir, sts_dir, stsb_multi_dir, data, resume=resume, overwrite=overwrite)
+    return run_method(
+        config, build, output_dir, sts_dir, stsb_multi_dir, data, resume=resume, overwrite=overwrite, allow_changed=allow_changed
+    )

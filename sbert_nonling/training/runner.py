@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import os
+import shutil
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from safetensors import SafetensorError
 from transformers import set_seed
 
 from sbert_nonling.configs.base import MethodConfig
@@ -15,9 +18,13 @@ from sbert_nonling.evaluation.sts_data import load_stsb_multi_dir
 from sbert_nonling.export.text_model import export_text_model
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.training.arguments import dev_curve, resolved_precision, resolved_workers
-from sbert_nonling.training.output_folder import prepare_output_dir
+from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint, newest_intact_checkpoint
+from sbert_nonling.training.finite_training import TrainingDiverged, non_finite_parameters
+from sbert_nonling.training.output_folder import make_output_dir, prepare_output_dir
 from sbert_nonling.training.preemption import TrainingPreempted
+from sbert_nonling.training.run_lock import run_lock
 from sbert_nonling.training.run_record import write_run_record
+from sbert_nonling.training.run_settings import check_resume_settings
 
 logger = logging.getLogger(__name__)
 
@@ -27,14 +34,17 @@ RUN_FIELDS = ("best_checkpoint", "global_step", "dev_curve", "train_seconds", "s
 
 
 def _train(
-    stage: TrainingStage, plan: MethodPlan, output_dir: Path, resume: bool, resumable: bool, sts_dir: str | Path | None
+    stage: TrainingStage, plan: MethodPlan, output_dir: Path, resume: bool, config: MethodConfig, changes: list[dict[str, Any]],
+    sts_dir: str | Path | None,
 ) -> dict[str, Any]:
-    """One training stage: hooks, the trainer (checkpoints under ``output_dir``), hooks; its log entry."""
+    """One training stage: hooks, the trainer (checkpoints under ``output_dir``, each recording ``config`` and the
+    settings changed on resume), hooks; its log entry."""
+    resumable = config.resumable
     for hook in stage.before:
         hook(plan.model)
-    assert stage.args.output_dir is not None  # TrainingArguments fills its default ("trainer_output")
     stage.args.output_dir = str(output_dir / stage.args.output_dir)
     trainer = stage.trainer(plan.model, plan.evaluator)
+    trainer.run_settings.settings, trainer.run_settings.changes = config.to_dict(), changes
     try:
         train_output = trainer.train(resume_from_checkpoint=True if resume else None)
     except TrainingPreempted as stop:
@@ -59,6 +69,29 @@ def _train(
     return entry
 
 
+def save_whole(write: Callable[[Path], object], folder: Path, checkpoints: Path | None = None) -> None:
+    """Write a saved form of the model (``model``, ``export``) so that ``folder`` exists only once it is whole:
+    ``write`` fills ``folder.partial``, which then replaces ``folder``. A failed write (disk full, no permission)
+    raises :class:`CheckpointWriteError` saying that training is complete and ``--resume`` finishes the saving."""
+    partial = folder.with_name(folder.name + ".partial")
+    try:
+        if partial.exists():
+            shutil.rmtree(partial)
+        write(partial)
+        if folder.exists():  # an earlier, interrupted finish of this same run
+            shutil.rmtree(folder)
+        os.replace(partial, folder)
+    except (OSError, SafetensorError) as error:
+        kept = last_complete_checkpoint(checkpoints) if checkpoints else None
+        how = (
+            f"training is complete and {kept} holds it: fix the cause, then run the same command again with --resume "
+            "(resume=True) to finish saving"
+            if kept
+            else "fix the cause, then run the same command again"
+        )
+        raise CheckpointWriteError(f"Could not write {folder}: {error}. {shutil.disk_usage(folder.parent).free / 2**20:.1f} MiB are free on that disk; {how}.") from error
+
+
 def _update(update: ModelUpdate, plan: MethodPlan, sts_dir: str | Path | None) -> dict[str, Any]:
     update.apply(plan.model)
     entry = {**update.record, "name": update.name}
@@ -76,12 +109,14 @@ def run_method(
     training_data: list[str] | None = None,
     resume: bool = False,
     overwrite: bool = False,
+    allow_changed: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Run a method end to end and leave ``output_dir/model`` (the full model), ``output_dir/export`` (the plain text
     checkpoint, where the plan has one), each with a model card, the checkpoints, ``output_dir/recipe.json``
     (``config``) and ``output_dir/results.json`` (the returned result).
 
-    In order: :func:`prepare_output_dir` (a finished or interrupted run is refused unless ``overwrite`` / ``resume``),
+    In order: the folder is created and checked for writing, and locked against a second run (:func:`run_lock`:
+    a run started on the same folder meanwhile is refused naming this one), :func:`prepare_output_dir` (a finished or interrupted run is refused unless ``overwrite`` / ``resume``),
     ``set_seed(config.seed)``, ``build()`` (a method builder of :mod:`sbert_nonling.methods` with its data bound,
     e.g. ``functools.partial(build_simcse, config, text_file=...)``: front-ends and heads are drawn after the seed),
     the plan's ``files`` written into ``output_dir``, dev scores before training (every dev task of ``sts_dir``, and
@@ -101,6 +136,10 @@ def run_method(
         resume: continue an interrupted single-run plan from its newest intact checkpoint (methods whose config is not
             ``resumable`` are refused with a ValueError).
         overwrite: replace the run ``output_dir`` holds.
+        allow_changed: settings a resume may change (only those :func:`~sbert_nonling.training.run_settings.safe_to_change`
+            allows, e.g. ``eval_steps``); any other difference between ``config`` and the settings recorded in the
+            checkpoint is refused with a ValueError listing them. Accepted changes are recorded in the result
+            (``"settings_changed_on_resume"``: step, old and new values) and in later checkpoints.
 
     Raises:
         TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint (``resumable=False`` for
@@ -108,7 +147,8 @@ def run_method(
 
     Returns:
         ``{"recipe", "model", "export", "dev_before", "dev_after", "multilingual_before", "multilingual_after",
-        "global_step", "best_checkpoint", ...}``, then for a single-run plan its run's ``"dev_curve"`` (``[[step,
+        "precision", "dataloader_num_workers", "global_step", "best_checkpoint", ...}`` (the precision and worker count
+        this machine resolved ``auto`` to, also logged at the start), then for a single-run plan its run's ``"dev_curve"`` (``[[step,
         STS-B dev], ...]``), ``"train_seconds"``, ``"step_seconds"`` / ``"step_counts"`` (forward + backward time and
         batches per training dataset), for a staged plan ``"stages"`` (one entry per stage, the same fields plus its
         ``record`` and dev scores; ``best_checkpoint`` is the last stage's), and one key per plan evaluation.
@@ -116,48 +156,58 @@ def run_method(
     if resume and not config.resumable:
         raise ValueError(f"resume is not supported by {config.name or config.method} (a sequence of stage runs); start it again.")
     precision, workers = resolved_precision(config.precision), resolved_workers(config.dataloader_num_workers)
-    output_dir = prepare_output_dir(output_dir, resume=resume, overwrite=overwrite, resumable=config.resumable)
+    output_dir = make_output_dir(output_dir)
     logger.info(f"{config.name or config.method}: training in {precision} ({config.precision}) with {workers} DataLoader workers")
-    set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
-    plan = build()
-    for name, write in plan.files.items():
-        output_dir.mkdir(parents=True, exist_ok=True)
-        write(output_dir / name)
-    multilingual = load_stsb_multi_dir(stsb_multi_dir, "dev") if stsb_multi_dir else []
-    dev_before = evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {}
-    multilingual_before = evaluate_sts(plan.model, multilingual) if multilingual else {}
+    with run_lock(output_dir):  # one writer per folder, from the first check to the run record
+        output_dir = prepare_output_dir(output_dir, resume=resume, overwrite=overwrite, resumable=config.resumable)
+        checkpoint = newest_intact_checkpoint(output_dir / "checkpoints") if resume else None
+        changes = check_resume_settings(checkpoint, config.to_dict(), allow_changed) if checkpoint else []
+        set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
+        plan = build()
+        for name, write in plan.files.items():
+            output_dir.mkdir(parents=True, exist_ok=True)
+            write(output_dir / name)
+        multilingual = load_stsb_multi_dir(stsb_multi_dir, "dev") if stsb_multi_dir else []
+        dev_before = evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {}
+        multilingual_before = evaluate_sts(plan.model, multilingual) if multilingual else {}
 
-    entries = []
-    for step in plan.stages:
-        if isinstance(step, ModelUpdate):
-            entries.append(_update(step, plan, sts_dir))
+        entries = []
+        for step in plan.stages:
+            if isinstance(step, ModelUpdate):
+                entries.append(_update(step, plan, sts_dir))
+            else:
+                entries.append(_train(step, plan, output_dir, resume, config, changes, sts_dir))
+
+        result: dict[str, Any] = {
+            "recipe": config.name,
+            "model": str(output_dir / "model"),
+            "export": str(output_dir / "export") if plan.has_text_export else None,
+            "dev_before": dev_before,
+            "dev_after": evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {},
+            "multilingual_before": multilingual_before,
+            "multilingual_after": evaluate_sts(plan.model, multilingual) if multilingual else {},
+            "precision": precision,
+            "dataloader_num_workers": workers,
+        }
+        checkpoints = next((Path(step.args.output_dir) for step in plan.stages if isinstance(step, TrainingStage)), None)
+        bad = non_finite_parameters(plan.model.state_dict().items())
+        if bad:  # e.g. a weight average of diverged runs: never saved
+            raise TrainingDiverged(f"The trained model holds NaN or infinite weights ({bad[0]}, {len(bad)} in all); it was not saved.")
+        save_whole(lambda folder: plan.model.save(str(folder)), output_dir / "model", checkpoints)
+        if plan.has_text_export:
+            save_whole(lambda folder: export_text_model(plan.model, folder), output_dir / "export", checkpoints)
+        runs = [entry for step, entry in zip(plan.stages, entries) if isinstance(step, TrainingStage)]
+        if plan.staged:
+            result["stages"] = entries
+            result["global_step"] = sum(entry["global_step"] for entry in runs)
+            result["best_checkpoint"] = runs[-1]["best_checkpoint"] if runs else None
         else:
-            entries.append(_train(step, plan, output_dir, resume, config.resumable, sts_dir))
-
-    result: dict[str, Any] = {
-        "recipe": config.name,
-        "model": str(output_dir / "model"),
-        "export": str(output_dir / "export") if plan.has_text_export else None,
-        "dev_before": dev_before,
-        "dev_after": evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {},
-        "multilingual_before": multilingual_before,
-        "multilingual_after": evaluate_sts(plan.model, multilingual) if multilingual else {},
-        "precision": precision,
-        "dataloader_num_workers": workers,
-    }
-    plan.model.save(result["model"])
-    if plan.has_text_export:
-        export_text_model(plan.model, result["export"])
-    runs = [entry for step, entry in zip(plan.stages, entries) if isinstance(step, TrainingStage)]
-    if plan.staged:
-        result["stages"] = entries
-        result["global_step"] = sum(entry["global_step"] for entry in runs)
-        result["best_checkpoint"] = runs[-1]["best_checkpoint"] if runs else None
-    else:
-        (run,) = runs
-        result.update({field: run[field] for field in RUN_FIELDS})
-    for name, evaluate in plan.evaluations.items():
-        result[name] = evaluate(plan.model)
-    forms = {"model": plan.card_form, "export": "text"} if plan.has_text_export else {"model": plan.card_form}
-    write_run_record(output_dir, config.to_dict(), result, forms, training_data or [])
-    return result
+            (run,) = runs
+            result.update({field: run[field] for field in RUN_FIELDS})
+        if changes:
+            result["settings_changed_on_resume"] = changes
+        for name, evaluate in plan.evaluations.items():
+            result[name] = evaluate(plan.model)
+        forms = {"model": plan.card_form, "export": "text"} if plan.has_text_export else {"model": plan.card_form}
+        write_run_record(output_dir, config.to_dict(), result, forms, training_data or [])
+        return result

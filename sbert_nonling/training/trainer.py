@@ -3,23 +3,37 @@ marked complete, loss gradients averaged across processes, clean stops on signal
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import time
+from pathlib import Path
 
 import torch
 from datasets import Dataset
 from safetensors import SafetensorError
-from sentence_transformers import SentenceTransformerTrainer
+from safetensors.torch import load_file
+from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
 from sentence_transformers.base.sampler import BatchSamplers
 from torch import nn
 from torch.utils.data import BatchSampler
+from transformers import TrainerState
+from transformers.trainer_utils import TrainOutput
 
 from sbert_nonling.data.images import ROW_COLUMN
 from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
-from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, newest_intact_checkpoint, remove_complete_marker, write_failure
+from sbert_nonling.training.checkpoints import (
+    CHECKPOINT_PREFIX,
+    newest_intact_checkpoint,
+    remove_complete_marker,
+    verify_checkpoint,
+    write_failure,
+)
+from sbert_nonling.training.finite_training import FiniteTrainingCallback, check_finite_loss
 from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
-from sbert_nonling.training.loss_state import LossStateCallback
+from sbert_nonling.training.loss_state import LOSS_STATE_FILE, LossStateCallback, load_loss_state_dict
 from sbert_nonling.training.preemption import PreemptionCallback, TrainingPreempted
+from sbert_nonling.training.run_settings import RunSettingsCallback
 from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
 from sbert_nonling.training.step_timer import StepTimerCallback
 from sbert_nonling.util.deprecation import moved_names
@@ -30,6 +44,31 @@ logger = logging.getLogger(__name__)
 __getattr__ = moved_names(
     __name__, dict.fromkeys(("LOSS_STATE_FILE", "loss_state_dict", "loss_parameters", "load_loss_state_dict"), "sbert_nonling.training.loss_state")
 )
+
+
+def _class_names(model: nn.Module) -> set[str]:
+    return {f"{type(module).__module__}.{type(module).__qualname__}" for module in model.modules()}
+
+
+def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathLike) -> None:
+    """Copy the weights saved in ``checkpoint`` (a trainer checkpoint of ``model``) into ``model``.
+
+    The checkpoint is loaded as a SentenceTransformer, which imports the classes its ``modules.json`` and
+    ``router_config.json`` name: only when each of them is a class ``model`` already consists of, so that no code
+    the run did not already run is imported (sentence-transformers' own trainer does the same through a private
+    loader); otherwise a ValueError names the foreign class.
+    """
+    named = []
+    for name, key in (("modules.json", "type"), ("router_config.json", None)):
+        path = os.path.join(checkpoint, name)
+        if os.path.isfile(path):
+            content = json.loads(Path(path).read_text(encoding="utf8"))
+            named += [entry[key] for entry in content] if key else list(content.get("types", {}).values())
+    foreign = sorted(set(named) - _class_names(model))
+    if foreign:
+        raise ValueError(f"{checkpoint} names module classes the model being trained does not use ({', '.join(foreign)}); it is not a checkpoint of this run.")
+    loaded = type(model)(str(checkpoint), trust_remote_code=True, device=str(model.device))
+    model.load_state_dict(loaded.state_dict())
 
 
 def source_rows(dataset: Dataset) -> Dataset:
@@ -63,6 +102,14 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     - :class:`~sbert_nonling.training.preemption.PreemptionCallback` (:attr:`preemption`): SIGTERM / SIGINT during
       ``train`` finish the current optimizer step, write a complete checkpoint and raise
       :class:`~sbert_nonling.training.preemption.TrainingPreempted`.
+    - :class:`~sbert_nonling.training.finite_training.FiniteTrainingCallback`: non-finite weights after a step, or a
+      NaN selection score, stop the run with
+      :class:`~sbert_nonling.training.finite_training.TrainingDiverged` before that step is saved; ``training_step``
+      checks every step's loss the same way.
+    - :class:`~sbert_nonling.training.run_settings.RunSettingsCallback` (:attr:`run_settings`): once its
+      ``settings`` are set (the recipe runner sets the method's config), every checkpoint records them, so that a
+      resume with other settings can be refused
+      (:func:`~sbert_nonling.training.run_settings.check_resume_settings`).
 
     What remains in the trainer, through documented overrides: ``get_data_collator`` wraps the collator's
     preprocessing in :class:`~sbert_nonling.training.reuse_identical_columns.ReuseIdenticalColumns` (identical
@@ -88,8 +135,13 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         self.step_timer = StepTimerCallback(self.loss)
         self.loss_state = LossStateCallback(self.loss)
         self.preemption = PreemptionCallback()
-        # Order matters on_save: the loss state is written before the marker that lists it.
-        for callback in (self.step_timer, LossGradientAveragingCallback(self.loss), self.loss_state, CheckpointMarkerCallback(), self.preemption):
+        self.run_settings = RunSettingsCallback()
+        # Order matters on_save: the loss state and the settings are written before the marker that lists them.
+        callbacks = (
+            self.step_timer, LossGradientAveragingCallback(self.loss), FiniteTrainingCallback(self.loss), self.loss_state,
+            self.run_settings, CheckpointMarkerCallback(), self.preemption,
+        )
+        for callback in callbacks:
             self.add_callback(callback)
 
     @property
@@ -119,6 +171,15 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             logs = {**logs, **{f"loss_{name}": round(torch.stack(losses).float().mean().item(), 4) for name, losses in self.dataset_losses.items()}}
             self.dataset_losses = {}
         super().log(logs, start_time)
+
+    def training_step(self, model: nn.Module, inputs: dict, num_items_in_batch=None) -> torch.Tensor:
+        """transformers' training step; a NaN or infinite loss stops the run with
+        :class:`~sbert_nonling.training.finite_training.TrainingDiverged` before the optimizer applies it (under fp16
+        the gradient scaler skips such steps itself, so the check is left to it)."""
+        loss = super().training_step(model, inputs, num_items_in_batch)
+        if not self.args.fp16:
+            check_finite_loss(loss, self.state.global_step + 1, self.args.output_dir)
+        return loss
 
     def get_data_collator(self, model, args, processing_class=None):
         """sentence-transformers' collator, its ``preprocess_fn`` wrapped in :class:`ReuseIdenticalColumns`."""
@@ -150,13 +211,43 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             resume_from_checkpoint = newest_intact_checkpoint(self.args.output_dir)
             if resume_from_checkpoint is None:
                 logger.warning(f"No complete checkpoint in {self.args.output_dir}: training starts from the beginning.")
+        elif resume_from_checkpoint:
+            verify_checkpoint(resume_from_checkpoint)
         self.loss_state.resume_from_checkpoint = resume_from_checkpoint or None
+        if resume_from_checkpoint and self._training_complete(resume_from_checkpoint):
+            return self._finish_complete_run(resume_from_checkpoint)
         with self.preemption.handling_signals():
             output = super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
         if self.preemption.stop_signal is not None:
             checkpoint = os.path.join(self.args.output_dir, f"{CHECKPOINT_PREFIX}{self.state.global_step}")
             raise TrainingPreempted(self.preemption.stop_signal, checkpoint)
         return output
+
+    def _training_complete(self, checkpoint: str) -> bool:
+        """Whether ``checkpoint`` was written after the run's last optimizer step (its own trainer state says so):
+        transformers would take one step more on resume, since its loop checks ``max_steps`` only after a step."""
+        recorded = json.loads(Path(checkpoint, "trainer_state.json").read_text(encoding="utf8"))
+        max_steps = self.args.max_steps if self.args.max_steps > 0 else recorded["max_steps"]
+        return recorded["global_step"] >= max_steps > 0
+
+    def _finish_complete_run(self, checkpoint: str) -> TrainOutput:
+        """End a run whose training ``checkpoint`` shows complete as the uninterrupted run ended: its trainer state,
+        its loss heads and its model weights (those of the best checkpoint with ``load_best_model_at_end``), no step."""
+        started = time.time()
+        self.state = TrainerState.load_from_json(os.path.join(checkpoint, "trainer_state.json"))
+        weights = checkpoint
+        if self.args.load_best_model_at_end and self.state.best_model_checkpoint:
+            if os.path.isdir(self.state.best_model_checkpoint):
+                weights = self.state.best_model_checkpoint
+            else:
+                logger.warning(f"The best checkpoint {self.state.best_model_checkpoint} is gone; keeping {checkpoint}.")
+        logger.info(f"Training finished at step {self.state.global_step} ({checkpoint}); loading {weights}, no step is taken.")
+        restore_model_weights(self.model, weights)
+        if os.path.isfile(os.path.join(checkpoint, LOSS_STATE_FILE)):
+            load_loss_state_dict(self.loss, load_file(os.path.join(checkpoint, LOSS_STATE_FILE)))
+        losses = [entry["loss"] for entry in self.state.log_history if "loss" in entry]
+        metrics = {"train_runtime": round(time.time() - started, 4), "train_loss": losses[-1] if losses else float("nan")}
+        return TrainOutput(self.state.global_step, metrics["train_loss"], metrics)
 
     def _save_checkpoint(self, model: nn.Module, trial=None) -> None:
         """transformers' checkpoint, with its rotation of older checkpoints left to :class:`CheckpointMarkerCallback`.

@@ -93,3 +93,18 @@ def test_seeded_views_are_the_same_in_any_number_of_dataloader_workers(data_dir)
     in_workers = read(2)
     assert all(torch.equal(a, b) for a, b in zip(in_process, in_workers)) and len(in_workers) == 8
     assert not torch.equal(in_process[0], in_process[1])  # another draw, other views
+
+
+def test_one_class_or_empty_class_folders_are_named_in_a_warning(tmp_path, data_dir, caplog):
+    import logging
+    import shutil
+
+    (tmp_path / "cat").mkdir()
+    (tmp_path / "empty").mkdir()
+    for path in sorted((data_dir / "images" / "cifar10" / "train" / "cat").iterdir())[:2]:
+        shutil.copy(path, tmp_path / "cat" / path.name)
+    with caplog.at_level(logging.WARNING, logger="sbert_nonling.data.images"):
+        dataset, classes = image_folder_dataset(tmp_path, img_size=16)
+    assert classes == ["cat", "empty"] and len(dataset) == 2
+    assert "class folder(s) ['empty'] hold no images" in caplog.text
+    assert "all images are in one class folder; a supervised contrastive loss (supcon)" in caplog.text

@@ -37,3 +37,24 @@ def test_dev_evaluator_without_a_folder_reads_stsb_dev_from_the_hub(minilm, data
     local_scores = sts_dev_evaluator(data_dir / "sts")(minilm)
     assert calls == [(STSB_HUB_DATASET, "validation")]
     assert hub_scores["STSBenchmark_spearman_cosine"] == pytest.approx(local_scores["STSBenchmark_spearman_cosine"], abs=1e-9)
+
+
+def test_a_dev_folder_without_stsb_is_refused_when_the_evaluator_is_built(small_sts_dir, tmp_path):
+    import shutil
+
+    from sbert_nonling.evaluation import sts_dev_evaluator
+
+    shutil.copytree(small_sts_dir / "SICK", tmp_path / "SICK")
+    with pytest.raises(ValueError, match=r"holds no STS-B dev set \(STSBenchmark/sts-dev.csv\), .* it holds SICK-R\. Add it"):
+        sts_dev_evaluator(tmp_path)
+
+
+def test_constant_gold_scores_are_refused_naming_the_task_and_file(small_sts_dir, tmp_path):
+    from sbert_nonling.evaluation.sts import STSEvaluator
+    from sbert_nonling.evaluation.sts_data import read_stsb_csv
+
+    rows = (small_sts_dir / "STSBenchmark" / "sts-dev.csv").read_text(encoding="utf-8").splitlines()
+    constant = ["\t".join(row.split("\t")[:4] + ["2.5"] + row.split("\t")[5:]) for row in rows]
+    (tmp_path / "sts-dev.csv").write_text("\n".join(constant) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"STS task 'STSBenchmark' \(.*sts-dev.csv\): every gold score is 2.5; a Spearman"):
+        STSEvaluator(read_stsb_csv(tmp_path / "sts-dev.csv"))

@@ -140,3 +140,21 @@ def test_unmet_requirement_gives_a_clean_import_error(tiny_model, tmp_path):
     config_path.write_text(json.dumps(config))
     with pytest.raises(ImportError, match="sbert-nonling"):
         SentenceTransformer(str(tmp_path), trust_remote_code=True)
+
+
+def test_an_unknown_task_or_a_missing_route_is_an_error_listing_the_routes(encoder):
+    model = multimodal_model(encoder)
+    with pytest.raises(ValueError, match=r"task='bogus' selects no route of this model; its routes are \['text', 'audio'\]"):
+        model.encode(["a sentence"], task="bogus")
+    with pytest.raises(ValueError, match=r"task='pixel' selects no route of this model"):
+        model.encode(["a sentence"], task="pixel")
+    plain = model.encode(["a sentence"])
+    np.testing.assert_array_equal(model.encode_query(["a sentence"]), plain)  # sentence-transformers' own tasks keep working
+    np.testing.assert_array_equal(model.encode(["a sentence"], task="text"), plain)
+
+
+def test_a_two_dimensional_grayscale_image_is_not_read_as_audio(encoder):
+    model = multimodal_model(encoder)
+    with pytest.raises(ValueError, match=r"input 0 is a 2-D array of shape \(32, 32\), read as audio .*at most 8 channels"):
+        model.encode([np.zeros((32, 32), dtype=np.float32)])
+    model.encode([np.zeros((2, 16), dtype=np.float32)])  # stereo audio still is audio

@@ -236,6 +236,7 @@ def test_render_rejects_non_str(renderer):
         ({"font_family": "Go Noto Current"}, r"\['Go Noto Current'\] are not installed"),
         ({"fallback_fonts": ("Noto Sans, Noto Serif",)}, r"is not a single family name"),
         ({"font_dirs": ["/nonexistent/fonts"]}, r"font directory '/nonexistent/fonts' does not exist"),
+        ({"font_dirs": "fonts"}, r"font_dirs='fonts' must be a list of folder names \(a string is not read as one folder\)"),
     ],
 )
 def test_bad_arguments(kwargs, match):
@@ -333,3 +334,50 @@ def test_previews(renderer, tmp_path):
         assert image.size == (128, 16)
     with pytest.raises(ValueError, match=r"scale=0 must be a positive integer"):
         renderer.save_preview("Hi", tmp_path / "bad.png", scale=0)
+
+
+def _saved_with_font_dirs(tmp_path, font_dirs):
+    """A pixel model folder whose renderer config lists ``font_dirs`` (a crafted or hand-edited config)."""
+    import json
+
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(modules=[PixelRenderer(max_patches=16)])
+    model.save(str(tmp_path / "model"))
+    (config_file,) = (tmp_path / "model").rglob(PixelRenderer.config_file_name)
+    config = json.loads(config_file.read_text())
+    config["font_dirs"] = font_dirs
+    config_file.write_text(json.dumps(config))
+    return tmp_path / "model", config_file
+
+
+@pytest.mark.parametrize(
+    ("font_dirs", "match"),
+    [
+        (["/usr"], r"font_dirs entry '/usr' is /usr, outside the model folder"),
+        (["../../outside"], r"font_dirs entry '../../outside' is .*outside, outside the model folder"),
+        ("fonts", r"font_dirs='fonts' must be a list of folder names"),
+        (["missing"], r"font_dirs entry 'missing' \(.*missing\) is not a folder"),
+    ],
+)
+def test_saved_font_dirs_stay_inside_the_model_folder(tmp_path, font_dirs, match):
+    from sentence_transformers import SentenceTransformer
+
+    (tmp_path / "outside").mkdir()
+    folder, config_file = _saved_with_font_dirs(tmp_path, font_dirs)
+    with pytest.raises(ValueError, match=rf"{config_file.name}: {match}"):
+        SentenceTransformer(str(folder), trust_remote_code=True)
+
+
+def test_saved_font_dirs_are_relative_to_the_renderer_folder_not_the_working_directory(tmp_path, monkeypatch):
+    from sentence_transformers import SentenceTransformer
+
+    folder, config_file = _saved_with_font_dirs(tmp_path, ["fonts"])
+    (config_file.parent / "fonts").mkdir()
+    (tmp_path / "elsewhere" / "fonts").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "elsewhere")  # a working directory with its own fonts/ folder
+    renderer = SentenceTransformer(str(folder), trust_remote_code=True)[0]
+    assert renderer.font_dirs == ("fonts",) and renderer.font_paths == (str(config_file.parent / "fonts"),)
+    monkeypatch.setenv("SBERT_NONLING_FONT_DIRS", str(tmp_path / "elsewhere"))  # the documented allow-list
+    _, config_file = _saved_with_font_dirs(tmp_path / "second", [str(tmp_path / "elsewhere" / "fonts")])
+    assert SentenceTransformer(str(tmp_path / "second" / "model"), trust_remote_code=True)[0].font_paths == (str(tmp_path / "elsewhere" / "fonts"),)

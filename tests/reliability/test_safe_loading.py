@@ -113,3 +113,36 @@ def test_pickled_pixel_and_image_weights_are_refused(tmp_path):
     with pytest.raises(Exception, match="(?i)weights_only|unpickl|global"):
         FrozenImageEncoder.efficientnet_lite0(tmp_path / "efficientnet.pth")
     assert not marker.exists()
+
+
+CRAFTED_MODULE = "from pathlib import Path\nPath(__file__).with_name('executed').write_text('code from the model folder ran')\n"
+
+
+@pytest.mark.parametrize("command", ["export", "eval", "robustness"])
+def test_no_command_imports_code_a_model_folder_names_unless_asked(tiny_model, tmp_path, small_sts_dir, command, capsys):
+    import subprocess
+    import sys
+
+    from sbert_nonling.cli import main
+
+    folder = Path(export_text_model(tiny_model, tmp_path / "crafted"))
+    modules = json.loads((folder / "modules.json").read_text())
+    modules[0]["type"] = "crafted_module.Transformer"  # a class of a file shipped in the folder
+    (folder / "modules.json").write_text(json.dumps(modules))
+    (folder / "crafted_module.py").write_text(CRAFTED_MODULE)
+    full = tmp_path / "full"
+    tiny_model.save(str(full))  # names sbert_nonling classes: an installed package, not sentence_transformers.*
+    arguments = {
+        "export": lambda model: ["export", str(model), str(tmp_path / f"out-{Path(model).name}")],
+        "eval": lambda model: ["eval", str(model), "--sts-dir", str(small_sts_dir)],
+        "robustness": lambda model: ["robustness", str(model), "--sts-dir", str(small_sts_dir), "--perturbations", "swap"],
+    }[command]
+    for model in (folder, full):
+        assert main(arguments(model)) == 2
+        error = capsys.readouterr().err
+        assert "trust_remote_code" in error and "Traceback" not in error
+    assert not (folder / "executed").exists()
+    # in a real process too (nothing imported at start-up runs it either)
+    completed = subprocess.run([sys.executable, "-m", "sbert_nonling.cli", *arguments(folder)], capture_output=True, text=True, timeout=300, check=False)
+    assert completed.returncode == 2 and not (folder / "executed").exists()
+    assert main([*arguments(full), "--trust-remote-code"]) == 0  # asked for: the package's own classes load

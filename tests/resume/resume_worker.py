@@ -10,7 +10,9 @@ import os
 import resource
 import signal
 import sys
+from pathlib import Path
 
+from sentence_transformers import SentenceTransformer
 from transformers import Trainer
 
 from sbert_nonling.cli import main as cli_main
@@ -41,6 +43,23 @@ def while_saving(step: int, action) -> None:
     Trainer._save_rng_state = save_rng_state
 
 
+def while_saving_the_model(action, after: bool) -> None:
+    """Call ``action()`` when the run's final save of ``OUT/model`` starts (``after=False``) or has written every
+    file (``after=True``, before the folder takes its final name)."""
+    original = SentenceTransformer.save
+
+    def save(self, path, *args, **kwargs):
+        final = Path(path).name.startswith("model")  # OUT/model (written as OUT/model.partial), not a checkpoint
+        if final and not after:
+            action()
+        output = original(self, path, *args, **kwargs)
+        if final and after:
+            action()
+        return output
+
+    SentenceTransformer.save = save
+
+
 def refuse_writes() -> None:
     """From now on, writing past the first KiB of any file fails with EFBIG (what a full disk does to a write)."""
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # else the kernel kills the writer instead of failing the write
@@ -65,6 +84,8 @@ def main() -> None:
     parser.add_argument("--signal-at-step", type=int, help="--signal during the step after this one")
     parser.add_argument("--signal-again-while-saving", type=int, help="--signal again while writing this checkpoint")
     parser.add_argument("--disk-full-at-checkpoint", type=int, help="writes fail from the step before this checkpoint on")
+    parser.add_argument("--die-while-saving-model", action="store_true", help="SIGKILL once OUT/model is written, before it is renamed")
+    parser.add_argument("--disk-full-at-final-save", action="store_true", help="writes fail from the final save of OUT/model on")
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
     args = parser.parse_args()
@@ -77,6 +98,10 @@ def main() -> None:
         at_step(args.signal_at_step, send(signal_number))
     if args.signal_again_while_saving is not None:
         while_saving(args.signal_again_while_saving, send(signal_number))
+    if args.die_while_saving_model:
+        while_saving_the_model(send(signal.SIGKILL), after=True)
+    if args.disk_full_at_final_save:
+        while_saving_the_model(refuse_writes, after=False)
     if args.disk_full_at_checkpoint is not None:
         at_step(args.disk_full_at_checkpoint - 1, refuse_writes)
     command = [

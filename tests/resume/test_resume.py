@@ -156,3 +156,25 @@ def test_dataloader_workers_give_the_same_run_and_resume_exactly(tmp_path, input
     assert _run("visualcse", tmp_path / "killed", inputs, "--workers", "2", "--die-at-step", "5").returncode == -9
     _finished("visualcse", tmp_path / "killed", inputs, "--workers", "2", "--resume")
     _assert_same_run(tmp_path / "killed", straight("visualcse"))
+
+
+@pytest.mark.slow  # 3-4 tiny training runs in subprocesses
+@pytest.mark.parametrize(
+    ("interruption", "status"),
+    [(("--signal-at-step", "7"), 143), (("--die-while-saving-model",), -9), (("--disk-full-at-final-save",), 1)],
+    ids=["sigterm-in-the-last-step", "kill-in-the-final-save", "disk-full-in-the-final-save"],
+)
+def test_a_run_interrupted_after_its_last_step_only_finishes_saving_on_resume(tmp_path, inputs, straight, interruption, status):
+    stopped = _run("visualcse", tmp_path / "run", inputs, *interruption)
+    assert stopped.returncode == status, stopped.stderr[-4000:]
+    checkpoints = tmp_path / "run" / "checkpoints"
+    assert last_complete_checkpoint(checkpoints) == str(checkpoints / "checkpoint-8")  # training is complete
+    assert not (tmp_path / "run" / "results.json").exists() and not (tmp_path / "run" / "model").exists()
+    if status == 1:  # one sentence naming the folder and what to do
+        message = next(line for line in stopped.stderr.splitlines() if line.startswith("sbert-nonling train: error:"))
+        assert f"Could not write {tmp_path / 'run' / 'model'}" in message and "training is complete" in message and "--resume" in message
+    rerun = _run("visualcse", tmp_path / "run", inputs)  # without --resume: refused, nothing touched
+    assert rerun.returncode == 2 and "interrupted run" in rerun.stderr and "--resume" in rerun.stderr
+    _finished("visualcse", tmp_path / "run", inputs, "--resume")
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["global_step"] == 8  # not 9: no step twice
+    _assert_same_run(tmp_path / "run", straight("visualcse"))

@@ -113,3 +113,24 @@ def test_a_write_failure_names_the_folder_the_free_space_and_the_intact_checkpoi
     message = str(error)
     assert str(trained / "checkpoint-8") in message and "No space left on device" in message
     assert "MiB are free" in message and "(checkpoint-6, checkpoint-4) are intact" in message and "--resume" in message
+
+
+def test_an_explicit_resume_path_is_verified_like_resume_true(trained, tmp_path, tiny_encoder_dir, wiki_sentences):
+    import shutil
+
+    trainer = make_trainer(tiny_encoder_dir, wiki_sentences[:64], tmp_path / "out", max_steps=8)
+    unmarked = shutil.copytree(trained / "checkpoint-6", tmp_path / "unmarked")
+    (unmarked / COMPLETE_MARKER).unlink()
+    with pytest.raises(ValueError, match=r"resume_from_checkpoint='.*unmarked' has no checkpoint_complete marker"):
+        trainer.train(resume_from_checkpoint=str(unmarked))
+    model_only = shutil.copytree(trained / "checkpoint-6", tmp_path / "model-only")
+    (model_only / "optimizer.pt").unlink()
+    (model_only / COMPLETE_MARKER).write_text("6")  # a marker of 0.1 (trusted), but no optimizer state
+    with pytest.raises(ValueError, match=r"holds no optimizer.pt: training would go on with a fresh optimizer"):
+        trainer.train(resume_from_checkpoint=str(model_only))
+    damaged = shutil.copytree(trained / "checkpoint-6", tmp_path / "damaged")
+    with (damaged / "optimizer.pt").open("r+b") as file:
+        file.write(b"\0")
+    with pytest.raises(ValueError, match=r"'.*damaged' is damaged: .*optimizer.pt does not have the SHA-256"):
+        trainer.train(resume_from_checkpoint=str(damaged))
+    assert trainer.state.global_step == 0 and not list((tmp_path / "out").glob("checkpoint-*"))  # nothing trained or written

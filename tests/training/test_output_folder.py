@@ -79,3 +79,11 @@ def test_every_runner_refuses_before_writing_anything(tmp_path, recipe):
     with pytest.raises(ValueError, match="already holds a finished run"):
         train_recipe(recipe, run, text_file=tmp_path / "unread.txt", nli_file=tmp_path / "unread.csv", sts_dir=tmp_path, tiny=True)
     assert not (run / "tiny-encoder").exists() and (run / "model" / "model.safetensors").read_bytes() == b"weights"
+
+
+def test_a_run_whose_final_save_was_interrupted_points_to_resume(tmp_path):
+    checkpoint(tmp_path / "checkpoints", 8)
+    (tmp_path / "model").mkdir()  # saved, but no results.json: the run stopped while finishing
+    with pytest.raises(ValueError, match=r"interrupted run \(checkpoints/checkpoint-8\)\. Its saving was interrupted \(model written, no results.json\)\. Pass --resume"):
+        prepare_output_dir(tmp_path)
+    assert prepare_output_dir(tmp_path, resume=True) == tmp_path

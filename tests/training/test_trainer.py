@@ -213,3 +213,19 @@ def test_every_dataset_kind_reads_the_same_batches_in_dataloader_workers(kind, t
                 torch.testing.assert_close(batch[key], value, rtol=0, atol=0, msg=key)
             else:
                 assert batch[key] == value, key
+
+
+def test_resuming_a_run_whose_training_is_complete_takes_no_step(tiny_encoder_dir, wiki_sentences, tmp_path):
+    from sbert_nonling.models import build_sentence_model
+
+    trainer, loss = make_trainer(build_sentence_model(tiny_encoder_dir), wiki_sentences[:64], tmp_path, max_steps=4)
+    trainer.train()
+    final = {key: value.clone() for key, value in trainer.model.state_dict().items()}
+    head = loss.head[0].weight.detach().clone()
+    resumed, resumed_loss = make_trainer(build_sentence_model(tiny_encoder_dir), wiki_sentences[:64], tmp_path, max_steps=4)
+    output = resumed.train(resume_from_checkpoint=True)  # transformers alone would take a step 5
+    assert output.global_step == 4 and resumed.state.global_step == 4
+    assert not (tmp_path / "checkpoint-5").exists()
+    for key, value in resumed.model.state_dict().items():
+        torch.testing.assert_close(value, final[key], rtol=0, atol=0, msg=key)
+    torch.testing.assert_close(resumed_loss.head[0].weight.detach(), head, rtol=0, atol=0)

@@ -1,0 +1,89 @@
+"""A run's settings in every checkpoint, and the check that a resumed run continues with the same settings."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, write_failure
+
+logger = logging.getLogger(__name__)
+
+#: The file of a checkpoint folder that holds the run's settings: ``{"settings": {...}, "changes": [...]}``.
+RUN_SETTINGS_FILE = "run_settings.json"
+#: Settings a resumed run may change with ``allow_changed`` (``--allow-changed KEY``): they change when the run is
+#: evaluated and saved, or how data is loaded, not what is computed. Any key starting with ``dataloader_`` is too.
+SAFE_TO_CHANGE = ("eval_steps", "description", "reference")
+
+
+def safe_to_change(key: str) -> bool:
+    """Whether a resumed run may change setting ``key`` (:data:`SAFE_TO_CHANGE`, ``dataloader_*``)."""
+    return key in SAFE_TO_CHANGE or key.startswith("dataloader_")
+
+
+class RunSettingsCallback(TrainerCallback):
+    """Writes the run's settings (``settings``, e.g. ``MethodConfig.to_dict()``) and the settings changed by earlier
+    resumes (``changes``) to :data:`RUN_SETTINGS_FILE` in every checkpoint (``on_save``), so that a resume can be
+    compared with the run it continues (:func:`check_resume_settings`). Nothing is written while ``settings`` is None.
+
+    What it adds over transformers: transformers keeps ``training_args.bin`` but never compares it on resume (only a
+    few logging intervals), and knows nothing of the method's own settings (temperature, pooling, heads).
+    Add it before :class:`~sbert_nonling.training.checkpoint_marker.CheckpointMarkerCallback`.
+    """
+
+    def __init__(self, settings: Mapping[str, Any] | None = None, changes: list[dict[str, Any]] | None = None) -> None:
+        self.settings = settings
+        self.changes = changes or []
+
+    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        if not args.should_save or self.settings is None:
+            return
+        folder = os.path.join(args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}")
+        try:
+            with open(os.path.join(folder, RUN_SETTINGS_FILE), "w", encoding="utf8") as file:
+                json.dump({"settings": dict(self.settings), "changes": self.changes}, file, indent=2, sort_keys=True)
+        except OSError as error:
+            raise write_failure(folder, error) from error
+
+
+def check_resume_settings(
+    checkpoint: str | os.PathLike, settings: Mapping[str, Any], allow_changed: Iterable[str] = ()
+) -> list[dict[str, Any]]:
+    """Compare the settings of a run about to resume from ``checkpoint`` with those recorded in it.
+
+    Returns the run's history of changed settings, this resume's appended (``{"step": N, "changed": {key: [old,
+    new]}}``), for the run record. Raises ValueError listing every differing setting with both values, unless each is
+    named in ``allow_changed`` and :func:`safe_to_change`; naming an unsafe one is refused too. A checkpoint of an
+    older version (no :data:`RUN_SETTINGS_FILE`) is not compared (a warning says so).
+    """
+    path = Path(checkpoint) / RUN_SETTINGS_FILE
+    allow_changed = set(allow_changed)
+    unsafe = sorted(key for key in allow_changed if not safe_to_change(key))
+    if unsafe:
+        raise ValueError(
+            f"--allow-changed {', '.join(unsafe)}: only settings that do not change what is computed may change on "
+            f"resume ({', '.join(SAFE_TO_CHANGE)}, dataloader_*); start a new run (--overwrite or another --output) instead."
+        )
+    if not path.is_file():
+        logger.warning(f"{checkpoint} records no settings (written by an older version); the resumed run's are not compared.")
+        return []
+    recorded = json.loads(path.read_text(encoding="utf8"))
+    old = recorded["settings"]
+    changed = {key: [old.get(key), settings.get(key)] for key in sorted(set(old) | set(settings)) if old.get(key) != settings.get(key)}
+    refused = {key: values for key, values in changed.items() if key not in allow_changed}
+    if refused:
+        listed = "; ".join(f"{key}: {values[0]!r} in the run, {values[1]!r} now" for key, values in refused.items())
+        safe = [key for key in refused if safe_to_change(key)]
+        allow = f" Pass --allow-changed {' --allow-changed '.join(safe)} to accept {'that' if len(safe) == 1 else 'those'}." if safe else ""
+        raise ValueError(
+            f"--resume with other settings than the run in {Path(checkpoint).parent.parent} was started with ({listed}). "
+            f"Resume with the run's settings, or start a new run (--overwrite or another --output).{allow}"
+        )
+    step = json.loads((Path(checkpoint) / "trainer_state.json").read_text(encoding="utf8"))["global_step"]
+    return recorded.get("changes", []) + ([{"step": step, "changed": changed}] if changed else [])
