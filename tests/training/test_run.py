@@ -136,7 +136,7 @@ def test_audiocse_recipe_trains_on_fsdd_speakers(tmp_path, data_dir, recipe, tok
     result = train_recipe(
         recipe, tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir), audio_dir=data_dir / "audio" / "fsdd",
         audio_label_regex=r"^\d+_([a-z]+)_", tiny=True, max_steps=2,
-        overrides={"batch_size": 16, "modality_batch_size": 8, "clips": 40, "target_frames": 64},
+        overrides={"batch_size": 16, "modality_batch_size": 8, "clips": 40, "target_frames": 64, "time_mask": 16},
     )
     assert result["global_step"] == 2
     full = SentenceTransformer(result["model"], trust_remote_code=True)
