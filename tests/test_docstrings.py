@@ -1,0 +1,68 @@
+"""Every ``Example:`` of a docstring in the package runs, offline, and must not raise.
+
+Convention (what a docstring author can rely on): an example is the indented block after an ``Example:`` line and
+its ``::`` (or an ``Example::`` line); it runs in a fresh, empty temporary working directory with ``HF_HUB_OFFLINE=1`` and
+``SBERT_NONLING_SHARED`` set to the shared folder, so it uses tiny models built offline (``build_tiny_encoder``,
+``PixelEncoder.from_config``) and names Hub checkpoints only in comments (``# e.g. "bert-base-uncased"``). A failure
+points at the package file and the example's first line.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SHARED_DIR
+
+PACKAGE = Path(__file__).resolve().parents[1] / "sbert_nonling"
+
+
+def docstring_examples() -> list[tuple[str, int, str]]:
+    """``(file:object, first line, code)`` of every docstring example of the package."""
+    examples = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            docstring = ast.get_docstring(node, clean=False)
+            if not docstring or "Example:" not in docstring:
+                continue
+            lines = docstring.splitlines()
+            start = next(index for index, line in enumerate(lines) if line.strip() in ("Example:", "Example::"))
+            marker = start if lines[start].strip() == "Example::" else next(
+                index for index in range(start + 1, len(lines)) if lines[index].strip() == "::"
+            )
+            body = lines[marker + 1 :]
+            first = next(index for index, line in enumerate(body) if line.strip())
+            indent = len(body[first]) - len(body[first].lstrip())
+            block = []
+            for line in body[first:]:
+                if line.strip() and len(line) - len(line.lstrip()) < indent:
+                    break
+                block.append(line)
+            docstring_line = node.body[0].lineno if not isinstance(node, ast.Module) else 1
+            name = f"{path.relative_to(PACKAGE.parent)}:{getattr(node, 'name', '<module>')}"
+            examples.append((name, docstring_line + marker + 1 + first, textwrap.dedent("\n".join(block))))
+    return examples
+
+
+EXAMPLES = docstring_examples()
+
+
+def test_every_public_class_example_was_found():
+    assert len(EXAMPLES) >= 40 and any(name.endswith(":SimCSELoss.__init__") or "simcse.py" in name for name, _, _ in EXAMPLES)
+
+
+@pytest.mark.parametrize(("name", "line", "code"), EXAMPLES, ids=[name for name, _, _ in EXAMPLES])
+def test_docstring_example_runs_offline(name, line, code, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("SBERT_NONLING_SHARED", str(SHARED_DIR))
+    path = name.split(":")[0]
+    compiled = compile("\n" * (line - 1) + code, str(PACKAGE.parent / path), "exec")
+    exec(compiled, {"__name__": "__docstring_example__"})
