@@ -47,7 +47,10 @@ def moved_names(module_name: str, moved: Mapping[str, str]) -> Callable[[str], A
     Example:
         ::
 
-            __getattr__ = moved_names(__name__, {"loss_state_dict": "sbert_nonling.training.loss_state"})
+            from sbert_nonling.util.deprecation import moved_names
+
+            __getattr__ = moved_names(__name__, {"loss_state_dict": "sbert_nonling.training.loss_state"})  # in the old module
+            loss_state_dict = __getattr__("loss_state_dict")  # what `from old_module import loss_state_dict` gets: a FutureWarning
     """
 
     def __getattr__(name: str) -> Any:
