@@ -41,7 +41,7 @@ class StepTimerCallback(TrainerCallback):
         model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))  # offline; e.g. "bert-base-uncased"
         datasets = {name: Dataset.from_dict({"anchor": sentences, "positive": sentences}) for name in ("wiki", "captions")}
         losses = {"wiki": SimCSELoss(model), "captions": SimCSELoss(model)}  # e.g. {"image": image_loss, "text": text_loss}
-        args = SentenceTransformerTrainingArguments(output_dir="checkpoints", max_steps=2, report_to="none", multi_dataset_batch_sampler="round_robin")
+        args = SentenceTransformerTrainingArguments("checkpoints", max_steps=2, report_to="none", multi_dataset_batch_sampler="round_robin")
         timer = StepTimerCallback(losses)
         trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=datasets, loss=losses, callbacks=[timer])
         trainer.train()

@@ -21,8 +21,13 @@ def renamed_argument(
     Example:
         ::
 
-            def __init__(self, image_dimension=None, image_dim=None):
-                image_dimension = renamed_argument("MyLoss", "image_dim", image_dim, "image_dimension", image_dimension)
+            from sbert_nonling.util.deprecation import renamed_argument
+
+            class MyLoss:
+                def __init__(self, image_dimension=None, image_dim=None):
+                    self.image_dimension = renamed_argument("MyLoss", "image_dim", image_dim, "image_dimension", image_dimension)
+
+            MyLoss(image_dim=2048).image_dimension  # 2048, with a FutureWarning: use image_dimension=...
     """
     if old_value is None:
         return new_value
