@@ -19,7 +19,6 @@ Convention (what a docstring author can rely on), as tests/test_docs.py has it f
 from __future__ import annotations
 
 import ast
-import os
 import textwrap
 from pathlib import Path
 
@@ -43,8 +42,10 @@ def docstring_examples() -> list[tuple[str, int, str]]:
                 continue
             lines = docstring.splitlines()
             start = next(index for index, line in enumerate(lines) if line.strip() in ("Example:", "Example::"))
-            marker = start if lines[start].strip() == "Example::" else next(
-                index for index in range(start + 1, len(lines)) if lines[index].strip() == "::"
+            marker = (
+                start
+                if lines[start].strip() == "Example::"
+                else next(index for index in range(start + 1, len(lines)) if lines[index].strip() == "::")
             )
             body = lines[marker + 1 :]
             first = next(index for index, line in enumerate(body) if line.strip())
