@@ -141,7 +141,10 @@ class MethodConfig:
 
             config = VisualCSEConfig(learning_rate=1e-5)        # the paper's BERT-base row with another text rate
             config = config.replace(modality_learning_rate=0.0)  # validated again
-            VisualCSEConfig.from_dict({"learning_rate": "abc"})  # ValueError: 'learning_rate' must be float, got 'abc'
+            try:
+                VisualCSEConfig.from_dict({"learning_rate": "abc"})
+            except ValueError as error:
+                print(error)  # 'learning_rate' must be float, got 'abc' ...
     """
 
     #: The method this config trains (the ``"method"`` key of a recipe JSON).

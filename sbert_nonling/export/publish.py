@@ -41,8 +41,11 @@ def push_to_hub(
         ::
 
             from sbert_nonling.export.publish import push_to_hub
+            from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-            push_to_hub("runs/visualcse/export", "me/visualcse-bert-base")  # loads with SentenceTransformer(...)
+            encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+            build_sentence_model(str(encoder)).save("export")  # modules.json + the README.md card it checks for
+            # push_to_hub("export", "me/visualcse-bert-base")  # needs the Hub and a write token; returns the commit URL
     """
     folder = Path(folder)
     if not (folder / "modules.json").is_file():

@@ -36,7 +36,10 @@ def export_text_model(model: SentenceTransformer, path: str | Path, model_name: 
 
             from sentence_transformers import SentenceTransformer
             from sbert_nonling import export_text_model
+            from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
+            encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+            trained_model = build_sentence_model(str(encoder), pooling="cls")  # e.g. a recipe run's plan.model
             export_text_model(trained_model, "my-model-text")
             plain = SentenceTransformer("my-model-text")  # no trust_remote_code needed
     """

@@ -187,14 +187,17 @@ def build_multitask(
     Example:
         ::
 
+            import os
             from transformers import set_seed
 
-            from sbert_nonling.configs import MultitaskConfig
             from sbert_nonling.methods import build_multitask
+            from sbert_nonling.training import load_recipe
 
-            config = MultitaskConfig()
+            data = os.environ["SBERT_NONLING_SHARED"] + "/data"
+            steps = {"contrastive_max_steps": 1, "multitask_max_steps": 1, "train_limit": 48}
+            config = load_recipe("multitask", tiny=True, overrides=steps)  # e.g. MultitaskConfig()
             set_seed(config.seed)
-            plan = build_multitask(config, nli_file="nli_for_simcse.csv", sts_dir="SentEval/data/downstream/STS")
+            plan = build_multitask(config, nli_file=data + "/corpus/snli_devtest_triplets.csv", task_dir=data + "/sts")
             for stage in plan.stages:  # contrastive, then multitask
                 stage.trainer(plan.model, plan.evaluator).train()
     """

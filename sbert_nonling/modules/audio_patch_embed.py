@@ -107,10 +107,11 @@ class AudioPatchEmbed(FrontEnd):
 
             import numpy as np
             from sbert_nonling import AudioPatchEmbed, SharedEncoder
-            from sbert_nonling.models import build_sentence_model
+            from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-            encoder = SharedEncoder("bert-base-uncased")
-            model = build_sentence_model(encoder, front_ends={"audio": AudioPatchEmbed(embedding_dimension=768)})
+            path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+            encoder = SharedEncoder(str(path))
+            model = build_sentence_model(encoder, front_ends={"audio": AudioPatchEmbed()})  # the encoder's width (768 for BERT-base)
             model.encode([{"array": np.random.randn(16000), "sampling_rate": 16000}])
     """
 

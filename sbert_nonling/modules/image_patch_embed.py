@@ -124,14 +124,16 @@ class ImagePatchEmbed(FrontEnd):
     Example:
         ::
 
+            import os
             from PIL import Image
-            from sbert_nonling import ImagePatchEmbed, ModalityRouter, SharedEncoder
-            from sbert_nonling.models import build_sentence_model
+            from sbert_nonling import ImagePatchEmbed, SharedEncoder
+            from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-            encoder = SharedEncoder("bert-base-uncased")
-            image = ImagePatchEmbed.from_vit("google/vit-base-patch16-224-in21k")
+            path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+            encoder = SharedEncoder(str(path))
+            image = ImagePatchEmbed(img_size=32, patch_size=8)  # e.g. ImagePatchEmbed.from_vit("google/vit-base-patch16-224-in21k")
             model = build_sentence_model(encoder, front_ends={"image": image})
-            model.encode([Image.open("cat.jpg")])
+            model.encode([Image.open(os.environ["SBERT_NONLING_SHARED"] + "/data/images/cifar10/train/cat/0000.jpg")])
     """
 
     config_keys: list[str] = [

@@ -93,8 +93,10 @@ class ModalityRouter(Router):
             from sentence_transformers import SentenceTransformer
             from sentence_transformers.sentence_transformer.modules import Pooling
             from sbert_nonling import ModalityRouter, SharedEncoder
+            from sbert_nonling.models import build_tiny_encoder
 
-            encoder = SharedEncoder("bert-base-uncased", max_seq_length=32)
+            path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+            encoder = SharedEncoder(str(path), max_seq_length=32)
             router = ModalityRouter.from_encoder(encoder)  # later: front_ends={"image": ImagePatchEmbed(...)}
             model = SentenceTransformer(modules=[router, Pooling(encoder.get_embedding_dimension(), "cls")])
             model.encode(["A man is playing a guitar."])

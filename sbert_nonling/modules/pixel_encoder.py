@@ -60,9 +60,10 @@ class PixelEncoder(Module):
             from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
             from sbert_nonling import ModalityRouter, PixelEncoder, PixelRenderer
 
-            encoder = PixelEncoder.from_pretrained("Team-PIXEL/pixel-base", max_patches=64)
-            router = ModalityRouter({"pixel": [PixelRenderer(max_patches=64), encoder]}, default_route="pixel")
-            model = SentenceTransformer(modules=[router, Pooling(768, "mean"), Normalize()])
+            # offline: a small random encoder; e.g. PixelEncoder.from_pretrained("Team-PIXEL/pixel-base", max_patches=64)
+            encoder = PixelEncoder.from_config(max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64)
+            router = ModalityRouter({"pixel": [PixelRenderer(max_patches=16), encoder]}, default_route="pixel")
+            model = SentenceTransformer(modules=[router, Pooling(32, "mean"), Normalize()])  # 768 for PIXEL-base
             model.encode(["A man is playing a guitar."])
     """
 

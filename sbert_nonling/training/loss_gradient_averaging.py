@@ -30,8 +30,20 @@ class LossGradientAveragingCallback(TrainerCallback):
 
     Example::
 
-        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=captions, loss=mcse_loss)
-        trainer.add_callback(LossGradientAveragingCallback(mcse_loss))  # torchrun --nproc_per_node 2 script.py
+        from datasets import Dataset
+        from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+        from sbert_nonling.losses import SimCSELoss
+        from sbert_nonling.models import build_sentence_model, build_tiny_encoder
+        from sbert_nonling.training import LossGradientAveragingCallback
+
+        sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))  # offline; e.g. "bert-base-uncased"
+        dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
+        args = SentenceTransformerTrainingArguments(output_dir="checkpoints", max_steps=1, report_to="none")
+        loss = SimCSELoss(model, training_head="mlp")  # its MLP lives outside the DDP-wrapped model (e.g. MCSE's heads too)
+        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
+        trainer.add_callback(LossGradientAveragingCallback(loss))  # torchrun --nproc_per_node 2 script.py
+        trainer.train()  # in a single process the callback does nothing
     """
 
     def __init__(self, loss: Losses) -> None:

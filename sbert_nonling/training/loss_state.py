@@ -91,9 +91,17 @@ class LossStateCallback(TrainerCallback):
 
     Example::
 
-        from sentence_transformers import SentenceTransformerTrainer
+        from datasets import Dataset
+        from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+        from sbert_nonling.losses import SimCSELoss
+        from sbert_nonling.models import build_sentence_model, build_tiny_encoder
         from sbert_nonling.training import CheckpointMarkerCallback, LossStateCallback
 
+        sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))  # offline; e.g. "bert-base-uncased"
+        dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
+        args = SentenceTransformerTrainingArguments(output_dir="checkpoints", max_steps=1, report_to="none")
+        loss = SimCSELoss(model, training_head="mlp")
         trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
         trainer.add_callback(LossStateCallback(loss))
         trainer.add_callback(CheckpointMarkerCallback())

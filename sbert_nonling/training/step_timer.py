@@ -31,10 +31,21 @@ class StepTimerCallback(TrainerCallback):
 
     Example::
 
-        timer = StepTimerCallback(losses)  # {"image": image_loss, "text": text_loss}
+        from datasets import Dataset
+        from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+        from sbert_nonling.losses import SimCSELoss
+        from sbert_nonling.models import build_sentence_model, build_tiny_encoder
+        from sbert_nonling.training import StepTimerCallback
+
+        sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))  # offline; e.g. "bert-base-uncased"
+        datasets = {name: Dataset.from_dict({"anchor": sentences, "positive": sentences}) for name in ("wiki", "captions")}
+        losses = {"wiki": SimCSELoss(model), "captions": SimCSELoss(model)}  # e.g. {"image": image_loss, "text": text_loss}
+        args = SentenceTransformerTrainingArguments("checkpoints", max_steps=2, report_to="none", multi_dataset_batch_sampler="round_robin")
+        timer = StepTimerCallback(losses)
         trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=datasets, loss=losses, callbacks=[timer])
         trainer.train()
-        print(timer.step_seconds["image"] / timer.step_counts["image"])  # seconds per image batch
+        print({name: timer.step_seconds[name] / timer.step_counts[name] for name in timer.step_counts})  # seconds per batch
     """
 
     def __init__(self, loss: Losses) -> None:

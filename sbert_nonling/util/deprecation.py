@@ -21,8 +21,13 @@ def renamed_argument(
     Example:
         ::
 
-            def __init__(self, image_dimension=None, image_dim=None):
-                image_dimension = renamed_argument("MyLoss", "image_dim", image_dim, "image_dimension", image_dimension)
+            from sbert_nonling.util.deprecation import renamed_argument
+
+            class MyLoss:
+                def __init__(self, image_dimension=None, image_dim=None):
+                    self.image_dimension = renamed_argument("MyLoss", "image_dim", image_dim, "image_dimension", image_dimension)
+
+            MyLoss(image_dim=2048).image_dimension  # 2048, with a FutureWarning: use image_dimension=...
     """
     if old_value is None:
         return new_value
@@ -47,7 +52,10 @@ def moved_names(module_name: str, moved: Mapping[str, str]) -> Callable[[str], A
     Example:
         ::
 
-            __getattr__ = moved_names(__name__, {"loss_state_dict": "sbert_nonling.training.loss_state"})
+            from sbert_nonling.util.deprecation import moved_names
+
+            __getattr__ = moved_names(__name__, {"loss_state_dict": "sbert_nonling.training.loss_state"})  # in the old module
+            loss_state_dict = __getattr__("loss_state_dict")  # what `from old_module import loss_state_dict` gets: a FutureWarning
     """
 
     def __getattr__(name: str) -> Any:

@@ -49,6 +49,9 @@ def drop_patch_tokens(tokens: Tensor, token_keep_ratio: float) -> Tensor:
     Example:
         ::
 
+            import torch
+            from sbert_nonling.util.patch_dropout import drop_patch_tokens
+
             tokens = torch.randn(4, 1 + 196, 768)
             drop_patch_tokens(tokens, 0.5).shape  # torch.Size([4, 99, 768]): [CLS] + 98 patches per row
     """

@@ -38,8 +38,11 @@ def loading(what: str, name: str, named_by: str, offline: str) -> Iterator[None]
 
             from sbert_nonling.util.unreachable import loading
 
-            with loading("ViT", "google/vit-base-patch16-224-in21k", "the setting 'vit'", "--set vit=null"):
-                vit = ViTModel.from_pretrained("google/vit-base-patch16-224-in21k")
+            try:
+                with loading("ViT", "google/vit-base-patch16-224-in21k", "the setting 'vit'", "--set vit=null"):
+                    vit = ViTModel.from_pretrained("google/vit-base-patch16-224-in21k")
+            except ValueError as error:  # offline (HF_HUB_OFFLINE=1) and not in the cache
+                print(error)  # ViT 'google/vit-base-patch16-224-in21k' (the setting 'vit') could not be loaded, ... Offline: --set vit=null
     """
     try:
         yield
