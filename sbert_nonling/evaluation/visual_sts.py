@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 from PIL import Image
@@ -41,9 +42,11 @@ def evaluate_visual_sts(
     renderer = PixelRenderer(max_patches=max_patches)
     scores: dict[str, float] = {}
     for task in tasks:
+        # EmbeddingSimilarityEvaluator annotates its inputs as list[str], but passes them to model.encode, which
+        # takes images as well: cast to list[Any] because the library's annotation is narrower than what it accepts.
         evaluator = EmbeddingSimilarityEvaluator(
-            [render_as_image(renderer, sentence) for sentence in task.sentences1],
-            [render_as_image(renderer, sentence) for sentence in task.sentences2],
+            cast(list[Any], [render_as_image(renderer, sentence) for sentence in task.sentences1]),
+            cast(list[Any], [render_as_image(renderer, sentence) for sentence in task.sentences2]),
             task.scores,
             batch_size=batch_size,
             main_similarity="cosine",
