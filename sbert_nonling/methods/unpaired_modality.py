@@ -7,7 +7,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from datasets import Dataset, DatasetDict
-from sentence_transformers.base.modules import InputModule
+from sentence_transformers.base.modules import InputModule, Transformer
 
 from sbert_nonling.configs.audiocse import AudioCSEConfig
 from sbert_nonling.configs.unpaired_modality import UnpairedModalityConfig
@@ -123,7 +123,9 @@ def build_unpaired_modality(
     sentence_model = starting_sentence_model(config, sentences, model, keep_model_modules)
     router = sentence_model[0]
     assert isinstance(router, ModalityRouter)  # build_sentence_model starts every model with a ModalityRouter
-    hidden_size = router.encoder.get_embedding_dimension()
+    encoder = router.encoder
+    assert isinstance(encoder, Transformer)  # build_sentence_model's routes end in a SharedEncoder
+    hidden_size = encoder.get_embedding_dimension()
     if config.modality == "image" and isinstance(config, VisualCSEConfig):
         modality_dataset, front_end = _image_route(config, hidden_size, image_dir)
     elif config.modality == "audio" and isinstance(config, AudioCSEConfig):
