@@ -160,7 +160,7 @@ class ModalityRouter(Router):
         self.sub_modules[modality] = nn.Sequential(front_end, self.encoder)
 
     @staticmethod
-    def _check_route(route: str, modules: Sequence[Module]) -> None:
+    def _check_route(route: str, modules: Sequence[nn.Module]) -> None:
         if route not in MODALITY_ROUTES:
             raise ValueError(f"Route {route!r} is not a modality; ModalityRouter routes are {list(MODALITY_ROUTES)}.")
         if not modules or not isinstance(modules[0], InputModule):
