@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -43,10 +43,12 @@ def evaluate_visual_sts(
     scores: dict[str, float] = {}
     for task in tasks:
         # EmbeddingSimilarityEvaluator annotates its inputs as list[str], but passes them to model.encode, which
-        # takes images as well: cast to list[Any] because the library's annotation is narrower than what it accepts.
+        # takes images as well (the library's annotation is narrower than what it accepts).
+        images1: list[Any] = [render_as_image(renderer, sentence) for sentence in task.sentences1]
+        images2: list[Any] = [render_as_image(renderer, sentence) for sentence in task.sentences2]
         evaluator = EmbeddingSimilarityEvaluator(
-            cast(list[Any], [render_as_image(renderer, sentence) for sentence in task.sentences1]),
-            cast(list[Any], [render_as_image(renderer, sentence) for sentence in task.sentences2]),
+            images1,
+            images2,
             task.scores,
             batch_size=batch_size,
             main_similarity="cosine",
