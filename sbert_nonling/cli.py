@@ -163,6 +163,7 @@ def cmd_train(args: argparse.Namespace) -> int | None:
             handler.close()
     _print_before_after(result)
     _print_result(result)
+    return None
 
 
 def cmd_eval(args: argparse.Namespace) -> None:

@@ -82,7 +82,8 @@ def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[st
         dataset = dataset.cast_column("image", ImageFeature(decode=False))
     items = dataset["image"]
     paths = [Path(item["path"]).name if isinstance(item, dict) and item.get("path") else None for item in items]
-    names = paths if None not in paths and len(set(paths)) == len(paths) else [f"row-{row}" for row in range(len(items))]
+    named = [path for path in paths if path is not None]
+    names = named if len(named) == len(paths) and len(set(named)) == len(named) else [f"row-{row}" for row in range(len(items))]
     pairs = []
     for row, (name, captions) in enumerate(zip(names, dataset["caption"])):
         for caption in captions if isinstance(captions, list) else [captions]:

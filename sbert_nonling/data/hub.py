@@ -128,7 +128,7 @@ def class_indices(dataset: Dataset, column: str = "label") -> tuple[Dataset, lis
 
 def first_rows_per_class(labels: Sequence[Hashable], limit: int) -> list[int]:
     """The rows of the first ``limit`` items of every class, in dataset order."""
-    counts: Counter[int] = Counter()
+    counts: Counter[Hashable] = Counter()
     rows = []
     for row, label in enumerate(labels):
         if counts[label] < limit:

@@ -102,10 +102,14 @@ def evaluate_sts_mteb(
         encode_kwargs: passed to ``model.encode``, e.g. ``{"task": "pixel"}``.
         batch_size: encoding batch size.
     """
-    if tasks and all(isinstance(task, str) for task in tasks):
-        mteb_tasks = list(mteb.get_tasks(tasks=list(tasks)))
+    names = [task for task in tasks if isinstance(task, str)]
+    if tasks and len(names) == len(tasks):
+        mteb_tasks = list(mteb.get_tasks(tasks=names))
     else:
-        mteb_tasks = local_mteb_tasks(tasks)
+        local = [task for task in tasks if isinstance(task, STSData)]
+        if len(local) != len(tasks):
+            raise ValueError("tasks: either MTEB task names or STSData, not a mix of both.")
+        mteb_tasks = local_mteb_tasks(local)
     wrapper = wrap_for_mteb(model, model_name, revision)
     results = mteb.evaluate(
         wrapper,

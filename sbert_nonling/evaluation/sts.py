@@ -47,7 +47,7 @@ class STSEvaluator(EmbeddingSimilarityEvaluator):
         )
         self.encode_kwargs = dict(encode_kwargs or {})
 
-    def embed_inputs(self, model: SentenceTransformer, sentences: list[str], **kwargs) -> np.ndarray:
+    def embed_inputs(self, model: SentenceTransformer, sentences: str | list[str] | np.ndarray, **kwargs) -> np.ndarray:
         return super().embed_inputs(model, sentences, **self.encode_kwargs, **kwargs)
 
 

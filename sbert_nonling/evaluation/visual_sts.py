@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -41,9 +42,13 @@ def evaluate_visual_sts(
     renderer = PixelRenderer(max_patches=max_patches)
     scores: dict[str, float] = {}
     for task in tasks:
+        # EmbeddingSimilarityEvaluator annotates its inputs as list[str], but passes them to model.encode, which
+        # takes images as well (the library's annotation is narrower than what it accepts).
+        images1: list[Any] = [render_as_image(renderer, sentence) for sentence in task.sentences1]
+        images2: list[Any] = [render_as_image(renderer, sentence) for sentence in task.sentences2]
         evaluator = EmbeddingSimilarityEvaluator(
-            [render_as_image(renderer, sentence) for sentence in task.sentences1],
-            [render_as_image(renderer, sentence) for sentence in task.sentences2],
+            images1,
+            images2,
             task.scores,
             batch_size=batch_size,
             main_similarity="cosine",

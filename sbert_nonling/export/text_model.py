@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from pathlib import Path
+from typing import cast
 
 from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
 from sentence_transformers.sentence_transformer.modules import Transformer
@@ -47,7 +48,7 @@ def export_text_model(model: SentenceTransformer, path: str | Path, model_name: 
     if isinstance(first, ModalityRouter):
         if "text" not in first.sub_modules:
             raise ValueError(f"The ModalityRouter has no 'text' route to export; routes: {list(first.sub_modules)}.")
-        text_route = list(first.sub_modules["text"])
+        text_route = list(first.route_chain("text"))
         if len(text_route) != 1:
             raise ValueError(
                 f"The 'text' route must be the shared encoder alone to export, but it is "
@@ -74,7 +75,9 @@ def export_text_model(model: SentenceTransformer, path: str | Path, model_name: 
     plain = SentenceTransformer(
         modules=[plain_encoder, *downstream],
         similarity_fn_name=model.similarity_fn_name,
-        prompts=model.prompts,
+        # sentence-transformers keeps model.prompts as dict[str, str | None] (None: a default prompt switched off) but
+        # annotates the constructor's prompts as dict[str, str]; it merges them the same way, Nones included.
+        prompts=cast(dict[str, str], model.prompts),
         default_prompt_name=model.default_prompt_name,
         model_card_data=SentenceTransformerModelCardData(local_files_only=True, model_name=model_name),
     )

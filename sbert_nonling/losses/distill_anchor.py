@@ -150,7 +150,9 @@ class DistillAnchorLoss(nn.Module):
         if compute_from_outputs is not None:
             result = compute_from_outputs(student, labels)
         else:
-            logger.warning_once(f"{type(self.base_loss).__name__} embeds the batch again: the student runs twice per batch.")
+            # warning_once is added to logging.Logger by transformers at import (sentence_transformers imports it);
+            # the stdlib stubs do not know it.
+            logger.warning_once(f"{type(self.base_loss).__name__} embeds the batch again: the student runs twice per batch.")  # type: ignore[attr-defined]
             result = self.base_loss(features, labels)
         return dict(result) if isinstance(result, dict) else {"base": result}
 

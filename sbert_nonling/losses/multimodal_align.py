@@ -184,7 +184,8 @@ class MultimodalAlignLoss(nn.Module):
         self.projection_dimension = projection_dimension
         self.projection_head = projection_head
         self.local_weight = local_weight
-        self.gammas = tuple(gammas)
+        gamma1, gamma2, gamma3 = gammas  # a list from a saved config is accepted too
+        self.gammas = (gamma1, gamma2, gamma3)
         self.gather_across_devices = gather_across_devices
         if image_encoder is not None:
             image_encoder.eval().requires_grad_(False)
@@ -216,6 +217,7 @@ class MultimodalAlignLoss(nn.Module):
         from sbert_nonling.modules.frozen_image_encoder import NORMALIZE_TRANSFORM, FrozenImageEncoder
 
         encoder = self._image_encoder[0]
+        assert encoder is not None  # only called with an image_encoder
         if isinstance(encoder, SentenceTransformer):
             from torchvision.transforms.v2.functional import to_pil_image
 

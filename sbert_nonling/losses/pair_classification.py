@@ -129,7 +129,9 @@ class PairClassificationLoss(SoftmaxLoss):
         self.hidden_dimension = head_layer.hidden_dimension if head_layer is not None else None
         self.dropout = head_layer.dropout if head_layer is not None else 0.0
         if pair_head == "bilinear":
-            self.classifier = nn.Bilinear(dimension, dimension, num_labels, device=model.device)
+            # SoftmaxLoss's classifier is an nn.Linear on (u, v, |u - v|); the bilinear head replaces it (and is
+            # called as classifier(u, v) by this class's own compute_loss_from_embeddings).
+            self.classifier = nn.Bilinear(dimension, dimension, num_labels, device=model.device)  # type: ignore[assignment]
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
         # (bs, dim) per column: sentence_A, sentence_B

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.losses.merged_forward import embed_columns
@@ -111,7 +111,8 @@ class SimCSELoss(MultipleNegativesRankingLoss):
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> Tensor:
         """MultipleNegativesRankingLoss's loss on the embeddings, computed in float32 under autocast."""
         with float32_math(*embeddings) as embeddings:
-            return super().compute_loss_from_embeddings(embeddings, labels)
+            # MultipleNegativesRankingLoss annotates labels as Tensor but never reads them (the trainer passes None).
+            return super().compute_loss_from_embeddings(embeddings, cast(Tensor, labels))
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
         """The loss from the model's outputs of each column (``outputs[i]["sentence_embedding"]``), through the training

@@ -6,7 +6,7 @@ import logging
 import math
 import warnings
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import torch
 from sentence_transformers import SentenceTransformer
@@ -130,20 +130,25 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None) -> Tensor:
         """MultipleNegativesRankingLoss's two-direction loss on the embeddings, in float32 under autocast."""
         with float32_math(*embeddings) as embeddings:
-            return super().compute_loss_from_embeddings(embeddings, labels)
+            # MultipleNegativesRankingLoss annotates labels as Tensor but never reads them (the trainer passes None).
+            return super().compute_loss_from_embeddings(embeddings, cast(Tensor, labels))
 
     def embed_through_token_head(self, output: dict[str, Tensor]) -> Tensor:
         """The token head on every token of a model output, then the mean over unmasked tokens (B, hidden)."""
+        assert self.token_head is not None  # only called with a token head
         tokens = self.token_head(output["token_embeddings"])
         mask = output["attention_mask"].unsqueeze(-1).to(tokens.dtype)
         return (tokens * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
 
-    @property
+    # MultipleNegativesRankingLoss declares scale as a float attribute; a learnable temperature makes it a Tensor
+    # (the parent only multiplies similarities by it), so the property's type is wider than the parent's.
+    @property  # type: ignore[override]
     def scale(self) -> float | Tensor:
         """1 / temperature; with a learnable temperature, ``exp(logit_scale)`` clamped to ``max_scale``."""
-        if getattr(self, "logit_scale", None) is None:
+        logit_scale = getattr(self, "logit_scale", None)
+        if logit_scale is None:
             return self._initial_scale
-        return self.logit_scale.float().exp().clamp(max=self.max_scale)
+        return logit_scale.float().exp().clamp(max=self.max_scale)
 
     @scale.setter
     def scale(self, value: float) -> None:

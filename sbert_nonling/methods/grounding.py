@@ -4,7 +4,7 @@ sentence batches, optionally anchored to a frozen copy of the starting model (MA
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from datasets import DatasetDict
 
 from sbert_nonling.configs.grounding import GroundingConfig
 from sbert_nonling.configs.macd import MACDConfig
+from sbert_nonling.configs.mcse import MCSEConfig
 from sbert_nonling.data.captions import caption_feature_dataset, load_caption_pairs
 from sbert_nonling.data.image_features import extract_image_features, load_image_features, save_image_features
 from sbert_nonling.evaluation.retrieval import evaluate_retrieval
@@ -168,8 +169,14 @@ def build_grounding(
     if config.freeze_position_embeddings:
         _freeze_position_embeddings(sentence_model)
     evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
+    if isinstance(config, MACDConfig):
+        warmup: float = config.warmup_fraction
+    elif isinstance(config, MCSEConfig):
+        warmup = config.warmup_steps
+    else:
+        raise ValueError(f"{type(config).__name__} has no warmup setting: train grounding with an MCSEConfig or a MACDConfig.")
     args = single_run_arguments(
-        config, evaluator is not None, warmup=config.warmup_fraction if isinstance(config, MACDConfig) else config.warmup_steps,
+        config, evaluator is not None, warmup=warmup,
         gradient_accumulation_steps=config.gradient_accumulation_steps, interleaved=text_dataset is not None,
     )
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
@@ -188,7 +195,7 @@ def build_grounding(
         local_weight=config.local_weight,
         gather_across_devices=gather,
     )
-    caption_loss = grounding
+    caption_loss: torch.nn.Module = grounding
     if config.anchor:
         caption_loss = DistillAnchorLoss(
             sentence_model, base_loss=grounding, kl_weight=config.anchor_kl_weight, cosine_weight=config.anchor_cosine_weight,
@@ -197,6 +204,7 @@ def build_grounding(
     if text_dataset is None:
         stage = TrainingStage("train", caption_dataset, caption_loss, args)
     else:
+        assert text_loss is not None  # built above whenever there is a text dataset
         stage = TrainingStage(
             "train", DatasetDict({"text": text_dataset, "captions": caption_dataset}), {"text": text_loss, "captions": caption_loss}, args
         )
@@ -204,5 +212,8 @@ def build_grounding(
     def retrieval(trained) -> dict[str, float]:
         return evaluate_retrieval(trained, grounding, **heldout) if heldout is not None else {}
 
-    files = {IMAGE_FEATURES_FILE: lambda path: save_image_features(path, names, features)} if extracted else {}
+    def write_features(path: Path) -> None:
+        save_image_features(path, names, features)
+
+    files: dict[str, Callable[[Path], None]] = {IMAGE_FEATURES_FILE: write_features} if extracted else {}
     return MethodPlan(sentence_model, [stage], evaluator, evaluations={"retrieval": retrieval}, files=files)

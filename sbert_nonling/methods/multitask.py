@@ -26,11 +26,11 @@ from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, rea
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.evaluation.sts_data import read_sick, read_stsb_csv
 from sbert_nonling.losses.head_layer import HeadLayer
-from sbert_nonling.losses.pair_classification import PairClassificationLoss
+from sbert_nonling.losses.pair_classification import PairClassificationLoss, PairHead
 from sbert_nonling.losses.sentence_classification import SentenceClassificationLoss
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.sts_regression import STSRegressionLoss
-from sbert_nonling.methods.plan import MethodPlan, TrainingStage
+from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.methods.sentence_encoder import starting_sentence_model
 from sbert_nonling.training.arguments import training_arguments
 from sbert_nonling.training.multitask_sampler import multitask_sampler_arguments
@@ -124,7 +124,7 @@ def task_losses(
     hidden_dimension: int = 768,
     dropout: float = 0.3,
     share_head_layer: bool = True,
-    pair_head: str = "bilinear",
+    pair_head: PairHead = "bilinear",
     contrastive_loss: nn.Module | None = None,
 ) -> dict[str, nn.Module]:
     """One training-only head loss per task; with ``share_head_layer`` the pair classification and STS losses use
@@ -221,14 +221,15 @@ def build_multitask(
     if contrastive_data is not None:
         contrastive_loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head)
 
-    stages = []
+    stages: list[TrainingStage | ModelUpdate] = []
     if contrastive_runs:
+        assert contrastive_data is not None and contrastive_loss is not None  # refused above when it is missing
         args = training_arguments(
             config, "stages/contrastive/checkpoints", evaluator is not None, learning_rate=config.contrastive_learning_rate,
             batch_size=config.contrastive_batch_size, epochs=config.contrastive_epochs, max_steps=config.contrastive_max_steps,
             warmup=config.contrastive_warmup_steps,
         )
-        loss = dict.fromkeys(contrastive_data, contrastive_loss) if isinstance(contrastive_data, DatasetDict) else contrastive_loss
+        loss: nn.Module | dict[str, nn.Module] = dict.fromkeys(contrastive_data, contrastive_loss) if isinstance(contrastive_data, DatasetDict) else contrastive_loss
         stages.append(TrainingStage("contrastive", contrastive_data, loss, args, record={"stage": "contrastive", "examples": _examples(contrastive_data)}))
     if multitask_runs:
         if "contrastive" in config.tasks:

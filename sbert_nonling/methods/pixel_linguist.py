@@ -17,7 +17,7 @@ from sbert_nonling.data.perturbations import PerturbationPairs, span_pairs_datas
 from sbert_nonling.data.text import read_nli_triplets, read_sentences
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
-from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
+from sbert_nonling.methods.plan import MethodPlan, ModelHook, ModelUpdate, TrainingStage
 from sbert_nonling.methods.sentence_encoder import MODEL_OFFLINE, MODEL_SETTING
 from sbert_nonling.models.pixel_model import build_pixel_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
@@ -140,7 +140,9 @@ def build_pixel_linguist(
         "parallel": (config.parallel_learning_rate, config.parallel_batch_size, config.parallel_max_steps, config.parallel_warmup_steps),
     }
 
-    def run(kind: str, name: str, dataset: Dataset, **hooks: list) -> TrainingStage:
+    def run(
+        kind: str, name: str, dataset: Dataset, before: list[ModelHook] | None = None, after: list[ModelHook] | None = None
+    ) -> TrainingStage:
         learning_rate, batch_size, max_steps, warmup = optimizer[kind]
         args = training_arguments(
             config, f"stages/{name}/checkpoints", evaluator is not None, learning_rate=learning_rate, batch_size=batch_size,
@@ -152,7 +154,10 @@ def build_pixel_linguist(
                 pixel_model, temperature=config.temperature, token_head=config.token_head, gather_across_devices=args.world_size > 1
             )
 
-        return TrainingStage(name, dataset, loss, args, seed=config.seed, record={"stage": kind, "pairs": len(dataset)}, **hooks)
+        return TrainingStage(
+            name, dataset, loss, args, seed=config.seed, record={"stage": kind, "pairs": len(dataset)},
+            before=before or [], after=after or [],
+        )
 
     stages: list[TrainingStage | ModelUpdate] = []
     if config.visual_max_steps > 0:

@@ -7,7 +7,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from datasets import Dataset, DatasetDict
-from sentence_transformers.base.modules import InputModule
+from sentence_transformers.base.modules import InputModule, Transformer
 
 from sbert_nonling.configs.audiocse import AudioCSEConfig
 from sbert_nonling.configs.unpaired_modality import UnpairedModalityConfig
@@ -27,6 +27,7 @@ from sbert_nonling.methods.sentence_encoder import (
 )
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
+from sbert_nonling.modules.modality_router import ModalityRouter
 from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
 from sbert_nonling.util.unreachable import loading
 
@@ -124,7 +125,11 @@ def build_unpaired_modality(
     """
     text_dataset, sentences = text_training_data(config, text_file, nli_file)
     sentence_model = starting_sentence_model(config, sentences, model, keep_model_modules)
-    hidden_size = sentence_model[0].encoder.get_embedding_dimension()
+    router = sentence_model[0]
+    assert isinstance(router, ModalityRouter)  # build_sentence_model starts every model with a ModalityRouter
+    encoder = router.encoder
+    assert isinstance(encoder, Transformer)  # build_sentence_model's routes end in a SharedEncoder
+    hidden_size = encoder.get_embedding_dimension()
     if config.modality == "image" and isinstance(config, VisualCSEConfig):
         modality_dataset, front_end = _image_route(config, hidden_size, image_dir)
     elif config.modality == "audio" and isinstance(config, AudioCSEConfig):
@@ -134,7 +139,7 @@ def build_unpaired_modality(
             f"{recipe_label(config)}: modality={config.modality!r} needs its front-end's settings: image with a "
             f"VisualCSEConfig, audio with an AudioCSEConfig (got a {type(config).__name__})."
         )
-    sentence_model[0].add_route(config.modality, front_end)
+    router.add_route(config.modality, front_end)
 
     evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
     joint = config.scheme == "joint"

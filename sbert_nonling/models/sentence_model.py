@@ -87,11 +87,14 @@ def build_sentence_model(
         return _continue_sentence_transformer(encoder, pooling, max_seq_length, front_ends)
     if max_seq_length == "auto":
         max_seq_length = SIMCSE_MAX_SEQ_LENGTH
+    shared: SharedEncoder  # Transformer.__init__'s untyped decorator makes SharedEncoder(...) an Any to mypy
     if isinstance(encoder, str):
-        encoder = SharedEncoder(encoder, max_seq_length=max_seq_length)
-    elif max_seq_length is not None:
-        encoder.max_seq_length = max_seq_length
-    return _assemble(encoder, _pooling_modules(encoder, pooling or "cls"), front_ends)
+        shared = SharedEncoder(encoder, max_seq_length=max_seq_length)
+    else:
+        shared = encoder
+        if max_seq_length is not None:
+            shared.max_seq_length = max_seq_length
+    return _assemble(shared, _pooling_modules(shared, pooling or "cls"), front_ends)
 
 
 def _pooling_modules(encoder: SharedEncoder, pooling: str) -> list[nn.Module]:
@@ -117,7 +120,9 @@ def _continue_sentence_transformer(
             f"{name} starts with a {type(plain[0]).__name__}, not a Transformer: only a model whose first module is "
             "a sentence-transformers Transformer can share its encoder with other modalities."
         )
-    with open(load_file_path(name, "modules.json"), encoding="utf8") as modules_file:
+    modules_json = load_file_path(name, "modules.json")
+    assert modules_json is not None  # is_sentence_transformer_model found it
+    with open(modules_json, encoding="utf8") as modules_file:
         subfolder = json.load(modules_file)[0]["path"]
     encoder = SharedEncoder.load(name, subfolder=subfolder)
     if max_seq_length not in (None, "auto") and max_seq_length != encoder.max_seq_length:

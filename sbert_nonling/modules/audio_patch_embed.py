@@ -9,6 +9,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 import torchaudio
+from sentence_transformers.base.modality_types import Modality
 from torch import nn
 
 from sbert_nonling.modules.front_end import MAX_DIMENSION, FrontEnd
@@ -159,17 +160,19 @@ class AudioPatchEmbed(FrontEnd):
 
     def build_token_layers(self) -> None:
         patch = LAYOUTS[self.layout]["patch_size"]
-        self.projection = nn.Conv2d(1, self.embedding_dimension, kernel_size=patch, stride=patch)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, self.embedding_dimension))
+        dimension = self.embedding_dimension
+        assert dimension is not None  # called once the width is known (constructor or take_encoder_width)
+        self.projection = nn.Conv2d(1, dimension, kernel_size=patch, stride=patch)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, dimension))
         nn.init.trunc_normal_(self.cls_token, std=0.02)
         if LAYOUTS[self.layout]["position_embeddings"]:
-            self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + self.num_patches, self.embedding_dimension))
+            self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + self.num_patches, dimension))
             nn.init.trunc_normal_(self.position_embeddings, std=0.02)
         else:
             self.register_parameter("position_embeddings", None)
 
     @property
-    def modalities(self) -> list[str]:
+    def modalities(self) -> list[Modality]:
         return ["audio"]
 
     def fbank(self, waveform: torch.Tensor) -> torch.Tensor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -14,9 +15,11 @@ logger = logging.getLogger(__name__)
 
 #: A bypass adapter: ``(model, hidden_states (B, T, hidden), attention_mask (B, T)) -> last hidden state (B, T, hidden)``.
 BypassAdapter = Callable[[PreTrainedModel, Tensor, Tensor], Tensor]
+# The encoder-family adapters below take ``model: Any``: they reach family-specific submodules (``encoder``,
+# ``transformer``, ``layers``, ``rotary_emb``, ...) that PreTrainedModel does not declare.
 
 
-def _bert_encoder_stack(model: PreTrainedModel, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
+def _bert_encoder_stack(model: Any, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
     """BERT, RoBERTa, XLM-R, ELECTRA: ``model.encoder`` takes the 4-D mask of the configured attention implementation.
 
     The embedding layer skipped: absolute position + token-type embeddings, embedding LayerNorm (and ELECTRA's
@@ -26,7 +29,7 @@ def _bert_encoder_stack(model: PreTrainedModel, hidden_states: Tensor, attention
     return model.encoder(hidden_states, attention_mask=mask).last_hidden_state
 
 
-def _mpnet_encoder(model: PreTrainedModel, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
+def _mpnet_encoder(model: Any, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
     """MPNet: ``model.encoder`` computes its relative position bias from the length of the sequence it is given, so
     the front-end's tokens get the bias of their own positions; the additive 4-D mask is MPNet's eager form.
 
@@ -36,7 +39,7 @@ def _mpnet_encoder(model: PreTrainedModel, hidden_states: Tensor, attention_mask
     return model.encoder(hidden_states, attention_mask=mask, return_dict=True).last_hidden_state
 
 
-def _deberta_v2_encoder(model: PreTrainedModel, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
+def _deberta_v2_encoder(model: Any, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
     """DeBERTa-v2 / v3: ``model.encoder`` takes the 2-D padding mask (it builds its own pairwise mask from it) and
     adds the disentangled relative position embeddings for the sequence it is given.
 
@@ -48,7 +51,7 @@ def _deberta_v2_encoder(model: PreTrainedModel, hidden_states: Tensor, attention
     ).last_hidden_state
 
 
-def _distilbert_transformer(model: PreTrainedModel, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
+def _distilbert_transformer(model: Any, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
     """DistilBERT: the layers are ``model.transformer``, taking the 4-D mask of the configured attention.
 
     The embedding layer skipped: absolute position embeddings and LayerNorm.
@@ -57,14 +60,14 @@ def _distilbert_transformer(model: PreTrainedModel, hidden_states: Tensor, atten
     return model.transformer(hidden_states, attention_mask=mask).last_hidden_state
 
 
-def _modernbert_layers(model: PreTrainedModel, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
+def _modernbert_layers(model: Any, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
     """ModernBERT: ``model.layers`` alternate global and sliding-window (local) attention, each kind with its own
     rotary table; padding is a mask for both kinds (transformers 5 runs ModernBERT padded, not unpadded), and the
     final LayerNorm belongs to the encoder, so it is applied.
 
     The embedding layer skipped: its LayerNorm and dropout (ModernBERT has no position embeddings).
     """
-    mask_kwargs = {"config": model.config, "inputs_embeds": hidden_states, "attention_mask": attention_mask}
+    mask_kwargs: dict[str, Any] = {"config": model.config, "inputs_embeds": hidden_states, "attention_mask": attention_mask}
     masks = {
         "full_attention": create_bidirectional_mask(**mask_kwargs),
         "sliding_attention": create_bidirectional_sliding_window_mask(**mask_kwargs),
@@ -117,7 +120,7 @@ def bypass_embedding_layer(model: PreTrainedModel, hidden_states: Tensor, attent
         ValueError: if the model's family has no adapter (the message lists those that have one).
     """
     model_type = getattr(model.config, "model_type", None)
-    adapter = BYPASS_ADAPTERS.get(model_type)
+    adapter = BYPASS_ADAPTERS.get(model_type) if isinstance(model_type, str) else None
     if adapter is None:
         raise ValueError(
             f"encoder_entry='bypass' has no adapter for {type(model).__name__} (model_type {model_type!r}); the "

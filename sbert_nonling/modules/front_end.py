@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any
+from typing import Any, Self
 
 import torch
 from sentence_transformers.base.modules import InputModule
@@ -105,9 +105,10 @@ class FrontEnd(InputModule):
         cache_folder: str | None = None,
         revision: str | None = None,
         local_files_only: bool = False,
+        init_defaults: dict[str, Any] | None = None,  # Module.load's; not used: the saved config has every setting
         **kwargs,
-    ):
-        hub_kwargs = {
+    ) -> Self:
+        hub_kwargs: dict[str, Any] = {
             "subfolder": subfolder,
             "token": token,
             "cache_folder": cache_folder,

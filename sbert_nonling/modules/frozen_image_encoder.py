@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -80,7 +81,7 @@ class FrozenImageEncoder(nn.Module):
 class _EfficientNetFeatureMap(nn.Module):
     def __init__(self, network: nn.Module) -> None:
         super().__init__()
-        self.network = network
+        self.network: Any = network  # an efficientnet_lite_pytorch EfficientNet (untyped): has extract_features
 
     def forward(self, pixel_values: torch.Tensor) -> torch.Tensor:
         return self.network.extract_features(pixel_values)

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from PIL import Image
+from sentence_transformers.base.modality_types import Modality
 from torch import nn
 from torchvision.transforms import v2
 
@@ -43,7 +44,8 @@ def to_rgb_image(image: Any, where: str) -> Image.Image:
     try:
         image.load()  # a no-op for an image in memory
     except (OSError, SyntaxError, ValueError) as error:  # PIL's decoders: truncated data, bad tables, a closed file
-        source = f" {image.filename!r}" if getattr(image, "filename", "") else ""
+        filename = getattr(image, "filename", "")  # only a file-backed image (PIL.ImageFile) has one
+        source = f" {filename!r}" if filename else ""
         raise ValueError(f"{where}: Cannot decode image{source}: {error}") from None
     if image.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
         values = np.asarray(image, dtype=np.float64)
@@ -210,27 +212,34 @@ class ImagePatchEmbed(FrontEnd):
 
         vit = ViTModel.from_pretrained(model_name_or_path, add_pooling_layer=False, **vit_kwargs)
         config = vit.config
-        img_size = config.image_size if img_size is None else img_size
+        size = config.image_size if img_size is None else img_size
+        if not isinstance(size, int) or not isinstance(config.patch_size, int):
+            raise ValueError(
+                f"{model_name_or_path}: ImagePatchEmbed takes square images and patches (one int each), got "
+                f"image_size={size!r}, patch_size={config.patch_size!r}."
+            )
         module = cls(
-            img_size, config.patch_size, config.num_channels, config.hidden_size, encoder_entry, token_keep_ratio=token_keep_ratio
+            size, config.patch_size, config.num_channels, config.hidden_size, encoder_entry, token_keep_ratio=token_keep_ratio
         )
         embeddings = vit.embeddings
         grid_tokens = torch.empty(1, module.position_embeddings.shape[1], config.hidden_size)  # only its shape is read
         with torch.no_grad():
             module.projection.load_state_dict(embeddings.patch_embeddings.projection.state_dict())
             module.cls_token.copy_(embeddings.cls_token)
-            module.position_embeddings.copy_(embeddings.interpolate_pos_encoding(grid_tokens, img_size, img_size))
+            module.position_embeddings.copy_(embeddings.interpolate_pos_encoding(grid_tokens, size, size))
         return module
 
     @property
-    def modalities(self) -> list[str]:
+    def modalities(self) -> list[Modality]:
         return ["image"]
 
     def build_token_layers(self) -> None:
-        self.projection = nn.Conv2d(self.in_chans, self.embedding_dimension, kernel_size=self.patch_size, stride=self.patch_size)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, self.embedding_dimension))
+        dimension = self.embedding_dimension
+        assert dimension is not None  # called once the width is known (constructor or take_encoder_width)
+        self.projection = nn.Conv2d(self.in_chans, dimension, kernel_size=self.patch_size, stride=self.patch_size)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, dimension))
         grid = self.img_size // self.patch_size
-        self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + grid * grid, self.embedding_dimension))
+        self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + grid * grid, dimension))
         nn.init.trunc_normal_(self.cls_token, std=0.02)
         nn.init.trunc_normal_(self.position_embeddings, std=0.02)
 

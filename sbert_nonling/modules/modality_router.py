@@ -122,14 +122,15 @@ class ModalityRouter(Router):
             sub_modules, default_route=default_route, allow_empty_key=allow_empty_key, route_mappings=route_mappings
         )
         first_route, encoder = next(iter(self.sub_modules.items()))[0], self.encoder
-        for route, modules in self.sub_modules.items():
-            if modules[-1] is not encoder:
+        for route in self.sub_modules:
+            chain = self.route_chain(route)
+            if chain[-1] is not encoder:
                 raise ValueError(
                     f"Every route of a ModalityRouter must end in the same encoder object, but route {route!r} ends "
-                    f"in a different {type(modules[-1]).__name__} than route {first_route!r}. Build it with "
+                    f"in a different {type(chain[-1]).__name__} than route {first_route!r}. Build it with "
                     "ModalityRouter.from_encoder(encoder, front_ends=...) to share one encoder."
                 )
-            self._check_width(route, modules[0], encoder)
+            self._check_width(route, chain[0], encoder)
 
     @classmethod
     def from_encoder(
@@ -144,7 +145,13 @@ class ModalityRouter(Router):
     @property
     def encoder(self) -> nn.Module:
         """The encoder shared by every route."""
-        return next(iter(self.sub_modules.values()))[-1]
+        return self.route_chain(next(iter(self.sub_modules)))[-1]
+
+    def route_chain(self, route: str) -> nn.Sequential:
+        """The modules of ``route`` (the Router keeps every route as an ``nn.Sequential``)."""
+        chain = self.sub_modules[route]
+        assert isinstance(chain, nn.Sequential)
+        return chain
 
     def add_route(self, modality: str, front_end: InputModule) -> None:
         """Add a ``[front_end, shared encoder]`` route named after ``modality``."""
@@ -155,7 +162,7 @@ class ModalityRouter(Router):
         self.sub_modules[modality] = nn.Sequential(front_end, self.encoder)
 
     @staticmethod
-    def _check_route(route: str, modules: Sequence[Module]) -> None:
+    def _check_route(route: str, modules: Sequence[nn.Module]) -> None:
         if route not in MODALITY_ROUTES:
             raise ValueError(f"Route {route!r} is not a modality; ModalityRouter routes are {list(MODALITY_ROUTES)}.")
         if not modules or not isinstance(modules[0], InputModule):
@@ -163,7 +170,7 @@ class ModalityRouter(Router):
             raise ValueError(f"Route {route!r} must start with an InputModule (a front-end or the encoder), got {first}.")
 
     @staticmethod
-    def _check_width(route: str, front_end: nn.Module, encoder: nn.Module) -> None:
+    def _check_width(route: str, front_end: Any, encoder: Any) -> None:  # duck-typed: get_embedding_dimension
         if front_end is encoder or not hasattr(front_end, "get_embedding_dimension"):
             return
         if front_end.get_embedding_dimension() is None and hasattr(front_end, "take_encoder_width"):
@@ -193,6 +200,8 @@ class ModalityRouter(Router):
                     f"This batch mixes modalities: input {first_index} is {format_modality(batch_modality)!r} but "
                     f"input {index} is {format_modality(modality)!r}. Encode each modality in its own call."
                 )
+        if batch_modality is None:
+            raise ValueError("no inputs: the modality of an empty batch cannot be inferred.")
         return batch_modality
 
     def check_inputs(self, inputs: Sequence[Any], modality: str | tuple[str, ...] | None = None) -> str | tuple[str, ...]:
@@ -246,7 +255,10 @@ class ModalityRouter(Router):
             inputs = [item[modality] for item in inputs]  # {"image": x} dicts carry nothing but the input
         self.check_task(task)
         route = self._resolve_route(task=task, modality=modality)
-        features = self.sub_modules[route][0].preprocess(inputs, prompt=prompt, task=task, **kwargs)
+        assert route is not None  # _resolve_route raises rather than return None
+        front = self.route_chain(route)[0]
+        assert isinstance(front, InputModule)  # _check_route: every route starts with an InputModule
+        features = front.preprocess(inputs, prompt=prompt, task=task, **kwargs)
         features["task"] = task
         features["modality"] = modality
         return features
@@ -258,7 +270,9 @@ class ModalityRouter(Router):
         if type(model.model_card_data) is SentenceTransformerModelCardData:
             model.model_card_data.__class__ = NonLinguisticModelCardData
 
-    def save(self, output_path: str, safe_serialization: bool = True, **kwargs) -> None:
+    # Router.save (which this extends) takes safe_serialization as its second positional parameter; Module.save
+    # makes it keyword-only after *args. Matching Module would change what a positional second argument means.
+    def save(self, output_path: str, safe_serialization: bool = True, **kwargs) -> None:  # type: ignore[override]
         super().save(output_path, safe_serialization=safe_serialization, **kwargs)
         # When the router is the model's first module it is saved in the model root, right after
         # config_sentence_transformers.json was written: declare the package requirement there.

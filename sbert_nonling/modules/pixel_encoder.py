@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import Any, Self, cast
 
 import torch
 from sentence_transformers.base.modules import Module
@@ -112,7 +112,7 @@ class PixelEncoder(Module):
         return cls(ViTMAEModel(config))
 
     @classmethod
-    def from_pretrained(cls, model_name_or_path: str = PIXEL_BASE, max_patches: int = 64, **hub_kwargs) -> PixelEncoder:
+    def from_pretrained(cls, model_name_or_path: str = PIXEL_BASE, max_patches: int = 64, **hub_kwargs) -> Self:
         """Load a PIXEL checkpoint (``model_type`` "pixel", e.g. Team-PIXEL/pixel-base) or a saved ``vit_mae`` one.
 
         The stored position table (PIXEL: 1 + 529 rows) is truncated to ``1 + max_patches`` rows (Pixel Linguist
@@ -123,6 +123,7 @@ class PixelEncoder(Module):
             ValueError: the checkpoint is neither PIXEL nor ViT-MAE, or encoder parameters are missing from it.
         """
         config_path = cached_file(model_name_or_path, "config.json", **hub_kwargs)
+        assert config_path is not None  # cached_file raises for a missing file unless told not to
         with open(config_path, encoding="utf8") as config_file:
             stored = json.load(config_file)
         model_type = stored.get("model_type")
@@ -140,8 +141,11 @@ class PixelEncoder(Module):
                 f"{model_name_or_path} has model_type={model_type!r}; PixelEncoder loads PIXEL ('pixel') or ViT-MAE "
                 "('vit_mae') checkpoints."
             )
-        model, loading_info = ViTMAEModel.from_pretrained(
-            model_name_or_path, config=config, output_loading_info=True, **hub_kwargs
+        # from_pretrained is annotated as returning the model alone; with output_loading_info=True it returns
+        # (model, loading_info).
+        model, loading_info = cast(
+            tuple[ViTMAEModel, dict[str, Any]],
+            ViTMAEModel.from_pretrained(model_name_or_path, config=config, output_loading_info=True, **hub_kwargs),
         )
         if loading_info["missing_keys"]:
             raise ValueError(
@@ -188,8 +192,9 @@ class PixelEncoder(Module):
         cache_folder: str | None = None,
         revision: str | None = None,
         local_files_only: bool = False,
+        init_defaults: dict[str, Any] | None = None,  # Module.load's; not used: the saved config has every setting
         **kwargs,
-    ) -> PixelEncoder:
+    ) -> Self:
         config = cls.load_config(
             model_name_or_path,
             subfolder=subfolder,
@@ -198,7 +203,7 @@ class PixelEncoder(Module):
             revision=revision,
             local_files_only=local_files_only,
         )
-        hub_kwargs = {"subfolder": subfolder, "token": token, "revision": revision, "local_files_only": local_files_only}
+        hub_kwargs: dict[str, Any] = {"subfolder": subfolder, "token": token, "revision": revision, "local_files_only": local_files_only}
         if cache_folder is not None:
             hub_kwargs["cache_dir"] = cache_folder
         return cls.from_pretrained(model_name_or_path, max_patches=config["max_patches"], **hub_kwargs)
@@ -227,7 +232,8 @@ def resize_position_table(model: ViTMAEModel, max_patches: int) -> ViTMAEModel:
         ).transpose(1, 2)
         resized = torch.cat([table[:, :1], patch_rows], dim=1)
     config = ViTMAEConfig.from_dict({**model.config.to_dict(), "image_size": (patch_size, max_patches * patch_size)})
-    resized_model = ViTMAEModel(config).to(table.dtype)
+    # PreTrainedModel.to is decorated with functools.wraps(torch.nn.Module.to), so its stub is the unbound signature.
+    resized_model = ViTMAEModel(config).to(table.dtype)  # type: ignore[arg-type]
     state = model.state_dict()
     state["embeddings.position_embeddings"] = resized.clone()
     resized_model.load_state_dict(state)

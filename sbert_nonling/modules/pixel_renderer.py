@@ -6,7 +6,7 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 import torch
@@ -198,11 +198,13 @@ class PixelRenderer(InputModule):
 
     @classmethod
     def load(cls, model_name_or_path: str, subfolder: str = "", token: bool | str | None = None, cache_folder: str | None = None,
-             revision: str | None = None, local_files_only: bool = False, **kwargs) -> PixelRenderer:
+             revision: str | None = None, local_files_only: bool = False,
+             init_defaults: dict[str, Any] | None = None,  # Module.load's; not used: the saved config has every setting
+             **kwargs) -> Self:
         """sentence-transformers' ``Module.load``, with the saved ``font_dirs`` checked: a list of folders relative to
         the renderer's folder, each inside the model folder or an allowed folder (``SBERT_NONLING_FONT_DIRS``); a
         ValueError names the config file and the folder otherwise."""
-        hub_kwargs = {"token": token, "cache_folder": cache_folder, "revision": revision, "local_files_only": local_files_only}
+        hub_kwargs: dict[str, Any] = {"token": token, "cache_folder": cache_folder, "revision": revision, "local_files_only": local_files_only}
         config = cls.load_config(model_name_or_path, subfolder=subfolder, **hub_kwargs)
         folder = Path(load_dir_path(model_name_or_path, subfolder, **hub_kwargs) or Path(model_name_or_path) / subfolder)
         model_folder = folder
@@ -266,7 +268,7 @@ class PixelRenderer(InputModule):
         strip = np.empty((self.patch_size, self.strip_width), dtype=np.uint8)
         return strip, self._render_into(text, strip)
 
-    def preprocess(self, inputs: Sequence[str], prompt: str | None = None, **kwargs) -> dict[str, torch.Tensor]:
+    def preprocess(self, inputs: Sequence[Any], prompt: str | None = None, **kwargs) -> dict[str, torch.Tensor]:
         if isinstance(inputs, str):
             raise ValueError("inputs is a single str; pass a list of texts, e.g. [text].")
         texts = list(inputs)

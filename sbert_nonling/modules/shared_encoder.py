@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any, Literal
 
+from sentence_transformers.base.modules.transformer import ProcessingKwargs
 from sentence_transformers.sentence_transformer.modules import Transformer
 from torch import Tensor
 
@@ -63,10 +65,12 @@ class SharedEncoder(Transformer):
             embeddings = model.encode(["A man is playing a guitar."])
     """
 
-    def preprocess(self, inputs: list[Any], prompt: str | None = None, **kwargs) -> dict[str, Any]:
+    def preprocess(
+        self, inputs: Sequence[Any], prompt: str | None = None, processing_kwargs: ProcessingKwargs | None = None, **kwargs
+    ) -> dict[str, Any]:
         """As Transformer's, with unpaired surrogates in sentences replaced by U+FFFD (the tokenizer rejects them)."""
         inputs = [replace_lone_surrogates(item) if isinstance(item, str) else item for item in inputs]
-        return super().preprocess(inputs, prompt=prompt, **kwargs)
+        return super().preprocess(inputs, prompt=prompt, processing_kwargs=processing_kwargs, **kwargs)
 
     def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
         if BYPASS_ENTRY_KEY in features:

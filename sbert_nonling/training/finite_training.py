@@ -58,8 +58,9 @@ class FiniteTrainingCallback(TrainerCallback):
     def __init__(self, loss: Losses) -> None:
         self.loss = loss
 
-    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: nn.Module = None, **kwargs) -> None:
-        tensors = [(f"model.{name}", parameter) for name, parameter in model.named_parameters()]
+    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: nn.Module | None = None, **kwargs) -> None:
+        assert model is not None  # the Trainer passes its model to every callback event
+        tensors: list[tuple[str, torch.Tensor]] = [(f"model.{name}", parameter) for name, parameter in model.named_parameters()]
         tensors += list(loss_state_dict(self.loss, model).items())
         bad = non_finite_parameters(tensors)
         if bad:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from torch import Tensor
 from torch.optim.lr_scheduler import LRScheduler
 
 
@@ -42,7 +43,7 @@ class ModalitySchedule:
             raise ValueError("ModalitySchedule needs at least one scheduler.")
         self.schedules = dict(schedules)
         #: The rates the last optimizer step was taken with (what transformers logs as ``learning_rate``).
-        self.stepped_rates: dict[str, float] = self.last_rates()
+        self.stepped_rates: dict[str, float | Tensor] = self.last_rates()
 
     def step(self) -> None:
         self.stepped_rates = self.last_rates()
@@ -53,10 +54,10 @@ class ModalitySchedule:
             for schedule in self.schedules.values():
                 schedule.step()
 
-    def get_last_lr(self) -> list[float]:
+    def get_last_lr(self) -> list[float | Tensor]:  # as LRScheduler's (a rate may be a Tensor)
         return [rate for schedule in self.schedules.values() for rate in schedule.get_last_lr()]
 
-    def last_rates(self) -> dict[str, float]:
+    def last_rates(self) -> dict[str, float | Tensor]:
         """The current learning rate of each sub-optimizer's first parameter group, by dataset name."""
         return {name: schedule.get_last_lr()[0] for name, schedule in self.schedules.items()}
 

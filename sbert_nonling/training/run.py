@@ -11,6 +11,7 @@ from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.configs.grounding import GroundingConfig
 from sbert_nonling.configs.multitask import MultitaskConfig
 from sbert_nonling.configs.pixel_linguist import PixelLinguistConfig
+from sbert_nonling.configs.simcse import SimCSEConfig
 from sbert_nonling.configs.unpaired_modality import UnpairedModalityConfig
 from sbert_nonling.methods.grounding import build_grounding
 from sbert_nonling.methods.multitask import build_multitask
@@ -167,6 +168,7 @@ def train_recipe(
                 keep_model_modules, nli_file,
             )
         else:
+            assert isinstance(config, SimCSEConfig)  # the one other class of METHOD_CONFIGS
             build = partial(build_simcse, config, text_file, nli_file, sts_dir, model, keep_model_modules)
         data = training_data_lines(
             text_file=text_file, nli_file=nli_file, image_dir=image_dir, audio_dir=audio_dir, captions_file=captions_file,

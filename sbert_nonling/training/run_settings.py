@@ -44,6 +44,7 @@ class RunSettingsCallback(TrainerCallback):
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
         if not args.should_save or self.settings is None:
             return
+        assert args.output_dir is not None  # TrainingArguments fills its default ("trainer_output")
         folder = os.path.join(args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}")
         try:
             with open(os.path.join(folder, RUN_SETTINGS_FILE), "w", encoding="utf8") as file:

@@ -33,6 +33,12 @@ logger = logging.getLogger(__name__)
 RUN_FIELDS = ("best_checkpoint", "global_step", "dev_curve", "train_seconds", "step_seconds", "step_counts")
 
 
+def _output_dir(stage: TrainingStage) -> str:
+    output_dir = stage.args.output_dir
+    assert output_dir is not None  # TrainingArguments fills its default ("trainer_output")
+    return output_dir
+
+
 def _train(
     stage: TrainingStage, plan: MethodPlan, output_dir: Path, resume: bool, config: MethodConfig, changes: list[dict[str, Any]],
     sts_dir: str | Path | None,
@@ -42,7 +48,7 @@ def _train(
     resumable = config.resumable
     for hook in stage.before:
         hook(plan.model)
-    stage.args.output_dir = str(output_dir / stage.args.output_dir)
+    stage.args.output_dir = str(output_dir / _output_dir(stage))
     trainer = stage.trainer(plan.model, plan.evaluator)
     trainer.run_settings.settings, trainer.run_settings.changes = config.to_dict(), changes
     try:
@@ -189,7 +195,7 @@ def run_method(
             "precision": precision,
             "dataloader_num_workers": workers,
         }
-        checkpoints = next((Path(step.args.output_dir) for step in plan.stages if isinstance(step, TrainingStage)), None)
+        checkpoints = next((Path(_output_dir(step)) for step in plan.stages if isinstance(step, TrainingStage)), None)
         bad = non_finite_parameters(plan.model.state_dict().items())
         if bad:  # e.g. a weight average of diverged runs: never saved
             raise TrainingDiverged(f"The trained model holds NaN or infinite weights ({bad[0]}, {len(bad)} in all); it was not saved.")

@@ -8,6 +8,7 @@ import logging
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 from datasets import Dataset
@@ -160,7 +161,8 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         name = inputs.get("dataset_name")
         result = super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
         if name is not None and model.training:
-            self.dataset_losses.setdefault(name, []).append((result[0] if return_outputs else result).detach())
+            loss = result[0] if isinstance(result, tuple) else result  # a tuple exactly when return_outputs
+            self.dataset_losses.setdefault(name, []).append(loss.detach())
         return result
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
@@ -205,7 +207,13 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             dataset = source_rows(dataset)
         return super().get_batch_sampler(dataset, batch_size, drop_last, valid_label_columns, generator, seed)
 
-    def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
+    def train(
+        self,
+        resume_from_checkpoint: str | bool | None = None,
+        trial: Any = None,  # transformers: optuna.Trial | dict[str, Any] | None (optuna is optional)
+        ignore_keys_for_eval: list[str] | None = None,
+        **kwargs,
+    ) -> TrainOutput:
         assert self.args.output_dir is not None  # TrainingArguments fills its default ("trainer_output")
         if resume_from_checkpoint is True:
             resume_from_checkpoint = newest_intact_checkpoint(self.args.output_dir)
@@ -217,7 +225,9 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         if resume_from_checkpoint and self._training_complete(resume_from_checkpoint):
             return self._finish_complete_run(resume_from_checkpoint)
         with self.preemption.handling_signals():
-            output = super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+            output = super().train(
+                resume_from_checkpoint=resume_from_checkpoint, trial=trial, ignore_keys_for_eval=ignore_keys_for_eval, **kwargs
+            )
         if self.preemption.stop_signal is not None:
             checkpoint = os.path.join(self.args.output_dir, f"{CHECKPOINT_PREFIX}{self.state.global_step}")
             raise TrainingPreempted(self.preemption.stop_signal, checkpoint)

@@ -135,7 +135,9 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         for name in [self.text_dataset] + [name for name in self.dataset_names if name != self.text_dataset]:
             self.lr_scheduler = None
             schedules[name] = super().create_scheduler(num_training_steps, self.modality_optimizer.optimizers[name])
-        self.lr_scheduler = ModalitySchedule(schedules)
+        # transformers annotates lr_scheduler as its constructor's LambdaLR, but the trainer only calls step() /
+        # get_last_lr() / state_dict() on it, which ModalitySchedule provides.
+        self.lr_scheduler = ModalitySchedule(schedules)  # type: ignore[assignment]
         return self.lr_scheduler
 
     def compute_loss(self, model, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch=None):
@@ -143,7 +145,7 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         if self.modality_optimizer is not None and name is not None and model.training:
             self.modality_optimizer.set_active(name)
         result = super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
-        weight = self.weights.get(name, 1.0) if self.scheme == "joint" else 1.0
+        weight = self.weights.get(name, 1.0) if self.scheme == "joint" and name is not None else 1.0
         if weight == 1.0:
             return result
         return (result[0] * weight, result[1]) if return_outputs else result * weight

@@ -81,7 +81,7 @@ def forward_views(model: nn.Module, features_list: Iterable[dict[str, Any]]) -> 
     output = model(merged)
     views = len(features_list)
     total = output["sentence_embedding"].shape[0]
-    split = [{} for _ in range(views)]
+    split: list[dict[str, Any]] = [{} for _ in range(views)]
     for key, value in output.items():
         if isinstance(value, Tensor) and value.ndim >= 1 and value.shape[0] == total:
             for index, chunk in enumerate(value.chunk(views, dim=0)):
