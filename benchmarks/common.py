@@ -58,8 +58,13 @@ def encoder_dir(size: str, vocab_size: int = 8000) -> str:
         folder = tempfile.mkdtemp(prefix=f"bench-{size}-")
         _ENCODER_DIRS[key] = str(
             build_tiny_encoder(
-                folder, wiki_sentences(), vocab_size=vocab_size, hidden_size=hidden, num_hidden_layers=layers,
-                num_attention_heads=heads, intermediate_size=intermediate,
+                folder,
+                wiki_sentences(),
+                vocab_size=vocab_size,
+                hidden_size=hidden,
+                num_hidden_layers=layers,
+                num_attention_heads=heads,
+                intermediate_size=intermediate,
             )
         )
     return _ENCODER_DIRS[key]
@@ -119,7 +124,7 @@ class StepClock(TrainerCallback):
     def step_seconds(self, skip: int = 1) -> list[float]:
         """Intervals between step ends, dropping the first ``skip`` steps (warm-up: allocator, optimizer state)."""
         gaps = [later - earlier for earlier, later in zip(self.ends, self.ends[1:])]
-        return gaps[max(skip - 1, 0):]
+        return gaps[max(skip - 1, 0) :]
 
 
 def trainer_arguments(output_dir: str, max_steps: int, batch_size: int, **overrides):
@@ -127,9 +132,19 @@ def trainer_arguments(output_dir: str, max_steps: int, batch_size: int, **overri
     from sentence_transformers.base.sampler import BatchSamplers
 
     settings = {
-        "output_dir": output_dir, "max_steps": max_steps, "per_device_train_batch_size": batch_size, "learning_rate": 3e-5,
-        "batch_sampler": BatchSamplers.BATCH_SAMPLER, "save_strategy": "no", "report_to": "none", "logging_steps": 1,
-        "dataloader_drop_last": True, "use_cpu": True, "disable_tqdm": True, "seed": 0, "lr_scheduler_type": "constant",
+        "output_dir": output_dir,
+        "max_steps": max_steps,
+        "per_device_train_batch_size": batch_size,
+        "learning_rate": 3e-5,
+        "batch_sampler": BatchSamplers.BATCH_SAMPLER,
+        "save_strategy": "no",
+        "report_to": "none",
+        "logging_steps": 1,
+        "dataloader_drop_last": True,
+        "use_cpu": True,
+        "disable_tqdm": True,
+        "seed": 0,
+        "lr_scheduler_type": "constant",
     }
     settings.update(overrides)
     return SentenceTransformerTrainingArguments(**settings)

@@ -52,6 +52,7 @@ def step_fn(model, loss, features, labels):
         loss(features, labels).backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+
     return step
 
 
@@ -72,9 +73,7 @@ def main() -> None:
 
     # 1. Pixel: render both columns vs a SymmetricInfoNCE step of a PIXEL-sized encoder.
     sentences = common.wiki_sentences(batch * 8)
-    pixel_model = build_pixel_model(
-        PixelEncoder.from_config(args.max_patches, hidden, layers, heads, intermediate), max_patches=args.max_patches
-    )
+    pixel_model = build_pixel_model(PixelEncoder.from_config(args.max_patches, hidden, layers, heads, intermediate), max_patches=args.max_patches)
     pixel_features = [pixel_model.preprocess(sentences[:batch]), pixel_model.preprocess(sentences[batch : 2 * batch])]
     pixel_offset = [0]
 
@@ -89,8 +88,12 @@ def main() -> None:
     # 2. Image: decode + two augmentations + preprocess vs an image SupCon step through a BERT-base-sized encoder.
     folder = common.encoder_dir(args.size)
     image_model = build_sentence_model(
-        folder, pooling="cls", front_ends={"image": ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=hidden),
-                                           "audio": AudioPatchEmbed(embedding_dimension=hidden)},
+        folder,
+        pooling="cls",
+        front_ends={
+            "image": ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=hidden),
+            "audio": AudioPatchEmbed(embedding_dimension=hidden),
+        },
     )
     images, _ = image_folder_dataset(common.DATA_DIR / "images" / "cifar10" / "train", img_size=224, limit_per_class=20)
     image_offset = [0]
@@ -122,16 +125,18 @@ def main() -> None:
 
     first_audio = audio_batch()
     audio_features = audio_prepare(first_audio)
-    audio_step = step_fn(image_model, UnpairedModalityContrastiveLoss(image_model, mode="supcon"), audio_features,
-                         torch.tensor(first_audio["label"]))
+    audio_step = step_fn(image_model, UnpairedModalityContrastiveLoss(image_model, mode="supcon"), audio_features, torch.tensor(first_audio["label"]))
 
     def seconds(function) -> list[float]:
         return lambda: common.timed_steps(function, 1, warmup=0)
 
     candidates = {
-        "pixel data": seconds(pixel_data), "pixel step": seconds(pixel_step),
-        "image data": seconds(lambda: image_prepare(image_batch())), "image step": seconds(image_step),
-        "audio data": seconds(lambda: audio_prepare(audio_batch())), "audio step": seconds(audio_step),
+        "pixel data": seconds(pixel_data),
+        "pixel step": seconds(pixel_step),
+        "image data": seconds(lambda: image_prepare(image_batch())),
+        "image step": seconds(image_step),
+        "audio data": seconds(lambda: audio_prepare(audio_batch())),
+        "audio step": seconds(audio_step),
         "audio fbank, one view": seconds(lambda: image_model.preprocess(audio_batch()["view_1"], modality="audio")),
         "image preprocess only": seconds(lambda: image_prepare(first)),
     }
@@ -143,8 +148,7 @@ def main() -> None:
     # 4. The image loop through a DataLoader, workers 0 vs 1 (the worker decodes and augments while the step runs).
     def loop(workers: int):
         def run() -> list[float]:
-            loader = DataLoader(images, batch_size=batch, shuffle=True, num_workers=workers, collate_fn=lambda rows: rows,
-                                persistent_workers=False)
+            loader = DataLoader(images, batch_size=batch, shuffle=True, num_workers=workers, collate_fn=lambda rows: rows, persistent_workers=False)
             iterator = iter(loader)
             step_seconds = []
             for index in range(args.loop_steps + 1):
@@ -157,6 +161,7 @@ def main() -> None:
                 if index:  # the first batch waits for the worker to start
                     step_seconds.append(time.perf_counter() - start)
             return step_seconds
+
         return run
 
     loops = common.interleave({"workers=0": loop(0), "workers=1": loop(1)}, args.rounds)
@@ -176,6 +181,7 @@ def main() -> None:
             start_row = (caption_offset[0] % (caption_count // caption_batch)) * caption_batch
             caption_offset[0] += 1
             return common.timed_steps(lambda: collator(dataset.__getitems__(list(range(start_row, start_row + caption_batch)))), 1, warmup=0)
+
         return run
 
     collates = common.interleave({"tensor column": caption_collate(captions), "nested lists": caption_collate(nested)}, args.rounds + 1)
@@ -185,12 +191,16 @@ def main() -> None:
     print(f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, batch {batch}, {args.threads} torch thread(s), {args.rounds} rounds")
     common.print_table(
         ["modality", "data s/batch", "step s", "data / step", "goal"],
-        [[modality, medians[f"{modality} data"], medians[f"{modality} step"], f"{100 * share:.2f} %", f"< {100 * GOAL:.0f} %"]
-         for modality, share in shares.items()],
+        [
+            [modality, medians[f"{modality} data"], medians[f"{modality} step"], f"{100 * share:.2f} %", f"< {100 * GOAL:.0f} %"]
+            for modality, share in shares.items()
+        ],
     )
-    print(f"image preprocess() of both views alone: {medians['image preprocess only']:.4f} s; audio fbank of one view: "
-          f"{medians['audio fbank, one view']:.4f} s (measured here for both views; the trainer's collator computes it once, "
-          f"the views being the same clip: ReuseIdenticalColumns)")
+    print(
+        f"image preprocess() of both views alone: {medians['image preprocess only']:.4f} s; audio fbank of one view: "
+        f"{medians['audio fbank, one view']:.4f} s (measured here for both views; the trainer's collator computes it once, "
+        f"the views being the same clip: ReuseIdenticalColumns)"
+    )
     common.print_table(["image loop", "s/step"], [[name, value] for name, value in loop_medians.items()])
     collate_ratio = collate_medians["tensor column"] / collate_medians["nested lists"]
     common.print_table(
@@ -198,11 +208,20 @@ def main() -> None:
         [[name, value] for name, value in collate_medians.items()] + [["tensor column / nested lists", collate_ratio]],
     )
     worst = max(shares.values())
-    common.emit({
-        "benchmark": "data_share", "ratio": worst, "goal": f"< {GOAL}", "met": worst < GOAL, "shares": shares,
-        "seconds": medians, "image_loop_s_per_step": loop_medians, "caption_collate_s": collate_medians,
-        "caption_collate_ratio": collate_ratio, "settings": vars(args),
-    })
+    common.emit(
+        {
+            "benchmark": "data_share",
+            "ratio": worst,
+            "goal": f"< {GOAL}",
+            "met": worst < GOAL,
+            "shares": shares,
+            "seconds": medians,
+            "image_loop_s_per_step": loop_medians,
+            "caption_collate_s": collate_medians,
+            "caption_collate_ratio": collate_ratio,
+            "settings": vars(args),
+        }
+    )
 
 
 if __name__ == "__main__":

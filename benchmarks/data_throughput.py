@@ -54,8 +54,14 @@ def one_thread(_worker: int) -> None:
 def items_per_second(dataset, prepare, batch_size: int, batches: int, workers: int) -> float:
     """Items per second through a DataLoader whose collate function fetches rows and prepares them."""
     loader = DataLoader(
-        range(len(dataset)), batch_size=batch_size, shuffle=True, num_workers=workers, collate_fn=lambda rows: prepare(dataset[rows]),
-        persistent_workers=workers > 0, worker_init_fn=one_thread if workers else None, generator=torch.Generator().manual_seed(0),
+        range(len(dataset)),
+        batch_size=batch_size,
+        shuffle=True,
+        num_workers=workers,
+        collate_fn=lambda rows: prepare(dataset[rows]),
+        persistent_workers=workers > 0,
+        worker_init_fn=one_thread if workers else None,
+        generator=torch.Generator().manual_seed(0),
     )
     iterator = iter(loader)
     next(iterator)  # start-up: worker processes, first decode
@@ -106,25 +112,60 @@ def main() -> None:
         data_seconds = PAPER_BATCH / per_worker  # one worker's seconds for one step's items
         for gpu, peak in GPU_PEAK_BF16_TFLOPS.items():
             step_seconds = flops / (SUSTAINED * peak * 1e12)
-            rows.append({
-                "modality": modality, "items_per_second": {str(workers): rate for workers, rate in rates.items()},
-                "per_worker": per_worker, "gpu": gpu, "step_tflop": flops / 1e12, "step_seconds": step_seconds,
-                "data_seconds_one_worker": data_seconds, "workers_under_5pct": math.ceil(data_seconds / (GOAL * step_seconds)),
-                "workers_to_keep_up": math.ceil(data_seconds / step_seconds),
-            })
+            rows.append(
+                {
+                    "modality": modality,
+                    "items_per_second": {str(workers): rate for workers, rate in rates.items()},
+                    "per_worker": per_worker,
+                    "gpu": gpu,
+                    "step_tflop": flops / 1e12,
+                    "step_seconds": step_seconds,
+                    "data_seconds_one_worker": data_seconds,
+                    "workers_under_5pct": math.ceil(data_seconds / (GOAL * step_seconds)),
+                    "workers_to_keep_up": math.ceil(data_seconds / step_seconds),
+                }
+            )
         print(f"{modality} done", flush=True)
     common.print_table(
-        ["modality", *(f"items/s, {workers} workers" for workers in worker_counts), "GPU (40 % bf16)", "step TFLOP",
-         "step ms", "data s / step / worker", "workers: keep up", "workers: < 5 %"],
-        [[row["modality"], *row["items_per_second"].values(), row["gpu"], row["step_tflop"], 1000 * row["step_seconds"],
-          row["data_seconds_one_worker"], row["workers_to_keep_up"], row["workers_under_5pct"]] for row in rows],
+        [
+            "modality",
+            *(f"items/s, {workers} workers" for workers in worker_counts),
+            "GPU (40 % bf16)",
+            "step TFLOP",
+            "step ms",
+            "data s / step / worker",
+            "workers: keep up",
+            "workers: < 5 %",
+        ],
+        [
+            [
+                row["modality"],
+                *row["items_per_second"].values(),
+                row["gpu"],
+                row["step_tflop"],
+                1000 * row["step_seconds"],
+                row["data_seconds_one_worker"],
+                row["workers_to_keep_up"],
+                row["workers_under_5pct"],
+            ]
+            for row in rows
+        ],
     )
-    common.emit({
-        "benchmark": "data_throughput", "ratio": max(row["data_seconds_one_worker"] / row["step_seconds"] for row in rows),
-        "goal": f"data of one paper-size step under {GOAL:.0%} of a GPU step: the workers it needs (informational)",
-        "met": None, "assumption": f"sustained {SUSTAINED:.0%} of dense bf16 peak: {GPU_PEAK_BF16_TFLOPS} TFLOP/s",
-        "paper_batch": PAPER_BATCH, "batch_size": args.batch_size, "batches": args.batches, "rounds": args.rounds, "rows": rows, "threads": args.threads,
-    })
+    common.emit(
+        {
+            "benchmark": "data_throughput",
+            "ratio": max(row["data_seconds_one_worker"] / row["step_seconds"] for row in rows),
+            "goal": f"data of one paper-size step under {GOAL:.0%} of a GPU step: the workers it needs (informational)",
+            "met": None,
+            "assumption": f"sustained {SUSTAINED:.0%} of dense bf16 peak: {GPU_PEAK_BF16_TFLOPS} TFLOP/s",
+            "paper_batch": PAPER_BATCH,
+            "batch_size": args.batch_size,
+            "batches": args.batches,
+            "rounds": args.rounds,
+            "rows": rows,
+            "threads": args.threads,
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -79,7 +79,9 @@ class VisualCSE:
         folder = common.encoder_dir(args.size)
         hidden = common.ENCODER_SIZES[args.size][0]
         self.model = build_sentence_model(
-            folder, pooling="cls", max_seq_length=args.max_seq_length,
+            folder,
+            pooling="cls",
+            max_seq_length=args.max_seq_length,
             front_ends={"image": ImagePatchEmbed(img_size=args.img_size, patch_size=16, embedding_dimension=hidden)},
         )
         self.text_loss = SimCSELoss(self.model)
@@ -103,18 +105,24 @@ class VisualCSE:
     def trainer_round(self) -> list[float]:
         args, view_1, view_2 = self.args, self.view_1, self.view_2
         images = Dataset.from_dict({"index": list(range(len(self.labels))), "label": self.labels.tolist()})
-        images.set_transform(lambda batch: {
-            "view_1": [view_1[index] for index in batch["index"]],
-            "view_2": [view_2[index] for index in batch["index"]],
-            "label": batch["label"],
-        })
+        images.set_transform(
+            lambda batch: {
+                "view_1": [view_1[index] for index in batch["index"]],
+                "view_2": [view_2[index] for index in batch["index"]],
+                "label": batch["label"],
+            }
+        )
         text = Dataset.from_dict({"anchor": self.sentences, "positive": self.sentences})
         clock = common.StepClock()
         trainer = UnpairedModalityTrainer(
-            model=self.model, args=common.trainer_arguments(tempfile.mkdtemp(), 2 * (args.steps + 1), args.batch_size),
+            model=self.model,
+            args=common.trainer_arguments(tempfile.mkdtemp(), 2 * (args.steps + 1), args.batch_size),
             train_dataset=DatasetDict({"image": images, "text": text}),
-            loss={"image": self.image_loss, "text": self.text_loss}, scheme="alternating",
-            batch_sizes={"image": args.image_batch_size}, learning_rates={"image": 1e-6}, callbacks=[clock],
+            loss={"image": self.image_loss, "text": self.text_loss},
+            scheme="alternating",
+            batch_sizes={"image": args.image_batch_size},
+            learning_rates={"image": 1e-6},
+            callbacks=[clock],
         )
         common.silence(trainer)
         trainer.train()
@@ -168,8 +176,11 @@ class MCSE:
     def trainer_round(self) -> list[float]:
         clock = common.StepClock()
         trainer = NonLinguisticTrainer(
-            model=self.model, args=common.trainer_arguments(tempfile.mkdtemp(), self.args.steps + 2, self.args.batch_size),
-            train_dataset=self.dataset, loss=self.loss, callbacks=[clock],
+            model=self.model,
+            args=common.trainer_arguments(tempfile.mkdtemp(), self.args.steps + 2, self.args.batch_size),
+            train_dataset=self.dataset,
+            loss=self.loss,
+            callbacks=[clock],
         )
         common.silence(trainer)
         trainer.train()
@@ -200,7 +211,10 @@ class Pixel:
         torch.manual_seed(0)
         hidden, layers, heads, intermediate = common.ENCODER_SIZES[args.size]
         encoder = PixelEncoder.from_config(
-            max_patches=args.max_patches, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            max_patches=args.max_patches,
+            hidden_size=hidden,
+            num_hidden_layers=layers,
+            num_attention_heads=heads,
             intermediate_size=intermediate,
         )
         self.model = build_pixel_model(encoder, max_patches=args.max_patches)
@@ -225,8 +239,11 @@ class Pixel:
     def trainer_round(self) -> list[float]:
         clock = common.StepClock()
         trainer = NonLinguisticTrainer(
-            model=self.model, args=common.trainer_arguments(tempfile.mkdtemp(), self.args.steps + 2, self.args.batch_size),
-            train_dataset=self.dataset, loss=self.loss, callbacks=[clock],
+            model=self.model,
+            args=common.trainer_arguments(tempfile.mkdtemp(), self.args.steps + 2, self.args.batch_size),
+            train_dataset=self.dataset,
+            loss=self.loss,
+            callbacks=[clock],
         )
         common.silence(trainer)
         trainer.train()
@@ -281,28 +298,39 @@ def main() -> None:
             def run() -> list[float]:
                 method.model.train()
                 return common.timed_steps(lambda: method.hand_step(merged), args.steps, warmup=1)
+
             return run
 
-        samples = common.interleave(
-            {"trainer": method.trainer_round, "hand": hand(False), "hand, merged": hand(True)}, args.rounds
-        )
+        samples = common.interleave({"trainer": method.trainer_round, "hand": hand(False), "hand, merged": hand(True)}, args.rounds)
         medians = {key: common.median(values) for key, values in samples.items()}
         ratio = medians["trainer"] / medians["hand"]
         figures[name] = {
-            "trainer_s": medians["trainer"], "hand_s": medians["hand"], "hand_merged_s": medians["hand, merged"],
-            "ratio": ratio, "merged_saving": 1 - medians["hand, merged"] / medians["hand"], "samples": len(samples["trainer"]),
+            "trainer_s": medians["trainer"],
+            "hand_s": medians["hand"],
+            "hand_merged_s": medians["hand, merged"],
+            "ratio": ratio,
+            "merged_saving": 1 - medians["hand, merged"] / medians["hand"],
+            "samples": len(samples["trainer"]),
         }
         rows.append([name, medians["trainer"], medians["hand"], medians["hand, merged"], ratio, medians["hand, merged"] / medians["hand"]])
 
-    print(f"encoder {args.size} {common.ENCODER_SIZES[args.size]}; text/caption/pixel batch {args.batch_size} x "
-          f"{args.max_seq_length} tokens / {args.max_patches} patches; images {args.image_batch_size} x {args.img_size}^2; "
-          f"{args.rounds} rounds A/B/C/C/B/A")
+    print(
+        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}; text/caption/pixel batch {args.batch_size} x "
+        f"{args.max_seq_length} tokens / {args.max_patches} patches; images {args.image_batch_size} x {args.img_size}^2; "
+        f"{args.rounds} rounds A/B/C/C/B/A"
+    )
     common.print_table(["method", "trainer s/step", "hand s/step", "hand merged s/step", "trainer/hand", "merged/hand"], rows)
     worst = max(figure["ratio"] for figure in figures.values())
-    common.emit({
-        "benchmark": "framework_overhead", "ratio": worst, "goal": f"<= {GOAL}", "met": worst <= GOAL,
-        "methods": figures, "settings": vars(args),
-    })
+    common.emit(
+        {
+            "benchmark": "framework_overhead",
+            "ratio": worst,
+            "goal": f"<= {GOAL}",
+            "met": worst <= GOAL,
+            "methods": figures,
+            "settings": vars(args),
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -95,8 +95,10 @@ def prepare_inputs(root: Path, quick: bool) -> dict[str, Path]:
     nli = head(data / "corpus" / "snli_devtest_triplets.csv", root / "nli.csv", 97 if quick else 257)
     tasks = root / "tasks"
     for folder, name, lines in (
-        ("STSBenchmark", "sts-dev.csv", 60), ("SICK", "SICK_trial.txt", 60),
-        ("STSBenchmark", "sts-train.csv", slice(None, None, 40)), ("SICK", "SICK_train.txt", slice(None, None, 30)),
+        ("STSBenchmark", "sts-dev.csv", 60),
+        ("SICK", "SICK_trial.txt", 60),
+        ("STSBenchmark", "sts-train.csv", slice(None, None, 40)),
+        ("SICK", "SICK_train.txt", slice(None, None, 30)),
     ):
         head(data / "sts" / folder / name, tasks / folder / name, lines)
     flickr = root / "flickr"
@@ -123,24 +125,40 @@ def family_plan(family: str, inputs: dict[str, Path], precision: str, workers: i
             config = load_recipe("visualcse", tiny=True, overrides={**overrides, "images_per_class": 2 if quick else 8})
             return build_unpaired_modality(config, text_file=inputs["wiki"], image_dir=data / "images" / "cifar10" / "train")
         config = load_recipe("audiocse", tiny=True, overrides={**overrides, "clips": 16 if quick else 64})
-        return build_unpaired_modality(
-            config, text_file=inputs["wiki"], audio_dir=data / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_"
-        )
+        return build_unpaired_modality(config, text_file=inputs["wiki"], audio_dir=data / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_")
     if family in ("mcse", "macd"):
         config = load_recipe(family, tiny=True, overrides={**settings, "batch_size": 6, "max_steps": steps})
         flickr = inputs["flickr"]
         return build_grounding(config, captions_file=flickr / "captions.txt", image_dir=flickr / "images", text_file=inputs["wiki"])
     if family == "multitask":
-        config = load_recipe("multitask", tiny=True, overrides={
-            **settings, "train_limit": 48 if quick else 256, "contrastive_batch_size": batch, "multitask_batch_size": batch,
-            "contrastive_max_steps": steps, "multitask_max_steps": steps,
-        })
+        config = load_recipe(
+            "multitask",
+            tiny=True,
+            overrides={
+                **settings,
+                "train_limit": 48 if quick else 256,
+                "contrastive_batch_size": batch,
+                "multitask_batch_size": batch,
+                "contrastive_max_steps": steps,
+                "multitask_max_steps": steps,
+            },
+        )
         return build_multitask(config, nli_file=inputs["nli"], task_dir=inputs["tasks"])
     if family == "pixel-linguist":
-        config = load_recipe("pixel-linguist", tiny=True, overrides={
-            **settings, "perturbation_sets": [["swap"]], "visual_batch_size": batch, "visual_max_steps": steps,
-            "topical_batch_size": batch, "topical_max_steps": steps, "reasoning_max_steps": 0, "parallel_max_steps": 0,
-        })
+        config = load_recipe(
+            "pixel-linguist",
+            tiny=True,
+            overrides={
+                **settings,
+                "perturbation_sets": [["swap"]],
+                "visual_batch_size": batch,
+                "visual_max_steps": steps,
+                "topical_batch_size": batch,
+                "topical_max_steps": steps,
+                "reasoning_max_steps": 0,
+                "parallel_max_steps": 0,
+            },
+        )
         return build_pixel_linguist(config, text_file=inputs["wiki"], nli_file=inputs["nli"])
     raise ValueError(f"Unknown family {family!r}; valid families are: {list(FAMILIES)}")
 
@@ -194,9 +212,14 @@ def run_family(family: str, inputs: dict[str, Path], precision: str, workers: in
         nonfinite_steps += gradients.nonfinite_steps
     flat = [loss for stage_losses in losses for loss in stage_losses]
     return {
-        "family": family, "precision": precision, "first_losses": losses[0][:3], "stage_first_losses": [stage[0] for stage in losses],
-        "losses_finite": bool(flat) and all(math.isfinite(loss) for loss in flat), "finite_grad_steps": finite_steps,
-        "overflow_steps": nonfinite_steps, "steps_per_second": 1.0 / common.median(seconds) if seconds else float("nan"),
+        "family": family,
+        "precision": precision,
+        "first_losses": losses[0][:3],
+        "stage_first_losses": [stage[0] for stage in losses],
+        "losses_finite": bool(flat) and all(math.isfinite(loss) for loss in flat),
+        "finite_grad_steps": finite_steps,
+        "overflow_steps": nonfinite_steps,
+        "steps_per_second": 1.0 / common.median(seconds) if seconds else float("nan"),
     }
 
 
@@ -271,8 +294,19 @@ def ddp_check(work: Path, workers: int) -> dict:
     """2 processes under ``torch.distributed.run`` (nccl), SimCSE and VisualCSE 2 steps each in bf16 (fp16 on an older GPU)."""
     output = work / "ddp.json"
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(Path(__file__).resolve()),
-        "--ddp-worker", str(output), "--workers", str(workers), "--steps", "2", "--quick",
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node=2",
+        str(Path(__file__).resolve()),
+        "--ddp-worker",
+        str(output),
+        "--workers",
+        str(workers),
+        "--steps",
+        "2",
+        "--quick",
     ]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if completed.returncode != 0 or not output.exists():
@@ -339,11 +373,28 @@ def main(args: argparse.Namespace) -> None:
         if on_gpu and torch.cuda.device_count() > 1:
             ddp = ddp_check(work, args.workers)
         else:
-            ddp = {"status": "skipped", "reason": f"needs more than one GPU ({torch.cuda.device_count() if on_gpu else 0} visible); CPU DDP (gloo) is tested in tests/distributed"}
+            ddp = {
+                "status": "skipped",
+                "reason": f"needs more than one GPU ({torch.cuda.device_count() if on_gpu else 0} visible); "
+                "CPU DDP (gloo) is tested in tests/distributed",
+            }
     common.print_table(
         ["family", "precision", "first loss", "rel. diff", "tolerance", "finite", "overflows", "steps/s", "x plain SimCSE", "ok"],
-        [[row["family"], row["precision"], row["first_losses"][0], row["loss_rel_diff"], row["tolerance"], row["finite"],
-          row["overflow_steps"], row["steps_per_second"], row["x_plain_simcse"], row["ok"]] for row in rows],
+        [
+            [
+                row["family"],
+                row["precision"],
+                row["first_losses"][0],
+                row["loss_rel_diff"],
+                row["tolerance"],
+                row["finite"],
+                row["overflow_steps"],
+                row["steps_per_second"],
+                row["x_plain_simcse"],
+                row["ok"],
+            ]
+            for row in rows
+        ],
     )
     for precision, reason in skipped.items():
         print(f"{precision}: skipped ({reason})")
@@ -351,13 +402,26 @@ def main(args: argparse.Namespace) -> None:
         print(f"VisualCSE step at the paper batch, BERT-base shape, {row['precision']}: peak {row['peak_mib']:.0f} MiB")
     print(f"DDP: {ddp['status']}" + (f" ({ddp['reason']})" if "reason" in ddp else ""))
     met = all(row["ok"] for row in rows) and memory["status"] != "failed" and ddp["status"] != "failed"
-    common.emit({
-        "benchmark": "gpu_check", "device": torch.cuda.get_device_name() if on_gpu else "cpu", "quick": args.quick, "steps": steps,
-        "workers": args.workers, "precisions": precisions, "skipped_precisions": skipped, "families": families,
-        "loss_tolerance": LOSS_TOLERANCE, "ratio": min(row["x_plain_simcse"] for row in rows),
-        "goal": "every family and precision: finite losses and gradients, first loss within tolerance of fp32",
-        "met": met, "plain_simcse_steps_per_second": plain, "rows": rows, "memory": memory, "ddp": ddp,
-    })
+    common.emit(
+        {
+            "benchmark": "gpu_check",
+            "device": torch.cuda.get_device_name() if on_gpu else "cpu",
+            "quick": args.quick,
+            "steps": steps,
+            "workers": args.workers,
+            "precisions": precisions,
+            "skipped_precisions": skipped,
+            "families": families,
+            "loss_tolerance": LOSS_TOLERANCE,
+            "ratio": min(row["x_plain_simcse"] for row in rows),
+            "goal": "every family and precision: finite losses and gradients, first loss within tolerance of fp32",
+            "met": met,
+            "plain_simcse_steps_per_second": plain,
+            "rows": rows,
+            "memory": memory,
+            "ddp": ddp,
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -44,7 +44,8 @@ def extract_package(revision: str, folder: Path) -> Path:
     """Write ``sbert_nonling/`` as of ``revision`` into ``folder`` and return the folder."""
     archive = subprocess.run(
         ["git", "-C", str(REPO_DIR), "archive", "--format=tar", revision, "sbert_nonling"],
-        capture_output=True, check=True,
+        capture_output=True,
+        check=True,
     ).stdout
     folder.mkdir(parents=True)
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
@@ -90,17 +91,19 @@ def main() -> None:
         [[name, s["seconds"], s["peak_rss_mb"], s["modules"], ",".join(s["loaded"]) or "-"] for name, s in summary.items()],
     )
     ratio = summary["after"]["seconds"] / summary["before"]["seconds"]
-    emit({
-        "benchmark": "import_cost",
-        "before": args.before,
-        "repetitions": args.repetitions,
-        "ratio": ratio,
-        "memory_ratio": summary["after"]["peak_rss_mb"] / summary["before"]["peak_rss_mb"],
-        "goal": "import sbert_nonling loads no Pango, Cairo, matplotlib or mteb",
-        "met": not {"pangocffi", "pangocairocffi", "cairocffi", "matplotlib", "mteb"} & set(summary["after"]["loaded"]),
-        "summary": summary,
-        "samples": {name: [[run["seconds"], run["peak_rss_mb"]] for run in results] for name, results in runs.items()},
-    })
+    emit(
+        {
+            "benchmark": "import_cost",
+            "before": args.before,
+            "repetitions": args.repetitions,
+            "ratio": ratio,
+            "memory_ratio": summary["after"]["peak_rss_mb"] / summary["before"]["peak_rss_mb"],
+            "goal": "import sbert_nonling loads no Pango, Cairo, matplotlib or mteb",
+            "met": not {"pangocffi", "pangocairocffi", "cairocffi", "matplotlib", "mteb"} & set(summary["after"]["loaded"]),
+            "summary": summary,
+            "samples": {name: [[run["seconds"], run["peak_rss_mb"]] for run in results] for name, results in runs.items()},
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -30,8 +30,12 @@ import common
 
 PAPER_TEXT_BATCH, PAPER_IMAGE_BATCH = 64, 48
 CONFIGS = [
-    ("text", "plain"), ("text", "checkpointing"), ("text", "cached"),
-    ("image", "plain"), ("image", "checkpointing"), ("image", "cached"),
+    ("text", "plain"),
+    ("text", "checkpointing"),
+    ("text", "cached"),
+    ("image", "plain"),
+    ("image", "checkpointing"),
+    ("image", "cached"),
 ]
 IMAGE_MINI_BATCH = 4
 
@@ -66,7 +70,9 @@ def child(modality: str, variant: str, batch: int, size: str) -> dict[str, float
     hidden = common.ENCODER_SIZES[size][0]
     torch.manual_seed(0)
     model = build_sentence_model(
-        common.encoder_dir(size), pooling="cls", max_seq_length=32,
+        common.encoder_dir(size),
+        pooling="cls",
+        max_seq_length=32,
         front_ends={"image": ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=hidden)},
     )
     model.train()
@@ -113,8 +119,20 @@ def main() -> None:
     common.encoder_dir(args.size)  # build once here so the children's build is not the peak; they rebuild their own
     results = {}
     for modality, variant in CONFIGS:
-        command = [sys.executable, __file__, "--child", f"{modality}:{variant}", "--size", args.size,
-                   "--text-batch", str(args.text_batch), "--image-batch", str(args.image_batch), "--threads", str(args.threads)]
+        command = [
+            sys.executable,
+            __file__,
+            "--child",
+            f"{modality}:{variant}",
+            "--size",
+            args.size,
+            "--text-batch",
+            str(args.text_batch),
+            "--image-batch",
+            str(args.image_batch),
+            "--threads",
+            str(args.threads),
+        ]
         output = subprocess.run(command, capture_output=True, text=True, check=True, env={**os.environ}).stdout
         figures = json.loads(output.strip().splitlines()[-1])
         batch, paper = (args.text_batch, PAPER_TEXT_BATCH) if modality == "text" else (args.image_batch, PAPER_IMAGE_BATCH)
@@ -127,20 +145,39 @@ def main() -> None:
         figures["extrapolated_peak_mib"] = figures["model_rss_mib"] + figures["fixed_mib"] + figures["activation_mib"] * scale
         results[f"{modality}:{variant}"] = figures
 
-    print(f"encoder {args.size} {common.ENCODER_SIZES[args.size]}; measured at text {args.text_batch} x 32 tokens x 2 views, "
-          f"images {args.image_batch} x 224^2 x 2 views; extrapolated to text {PAPER_TEXT_BATCH}, images {PAPER_IMAGE_BATCH}")
+    print(
+        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}; measured at text {args.text_batch} x 32 tokens x 2 views, "
+        f"images {args.image_batch} x 224^2 x 2 views; extrapolated to text {PAPER_TEXT_BATCH}, images {PAPER_IMAGE_BATCH}"
+    )
     common.print_table(
         ["step", "variant", "model RSS MiB", "peak RSS MiB", "grads+Adam MiB", "activations MiB", "extrapolated peak MiB"],
-        [[key.split(":")[0], key.split(":")[1], value["model_rss_mib"], value["peak_rss_mib"], value["fixed_mib"],
-          value["activation_mib"], value["extrapolated_peak_mib"]] for key, value in results.items()],
+        [
+            [
+                key.split(":")[0],
+                key.split(":")[1],
+                value["model_rss_mib"],
+                value["peak_rss_mib"],
+                value["fixed_mib"],
+                value["activation_mib"],
+                value["extrapolated_peak_mib"],
+            ]
+            for key, value in results.items()
+        ],
     )
     ratio = results["image:checkpointing"]["peak_rss_mib"] / results["image:plain"]["peak_rss_mib"]
-    common.emit({
-        "benchmark": "memory", "ratio": ratio, "goal": "< 1 (checkpointing lowers the image step's peak)", "met": ratio < 1,
-        "image_cached_over_plain_at_paper_batch": results["image:cached"]["extrapolated_peak_mib"] / results["image:plain"]["extrapolated_peak_mib"],
-        "results": results, "extrapolated": args.text_batch != PAPER_TEXT_BATCH or args.image_batch != PAPER_IMAGE_BATCH,
-        "settings": {key: value for key, value in vars(args).items() if key != "child"},
-    })
+    common.emit(
+        {
+            "benchmark": "memory",
+            "ratio": ratio,
+            "goal": "< 1 (checkpointing lowers the image step's peak)",
+            "met": ratio < 1,
+            "image_cached_over_plain_at_paper_batch": results["image:cached"]["extrapolated_peak_mib"]
+            / results["image:plain"]["extrapolated_peak_mib"],
+            "results": results,
+            "extrapolated": args.text_batch != PAPER_TEXT_BATCH or args.image_batch != PAPER_IMAGE_BATCH,
+            "settings": {key: value for key, value in vars(args).items() if key != "child"},
+        }
+    )
 
 
 if __name__ == "__main__":

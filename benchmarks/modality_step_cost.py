@@ -142,10 +142,19 @@ def measure(size: str, text_batch: int, image_batch: int, variants: list[str], r
     rows = []
     for name, (_, flops, view_tokens) in built.items():
         seconds = common.median(samples[name])
-        rows.append({
-            "size": size, "variant": name, "text_batch": text_batch, "modality_batch": image_batch, "view_tokens": view_tokens,
-            "seconds": seconds, "ratio": seconds / base_seconds, "flop_ratio": flops / base_flops, "samples": len(samples[name]),
-        })
+        rows.append(
+            {
+                "size": size,
+                "variant": name,
+                "text_batch": text_batch,
+                "modality_batch": image_batch,
+                "view_tokens": view_tokens,
+                "seconds": seconds,
+                "ratio": seconds / base_seconds,
+                "flop_ratio": flops / base_flops,
+                "samples": len(samples[name]),
+            }
+        )
     return rows
 
 
@@ -174,16 +183,33 @@ def main() -> None:
         print(f"{size} done", flush=True)
     common.print_table(
         ["size", "variant", "text x mod. batch", "tokens / view", "CPU s / step", "x SimCSE", "FLOPs x SimCSE"],
-        [[row["size"], row["variant"], f"{row['text_batch']} x {row['modality_batch']}", row["view_tokens"] or "-",
-          row["seconds"], row["ratio"], row["flop_ratio"]] for row in rows],
+        [
+            [
+                row["size"],
+                row["variant"],
+                f"{row['text_batch']} x {row['modality_batch']}",
+                row["view_tokens"] or "-",
+                row["seconds"],
+                row["ratio"],
+                row["flop_ratio"],
+            ]
+            for row in rows
+        ],
     )
     first = args.sizes.split(",")[0]
     fast, audio_fast = (next(row for row in rows if row["size"] == first and row["variant"] == name) for name in (FAST, AUDIO_FAST))
-    common.emit({
-        "benchmark": "modality_step_cost", "ratio": fast["ratio"], "audio_ratio": audio_fast["ratio"],
-        "goal": f"VisualCSE-fast and AudioCSE-fast steps <= {GOAL}x a SimCSE step",
-        "met": max(fast["ratio"], audio_fast["ratio"]) <= GOAL, "rows": rows, "threads": args.threads, "clock": "process_time",
-    })
+    common.emit(
+        {
+            "benchmark": "modality_step_cost",
+            "ratio": fast["ratio"],
+            "audio_ratio": audio_fast["ratio"],
+            "goal": f"VisualCSE-fast and AudioCSE-fast steps <= {GOAL}x a SimCSE step",
+            "met": max(fast["ratio"], audio_fast["ratio"]) <= GOAL,
+            "rows": rows,
+            "threads": args.threads,
+            "clock": "process_time",
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -42,9 +42,11 @@ def curve(folder: str, sentences: list[str], args, bf16: bool) -> tuple[list[flo
     loss = SimCSELoss(model)
     clock = common.StepClock()
     trainer = NonLinguisticTrainer(
-        model=model, args=common.trainer_arguments(tempfile.mkdtemp(), args.curve_steps, args.curve_batch_size, bf16=bf16,
-                                                   learning_rate=1e-4),
-        train_dataset=Dataset.from_dict({"anchor": sentences, "positive": sentences}), loss=loss, callbacks=[clock],
+        model=model,
+        args=common.trainer_arguments(tempfile.mkdtemp(), args.curve_steps, args.curve_batch_size, bf16=bf16, learning_rate=1e-4),
+        train_dataset=Dataset.from_dict({"anchor": sentences, "positive": sentences}),
+        loss=loss,
+        callbacks=[clock],
     )
     common.silence(trainer)
     dtypes = set()  # what a Linear layer of the encoder really computes in during training
@@ -66,7 +68,9 @@ def matmul_speedup(args, hidden: int, intermediate: int) -> dict[str, list[float
         def step() -> None:
             with context():
                 torch.mm(tokens, weight)
+
         return lambda: common.timed_steps(step, 1, warmup=1)
+
     return common.interleave({"fp32": run("fp32"), "bf16": run("bf16")}, args.rounds)
 
 
@@ -76,16 +80,24 @@ def emulated(args) -> None:
     samples = matmul_speedup(args, hidden, intermediate)
     speedup = common.median(samples["fp32"]) / common.median(samples["bf16"])
     capability = torch.backends.cpu.get_cpu_capability()
-    print(f"this CPU ({capability}) has no native bf16 matmul: autocast is emulated; measured one "
-          f"{args.batch_size * args.max_seq_length} x {hidden} @ {hidden} x {intermediate} matmul, {args.rounds} rounds")
-    common.print_table(["precision", "s/matmul", "samples"],
-                       [[name, common.median(values), len(values)] for name, values in samples.items()])
+    print(
+        f"this CPU ({capability}) has no native bf16 matmul: autocast is emulated; measured one "
+        f"{args.batch_size * args.max_seq_length} x {hidden} @ {hidden} x {intermediate} matmul, {args.rounds} rounds"
+    )
+    common.print_table(["precision", "s/matmul", "samples"], [[name, common.median(values), len(values)] for name, values in samples.items()])
     print(f"bf16 speed-up {speedup:.4f}x (goal >= {GOAL}x): train in fp32 on this CPU; curves skipped")
-    common.emit({
-        "benchmark": "precision", "ratio": speedup, "goal": f">= {GOAL}", "met": False, "native_bf16": False,
-        "fp32_s_per_matmul": common.median(samples["fp32"]), "bf16_s_per_matmul": common.median(samples["bf16"]),
-        "settings": vars(args),
-    })
+    common.emit(
+        {
+            "benchmark": "precision",
+            "ratio": speedup,
+            "goal": f">= {GOAL}",
+            "met": False,
+            "native_bf16": False,
+            "fp32_s_per_matmul": common.median(samples["fp32"]),
+            "bf16_s_per_matmul": common.median(samples["bf16"]),
+            "settings": vars(args),
+        }
+    )
 
 
 def main() -> None:
@@ -125,6 +137,7 @@ def main() -> None:
             value.backward()
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
+
         return lambda: common.timed_steps(step, args.steps, warmup=1)
 
     model.train()
@@ -140,10 +153,11 @@ def main() -> None:
     window = max(len(curve_fp32) // 10, 1)
     tail_fp32, tail_bf16 = (sum(values[-window:]) / window for values in (curve_fp32, curve_bf16))
 
-    print(f"speed: encoder {args.size} {common.ENCODER_SIZES[args.size]}, batch {args.batch_size} x {args.max_seq_length} "
-          f"tokens x 2 views, {args.threads} thread(s), {args.rounds} rounds")
-    common.print_table(["precision", "s/step", "samples"],
-                       [[name, common.median(values), len(values)] for name, values in samples.items()])
+    print(
+        f"speed: encoder {args.size} {common.ENCODER_SIZES[args.size]}, batch {args.batch_size} x {args.max_seq_length} "
+        f"tokens x 2 views, {args.threads} thread(s), {args.rounds} rounds"
+    )
+    common.print_table(["precision", "s/step", "samples"], [[name, common.median(values), len(values)] for name, values in samples.items()])
     print(f"bf16 speed-up {speedup:.2f}x (goal >= {GOAL}x)")
     print(f"curves: encoder {args.curve_size}, {args.curve_steps} trainer steps of {args.curve_batch_size} pairs, lr 1e-4")
     common.print_table(
@@ -151,18 +165,31 @@ def main() -> None:
         [[index + 1, curve_fp32[index], curve_bf16[index]] for index in range(0, len(curve_fp32), max(len(curve_fp32) // 8, 1))]
         + [["last 10 % mean", tail_fp32, tail_bf16]],
     )
-    print(f"max |difference| {max(differences):.4f}, mean {sum(differences) / len(differences):.4f}; trainer s/step "
-          f"fp32 {trainer_fp32:.4f}, bf16 {trainer_bf16:.4f}; Linear output dtypes in training: fp32 run {dtypes_fp32}, "
-          f"bf16=True run {dtypes_bf16}")
-    common.emit({
-        "benchmark": "precision", "ratio": speedup, "goal": f">= {GOAL}", "met": speedup >= GOAL, "native_bf16": True,
-        "fp32_s_per_step": common.median(samples["fp32"]), "bf16_s_per_step": common.median(samples["bf16"]),
-        "curve_steps": len(curve_fp32), "curve_max_abs_diff": max(differences),
-        "curve_mean_abs_diff": sum(differences) / len(differences), "curve_last_10pct_mean": {"fp32": tail_fp32, "bf16": tail_bf16},
-        "trainer_linear_dtypes": {"fp32": dtypes_fp32, "bf16": dtypes_bf16},
-        "trainer_s_per_step": {"fp32": trainer_fp32, "bf16": trainer_bf16},
-        "curve_fp32": curve_fp32, "curve_bf16": curve_bf16, "settings": vars(args),
-    })
+    print(
+        f"max |difference| {max(differences):.4f}, mean {sum(differences) / len(differences):.4f}; trainer s/step "
+        f"fp32 {trainer_fp32:.4f}, bf16 {trainer_bf16:.4f}; Linear output dtypes in training: fp32 run {dtypes_fp32}, "
+        f"bf16=True run {dtypes_bf16}"
+    )
+    common.emit(
+        {
+            "benchmark": "precision",
+            "ratio": speedup,
+            "goal": f">= {GOAL}",
+            "met": speedup >= GOAL,
+            "native_bf16": True,
+            "fp32_s_per_step": common.median(samples["fp32"]),
+            "bf16_s_per_step": common.median(samples["bf16"]),
+            "curve_steps": len(curve_fp32),
+            "curve_max_abs_diff": max(differences),
+            "curve_mean_abs_diff": sum(differences) / len(differences),
+            "curve_last_10pct_mean": {"fp32": tail_fp32, "bf16": tail_bf16},
+            "trainer_linear_dtypes": {"fp32": dtypes_fp32, "bf16": dtypes_bf16},
+            "trainer_s_per_step": {"fp32": trainer_fp32, "bf16": trainer_bf16},
+            "curve_fp32": curve_fp32,
+            "curve_bf16": curve_bf16,
+            "settings": vars(args),
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -60,9 +60,10 @@ def profiled(step, label: str, top: int) -> dict[str, object]:
     matmul = sum(event.self_cpu_time_total for event in events if event.key in MATMUL_OPS)
     ranked = sorted(events, key=lambda event: event.self_cpu_time_total, reverse=True)[:top]
     print(f"\n{label}: {total / 1e6:.3f} s of aten self time, matmul share {matmul / total:.0%}")
-    common.print_table(["operator", "self s", "share", "calls"], [
-        [event.key, event.self_cpu_time_total / 1e6, f"{event.self_cpu_time_total / total:.1%}", event.count] for event in ranked
-    ])
+    common.print_table(
+        ["operator", "self s", "share", "calls"],
+        [[event.key, event.self_cpu_time_total / 1e6, f"{event.self_cpu_time_total / total:.1%}", event.count] for event in ranked],
+    )
     return {"aten_seconds": total / 1e6, "matmul_share": matmul / total, "top": [event.key for event in ranked]}
 
 
@@ -81,14 +82,27 @@ def steps(args) -> dict[str, object]:
     labels = torch.arange(args.image_batch_size) % 10
     text_loss = SimCSELoss(model)
     text_features = model.preprocess(sentences)
-    align = MultimodalAlignLoss(model, image_dimension=1280, weight=1.0, direction="symmetric", temperature=0.1,
-                                projection_dimension=hidden, projection_head="linear", local_weight=1.0)
+    align = MultimodalAlignLoss(
+        model,
+        image_dimension=1280,
+        weight=1.0,
+        direction="symmetric",
+        temperature=0.1,
+        projection_dimension=hidden,
+        projection_head="linear",
+        local_weight=1.0,
+    )
     macd = DistillAnchorLoss(model, base_loss=align)
     regions = torch.randn(args.batch_size, 49, 1280)
 
     pixel_model = build_pixel_model(
-        PixelEncoder.from_config(max_patches=64, hidden_size=hidden, num_hidden_layers=common.ENCODER_SIZES[args.size][1],
-                                 num_attention_heads=common.ENCODER_SIZES[args.size][2], intermediate_size=common.ENCODER_SIZES[args.size][3]),
+        PixelEncoder.from_config(
+            max_patches=64,
+            hidden_size=hidden,
+            num_hidden_layers=common.ENCODER_SIZES[args.size][1],
+            num_attention_heads=common.ENCODER_SIZES[args.size][2],
+            intermediate_size=common.ENCODER_SIZES[args.size][3],
+        ),
         max_patches=64,
     )
     pixel_model.train()
@@ -103,6 +117,7 @@ def steps(args) -> dict[str, object]:
             total.backward()
             model.zero_grad(set_to_none=True)
             pixel_model.zero_grad(set_to_none=True)
+
         return step
 
     return {
@@ -122,12 +137,16 @@ def damsm_ab(args) -> dict[str, object]:
     def candidate(function):
         def step():
             function(words, mask, regions).logsumexp(dim=1).mean().backward()
+
         return lambda: common.timed_steps(step, args.steps)
 
-    samples = common.interleave({
-        "direct": candidate(damsm_direct),
-        "gram": candidate(lambda w, m, r: damsm_scores(w, m, r, GAMMAS)),
-    }, args.rounds)
+    samples = common.interleave(
+        {
+            "direct": candidate(damsm_direct),
+            "gram": candidate(lambda w, m, r: damsm_scores(w, m, r, GAMMAS)),
+        },
+        args.rounds,
+    )
     direct, gram = common.median(samples["direct"]), common.median(samples["gram"])
     print(f"\nDAMSM forward + backward, {args.batch_size} x 32 words x 49 regions x 768")
     common.print_table(["form", "s / step"], [["direct contexts", direct], ["Gram (package)", gram]])
@@ -148,8 +167,17 @@ def main() -> None:
     common.set_threads(args.threads)
     damsm = damsm_ab(args)
     profiles = steps(args)
-    common.emit({"benchmark": "profile_steps", "ratio": damsm["ratio"], "goal": "DAMSM new / direct < 1", "met": damsm["ratio"] < 1,
-                 "damsm": damsm, "profiles": profiles, "settings": vars(args)})
+    common.emit(
+        {
+            "benchmark": "profile_steps",
+            "ratio": damsm["ratio"],
+            "goal": "DAMSM new / direct < 1",
+            "met": damsm["ratio"] < 1,
+            "damsm": damsm,
+            "profiles": profiles,
+            "settings": vars(args),
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ def make_step(loss, features, labels):
         loss(features, labels).backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+
     return step
 
 
@@ -61,12 +62,20 @@ def main() -> None:
     batch = args.batch_size
     torch.manual_seed(0)
     model = build_sentence_model(
-        common.encoder_dir(args.size), pooling="cls", max_seq_length=512,
-        front_ends={"image": ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=hidden),
-                    "audio": AudioPatchEmbed(embedding_dimension=hidden, layout="released")},
+        common.encoder_dir(args.size),
+        pooling="cls",
+        max_seq_length=512,
+        front_ends={
+            "image": ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=hidden),
+            "audio": AudioPatchEmbed(embedding_dimension=hidden, layout="released"),
+        },
     )
-    ssast = build_sentence_model(common.encoder_dir(args.size), pooling="cls", max_seq_length=512,
-                                 front_ends={"audio": AudioPatchEmbed(embedding_dimension=hidden, layout="ssast")})
+    ssast = build_sentence_model(
+        common.encoder_dir(args.size),
+        pooling="cls",
+        max_seq_length=512,
+        front_ends={"audio": AudioPatchEmbed(embedding_dimension=hidden, layout="ssast")},
+    )
     model.train()
     ssast.train()
     text_loss = SimCSELoss(model)
@@ -91,15 +100,17 @@ def main() -> None:
     labels = torch.arange(batch) % 4
     for pixels in map(int, args.image_sizes.split(",")):  # a front-end per size: preprocess resizes to its img_size
         image_model = build_sentence_model(
-            common.encoder_dir(args.size), pooling="cls",
+            common.encoder_dir(args.size),
+            pooling="cls",
             front_ends={"image": ImagePatchEmbed(img_size=pixels, patch_size=16, embedding_dimension=hidden)},
         ).train()
         images = list(torch.randn(batch, 3, pixels, pixels, generator=torch.Generator().manual_seed(pixels)))
         features = [image_model.preprocess(images, modality="image") for _ in range(2)]
         points[("image", pixels)] = make_step(UnpairedModalityContrastiveLoss(image_model, mode="supcon"), features, labels)
         tokens_of[("image", pixels)] = 1 + (pixels // 16) ** 2
-    waves = [{"array": torch.randn(16000 * 10, generator=torch.Generator().manual_seed(index)).numpy(), "sampling_rate": 16000}
-             for index in range(batch)]
+    waves = [
+        {"array": torch.randn(16000 * 10, generator=torch.Generator().manual_seed(index)).numpy(), "sampling_rate": 16000} for index in range(batch)
+    ]
     for name, audio_model, tokens in (("released", model, 211), ("ssast", ssast, 513)):
         features = [audio_model.preprocess(waves, modality="audio") for _ in range(2)]
         points[("audio", tokens)] = make_step(UnpairedModalityContrastiveLoss(audio_model, mode="supcon"), features, labels)
@@ -142,8 +153,12 @@ def main() -> None:
         left.set_ylabel("seconds per training step")
         left.set_title("step time vs batch size")
         left.legend()
-        for series, label in (("text", "text (tokens)"), ("image", "image (1 + patches)"), ("pixel", "pixel (1 + patches)"),
-                              ("audio", "audio (released 211, SSAST 513)")):
+        for series, label in (
+            ("text", "text (tokens)"),
+            ("image", "image (1 + patches)"),
+            ("pixel", "pixel (1 + patches)"),
+            ("audio", "audio (released 211, SSAST 513)"),
+        ):
             series_points = sorted((tokens_of[(name, x)], value) for (name, x), value in seconds.items() if name == series)
             if series_points:
                 right.plot([x for x, _ in series_points], [1000 * value / (2 * batch) for _, value in series_points], "o-", label=label)
@@ -153,18 +168,26 @@ def main() -> None:
         right.set_yscale("log", base=2)
         right.set_title("cost per sequence vs length")
         right.legend()
-        figure.suptitle(f"sbert_nonling training step, {args.size} encoder {common.ENCODER_SIZES[args.size]}, "
-                        f"{args.threads} CPU thread(s), {common.machine()['cpu']}")
+        figure.suptitle(
+            f"sbert_nonling training step, {args.size} encoder {common.ENCODER_SIZES[args.size]}, "
+            f"{args.threads} CPU thread(s), {common.machine()['cpu']}"
+        )
         figure.tight_layout()
         figure.savefig(args.plot, dpi=110)
         plot_path = args.plot
         print(f"plot: {plot_path}")
-    common.emit({
-        "benchmark": "scaling", "ratio": image_ms / text_ms, "goal": "informational (image 197 tokens vs text 32 per view)",
-        "met": None, "seconds_per_step": {f"{series}:{x}": value for (series, x), value in seconds.items()},
-        "tokens_per_sequence": {f"{series}:{x}": value for (series, x), value in tokens_of.items()}, "plot": plot_path,
-        "settings": vars(args),
-    })
+    common.emit(
+        {
+            "benchmark": "scaling",
+            "ratio": image_ms / text_ms,
+            "goal": "informational (image 197 tokens vs text 32 per view)",
+            "met": None,
+            "seconds_per_step": {f"{series}:{x}": value for (series, x), value in seconds.items()},
+            "tokens_per_sequence": {f"{series}:{x}": value for (series, x), value in tokens_of.items()},
+            "plot": plot_path,
+            "settings": vars(args),
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -50,8 +50,10 @@ def main() -> None:
 
     folder = common.encoder_dir(args.size)
     sentences = common.wiki_sentences(max(args.encode_sentences, args.batch_size * (args.steps + 2)))
-    models = {"router": build_sentence_model(folder, pooling="cls", max_seq_length=args.max_seq_length),
-              "plain": plain_model(folder, args.max_seq_length)}
+    models = {
+        "router": build_sentence_model(folder, pooling="cls", max_seq_length=args.max_seq_length),
+        "plain": plain_model(folder, args.max_seq_length),
+    }
     train_rows = sentences[: args.batch_size * (args.steps + 2)]
     dataset = Dataset.from_dict({"anchor": train_rows, "positive": train_rows})
     output_dir = tempfile.mkdtemp(prefix="bench-text-path-")
@@ -62,12 +64,16 @@ def main() -> None:
             clock = common.StepClock()
             model = models[name]
             trainer = SentenceTransformerTrainer(
-                model=model, args=common.trainer_arguments(output_dir, args.steps + 2, args.batch_size),
-                train_dataset=dataset, loss=MultipleNegativesRankingLoss(model), callbacks=[clock],
+                model=model,
+                args=common.trainer_arguments(output_dir, args.steps + 2, args.batch_size),
+                train_dataset=dataset,
+                loss=MultipleNegativesRankingLoss(model),
+                callbacks=[clock],
             )
             common.silence(trainer)
             trainer.train()
             return clock.step_seconds(skip=2)
+
         return run
 
     train = common.interleave({name: train_round(name) for name in models}, args.rounds)
@@ -80,6 +86,7 @@ def main() -> None:
             model = models[name]
             model.encode(encode_sentences[:64], batch_size=64)  # warm-up
             return [common.timed_steps(lambda: model.encode(encode_sentences, batch_size=64), 1, warmup=0)[0] / len(encode_sentences)]
+
         return run
 
     encode = common.interleave({name: encode_round(name) for name in models}, args.rounds)
@@ -96,30 +103,35 @@ def main() -> None:
 
     train_ratio = common.median(train["router"]) / common.median(train["plain"])
     encode_ratio = (1 / common.median(encode["router"])) / (1 / common.median(encode["plain"]))
-    print(f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, batch {args.batch_size} x {args.max_seq_length} tokens, "
-          f"{args.rounds} rounds A/B/B/A")
+    print(
+        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, batch {args.batch_size} x {args.max_seq_length} tokens, {args.rounds} rounds A/B/B/A"
+    )
     common.print_table(
         ["model", "train s/step", "encode sent/s", "train samples"],
         [[name, common.median(train[name]), 1 / common.median(encode[name]), len(train[name])] for name in models],
     )
-    print(f"train ratio router/plain {train_ratio:.3f} (goal <= {TRAIN_GOAL}); encode ratio {encode_ratio:.3f} "
-          f"(goal >= {ENCODE_GOAL}); export modules {module_types}, max |diff| {difference:.2e}")
-    common.emit({
-        "benchmark": "text_path_overhead",
-        "ratio": train_ratio,
-        "goal": f"<= {TRAIN_GOAL}",
-        "met": train_ratio <= TRAIN_GOAL and encode_ratio >= ENCODE_GOAL and plain_only and difference < 1e-5,
-        "train_ratio": train_ratio,
-        "train_goal": TRAIN_GOAL,
-        "encode_ratio": encode_ratio,
-        "encode_goal": ENCODE_GOAL,
-        "train_s_per_step": {name: common.median(values) for name, values in train.items()},
-        "encode_sentences_per_s": {name: 1 / common.median(values) for name, values in encode.items()},
-        "export_modules": module_types,
-        "export_plain_only": plain_only,
-        "export_max_abs_diff": difference,
-        "settings": vars(args),
-    })
+    print(
+        f"train ratio router/plain {train_ratio:.3f} (goal <= {TRAIN_GOAL}); encode ratio {encode_ratio:.3f} "
+        f"(goal >= {ENCODE_GOAL}); export modules {module_types}, max |diff| {difference:.2e}"
+    )
+    common.emit(
+        {
+            "benchmark": "text_path_overhead",
+            "ratio": train_ratio,
+            "goal": f"<= {TRAIN_GOAL}",
+            "met": train_ratio <= TRAIN_GOAL and encode_ratio >= ENCODE_GOAL and plain_only and difference < 1e-5,
+            "train_ratio": train_ratio,
+            "train_goal": TRAIN_GOAL,
+            "encode_ratio": encode_ratio,
+            "encode_goal": ENCODE_GOAL,
+            "train_s_per_step": {name: common.median(values) for name, values in train.items()},
+            "encode_sentences_per_s": {name: 1 / common.median(values) for name, values in encode.items()},
+            "export_modules": module_types,
+            "export_plain_only": plain_only,
+            "export_max_abs_diff": difference,
+            "settings": vars(args),
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,11 @@ from sbert_nonling.training.arguments import SELECTION_METRIC
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--model", default="bert-base-uncased", help="encoder or sentence-transformers model to train")
 parser.add_argument("--text", default="princeton-nlp/datasets-for-simcse?data_files=wiki1m_for_simcse.txt", help="sentences")
-parser.add_argument("--audio", default="openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id",
-                    help="speech: a Hub dataset with a label column, or a folder of audio files (with --speaker-regex)")
+parser.add_argument(
+    "--audio",
+    default="openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id",
+    help="speech: a Hub dataset with a label column, or a folder of audio files (with --speaker-regex)",
+)
 parser.add_argument("--speaker-regex", help="for a folder: pattern whose first group of the file name is the speaker")
 parser.add_argument("--sts-dir", help="SentEval-layout STS folder for dev scores; default: STS-B dev from the Hub")
 parser.add_argument("--output", default="runs/audiocse")
@@ -50,8 +53,11 @@ print(f"{len(clips)} clips of {len(speakers)} speakers")
 model = build_sentence_model(str(build_tiny_encoder(output / "tiny-encoder", sentences)) if args.tiny else args.model)
 frames = 256 if args.tiny else 1024
 audio_route = AudioPatchEmbed(
-    target_frames=frames, embedding_dimension=model[0].encoder.get_embedding_dimension(), encoder_entry="bypass",
-    freq_mask=48, time_mask=frames * 3 // 16,
+    target_frames=frames,
+    embedding_dimension=model[0].encoder.get_embedding_dimension(),
+    encoder_entry="bypass",
+    freq_mask=48,
+    time_mask=frames * 3 // 16,
 )
 model[0].add_route("audio", audio_route)
 
@@ -59,9 +65,15 @@ model[0].add_route("audio", audio_route)
 trainer = UnpairedModalityTrainer(
     model=model,
     args=SentenceTransformerTrainingArguments(
-        output_dir=str(output / "checkpoints"), max_steps=args.max_steps, per_device_train_batch_size=64,
-        learning_rate=1e-4 if args.tiny else 3e-5, eval_strategy="steps", eval_steps=25 if args.tiny else 125,
-        save_steps=25 if args.tiny else 125, load_best_model_at_end=True, metric_for_best_model=SELECTION_METRIC,
+        output_dir=str(output / "checkpoints"),
+        max_steps=args.max_steps,
+        per_device_train_batch_size=64,
+        learning_rate=1e-4 if args.tiny else 3e-5,
+        eval_strategy="steps",
+        eval_steps=25 if args.tiny else 125,
+        save_steps=25 if args.tiny else 125,
+        load_best_model_at_end=True,
+        metric_for_best_model=SELECTION_METRIC,
         report_to="none",
     ),
     train_dataset=DatasetDict({"audio": clips, "text": sentence_pairs_dataset(sentences)}),

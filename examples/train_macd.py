@@ -31,8 +31,11 @@ from sbert_nonling.training.arguments import SELECTION_METRIC
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--model", default="bert-base-uncased", help="encoder or sentence-transformers model to train")
-parser.add_argument("--captions", default="nlphuji/flickr30k?split=test&revision=refs/convert/parquet",
-                    help="image-caption pairs: a Hub dataset, or a Flickr token file / CSV / JSONL with --image-dir")
+parser.add_argument(
+    "--captions",
+    default="nlphuji/flickr30k?split=test&revision=refs/convert/parquet",
+    help="image-caption pairs: a Hub dataset, or a Flickr token file / CSV / JSONL with --image-dir",
+)
 parser.add_argument("--image-dir", help="the images a local captions file names")
 parser.add_argument("--sts-dir", help="SentEval-layout STS folder for dev scores; default: STS-B dev from the Hub")
 parser.add_argument("--output", default="runs/macd")
@@ -59,21 +62,34 @@ if positions is not None:
 
 # 3. Grounding (global + word-region terms) anchored to the starting model (the teacher: a frozen copy taken now)
 grounding = MultimodalAlignLoss(
-    model, image_dimension=regions.shape[-1], direction="symmetric", temperature=0.1, projection_dimension=768, projection_head="linear",
-    weight=1.0, local_weight=1.0,
+    model,
+    image_dimension=regions.shape[-1],
+    direction="symmetric",
+    temperature=0.1,
+    projection_dimension=768,
+    projection_head="linear",
+    weight=1.0,
+    local_weight=1.0,
 )
 loss = DistillAnchorLoss(model, base_loss=grounding, kl_weight=5.0, cosine_weight=1.0, distillation_temperature=2.0)
 
 # 4. lr 1e-4 with 10 % warmup, batch 64 x 8 accumulation, 10 epochs; the best STS-B dev checkpoint is kept
 training_args = SentenceTransformerTrainingArguments(
-    output_dir=str(output / "checkpoints"), num_train_epochs=10, max_steps=args.max_steps,
-    per_device_train_batch_size=32 if args.tiny else 64, gradient_accumulation_steps=1 if args.tiny else 8,
-    learning_rate=1e-4, warmup_steps=0.1, eval_strategy="steps", eval_steps=25 if args.tiny else 125,
-    save_steps=25 if args.tiny else 125, load_best_model_at_end=True, metric_for_best_model=SELECTION_METRIC, report_to="none",
+    output_dir=str(output / "checkpoints"),
+    num_train_epochs=10,
+    max_steps=args.max_steps,
+    per_device_train_batch_size=32 if args.tiny else 64,
+    gradient_accumulation_steps=1 if args.tiny else 8,
+    learning_rate=1e-4,
+    warmup_steps=0.1,
+    eval_strategy="steps",
+    eval_steps=25 if args.tiny else 125,
+    save_steps=25 if args.tiny else 125,
+    load_best_model_at_end=True,
+    metric_for_best_model=SELECTION_METRIC,
+    report_to="none",
 )
-trainer = NonLinguisticTrainer(
-    model=model, args=training_args, train_dataset=train_dataset, loss=loss, evaluator=sts_dev_evaluator(args.sts_dir)
-)
+trainer = NonLinguisticTrainer(model=model, args=training_args, train_dataset=train_dataset, loss=loss, evaluator=sts_dev_evaluator(args.sts_dir))
 trainer.train()
 
 # 5. Score, save (heads and teacher stay out of the model), export, publish

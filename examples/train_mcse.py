@@ -34,8 +34,11 @@ from sbert_nonling.training.interleaved_sampler import InterleavedBatchSampler
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--model", default="bert-base-uncased", help="encoder or sentence-transformers model to train")
 parser.add_argument("--text", default="princeton-nlp/datasets-for-simcse?data_files=wiki1m_for_simcse.txt", help="sentences")
-parser.add_argument("--captions", default="nlphuji/flickr30k?split=test&revision=refs/convert/parquet",
-                    help="image-caption pairs: a Hub dataset, or a Flickr token file / CSV / JSONL with --image-dir")
+parser.add_argument(
+    "--captions",
+    default="nlphuji/flickr30k?split=test&revision=refs/convert/parquet",
+    help="image-caption pairs: a Hub dataset, or a Flickr token file / CSV / JSONL with --image-dir",
+)
 parser.add_argument("--image-dir", help="the images a local captions file names")
 parser.add_argument("--sts-dir", help="SentEval-layout STS folder for dev scores; default: STS-B dev from the Hub")
 parser.add_argument("--output", default="runs/mcse")
@@ -61,20 +64,37 @@ model = build_sentence_model(str(build_tiny_encoder(output / "tiny-encoder", sen
 # 3. Losses: SimCSE on wiki batches; SimCSE + 0.01 x grounding (tau' 0.05, heads to 256) on caption batches
 simcse = SimCSELoss(model, temperature=0.05)
 grounding = MultimodalAlignLoss(
-    model, image_dimension=features.shape[1], text_loss=simcse, weight=0.01, direction="text_to_image", temperature=0.05,
-    projection_dimension=256, projection_head="mlp",
+    model,
+    image_dimension=features.shape[1],
+    text_loss=simcse,
+    weight=0.01,
+    direction="text_to_image",
+    temperature=0.05,
+    projection_dimension=256,
+    projection_head="mlp",
 )
 
 # 4. A caption batch after every len(text) // len(captions) text batches, as MCSE mixes them
 training_args = SentenceTransformerTrainingArguments(
-    output_dir=str(output / "checkpoints"), num_train_epochs=3, max_steps=args.max_steps, per_device_train_batch_size=64,
-    learning_rate=1e-4 if args.tiny else 3e-5, multi_dataset_batch_sampler=InterleavedBatchSampler,
-    eval_strategy="steps", eval_steps=25 if args.tiny else 125, save_steps=25 if args.tiny else 125,
-    load_best_model_at_end=True, metric_for_best_model=SELECTION_METRIC, report_to="none",
+    output_dir=str(output / "checkpoints"),
+    num_train_epochs=3,
+    max_steps=args.max_steps,
+    per_device_train_batch_size=64,
+    learning_rate=1e-4 if args.tiny else 3e-5,
+    multi_dataset_batch_sampler=InterleavedBatchSampler,
+    eval_strategy="steps",
+    eval_steps=25 if args.tiny else 125,
+    save_steps=25 if args.tiny else 125,
+    load_best_model_at_end=True,
+    metric_for_best_model=SELECTION_METRIC,
+    report_to="none",
 )
 trainer = NonLinguisticTrainer(
-    model=model, args=training_args, train_dataset=DatasetDict({"text": sentence_pairs_dataset(sentences), "captions": captions}),
-    loss={"text": simcse, "captions": grounding}, evaluator=sts_dev_evaluator(args.sts_dir),
+    model=model,
+    args=training_args,
+    train_dataset=DatasetDict({"text": sentence_pairs_dataset(sentences), "captions": captions}),
+    loss={"text": simcse, "captions": grounding},
+    evaluator=sts_dev_evaluator(args.sts_dir),
 )
 trainer.train()
 

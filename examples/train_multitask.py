@@ -42,8 +42,11 @@ from sbert_nonling.training.multitask_sampler import multitask_sampler_arguments
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--model", default="bert-base-uncased", help="Hub name or folder of the encoder to train")
-parser.add_argument("--nli", default="princeton-nlp/datasets-for-simcse?data_files=nli_for_simcse.csv",
-                    help="NLI triplets (sent0,sent1,hard_neg): a Hub dataset (owner/name?...) or a local CSV")
+parser.add_argument(
+    "--nli",
+    default="princeton-nlp/datasets-for-simcse?data_files=nli_for_simcse.csv",
+    help="NLI triplets (sent0,sent1,hard_neg): a Hub dataset (owner/name?...) or a local CSV",
+)
 parser.add_argument("--task-dir", required=True, help="SentEval layout: STSBenchmark/sts-train.csv and SICK/SICK_train.txt")
 parser.add_argument("--sts-dir", help="SentEval-layout STS folder for dev scores; default: STS-B dev from the Hub")
 parser.add_argument("--scheme", default="average", choices=["average", "round_robin", "proportional"], help="stage 2 task mixing")
@@ -100,17 +103,33 @@ evaluator = sts_dev_evaluator(args.sts_dir)
 def stage_arguments(stage: str, learning_rate: float, batch_size: int, epochs: int, **extra) -> SentenceTransformerTrainingArguments:
     steps = 10 if args.tiny else 125
     return SentenceTransformerTrainingArguments(
-        output_dir=str(output / "stages" / stage / "checkpoints"), num_train_epochs=epochs, max_steps=args.max_steps,
-        per_device_train_batch_size=batch_size, learning_rate=learning_rate, eval_strategy="steps", eval_steps=steps,
-        save_steps=steps, save_total_limit=2, load_best_model_at_end=True, metric_for_best_model=SELECTION_METRIC,
-        report_to="none", **extra,
+        output_dir=str(output / "stages" / stage / "checkpoints"),
+        num_train_epochs=epochs,
+        max_steps=args.max_steps,
+        per_device_train_batch_size=batch_size,
+        learning_rate=learning_rate,
+        eval_strategy="steps",
+        eval_steps=steps,
+        save_steps=steps,
+        save_total_limit=2,
+        load_best_model_at_end=True,
+        metric_for_best_model=SELECTION_METRIC,
+        report_to="none",
+        **extra,
     )
 
 
-contrastive_args = stage_arguments("contrastive", 1e-4 if args.tiny else 3e-5, 16 if args.tiny else 64, epochs=1,
-                                   batch_sampler=BatchSamplers.NO_DUPLICATES)
-multitask_args = stage_arguments("multitask", 1e-4 if args.tiny else 1e-5, 8 if args.tiny else 32, epochs=1 if args.tiny else 10,
-                                 batch_sampler=BatchSamplers.BATCH_SAMPLER, **multitask_sampler_arguments(args.scheme, len(tasks)))
+contrastive_args = stage_arguments(
+    "contrastive", 1e-4 if args.tiny else 3e-5, 16 if args.tiny else 64, epochs=1, batch_sampler=BatchSamplers.NO_DUPLICATES
+)
+multitask_args = stage_arguments(
+    "multitask",
+    1e-4 if args.tiny else 1e-5,
+    8 if args.tiny else 32,
+    epochs=1 if args.tiny else 10,
+    batch_sampler=BatchSamplers.BATCH_SAMPLER,
+    **multitask_sampler_arguments(args.scheme, len(tasks)),
+)
 
 # 6. Train the stages in turn; the trainer checkpoints the loss-owned heads with the model
 for stage, train_dataset, loss, training_args in (

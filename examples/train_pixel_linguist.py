@@ -34,10 +34,16 @@ from sbert_nonling.training.weight_averaging import average_state_dicts
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--model", default="Team-PIXEL/pixel-base", help="PIXEL checkpoint (Hub name or folder)")
-parser.add_argument("--text", default="princeton-nlp/datasets-for-simcse?data_files=wiki1m_for_simcse.txt",
-                    help="documents / sentences, one per line: a Hub dataset (owner/name?...) or a local file")
-parser.add_argument("--nli", default="princeton-nlp/datasets-for-simcse?data_files=nli_for_simcse.csv",
-                    help="NLI triplets (sent0,sent1,hard_neg); the (premise, entailment) pairs are used")
+parser.add_argument(
+    "--text",
+    default="princeton-nlp/datasets-for-simcse?data_files=wiki1m_for_simcse.txt",
+    help="documents / sentences, one per line: a Hub dataset (owner/name?...) or a local file",
+)
+parser.add_argument(
+    "--nli",
+    default="princeton-nlp/datasets-for-simcse?data_files=nli_for_simcse.csv",
+    help="NLI triplets (sent0,sent1,hard_neg); the (premise, entailment) pairs are used",
+)
 parser.add_argument("--sts-dir", help="SentEval-layout STS folder for dev scores; default: STS-B dev from the Hub")
 parser.add_argument("--output", default="runs/pixel-linguist")
 parser.add_argument("--tiny", action="store_true", help="offline: a small random PIXEL-architecture encoder, 32 patches")
@@ -50,9 +56,11 @@ output = Path(args.output)
 documents = read_sentences(args.text)
 premises, entailments, _ = (list(column) for column in zip(*read_nli_triplets(args.nli)))
 nli_pairs = Dataset.from_dict({"anchor": premises, "positive": entailments})
-perturbation_sets = [["substitute_visual", "swap"], ["conditional_shuffle"]] if args.tiny else [
-    ["insert"], ["delete"], ["substitute_visual"], ["substitute_keyboard"], ["swap"], ["shuffle"], ["conditional_shuffle"]
-]
+perturbation_sets = (
+    [["substitute_visual", "swap"], ["conditional_shuffle"]]
+    if args.tiny
+    else [["insert"], ["delete"], ["substitute_visual"], ["substitute_keyboard"], ["swap"], ["shuffle"], ["conditional_shuffle"]]
+)
 
 # 2. The model: text rendered as 16 x 16 patches -> PIXEL encoder -> mean over unmasked patches -> L2 norm
 max_patches = 32 if args.tiny else 64
@@ -70,9 +78,17 @@ evaluator = sts_dev_evaluator(args.sts_dir)
 def train(name: str, pairs: Dataset, learning_rate: float, batch_size: int, steps: int) -> None:
     steps = steps if args.max_steps is None else min(steps, args.max_steps)
     training_args = SentenceTransformerTrainingArguments(
-        output_dir=str(output / "stages" / name / "checkpoints"), max_steps=steps, per_device_train_batch_size=batch_size,
-        learning_rate=learning_rate, eval_strategy="steps", eval_steps=steps, save_steps=steps, save_total_limit=2,
-        load_best_model_at_end=True, metric_for_best_model=SELECTION_METRIC, report_to="none",
+        output_dir=str(output / "stages" / name / "checkpoints"),
+        max_steps=steps,
+        per_device_train_batch_size=batch_size,
+        learning_rate=learning_rate,
+        eval_strategy="steps",
+        eval_steps=steps,
+        save_steps=steps,
+        save_total_limit=2,
+        load_best_model_at_end=True,
+        metric_for_best_model=SELECTION_METRIC,
+        report_to="none",
     )
     loss = SymmetricInfoNCE(model, temperature=0.05, token_head="linear_gelu_layernorm")
     trainer = NonLinguisticTrainer(model=model, args=training_args, train_dataset=pairs, loss=loss, evaluator=evaluator)

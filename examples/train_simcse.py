@@ -26,8 +26,11 @@ from sbert_nonling.training.arguments import SELECTION_METRIC
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--model", default="bert-base-uncased", help="Hub name or folder of the encoder to train")
-parser.add_argument("--text", default="princeton-nlp/datasets-for-simcse?data_files=wiki1m_for_simcse.txt",
-                    help="sentences: a Hub dataset (owner/name?...) or a file with one sentence per line")
+parser.add_argument(
+    "--text",
+    default="princeton-nlp/datasets-for-simcse?data_files=wiki1m_for_simcse.txt",
+    help="sentences: a Hub dataset (owner/name?...) or a file with one sentence per line",
+)
 parser.add_argument("--sts-dir", help="SentEval-layout STS folder for dev scores; default: STS-B dev from the Hub")
 parser.add_argument("--output", default="runs/simcse")
 parser.add_argument("--tiny", action="store_true", help="offline: a small random encoder built from the sentences")
@@ -51,10 +54,19 @@ evaluator = sts_dev_evaluator(args.sts_dir)
 
 # 4. Training arguments: the paper's batch 64, lr 3e-5, one epoch; evaluate and keep the best checkpoint
 training_args = SentenceTransformerTrainingArguments(
-    output_dir=str(output / "checkpoints"), num_train_epochs=1, max_steps=args.max_steps, per_device_train_batch_size=64,
-    learning_rate=1e-4 if args.tiny else 3e-5, eval_strategy="steps", eval_steps=10 if args.tiny else 125,
-    save_strategy="steps", save_steps=10 if args.tiny else 125, save_total_limit=2, load_best_model_at_end=True,
-    metric_for_best_model=SELECTION_METRIC, report_to="none",
+    output_dir=str(output / "checkpoints"),
+    num_train_epochs=1,
+    max_steps=args.max_steps,
+    per_device_train_batch_size=64,
+    learning_rate=1e-4 if args.tiny else 3e-5,
+    eval_strategy="steps",
+    eval_steps=10 if args.tiny else 125,
+    save_strategy="steps",
+    save_steps=10 if args.tiny else 125,
+    save_total_limit=2,
+    load_best_model_at_end=True,
+    metric_for_best_model=SELECTION_METRIC,
+    report_to="none",
 )
 
 # 5. Train with the stock sentence-transformers trainer

@@ -61,15 +61,30 @@ evaluator = sts_dev_evaluator(args.sts_dir)
 # 4. Arguments of the text optimizer; the image batches (48) and their AdamW rate (1e-6) go to the trainer below
 steps = 25 if args.tiny else 125
 training_args = SentenceTransformerTrainingArguments(
-    output_dir=str(output / "checkpoints"), num_train_epochs=1, max_steps=args.max_steps, per_device_train_batch_size=64,
-    learning_rate=1e-4 if args.tiny else 3e-5, eval_strategy="steps", eval_steps=steps, save_steps=steps,
-    save_total_limit=2, load_best_model_at_end=True, metric_for_best_model=SELECTION_METRIC, report_to="none",
+    output_dir=str(output / "checkpoints"),
+    num_train_epochs=1,
+    max_steps=args.max_steps,
+    per_device_train_batch_size=64,
+    learning_rate=1e-4 if args.tiny else 3e-5,
+    eval_strategy="steps",
+    eval_steps=steps,
+    save_steps=steps,
+    save_total_limit=2,
+    load_best_model_at_end=True,
+    metric_for_best_model=SELECTION_METRIC,
+    report_to="none",
 )
 
 # 5. The trainer alternates an image step (own AdamW) and a text step, VisualCSE's Algorithm 1
 trainer = UnpairedModalityTrainer(
-    model=model, args=training_args, train_dataset=train_dataset, loss=losses, evaluator=evaluator, scheme="alternating",
-    batch_sizes={"image": 16 if args.tiny else 48}, learning_rates={"image": 1e-5 if args.tiny else 1e-6},
+    model=model,
+    args=training_args,
+    train_dataset=train_dataset,
+    loss=losses,
+    evaluator=evaluator,
+    scheme="alternating",
+    batch_sizes={"image": 16 if args.tiny else 48},
+    learning_rates={"image": 1e-5 if args.tiny else 1e-6},
 )
 trainer.train()
 

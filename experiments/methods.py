@@ -46,40 +46,64 @@ GROUNDING_SETTINGS = {"image_encoder": "efficientnet-lite0", "image_dimension": 
 METHODS: dict[str, dict[str, Any]] = {
     "simcse": {"recipe": "simcse-unsup", "label": "SimCSE-unsup (baseline)", "overrides": {}},
     "visualcse-supcon": {
-        "recipe": "visualcse", "label": "VisualCSE (SupCon)", "modality": "image",
+        "recipe": "visualcse",
+        "label": "VisualCSE (SupCon)",
+        "modality": "image",
         "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon"},
     },
     "visualcse-simclr": {
-        "recipe": "visualcse", "label": "VisualCSE (SimCLR)", "modality": "image",
+        "recipe": "visualcse",
+        "label": "VisualCSE (SimCLR)",
+        "modality": "image",
         "overrides": {**IMAGE_SETTINGS, "modality_mode": "simclr"},
     },
     "visualcse-image-lr0": {  # control: VisualCSE (SupCon) with image steps that move nothing (see module docstring)
-        "recipe": "visualcse", "label": "VisualCSE (SupCon), image lr 0: control", "modality": "image",
-        "control_of": "visualcse-supcon", "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon"},
+        "recipe": "visualcse",
+        "label": "VisualCSE (SupCon), image lr 0: control",
+        "modality": "image",
+        "control_of": "visualcse-supcon",
+        "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon"},
     },
     "audiocse": {"recipe": "audiocse", "label": "AudioCSE (SupCon, speakers)", "modality": "audio", "overrides": dict(AUDIO_SETTINGS)},
     "visualcse-keep50": {  # speed variant: patch dropout 50 %, VisualCSE (SupCon)'s text rate
-        "recipe": "visualcse", "label": "VisualCSE (SupCon, patch dropout 50 %)", "modality": "image",
-        "rate_of": "visualcse-supcon", "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon", "token_keep_ratio": 0.5},
+        "recipe": "visualcse",
+        "label": "VisualCSE (SupCon, patch dropout 50 %)",
+        "modality": "image",
+        "rate_of": "visualcse-supcon",
+        "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon", "token_keep_ratio": 0.5},
     },
     "visualcse-fast": {  # speed variant: the visualcse-fast recipe (half resolution, patch dropout 25 %), same text rate
-        "recipe": "visualcse-fast", "label": "VisualCSE-fast (SupCon, 32 px, patch dropout 25 %)", "modality": "image",
-        "rate_of": "visualcse-supcon", "overrides": {**IMAGE_SETTINGS, "img_size": 32, "modality_mode": "supcon"},
+        "recipe": "visualcse-fast",
+        "label": "VisualCSE-fast (SupCon, 32 px, patch dropout 25 %)",
+        "modality": "image",
+        "rate_of": "visualcse-supcon",
+        "overrides": {**IMAGE_SETTINGS, "img_size": 32, "modality_mode": "supcon"},
     },
     "audiocse-audio-lr0": {  # control: AudioCSE with audio steps that move nothing (see module docstring)
-        "recipe": "audiocse", "label": "AudioCSE, audio lr 0: control", "modality": "audio",
-        "control_of": "audiocse", "overrides": dict(AUDIO_SETTINGS),
+        "recipe": "audiocse",
+        "label": "AudioCSE, audio lr 0: control",
+        "modality": "audio",
+        "control_of": "audiocse",
+        "overrides": dict(AUDIO_SETTINGS),
     },
     "mcse": {"recipe": "mcse", "label": "MCSE", "overrides": {**GROUNDING_SETTINGS, "epochs": 1}},
     "macd": {
-        "recipe": "macd", "label": "MACD (anchored)",
+        "recipe": "macd",
+        "label": "MACD (anchored)",
         "overrides": {**GROUNDING_SETTINGS, "epochs": 14, "gradient_accumulation_steps": 1},
     },
     "pixel": {
-        "recipe": "pixel-linguist", "label": "Pixel route (visual -> topical -> reasoning)", "backbones": ("random",),
+        "recipe": "pixel-linguist",
+        "label": "Pixel route (visual -> topical -> reasoning)",
+        "backbones": ("random",),
         "overrides": {
-            "visual_batch_size": BATCH_SIZE, "topical_batch_size": BATCH_SIZE, "reasoning_batch_size": BATCH_SIZE,
-            "visual_max_steps": 25, "topical_max_steps": 25, "reasoning_max_steps": 50, "eval_steps": 25,
+            "visual_batch_size": BATCH_SIZE,
+            "topical_batch_size": BATCH_SIZE,
+            "reasoning_batch_size": BATCH_SIZE,
+            "visual_max_steps": 25,
+            "topical_max_steps": 25,
+            "reasoning_max_steps": 50,
+            "eval_steps": 25,
         },
     },
 }
@@ -92,8 +116,13 @@ def method_overrides(method: str, backbone: str, learning_rate: float) -> dict[s
         rates = {"visual_learning_rate": learning_rate / 10, "topical_learning_rate": learning_rate, "reasoning_learning_rate": learning_rate}
         return {**spec["overrides"], **rates}
     overrides = {
-        **spec["overrides"], "learning_rate": learning_rate, "batch_size": BATCH_SIZE, "max_seq_length": MAX_SEQ_LENGTH,
-        "pooling": "mean", "max_steps": -1, "eval_steps": 50 if "modality" in spec else 25,
+        **spec["overrides"],
+        "learning_rate": learning_rate,
+        "batch_size": BATCH_SIZE,
+        "max_seq_length": MAX_SEQ_LENGTH,
+        "pooling": "mean",
+        "max_steps": -1,
+        "eval_steps": 50 if "modality" in spec else 25,
     }
     if "modality" in spec:
         overrides["modality_learning_rate"] = 0.0 if "control_of" in spec else MODALITY_LEARNING_RATES[backbone][spec["modality"]]

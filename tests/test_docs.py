@@ -57,7 +57,7 @@ def fenced_blocks(path: Path) -> list[tuple[str, int, str]]:
             if closing and closing["fence"].startswith(fence) and not closing["info"].strip():
                 break
             line = lines[index]
-            body.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
+            body.append(line[len(indent) :] if line.startswith(indent) else line.lstrip())
             index += 1
         else:
             raise AssertionError(f"{path.relative_to(ROOT)}:{start - 1}: code fence never closed")
@@ -89,8 +89,7 @@ def test_python_blocks_run(page, tmp_path, monkeypatch):
 
 
 def test_every_doc_page_has_an_executed_example():
-    missing = [page.name for page in PAGES if page.parent.name == "docs" and page.name not in NO_EXAMPLE_PAGES
-               and not python_blocks(page)]
+    missing = [page.name for page in PAGES if page.parent.name == "docs" and page.name not in NO_EXAMPLE_PAGES and not python_blocks(page)]
     assert not missing, f"docs pages without a ```python example: {missing}"
 
 

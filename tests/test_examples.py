@@ -43,8 +43,9 @@ def small_text(tmp_path, data_dir) -> Path:
 def test_composed_example_trains_saves_and_exports(script, extra, tmp_path, data_dir, small_sts_dir, flickr_subset, small_text):
     extra = [arg.format(data=data_dir, flickr=flickr_subset, text=small_text) for arg in extra]
     output = tmp_path / "run"
-    stdout = _run([sys.executable, str(EXAMPLES / script), "--tiny", "--max-steps", "2", "--sts-dir", str(small_sts_dir),
-                   "--output", str(output), *extra])
+    stdout = _run(
+        [sys.executable, str(EXAMPLES / script), "--tiny", "--max-steps", "2", "--sts-dir", str(small_sts_dir), "--output", str(output), *extra]
+    )
     dev = [line for line in stdout.splitlines() if line.startswith("STS-B dev after training: ")]
     assert len(dev) == 1 and -100 <= float(dev[0].rsplit(" ", 1)[1]) <= 100
     full = SentenceTransformer(str(output / "model"), trust_remote_code=True)
@@ -56,8 +57,23 @@ def test_composed_example_trains_saves_and_exports(script, extra, tmp_path, data
 @pytest.mark.slow
 def test_pixel_linguist_example_runs_the_curriculum_and_saves_a_pixel_model(tmp_path, data_dir, small_sts_dir, small_text):
     output = tmp_path / "run"
-    stdout = _run([sys.executable, str(EXAMPLES / "train_pixel_linguist.py"), "--tiny", "--max-steps", "2", "--text", str(small_text),
-                   "--nli", str(data_dir / "corpus" / "snli_devtest_triplets.csv"), "--sts-dir", str(small_sts_dir), "--output", str(output)])
+    stdout = _run(
+        [
+            sys.executable,
+            str(EXAMPLES / "train_pixel_linguist.py"),
+            "--tiny",
+            "--max-steps",
+            "2",
+            "--text",
+            str(small_text),
+            "--nli",
+            str(data_dir / "corpus" / "snli_devtest_triplets.csv"),
+            "--sts-dir",
+            str(small_sts_dir),
+            "--output",
+            str(output),
+        ]
+    )
     runs = [line.split(":")[0] for line in stdout.splitlines() if ": 2 steps, STS-B dev " in line]
     assert runs == ["visual-0-substitute_visual+swap", "visual-1-conditional_shuffle", "topical", "reasoning"]
     dev = [line for line in stdout.splitlines() if line.startswith("STS-B dev after training: ")]
@@ -70,6 +86,18 @@ def test_pixel_linguist_example_runs_the_curriculum_and_saves_a_pixel_model(tmp_
 
 
 def test_feature_extraction_example(tmp_path, flickr_subset):
-    stdout = _run([sys.executable, str(EXAMPLES / "extract_image_features.py"), "--image-dir", str(flickr_subset / "images"),
-                   "--encoder", "efficientnet-lite0", "--limit", "2", "--output", str(tmp_path / "features.safetensors")])
+    stdout = _run(
+        [
+            sys.executable,
+            str(EXAMPLES / "extract_image_features.py"),
+            "--image-dir",
+            str(flickr_subset / "images"),
+            "--encoder",
+            "efficientnet-lite0",
+            "--limit",
+            "2",
+            "--output",
+            str(tmp_path / "features.safetensors"),
+        ]
+    )
     assert "2 images ->" in stdout

@@ -18,9 +18,19 @@ from methods import LEARNING_RATES, METHODS, SEEDS, grid_methods, method_overrid
 
 def row(method, seed, learning_rate, dev, backbone="random", steps=100):
     return {
-        "method": method, "backbone": backbone, "seed": seed, "learning_rate": learning_rate, "dev_start": 50.0,
-        "dev_selected": dev, "steps": steps, "dev_curve": [[50, dev - 1], [100, dev]], "train_seconds": 10.0,
-        "wall_seconds": 12.0, "steps_per_second": 10.0, "modality_share": 0.3, "best_step": 100,
+        "method": method,
+        "backbone": backbone,
+        "seed": seed,
+        "learning_rate": learning_rate,
+        "dev_start": 50.0,
+        "dev_selected": dev,
+        "steps": steps,
+        "dev_curve": [[50, dev - 1], [100, dev]],
+        "train_seconds": 10.0,
+        "wall_seconds": 12.0,
+        "steps_per_second": 10.0,
+        "modality_share": 0.3,
+        "best_step": 100,
         "command": f"python experiments/run_one.py --method {method} --backbone {backbone} --seed {seed} --learning-rate {learning_rate:g}",
     }
 
@@ -78,8 +88,18 @@ def test_grid_skips_rows_already_in_the_results_file(tmp_path):
     done = [row("simcse", 0, rate, 57.0 + index) for index, rate in enumerate(LEARNING_RATES["random"])]
     done += [row("simcse", seed, LEARNING_RATES["random"][-1], 58.0) for seed in SEEDS[1:]]
     write_rows(results, done)
-    argv = [sys.executable, str(EXPERIMENTS / "run_grid.py"), "--backbone", "random", "--methods", "simcse", "--results", str(results),
-            "--work-dir", str(tmp_path / "work")]
+    argv = [
+        sys.executable,
+        str(EXPERIMENTS / "run_grid.py"),
+        "--backbone",
+        "random",
+        "--methods",
+        "simcse",
+        "--results",
+        str(results),
+        "--work-dir",
+        str(tmp_path / "work"),
+    ]
     subprocess.run(argv, check=True, timeout=60)
     assert len(run_grid.read_rows(results)) == len(done) and not (tmp_path / "work").exists()
 

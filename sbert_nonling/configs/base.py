@@ -179,9 +179,7 @@ class MethodConfig:
             try:
                 value = _coerce(hints[item.name], value)
             except _Mismatch as mismatch:
-                raise ValueError(
-                    f"{self._where()} setting {item.name!r} must be {mismatch}, got {value!r} ({type(value).__name__})."
-                ) from None
+                raise ValueError(f"{self._where()} setting {item.name!r} must be {mismatch}, got {value!r} ({type(value).__name__}).") from None
             self._check_range(item, value)
             object.__setattr__(self, item.name, value)
 
@@ -192,15 +190,15 @@ class MethodConfig:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             return
         minimum, maximum, above = item.metadata["minimum"], item.metadata["maximum"], item.metadata["above"]
-        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum) or (
-            above is not None and value <= above
-        ):
+        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum) or (above is not None and value <= above):
             valid = " and ".join(
-                part for part in (
+                part
+                for part in (
                     f">= {minimum}" if minimum is not None else "",
                     f"> {above}" if above is not None else "",
                     f"<= {maximum}" if maximum is not None else "",
-                ) if part
+                )
+                if part
             )
             raise ValueError(f"{self._where()} setting {item.name!r} must be {valid}, got {value!r}.")
 
@@ -236,8 +234,7 @@ class MethodConfig:
         unknown = [key for key in keys if key not in valid and key not in cls.renamed_settings]
         if unknown:
             raise ValueError(
-                f"{source}: {unknown[0]!r} is not a setting of {cls.__name__} (method {cls.method!r}); "
-                f"valid settings: {', '.join(valid)}."
+                f"{source}: {unknown[0]!r} is not a setting of {cls.__name__} (method {cls.method!r}); valid settings: {', '.join(valid)}."
             )
 
     @classmethod

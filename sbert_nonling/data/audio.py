@@ -37,8 +37,7 @@ def read_audio(path: str | Path | io.BytesIO, name: str | None = None) -> dict[s
         seconds = info.frames / info.samplerate
         if seconds * SAMPLE_RATE < MIN_SAMPLES:
             raise ValueError(
-                f"Audio {name!r} holds {info.frames} samples at {info.samplerate} Hz ({seconds:.4f} s); "
-                "at least 25 ms (one fbank window) are needed."
+                f"Audio {name!r} holds {info.frames} samples at {info.samplerate} Hz ({seconds:.4f} s); at least 25 ms (one fbank window) are needed."
             )
         if seconds > MAX_SECONDS:
             raise ValueError(f"Audio {name!r} is {seconds:.0f} s long; at most {MAX_SECONDS} s is accepted.")

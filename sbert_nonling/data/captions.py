@@ -127,9 +127,7 @@ def sample_one_caption_per_image(pairs: list[tuple[str, str]], seed: int = 42) -
     return [(image, generator.choice(captions)) for image, captions in sorted(by_image.items())]
 
 
-def caption_image_dataset(
-    pairs: list[tuple[str, str]], image_dir: str | Path, one_caption_per_image: bool = True, seed: int = 42
-) -> Dataset:
+def caption_image_dataset(pairs: list[tuple[str, str]], image_dir: str | Path, one_caption_per_image: bool = True, seed: int = 42) -> Dataset:
     """Like :func:`caption_feature_dataset`, but the ``label`` holds the image itself, resized (256) and centre-cropped
     (224) to uint8 pixels (3, 224, 224), decoded when the row is read: for a MultimodalAlignLoss that runs a frozen
     ``image_encoder`` inside the loss. Undecodable files raise a ValueError naming them."""

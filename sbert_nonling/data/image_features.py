@@ -26,9 +26,7 @@ CROP_TRANSFORM = v2.Compose([v2.PILToTensor(), v2.Resize(256, antialias=True), v
 FEATURE_TRANSFORM = v2.Compose([CROP_TRANSFORM, frozen_image_encoder.NORMALIZE_TRANSFORM])
 
 #: Names that moved to :mod:`sbert_nonling.modules.frozen_image_encoder` (old path kept with a FutureWarning).
-__getattr__ = moved_names(
-    __name__, dict.fromkeys(("FrozenImageEncoder", "ENCODERS", "NORMALIZE_TRANSFORM"), frozen_image_encoder.__name__)
-)
+__getattr__ = moved_names(__name__, dict.fromkeys(("FrozenImageEncoder", "ENCODERS", "NORMALIZE_TRANSFORM"), frozen_image_encoder.__name__))
 
 
 def extract_image_features(

@@ -17,10 +17,30 @@ from datasets import Dataset
 
 #: Characters (or pairs) that look alike when rendered: the "visually similar" substitutions of the typo attacks.
 VISUALLY_SIMILAR: dict[str, tuple[str, ...]] = {
-    "a": ("@", "ɑ", "а"), "b": ("6", "ь"), "c": ("¢", "с"), "d": ("ԁ", "cl"), "e": ("3", "е", "é"), "g": ("9", "q"),
-    "h": ("һ",), "i": ("1", "l", "!", "í"), "j": ("ј",), "k": ("κ", "lc"), "l": ("1", "I", "|"), "m": ("rn", "nn"),
-    "n": ("ո",), "o": ("0", "о", "ö"), "p": ("р",), "q": ("g",), "s": ("5", "$", "ѕ"), "t": ("7", "+"),
-    "u": ("υ", "ü"), "v": ("ν",), "w": ("vv",), "x": ("×", "х"), "y": ("у", "ý"), "z": ("2",),
+    "a": ("@", "ɑ", "а"),
+    "b": ("6", "ь"),
+    "c": ("¢", "с"),
+    "d": ("ԁ", "cl"),
+    "e": ("3", "е", "é"),
+    "g": ("9", "q"),
+    "h": ("һ",),
+    "i": ("1", "l", "!", "í"),
+    "j": ("ј",),
+    "k": ("κ", "lc"),
+    "l": ("1", "I", "|"),
+    "m": ("rn", "nn"),
+    "n": ("ո",),
+    "o": ("0", "о", "ö"),
+    "p": ("р",),
+    "q": ("g",),
+    "s": ("5", "$", "ѕ"),
+    "t": ("7", "+"),
+    "u": ("υ", "ü"),
+    "v": ("ν",),
+    "w": ("vv",),
+    "x": ("×", "х"),
+    "y": ("у", "ý"),
+    "z": ("2",),
 }
 _QWERTY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 
@@ -31,11 +51,15 @@ def _keyboard_neighbours() -> dict[str, str]:
     neighbours = {}
     for row_index, row in enumerate(_QWERTY_ROWS):
         for column, key in enumerate(row):
-            near = [(row_index, column - 1), (row_index, column + 1), (row_index - 1, column), (row_index - 1, column + 1),
-                    (row_index + 1, column - 1), (row_index + 1, column)]
-            neighbours[key] = "".join(sorted(
-                _QWERTY_ROWS[r][c] for r, c in near if 0 <= r < len(_QWERTY_ROWS) and 0 <= c < len(_QWERTY_ROWS[r])
-            ))
+            near = [
+                (row_index, column - 1),
+                (row_index, column + 1),
+                (row_index - 1, column),
+                (row_index - 1, column + 1),
+                (row_index + 1, column - 1),
+                (row_index + 1, column),
+            ]
+            neighbours[key] = "".join(sorted(_QWERTY_ROWS[r][c] for r, c in near if 0 <= r < len(_QWERTY_ROWS) and 0 <= c < len(_QWERTY_ROWS[r])))
     return neighbours
 
 

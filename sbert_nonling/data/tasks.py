@@ -86,9 +86,7 @@ def _label_ids(labels: Sequence[str], label_names: Sequence[str] | None, what: s
     return [index[label] for label in labels], names
 
 
-def sentence_classification_dataset(
-    examples: Sequence[tuple[str, str]], label_names: Sequence[str] | None = None
-) -> tuple[Dataset, tuple[str, ...]]:
+def sentence_classification_dataset(examples: Sequence[tuple[str, str]], label_names: Sequence[str] | None = None) -> tuple[Dataset, tuple[str, ...]]:
     """Columns ``sentence``, ``label`` (class id) from (sentence, label name) pairs; returns the dataset and the
     label names in id order (default: sorted label names)."""
     if not examples:

@@ -14,7 +14,6 @@ from sbert_nonling.util.validation import check_sentence, split_lines
 logger = logging.getLogger(__name__)
 
 
-
 def _open_utf8(path: Path) -> str:
     if not path.is_file():
         raise ValueError(f"Data file {str(path)!r} does not exist.")

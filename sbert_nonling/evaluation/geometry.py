@@ -15,9 +15,7 @@ def _unit(model: SentenceTransformer, sentences: Sequence[str], batch_size: int)
     return torch.nn.functional.normalize(embeddings, dim=-1)
 
 
-def alignment_uniformity(
-    model: SentenceTransformer, task: STSData, positive_threshold: float = 4.0, batch_size: int = 64
-) -> dict[str, float]:
+def alignment_uniformity(model: SentenceTransformer, task: STSData, positive_threshold: float = 4.0, batch_size: int = 64) -> dict[str, float]:
     r"""Alignment and uniformity of L2-normalised embeddings, as MCSE's Figure 2 measures them on STS-B:
 
     .. math::

@@ -53,17 +53,18 @@ def plot_anisotropy(values: Mapping[str, float], path: str | Path) -> Path:
 def plot_training_curves(log_history: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
     """Training loss (and each logged loss component) and STS-B dev against the step, from ``trainer_state.json``."""
     figure, (losses, dev) = plt.subplots(1, 2, figsize=(9, 3.5))
-    loss_keys = sorted({
-        key for entry in log_history for key in entry
-        if key == "loss" or (key.endswith("_loss") and not key.startswith(("eval", "train")))
-    })
+    loss_keys = sorted(
+        {key for entry in log_history for key in entry if key == "loss" or (key.endswith("_loss") and not key.startswith(("eval", "train")))}
+    )
     for key in loss_keys:
         points = [(entry["step"], entry[key]) for entry in log_history if key in entry]
         losses.plot(*zip(*points), label=key)
     losses.set_xlabel("step")
     losses.set_ylabel("loss")
     losses.legend()
-    points = [(entry["step"], 100 * entry["eval_STSBenchmark_spearman_cosine"]) for entry in log_history if "eval_STSBenchmark_spearman_cosine" in entry]
+    points = [
+        (entry["step"], 100 * entry["eval_STSBenchmark_spearman_cosine"]) for entry in log_history if "eval_STSBenchmark_spearman_cosine" in entry
+    ]
     if points:
         dev.plot(*zip(*points), marker="o")
     dev.set_xlabel("step")

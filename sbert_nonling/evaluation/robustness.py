@@ -85,9 +85,7 @@ def robustness_report(
         entry: dict[str, Any] = {"clean": clean}
         for name, perturbed in perturbed_tasks.items():
             score = evaluate_sts(model, [perturbed], batch_size=batch_size)[task.name]
-            shift = representation_shift(
-                model, task.sentences1 + task.sentences2, perturbed.sentences1 + perturbed.sentences2, batch_size
-            )
+            shift = representation_shift(model, task.sentences1 + task.sentences2, perturbed.sentences1 + perturbed.sentences2, batch_size)
             entry[name] = {"score": score, "change": score - clean, "shift": shift}
         report[model_name] = entry
     return report

@@ -91,9 +91,7 @@ def read_sts_year(folder: str | Path, name: str) -> STSData:
                 raise ValueError(f"{name}: missing file {path} (subsets of {name}: {list(STS_YEAR_SUBSETS[name])}).")
         inputs, golds = _read_lines(input_path), _read_lines(gold_path)
         if len(inputs) != len(golds):
-            raise ValueError(
-                f"{input_path} has {len(inputs)} lines but {gold_path} has {len(golds)}; they must be aligned."
-            )
+            raise ValueError(f"{input_path} has {len(inputs)} lines but {gold_path} has {len(golds)}; they must be aligned.")
         for line_number, (line, gold) in enumerate(zip(inputs, golds), start=1):
             if not gold.strip():
                 continue
@@ -109,9 +107,7 @@ def read_sts_year(folder: str | Path, name: str) -> STSData:
     return data
 
 
-def _read_tab_separated(
-    path: Path, name: str, sentence_columns: tuple[int, int], score_column: int, header_prefix: str | None = None
-) -> STSData:
+def _read_tab_separated(path: Path, name: str, sentence_columns: tuple[int, int], score_column: int, header_prefix: str | None = None) -> STSData:
     """Rows of a TAB-separated release file read without any quoting; extra trailing columns are ignored."""
     data = STSData(name=name, source=str(path))
     min_columns = max(*sentence_columns, score_column) + 1
@@ -212,10 +208,7 @@ def load_stsb_multi_dir(directory: str | Path, split: Split = "dev", languages: 
         languages = tuple(available)
     missing = [language for language in languages if language not in available]
     if missing or not languages:
-        raise ValueError(
-            f"No stsb_multi {split} file for language(s) {missing or '(any)'} in {str(directory)!r}; "
-            f"found {sorted(available)}."
-        )
+        raise ValueError(f"No stsb_multi {split} file for language(s) {missing or '(any)'} in {str(directory)!r}; found {sorted(available)}.")
     found = [read_stsb_multi(available[language], f"STSBenchmarkMultilingualSTS-{language}") for language in languages]
     for data in found:
         data.split = split

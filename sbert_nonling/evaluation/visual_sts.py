@@ -26,9 +26,7 @@ def render_as_image(renderer: PixelRenderer, sentence: str) -> Image.Image:
     return Image.fromarray(np.concatenate(rows, axis=0)).convert("RGB")
 
 
-def evaluate_visual_sts(
-    model: SentenceTransformer, tasks: Sequence[STSData], max_patches: int = 64, batch_size: int = 32
-) -> dict[str, float]:
+def evaluate_visual_sts(model: SentenceTransformer, tasks: Sequence[STSData], max_patches: int = 64, batch_size: int = 32) -> dict[str, float]:
     """Cosine Spearman x100 per task (named ``Visual<task>``) and ``"avg"``, with both sentences of every pair
     rendered by :func:`render_as_image` and encoded as images (the model needs an "image" route), in the spirit of
     MTEB's VisualSTS tasks.

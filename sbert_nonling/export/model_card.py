@@ -51,10 +51,31 @@ SENTENCE_TRANSFORMERS_CITATION = """@inproceedings{reimers2019sentencebert,
 }"""
 #: Recipe keys shown in the card's hyper-parameter list (those a recipe has).
 CARD_SETTINGS = (
-    "model", "pooling", "temperature", "batch_size", "learning_rate", "epochs", "max_steps", "max_seq_length",
-    "modality", "modality_mode", "modality_batch_size", "modality_learning_rate", "scheme", "image_encoder",
-    "grounding_weight", "grounding_direction", "anchor", "max_patches", "perturbation_sets", "visual_max_steps",
-    "topical_max_steps", "reasoning_max_steps", "leapfrog_iterations", "seed", "tiny",
+    "model",
+    "pooling",
+    "temperature",
+    "batch_size",
+    "learning_rate",
+    "epochs",
+    "max_steps",
+    "max_seq_length",
+    "modality",
+    "modality_mode",
+    "modality_batch_size",
+    "modality_learning_rate",
+    "scheme",
+    "image_encoder",
+    "grounding_weight",
+    "grounding_direction",
+    "anchor",
+    "max_patches",
+    "perturbation_sets",
+    "visual_max_steps",
+    "topical_max_steps",
+    "reasoning_max_steps",
+    "leapfrog_iterations",
+    "seed",
+    "tiny",
 )
 
 
@@ -133,15 +154,18 @@ def model_card(
         f"Trained with [sbert-nonling](https://pypi.org/project/sbert-nonling/), recipe `{recipe.get('name', method)}`: "
         f"{recipe.get('description', '')}",
         "## Usage\n\n" + _loading_snippet(form, name),
-        "## Training\n\n" + ("\n".join(f"- {line}" for line in training_data) or "- (not recorded)")
-        + "\n\nHyper-parameters:\n\n" + "\n".join(settings),
+        "## Training\n\n"
+        + ("\n".join(f"- {line}" for line in training_data) or "- (not recorded)")
+        + "\n\nHyper-parameters:\n\n"
+        + "\n".join(settings),
     ]
     if recipe.get("tiny"):
-        parts.append("> This model was trained with the recipe's `tiny` settings (a small randomly initialised encoder, "
-                     "a few steps): a pipeline check, not a usable encoder.")
+        parts.append(
+            "> This model was trained with the recipe's `tiny` settings (a small randomly initialised encoder, "
+            "a few steps): a pipeline check, not a usable encoder."
+        )
     if scores:
-        parts.append("## Evaluation\n\nSTS, cosine Spearman x100 (dev scores are the only model-selection signal).\n\n"
-                     + _markdown_table(scores))
+        parts.append("## Evaluation\n\nSTS, cosine Spearman x100 (dev scores are the only model-selection signal).\n\n" + _markdown_table(scores))
     citations = [METHOD_CITATIONS[method]] if method in METHOD_CITATIONS else []
     if method != "simcse" and method in ("visualcse", "mcse", "macd"):
         citations.append(METHOD_CITATIONS["simcse"])

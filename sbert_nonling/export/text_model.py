@@ -51,8 +51,7 @@ def export_text_model(model: SentenceTransformer, path: str | Path, model_name: 
         text_route = list(first.route_chain("text"))
         if len(text_route) != 1:
             raise ValueError(
-                f"The 'text' route must be the shared encoder alone to export, but it is "
-                f"{[type(module).__name__ for module in text_route]}."
+                f"The 'text' route must be the shared encoder alone to export, but it is {[type(module).__name__ for module in text_route]}."
             )
         encoder = text_route[0]
     else:

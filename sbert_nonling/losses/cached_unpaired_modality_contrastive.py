@@ -60,7 +60,8 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
                 from sbert_nonling import CachedUnpairedModalityContrastiveLoss, ImagePatchEmbed
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+                # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
+                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
                 # a random patch embedding; e.g. ImagePatchEmbed.from_vit("google/vit-base-patch16-224-in21k")
                 model = build_sentence_model(str(encoder), front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)})
                 loss = CachedUnpairedModalityContrastiveLoss(model, mode="supcon", mini_batch_size=8)
@@ -93,7 +94,7 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
             gradients = torch.autograd.grad(loss, views + parameters, allow_unused=True)  # unused: the mixin says which
             for view, gradient in zip(views, gradients):
                 view.grad = gradient  # the cache GradCache's step 3 reads
-            self._head_gradients = gradients[len(views):]
+            self._head_gradients = gradients[len(views) :]
             loss = loss.detach()
         return loss
 
@@ -102,7 +103,9 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
 
     @property
     def citation(self) -> str:
-        return super().citation + """
+        return (
+            super().citation
+            + """
 @misc{gao2021scaling,
     title = {Scaling Deep Contrastive Learning Batch Size under Memory Limited Setup},
     author = {Gao, Luyu and Zhang, Yunyi and Han, Jiawei and Callan, Jamie},
@@ -111,6 +114,7 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
     archivePrefix = {arXiv}
 }
 """
+        )
 
 
 @torch.no_grad()

@@ -94,16 +94,15 @@ class DistillAnchorLoss(nn.Module):
                 from sbert_nonling import DistillAnchorLoss, MultimodalAlignLoss
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+                # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
+                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="cls")
                 grounding = MultimodalAlignLoss(model, image_dimension=2048, direction="symmetric", temperature=0.1)
                 loss = DistillAnchorLoss(model, base_loss=grounding)  # teacher = frozen copy of the starting model
         """
         super().__init__()
         if temperature is not None:
-            warnings.warn(
-                "DistillAnchorLoss(temperature=...) is deprecated: use distillation_temperature=...", FutureWarning, stacklevel=2
-            )
+            warnings.warn("DistillAnchorLoss(temperature=...) is deprecated: use distillation_temperature=...", FutureWarning, stacklevel=2)
             distillation_temperature = temperature
         if distillation_temperature <= 0:
             raise ValueError(f"distillation_temperature={distillation_temperature!r} must be positive (MACD uses 2).")

@@ -40,9 +40,7 @@ class HeadLayer(nn.Module):
     def __init__(self, embedding_dimension: int, hidden_dimension: int = 768, dropout: float = 0.3) -> None:
         super().__init__()
         if embedding_dimension <= 0 or hidden_dimension <= 0:
-            raise ValueError(
-                f"embedding_dimension={embedding_dimension!r} and hidden_dimension={hidden_dimension!r} must be positive."
-            )
+            raise ValueError(f"embedding_dimension={embedding_dimension!r} and hidden_dimension={hidden_dimension!r} must be positive.")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout={dropout!r} must be in [0, 1) (the paper uses 0.3).")
         self.embedding_dimension = embedding_dimension

@@ -150,7 +150,8 @@ class MultimodalAlignLoss(nn.Module):
                 from sbert_nonling import MultimodalAlignLoss, SimCSELoss
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+                # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
+                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="cls")
                 simcse = SimCSELoss(model)                                # text batches
                 mcse = MultimodalAlignLoss(model, image_dimension=2048, text_loss=simcse, weight=0.01)  # caption batches

@@ -99,7 +99,8 @@ class PairClassificationLoss(SoftmaxLoss):
                 from sbert_nonling.losses.pair_classification import PairClassificationLoss
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+                # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
+                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="cls")
                 train_dataset = Dataset.from_dict({
                     "sentence1": ["A man plays a guitar.", "A dog runs."],

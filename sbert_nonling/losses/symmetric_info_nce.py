@@ -89,7 +89,8 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
                 from sbert_nonling import SymmetricInfoNCE
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+                # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
+                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="mean")
                 loss = SymmetricInfoNCE(model, temperature=0.05, learnable_temperature=True)
                 # Pixel Linguist: SymmetricInfoNCE(pixel_model, temperature=0.05, token_head="linear_gelu_layernorm")
@@ -113,13 +114,9 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
             self.logit_scale = nn.Parameter(torch.tensor(math.log(self._initial_scale)))
         if isinstance(token_head, bool):
             token_head = "linear_gelu_layernorm" if token_head else "none"
-            warnings.warn(
-                f"SymmetricInfoNCE(token_head=True / False) is deprecated: use token_head={token_head!r}.", FutureWarning, stacklevel=2
-            )
+            warnings.warn(f"SymmetricInfoNCE(token_head=True / False) is deprecated: use token_head={token_head!r}.", FutureWarning, stacklevel=2)
         self.token_head_kind = token_head
-        self.token_head = (
-            None if token_head == "none" else make_training_head(token_head, embedding_dimension(model), name="token_head")
-        )
+        self.token_head = None if token_head == "none" else make_training_head(token_head, embedding_dimension(model), name="token_head")
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
         outputs = forward_views(self.model, sentence_features)  # same-size renders: one forward pass

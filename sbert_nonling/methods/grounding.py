@@ -151,9 +151,7 @@ def build_grounding(
     """
     text_dataset, sentences = text_training_data(config, text_file, nli_file, captions_only=True)
     if captions_file is None:
-        raise ValueError(
-            f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local file)."
-        )
+        raise ValueError(f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local file).")
     pairs, images = load_caption_pairs(captions_file, image_dir)
     heldout_names = _read_heldout_names(heldout_images_file)
     heldout_pairs = [pair for pair in pairs if pair[0] in heldout_names]
@@ -176,8 +174,11 @@ def build_grounding(
     else:
         raise ValueError(f"{type(config).__name__} has no warmup setting: train grounding with an MCSEConfig or a MACDConfig.")
     args = single_run_arguments(
-        config, evaluator is not None, warmup=warmup,
-        gradient_accumulation_steps=config.gradient_accumulation_steps, interleaved=text_dataset is not None,
+        config,
+        evaluator is not None,
+        warmup=warmup,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        interleaved=text_dataset is not None,
     )
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
     text_loss = None
@@ -198,7 +199,10 @@ def build_grounding(
     caption_loss: torch.nn.Module = grounding
     if config.anchor:
         caption_loss = DistillAnchorLoss(
-            sentence_model, base_loss=grounding, kl_weight=config.anchor_kl_weight, cosine_weight=config.anchor_cosine_weight,
+            sentence_model,
+            base_loss=grounding,
+            kl_weight=config.anchor_kl_weight,
+            cosine_weight=config.anchor_cosine_weight,
             distillation_temperature=config.anchor_distillation_temperature,
         )
     if text_dataset is None:

@@ -111,8 +111,10 @@ def _task_datasets(config: MultitaskConfig, task_dir: Path) -> tuple[dict[str, D
             sentences1, sentences2, scores = (list(column) for column in zip(*rows))
             parts.append(sts_regression_dataset(sentences1, sentences2, scores, score_range))
             sentences += sentences1 + sentences2
-        datasets["sts"] = parts[0] if len(parts) == 1 else Dataset.from_dict(
-            {column: [value for part in parts for value in part[column]] for column in ("sentence1", "sentence2", "score")}
+        datasets["sts"] = (
+            parts[0]
+            if len(parts) == 1
+            else Dataset.from_dict({column: [value for part in parts for value in part[column]] for column in ("sentence1", "sentence2", "score")})
         )
     return datasets, labels, sentences
 
@@ -213,9 +215,7 @@ def build_multitask(
     if (contrastive_runs or "contrastive" in config.tasks) and contrastive_data is None:
         raise ValueError("The contrastive stage trains on NLI triplets or sentences: pass nli_file (sent0,sent1,hard_neg CSV) or text_file.")
     datasets, labels, task_sentences = _task_datasets(config, Path(task_dir)) if multitask_runs else ({}, {}, [])
-    sentence_model = starting_sentence_model(
-        config, sentences + task_sentences, model, keep_model_modules=False, tiny_encoder=config.tiny_encoder
-    )
+    sentence_model = starting_sentence_model(config, sentences + task_sentences, model, keep_model_modules=False, tiny_encoder=config.tiny_encoder)
     evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
     contrastive_loss = None
     if contrastive_data is not None:
@@ -225,30 +225,50 @@ def build_multitask(
     if contrastive_runs:
         assert contrastive_data is not None and contrastive_loss is not None  # refused above when it is missing
         args = training_arguments(
-            config, "stages/contrastive/checkpoints", evaluator is not None, learning_rate=config.contrastive_learning_rate,
-            batch_size=config.contrastive_batch_size, epochs=config.contrastive_epochs, max_steps=config.contrastive_max_steps,
+            config,
+            "stages/contrastive/checkpoints",
+            evaluator is not None,
+            learning_rate=config.contrastive_learning_rate,
+            batch_size=config.contrastive_batch_size,
+            epochs=config.contrastive_epochs,
+            max_steps=config.contrastive_max_steps,
             warmup=config.contrastive_warmup_steps,
         )
-        loss: nn.Module | dict[str, nn.Module] = dict.fromkeys(contrastive_data, contrastive_loss) if isinstance(contrastive_data, DatasetDict) else contrastive_loss
-        stages.append(TrainingStage("contrastive", contrastive_data, loss, args, record={"stage": "contrastive", "examples": _examples(contrastive_data)}))
+        loss: nn.Module | dict[str, nn.Module] = (
+            dict.fromkeys(contrastive_data, contrastive_loss) if isinstance(contrastive_data, DatasetDict) else contrastive_loss
+        )
+        stages.append(
+            TrainingStage("contrastive", contrastive_data, loss, args, record={"stage": "contrastive", "examples": _examples(contrastive_data)})
+        )
     if multitask_runs:
         if "contrastive" in config.tasks:
             datasets["contrastive"] = contrastive_data["nli"] if isinstance(contrastive_data, DatasetDict) else contrastive_data
         task_data = DatasetDict({task: datasets[task] for task in config.tasks})
         sampler = multitask_sampler_arguments(config.scheme, len(config.tasks))
         args = training_arguments(
-            config, "stages/multitask/checkpoints", evaluator is not None, learning_rate=config.multitask_learning_rate,
-            batch_size=config.multitask_batch_size, epochs=config.multitask_epochs, max_steps=config.multitask_max_steps,
-            warmup=config.multitask_warmup_steps, gradient_accumulation_steps=sampler["gradient_accumulation_steps"],
+            config,
+            "stages/multitask/checkpoints",
+            evaluator is not None,
+            learning_rate=config.multitask_learning_rate,
+            batch_size=config.multitask_batch_size,
+            epochs=config.multitask_epochs,
+            max_steps=config.multitask_max_steps,
+            warmup=config.multitask_warmup_steps,
+            gradient_accumulation_steps=sampler["gradient_accumulation_steps"],
         )
         args.batch_sampler = BatchSamplers.BATCH_SAMPLER
         args.multi_dataset_batch_sampler = sampler["multi_dataset_batch_sampler"]
 
         def heads() -> dict[str, nn.Module]:
             return task_losses(
-                sentence_model, list(config.tasks), {task: len(names) for task, names in labels.items()},
-                hidden_dimension=config.head_hidden_dimension, dropout=config.head_dropout,
-                share_head_layer=config.share_head_layer, pair_head=config.pair_head, contrastive_loss=contrastive_loss,
+                sentence_model,
+                list(config.tasks),
+                {task: len(names) for task, names in labels.items()},
+                hidden_dimension=config.head_hidden_dimension,
+                dropout=config.head_dropout,
+                share_head_layer=config.share_head_layer,
+                pair_head=config.pair_head,
+                contrastive_loss=contrastive_loss,
             )
 
         record = {"stage": "multitask", "examples": _examples(task_data), "labels": {task: list(names) for task, names in labels.items()}}

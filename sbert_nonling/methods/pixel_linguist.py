@@ -140,13 +140,17 @@ def build_pixel_linguist(
         "parallel": (config.parallel_learning_rate, config.parallel_batch_size, config.parallel_max_steps, config.parallel_warmup_steps),
     }
 
-    def run(
-        kind: str, name: str, dataset: Dataset, before: list[ModelHook] | None = None, after: list[ModelHook] | None = None
-    ) -> TrainingStage:
+    def run(kind: str, name: str, dataset: Dataset, before: list[ModelHook] | None = None, after: list[ModelHook] | None = None) -> TrainingStage:
         learning_rate, batch_size, max_steps, warmup = optimizer[kind]
         args = training_arguments(
-            config, f"stages/{name}/checkpoints", evaluator is not None, learning_rate=learning_rate, batch_size=batch_size,
-            epochs=config.epochs, max_steps=max_steps, warmup=warmup,
+            config,
+            f"stages/{name}/checkpoints",
+            evaluator is not None,
+            learning_rate=learning_rate,
+            batch_size=batch_size,
+            epochs=config.epochs,
+            max_steps=max_steps,
+            warmup=warmup,
         )
 
         def loss() -> SymmetricInfoNCE:
@@ -155,8 +159,14 @@ def build_pixel_linguist(
             )
 
         return TrainingStage(
-            name, dataset, loss, args, seed=config.seed, record={"stage": kind, "pairs": len(dataset)},
-            before=before or [], after=after or [],
+            name,
+            dataset,
+            loss,
+            args,
+            seed=config.seed,
+            record={"stage": kind, "pairs": len(dataset)},
+            before=before or [],
+            after=after or [],
         )
 
     stages: list[TrainingStage | ModelUpdate] = []

@@ -106,6 +106,14 @@ def single_run_arguments(
     """The arguments of a single-run method's one training run: the config's text optimizer settings (learning rate,
     batch size, epochs, max steps), checkpoints in ``checkpoints/``; see :func:`training_arguments`."""
     return training_arguments(
-        config, "checkpoints", evaluating, learning_rate=config.learning_rate, batch_size=config.batch_size, epochs=config.epochs,
-        max_steps=config.max_steps, warmup=warmup, gradient_accumulation_steps=gradient_accumulation_steps, interleaved=interleaved,
+        config,
+        "checkpoints",
+        evaluating,
+        learning_rate=config.learning_rate,
+        batch_size=config.batch_size,
+        epochs=config.epochs,
+        max_steps=config.max_steps,
+        warmup=warmup,
+        gradient_accumulation_steps=gradient_accumulation_steps,
+        interleaved=interleaved,
     )

@@ -56,7 +56,5 @@ def build_simcse(
     sentence_model = starting_sentence_model(config, sentences, model, keep_model_modules)
     evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
     args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps)
-    loss = SimCSELoss(
-        sentence_model, temperature=config.temperature, training_head=config.training_head, gather_across_devices=args.world_size > 1
-    )
+    loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head, gather_across_devices=args.world_size > 1)
     return MethodPlan(sentence_model, [TrainingStage("train", train_dataset, loss, args)], evaluator)

@@ -31,12 +31,8 @@ from sbert_nonling.modules.modality_router import ModalityRouter
 from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
 from sbert_nonling.util.unreachable import loading
 
-
 #: What to do when the recipe's ViT cannot be reached.
-VIT_OFFLINE = (
-    "set vit to None (--set vit=null) for a random patch embedding, or to a local ViT folder (--set vit=PATH), "
-    "or train with --tiny."
-)
+VIT_OFFLINE = "set vit to None (--set vit=null) for a random patch embedding, or to a local ViT folder (--set vit=PATH), or train with --tiny."
 
 
 def _image_route(config: VisualCSEConfig, hidden_size: int, image_dir: str | Path | None) -> tuple[Dataset, InputModule]:
@@ -45,7 +41,10 @@ def _image_route(config: VisualCSEConfig, hidden_size: int, image_dir: str | Pat
     dataset, _ = image_folder_dataset(image_dir, img_size=config.img_size, limit_per_class=config.images_per_class)
     if config.tiny or config.vit is None:  # a random patch embedding, trained from scratch
         front_end = ImagePatchEmbed(
-            config.img_size, config.patch_size, embedding_dimension=hidden_size, encoder_entry=config.encoder_entry,
+            config.img_size,
+            config.patch_size,
+            embedding_dimension=hidden_size,
+            encoder_entry=config.encoder_entry,
             token_keep_ratio=config.token_keep_ratio,
         )
     else:  # positions interpolated if img_size differs from the checkpoint's
@@ -68,8 +67,13 @@ def _audio_route(
     label_fn = label_from_regex(audio_label_regex) if audio_label_regex is not None else None
     dataset, _ = audio_folder_dataset(audio_dir, label_fn, limit=config.clips, limit_per_class=config.clips_per_class)
     front_end = AudioPatchEmbed(
-        target_frames=config.target_frames, embedding_dimension=hidden_size, layout=config.audio_layout, encoder_entry=config.encoder_entry,
-        freq_mask=config.freq_mask, time_mask=config.time_mask, token_keep_ratio=config.token_keep_ratio,
+        target_frames=config.target_frames,
+        embedding_dimension=hidden_size,
+        layout=config.audio_layout,
+        encoder_entry=config.encoder_entry,
+        freq_mask=config.freq_mask,
+        time_mask=config.time_mask,
+        token_keep_ratio=config.token_keep_ratio,
     )
     return dataset, front_end
 

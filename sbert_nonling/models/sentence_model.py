@@ -128,7 +128,10 @@ def _continue_sentence_transformer(
     if max_seq_length not in (None, "auto") and max_seq_length != encoder.max_seq_length:
         logger.warning(
             "Continuing %s with max_seq_length=%d instead of the model's own %s: longer inputs are cut to %d tokens.",
-            name, max_seq_length, encoder.max_seq_length, max_seq_length,
+            name,
+            max_seq_length,
+            encoder.max_seq_length,
+            max_seq_length,
         )
         encoder.max_seq_length = max_seq_length
     own = [plain[index] for index in range(1, len(plain))]
@@ -138,17 +141,22 @@ def _continue_sentence_transformer(
         downstream = _pooling_modules(encoder, pooling)
         logger.warning(
             "Continuing %s with pooling=%r: its own modules %s are replaced by %s.",
-            name, pooling, [type(module).__name__ for module in own], [type(module).__name__ for module in downstream],
+            name,
+            pooling,
+            [type(module).__name__ for module in own],
+            [type(module).__name__ for module in downstream],
         )
     return _assemble(
-        encoder, downstream, front_ends, prompts=plain.prompts, default_prompt_name=plain.default_prompt_name,
+        encoder,
+        downstream,
+        front_ends,
+        prompts=plain.prompts,
+        default_prompt_name=plain.default_prompt_name,
         similarity_fn_name=plain.similarity_fn_name,
     )
 
 
-def _assemble(
-    encoder: SharedEncoder, downstream: list[nn.Module], front_ends: dict[str, InputModule] | None, **model_kwargs
-) -> SentenceTransformer:
+def _assemble(encoder: SharedEncoder, downstream: list[nn.Module], front_ends: dict[str, InputModule] | None, **model_kwargs) -> SentenceTransformer:
     return SentenceTransformer(
         modules=[ModalityRouter.from_encoder(encoder, front_ends=front_ends), *downstream],
         model_card_data=NonLinguisticModelCardData(local_files_only=True),

@@ -9,4 +9,15 @@ from sbert_nonling.modules.pixel_encoder import PixelEncoder
 from sbert_nonling.modules.pixel_renderer import PixelRenderer
 from sbert_nonling.modules.shared_encoder import ENTRY_KEYS, SharedEncoder
 
-__all__ = ["AudioPatchEmbed", "ENTRY_KEYS", "FrontEnd", "FrozenImageEncoder", "ImagePatchEmbed", "MODALITY_ROUTES", "ModalityRouter", "PixelEncoder", "PixelRenderer", "SharedEncoder"]
+__all__ = [
+    "AudioPatchEmbed",
+    "ENTRY_KEYS",
+    "FrontEnd",
+    "FrozenImageEncoder",
+    "ImagePatchEmbed",
+    "MODALITY_ROUTES",
+    "ModalityRouter",
+    "PixelEncoder",
+    "PixelRenderer",
+    "SharedEncoder",
+]

@@ -62,9 +62,7 @@ def waveform_to_mono_16k(audio: Any, where: str) -> torch.Tensor:
     if sampling_rate != SAMPLE_RATE:
         waveform = torchaudio.functional.resample(waveform, int(sampling_rate), SAMPLE_RATE)
     if waveform.shape[0] < MIN_SAMPLES:
-        raise ValueError(
-            f"{where} has {waveform.shape[0]} samples at 16 kHz; at least {MIN_SAMPLES} (one 25 ms fbank window) are needed."
-        )
+        raise ValueError(f"{where} has {waveform.shape[0]} samples at 16 kHz; at least {MIN_SAMPLES} (one 25 ms fbank window) are needed.")
     return waveform
 
 
@@ -117,7 +115,14 @@ class AudioPatchEmbed(FrontEnd):
     """
 
     config_keys: list[str] = [
-        "num_mel_bins", "target_frames", "embedding_dimension", "layout", "encoder_entry", "freq_mask", "time_mask", "token_keep_ratio"
+        "num_mel_bins",
+        "target_frames",
+        "embedding_dimension",
+        "layout",
+        "encoder_entry",
+        "freq_mask",
+        "time_mask",
+        "token_keep_ratio",
     ]
     config_file_name = "audio_patch_embed_config.json"
 
@@ -144,7 +149,9 @@ class AudioPatchEmbed(FrontEnd):
                 raise ValueError(f"num_mel_bins={num_mel_bins} and target_frames={target_frames} must be >= patch size {patch}.")
         self.num_mel_bins = self.check_int("num_mel_bins", num_mel_bins, patch, 1024)
         self.target_frames = self.check_int("target_frames", target_frames, patch, 16384)
-        self.embedding_dimension = None if embedding_dimension is None else self.check_int("embedding_dimension", embedding_dimension, 1, MAX_DIMENSION)
+        self.embedding_dimension = (
+            None if embedding_dimension is None else self.check_int("embedding_dimension", embedding_dimension, 1, MAX_DIMENSION)
+        )
         self.layout = layout
         self.encoder_entry = self.check_entry(encoder_entry)
         self.freq_mask = self.check_int("freq_mask", freq_mask, 0, num_mel_bins)

@@ -46,9 +46,7 @@ def _deberta_v2_encoder(model: Any, hidden_states: Tensor, attention_mask: Tenso
     The embedding layer skipped: LayerNorm, the padding-mask multiplication (and absolute positions where
     ``position_biased_input``).
     """
-    return model.encoder(
-        hidden_states, attention_mask.long(), output_hidden_states=False, return_dict=True
-    ).last_hidden_state
+    return model.encoder(hidden_states, attention_mask.long(), output_hidden_states=False, return_dict=True).last_hidden_state
 
 
 def _distilbert_transformer(model: Any, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
@@ -75,9 +73,7 @@ def _modernbert_layers(model: Any, hidden_states: Tensor, attention_mask: Tensor
     position_ids = torch.arange(hidden_states.shape[1], device=hidden_states.device).unsqueeze(0)
     rotary = {kind: model.rotary_emb(hidden_states, position_ids, kind) for kind in set(model.config.layer_types)}
     for layer in model.layers:
-        hidden_states = layer(
-            hidden_states, attention_mask=masks[layer.attention_type], position_embeddings=rotary[layer.attention_type]
-        )
+        hidden_states = layer(hidden_states, attention_mask=masks[layer.attention_type], position_embeddings=rotary[layer.attention_type])
     return model.final_norm(hidden_states)
 
 

@@ -12,7 +12,6 @@ from sentence_transformers.base.modules import InputModule
 from sbert_nonling.modules.shared_encoder import ENTRY_KEYS
 from sbert_nonling.util.patch_dropout import drop_patch_tokens
 
-
 #: The most patch tokens a front-end may make (its position table) and the widest token it may make: a saved config
 #: beyond them is refused before anything is allocated.
 MAX_TOKENS = 65536

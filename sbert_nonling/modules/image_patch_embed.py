@@ -139,7 +139,14 @@ class ImagePatchEmbed(FrontEnd):
     """
 
     config_keys: list[str] = [
-        "img_size", "patch_size", "in_chans", "embedding_dimension", "encoder_entry", "image_mean", "image_std", "token_keep_ratio"
+        "img_size",
+        "patch_size",
+        "in_chans",
+        "embedding_dimension",
+        "encoder_entry",
+        "image_mean",
+        "image_std",
+        "token_keep_ratio",
     ]
     config_file_name = "image_patch_embed_config.json"
 
@@ -167,7 +174,9 @@ class ImagePatchEmbed(FrontEnd):
         self.img_size = img_size
         self.patch_size = patch_size
         self.in_chans = self.check_int("in_chans", in_chans, 1, 4)
-        self.embedding_dimension = None if embedding_dimension is None else self.check_int("embedding_dimension", embedding_dimension, 1, MAX_DIMENSION)
+        self.embedding_dimension = (
+            None if embedding_dimension is None else self.check_int("embedding_dimension", embedding_dimension, 1, MAX_DIMENSION)
+        )
         self.encoder_entry = self.check_entry(encoder_entry)
         self.image_mean = self.check_numbers("image_mean", image_mean, in_chans)
         self.image_std = self.check_numbers("image_std", image_std, in_chans, positive=True)
@@ -184,9 +193,7 @@ class ImagePatchEmbed(FrontEnd):
             ]
         )
         # Images already img_size x img_size (e.g. the two-view augmentation's output) skip the resize and crop.
-        self.normalise = v2.Compose(
-            [v2.PILToTensor(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(self.image_mean, self.image_std)]
-        )
+        self.normalise = v2.Compose([v2.PILToTensor(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(self.image_mean, self.image_std)])
 
     @classmethod
     def from_vit(
@@ -218,9 +225,7 @@ class ImagePatchEmbed(FrontEnd):
                 f"{model_name_or_path}: ImagePatchEmbed takes square images and patches (one int each), got "
                 f"image_size={size!r}, patch_size={config.patch_size!r}."
             )
-        module = cls(
-            size, config.patch_size, config.num_channels, config.hidden_size, encoder_entry, token_keep_ratio=token_keep_ratio
-        )
+        module = cls(size, config.patch_size, config.num_channels, config.hidden_size, encoder_entry, token_keep_ratio=token_keep_ratio)
         embeddings = vit.embeddings
         grid_tokens = torch.empty(1, module.position_embeddings.shape[1], config.hidden_size)  # only its shape is read
         with torch.no_grad():

@@ -131,15 +131,12 @@ class PixelEncoder(Module):
             missing = [key for key in PIXEL_CONFIG_KEYS + ("image_size",) if key not in stored]
             if missing:
                 raise ValueError(f"{model_name_or_path}: PIXEL config.json lacks {missing}.")
-            config = ViTMAEConfig(
-                **{key: stored[key] for key in PIXEL_CONFIG_KEYS}, image_size=tuple(stored["image_size"]), mask_ratio=0.0
-            )
+            config = ViTMAEConfig(**{key: stored[key] for key in PIXEL_CONFIG_KEYS}, image_size=tuple(stored["image_size"]), mask_ratio=0.0)
         elif model_type == "vit_mae":
             config = ViTMAEConfig.from_dict({**stored, "mask_ratio": 0.0})
         else:
             raise ValueError(
-                f"{model_name_or_path} has model_type={model_type!r}; PixelEncoder loads PIXEL ('pixel') or ViT-MAE "
-                "('vit_mae') checkpoints."
+                f"{model_name_or_path} has model_type={model_type!r}; PixelEncoder loads PIXEL ('pixel') or ViT-MAE ('vit_mae') checkpoints."
             )
         # from_pretrained is annotated as returning the model alone; with output_loading_info=True it returns
         # (model, loading_info).
@@ -164,15 +161,12 @@ class PixelEncoder(Module):
             )
         if tuple(patch_mask.shape) != (pixel_values.shape[0], self.max_patches):
             raise ValueError(
-                f"PixelEncoder expects a patch attention_mask of shape ({pixel_values.shape[0]}, {self.max_patches}), "
-                f"got {tuple(patch_mask.shape)}."
+                f"PixelEncoder expects a patch attention_mask of shape ({pixel_values.shape[0]}, {self.max_patches}), got {tuple(patch_mask.shape)}."
             )
         batch_size = pixel_values.shape[0]
         in_order = torch.arange(self.max_patches, device=pixel_values.device).expand(batch_size, -1)
         with_cls = torch.cat([patch_mask.new_ones(batch_size, 1), patch_mask], dim=1)
-        output = self.model(
-            pixel_values=pixel_values.to(self.model.dtype), noise=in_order, attention_mask=with_cls, return_dict=True
-        )
+        output = self.model(pixel_values=pixel_values.to(self.model.dtype), noise=in_order, attention_mask=with_cls, return_dict=True)
         features["token_embeddings"] = output.last_hidden_state[:, 1:]
         return features
 
@@ -227,9 +221,9 @@ def resize_position_table(model: ViTMAEModel, max_patches: int) -> ViTMAEModel:
         resized = table[:, : 1 + max_patches]
     else:
         logger.warning("Interpolating %d stored patch positions to %d patches.", stored, max_patches)
-        patch_rows = torch.nn.functional.interpolate(
-            table[:, 1:].transpose(1, 2), size=max_patches, mode="linear", align_corners=True
-        ).transpose(1, 2)
+        patch_rows = torch.nn.functional.interpolate(table[:, 1:].transpose(1, 2), size=max_patches, mode="linear", align_corners=True).transpose(
+            1, 2
+        )
         resized = torch.cat([table[:, :1], patch_rows], dim=1)
     config = ViTMAEConfig.from_dict({**model.config.to_dict(), "image_size": (patch_size, max_patches * patch_size)})
     # PreTrainedModel.to is decorated with functools.wraps(torch.nn.Module.to), so its stub is the unbound signature.
@@ -242,4 +236,3 @@ def resize_position_table(model: ViTMAEModel, max_patches: int) -> ViTMAEModel:
 
 def _pair(value: int | tuple[int, int] | list[int]) -> tuple[int, int]:
     return (value, value) if isinstance(value, int) else (int(value[0]), int(value[1]))
-

@@ -190,17 +190,25 @@ class PixelRenderer(InputModule):
         if differences:
             logger.warning(
                 "This PixelRenderer was saved on a machine with other rendering libraries or fonts; renders here may "
-                "differ from those the model was trained on by a few pixels: %s.", "; ".join(differences)
+                "differ from those the model was trained on by a few pixels: %s.",
+                "; ".join(differences),
             )
 
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "render_environment": self.current_render_environment()}
 
     @classmethod
-    def load(cls, model_name_or_path: str, subfolder: str = "", token: bool | str | None = None, cache_folder: str | None = None,
-             revision: str | None = None, local_files_only: bool = False,
-             init_defaults: dict[str, Any] | None = None,  # Module.load's; not used: the saved config has every setting
-             **kwargs) -> Self:
+    def load(
+        cls,
+        model_name_or_path: str,
+        subfolder: str = "",
+        token: bool | str | None = None,
+        cache_folder: str | None = None,
+        revision: str | None = None,
+        local_files_only: bool = False,
+        init_defaults: dict[str, Any] | None = None,  # Module.load's; not used: the saved config has every setting
+        **kwargs,
+    ) -> Self:
         """sentence-transformers' ``Module.load``, with the saved ``font_dirs`` checked: a list of folders relative to
         the renderer's folder, each inside the model folder or an allowed folder (``SBERT_NONLING_FONT_DIRS``); a
         ValueError names the config file and the folder otherwise."""
@@ -214,7 +222,9 @@ class PixelRenderer(InputModule):
         font_dirs = config.get("font_dirs", [])
         if not isinstance(font_dirs, list) or not all(isinstance(item, str) for item in font_dirs):
             raise ValueError(f"{where}: font_dirs={font_dirs!r} must be a list of folder names relative to {folder}.")
-        allowed = [model_folder.resolve()] + [Path(item).resolve() for item in os.environ.get("SBERT_NONLING_FONT_DIRS", "").split(os.pathsep) if item]
+        allowed = [model_folder.resolve()] + [
+            Path(item).resolve() for item in os.environ.get("SBERT_NONLING_FONT_DIRS", "").split(os.pathsep) if item
+        ]
         for directory in font_dirs:
             resolved = (folder / directory).resolve()
             if not any(resolved.is_relative_to(root) for root in allowed):

@@ -74,14 +74,10 @@ class SharedEncoder(Transformer):
 
     def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
         if BYPASS_ENTRY_KEY in features:
-            features[self.module_output_name] = self.encode_layers(
-                features[BYPASS_ENTRY_KEY], features["attention_mask"]
-            )
+            features[self.module_output_name] = self.encode_layers(features[BYPASS_ENTRY_KEY], features["attention_mask"])
             return features
         if EMBEDDINGS_ENTRY_KEY in features:
-            features[self.module_output_name] = self.encode_embeddings(
-                features[EMBEDDINGS_ENTRY_KEY], features["attention_mask"]
-            )
+            features[self.module_output_name] = self.encode_embeddings(features[EMBEDDINGS_ENTRY_KEY], features["attention_mask"])
             return features
         return super().forward(features, **kwargs)
 
@@ -93,13 +89,16 @@ class SharedEncoder(Transformer):
         """
         width = self.model.get_input_embeddings().embedding_dim
         if inputs_embeds.ndim != 3 or inputs_embeds.shape[-1] != width:
-            hint = "" if width == self.get_embedding_dimension() else (
-                f" ({type(self.model).__name__} embeds tokens at width {width}, below its hidden size "
-                f"{self.get_embedding_dimension()}: use encoder_entry='bypass', which takes hidden-size tokens)"
+            hint = (
+                ""
+                if width == self.get_embedding_dimension()
+                else (
+                    f" ({type(self.model).__name__} embeds tokens at width {width}, below its hidden size "
+                    f"{self.get_embedding_dimension()}: use encoder_entry='bypass', which takes hidden-size tokens)"
+                )
             )
             raise ValueError(
-                f"Front-end tokens must have shape (batch, tokens, {width}) to enter the embedding layer, "
-                f"got {tuple(inputs_embeds.shape)}{hint}."
+                f"Front-end tokens must have shape (batch, tokens, {width}) to enter the embedding layer, got {tuple(inputs_embeds.shape)}{hint}."
             )
         return self.model(inputs_embeds=inputs_embeds, attention_mask=attention_mask, return_dict=True).last_hidden_state
 
@@ -112,8 +111,7 @@ class SharedEncoder(Transformer):
         hidden_size = self.get_embedding_dimension()
         if hidden_states.ndim != 3 or hidden_states.shape[-1] != hidden_size:
             raise ValueError(
-                f"Front-end tokens must have shape (batch, tokens, {hidden_size}) to enter the encoder, "
-                f"got {tuple(hidden_states.shape)}."
+                f"Front-end tokens must have shape (batch, tokens, {hidden_size}) to enter the encoder, got {tuple(hidden_states.shape)}."
             )
         if attention_mask.shape != hidden_states.shape[:2]:
             raise ValueError(

@@ -78,9 +78,7 @@ class TextLineCanvas:
             hint_metrics=cairocffi.HINT_METRICS_ON,
         )
         # Pango keeps a copy of the options.
-        pangocairo.pango_cairo_context_set_font_options(
-            self._context, pangocairo_ffi.cast("cairo_font_options_t *", font_options._pointer)
-        )
+        pangocairo.pango_cairo_context_set_font_options(self._context, pangocairo_ffi.cast("cairo_font_options_t *", font_options._pointer))
         pango.pango_context_set_language(self._context, pango.pango_language_from_string(b"xx"))
         pango.pango_context_set_round_glyph_positions(self._context, True)
         description = pango_ffi.gc(

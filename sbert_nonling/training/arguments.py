@@ -84,7 +84,8 @@ def training_arguments(
     if precision == "bf16" and on_cpu and not cpu_has_native_bf16():
         logger.warning(
             "bf16 was asked for, but this CPU (%s) has no native bf16 matmul: autocast will run an emulated kernel that is "
-            "much slower than fp32. Train without bf16 here.", torch.backends.cpu.get_cpu_capability(),
+            "much slower than fp32. Train without bf16 here.",
+            torch.backends.cpu.get_cpu_capability(),
         )
     workers = resolved_workers(config.dataloader_num_workers)
     return SentenceTransformerTrainingArguments(

@@ -95,9 +95,9 @@ def checkpoint_folders(output_dir: str | os.PathLike) -> list[Path]:
     if not output_dir.is_dir():
         return []
     steps = [
-        (int(path.name[len(CHECKPOINT_PREFIX):]), path)
+        (int(path.name[len(CHECKPOINT_PREFIX) :]), path)
         for path in output_dir.iterdir()
-        if path.is_dir() and path.name.startswith(CHECKPOINT_PREFIX) and path.name[len(CHECKPOINT_PREFIX):].isdigit()
+        if path.is_dir() and path.name.startswith(CHECKPOINT_PREFIX) and path.name[len(CHECKPOINT_PREFIX) :].isdigit()
     ]
     return [path for _, path in sorted(steps, reverse=True)]
 

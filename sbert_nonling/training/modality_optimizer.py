@@ -42,7 +42,9 @@ class ModalityOptimizer(Optimizer):
         self.active = next(iter(self.optimizers))
         # Optimizer.__init__ sets up hooks and bookkeeping over the shared parameters, each once; the groups used from
         # then on are the active sub-optimizer's own dicts.
-        parameters = {id(parameter): parameter for optimizer in self.optimizers.values() for group in optimizer.param_groups for parameter in group["params"]}
+        parameters = {
+            id(parameter): parameter for optimizer in self.optimizers.values() for group in optimizer.param_groups for parameter in group["params"]
+        }
         super().__init__(list(parameters.values()), dict(self.optimizers[self.active].defaults))
         self.set_active(self.active)
 

@@ -10,7 +10,18 @@ from sbert_nonling.training.checkpoints import COMPLETE_MARKER
 
 #: What the recipe runners write into a run folder; ``--overwrite`` deletes these and nothing else (``train.log`` is
 #: appended to by every run).
-RUN_ENTRIES = ("model", "export", "model.partial", "export.partial", "checkpoints", "stages", "tiny-encoder", "image_features.safetensors", "recipe.json", "results.json")
+RUN_ENTRIES = (
+    "model",
+    "export",
+    "model.partial",
+    "export.partial",
+    "checkpoints",
+    "stages",
+    "tiny-encoder",
+    "image_features.safetensors",
+    "recipe.json",
+    "results.json",
+)
 #: A folder holding any of these holds a finished run (a saved model or its results).
 FINISHED_RUN_ENTRIES = ("results.json", "model", "export")
 
@@ -26,8 +37,7 @@ def make_output_dir(output_dir: str | Path) -> Path:
         tempfile.TemporaryFile(dir=output_dir).close()
     except OSError as error:
         raise ValueError(
-            f"Cannot write into --output {str(output_dir)!r} ({error.strerror or error}); choose a folder you can write "
-            "to, or fix its permissions."
+            f"Cannot write into --output {str(output_dir)!r} ({error.strerror or error}); choose a folder you can write to, or fix its permissions."
         ) from None
     return output_dir
 
@@ -56,10 +66,7 @@ def prepare_output_dir(output_dir: str | Path, resume: bool = False, overwrite: 
                 "(overwrite=True) to train it again, or choose another --output."
             )
         if not checkpoints:
-            raise ValueError(
-                f"--resume: {output_dir} holds no complete checkpoint to resume from. Run without --resume to start "
-                "the run."
-            )
+            raise ValueError(f"--resume: {output_dir} holds no complete checkpoint to resume from. Run without --resume to start the run.")
         return output_dir
     if overwrite:
         for name in RUN_ENTRIES:

@@ -31,10 +31,7 @@ class TrainingPreempted(RuntimeError):
         self.signal_number = signal_number
         self.checkpoint = checkpoint
         if resumable:
-            how = (
-                "Continue with the same command plus --resume (train_recipe(..., resume=True) or "
-                "trainer.train(resume_from_checkpoint=True))."
-            )
+            how = "Continue with the same command plus --resume (train_recipe(..., resume=True) or trainer.train(resume_from_checkpoint=True))."
         else:
             how = "This recipe runs a sequence of trainers and does not resume: start it again with --overwrite."
         super().__init__(f"Training stopped by {signal.Signals(signal_number).name}; {checkpoint} is a complete checkpoint. {how}")
@@ -69,10 +66,7 @@ class PreemptionCallback(TrainerCallback):
             sys.stderr.flush()
             os._exit(128 + signal_number)  # at once: no clean-up that could touch the checkpoints
         self._signal_number = signal_number
-        sys.stderr.write(
-            f"\n{signal.Signals(signal_number).name}: finishing this step and writing a checkpoint "
-            "(send it again to exit at once).\n"
-        )
+        sys.stderr.write(f"\n{signal.Signals(signal_number).name}: finishing this step and writing a checkpoint (send it again to exit at once).\n")
         sys.stderr.flush()
 
     @contextmanager

@@ -150,30 +150,47 @@ def train_recipe(
     keep_model_modules = [name for name in MODEL_OWN_SETTINGS if name not in (overrides or {})]
     if isinstance(config, PixelLinguistConfig):
         build = partial(build_pixel_linguist, config, text_file, nli_file, stsb_multi_dir, sts_dir, model)
-        data = training_data_lines(
-            text_file=text_file, nli_file=nli_file, stsb_multi_dir=stsb_multi_dir if config.leapfrog_iterations else None
-        )
+        data = training_data_lines(text_file=text_file, nli_file=nli_file, stsb_multi_dir=stsb_multi_dir if config.leapfrog_iterations else None)
     elif isinstance(config, MultitaskConfig):
         build = partial(build_multitask, config, nli_file, text_file, sts_dir, sts_dir, model)
         data = training_data_lines(text_file=text_file, nli_file=nli_file, task_dir=sts_dir if config.multitask_max_steps != 0 else None)
     else:
         if isinstance(config, GroundingConfig):
             build = partial(
-                build_grounding, config, captions_file, image_dir, image_features, heldout_images_file, text_file, nli_file,
-                sts_dir, model, keep_model_modules,
+                build_grounding,
+                config,
+                captions_file,
+                image_dir,
+                image_features,
+                heldout_images_file,
+                text_file,
+                nli_file,
+                sts_dir,
+                model,
+                keep_model_modules,
             )
         elif isinstance(config, UnpairedModalityConfig):
             build = partial(
-                build_unpaired_modality, config, text_file, image_dir, audio_dir, audio_label_regex, sts_dir, model,
-                keep_model_modules, nli_file,
+                build_unpaired_modality,
+                config,
+                text_file,
+                image_dir,
+                audio_dir,
+                audio_label_regex,
+                sts_dir,
+                model,
+                keep_model_modules,
+                nli_file,
             )
         else:
             assert isinstance(config, SimCSEConfig)  # the one other class of METHOD_CONFIGS
             build = partial(build_simcse, config, text_file, nli_file, sts_dir, model, keep_model_modules)
         data = training_data_lines(
-            text_file=text_file, nli_file=nli_file, image_dir=image_dir, audio_dir=audio_dir, captions_file=captions_file,
+            text_file=text_file,
+            nli_file=nli_file,
+            image_dir=image_dir,
+            audio_dir=audio_dir,
+            captions_file=captions_file,
             image_features=image_features,
         )
-    return run_method(
-        config, build, output_dir, sts_dir, stsb_multi_dir, data, resume=resume, overwrite=overwrite, allow_changed=allow_changed
-    )
+    return run_method(config, build, output_dir, sts_dir, stsb_multi_dir, data, resume=resume, overwrite=overwrite, allow_changed=allow_changed)

@@ -53,9 +53,7 @@ class RunSettingsCallback(TrainerCallback):
             raise write_failure(folder, error) from error
 
 
-def check_resume_settings(
-    checkpoint: str | os.PathLike, settings: Mapping[str, Any], allow_changed: Iterable[str] = ()
-) -> list[dict[str, Any]]:
+def check_resume_settings(checkpoint: str | os.PathLike, settings: Mapping[str, Any], allow_changed: Iterable[str] = ()) -> list[dict[str, Any]]:
     """Compare the settings of a run about to resume from ``checkpoint`` with those recorded in it.
 
     Returns the run's history of changed settings, this resume's appended (``{"step": N, "changed": {key: [old,

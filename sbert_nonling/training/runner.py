@@ -40,7 +40,12 @@ def _output_dir(stage: TrainingStage) -> str:
 
 
 def _train(
-    stage: TrainingStage, plan: MethodPlan, output_dir: Path, resume: bool, config: MethodConfig, changes: list[dict[str, Any]],
+    stage: TrainingStage,
+    plan: MethodPlan,
+    output_dir: Path,
+    resume: bool,
+    config: MethodConfig,
+    changes: list[dict[str, Any]],
     sts_dir: str | Path | None,
 ) -> dict[str, Any]:
     """One training stage: hooks, the trainer (checkpoints under ``output_dir``, each recording ``config`` and the
@@ -90,12 +95,13 @@ def save_whole(write: Callable[[Path], object], folder: Path, checkpoints: Path 
     except (OSError, SafetensorError) as error:
         kept = last_complete_checkpoint(checkpoints) if checkpoints else None
         how = (
-            f"training is complete and {kept} holds it: fix the cause, then run the same command again with --resume "
-            "(resume=True) to finish saving"
+            f"training is complete and {kept} holds it: fix the cause, then run the same command again with --resume (resume=True) to finish saving"
             if kept
             else "fix the cause, then run the same command again"
         )
-        raise CheckpointWriteError(f"Could not write {folder}: {error}. {shutil.disk_usage(folder.parent).free / 2**20:.1f} MiB are free on that disk; {how}.") from error
+        raise CheckpointWriteError(
+            f"Could not write {folder}: {error}. {shutil.disk_usage(folder.parent).free / 2**20:.1f} MiB are free on that disk; {how}."
+        ) from error
 
 
 def _update(update: ModelUpdate, plan: MethodPlan, sts_dir: str | Path | None) -> dict[str, Any]:
@@ -122,7 +128,8 @@ def run_method(
     (``config``) and ``output_dir/results.json`` (the returned result).
 
     In order: the folder is created and checked for writing, and locked against a second run (:func:`run_lock`:
-    a run started on the same folder meanwhile is refused naming this one), :func:`prepare_output_dir` (a finished or interrupted run is refused unless ``overwrite`` / ``resume``),
+    a run started on the same folder meanwhile is refused naming this one), :func:`prepare_output_dir` (a finished
+    or interrupted run is refused unless ``overwrite`` / ``resume``),
     ``set_seed(config.seed)``, ``build()`` (a method builder of :mod:`sbert_nonling.methods` with its data bound,
     e.g. ``functools.partial(build_simcse, config, text_file=...)``: front-ends and heads are drawn after the seed),
     the plan's ``files`` written into ``output_dir``, dev scores before training (every dev task of ``sts_dir``, and

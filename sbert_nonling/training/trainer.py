@@ -34,8 +34,8 @@ from sbert_nonling.training.finite_training import FiniteTrainingCallback, check
 from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE, LossStateCallback, load_loss_state_dict
 from sbert_nonling.training.preemption import PreemptionCallback, TrainingPreempted
-from sbert_nonling.training.run_settings import RunSettingsCallback
 from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
+from sbert_nonling.training.run_settings import RunSettingsCallback
 from sbert_nonling.training.step_timer import StepTimerCallback
 from sbert_nonling.util.deprecation import moved_names
 
@@ -67,7 +67,9 @@ def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathL
             named += [entry[key] for entry in content] if key else list(content.get("types", {}).values())
     foreign = sorted(set(named) - _class_names(model))
     if foreign:
-        raise ValueError(f"{checkpoint} names module classes the model being trained does not use ({', '.join(foreign)}); it is not a checkpoint of this run.")
+        raise ValueError(
+            f"{checkpoint} names module classes the model being trained does not use ({', '.join(foreign)}); it is not a checkpoint of this run."
+        )
     loaded = type(model)(str(checkpoint), trust_remote_code=True, device=str(model.device))
     model.load_state_dict(loaded.state_dict())
 
@@ -139,8 +141,13 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         self.run_settings = RunSettingsCallback()
         # Order matters on_save: the loss state and the settings are written before the marker that lists them.
         callbacks = (
-            self.step_timer, LossGradientAveragingCallback(self.loss), FiniteTrainingCallback(self.loss), self.loss_state,
-            self.run_settings, CheckpointMarkerCallback(), self.preemption,
+            self.step_timer,
+            LossGradientAveragingCallback(self.loss),
+            FiniteTrainingCallback(self.loss),
+            self.loss_state,
+            self.run_settings,
+            CheckpointMarkerCallback(),
+            self.preemption,
         )
         for callback in callbacks:
             self.add_callback(callback)
@@ -225,9 +232,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         if resume_from_checkpoint and self._training_complete(resume_from_checkpoint):
             return self._finish_complete_run(resume_from_checkpoint)
         with self.preemption.handling_signals():
-            output = super().train(
-                resume_from_checkpoint=resume_from_checkpoint, trial=trial, ignore_keys_for_eval=ignore_keys_for_eval, **kwargs
-            )
+            output = super().train(resume_from_checkpoint=resume_from_checkpoint, trial=trial, ignore_keys_for_eval=ignore_keys_for_eval, **kwargs)
         if self.preemption.stop_signal is not None:
             checkpoint = os.path.join(self.args.output_dir, f"{CHECKPOINT_PREFIX}{self.state.global_step}")
             raise TrainingPreempted(self.preemption.stop_signal, checkpoint)

@@ -54,9 +54,7 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
             if index == text_index:
                 continue
             if not 0 < batch_size <= sizes[index]:
-                raise ValueError(
-                    f"Batch size {batch_size} for dataset {index} must be between 1 and its size ({sizes[index]})."
-                )
+                raise ValueError(f"Batch size {batch_size} for dataset {index} must be between 1 and its size ({sizes[index]}).")
         self.text_index = text_index
         self.batch_sizes = batch_sizes
         self.modality_indices = [index for index in range(len(sizes)) if index != text_index]

@@ -98,9 +98,7 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
     ) -> BatchSampler:
         text_batch_size = self.args.per_device_train_batch_size
         sizes = {index: self.batch_sizes.get(name, text_batch_size) for index, name in enumerate(self.dataset_names)}
-        return UnpairedBatchSampler(
-            dataset, batch_samplers, self.dataset_names.index(self.text_dataset), sizes, generator=generator, seed=seed or 0
-        )
+        return UnpairedBatchSampler(dataset, batch_samplers, self.dataset_names.index(self.text_dataset), sizes, generator=generator, seed=seed or 0)
 
     def create_optimizer(self, model=None) -> torch.optim.Optimizer:
         if self.optimizer is None and self.scheme == "alternating":
@@ -117,9 +115,7 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
             optimizers = {}
             for name in self.dataset_names:
                 trained = {id(parameter) for parameter in self.loss[name].parameters()}
-                dataset_groups = [
-                    {**group, "params": [parameter for parameter in group["params"] if id(parameter) in trained]} for group in groups
-                ]
+                dataset_groups = [{**group, "params": [parameter for parameter in group["params"] if id(parameter) in trained]} for group in groups]
                 kwargs = {**optimizer_kwargs, "lr": self.learning_rates.get(name, self.args.learning_rate)}
                 optimizers[name] = optimizer_cls([group for group in dataset_groups if group["params"]], **kwargs)
             self.optimizer = self.modality_optimizer = ModalityOptimizer(optimizers)

@@ -9,9 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-def renamed_argument(
-    owner: str, old_name: str, old_value: Any, new_name: str, new_value: Any, old_values: Mapping[Any, Any] | None = None
-) -> Any:
+def renamed_argument(owner: str, old_name: str, old_value: Any, new_name: str, new_value: Any, old_values: Mapping[Any, Any] | None = None) -> Any:
     """The value to use for ``new_name`` when a caller may still pass ``old_name``.
 
     Returns ``new_value`` when ``old_value`` is None. Otherwise warns (FutureWarning) that ``owner(old_name=...)`` is
@@ -37,9 +35,7 @@ def renamed_argument(
         if old_value not in old_values:
             raise ValueError(f"{owner}: {old_name}={old_value!r} must be one of {list(old_values)}; use {new_name}=... instead.")
         translated = old_values[old_value]
-        warnings.warn(
-            f"{owner}({old_name}={old_value!r}) is deprecated: use {new_name}={translated!r}.", FutureWarning, stacklevel=3
-        )
+        warnings.warn(f"{owner}({old_name}={old_value!r}) is deprecated: use {new_name}={translated!r}.", FutureWarning, stacklevel=3)
         return translated
     warnings.warn(f"{owner}({old_name}=...) is deprecated: use {new_name}=...", FutureWarning, stacklevel=3)
     return old_value

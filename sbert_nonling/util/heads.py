@@ -13,9 +13,7 @@ TrainingHead = Literal["mlp", "linear", "linear_gelu_layernorm", "none"]
 TRAINING_HEADS: tuple[str, ...] = ("mlp", "linear", "linear_gelu_layernorm", "none")
 
 
-def make_training_head(
-    kind: TrainingHead, dimension: int, output_dimension: int | None = None, name: str = "training_head"
-) -> nn.Module:
+def make_training_head(kind: TrainingHead, dimension: int, output_dimension: int | None = None, name: str = "training_head") -> nn.Module:
     """A training-only head from ``dimension`` to ``output_dimension`` (default: ``dimension``).
 
     ``"mlp"``: ``Linear + Tanh`` (SimCSE / VisualCSE's head on the pooled vector, MCSE's projection heads);

@@ -28,13 +28,11 @@ def missing_extra_message(feature: str, purpose: str, error: BaseException) -> s
     and, where the extra loads native libraries, the Debian / Ubuntu system packages."""
     extra, _, system_packages = EXTRAS[feature]
     message = (
-        f"{purpose} needs the optional dependencies of sbert-nonling[{extra}] ({error}). "
-        f"Install them with: pip install 'sbert-nonling[{extra}]'"
+        f"{purpose} needs the optional dependencies of sbert-nonling[{extra}] ({error}). Install them with: pip install 'sbert-nonling[{extra}]'"
     )
     if system_packages:
         message += (
-            "; they load the system libraries Pango, Cairo, FreeType, HarfBuzz and fontconfig "
-            f"(Debian / Ubuntu: apt-get install {system_packages})"
+            f"; they load the system libraries Pango, Cairo, FreeType, HarfBuzz and fontconfig (Debian / Ubuntu: apt-get install {system_packages})"
         )
     return message + "."
 

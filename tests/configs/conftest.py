@@ -46,7 +46,9 @@ def check_own_fields():
         fields = [item for item in dataclasses.fields(config_class) if item.name in declared]
         for item in fields:
             for value, valid in _bad_values(hints[item.name], item.metadata):
-                with pytest.raises(ValueError, match=rf"{config_class.__name__} setting '{item.name}' must be .*{valid}.*got {re.escape(repr(value))}"):
+                with pytest.raises(
+                    ValueError, match=rf"{config_class.__name__} setting '{item.name}' must be .*{valid}.*got {re.escape(repr(value))}"
+                ):
                     config_class(**{item.name: value})
         return {item.name for item in fields}
 

@@ -20,6 +20,16 @@ def test_defaults_are_the_bert_base_row_and_differ_from_visualcse_only_on_the_au
 
 def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
     own = check_own_fields(AudioCSEConfig)
-    assert own == {"modality", "modality_learning_rate", "modality_weight", "audio_layout", "freq_mask", "time_mask", "target_frames", "clips", "clips_per_class"}
+    assert own == {
+        "modality",
+        "modality_learning_rate",
+        "modality_weight",
+        "audio_layout",
+        "freq_mask",
+        "time_mask",
+        "target_frames",
+        "clips",
+        "clips_per_class",
+    }
     with pytest.raises(ValueError, match=r"'audio_layout' must be one of \['released', 'ssast'\], got 'ast'"):
         AudioCSEConfig(audio_layout="ast")

@@ -9,9 +9,19 @@ from sbert_nonling.configs import GroundingConfig
 
 def test_defaults_are_mcse_s_grounding_without_anchor():
     config = GroundingConfig()
-    paper = {"image_encoder": "resnet50", "image_dimension": 2048, "regions": False, "grounding_weight": 0.01,
-             "grounding_direction": "text_to_image", "grounding_temperature": 0.05, "projection_dimension": 256,
-             "projection_head": "mlp", "local_weight": 0.0, "anchor": False, "gradient_accumulation_steps": 1}
+    paper = {
+        "image_encoder": "resnet50",
+        "image_dimension": 2048,
+        "regions": False,
+        "grounding_weight": 0.01,
+        "grounding_direction": "text_to_image",
+        "grounding_temperature": 0.05,
+        "projection_dimension": 256,
+        "projection_head": "mlp",
+        "local_weight": 0.0,
+        "anchor": False,
+        "gradient_accumulation_steps": 1,
+    }
     assert {key: getattr(config, key) for key in paper} == paper
     # MACD's anchor settings: KL at T = 2 weighted 5, token cosine weighted 1
     assert (config.anchor_distillation_temperature, config.anchor_kl_weight, config.anchor_cosine_weight) == (2.0, 5.0, 1.0)

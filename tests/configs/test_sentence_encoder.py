@@ -10,10 +10,23 @@ from sbert_nonling.configs import SentenceEncoderConfig, SingleRunConfig
 def test_defaults_are_simcse_unsup_bert_base():
     assert SentenceEncoderConfig().model == "bert-base-uncased"
     config = SingleRunConfig()
-    paper = {"pooling": "cls", "training_head": "mlp", "temperature": 0.05, "max_seq_length": 32, "data": "text",
-             "batch_size": 64, "learning_rate": 3e-5, "epochs": 1, "max_steps": -1, "seed": 42, "eval_steps": 125,
-             "lr_scheduler_type": "linear", "precision": "auto",
-             "dataloader_num_workers": "auto", "dataloader_pin_memory": "auto"}
+    paper = {
+        "pooling": "cls",
+        "training_head": "mlp",
+        "temperature": 0.05,
+        "max_seq_length": 32,
+        "data": "text",
+        "batch_size": 64,
+        "learning_rate": 3e-5,
+        "epochs": 1,
+        "max_steps": -1,
+        "seed": 42,
+        "eval_steps": 125,
+        "lr_scheduler_type": "linear",
+        "precision": "auto",
+        "dataloader_num_workers": "auto",
+        "dataloader_pin_memory": "auto",
+    }
     assert {key: getattr(config, key) for key in paper} == paper
 
 

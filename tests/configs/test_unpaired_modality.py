@@ -9,9 +9,17 @@ from sbert_nonling.configs import UnpairedModalityConfig
 
 def test_defaults_are_visualcse_bert_base_s_image_side():
     config = UnpairedModalityConfig()
-    paper = {"modality": "image", "scheme": "alternating", "encoder_entry": "bypass", "modality_mode": "supcon",
-             "modality_temperature": 0.07, "modality_batch_size": 48, "modality_learning_rate": 1e-6, "modality_weight": 0.05,
-             "token_keep_ratio": 1.0}
+    paper = {
+        "modality": "image",
+        "scheme": "alternating",
+        "encoder_entry": "bypass",
+        "modality_mode": "supcon",
+        "modality_temperature": 0.07,
+        "modality_batch_size": 48,
+        "modality_learning_rate": 1e-6,
+        "modality_weight": 0.05,
+        "token_keep_ratio": 1.0,
+    }
     assert {key: getattr(config, key) for key in paper} == paper
 
 

@@ -51,9 +51,15 @@ def test_sentences_and_nli_triplets_by_hub_name(hub_datasets):
     sentences = read_sentences("princeton-nlp/datasets-for-simcse?data_files=wiki1m_for_simcse.txt")
     assert sentences == ["A first sentence.", "A second one."]  # blank rows skipped, as blank lines are
     assert calls[-1] == {
-        "name": "princeton-nlp/datasets-for-simcse", "config": None, "split": "train", "data_files": "wiki1m_for_simcse.txt", "revision": None,
+        "name": "princeton-nlp/datasets-for-simcse",
+        "config": None,
+        "split": "train",
+        "data_files": "wiki1m_for_simcse.txt",
+        "revision": None,
     }
-    registry["me/nli"] = Dataset.from_dict({"premise": ["A man sings."], "hypothesis": ["A person sings."], "contradiction": ["Nobody sings."], "id": [7]})
+    registry["me/nli"] = Dataset.from_dict(
+        {"premise": ["A man sings."], "hypothesis": ["A person sings."], "contradiction": ["Nobody sings."], "id": [7]}
+    )
     triplets = read_nli_triplets("me/nli?sent0=premise&sent1=hypothesis&hard_neg=contradiction")
     assert triplets == [("A man sings.", "A person sings.", "Nobody sings.")]
     registry["me/nli-empty"] = Dataset.from_dict({"sent0": ["A man sings."], "sent1": [""], "hard_neg": ["Nobody sings."]})
@@ -71,7 +77,10 @@ def test_a_missing_column_lists_the_columns_found(hub_datasets):
 
 
 def test_an_unloadable_dataset_or_a_mistyped_local_path_is_a_value_error(hub_datasets):
-    with pytest.raises(ValueError, match=r"'data/wiki1m\.txt' is not a local path, and loading it as a Hub dataset \(data/wiki1m\.txt\?split=train\) failed: ConnectionError"):
+    with pytest.raises(
+        ValueError,
+        match=r"'data/wiki1m\.txt' is not a local path, and loading it as a Hub dataset \(data/wiki1m\.txt\?split=train\) failed: ConnectionError",
+    ):
         read_sentences("data/wiki1m.txt")
     with pytest.raises(ValueError) as raised:
         read_sentences("data/wiki1m.txt")
@@ -145,8 +154,12 @@ def test_mcse_trains_on_a_hub_caption_dataset(hub_datasets, flickr_subset, data_
     registry, _ = hub_datasets
     registry["nlphuji/flickr30k"] = _flickr_layout(flickr_subset)
     result = train_recipe(
-        "mcse", tmp_path / "run", text_file=data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt",
-        captions_file="nlphuji/flickr30k?split=test", tiny=True, max_steps=2,
+        "mcse",
+        tmp_path / "run",
+        text_file=data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt",
+        captions_file="nlphuji/flickr30k?split=test",
+        tiny=True,
+        max_steps=2,
     )
     assert result["global_step"] == 2
     with safe_open(str(tmp_path / "run" / "image_features.safetensors"), framework="pt") as handle:

@@ -83,8 +83,13 @@ def test_seeded_views_are_the_same_in_any_number_of_dataloader_workers(data_dir)
     batches = [[SeededRow(5 + row, draw) for row in range(4)] for draw in range(4)]
 
     def read(workers: int) -> list[torch.Tensor]:
-        loader = DataLoader(concat, batch_sampler=batches, num_workers=workers, persistent_workers=workers > 0,
-                            collate_fn=lambda items: torch.stack([torch.tensor(list(item["view_1"].getdata())) for item in items]))
+        loader = DataLoader(
+            concat,
+            batch_sampler=batches,
+            num_workers=workers,
+            persistent_workers=workers > 0,
+            collate_fn=lambda items: torch.stack([torch.tensor(list(item["view_1"].getdata())) for item in items]),
+        )
         return [batch for _ in range(2) for batch in loader]  # two epochs: persistent workers are reused
 
     torch.manual_seed(0)

@@ -82,7 +82,9 @@ def test_span_pairs_are_seeded_per_document():
         assert row["anchor"] in document and row["positive"] in document
 
 
-@pytest.mark.parametrize("text", ["", "   ", "a", "🙂 emoji 🎉 text", "x" * 10_000, "mixed Ελληνικά 中文 عربي", "control\x00chars\x07", "lone \ud800 surrogate"])
+@pytest.mark.parametrize(
+    "text", ["", "   ", "a", "🙂 emoji 🎉 text", "x" * 10_000, "mixed Ελληνικά 中文 عربي", "control\x00chars\x07", "lone \ud800 surrogate"]
+)
 def test_every_perturbation_handles_odd_text(text):
     for name, perturbation in PERTURBATIONS.items():
         assert isinstance(perturbation(text, random.Random(0), 0.5), str), name

@@ -16,7 +16,9 @@ def test_sick_entailment_labels_with_and_without_header(tmp_path, data_dir):
     pairs = read_sick_entailment(data_dir / "sts" / "SICK" / "SICK_train.txt")
     assert len(pairs) == 4500 and {label for _, _, label in pairs} == set(SICK_LABELS)
     path = tmp_path / "SICK.txt"
-    path.write_text("pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n1\tA dog runs\tA dog moves\t4.5\tENTAILMENT\n", encoding="utf-8")
+    path.write_text(
+        "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n1\tA dog runs\tA dog moves\t4.5\tENTAILMENT\n", encoding="utf-8"
+    )
     assert read_sick_entailment(path) == [("A dog runs", "A dog moves", "ENTAILMENT")]
     path.write_text("1\tA dog runs\tA dog moves\t4.5\tMAYBE\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"SICK.txt:1: entailment_judgment 'MAYBE' is not one of"):

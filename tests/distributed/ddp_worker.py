@@ -29,14 +29,24 @@ from sbert_nonling.training.loss_state import loss_parameters
 
 GLOBAL_BATCH = 8
 SENTENCES = [
-    "A man is playing a guitar.", "A woman is slicing an onion.", "Two dogs run through a field.",
-    "The stock market fell sharply today.", "A child reads a book in bed.", "Rain is expected this weekend.",
-    "He cooked pasta for dinner.", "The train arrived late at the station.",
+    "A man is playing a guitar.",
+    "A woman is slicing an onion.",
+    "Two dogs run through a field.",
+    "The stock market fell sharply today.",
+    "A child reads a book in bed.",
+    "Rain is expected this weekend.",
+    "He cooked pasta for dinner.",
+    "The train arrived late at the station.",
 ]
 PARAPHRASES = [
-    "Someone plays the guitar.", "An onion is being sliced.", "Dogs are running in a meadow.",
-    "Stocks dropped steeply.", "A kid is reading in bed.", "It will rain on the weekend.",
-    "Pasta was made for supper.", "The station saw the train come in late.",
+    "Someone plays the guitar.",
+    "An onion is being sliced.",
+    "Dogs are running in a meadow.",
+    "Stocks dropped steeply.",
+    "A kid is reading in bed.",
+    "It will rain on the weekend.",
+    "Pasta was made for supper.",
+    "The station saw the train come in late.",
 ]
 
 
@@ -81,13 +91,16 @@ def loss_cases(model):
         "symmetric_info_nce_hard_negatives": (SymmetricInfoNCE(model, gather_across_devices=True), text_triplets),
         "unpaired_supcon": (UnpairedModalityContrastiveLoss(model, mode="supcon", gather_across_devices=True), image_views),
         "unpaired_simclr": (UnpairedModalityContrastiveLoss(model, mode="simclr", gather_across_devices=True), image_views),
-        "unpaired_released_label_rank": (
-            UnpairedModalityContrastiveLoss(model, mode="released_label_rank", gather_across_devices=True), image_views
-        ),
+        "unpaired_released_label_rank": (UnpairedModalityContrastiveLoss(model, mode="released_label_rank", gather_across_devices=True), image_views),
         "multimodal_align": (
             MultimodalAlignLoss(
-                model, image_dimension=16, text_loss=SimCSELoss(model, gather_across_devices=True), weight=1.0,
-                direction="symmetric", projection_dimension=8, gather_across_devices=True,
+                model,
+                image_dimension=16,
+                text_loss=SimCSELoss(model, gather_across_devices=True),
+                weight=1.0,
+                direction="symmetric",
+                projection_dimension=8,
+                gather_across_devices=True,
             ),
             captions,
         ),
@@ -106,9 +119,7 @@ def run_losses(encoder_dir: str, output: str) -> None:
         value = torch.stack(list(value.values())).sum() if isinstance(value, dict) else value
         value.backward()
         parameters = [*model.parameters(), *loss_parameters(loss, model)]
-        gradients = torch.cat([
-            (parameter.grad if parameter.grad is not None else torch.zeros_like(parameter)).flatten() for parameter in parameters
-        ])
+        gradients = torch.cat([(parameter.grad if parameter.grad is not None else torch.zeros_like(parameter)).flatten() for parameter in parameters])
         reduced = torch.stack([value.detach()])
         if world > 1:  # what DDP does: average gradients (and here the logged loss) over processes
             torch.distributed.all_reduce(gradients)
@@ -124,9 +135,18 @@ def run_training(encoder_dir: str, scheme: str, output: str, token_keep_ratio: f
     model = build_model(encoder_dir, token_keep_ratio)
     torch.manual_seed(3)
     args = SentenceTransformerTrainingArguments(
-        output_dir=os.path.dirname(output) + "/trainer", max_steps=3, per_device_train_batch_size=GLOBAL_BATCH // world,
-        optim="sgd", learning_rate=5.0, seed=0, batch_sampler=BatchSamplers.BATCH_SAMPLER, save_strategy="no", report_to="none",
-        logging_steps=1, dataloader_drop_last=True, use_cpu=True,
+        output_dir=os.path.dirname(output) + "/trainer",
+        max_steps=3,
+        per_device_train_batch_size=GLOBAL_BATCH // world,
+        optim="sgd",
+        learning_rate=5.0,
+        seed=0,
+        batch_sampler=BatchSamplers.BATCH_SAMPLER,
+        save_strategy="no",
+        report_to="none",
+        logging_steps=1,
+        dataloader_drop_last=True,
+        use_cpu=True,
     )
     text = Dataset.from_dict({"anchor": SENTENCES * 4, "positive": PARAPHRASES * 4})
     text_loss = SimCSELoss(model, gather_across_devices=True)
@@ -135,16 +155,22 @@ def run_training(encoder_dir: str, scheme: str, output: str, token_keep_ratio: f
     else:
         view_1, view_2, labels = global_images()
         images = Dataset.from_dict({"index": list(range(2 * GLOBAL_BATCH)), "label": labels.tolist() * 2})
-        images.set_transform(lambda batch: {  # fixed views (no random augmentation), as tensors
-            "view_1": [view_1[index % GLOBAL_BATCH] for index in batch["index"]],
-            "view_2": [view_2[index % GLOBAL_BATCH] for index in batch["index"]],
-            "label": batch["label"],
-        })
+        images.set_transform(
+            lambda batch: {  # fixed views (no random augmentation), as tensors
+                "view_1": [view_1[index % GLOBAL_BATCH] for index in batch["index"]],
+                "view_2": [view_2[index % GLOBAL_BATCH] for index in batch["index"]],
+                "label": batch["label"],
+            }
+        )
         image_loss = UnpairedModalityContrastiveLoss(model, mode="supcon", gather_across_devices=True)
         trainer = UnpairedModalityTrainer(
-            model=model, args=args, train_dataset=DatasetDict({"image": images, "text": text}),
-            loss={"image": image_loss, "text": text_loss}, scheme="alternating",
-            batch_sizes={"image": GLOBAL_BATCH // world}, learning_rates={"image": 0.05},
+            model=model,
+            args=args,
+            train_dataset=DatasetDict({"image": images, "text": text}),
+            loss={"image": image_loss, "text": text_loss},
+            scheme="alternating",
+            batch_sizes={"image": GLOBAL_BATCH // world},
+            learning_rates={"image": 0.05},
         )
     trainer.train()
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]

@@ -43,7 +43,8 @@ def test_dev_data_is_evaluated_under_the_dev_split(data_dir):
 
     tasks = local_mteb_tasks(load_sts_dir(data_dir / "sts", "dev"))
     assert [(task.metadata.name, task.eval_splits, list(task.dataset)) for task in tasks] == [
-        ("STSBenchmark", ["dev"], ["dev"]), ("SICK-R", ["dev"], ["dev"]),
+        ("STSBenchmark", ["dev"], ["dev"]),
+        ("SICK-R", ["dev"], ["dev"]),
     ]
     (unsaid,) = local_mteb_tasks([STSData("STSBenchmark", ["a"], ["b"], [1.0])])
     assert unsaid.eval_splits == [LOCAL_SPLIT]

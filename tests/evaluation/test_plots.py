@@ -24,9 +24,23 @@ def test_eval_cli_writes_every_plot_and_the_multilingual_and_visual_tables(tmp_p
     run.mkdir(parents=True)
     history = [{"step": 2, "loss": 3.0}, {"step": 4, "loss": 2.5, "eval_STSBenchmark_spearman_cosine": 0.3}]
     (run / "trainer_state.json").write_text(json.dumps({"log_history": history}))
-    argv = ["eval", str(tmp_path / "pixel"), "--trust-remote-code", "--tasks", "sts", "sts-multilingual", "--sts-dir",
-            str(small_sts_dir), "--stsb-multi-dir", str(multi), "--plots", str(tmp_path / "plots"), "--run-dir",
-            str(tmp_path / "run"), "--json"]
+    argv = [
+        "eval",
+        str(tmp_path / "pixel"),
+        "--trust-remote-code",
+        "--tasks",
+        "sts",
+        "sts-multilingual",
+        "--sts-dir",
+        str(small_sts_dir),
+        "--stsb-multi-dir",
+        str(multi),
+        "--plots",
+        str(tmp_path / "plots"),
+        "--run-dir",
+        str(tmp_path / "run"),
+        "--json",
+    ]
     assert main(argv) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert set(result["sts-multilingual"]) == {"en", "de", "avg"} and "STSBenchmark" in result["sts"]

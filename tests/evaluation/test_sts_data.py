@@ -56,7 +56,10 @@ def test_stsb_reads_quotes_literally_and_tolerates_extra_columns(tmp_path):
 
 @pytest.mark.parametrize(
     ("line", "message"),
-    [("main\tf\t2012\t1\t3.5\tonly one sentence", r"sts-dev.csv:1: expected at least 7"), ("g\tf\t2012\t1\tfive\ta\tb", r"sts-dev.csv:1: score 'five' is not a number")],
+    [
+        ("main\tf\t2012\t1\t3.5\tonly one sentence", r"sts-dev.csv:1: expected at least 7"),
+        ("g\tf\t2012\t1\tfive\ta\tb", r"sts-dev.csv:1: score 'five' is not a number"),
+    ],
 )
 def test_stsb_malformed_lines_are_named(tmp_path, line, message):
     with pytest.raises(ValueError, match=message):

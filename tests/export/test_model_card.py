@@ -19,7 +19,9 @@ def test_cards_carry_method_data_scores_loading_code_and_citations():
     full = model_card(get_recipe("mcse"), "full", name="me/mcse-full")
     assert "pip install sbert-nonling" in full and 'SentenceTransformer("me/mcse-full", trust_remote_code=True)' in full
     assert "zhang2022mcse" in full
-    assert "rendered pixels" in model_card(get_recipe("pixel-linguist"), "pixel") and "xiao2024pixel" in model_card(get_recipe("pixel-linguist"), "pixel")
+    assert "rendered pixels" in model_card(get_recipe("pixel-linguist"), "pixel") and "xiao2024pixel" in model_card(
+        get_recipe("pixel-linguist"), "pixel"
+    )
     with pytest.raises(ValueError, match="form='onnx'"):
         model_card(get_recipe("mcse"), "onnx")
 
@@ -28,8 +30,15 @@ def test_recipe_runs_leave_settings_results_and_cards(tmp_path, data_dir, small_
     text_file = tmp_path / "wiki.txt"
     lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:200]
     text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = train_recipe("simcse-unsup", tmp_path / "run", text_file=text_file, sts_dir=small_sts_dir, tiny=True,
-                          max_steps=2, overrides={"batch_size": 16, "eval_steps": 2})
+    result = train_recipe(
+        "simcse-unsup",
+        tmp_path / "run",
+        text_file=text_file,
+        sts_dir=small_sts_dir,
+        tiny=True,
+        max_steps=2,
+        overrides={"batch_size": 16, "eval_steps": 2},
+    )
     run = tmp_path / "run"
     assert json.loads((run / "recipe.json").read_text())["name"] == "simcse-unsup"
     assert json.loads((run / "results.json").read_text())["dev_after"] == result["dev_after"]

@@ -82,8 +82,14 @@ def multimodal_align_math(model, generator):
     """MCSE's SimCSE + grounding terms and MACD's symmetric grounding + DAMSM local term at once, heads set to the
     identity (exact in half precision, so only the math after them can differ)."""
     loss = MultimodalAlignLoss(
-        model, image_dimension=32, text_loss=SimCSELoss(model, training_head="none"), direction="symmetric",
-        temperature=0.05, projection_dimension=32, projection_head="linear", local_weight=1.0,
+        model,
+        image_dimension=32,
+        text_loss=SimCSELoss(model, training_head="none"),
+        direction="symmetric",
+        temperature=0.05,
+        projection_dimension=32,
+        projection_head="linear",
+        local_weight=1.0,
     )
     identity(loss.text_head[0], loss.image_head[0], loss.word_head, loss.region_head)
     mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 1, 1, 1, 0], [1, 1, 0, 0, 0]])
@@ -256,9 +262,7 @@ def mcse_step(model):
 
 
 def macd_damsm_step(model):
-    loss = MultimodalAlignLoss(
-        model, image_dimension=16, direction="symmetric", temperature=0.1, projection_head="linear", local_weight=1.0
-    )
+    loss = MultimodalAlignLoss(model, image_dimension=16, direction="symmetric", temperature=0.1, projection_head="linear", local_weight=1.0)
     return loss, [SENTENCES, SENTENCES], region_features(9, 16)
 
 
@@ -279,9 +283,7 @@ TRAINING_CASES = {
     "DistillAnchorLoss": distill_anchor_step,
     "SentenceClassificationLoss": task_step(SentenceClassificationLoss, [SENTENCES], CLASSES, num_labels=3),
     "PairClassificationLoss-bilinear": task_step(PairClassificationLoss, PAIRS, CLASSES, num_labels=3),
-    "PairClassificationLoss-concat": task_step(
-        PairClassificationLoss, PAIRS, CLASSES, num_labels=3, pair_head="concat"
-    ),
+    "PairClassificationLoss-concat": task_step(PairClassificationLoss, PAIRS, CLASSES, num_labels=3, pair_head="concat"),
     "STSRegressionLoss": task_step(STSRegressionLoss, PAIRS, SCORES),
 }
 
@@ -321,7 +323,5 @@ def test_a_training_step_under_autocast_is_finite_and_close_to_float32(mean_mode
     assert all(torch.isfinite(grad).all() for grad in grads.values())
     rtol, min_cosine = TOLERANCE[dtype]
     assert value.item() == pytest.approx(reference.item(), rel=rtol)
-    flat, reference_flat = (
-        torch.cat([g.flatten().float() for g in step.values()]) for step in (grads, reference_grads)
-    )
+    flat, reference_flat = (torch.cat([g.flatten().float() for g in step.values()]) for step in (grads, reference_grads))
     assert torch.nn.functional.cosine_similarity(flat, reference_flat, dim=0) > min_cosine

@@ -117,7 +117,9 @@ def test_projection_heads_take_the_training_head_kinds_and_the_former_names_stil
     with pytest.warns(FutureWarning) as caught:
         former = MultimodalAlignLoss(tiny_model, image_dim=8, projection_dim=4, head_activation="none")
     assert {str(warning.message).split(")")[0] for warning in caught} == {
-        "MultimodalAlignLoss(image_dim=...", "MultimodalAlignLoss(projection_dim=...", "MultimodalAlignLoss(head_activation='none'"
+        "MultimodalAlignLoss(image_dim=...",
+        "MultimodalAlignLoss(projection_dim=...",
+        "MultimodalAlignLoss(head_activation='none'",
     }
     assert (former.image_dimension, former.projection_dimension, former.projection_head) == (8, 4, "linear")
     torch.manual_seed(0)

@@ -59,7 +59,13 @@ def test_settings_and_config(tiny_model):
         SymmetricInfoNCE(tiny_model, temperature=0.01, learnable_temperature=True, max_scale=50)
     fixed = SymmetricInfoNCE(tiny_model, temperature=0.05)
     assert fixed.logit_scale is None and fixed.scale == pytest.approx(20.0)
-    assert fixed.get_config_dict() == {"temperature": pytest.approx(0.05), "learnable_temperature": False, "max_scale": 100.0, "gather_across_devices": False, "token_head": "none"}
+    assert fixed.get_config_dict() == {
+        "temperature": pytest.approx(0.05),
+        "learnable_temperature": False,
+        "max_scale": 100.0,
+        "gather_across_devices": False,
+        "token_head": "none",
+    }
     assert "radford2021clip" in fixed.citation
     with pytest.raises(ValueError, match="token_head='bogus' must be one of"):
         SymmetricInfoNCE(tiny_model, token_head="bogus")
@@ -87,9 +93,7 @@ def test_token_head_pools_the_head_output_over_unmasked_tokens(tiny_model):
             output = tiny_model(dict(column))
             head = norm(torch.nn.functional.gelu(output["token_embeddings"] @ linear.weight.T + linear.bias))
             mask = output["attention_mask"].tolist()
-            pooled.append(torch.stack([
-                sum(head[i, t] for t in range(len(mask[i])) if mask[i][t]) / sum(mask[i]) for i in range(len(mask))
-            ]))
+            pooled.append(torch.stack([sum(head[i, t] for t in range(len(mask[i])) if mask[i][t]) / sum(mask[i]) for i in range(len(mask))]))
         value = loss([dict(column) for column in features], None)
     assert value.item() == pytest.approx(hand_symmetric(pooled[0], pooled[1], 0.5), rel=1e-5)
     assert set(name for name, _ in loss.named_parameters()) >= {"token_head.0.weight", "token_head.2.weight"}
@@ -104,8 +108,9 @@ def test_trains_text_pairs_in_the_trainer(tiny_model, wiki_sentences, tmp_path):
 
     loss = SymmetricInfoNCE(tiny_model, learnable_temperature=True)
     data = Dataset.from_dict({"anchor": wiki_sentences[:32], "positive": wiki_sentences[32:64]})
-    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=8,
-                                                learning_rate=0.1, save_strategy="no", report_to="none")
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=8, learning_rate=0.1, save_strategy="no", report_to="none"
+    )
     start = loss.logit_scale.item()
     NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=data, loss=loss).train()
     assert loss.logit_scale.item() != start  # the loss-owned temperature is optimised

@@ -45,7 +45,10 @@ def test_macd_anchors_captions_only_and_keeps_positions_frozen(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     config = load_recipe("macd", tiny=True, overrides={"batch_size": 6, "max_steps": 2})
     plan = build_grounding(
-        config, captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images", image_features=flickr_subset / "features.safetensors"
+        config,
+        captions_file=flickr_subset / "captions.txt",
+        image_dir=flickr_subset / "images",
+        image_features=flickr_subset / "features.safetensors",
     )
     assert plan.files == {} and plan.evaluations["retrieval"](plan.model) == {}
     (stage,) = plan.stages
@@ -63,6 +66,8 @@ def test_missing_captions_and_feature_mismatch(flickr_subset):
         build_grounding(load_recipe("macd", tiny=True))
     with pytest.raises(ValueError, match="recipe 'macd' expects image_dimension=2048"):
         build_grounding(
-            load_recipe("macd", tiny=True, overrides={"image_dimension": 2048}), captions_file=flickr_subset / "captions.txt",
-            image_dir=flickr_subset / "images", image_features=flickr_subset / "features.safetensors",
+            load_recipe("macd", tiny=True, overrides={"image_dimension": 2048}),
+            captions_file=flickr_subset / "captions.txt",
+            image_dir=flickr_subset / "images",
+            image_features=flickr_subset / "features.safetensors",
         )

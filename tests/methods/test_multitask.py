@@ -48,7 +48,9 @@ def task_dir(tmp_path_factory, data_dir):
 @pytest.fixture(scope="module")
 def nli_file(tmp_path_factory, data_dir):
     path = tmp_path_factory.mktemp("nli") / "nli.csv"
-    path.write_text("\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:100]) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:100]) + "\n", encoding="utf-8"
+    )
     return path
 
 
@@ -94,9 +96,15 @@ def _toy_tasks():
         {
             "classification": Dataset.from_dict({"sentence": ["a dog runs", "stocks fell", "a cat sleeps", "rates rose"], "label": [0, 1, 0, 1]}),
             "pair_classification": Dataset.from_dict(
-                {"sentence1": ["a dog runs", "a man eats", "a boy sings"], "sentence2": ["a dog moves", "nobody eats", "a boy is singing"], "label": [0, 2, 0]}
+                {
+                    "sentence1": ["a dog runs", "a man eats", "a boy sings"],
+                    "sentence2": ["a dog moves", "nobody eats", "a boy is singing"],
+                    "label": [0, 2, 0],
+                }
             ),
-            "sts": Dataset.from_dict({"sentence1": ["a plane flies", "a man cooks"], "sentence2": ["a jet flies", "a girl swims"], "score": [0.9, 0.1]}),
+            "sts": Dataset.from_dict(
+                {"sentence1": ["a plane flies", "a man cooks"], "sentence2": ["a jet flies", "a girl swims"], "score": [0.9, 0.1]}
+            ),
         }
     )
 
@@ -117,8 +125,15 @@ def test_schemes_the_average_scheme_logs_the_mean_of_one_batch_per_task(tmp_path
         loss.forward = recorded
     sampler_arguments = multitask_sampler_arguments(scheme, len(tasks))
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path), per_device_train_batch_size=2, max_steps=1, logging_steps=1, learning_rate=1e-4,
-        report_to="none", save_strategy="no", seed=3, **sampler_arguments,
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=2,
+        max_steps=1,
+        logging_steps=1,
+        learning_rate=1e-4,
+        report_to="none",
+        save_strategy="no",
+        seed=3,
+        **sampler_arguments,
     )
     trainer = NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=tasks, loss=losses)
     trainer.train()
@@ -145,7 +160,11 @@ def test_missing_data_and_bad_settings(tmp_path, task_dir, nli_file, small_sts_d
 
 
 def test_task_dir_apart_from_the_dev_folder_and_a_contrastive_fourth_task(tmp_path, task_dir, nli_file):
-    config = load_recipe("multitask", tiny=True, overrides={**FAST, "contrastive_max_steps": 0, "multitask_max_steps": 2, "tasks": ["sts", "contrastive"], "scheme": "round_robin"})
+    config = load_recipe(
+        "multitask",
+        tiny=True,
+        overrides={**FAST, "contrastive_max_steps": 0, "multitask_max_steps": 2, "tasks": ["sts", "contrastive"], "scheme": "round_robin"},
+    )
     result = run_method(config, lambda: build_multitask(config, nli_file=nli_file, task_dir=task_dir), tmp_path / "run")
     assert [stage["stage"] for stage in result["stages"]] == ["multitask"] and result["dev_after"] == {}
     assert result["stages"][0]["examples"] == {"sts": 96, "contrastive": 48}
@@ -159,7 +178,11 @@ def test_builder_returns_two_stages_whose_heads_are_drawn_when_the_second_starts
     assert list(tmp_path.iterdir()) == []  # nothing written (the tiny encoder was built in a temporary folder)
     contrastive, multitask = plan.stages
     assert plan.staged and plan.has_text_export and plan.evaluator is not None
-    assert (contrastive.name, contrastive.args.learning_rate, contrastive.args.per_device_train_batch_size) == ("contrastive", config.contrastive_learning_rate, 8)
+    assert (contrastive.name, contrastive.args.learning_rate, contrastive.args.per_device_train_batch_size) == (
+        "contrastive",
+        config.contrastive_learning_rate,
+        8,
+    )
     assert contrastive.args.output_dir == "stages/contrastive/checkpoints" and contrastive.args.load_best_model_at_end
     assert callable(multitask.loss) and multitask.args.gradient_accumulation_steps == 3  # average: one batch per task
     assert multitask.args.batch_sampler == BatchSamplers.BATCH_SAMPLER

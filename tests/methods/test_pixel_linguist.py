@@ -100,7 +100,9 @@ def test_builder_lays_out_the_curriculum_as_stages_and_one_weight_average(tmp_pa
     plan = build_pixel_linguist(config, text_file=small_inputs / "wiki.txt", nli_file=small_inputs / "nli.csv", sts_dir=small_sts_dir)
     assert list(tmp_path.iterdir()) == []  # nothing written
     assert [step.name for step in plan.stages] == [
-        *(f"visual-{index}-{'+'.join(names)}" for index, names in enumerate(config.perturbation_sets)), "visual-average", "reasoning"
+        *(f"visual-{index}-{'+'.join(names)}" for index, names in enumerate(config.perturbation_sets)),
+        "visual-average",
+        "reasoning",
     ]
     assert plan.staged and not plan.has_text_export and plan.card_form == "pixel"
     first, second, average, reasoning = plan.stages

@@ -31,9 +31,17 @@ def test_a_loss_function_is_built_when_asked_from_the_seeded_state(tmp_path, tin
 def test_the_trainer_is_the_stage_class_with_its_arguments(tmp_path, tiny_model):
     data = Dataset.from_dict({"anchor": ["a", "b"], "positive": ["a", "b"]})
     stage = TrainingStage(
-        "run", {"second": data, "text": data}, {"second": SimCSELoss(tiny_model), "text": SimCSELoss(tiny_model)}, _args(tmp_path),
+        "run",
+        {"second": data, "text": data},
+        {"second": SimCSELoss(tiny_model), "text": SimCSELoss(tiny_model)},
+        _args(tmp_path),
         trainer_class=UnpairedModalityTrainer,
         trainer_kwargs={"scheme": "alternating", "learning_rates": {"second": 1e-5}},
     )
     trainer = stage.trainer(tiny_model)
-    assert isinstance(trainer, UnpairedModalityTrainer) and trainer.scheme == "alternating" and trainer.learning_rates == {"second": 1e-5} and trainer.args is stage.args
+    assert (
+        isinstance(trainer, UnpairedModalityTrainer)
+        and trainer.scheme == "alternating"
+        and trainer.learning_rates == {"second": 1e-5}
+        and trainer.args is stage.args
+    )

@@ -46,7 +46,9 @@ def test_unsup_pieces_follow_the_config_and_nothing_is_written(tmp_path, monkeyp
 
 def test_sup_reads_nli_triplets_into_the_mlp_pooling(tmp_path, data_dir):
     nli = tmp_path / "nli.csv"
-    nli.write_text("\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:33]) + "\n", encoding="utf-8")
+    nli.write_text(
+        "\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:33]) + "\n", encoding="utf-8"
+    )
     config = load_recipe("simcse-sup", tiny=True)
     plan = build_simcse(config, nli_file=nli)
     assert plan.stages[0].train_dataset.column_names == ["anchor", "positive", "negative"] and len(plan.stages[0].train_dataset) == 32

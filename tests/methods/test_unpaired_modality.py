@@ -37,7 +37,10 @@ def test_visualcse_pieces_and_a_run_of_its_stage(tmp_path, monkeypatch, text_fil
     assert stage.trainer_class is UnpairedModalityTrainer and list(stage.train_dataset) == ["image", "text"]
     assert isinstance(stage.loss["image"], UnpairedModalityContrastiveLoss) and stage.loss["image"].mode == config.modality_mode
     assert stage.trainer_kwargs == {
-        "scheme": "alternating", "batch_sizes": {"image": 4}, "learning_rates": {"image": config.modality_learning_rate}, "weights": {},
+        "scheme": "alternating",
+        "batch_sizes": {"image": 4},
+        "learning_rates": {"image": config.modality_learning_rate},
+        "weights": {},
     }
     trainer = stage.trainer(plan.model, plan.evaluator)
     trainer.train()

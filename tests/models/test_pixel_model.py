@@ -16,9 +16,7 @@ MAX_PATCHES = 24
 @pytest.fixture
 def pixel_model():
     torch.manual_seed(0)
-    encoder = PixelEncoder.from_config(
-        max_patches=MAX_PATCHES, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64
-    )
+    encoder = PixelEncoder.from_config(max_patches=MAX_PATCHES, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
     return build_pixel_model(encoder, max_patches=MAX_PATCHES).eval()
 
 

@@ -22,8 +22,14 @@ def test_fbank_uses_the_paper_settings(clip):
     assert features.shape == (1, 128, 1024)
     waveform = torchaudio.functional.resample(torch.from_numpy(clip["array"]), 8000, 16000)
     reference = torchaudio.compliance.kaldi.fbank(
-        (waveform - waveform.mean())[None], htk_compat=True, sample_frequency=16000, use_energy=False,
-        window_type="hanning", num_mel_bins=128, dither=0.0, frame_shift=10,
+        (waveform - waveform.mean())[None],
+        htk_compat=True,
+        sample_frequency=16000,
+        use_energy=False,
+        window_type="hanning",
+        num_mel_bins=128,
+        dither=0.0,
+        frame_shift=10,
     )
     frames = reference.shape[0]
     torch.testing.assert_close(features[0, :, :frames], reference.T)
@@ -36,8 +42,15 @@ def test_channels_rates_and_dtypes_are_normalised(clip):
     stereo = np.stack([mono_16k, mono_16k], axis=1)  # (samples, channels)
     as_int16 = (mono_16k * 32767).astype(np.int16)
     rate_48k = torchaudio.functional.resample(torch.from_numpy(mono_16k), 16000, 48000).numpy().astype(np.float64)
-    features = module.preprocess([mono_16k, {"array": stereo, "sampling_rate": 16000}, {"array": stereo.T, "sampling_rate": 16000},
-                                  {"array": as_int16, "sampling_rate": 16000}, {"array": rate_48k, "sampling_rate": 48000}])["input_features"]
+    features = module.preprocess(
+        [
+            mono_16k,
+            {"array": stereo, "sampling_rate": 16000},
+            {"array": stereo.T, "sampling_rate": 16000},
+            {"array": as_int16, "sampling_rate": 16000},
+            {"array": rate_48k, "sampling_rate": 48000},
+        ]
+    )["input_features"]
     for index in (1, 2):
         torch.testing.assert_close(features[index], features[0])
     scaled = module.preprocess([as_int16.astype(np.float32) / 32768])["input_features"][0]  # int16 PCM scaled to [-1, 1)
@@ -126,7 +139,9 @@ def test_patch_dropout_keeps_positioned_patches_in_training_only(layout, patches
 def test_token_keep_ratio_round_trips_and_is_checked(tiny_encoder_dir, clip, tmp_path):
     from sentence_transformers import SentenceTransformer
 
-    model = build_sentence_model(tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(target_frames=256, embedding_dimension=32, token_keep_ratio=0.25)})
+    model = build_sentence_model(
+        tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(target_frames=256, embedding_dimension=32, token_keep_ratio=0.25)}
+    )
     expected = model.encode([clip])
     model.save(str(tmp_path))
     reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True)

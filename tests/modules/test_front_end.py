@@ -83,7 +83,11 @@ def test_a_crafted_front_end_config_is_refused_at_load_naming_the_file_and_key(t
 
     from sbert_nonling.modules import AudioPatchEmbed, ImagePatchEmbed
 
-    front_end = ImagePatchEmbed(img_size=32, patch_size=16, embedding_dimension=8) if cls == "image" else AudioPatchEmbed(num_mel_bins=32, target_frames=48, embedding_dimension=8)
+    front_end = (
+        ImagePatchEmbed(img_size=32, patch_size=16, embedding_dimension=8)
+        if cls == "image"
+        else AudioPatchEmbed(num_mel_bins=32, target_frames=48, embedding_dimension=8)
+    )
     front_end.save(str(tmp_path))
     config_file = tmp_path / type(front_end).config_file_name
     config = json.loads(config_file.read_text())

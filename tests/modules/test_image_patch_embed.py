@@ -124,8 +124,12 @@ def test_images_already_at_size_skip_the_resize_with_the_same_pixels(cat):
     assert module.normalise is not module.transform
     torch.testing.assert_close(module.preprocess([sized])["pixel_values"][0], module.transform(sized), rtol=0, atol=0)
     resized = module.preprocess([cat.convert("RGB").resize((48, 40))])["pixel_values"][0]
-    expected = v2.functional.center_crop(v2.functional.resize(v2.functional.pil_to_tensor(cat.convert("RGB").resize((48, 40))), 32, antialias=True), 32)
-    torch.testing.assert_close(resized, v2.functional.normalize(v2.functional.to_dtype(expected, torch.float32, scale=True), module.image_mean, module.image_std))
+    expected = v2.functional.center_crop(
+        v2.functional.resize(v2.functional.pil_to_tensor(cat.convert("RGB").resize((48, 40))), 32, antialias=True), 32
+    )
+    torch.testing.assert_close(
+        resized, v2.functional.normalize(v2.functional.to_dtype(expected, torch.float32, scale=True), module.image_mean, module.image_std)
+    )
 
 
 def test_patch_dropout_keeps_cls_and_positioned_patches_in_training_only():

@@ -169,9 +169,7 @@ def test_save_and_load_round_trip(tmp_path, reference):
     loaded = PixelEncoder.load(str(tmp_path)).eval()
     features = {"pixel_values": _strip(2, MAX_PATCHES), "attention_mask": torch.ones(2, MAX_PATCHES, dtype=torch.long)}
     with torch.no_grad():
-        torch.testing.assert_close(
-            loaded(dict(features))["token_embeddings"], encoder(dict(features))["token_embeddings"], rtol=0, atol=0
-        )
+        torch.testing.assert_close(loaded(dict(features))["token_embeddings"], encoder(dict(features))["token_embeddings"], rtol=0, atol=0)
 
 
 def test_from_config_uses_sincos_positions_and_fixed_table():

@@ -29,8 +29,13 @@ from sbert_nonling.models.tiny_encoder import word_piece_vocab
 HIDDEN = 32
 BERT_LIKE = {"num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64, "hidden_size": HIDDEN}
 DECODER = {
-    "hidden_size": HIDDEN, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
-    "num_key_value_heads": 1, "head_dim": 16, "max_position_embeddings": 128,
+    "hidden_size": HIDDEN,
+    "intermediate_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+    "head_dim": 16,
+    "max_position_embeddings": 128,
 }
 
 #: family name -> (config class, config arguments, the pooling its embedders use)
@@ -43,21 +48,34 @@ FAMILIES = {
     "mpnet": (MPNetConfig, {**BERT_LIKE, "max_position_embeddings": 130}, "mean"),
     "deberta-v2": (
         DebertaV2Config,
-        {**BERT_LIKE, "relative_attention": True, "position_buckets": 16, "pos_att_type": ["p2c", "c2p"],
-         "position_biased_input": False, "norm_rel_ebd": "layer_norm"},
+        {
+            **BERT_LIKE,
+            "relative_attention": True,
+            "position_buckets": 16,
+            "pos_att_type": ["p2c", "c2p"],
+            "position_biased_input": False,
+            "norm_rel_ebd": "layer_norm",
+        },
         "mean",
     ),
     "modernbert": (
         ModernBertConfig,
-        {**BERT_LIKE, "global_attn_every_n_layers": 2, "local_attention": 4, "max_position_embeddings": 128,
-         "bos_token_id": 2, "eos_token_id": 3, "cls_token_id": 2, "sep_token_id": 3},
+        {
+            **BERT_LIKE,
+            "global_attn_every_n_layers": 2,
+            "local_attention": 4,
+            "max_position_embeddings": 128,
+            "bos_token_id": 2,
+            "eos_token_id": 3,
+            "cls_token_id": 2,
+            "sep_token_id": 3,
+        },
         "mean",
     ),
     "qwen3": (Qwen3Config, DECODER, "lasttoken"),
     "gemma3_text": (
         Gemma3TextConfig,
-        {**DECODER, "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"],
-         "use_bidirectional_attention": True},
+        {**DECODER, "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"], "use_bidirectional_attention": True},
         "mean",
     ),
 }

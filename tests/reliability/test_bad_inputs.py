@@ -35,9 +35,7 @@ from sbert_nonling.modules.audio_patch_embed import MAX_SECONDS, AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import MAX_IMAGE_PIXELS, ImagePatchEmbed
 
 #: What a rejection must name: an input index, a dataset row, a file (path, optionally :line), a route or the modalities.
-NAMES_THE_ITEM = re.compile(
-    r"input \d|image \d|audio \d|row \d|\\\.(txt|csv|jsonl|jpg|png|wav)|Route '|Modality '|modalities \\\("
-)
+NAMES_THE_ITEM = re.compile(r"input \d|image \d|audio \d|row \d|\\\.(txt|csv|jsonl|jpg|png|wav)|Route '|Modality '|modalities \\\(")
 
 
 def png_one_colour(path: Path, width: int, height: int, value: int = 255) -> Path:
@@ -92,7 +90,10 @@ class Models:
         """Text, image and audio routes into the tiny encoder (hidden size 32)."""
         from sbert_nonling.models import build_sentence_model
 
-        front_ends = {"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32), "audio": AudioPatchEmbed(embedding_dimension=32, target_frames=64)}
+        front_ends = {
+            "image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32),
+            "audio": AudioPatchEmbed(embedding_dimension=32, target_frames=64),
+        }
         return build_sentence_model(self.tiny_encoder_dir, front_ends=front_ends)
 
 
@@ -363,20 +364,44 @@ CASES: list[Case] = [
         lambda env: read_sentences(env.write("ctrl.txt", "a\x00b\x0cc\x1cd\x85e\u2028f\nnext\r\nlast\n")),
         check=lambda env, sentences: sentences == ["a\x00b\x0cc\x1cd\x85e\u2028f", "next", "last"],
     ),
-    Case("text-file-latin-1", lambda env: read_sentences(env.write("latin1.txt", "café\n".encode("latin-1"))), raises=r"latin1\.txt: not valid UTF-8 \(byte 3\)"),
+    Case(
+        "text-file-latin-1",
+        lambda env: read_sentences(env.write("latin1.txt", "café\n".encode("latin-1"))),
+        raises=r"latin1\.txt: not valid UTF-8 \(byte 3\)",
+    ),
     Case(
         "text-file-encoded-surrogate",  # a lone surrogate written as UTF-8 bytes (CESU-8) is invalid UTF-8
         lambda env: read_sentences(env.write("surrogate.txt", b"ok\nbad \xed\xa0\x80 line\n")),
         raises=r"surrogate\.txt: not valid UTF-8 \(byte 7\)",
     ),
-    Case("nli-missing-column", lambda env: read_nli_triplets(env.write("nli.csv", "sent0,sent1\na,b\n")), raises=r"nli\.csv: expected the header sent0,sent1,hard_neg"),
-    Case("nli-short-row", lambda env: read_nli_triplets(env.write("nli.csv", "sent0,sent1,hard_neg\na,b,c\nd,e\n")), raises=r"nli\.csv:3: expected 3 columns"),
-    Case("nli-empty-field", lambda env: read_nli_triplets(env.write("nli.csv", "sent0,sent1,hard_neg\na,b, \n")), raises=r"nli\.csv:2 hard_neg is empty"),
-    Case("nli-latin-1", lambda env: read_nli_triplets(env.write("nli.csv", "sent0,sent1,hard_neg\nà,b,c\n".encode("latin-1"))), raises=r"nli\.csv: not valid UTF-8"),
+    Case(
+        "nli-missing-column",
+        lambda env: read_nli_triplets(env.write("nli.csv", "sent0,sent1\na,b\n")),
+        raises=r"nli\.csv: expected the header sent0,sent1,hard_neg",
+    ),
+    Case(
+        "nli-short-row",
+        lambda env: read_nli_triplets(env.write("nli.csv", "sent0,sent1,hard_neg\na,b,c\nd,e\n")),
+        raises=r"nli\.csv:3: expected 3 columns",
+    ),
+    Case(
+        "nli-empty-field",
+        lambda env: read_nli_triplets(env.write("nli.csv", "sent0,sent1,hard_neg\na,b, \n")),
+        raises=r"nli\.csv:2 hard_neg is empty",
+    ),
+    Case(
+        "nli-latin-1",
+        lambda env: read_nli_triplets(env.write("nli.csv", "sent0,sent1,hard_neg\nà,b,c\n".encode("latin-1"))),
+        raises=r"nli\.csv: not valid UTF-8",
+    ),
     # ---- images: files ----
     Case("image-zero-byte-file", lambda env: open_image(env.write("empty.jpg", b"")), raises=r"Cannot decode image '.*empty\.jpg'"),
     Case("image-truncated-jpeg", lambda env: open_image(env.write("cut.jpg", env.jpeg_bytes()[:2000])), raises=r"Cannot decode image '.*cut\.jpg'"),
-    Case("image-not-an-image", lambda env: open_image(env.write("text.png", "hello")), raises=r"Cannot decode image '.*text\.png': not a known image format"),
+    Case(
+        "image-not-an-image",
+        lambda env: open_image(env.write("text.png", "hello")),
+        raises=r"Cannot decode image '.*text\.png': not a known image format",
+    ),
     Case(
         "image-file-1x1",
         lambda env: open_image(env.image_file("dot.png", Image.new("RGB", (1, 1), (1, 2, 3)))),
@@ -410,11 +435,19 @@ CASES: list[Case] = [
     Case("audio-empty", lambda env: env.audio_front_end.preprocess([NOISE, np.zeros(0, np.float32)]), raises=r"audio 1 has shape \(0,\)"),
     Case("audio-one-sample", lambda env: env.audio_front_end.preprocess([NOISE, np.zeros(1, np.float32)]), raises=r"audio 1 has 1 samples at 16 kHz"),
     Case("audio-nan", lambda env: env.audio_front_end.preprocess([np.where(np.arange(16000) == 7, np.nan, NOISE)]), raises=r"audio 0 contains NaN"),
-    Case("audio-inf", lambda env: env.audio_front_end.preprocess([NOISE, np.where(np.arange(16000) == 7, -np.inf, NOISE)]), raises=r"audio 1 contains NaN or infinite"),
+    Case(
+        "audio-inf",
+        lambda env: env.audio_front_end.preprocess([NOISE, np.where(np.arange(16000) == 7, -np.inf, NOISE)]),
+        raises=r"audio 1 contains NaN or infinite",
+    ),
     Case("audio-int16", lambda env: env.audio_front_end.preprocess([INT16]), check=audio_like(INT16.astype(np.float32) / 32768)),  # PCM / 32768
     Case("audio-float64", lambda env: env.audio_front_end.preprocess([NOISE.astype(np.float64)]), check=audio_like(NOISE)),
-    Case("audio-stereo-channels-first", lambda env: env.audio_front_end.preprocess([np.stack([NOISE, -NOISE / 2])]), check=audio_like(NOISE / 4)),  # mean
-    Case("audio-stereo-channels-last", lambda env: env.audio_front_end.preprocess([np.stack([NOISE, -NOISE / 2], axis=1)]), check=audio_like(NOISE / 4)),
+    Case(
+        "audio-stereo-channels-first", lambda env: env.audio_front_end.preprocess([np.stack([NOISE, -NOISE / 2])]), check=audio_like(NOISE / 4)
+    ),  # mean
+    Case(
+        "audio-stereo-channels-last", lambda env: env.audio_front_end.preprocess([np.stack([NOISE, -NOISE / 2], axis=1)]), check=audio_like(NOISE / 4)
+    ),
     Case(
         "audio-8khz",  # resampled to 16 kHz
         lambda env: waveform_to_mono_16k({"array": NOISE[:8000], "sampling_rate": 8000}, "audio 0"),
@@ -435,11 +468,23 @@ CASES: list[Case] = [
         lambda env: env.audio_front_end.preprocess([{"array": np.zeros(1000 * 3600, np.int16), "sampling_rate": 1000}]),
         raises=rf"audio 0 is 3600 s long; at most {MAX_SECONDS} s",
     ),
-    Case("audio-bad-sampling-rate", lambda env: env.audio_front_end.preprocess([{"array": NOISE, "sampling_rate": 16000.5}]), raises=r"audio 0 has sampling_rate=16000\.5"),
+    Case(
+        "audio-bad-sampling-rate",
+        lambda env: env.audio_front_end.preprocess([{"array": NOISE, "sampling_rate": 16000.5}]),
+        raises=r"audio 0 has sampling_rate=16000\.5",
+    ),
     # ---- audio: files through read_audio ----
     Case("audio-file-zero-byte", lambda env: read_audio(env.write("zero.wav", b"")), raises=r"Cannot decode audio '.*zero\.wav'"),
-    Case("audio-file-no-samples", lambda env: read_audio(env.wav("empty.wav", np.zeros(0, np.int16), 16000)), raises=r"Audio '.*empty\.wav' holds 0 samples"),
-    Case("audio-file-one-sample", lambda env: read_audio(env.wav("one.wav", np.zeros(1, np.int16), 16000)), raises=r"Audio '.*one\.wav' holds 1 samples"),
+    Case(
+        "audio-file-no-samples",
+        lambda env: read_audio(env.wav("empty.wav", np.zeros(0, np.int16), 16000)),
+        raises=r"Audio '.*empty\.wav' holds 0 samples",
+    ),
+    Case(
+        "audio-file-one-sample",
+        lambda env: read_audio(env.wav("one.wav", np.zeros(1, np.int16), 16000)),
+        raises=r"Audio '.*one\.wav' holds 1 samples",
+    ),
     Case(
         "audio-file-nan",
         lambda env: read_audio(env.wav("nan.wav", np.where(np.arange(16000) == 3, np.nan, NOISE), 16000, subtype="FLOAT")),
@@ -453,8 +498,11 @@ CASES: list[Case] = [
     Case(
         "audio-file-stereo-8khz-int16",  # float32 (samples, channels) at the file's rate; the front-end downmixes
         lambda env: read_audio(env.wav("stereo.wav", np.stack([INT16[:8000], INT16[:8000]], axis=1), 8000, subtype="PCM_16")),
-        check=lambda env, audio: audio["array"].shape == (8000, 2) and audio["sampling_rate"] == 8000
-        and env.audio_front_end.preprocess([audio])["input_features"].shape == (1, 128, 64),
+        check=lambda env, audio: (
+            audio["array"].shape == (8000, 2)
+            and audio["sampling_rate"] == 8000
+            and env.audio_front_end.preprocess([audio])["input_features"].shape == (1, 128, 64)
+        ),
     ),
     # ---- STS files ----
     Case(
@@ -462,29 +510,93 @@ CASES: list[Case] = [
         lambda env: read_stsb_csv(env.write("sts.csv", "main\tx\t2012\t1\t5.0\tA.\tB.\nmain\tx\t2012\t2\t5.0\n")),
         raises=r"sts\.csv:2: expected at least 7 TAB-separated columns, found 5",
     ),
-    Case("sts-b-non-numeric-score", lambda env: read_stsb_csv(env.write("sts.csv", "main\tx\t2012\t1\thigh\tA.\tB.\n")), raises=r"sts\.csv:1: score 'high' is not a number"),
-    Case("sts-b-infinite-score", lambda env: read_stsb_csv(env.write("sts.csv", "main\tx\t2012\t1\tinf\tA.\tB.\n")), raises=r"sts\.csv:1: score 'inf' is not a finite number"),
-    Case("sts-b-empty-sentence", lambda env: read_stsb_csv(env.write("sts.csv", "main\tx\t2012\t1\t3\tA.\t \n")), raises=r"sts\.csv:1 sentence 2 is empty"),
-    Case("sts-b-latin-1", lambda env: read_stsb_csv(env.write("sts.csv", "main\tx\t2012\t1\t3\tCafé.\tB.\n".encode("latin-1"))), raises=r"sts\.csv: not valid UTF-8 \(byte \d+\)"),
+    Case(
+        "sts-b-non-numeric-score",
+        lambda env: read_stsb_csv(env.write("sts.csv", "main\tx\t2012\t1\thigh\tA.\tB.\n")),
+        raises=r"sts\.csv:1: score 'high' is not a number",
+    ),
+    Case(
+        "sts-b-infinite-score",
+        lambda env: read_stsb_csv(env.write("sts.csv", "main\tx\t2012\t1\tinf\tA.\tB.\n")),
+        raises=r"sts\.csv:1: score 'inf' is not a finite number",
+    ),
+    Case(
+        "sts-b-empty-sentence",
+        lambda env: read_stsb_csv(env.write("sts.csv", "main\tx\t2012\t1\t3\tA.\t \n")),
+        raises=r"sts\.csv:1 sentence 2 is empty",
+    ),
+    Case(
+        "sts-b-latin-1",
+        lambda env: read_stsb_csv(env.write("sts.csv", "main\tx\t2012\t1\t3\tCafé.\tB.\n".encode("latin-1"))),
+        raises=r"sts\.csv: not valid UTF-8 \(byte \d+\)",
+    ),
     Case(
         "sts-b-next-line-char-in-sentence",  # U+0085 inside a sentence does not split the row
         lambda env: read_stsb_csv(env.write("sts.csv", "main\tx\t2012\t1\t3\tA\x85b.\tB.\n")),
         check=lambda env, data: data.sentences1 == ["A\x85b."] and data.scores == [3.0],
     ),
-    Case("sick-missing-columns", lambda env: read_sick(env.write("SICK.txt", "pair_ID\tsentence_A\tsentence_B\trelatedness_score\n1\tA.\tB.\n")), raises=r"SICK\.txt:2: expected at least 4"),
-    Case("sts-year-non-numeric-gold", lambda env: read_sts_year(env.sts_year_folder("n/a"), "STS13"), raises=r"STS\.gs\.FNWN\.txt:2: score 'n/a' is not a number"),
-    Case("stsb-multi-missing-column", lambda env: read_stsb_multi(env.write("multi.csv", 'a,b,1.0\n"c, d",2.0\n'), "x"), raises=r"multi\.csv:2: expected 3 columns"),
-    Case("stsb-multi-latin-1", lambda env: read_stsb_multi(env.write("multi.csv", "é,b,1.0\n".encode("latin-1")), "x"), raises=r"multi\.csv: not valid UTF-8"),
+    Case(
+        "sick-missing-columns",
+        lambda env: read_sick(env.write("SICK.txt", "pair_ID\tsentence_A\tsentence_B\trelatedness_score\n1\tA.\tB.\n")),
+        raises=r"SICK\.txt:2: expected at least 4",
+    ),
+    Case(
+        "sts-year-non-numeric-gold",
+        lambda env: read_sts_year(env.sts_year_folder("n/a"), "STS13"),
+        raises=r"STS\.gs\.FNWN\.txt:2: score 'n/a' is not a number",
+    ),
+    Case(
+        "stsb-multi-missing-column",
+        lambda env: read_stsb_multi(env.write("multi.csv", 'a,b,1.0\n"c, d",2.0\n'), "x"),
+        raises=r"multi\.csv:2: expected 3 columns",
+    ),
+    Case(
+        "stsb-multi-latin-1",
+        lambda env: read_stsb_multi(env.write("multi.csv", "é,b,1.0\n".encode("latin-1")), "x"),
+        raises=r"multi\.csv: not valid UTF-8",
+    ),
     # ---- captions files ----
-    Case("captions-token-no-tab", lambda env: read_captions(env.write("captions.txt", "a.jpg#0\tA dog.\na.jpg#1 A cat.\n")), raises=r"captions\.txt:2: expected '<image>#<n><TAB><caption>'"),
-    Case("captions-token-empty-caption", lambda env: read_captions(env.write("captions.txt", "a.jpg#0\t  \n")), raises=r"captions\.txt:1 caption is empty"),
+    Case(
+        "captions-token-no-tab",
+        lambda env: read_captions(env.write("captions.txt", "a.jpg#0\tA dog.\na.jpg#1 A cat.\n")),
+        raises=r"captions\.txt:2: expected '<image>#<n><TAB><caption>'",
+    ),
+    Case(
+        "captions-token-empty-caption",
+        lambda env: read_captions(env.write("captions.txt", "a.jpg#0\t  \n")),
+        raises=r"captions\.txt:1 caption is empty",
+    ),
     Case("captions-token-no-image", lambda env: read_captions(env.write("captions.txt", "#0\tA dog.\n")), raises=r"captions\.txt:1 image is ''"),
-    Case("captions-latin-1", lambda env: read_captions(env.write("captions.txt", "a.jpg#0\tUn café.\n".encode("latin-1"))), raises=r"captions\.txt: not valid UTF-8"),
-    Case("captions-jsonl-not-json", lambda env: read_captions(env.write("captions.jsonl", '{"image": "a.jpg", "caption": "A dog."}\n{oops\n')), raises=r"captions\.jsonl:2: expected a JSON object"),
-    Case("captions-jsonl-missing-key", lambda env: read_captions(env.write("captions.jsonl", '{"image": "a.jpg"}\n')), raises=r"captions\.jsonl:1: expected a JSON object with 'image' and 'caption'"),
-    Case("captions-jsonl-null-image", lambda env: read_captions(env.write("captions.jsonl", '{"image": null, "caption": "A dog."}\n')), raises=r"captions\.jsonl:1 image is None"),
-    Case("captions-csv-missing-column", lambda env: read_captions(env.write("captions.csv", "image,text\na.jpg,A dog.\n")), raises=r"captions\.csv: expected columns 'image' and 'caption'"),
-    Case("captions-csv-short-row", lambda env: read_captions(env.write("captions.csv", "image,caption\na.jpg,A dog.\nb.jpg\n")), raises=r"captions\.csv:3 caption is None"),
+    Case(
+        "captions-latin-1",
+        lambda env: read_captions(env.write("captions.txt", "a.jpg#0\tUn café.\n".encode("latin-1"))),
+        raises=r"captions\.txt: not valid UTF-8",
+    ),
+    Case(
+        "captions-jsonl-not-json",
+        lambda env: read_captions(env.write("captions.jsonl", '{"image": "a.jpg", "caption": "A dog."}\n{oops\n')),
+        raises=r"captions\.jsonl:2: expected a JSON object",
+    ),
+    Case(
+        "captions-jsonl-missing-key",
+        lambda env: read_captions(env.write("captions.jsonl", '{"image": "a.jpg"}\n')),
+        raises=r"captions\.jsonl:1: expected a JSON object with 'image' and 'caption'",
+    ),
+    Case(
+        "captions-jsonl-null-image",
+        lambda env: read_captions(env.write("captions.jsonl", '{"image": null, "caption": "A dog."}\n')),
+        raises=r"captions\.jsonl:1 image is None",
+    ),
+    Case(
+        "captions-csv-missing-column",
+        lambda env: read_captions(env.write("captions.csv", "image,text\na.jpg,A dog.\n")),
+        raises=r"captions\.csv: expected columns 'image' and 'caption'",
+    ),
+    Case(
+        "captions-csv-short-row",
+        lambda env: read_captions(env.write("captions.csv", "image,caption\na.jpg,A dog.\nb.jpg\n")),
+        raises=r"captions\.csv:3 caption is None",
+    ),
     # ---- configurations ----
     Case(
         "config-image-width-mismatch",
@@ -516,7 +628,9 @@ CASES: list[Case] = [
         lambda env: env.models.multimodal[0].preprocess(["a red square", "a cat", Image.new("RGB", (8, 8), (255, 0, 0))]),
         raises=r"input 0 is 'text' but input 2 is 'image'",
     ),
-    Case("config-modality-without-route", lambda env: encode(env.token_model, [Image.new("RGB", (8, 8))]), raises=r"Modality 'image' is not supported"),
+    Case(
+        "config-modality-without-route", lambda env: encode(env.token_model, [Image.new("RGB", (8, 8))]), raises=r"Modality 'image' is not supported"
+    ),
     Case(
         "config-one-modality-per-call",  # the documented way: each modality in its own call
         lambda env: (encode(env.models.multimodal, ["a red square"]), encode(env.models.multimodal, [Image.new("RGB", (8, 8), (255, 0, 0))])),

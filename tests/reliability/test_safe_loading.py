@@ -45,8 +45,9 @@ def test_every_torch_load_in_the_package_is_weights_only():
 
 
 def test_written_weights_are_safetensors_only(tiny_model, tmp_path, wiki_sentences):
-    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path / "run"), max_steps=2, per_device_train_batch_size=8,
-                                                save_steps=2, report_to="none")
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path / "run"), max_steps=2, per_device_train_batch_size=8, save_steps=2, report_to="none"
+    )
     data = Dataset.from_dict({"anchor": wiki_sentences[:16], "positive": wiki_sentences[:16]})
     NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=data, loss=SimCSELoss(tiny_model)).train()
     tiny_model.save(str(tmp_path / "model"))
@@ -60,15 +61,17 @@ def test_written_weights_are_safetensors_only(tiny_model, tmp_path, wiki_sentenc
 
 def test_tampered_checkpoint_pickles_are_never_executed(tiny_model, tmp_path, wiki_sentences):
     marker = tmp_path / "executed"
-    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path / "run"), max_steps=2, per_device_train_batch_size=8,
-                                                save_steps=2, report_to="none")
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path / "run"), max_steps=2, per_device_train_batch_size=8, save_steps=2, report_to="none"
+    )
     data = Dataset.from_dict({"anchor": wiki_sentences[:16], "positive": wiki_sentences[:16]})
     NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=data, loss=SimCSELoss(tiny_model)).train()
     checkpoint = tmp_path / "run" / "checkpoint-2"
     for name in ("optimizer.pt", "scheduler.pt", "rng_state.pth"):
         _tamper(checkpoint / name, marker)
-    resumed_args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path / "run"), max_steps=4, per_device_train_batch_size=8,
-                                                        save_steps=2, report_to="none")
+    resumed_args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path / "run"), max_steps=4, per_device_train_batch_size=8, save_steps=2, report_to="none"
+    )
     trainer = NonLinguisticTrainer(model=tiny_model, args=resumed_args, train_dataset=data, loss=SimCSELoss(tiny_model))
     # The completion marker's checksums catch the change before anything is read ...
     with pytest.raises(ValueError, match="No intact checkpoint to resume from.*optimizer.pt has"):
@@ -100,12 +103,26 @@ def test_pickled_pixel_and_image_weights_are_refused(tmp_path):
     marker = tmp_path / "executed"
     pixel = tmp_path / "pixel"
     pixel.mkdir()
-    (pixel / "config.json").write_text(json.dumps({
-        "model_type": "pixel", "image_size": [16, 64], "patch_size": 16, "num_channels": 3, "hidden_size": 32,
-        "num_hidden_layers": 1, "num_attention_heads": 4, "intermediate_size": 64, "hidden_act": "gelu",
-        "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0, "initializer_range": 0.02,
-        "layer_norm_eps": 1e-12, "qkv_bias": True,
-    }))
+    (pixel / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "pixel",
+                "image_size": [16, 64],
+                "patch_size": 16,
+                "num_channels": 3,
+                "hidden_size": 32,
+                "num_hidden_layers": 1,
+                "num_attention_heads": 4,
+                "intermediate_size": 64,
+                "hidden_act": "gelu",
+                "hidden_dropout_prob": 0.0,
+                "attention_probs_dropout_prob": 0.0,
+                "initializer_range": 0.02,
+                "layer_norm_eps": 1e-12,
+                "qkv_bias": True,
+            }
+        )
+    )
     _tamper(pixel / "pytorch_model.bin", marker)
     with pytest.raises(Exception, match="(?i)weights_only|unpickl|global"):
         PixelEncoder.from_pretrained(str(pixel), max_patches=4)
@@ -143,6 +160,8 @@ def test_no_command_imports_code_a_model_folder_names_unless_asked(tiny_model, t
         assert "trust_remote_code" in error and "Traceback" not in error
     assert not (folder / "executed").exists()
     # in a real process too (nothing imported at start-up runs it either)
-    completed = subprocess.run([sys.executable, "-m", "sbert_nonling.cli", *arguments(folder)], capture_output=True, text=True, timeout=300, check=False)
+    completed = subprocess.run(
+        [sys.executable, "-m", "sbert_nonling.cli", *arguments(folder)], capture_output=True, text=True, timeout=300, check=False
+    )
     assert completed.returncode == 2 and not (folder / "executed").exists()
     assert main([*arguments(full), "--trust-remote-code"]) == 0  # asked for: the package's own classes load

@@ -27,7 +27,9 @@ def test_fonts_conf_lists_the_directories_escaped_and_one_cache():
 def test_fonts_conf_is_written_once_per_font_set(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     first = write_fonts_conf(["/fonts/a"])
-    assert first.is_relative_to(tmp_path / "sbert-nonling" / "fontconfig") and first.read_text() == fonts_conf_text(["/fonts/a"], str(first.parent / "cache"))
+    assert first.is_relative_to(tmp_path / "sbert-nonling" / "fontconfig") and first.read_text() == fonts_conf_text(
+        ["/fonts/a"], str(first.parent / "cache")
+    )
     modified = first.stat().st_mtime_ns
     assert write_fonts_conf(["/fonts/a"]) == first and first.stat().st_mtime_ns == modified
     assert write_fonts_conf(["/fonts/b"]).parent != first.parent

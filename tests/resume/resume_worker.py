@@ -105,8 +105,23 @@ def main() -> None:
     if args.disk_full_at_checkpoint is not None:
         at_step(args.disk_full_at_checkpoint - 1, refuse_writes)
     command = [
-        "train", args.recipe, "--output", args.output, "--text-file", args.text_file, "--image-dir", args.image_dir, "--tiny",
-        "--max-steps", "8", "--set", "eval_steps=2", "--set", "batch_size=8", "--set", f"dataloader_num_workers={args.workers}",
+        "train",
+        args.recipe,
+        "--output",
+        args.output,
+        "--text-file",
+        args.text_file,
+        "--image-dir",
+        args.image_dir,
+        "--tiny",
+        "--max-steps",
+        "8",
+        "--set",
+        "eval_steps=2",
+        "--set",
+        "batch_size=8",
+        "--set",
+        f"dataloader_num_workers={args.workers}",
     ]
     if args.recipe.startswith("visualcse"):  # visualcse-fast: patch dropout draws kept tokens from the global RNG
         command += ["--set", "modality_batch_size=8"]

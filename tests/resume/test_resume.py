@@ -38,8 +38,14 @@ def _run(recipe: str, output: Path, inputs, *extra: str) -> subprocess.Completed
         command += ["--image-dir", str(inputs["images"])]
     else:
         flickr = inputs["flickr"]
-        command += ["--image-dir", str(flickr / "images"), "--captions-file", str(flickr / "captions.txt"),
-                    "--image-features", str(flickr / "features.safetensors")]
+        command += [
+            "--image-dir",
+            str(flickr / "images"),
+            "--captions-file",
+            str(flickr / "captions.txt"),
+            "--image-features",
+            str(flickr / "features.safetensors"),
+        ]
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
     return subprocess.run(command + list(extra), capture_output=True, text=True, timeout=600, env=environment)
 
@@ -106,9 +112,7 @@ def test_a_kill_while_saving_never_leaves_a_checkpoint_resume_would_pick(tmp_pat
 
 @pytest.mark.slow  # 2-3 tiny training runs in subprocesses
 @pytest.mark.parametrize(("recipe", "signal_name", "status"), [("visualcse", "SIGTERM", 143), ("mcse", "SIGINT", 130)])
-def test_a_signal_stops_after_the_step_with_a_complete_checkpoint_and_resume_ends_identical(
-    tmp_path, inputs, straight, recipe, signal_name, status
-):
+def test_a_signal_stops_after_the_step_with_a_complete_checkpoint_and_resume_ends_identical(tmp_path, inputs, straight, recipe, signal_name, status):
     # VisualCSE: the alternating scheme, two optimizers; MCSE: projection heads, interleaved caption batches
     stopped = _run(recipe, tmp_path / "run", inputs, "--signal", signal_name, "--signal-at-step", "4")
     assert stopped.returncode == status, stopped.stderr[-4000:]

@@ -44,8 +44,9 @@ def test_auto_is_fp32_without_workers_on_a_cpu_and_explicit_settings_hold(tmp_pa
     assert resolved_precision("auto") == "fp32" and resolved_workers("auto") == 0 and resolved_workers(3) == 3
     plain = training_arguments(config, tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8)
     assert not plain.fp16 and not plain.bf16 and plain.dataloader_num_workers == 0 and not plain.dataloader_pin_memory
-    fed = training_arguments(config.replace(dataloader_num_workers=2, dataloader_pin_memory=True), tmp_path, evaluating=False,
-                             learning_rate=1e-4, batch_size=8)
+    fed = training_arguments(
+        config.replace(dataloader_num_workers=2, dataloader_pin_memory=True), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8
+    )
     assert fed.dataloader_num_workers == 2 and fed.dataloader_persistent_workers and fed.dataloader_pin_memory
     with pytest.raises(ValueError, match=r"precision='fp16' needs a CUDA GPU .* use 'fp32' or 'bf16'"):
         training_arguments(config.replace(precision="fp16"), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8)

@@ -20,11 +20,19 @@ def test_a_plain_trainer_with_the_callback_leaves_verifiable_checkpoints(tiny_en
     torch.manual_seed(0)
     model = build_sentence_model(tiny_encoder_dir)
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path), max_steps=4, per_device_train_batch_size=8, save_strategy="steps", save_steps=2,
-        save_total_limit=1, report_to="none",
+        output_dir=str(tmp_path),
+        max_steps=4,
+        per_device_train_batch_size=8,
+        save_strategy="steps",
+        save_steps=2,
+        save_total_limit=1,
+        report_to="none",
     )
     trainer = SentenceTransformerTrainer(
-        model=model, args=args, train_dataset=sentence_pairs_dataset(wiki_sentences[:32]), loss=SimCSELoss(model),
+        model=model,
+        args=args,
+        train_dataset=sentence_pairs_dataset(wiki_sentences[:32]),
+        loss=SimCSELoss(model),
         callbacks=[CheckpointMarkerCallback()],
     )
     trainer.train()

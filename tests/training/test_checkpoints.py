@@ -27,8 +27,16 @@ def make_trainer(model_dir, sentences, output_dir, max_steps):
     torch.manual_seed(0)
     model = build_sentence_model(model_dir)
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(output_dir), max_steps=max_steps, per_device_train_batch_size=8, learning_rate=1e-3,
-        save_strategy="steps", save_steps=2, save_total_limit=2, report_to="none", seed=3, lr_scheduler_type="constant",
+        output_dir=str(output_dir),
+        max_steps=max_steps,
+        per_device_train_batch_size=8,
+        learning_rate=1e-3,
+        save_strategy="steps",
+        save_steps=2,
+        save_total_limit=2,
+        report_to="none",
+        seed=3,
+        lr_scheduler_type="constant",
     )
     return NonLinguisticTrainer(model=model, args=args, train_dataset=sentence_pairs_dataset(sentences), loss=SimCSELoss(model))
 
@@ -54,7 +62,10 @@ def test_the_marker_lists_every_file_with_its_size_and_checksum(trained):
     manifest = json.loads((folder / COMPLETE_MARKER).read_text())
     assert manifest["step"] == 6
     on_disk = {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file() and path.name != COMPLETE_MARKER}
-    assert set(manifest["files"]) == on_disk and {"text_0_SharedEncoder/model.safetensors", "optimizer.pt", "loss_state.safetensors", "trainer_state.json"} <= on_disk
+    assert (
+        set(manifest["files"]) == on_disk
+        and {"text_0_SharedEncoder/model.safetensors", "optimizer.pt", "loss_state.safetensors", "trainer_state.json"} <= on_disk
+    )
     weights = folder / "text_0_SharedEncoder" / "model.safetensors"
     assert manifest["files"]["text_0_SharedEncoder/model.safetensors"]["size"] == weights.stat().st_size
     assert all(len(entry["sha256"]) == 64 for entry in manifest["files"].values())

@@ -12,7 +12,12 @@ from sbert_nonling.training.finite_training import FiniteTrainingCallback, Train
 
 
 def test_non_finite_tensors_are_named():
-    tensors = [("a", torch.ones(2)), ("b", torch.tensor([1.0, float("nan")])), ("c", torch.tensor([float("inf")])), ("d", torch.ones(2, dtype=torch.long))]
+    tensors = [
+        ("a", torch.ones(2)),
+        ("b", torch.tensor([1.0, float("nan")])),
+        ("c", torch.tensor([float("inf")])),
+        ("d", torch.ones(2, dtype=torch.long)),
+    ]
     assert non_finite_parameters(tensors) == ["b", "c"]
 
 

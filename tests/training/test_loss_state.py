@@ -35,8 +35,15 @@ def plain_run(encoder_dir, sentences, output_dir, *callbacks, resume=False):
     model = build_sentence_model(encoder_dir)
     loss = SimCSELoss(model, training_head="mlp")
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(output_dir), max_steps=4, per_device_train_batch_size=8, learning_rate=1e-3, save_strategy="steps",
-        save_steps=2, report_to="none", seed=3, lr_scheduler_type="constant",
+        output_dir=str(output_dir),
+        max_steps=4,
+        per_device_train_batch_size=8,
+        learning_rate=1e-3,
+        save_strategy="steps",
+        save_steps=2,
+        report_to="none",
+        seed=3,
+        lr_scheduler_type="constant",
     )
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=sentence_pairs_dataset(sentences), loss=loss)
     for callback in callbacks:

@@ -33,6 +33,8 @@ def test_state_dict_restores_every_schedule_and_refuses_other_names():
     fresh.step(), schedule.step()
     assert fresh.get_last_lr() == schedule.get_last_lr() == [0.2, pytest.approx(0.02)]
     with pytest.raises(ValueError, match=r"Scheduler state for \['image', 'text'\] cannot be loaded into \['text'\]"):
-        ModalitySchedule({"text": torch.optim.lr_scheduler.LambdaLR(torch.optim.SGD([parameter]), lambda step: 1.0)}).load_state_dict(schedule.state_dict())
+        ModalitySchedule({"text": torch.optim.lr_scheduler.LambdaLR(torch.optim.SGD([parameter]), lambda step: 1.0)}).load_state_dict(
+            schedule.state_dict()
+        )
     with pytest.raises(ValueError, match="needs at least one scheduler"):
         ModalitySchedule({})

@@ -84,6 +84,9 @@ def test_every_runner_refuses_before_writing_anything(tmp_path, recipe):
 def test_a_run_whose_final_save_was_interrupted_points_to_resume(tmp_path):
     checkpoint(tmp_path / "checkpoints", 8)
     (tmp_path / "model").mkdir()  # saved, but no results.json: the run stopped while finishing
-    with pytest.raises(ValueError, match=r"interrupted run \(checkpoints/checkpoint-8\)\. Its saving was interrupted \(model written, no results.json\)\. Pass --resume"):
+    with pytest.raises(
+        ValueError,
+        match=r"interrupted run \(checkpoints/checkpoint-8\)\. Its saving was interrupted \(model written, no results.json\)\. Pass --resume",
+    ):
         prepare_output_dir(tmp_path)
     assert prepare_output_dir(tmp_path, resume=True) == tmp_path

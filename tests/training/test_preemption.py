@@ -29,7 +29,9 @@ def test_a_signal_finishes_the_step_saves_and_stops(tmp_path, tiny_encoder_dir, 
     handlers = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGINT)}
     trainer = make_trainer(tiny_encoder_dir, wiki_sentences[:64], tmp_path, max_steps=6)
     trainer.add_callback(SignalDuringStep(signal_number, step=3))
-    with pytest.raises(TrainingPreempted, match=rf"stopped by {signal.Signals(signal_number).name}; .*checkpoint-3 is a complete checkpoint.*--resume") as stop:
+    with pytest.raises(
+        TrainingPreempted, match=rf"stopped by {signal.Signals(signal_number).name}; .*checkpoint-3 is a complete checkpoint.*--resume"
+    ) as stop:
         trainer.train()
     assert stop.value.signal_number == signal_number and trainer.state.global_step == 3
     assert last_complete_checkpoint(tmp_path) == str(tmp_path / "checkpoint-3") and checkpoint_damage(tmp_path / "checkpoint-3") is None

@@ -12,8 +12,13 @@ from sbert_nonling.training.recipes import config_from_recipe, get_recipe, list_
 
 #: The recipe holding each method's paper row (the config's defaults).
 PAPER_ROWS = {
-    "simcse": "simcse-unsup", "visualcse": "visualcse", "audiocse": "audiocse", "mcse": "mcse", "macd": "macd",
-    "multitask": "multitask", "pixel_linguist": "pixel-linguist",
+    "simcse": "simcse-unsup",
+    "visualcse": "visualcse",
+    "audiocse": "audiocse",
+    "mcse": "mcse",
+    "macd": "macd",
+    "multitask": "multitask",
+    "pixel_linguist": "pixel-linguist",
 }
 DOCUMENTATION = ("name", "description", "reference")
 
@@ -48,7 +53,10 @@ def test_every_recipe_file_sets_every_setting_of_its_method_and_its_tiny_block_a
 def test_overrides_are_typed_and_checked():
     config = load_recipe("visualcse", overrides={"learning_rate": 1, "images_per_class": 5})
     assert isinstance(config, VisualCSEConfig) and config.learning_rate == 1.0 and config.images_per_class == 5
-    with pytest.raises(ValueError, match=r"overrides of recipe file visualcse.json: 'bogus' is not a setting of VisualCSEConfig.*valid settings: .*modality_learning_rate"):
+    with pytest.raises(
+        ValueError,
+        match=r"overrides of recipe file visualcse.json: 'bogus' is not a setting of VisualCSEConfig.*valid settings: .*modality_learning_rate",
+    ):
         load_recipe("visualcse", overrides={"bogus": 1})
     with pytest.raises(ValueError, match=r"'learning_rate' must be float, got 'abc'"):
         load_recipe("visualcse", overrides={"learning_rate": "abc"})

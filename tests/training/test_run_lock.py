@@ -15,7 +15,10 @@ import pytest
 from sbert_nonling.training.run_lock import LOCK_FILE, run_lock
 
 ROOT = Path(__file__).resolve().parents[2]
-HOLD = "import sys, time; from sbert_nonling.training.run_lock import run_lock\nwith run_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(600)"
+HOLD = (
+    "import sys, time; from sbert_nonling.training.run_lock import run_lock\n"
+    "with run_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(600)"
+)
 
 
 def _environment():
@@ -23,14 +26,29 @@ def _environment():
 
 
 def _train(run: Path, text_file: Path, *extra: str) -> subprocess.Popen:
-    command = [sys.executable, "-m", "sbert_nonling.cli", "train", "simcse-unsup", "--tiny", "--text-file", str(text_file),
-               "--output", str(run), "--set", "batch_size=8", *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "sbert_nonling.cli",
+        "train",
+        "simcse-unsup",
+        "--tiny",
+        "--text-file",
+        str(text_file),
+        "--output",
+        str(run),
+        "--set",
+        "batch_size=8",
+        *extra,
+    ]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_environment(), cwd=ROOT)
 
 
 def test_a_second_holder_is_refused_naming_the_first_and_the_lock_is_released_on_exit(tmp_path):
     with run_lock(tmp_path):
-        other = subprocess.run([sys.executable, "-c", HOLD, str(tmp_path)], capture_output=True, text=True, env=_environment(), timeout=120, check=False)
+        other = subprocess.run(
+            [sys.executable, "-c", HOLD, str(tmp_path)], capture_output=True, text=True, env=_environment(), timeout=120, check=False
+        )
         assert other.returncode == 1 and "held" not in other.stdout
         assert f"is in use by another run (process {os.getpid()} on " in other.stderr and "choose another --output" in other.stderr
     with pytest.raises(RuntimeError), run_lock(tmp_path):

@@ -28,8 +28,23 @@ def interrupted(tmp_path_factory, data_dir):
     lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:2000]
     text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     run = root / "run"
-    argv = ["train", "simcse-unsup", "--tiny", "--text-file", str(text_file), "--output", str(run), "--set", "batch_size=8",
-            "--set", "learning_rate=1e-4", "--set", "eval_steps=2", "--max-steps", "6"]
+    argv = [
+        "train",
+        "simcse-unsup",
+        "--tiny",
+        "--text-file",
+        str(text_file),
+        "--output",
+        str(run),
+        "--set",
+        "batch_size=8",
+        "--set",
+        "learning_rate=1e-4",
+        "--set",
+        "eval_steps=2",
+        "--max-steps",
+        "6",
+    ]
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), "HF_HUB_OFFLINE": "1"}
     process = subprocess.Popen([sys.executable, "-m", "sbert_nonling.cli", *argv], stderr=subprocess.PIPE, text=True, env=environment)
     deadline = time.monotonic() + 300

@@ -19,13 +19,25 @@ from sbert_nonling.training import run_method
 
 def _stage(model, name, sentences, calls):
     args = SentenceTransformerTrainingArguments(
-        output_dir=f"stages/{name}/checkpoints", max_steps=2, per_device_train_batch_size=4, learning_rate=1e-3,
-        eval_strategy="steps", eval_steps=2, save_steps=2, load_best_model_at_end=True,
-        metric_for_best_model="eval_STSBenchmark_spearman_cosine", report_to="none",
+        output_dir=f"stages/{name}/checkpoints",
+        max_steps=2,
+        per_device_train_batch_size=4,
+        learning_rate=1e-3,
+        eval_strategy="steps",
+        eval_steps=2,
+        save_steps=2,
+        load_best_model_at_end=True,
+        metric_for_best_model="eval_STSBenchmark_spearman_cosine",
+        report_to="none",
     )
     return TrainingStage(
-        name, Dataset.from_dict({"anchor": sentences, "positive": sentences}), lambda: SimCSELoss(model), args,
-        before=[lambda _: calls.append(f"before {name}")], after=[lambda _: calls.append(f"after {name}")], record={"stage": "contrastive"},
+        name,
+        Dataset.from_dict({"anchor": sentences, "positive": sentences}),
+        lambda: SimCSELoss(model),
+        args,
+        before=[lambda _: calls.append(f"before {name}")],
+        after=[lambda _: calls.append(f"after {name}")],
+        record={"stage": "contrastive"},
     )
 
 
@@ -41,7 +53,10 @@ def test_a_multi_stage_plan_runs_in_one_loop_and_leaves_the_run_record(tmp_path,
         first = _stage(tiny_model, "first", wiki_sentences[:16], calls)
         second = _stage(tiny_model, "second", wiki_sentences[16:32], calls)
         return MethodPlan(
-            tiny_model, [first, ModelUpdate("halve", zero_pooler, {"stage": "update"}), second], sts_dev_evaluator(small_sts_dir), staged=True,
+            tiny_model,
+            [first, ModelUpdate("halve", zero_pooler, {"stage": "update"}), second],
+            sts_dev_evaluator(small_sts_dir),
+            staged=True,
             evaluations={"norms": lambda model: {"mean": float(model.encode(["a"]).mean())}},
             files={"note.txt": lambda path: path.write_text("kept", encoding="utf-8")},
         )

@@ -29,8 +29,13 @@ class SlowSimCSELoss(SimCSELoss):
 def train(model, datasets, losses, tmp_path, max_steps, accumulation=1):
     timer = StepTimerCallback(losses)
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path), max_steps=max_steps, per_device_train_batch_size=4, gradient_accumulation_steps=accumulation,
-        multi_dataset_batch_sampler=MultiDatasetBatchSamplers.ROUND_ROBIN, save_strategy="no", report_to="none",
+        output_dir=str(tmp_path),
+        max_steps=max_steps,
+        per_device_train_batch_size=4,
+        gradient_accumulation_steps=accumulation,
+        multi_dataset_batch_sampler=MultiDatasetBatchSamplers.ROUND_ROBIN,
+        save_strategy="no",
+        report_to="none",
     )
     SentenceTransformerTrainer(model=model, args=args, train_dataset=DatasetDict(datasets), loss=losses, callbacks=[timer]).train()
     return timer
@@ -57,7 +62,9 @@ def test_one_loss_object_for_two_datasets_is_timed_under_both_names(tiny_model, 
 def test_a_single_loss_is_timed_as_train(tiny_model, wiki_sentences, tmp_path):
     loss = SimCSELoss(tiny_model, training_head="none")
     timer = StepTimerCallback(loss)
-    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=4, save_strategy="no", report_to="none")
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=4, save_strategy="no", report_to="none"
+    )
     train_dataset = sentence_pairs_dataset(wiki_sentences[:16])
     SentenceTransformerTrainer(model=tiny_model, args=args, train_dataset=train_dataset, loss=loss, callbacks=[timer]).train()
     assert dict(timer.step_counts) == {"train": 2}

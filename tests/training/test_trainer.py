@@ -19,8 +19,15 @@ def make_trainer(model, sentences, output_dir, max_steps):
     torch.manual_seed(0)
     loss = SimCSELoss(model, training_head="mlp")
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(output_dir), max_steps=max_steps, per_device_train_batch_size=8, learning_rate=1e-3,
-        save_strategy="steps", save_steps=2, report_to="none", seed=3, lr_scheduler_type="constant",
+        output_dir=str(output_dir),
+        max_steps=max_steps,
+        per_device_train_batch_size=8,
+        learning_rate=1e-3,
+        save_strategy="steps",
+        save_steps=2,
+        report_to="none",
+        seed=3,
+        lr_scheduler_type="constant",
     )
     return NonLinguisticTrainer(model=model, args=args, train_dataset=sentence_pairs_dataset(sentences), loss=loss), loss
 
@@ -82,8 +89,9 @@ def test_no_duplicates_check_of_an_image_dataset_compares_files_without_decoding
     files = sorted(str(path) for path in (data_dir / "images" / "cifar10" / "train").rglob("*.jpg"))[:5]
     rows = Dataset.from_dict({"image": [files[0], *files], "label": [0, 0, 1, 2, 3, 4]})  # rows 0 and 1: one file
     dataset = two_view_image_dataset(rows, img_size=32)
-    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=3, report_to="none",
-                                                batch_sampler=BatchSamplers.NO_DUPLICATES)
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path), per_device_train_batch_size=3, report_to="none", batch_sampler=BatchSamplers.NO_DUPLICATES
+    )
     trainer = NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=dataset, loss=UnpairedModalityContrastiveLoss(tiny_model))
     reads = []
     original = TwoViewTransform.__call__
@@ -140,12 +148,20 @@ def test_older_checkpoints_are_rotated_only_after_the_new_one_is_marked(tiny_enc
     for trainer_class in (NonLinguisticTrainer, SentenceTransformerTrainer):
         model = build_sentence_model(tiny_encoder_dir)
         args = SentenceTransformerTrainingArguments(
-            output_dir=str(tmp_path / trainer_class.__name__), max_steps=4, per_device_train_batch_size=8, save_strategy="steps",
-            save_steps=2, save_total_limit=1, report_to="none",
+            output_dir=str(tmp_path / trainer_class.__name__),
+            max_steps=4,
+            per_device_train_batch_size=8,
+            save_strategy="steps",
+            save_steps=2,
+            save_total_limit=1,
+            report_to="none",
         )
         probe = FoldersAtSave()
         trainer_class(
-            model=model, args=args, train_dataset=sentence_pairs_dataset(wiki_sentences[:32]), loss=SimCSELoss(model),
+            model=model,
+            args=args,
+            train_dataset=sentence_pairs_dataset(wiki_sentences[:32]),
+            loss=SimCSELoss(model),
             callbacks=[probe, CheckpointMarkerCallback()] if trainer_class is SentenceTransformerTrainer else [probe],
         ).train()
         seen[trainer_class] = probe.seen
@@ -198,8 +214,13 @@ def test_every_dataset_kind_reads_the_same_batches_in_dataloader_workers(kind, t
 
     def batches(workers: int) -> list[dict]:
         args = SentenceTransformerTrainingArguments(
-            output_dir=str(tmp_path / str(workers)), per_device_train_batch_size=4, report_to="none", seed=3,
-            dataloader_num_workers=workers, dataloader_persistent_workers=workers > 0, dataloader_pin_memory=False,
+            output_dir=str(tmp_path / str(workers)),
+            per_device_train_batch_size=4,
+            report_to="none",
+            seed=3,
+            dataloader_num_workers=workers,
+            dataloader_persistent_workers=workers > 0,
+            dataloader_pin_memory=False,
         )
         loader = NonLinguisticTrainer(model=model, args=args, train_dataset=dataset, loss=loss).get_train_dataloader()
         return [batch for _ in range(2) for batch, _ in zip(loader, range(2))]  # two passes: persistent workers reused

@@ -24,9 +24,17 @@ def setup(tiny_encoder_dir, data_dir, wiki_sentences, tmp_path):
         if image_loss is not None:
             losses["image"] = image_loss
         args = SentenceTransformerTrainingArguments(
-            output_dir=str(tmp_path / scheme), max_steps=2, per_device_train_batch_size=16, learning_rate=1e-2,
-            gradient_accumulation_steps=accumulation, lr_scheduler_type="constant", weight_decay=0.0, max_grad_norm=1e9,
-            save_strategy="no", report_to="none", seed=7,
+            output_dir=str(tmp_path / scheme),
+            max_steps=2,
+            per_device_train_batch_size=16,
+            learning_rate=1e-2,
+            gradient_accumulation_steps=accumulation,
+            lr_scheduler_type="constant",
+            weight_decay=0.0,
+            max_grad_norm=1e9,
+            save_strategy="no",
+            report_to="none",
+            seed=7,
         )
         return UnpairedModalityTrainer(model=model, args=args, train_dataset=datasets, loss=losses, scheme=scheme, batch_sizes={"image": 8}, **kwargs)
 

@@ -23,7 +23,11 @@ def test_a_plain_trainer_trains_visualcses_datasets(tiny_encoder_dir, wiki_sente
     train = DatasetDict({"image": images, "text": sentence_pairs_dataset(wiki_sentences[:32])})
     loss = {"image": UnpairedModalityContrastiveLoss(model), "text": SimCSELoss(model)}
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path / "out"), max_steps=2, per_device_train_batch_size=4, report_to=[], save_strategy="no",
+        output_dir=str(tmp_path / "out"),
+        max_steps=2,
+        per_device_train_batch_size=4,
+        report_to=[],
+        save_strategy="no",
         multi_dataset_batch_sampler="round_robin",
     )
     before = model[0].encoder.auto_model.embeddings.word_embeddings.weight.detach().clone()

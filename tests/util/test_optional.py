@@ -71,7 +71,10 @@ def test_core_package_trains_exports_and_evaluates_without_the_extras(tmp_path, 
     lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:200]
     text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     script = SCRIPT.format(
-        blocked=BLOCKED, output=str(tmp_path / "run"), text_file=str(text_file), sts_dir=str(small_sts_dir),
+        blocked=BLOCKED,
+        output=str(tmp_path / "run"),
+        text_file=str(text_file),
+        sts_dir=str(small_sts_dir),
         image_dir=str(data_dir / "images" / "cifar10" / "train"),
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_DISABLED": "true"}
@@ -104,7 +107,7 @@ def test_missing_native_library_counts_as_a_missing_extra(monkeypatch, tmp_path)
     """A binding that is installed but cannot load its system library raises OSError on import (cffi's dlopen): the
     message still names the extra and the system packages."""
     (tmp_path / "binding_without_library.py").write_text(
-        'raise OSError("cannot load library \'libpango-1.0.so.0\': no such file")\n', encoding="utf-8"
+        "raise OSError(\"cannot load library 'libpango-1.0.so.0': no such file\")\n", encoding="utf-8"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setitem(EXTRAS, "pixel", ("pixel", ("binding_without_library",), EXTRAS["pixel"][2]))
