@@ -8,7 +8,9 @@ before.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sbert_nonling.util.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
@@ -50,19 +52,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value  # later look-ups skip __getattr__
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+__getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)
 
 __all__ = [
     "CheckpointMarkerCallback",
