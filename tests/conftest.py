@@ -74,3 +74,10 @@ def flickr_subset(tmp_path_factory, data_dir):
     features = extract_image_features([root / "images" / name for name in names], FrozenImageEncoder.efficientnet_lite0(), regions=True)
     save_image_features(root / "features.safetensors", names, features)
     return root
+
+
+def cited(model_folder: str | Path) -> set[str]:
+    """The BibTeX keys a saved model's card (README.md) cites."""
+    import re
+
+    return set(re.findall(r"@\w+\{([^,]+),", (Path(model_folder) / "README.md").read_text(encoding="utf-8")))

@@ -2,47 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
+
+from torch import nn
 
 from sbert_nonling.evaluation.sts_data import STS_TASKS
 
 CardForm = Literal["text", "full", "pixel"]
 
-#: Paper citations by recipe ``method`` (sentence-transformers is cited on every card).
-METHOD_CITATIONS: dict[str, str] = {
-    "simcse": """@inproceedings{gao2021simcse,
-    title = {{SimCSE}: Simple Contrastive Learning of Sentence Embeddings},
-    author = {Gao, Tianyu and Yao, Xingcheng and Chen, Danqi},
-    booktitle = {EMNLP},
-    year = {2021}
-}""",
-    "visualcse": """@inproceedings{jian2022nonlinguistic,
-    title = {Non-Linguistic Supervision for Contrastive Learning of Sentence Embeddings},
-    author = {Jian, Yiren and Gao, Chongyang and Vosoughi, Soroush},
-    booktitle = {NeurIPS},
-    year = {2022}
-}""",
-    "mcse": """@inproceedings{zhang2022mcse,
-    title = {{MCSE}: Multimodal Contrastive Learning of Sentence Embeddings},
-    author = {Zhang, Miaoran and Mosbach, Marius and Adelani, David Ifeoluwa and Hedderich, Michael A. and Klakow, Dietrich},
-    booktitle = {NAACL},
-    year = {2022}
-}""",
-    "macd": """@inproceedings{cui2020macd,
-    title = {Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning},
-    author = {Cui, Wanyun and Zheng, Guangyu and Wang, Wei},
-    booktitle = {EMNLP},
-    year = {2020}
-}""",
-    "pixel_linguist": """@article{xiao2024pixel,
-    title = {Pixel Sentence Representation Learning},
-    author = {Xiao, Chenghao and Huang, Zhuoxu and Chen, Danlu and Hudson, G Thomas and Li, Yizhi and Duan, Haoran and Lin, Chenghua and Fu, Jie and Han, Jungong and Al Moubayed, Noura},
-    journal = {arXiv preprint arXiv:2402.08183},
-    year = {2024}
-}""",  # noqa: E501 (a BibTeX author list is one line)
-}
+#: sentence-transformers, cited on every card beside the losses' papers.
 SENTENCE_TRANSFORMERS_CITATION = """@inproceedings{reimers2019sentencebert,
     title = {Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks},
     author = {Reimers, Nils and Gurevych, Iryna},
@@ -116,6 +87,7 @@ def model_card(
     scores: Mapping[str, Mapping[str, float]] | None = None,
     training_data: Sequence[str] = (),
     name: str = "path/to/model",
+    citations: Sequence[str] = (),
 ) -> str:
     """The README.md of a trained model: YAML metadata, method and recipe, training data, STS results, loading code
     and citations.
@@ -127,6 +99,8 @@ def model_card(
         scores: row label -> {STS task: Spearman x100, "avg": mean}, e.g. dev scores before / after training.
         training_data: one line per dataset used.
         name: the Hub id or folder shown in the loading snippet.
+        citations: the BibTeX of the losses that trained the model (:func:`loss_citations`: each loss declares its
+            method's papers), cited with sentence-transformers; an entry given twice is cited once.
 
     Example:
         ::
@@ -166,12 +140,27 @@ def model_card(
         )
     if scores:
         parts.append("## Evaluation\n\nSTS, cosine Spearman x100 (dev scores are the only model-selection signal).\n\n" + _markdown_table(scores))
-    citations = [METHOD_CITATIONS[method]] if method in METHOD_CITATIONS else []
-    if method != "simcse" and method in ("visualcse", "mcse", "macd"):
-        citations.append(METHOD_CITATIONS["simcse"])
-    citations.append(SENTENCE_TRANSFORMERS_CITATION)
-    parts.append("## Citation\n\n```bibtex\n" + "\n\n".join(citations) + "\n```")
+    entries = bibtex_entries([*citations, SENTENCE_TRANSFORMERS_CITATION])
+    parts.append("## Citation\n\n```bibtex\n" + "\n\n".join(entries) + "\n```")
     return "\n\n".join(parts) + "\n"
+
+
+def bibtex_entries(citations: Iterable[str]) -> list[str]:
+    """The BibTeX entries of ``citations`` (strings of one or more entries, e.g. losses' ``citation``), each once (by
+    its key), in order of first appearance."""
+    entries: dict[str, str] = {}
+    for citation in citations:
+        for entry in re.split(r"(?m)^(?=@\w+\{)", citation.strip()):
+            if entry.strip():
+                key = entry[entry.index("{") + 1 : entry.index(",")].strip()
+                entries.setdefault(key, entry.strip())
+    return list(entries.values())
+
+
+def loss_citations(loss: nn.Module | Mapping[str, nn.Module]) -> list[str]:
+    """The ``citation`` of a trainer's loss (or of each loss of a dict): the papers of the method it trains."""
+    losses = loss.values() if isinstance(loss, Mapping) else [loss]
+    return [citation for item in losses if (citation := getattr(item, "citation", None))]
 
 
 def write_model_card(folder: str | Path, *args, **kwargs) -> Path:

@@ -163,6 +163,13 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
     @property
     def citation(self) -> str:
         return """
+@article{xiao2024pixel,
+    title = {Pixel Sentence Representation Learning},
+    author = {Xiao, Chenghao and Huang, Zhuoxu and Chen, Danlu and Hudson, G Thomas and Li, Yizhi and Duan, Haoran and Lin, Chenghua and Fu, Jie and Han, Jungong and Al Moubayed, Noura},
+    journal = {arXiv preprint arXiv:2402.08183},
+    year = {2024}
+}
+
 @inproceedings{radford2021clip,
     title = {Learning Transferable Visual Models From Natural Language Supervision},
     author = {Radford, Alec and Kim, Jong Wook and Hallacy, Chris and Ramesh, Aditya and Goh, Gabriel and Agarwal, Sandhini and Sastry, Girish and Askell, Amanda and Mishkin, Pamela and Clark, Jack and Krueger, Gretchen and Sutskever, Ilya},

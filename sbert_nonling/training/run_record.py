@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +23,20 @@ def _names_hub_dataset(value: str | Path) -> bool:
 
 
 def write_run_record(
-    output_dir: str | Path, settings: Mapping[str, Any], result: Mapping[str, Any], forms: Mapping[str, CardForm], data: list[str]
+    output_dir: str | Path,
+    settings: Mapping[str, Any],
+    result: Mapping[str, Any],
+    forms: Mapping[str, CardForm],
+    data: list[str],
+    citations: Sequence[str] = (),
 ) -> None:
     """Write ``OUT/recipe.json`` (the settings used, overrides applied), ``OUT/results.json`` (what the run returned)
-    and a model card (README.md) into each saved model folder (``forms``: folder key in ``result`` -> card form)."""
+    and a model card (README.md) into each saved model folder (``forms``: folder key in ``result`` -> card form),
+    citing ``citations`` (the run's losses': :func:`~sbert_nonling.export.model_card.loss_citations`)."""
     output_dir = Path(output_dir)
     (output_dir / "recipe.json").write_text(json.dumps(dict(settings), indent=2, sort_keys=True), encoding="utf-8")
     (output_dir / "results.json").write_text(json.dumps(dict(result), indent=2, sort_keys=True), encoding="utf-8")
     scores = {label: result[key] for key, label in (("dev_before", "dev, before training"), ("dev_after", "dev, after training")) if result.get(key)}
     for key, form in forms.items():
         if result.get(key):
-            write_model_card(result[key], settings, form, scores=scores, training_data=data, name=str(result[key]))
+            write_model_card(result[key], settings, form, scores=scores, training_data=data, name=str(result[key]), citations=citations)

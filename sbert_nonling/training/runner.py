@@ -15,6 +15,7 @@ from transformers import set_seed
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.evaluation.sts import evaluate_sts, evaluate_sts_dir
 from sbert_nonling.evaluation.sts_data import load_stsb_multi_dir
+from sbert_nonling.export.model_card import loss_citations
 from sbert_nonling.export.text_model import export_text_model
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.training.arguments import dev_curve, resolved_precision, resolved_workers
@@ -47,9 +48,10 @@ def _train(
     config: MethodConfig,
     changes: list[dict[str, Any]],
     sts_dir: str | Path | None,
+    citations: list[str],
 ) -> dict[str, Any]:
     """One training stage: hooks, the trainer (checkpoints under ``output_dir``, each recording ``config`` and the
-    settings changed on resume), hooks; its log entry."""
+    settings changed on resume), hooks; its log entry. The stage's losses' citations are added to ``citations``."""
     resumable = config.resumable
     for hook in stage.before:
         hook(plan.model)
@@ -65,6 +67,7 @@ def _train(
         raise TrainingPreempted(stop.signal_number, stop.checkpoint, resumable=False) from None
     for hook in stage.after:
         hook(plan.model)
+    citations.extend(loss_citations(trainer.loss))
     entry = {
         **stage.record,
         "name": stage.name,
@@ -184,12 +187,13 @@ def run_method(
         dev_before = evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {}
         multilingual_before = evaluate_sts(plan.model, multilingual) if multilingual else {}
 
-        entries = []
+        entries: list[dict[str, Any]] = []
+        citations: list[str] = []
         for step in plan.stages:
             if isinstance(step, ModelUpdate):
                 entries.append(_update(step, plan, sts_dir))
             else:
-                entries.append(_train(step, plan, output_dir, resume, config, changes, sts_dir))
+                entries.append(_train(step, plan, output_dir, resume, config, changes, sts_dir, citations))
 
         result: dict[str, Any] = {
             "recipe": config.name,
@@ -222,5 +226,5 @@ def run_method(
         for name, evaluate in plan.evaluations.items():
             result[name] = evaluate(plan.model)
         forms = {"model": plan.card_form, "export": "text"} if plan.has_text_export else {"model": plan.card_form}
-        write_run_record(output_dir, config.to_dict(), result, forms, training_data or [])
+        write_run_record(output_dir, config.to_dict(), result, forms, training_data or [], citations)
         return result

@@ -16,6 +16,7 @@ from sbert_nonling.methods import build_multitask, task_losses
 from sbert_nonling.training import get_recipe, load_recipe, run_method, train_recipe
 from sbert_nonling.training.multitask_sampler import multitask_sampler_arguments
 from sbert_nonling.training.trainer import NonLinguisticTrainer
+from tests.conftest import cited
 
 #: A tiny encoder and batches small enough for a few CPU steps.
 FAST = {
@@ -68,6 +69,7 @@ def test_recipe_defaults_follow_the_paper():
 def test_recipe_trains_both_stages_selects_on_dev_and_keeps_heads_out_of_the_model(tmp_path, task_dir, nli_file):
     result = train_recipe("multitask", tmp_path / "run", nli_file=nli_file, sts_dir=task_dir, tiny=True, max_steps=2, overrides=FAST)
     assert [stage["stage"] for stage in result["stages"]] == ["contrastive", "multitask"]
+    assert {"cs224n_contrastive_generalizable", "gao2021simcse"} <= cited(result["model"])  # both stages' losses
     assert result["global_step"] == 4 and set(result["dev_after"]) == {"STSBenchmark", "SICK-R", "avg"}
     multitask = result["stages"][1]
     assert multitask["examples"] == {"classification": 48, "pair_classification": 48, "sts": 96}

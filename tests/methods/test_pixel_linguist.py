@@ -8,6 +8,7 @@ from sentence_transformers import SentenceTransformer
 
 from sbert_nonling.methods import ModelUpdate, build_pixel_linguist
 from sbert_nonling.training import get_recipe, load_recipe, train_recipe
+from tests.conftest import cited
 
 
 def test_recipe_carries_the_paper_settings():
@@ -68,6 +69,7 @@ def test_curriculum_runs_end_to_end_and_reloads(tmp_path, small_inputs, small_st
     assert set(result["dev_after"]) == {"STSBenchmark", "SICK-R", "avg"}
     assert set(result["multilingual_after"]) == {"STSBenchmarkMultilingualSTS-en", "STSBenchmarkMultilingualSTS-de", "avg"}
     assert result["export"] is None
+    assert {"xiao2024pixel", "radford2021clip"} <= cited(result["model"])  # SymmetricInfoNCE's papers
     model = SentenceTransformer(result["model"], trust_remote_code=True)
     embeddings = model.encode(["A man is playing a guitar.", "Ein Mann spielt Gitarre."], convert_to_tensor=True)
     torch.testing.assert_close(embeddings.norm(dim=-1), torch.ones(2))

@@ -8,6 +8,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 from sbert_nonling.training import get_recipe, list_recipes, train_recipe
+from tests.conftest import cited
 
 
 def test_recipes_carry_the_paper_defaults():
@@ -58,6 +59,7 @@ def test_supervised_recipe_trains_on_nli_triplets(tmp_path, data_dir):
         "\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:200]) + "\n", encoding="utf-8"
     )
     result = train_recipe("simcse-sup", tmp_path / "run", nli_file=nli_file, tiny=True, max_steps=3, overrides={"batch_size": 8, "eval_steps": 3})
+    assert {"gao2021simcse", "reimers2019sentencebert"} <= cited(result["model"])  # the card cites the losses' papers
     assert result["global_step"] == 3 and result["dev_before"] == {} and result["best_checkpoint"] is None
     modules = json.loads((tmp_path / "run" / "export" / "modules.json").read_text())
     assert [module["type"].rsplit(".", 1)[1] for module in modules] == ["Transformer", "Pooling", "Dense"]
@@ -127,6 +129,7 @@ def test_visualcse_recipe_trains_and_the_model_encodes_images_after_reload(tmp_p
         overrides={"eval_steps": 4, "batch_size": 16, "modality_batch_size": 8, "images_per_class": 2, "scheme": scheme},
     )
     assert result["global_step"] == 4 and result["dev_after"]
+    assert {"jian2022nonlinguistic", "gao2021simcse"} <= cited(result["model"]) and "jian2022nonlinguistic" in cited(result["export"])
     full = SentenceTransformer(result["model"], trust_remote_code=True)
     image = Image.open(data_dir / "images" / "cifar10" / "train" / "cat" / "0001.jpg")
     assert full.encode([image]).shape == (1, 128)
@@ -185,7 +188,7 @@ def test_audiocse_recipe_trains_on_fsdd_speakers(tmp_path, data_dir, recipe, tok
         max_steps=2,
         overrides={"batch_size": 16, "modality_batch_size": 8, "clips": 40, "target_frames": 64, "time_mask": 16},
     )
-    assert result["global_step"] == 2
+    assert result["global_step"] == 2 and "jian2022nonlinguistic" in cited(result["model"])  # AudioCSE's paper
     full = SentenceTransformer(result["model"], trust_remote_code=True)
     assert full[0].sub_modules["audio"][0].token_keep_ratio == token_keep_ratio  # saved with the model
     assert full.encode([{"array": np.zeros(8000, dtype=np.float32), "sampling_rate": 8000}]).shape == (1, 128)
@@ -205,6 +208,7 @@ def test_visualcse_from_a_vit_checkpoint_at_a_lower_resolution(tmp_path, data_di
         max_steps=2,
         overrides={"vit": str(tmp_path / "vit"), "img_size": 16, "batch_size": 16, "modality_batch_size": 8, "images_per_class": 2},
     )
+    assert "jian2022nonlinguistic" in cited(result["model"])  # visualcse-fast
     front_end = SentenceTransformer(result["model"], trust_remote_code=True)[0].sub_modules["image"][0]
     assert (front_end.img_size, front_end.patch_size, front_end.token_keep_ratio) == (16, 8, 0.25)
     assert front_end.position_embeddings.shape == (1, 1 + 4, 32)  # the 4 x 4 ViT table interpolated to 2 x 2
@@ -277,6 +281,7 @@ def test_mcse_recipe_interleaves_caption_batches_and_keeps_heads_out_of_the_mode
     )
     assert set(result["retrieval"]) == {"text_to_image_R@1", "text_to_image_R@5", "image_to_text_R@1", "image_to_text_R@5"}
     assert result["retrieval"]["text_to_image_R@5"] == 100.0  # 3 held-out images: every caption's image is in the top 5
+    assert {"zhang2022mcse", "gao2021simcse"} <= cited(result["model"])
     state = json.loads((tmp_path / "run" / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
     assert any("grounding" in entry for entry in state["log_history"])  # a caption batch was trained on
     from safetensors.torch import load_file
@@ -301,6 +306,7 @@ def test_macd_recipe_trains_captions_with_the_anchor(tmp_path, flickr_subset):
         overrides={"batch_size": 6},
     )
     assert result["global_step"] == 2 and result["retrieval"] == {}
+    assert "cui2020macd" in cited(result["model"])  # DistillAnchorLoss: MACD
     listed = sorted(path.name for path in (tmp_path / "run").iterdir() if path.name != ".run.lock")  # the run lock stays
     assert listed == ["checkpoints", "export", "model", "recipe.json", "results.json"]
 
