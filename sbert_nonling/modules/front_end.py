@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from abc import abstractmethod
 from typing import Any, Self
 
 import torch
@@ -64,9 +65,9 @@ class FrontEnd(InputModule):
     def get_embedding_dimension(self) -> int | None:
         return self.embedding_dimension
 
+    @abstractmethod
     def build_token_layers(self) -> None:
-        """Create the layers whose width is ``embedding_dimension`` (projection, [CLS], positions)."""
-        raise NotImplementedError
+        """Create the layers whose width is ``embedding_dimension`` (projection, [CLS], positions): each front-end's own."""
 
     def take_encoder_width(self, width: int) -> None:
         """Build the token layers at ``width`` (the shared encoder's hidden size) if no width was given."""

@@ -18,7 +18,10 @@ class LinearFrontEnd(FrontEnd):
     def __init__(self, embedding_dimension: int = 6, encoder_entry: str = "bypass", token_keep_ratio: float = 1.0) -> None:
         super().__init__()
         self.embedding_dimension, self.encoder_entry, self.token_keep_ratio = embedding_dimension, self.check_entry(encoder_entry), token_keep_ratio
-        self.projection = nn.Linear(4, embedding_dimension)
+        self.build_token_layers()
+
+    def build_token_layers(self):
+        self.projection = nn.Linear(4, self.embedding_dimension)
 
     def preprocess(self, inputs, prompt=None, **kwargs):
         return {"pixel_values": torch.stack(list(inputs))}
