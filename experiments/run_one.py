@@ -135,7 +135,7 @@ def main() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     import torch
 
-    from sbert_nonling.training import train_recipe
+    from sbert_nonling.app import train_recipe
 
     torch.set_num_threads(THREADS)
     data = prepare_data(args.shared, args.work_dir)

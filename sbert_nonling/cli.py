@@ -120,11 +120,11 @@ def _log_to_file(path: Path) -> logging.Handler:
 def cmd_train(args: argparse.Namespace) -> int | None:
     """Train a recipe; a run stopped by a signal or a failed checkpoint write returns its exit status (128 + the
     signal number, or 1) after printing what happened and how to resume."""
+    from sbert_nonling.app.run import train_recipe
     from sbert_nonling.training.checkpoints import CheckpointWriteError
     from sbert_nonling.training.finite_training import TrainingDiverged
     from sbert_nonling.training.output_folder import make_output_dir
     from sbert_nonling.training.preemption import TrainingPreempted
-    from sbert_nonling.training.run import train_recipe
 
     handler = _log_to_file(make_output_dir(args.output) / "train.log")
     try:
@@ -284,7 +284,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-    from sbert_nonling.training.run import train_recipe
+    from sbert_nonling.app.run import train_recipe
 
     start = args.model or "a tiny offline encoder"
     print(f"Training {DEMO_RECIPE} on {args.text_file} + {args.image_dir} from {start} ({args.max_steps} steps)...")

@@ -1,7 +1,7 @@
 """Method builders: each turns a method's typed config, its data and a starting model into the pieces of an ordinary
 sentence-transformers training (model, datasets, losses, evaluator, trainer class and arguments) as a
 :class:`MethodPlan` of one or more :class:`TrainingStage` s, without writing or evaluating anything. Run a plan with
-your own trainer calls, or with :func:`~sbert_nonling.training.runner.run_method` (dev scores, saving, export,
+your own trainer calls, or with :func:`~sbert_nonling.app.runner.run_method` (dev scores, saving, export,
 run record)."""
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ def starting_sentence_model(
       continued as it is, keeping what ``keep_model_modules`` names of :data:`MODEL_OWN_SETTINGS`: ``True`` (all),
       ``False`` (none) or the names, e.g. ``["max_seq_length"]``. ``"pooling"`` kept: its own Pooling / Dense /
       Normalize and prompts (``config.pooling`` replaces them otherwise); ``"max_seq_length"`` kept: its own length
-      (``config.max_seq_length`` otherwise). :func:`~sbert_nonling.training.run.train_recipe` keeps every setting
+      (``config.max_seq_length`` otherwise). :func:`~sbert_nonling.app.run.train_recipe` keeps every setting
       the user did not override; a setting applied to the model is logged with the model's own value.
 
     A model that cannot be loaded (offline and not cached, mistyped) raises one ValueError line naming it.

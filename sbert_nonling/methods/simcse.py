@@ -26,7 +26,7 @@ def build_simcse(
     ``sts_dir`` the STS-B dev evaluator selects the best checkpoint.
 
     Nothing is written and nothing is evaluated; call ``transformers.set_seed(config.seed)`` first to draw the loss
-    head as :func:`~sbert_nonling.training.runner.run_method` does. Checkpoints go to ``checkpoints/`` (relative to
+    head as :func:`~sbert_nonling.app.runner.run_method` does. Checkpoints go to ``checkpoints/`` (relative to
     the working directory, or to the run folder under the runner).
 
     Args:

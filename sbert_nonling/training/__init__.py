@@ -1,5 +1,5 @@
-"""Training: trainers, callbacks, optimizers and samplers on top of sentence-transformers' trainer, the recipes and the
-runners.
+"""Training: trainers, callbacks, optimizers and samplers on top of sentence-transformers' trainer, and the recipes (the
+runners that use them are the application layer, :mod:`sbert_nonling.app`).
 
 Names are imported on first use (PEP 562): ``list_recipes`` (and ``sbert-nonling train --help``, which lists the
 recipes) reads the bundled recipe files without loading torch; ``from sbert_nonling.training import X`` works as
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from sbert_nonling.training.preemption import PreemptionCallback
     from sbert_nonling.training.recipes import get_recipe, list_recipes, load_recipe
     from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
-    from sbert_nonling.training.run import train_recipe
-    from sbert_nonling.training.runner import run_method
     from sbert_nonling.training.step_timer import StepTimerCallback
     from sbert_nonling.training.trainer import NonLinguisticTrainer
     from sbert_nonling.training.unpaired_sampler import UnpairedBatchSampler
@@ -47,8 +45,6 @@ _LAZY = {
     "get_recipe": "sbert_nonling.training.recipes",
     "list_recipes": "sbert_nonling.training.recipes",
     "load_recipe": "sbert_nonling.training.recipes",
-    "run_method": "sbert_nonling.training.runner",
-    "train_recipe": "sbert_nonling.training.run",
 }
 
 
@@ -71,6 +67,4 @@ __all__ = [
     "get_recipe",
     "list_recipes",
     "load_recipe",
-    "run_method",
-    "train_recipe",
 ]

@@ -70,7 +70,7 @@ def training_arguments(
     ``config`` gives what every run of the method shares (``seed``, ``precision``, the DataLoader settings,
     ``lr_scheduler_type``, ``eval_steps``); the keyword arguments the run's own optimizer settings (a multi-stage method has one set per
     stage). ``output_dir`` is the checkpoint folder (relative paths are relative to the working directory, or to the
-    run folder under :func:`~sbert_nonling.training.runner.run_method`). ``warmup`` is a step count, or a fraction of
+    run folder under :func:`~sbert_nonling.app.runner.run_method`). ``warmup`` is a step count, or a fraction of
     the training steps when below 1. ``interleaved`` mixes a text and a caption dataset as MCSE does
     (:class:`InterleavedBatchSampler`).
 

@@ -149,7 +149,7 @@ def test_caption_dataset_by_hub_name_pairs_every_caption_with_its_image(hub_data
 
 @pytest.mark.slow
 def test_mcse_trains_on_a_hub_caption_dataset(hub_datasets, flickr_subset, data_dir, tmp_path):
-    from sbert_nonling.training import train_recipe
+    from sbert_nonling.app import train_recipe
 
     registry, _ = hub_datasets
     registry["nlphuji/flickr30k"] = _flickr_layout(flickr_subset)

@@ -32,7 +32,7 @@ loaded_at_import = sorted(name for name in sys.modules if name.split(".")[0] in 
 
 from sentence_transformers import SentenceTransformer
 from sbert_nonling.evaluation import evaluate_sts_dir
-from sbert_nonling.training import train_recipe
+from sbert_nonling.app import train_recipe
 
 result = train_recipe(
     "visualcse", {output!r}, text_file={text_file!r}, sts_dir={sts_dir!r}, image_dir={image_dir!r}, tiny=True, max_steps=2,

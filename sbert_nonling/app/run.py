@@ -7,6 +7,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from sbert_nonling.app.run_record import training_data_lines
+from sbert_nonling.app.runner import run_method
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.configs.grounding import GroundingConfig
 from sbert_nonling.configs.multitask import MultitaskConfig
@@ -20,8 +22,6 @@ from sbert_nonling.methods.sentence_encoder import MODEL_OWN_SETTINGS
 from sbert_nonling.methods.simcse import build_simcse
 from sbert_nonling.methods.unpaired_modality import build_unpaired_modality
 from sbert_nonling.training.recipes import load_recipe
-from sbert_nonling.training.run_record import training_data_lines
-from sbert_nonling.training.runner import run_method
 
 
 def _cap_steps(config: MethodConfig, max_steps: int) -> MethodConfig:
@@ -77,7 +77,7 @@ def train_recipe(
     The recipe is loaded into its method's typed config (:func:`load_recipe`), the method's builder
     (:mod:`sbert_nonling.methods`: :func:`build_simcse`, :func:`build_unpaired_modality` for visualcse / audiocse,
     :func:`build_grounding` for mcse / macd, :func:`build_multitask`, :func:`build_pixel_linguist`) turns it and the
-    data into a plan, and :func:`~sbert_nonling.training.runner.run_method` runs it.
+    data into a plan, and :func:`~sbert_nonling.app.runner.run_method` runs it.
 
     Args:
         recipe: a name from :func:`~sbert_nonling.training.recipes.list_recipes`.
@@ -133,7 +133,7 @@ def train_recipe(
         TrainingPreempted: SIGTERM / SIGINT stopped training after writing a complete checkpoint; resume continues.
 
     Returns:
-        :func:`~sbert_nonling.training.runner.run_method`'s result: ``{"recipe", "model", "export", "dev_before",
+        :func:`~sbert_nonling.app.runner.run_method`'s result: ``{"recipe", "model", "export", "dev_before",
         "dev_after", "multilingual_before", "multilingual_after", "best_checkpoint", "global_step"}`` plus, for the
         single-run recipes, ``"dev_curve"`` (``[[step, STS-B dev], ...]`` of the evaluations during training),
         ``"train_seconds"``, ``"step_seconds"`` / ``"step_counts"`` (forward + backward time and batches per training

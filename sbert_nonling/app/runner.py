@@ -12,6 +12,7 @@ from typing import Any
 from safetensors import SafetensorError
 from transformers import set_seed
 
+from sbert_nonling.app.run_record import write_run_record
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.evaluation.sts import evaluate_sts, evaluate_sts_dir
 from sbert_nonling.evaluation.sts_data import load_stsb_multi_dir
@@ -24,7 +25,6 @@ from sbert_nonling.training.finite_training import TrainingDiverged, non_finite_
 from sbert_nonling.training.output_folder import make_output_dir, prepare_output_dir
 from sbert_nonling.training.preemption import TrainingPreempted
 from sbert_nonling.training.run_lock import run_lock
-from sbert_nonling.training.run_record import write_run_record
 from sbert_nonling.training.run_settings import check_resume_settings
 
 logger = logging.getLogger(__name__)
@@ -148,7 +148,7 @@ def run_method(
         sts_dir: SentEval-layout STS folder for the dev scores (give the builder the same folder for selection).
         stsb_multi_dir: stsb_multi_mt files whose ``dev`` sets are scored before and after training.
         training_data: the model card's lines on the training data
-            (:func:`~sbert_nonling.training.run_record.training_data_lines`).
+            (:func:`~sbert_nonling.app.run_record.training_data_lines`).
         resume: continue an interrupted single-run plan from its newest intact checkpoint (methods whose config is not
             ``resumable`` are refused with a ValueError).
         overwrite: replace the run ``output_dir`` holds.

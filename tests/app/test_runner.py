@@ -10,11 +10,11 @@ import torch
 from datasets import Dataset
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainingArguments
 
+from sbert_nonling.app import run_method
 from sbert_nonling.configs import MultitaskConfig, SimCSEConfig
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.methods import MethodPlan, ModelUpdate, TrainingStage
-from sbert_nonling.training import run_method
 
 
 def _stage(model, name, sentences, calls):
