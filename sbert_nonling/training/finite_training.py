@@ -21,8 +21,15 @@ class TrainingDiverged(RuntimeError):
 
 
 def non_finite_parameters(named_tensors: Iterable[tuple[str, torch.Tensor]]) -> list[str]:
-    """The names of the tensors holding a NaN or an infinite value."""
-    return [name for name, tensor in named_tensors if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())]
+    """The names of the tensors holding a NaN or an infinite value (one device synchronisation when all are finite)."""
+    floating = [(name, tensor) for name, tensor in named_tensors if tensor.is_floating_point()]
+    if not floating:
+        return []
+    device = floating[0][1].device
+    finite = torch.stack([torch.isfinite(tensor).all().to(device) for _, tensor in floating])
+    if bool(finite.all()):
+        return []
+    return [name for (name, _), ok in zip(floating, finite.tolist()) if not ok]
 
 
 def diverged(what: str, step: int, output_dir: str | os.PathLike | None) -> TrainingDiverged:
@@ -42,8 +49,9 @@ def check_finite_loss(loss: torch.Tensor, step: int, output_dir: str | os.PathLi
 
 
 class FiniteTrainingCallback(TrainerCallback):
-    """Stops training with :class:`TrainingDiverged` as soon as a weight of the model or of the losses' own heads is
-    NaN or infinite (``on_step_end``, before that step's checkpoint is written), or the selection metric of an
+    """Stops training with :class:`TrainingDiverged` when a weight of the model or of the losses' own heads is NaN or
+    infinite (``on_step_end`` of a step whose checkpoint is about to be written, and of the last step: a full pass over
+    the weights is kept off the other steps, whose loss :func:`check_finite_loss` checks), or the selection metric of an
     evaluation (``metric_for_best_model``) is NaN (``on_evaluate``): a NaN score would otherwise be compared as a
     score, and the run end as a success with a NaN model.
 
@@ -59,6 +67,8 @@ class FiniteTrainingCallback(TrainerCallback):
         self.loss = loss
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: nn.Module | None = None, **kwargs) -> None:
+        if not (control.should_save or state.global_step >= state.max_steps):
+            return
         assert model is not None  # the Trainer passes its model to every callback event
         tensors: list[tuple[str, torch.Tensor]] = [(f"model.{name}", parameter) for name, parameter in model.named_parameters()]
         tensors += list(loss_state_dict(self.loss, model).items())

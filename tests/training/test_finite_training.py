@@ -31,12 +31,16 @@ def test_non_finite_weights_of_the_model_or_of_a_loss_head_stop_the_run(tiny_mod
     loss = SimCSELoss(tiny_model, training_head="mlp")
     callback = FiniteTrainingCallback(loss)
     args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), report_to="none")
-    state = TrainerState(global_step=7)
-    callback.on_step_end(args, state, TrainerControl(), model=tiny_model)  # all finite: nothing happens
+    state = TrainerState(global_step=7, max_steps=20)
+    saving = TrainerControl(should_save=True)
+    callback.on_step_end(args, state, saving, model=tiny_model)  # all finite: nothing happens
     with torch.no_grad():
         loss.head[0].weight[0, 0] = float("inf")
+    callback.on_step_end(args, state, TrainerControl(), model=tiny_model)  # no checkpoint at this step: weights unchecked
     with pytest.raises(TrainingDiverged, match=r"step 7: 1 weights hold NaN or infinite values \(first: loss.head.0.weight\)"):
-        callback.on_step_end(args, state, TrainerControl(), model=tiny_model)
+        callback.on_step_end(args, state, saving, model=tiny_model)  # before the checkpoint is written
+    with pytest.raises(TrainingDiverged, match="step 20"):
+        callback.on_step_end(args, TrainerState(global_step=20, max_steps=20), TrainerControl(), model=tiny_model)  # the end
 
 
 def test_a_nan_selection_score_is_an_error_not_a_selection(tiny_model, tmp_path):
