@@ -81,3 +81,10 @@ def cited(model_folder: str | Path) -> set[str]:
     import re
 
     return set(re.findall(r"@\w+\{([^,]+),", (Path(model_folder) / "README.md").read_text(encoding="utf-8")))
+
+
+def wiki_file(path: Path, lines: int) -> Path:
+    """The first ``lines`` sentences of the shared wiki sample written to ``path`` (a training text file)."""
+    sentences = (SHARED_DIR / "data" / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:lines]
+    path.write_text("\n".join(sentences) + "\n", encoding="utf-8")
+    return path

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from sbert_nonling.cli import main
+from tests.conftest import wiki_file
 
 
 @pytest.fixture(autouse=True)
@@ -89,9 +90,7 @@ def test_console_script_help_lists_the_subcommands():
 
 
 def test_demo_trains_evaluates_exports_and_reloads(tmp_path, data_dir, small_sts_dir, capsys):
-    text_file = tmp_path / "wiki.txt"
-    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:300]
-    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text_file = wiki_file(tmp_path / "wiki.txt", 300)
     image_dir = data_dir / "images" / "cifar10" / "train"
     argv = ["demo", "--sts-dir", str(small_sts_dir), "--text-file", str(text_file), "--image-dir", str(image_dir), "--output", str(tmp_path / "run")]
     assert main([*argv, "--max-steps", "3"]) == 0
@@ -140,9 +139,7 @@ def test_robustness_labels_same_named_folders_by_their_paths(exported_tiny, tmp_
 
 
 def test_train_leaves_a_run_folder_with_settings_results_log_and_cards(tmp_path, data_dir, capsys):
-    text_file = tmp_path / "wiki.txt"
-    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:64]
-    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text_file = wiki_file(tmp_path / "wiki.txt", 64)
     run = tmp_path / "run"
     argv = ["train", "simcse-unsup", "--tiny", "--max-steps", "1", "--text-file", str(text_file), "--output", str(run), "--set", "batch_size=16"]
     assert main(argv) == 0
@@ -152,9 +149,7 @@ def test_train_leaves_a_run_folder_with_settings_results_log_and_cards(tmp_path,
 
 
 def test_a_second_train_into_a_finished_run_is_refused_unless_overwrite(tmp_path, data_dir, capsys):
-    text_file = tmp_path / "wiki.txt"
-    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:64]
-    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text_file = wiki_file(tmp_path / "wiki.txt", 64)
     run = tmp_path / "run"
     argv = ["train", "simcse-unsup", "--tiny", "--text-file", str(text_file), "--output", str(run), "--set", "batch_size=16"]
     assert main([*argv, "--max-steps", "1"]) == 0
@@ -195,9 +190,7 @@ def _terminal_lines(output: bytes) -> list[str]:
 def test_train_is_quiet_by_default_and_verbose_brings_the_library_output_back(tmp_path, data_dir, small_sts_dir):
     import os
 
-    text_file = tmp_path / "wiki.txt"
-    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:64]
-    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text_file = wiki_file(tmp_path / "wiki.txt", 64)
     argv = [
         sys.executable,
         "-m",
@@ -264,9 +257,7 @@ def test_verbose_goes_before_or_after_the_subcommand(argv):
 def test_a_diverging_run_stops_naming_the_step_and_saves_nothing_non_finite(tmp_path, data_dir, capsys):
     from safetensors.torch import load_file
 
-    text_file = tmp_path / "wiki.txt"
-    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:200]
-    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text_file = wiki_file(tmp_path / "wiki.txt", 200)
     run = tmp_path / "run"
     argv = [
         "train",
@@ -299,9 +290,7 @@ def test_a_selection_that_cannot_run_is_refused_before_training(tmp_path, data_d
     import shutil
 
     shutil.copytree(small_sts_dir / "SICK", tmp_path / "sts" / "SICK")  # SICK only: no STS-B dev to select on
-    text_file = tmp_path / "wiki.txt"
-    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:64]
-    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text_file = wiki_file(tmp_path / "wiki.txt", 64)
     run = tmp_path / "run"
     argv = [
         "train",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED_DIR
+from tests.conftest import SHARED_DIR, wiki_file
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -91,9 +91,7 @@ def test_the_installed_wheel_imports_runs_its_command_and_trains_offline(dist, t
     command = scripts / ("sbert-nonling.exe" if os.name == "nt" else "sbert-nonling")
     assert "train" in run([str(command), "--help"], cwd=cwd, env=env).stdout
 
-    text_file = tmp_path / "wiki.txt"
-    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:200]
-    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text_file = wiki_file(tmp_path / "wiki.txt", 200)
     output = tmp_path / "run"
     argv = ["train", "simcse-unsup", "--tiny", "--max-steps", "2", "--text-file", str(text_file), "--output", str(output)]
     run([str(command), *argv], cwd=cwd, env=env)

@@ -9,7 +9,7 @@ from sentence_transformers import SentenceTransformer
 
 from sbert_nonling.app import train_recipe
 from sbert_nonling.training import get_recipe, list_recipes
-from tests.conftest import cited
+from tests.conftest import cited, wiki_file
 
 
 def test_recipes_carry_the_paper_defaults():
@@ -27,9 +27,7 @@ def test_recipes_carry_the_paper_defaults():
 
 
 def test_unsupervised_recipe_trains_selects_on_dev_and_exports(tmp_path, data_dir, small_sts_dir):
-    text_file = tmp_path / "wiki.txt"
-    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:400]
-    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text_file = wiki_file(tmp_path / "wiki.txt", 400)
     result = train_recipe(
         "simcse-unsup",
         tmp_path / "run",
@@ -81,10 +79,7 @@ def test_missing_and_malformed_training_data(tmp_path):
 
 
 def _small_text_file(tmp_path, data_dir, lines=200):
-    path = tmp_path / "wiki.txt"
-    text = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:lines]
-    path.write_text("\n".join(text) + "\n", encoding="utf-8")
-    return path
+    return wiki_file(tmp_path / "wiki.txt", lines)
 
 
 def test_visualcse_recipe_defaults_follow_the_paper():

@@ -8,7 +8,7 @@ from sentence_transformers import SentenceTransformer
 from sbert_nonling.app import train_recipe
 from sbert_nonling.export.model_card import bibtex_entries, loss_citations, model_card
 from sbert_nonling.training import get_recipe
-from tests.conftest import cited
+from tests.conftest import cited, wiki_file
 
 
 def test_cards_carry_method_data_scores_loading_code_and_the_losses_citations(tiny_model):
@@ -40,9 +40,7 @@ def test_bibtex_entries_split_and_keep_the_first_of_each_key():
 
 
 def test_recipe_runs_leave_settings_results_and_cards(tmp_path, data_dir, small_sts_dir):
-    text_file = tmp_path / "wiki.txt"
-    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:200]
-    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text_file = wiki_file(tmp_path / "wiki.txt", 200)
     result = train_recipe(
         "simcse-unsup",
         tmp_path / "run",

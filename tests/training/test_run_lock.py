@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from sbert_nonling.training.run_lock import LOCK_FILE, run_lock
+from tests.conftest import wiki_file
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = (
@@ -59,9 +60,7 @@ def test_a_second_holder_is_refused_naming_the_first_and_the_lock_is_released_on
 
 @pytest.mark.slow  # two training processes
 def test_two_train_commands_on_one_output_and_a_killed_holder(tmp_path, data_dir):
-    text_file = tmp_path / "wiki.txt"
-    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:2000]
-    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text_file = wiki_file(tmp_path / "wiki.txt", 2000)
     run = tmp_path / "run"
     first = _train(run, text_file, "--set", "seed=1", "--set", "eval_steps=10000", "--max-steps", "100000")
     deadline = time.monotonic() + 300

@@ -16,6 +16,7 @@ import pytest
 from sbert_nonling.cli import main
 from sbert_nonling.training.checkpoints import COMPLETE_MARKER
 from sbert_nonling.training.run_settings import RUN_SETTINGS_FILE, safe_to_change
+from tests.conftest import wiki_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,9 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def interrupted(tmp_path_factory, data_dir):
     """A simcse-unsup run stopped by a real SIGTERM after its checkpoint-2 (learning rate 1e-4, eval every 2 steps)."""
     root = tmp_path_factory.mktemp("settings")
-    text_file = root / "wiki.txt"
-    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:2000]
-    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text_file = wiki_file(root / "wiki.txt", 2000)
     run = root / "run"
     argv = [
         "train",

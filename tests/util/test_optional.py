@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from sbert_nonling.util.optional import EXTRAS, missing_extra_message, require_extra
+from tests.conftest import wiki_file
 
 BLOCKED = ("pangocffi", "pangocairocffi", "cairocffi", "matplotlib", "mteb")
 # Run in a fresh interpreter: a meta-path finder makes every BLOCKED package fail to import, as on a machine where they
@@ -67,9 +68,7 @@ print(json.dumps({{
 
 @pytest.mark.slow
 def test_core_package_trains_exports_and_evaluates_without_the_extras(tmp_path, data_dir, small_sts_dir):
-    text_file = tmp_path / "wiki.txt"
-    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:200]
-    text_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text_file = wiki_file(tmp_path / "wiki.txt", 200)
     script = SCRIPT.format(
         blocked=BLOCKED,
         output=str(tmp_path / "run"),
