@@ -65,9 +65,9 @@ import common  # noqa: E402
 import torch  # noqa: E402
 from transformers import TrainerCallback  # noqa: E402
 
+from sbert_nonling.app import load_recipe  # noqa: E402
 from sbert_nonling.methods import build_grounding, build_multitask, build_pixel_linguist, build_simcse, build_unpaired_modality  # noqa: E402
 from sbert_nonling.methods.plan import TrainingStage  # noqa: E402
-from sbert_nonling.training import load_recipe  # noqa: E402
 
 #: Largest relative difference |loss - fp32 loss| / |fp32 loss| of the first step. bf16 keeps 8 significant bits
 #: (unit round-off 2^-8 = 3.9e-3 per rounding), fp16 11 (2^-11 = 4.9e-4); through a few layers and a softmax over the

@@ -2,7 +2,7 @@
 
 Heavy libraries (torch, transformers, sentence-transformers, datasets, mteb) are imported inside the subcommands, so
 ``--help`` and ``train --help`` answer without loading them (``train --help`` lists the recipes through
-:func:`~sbert_nonling.training.recipes.list_recipes`, which reads the recipe files only). Every subcommand that produces
+:func:`~sbert_nonling.app.recipes.list_recipes`, which reads the recipe files only). Every subcommand that produces
 results prints, as its last line, one JSON object.
 
 Quiet by default: the libraries' progress bars (loading weights, writing shards, dataset maps) and their info and
@@ -120,10 +120,10 @@ def _log_to_file(path: Path) -> logging.Handler:
 def cmd_train(args: argparse.Namespace) -> int | None:
     """Train a recipe; a run stopped by a signal or a failed checkpoint write returns its exit status (128 + the
     signal number, or 1) after printing what happened and how to resume."""
+    from sbert_nonling.app.output_folder import make_output_dir
     from sbert_nonling.app.run import train_recipe
     from sbert_nonling.training.checkpoints import CheckpointWriteError
     from sbert_nonling.training.finite_training import TrainingDiverged
-    from sbert_nonling.training.output_folder import make_output_dir
     from sbert_nonling.training.preemption import TrainingPreempted
 
     handler = _log_to_file(make_output_dir(args.output) / "train.log")
@@ -310,7 +310,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from sbert_nonling.training.recipes import list_recipes  # reads the recipe files; imports no torch
+    from sbert_nonling.app.recipes import list_recipes  # reads the recipe files; imports no torch
 
     verbose_help = (
         "show everything: the libraries' progress bars (loading weights, writing shards, dataset maps), "

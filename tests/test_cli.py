@@ -239,7 +239,7 @@ def test_help_imports_no_torch_transformers_or_sentence_transformers(argv):
 
 
 def test_train_help_lists_every_recipe():
-    from sbert_nonling.training.recipes import list_recipes
+    from sbert_nonling.app.recipes import list_recipes
 
     output = subprocess.run([sys.executable, "-m", "sbert_nonling.cli", "train", "--help"], capture_output=True, text=True, check=True).stdout
     listed = output.split("recipes:\n", 1)[1].replace(",", " ").split()

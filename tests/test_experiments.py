@@ -40,7 +40,7 @@ def write_rows(path, rows):
 
 
 def test_every_method_overrides_only_settings_its_recipe_has():
-    from sbert_nonling.training.recipes import get_recipe
+    from sbert_nonling.app.recipes import get_recipe
 
     for backbone in LEARNING_RATES:
         for method in grid_methods(backbone):
@@ -60,7 +60,7 @@ def test_the_image_lr0_control_differs_from_visualcse_in_the_image_rate_only():
 
 
 def test_the_audio_lr0_control_and_the_speed_variants_reuse_the_treated_methods_text_rate():
-    from sbert_nonling.training.recipes import get_recipe
+    from sbert_nonling.app.recipes import get_recipe
 
     for backbone in LEARNING_RATES:
         audio, audio_control = (method_overrides(method, backbone, 3e-5) for method in ("audiocse", "audiocse-audio-lr0"))

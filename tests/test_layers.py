@@ -35,12 +35,25 @@ def package_imports() -> dict[str, set[str]]:
     return graph
 
 
+def stated_layers() -> list[set[str]]:
+    """The layers docs/architecture.md states, lowest first (``a / b`` on one rank: neither imports the other)."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    (line,) = re.findall(r"Layers, in the direction dependencies point: \*\*(.+?)\*\*", text)
+    return [{name.strip() for name in rank.split("/")} for rank in line.split("→")]
+
+
+def test_every_import_points_to_a_lower_layer():
+    rank = {package: index for index, packages in enumerate(stated_layers()) for package in packages}
+    graph = package_imports()
+    assert set(graph) == set(rank), "docs/architecture.md names exactly the packages there are"
+    upward = [f"{source} imports {target}" for source, targets in graph.items() for target in targets if rank[target] >= rank[source]]
+    assert not upward, f"imports against the stated layers: {upward}"
+
+
 def test_no_import_cycle_between_packages():
     graph = package_imports()
     assert {"training", "methods", "app", "losses", "modules"} <= set(graph)
     try:
-        order = list(TopologicalSorter(graph).static_order())
+        list(TopologicalSorter(graph).static_order())
     except CycleError as error:
         raise AssertionError(f"import cycle between packages: {' -> '.join(error.args[1])}") from None
-    assert order.index("training") < order.index("methods") < order.index("app")  # library below, application on top
-    assert "app" not in graph["training"] | graph["methods"]

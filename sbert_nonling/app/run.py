@@ -7,6 +7,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from sbert_nonling.app.recipes import load_recipe
 from sbert_nonling.app.run_record import training_data_lines
 from sbert_nonling.app.runner import run_method
 from sbert_nonling.configs.base import MethodConfig
@@ -21,7 +22,6 @@ from sbert_nonling.methods.pixel_linguist import build_pixel_linguist
 from sbert_nonling.methods.sentence_encoder import MODEL_OWN_SETTINGS
 from sbert_nonling.methods.simcse import build_simcse
 from sbert_nonling.methods.unpaired_modality import build_unpaired_modality
-from sbert_nonling.training.recipes import load_recipe
 
 
 def _cap_steps(config: MethodConfig, max_steps: int) -> MethodConfig:
@@ -80,7 +80,7 @@ def train_recipe(
     data into a plan, and :func:`~sbert_nonling.app.runner.run_method` runs it.
 
     Args:
-        recipe: a name from :func:`~sbert_nonling.training.recipes.list_recipes`.
+        recipe: a name from :func:`~sbert_nonling.app.recipes.list_recipes`.
         output_dir: run folder.
         text_file: one sentence per line (recipes with ``"data": "text"``).
         nli_file: SimCSE-format NLI triplets CSV (recipes with ``"data": "nli"``).

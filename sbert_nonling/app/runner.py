@@ -12,6 +12,8 @@ from typing import Any
 from safetensors import SafetensorError
 from transformers import set_seed
 
+from sbert_nonling.app.output_folder import make_output_dir, prepare_output_dir
+from sbert_nonling.app.run_lock import run_lock
 from sbert_nonling.app.run_record import write_run_record
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.evaluation.sts import evaluate_sts, evaluate_sts_dir
@@ -22,9 +24,7 @@ from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.training.arguments import dev_curve, resolved_precision, resolved_workers
 from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint, newest_intact_checkpoint
 from sbert_nonling.training.finite_training import TrainingDiverged, non_finite_parameters
-from sbert_nonling.training.output_folder import make_output_dir, prepare_output_dir
 from sbert_nonling.training.preemption import TrainingPreempted
-from sbert_nonling.training.run_lock import run_lock
 from sbert_nonling.training.run_settings import check_resume_settings
 
 logger = logging.getLogger(__name__)

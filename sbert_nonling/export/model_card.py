@@ -106,7 +106,7 @@ def model_card(
         ::
 
             from sbert_nonling.export.model_card import model_card
-            from sbert_nonling.training import get_recipe
+            from sbert_nonling.app import get_recipe
 
             card = model_card(get_recipe("visualcse"), "text", {"STS-B dev": {"STSBenchmark": 82.1, "avg": 82.1}},
                               ["wiki1m sentences", "ImageNet, 60 classes x 500 images"], name="me/visualcse-bert")

@@ -137,7 +137,7 @@ def build_grounding(
             from transformers import set_seed
 
             from sbert_nonling.methods import build_grounding
-            from sbert_nonling.training import load_recipe
+            from sbert_nonling.app import load_recipe
 
             data = os.environ["SBERT_NONLING_SHARED"] + "/data"
             captions = open(data + "/corpus/flickr8k/Flickr8k.token.txt").read().splitlines()[:40]  # 8 photos x 5

@@ -193,7 +193,7 @@ def build_multitask(
             from transformers import set_seed
 
             from sbert_nonling.methods import build_multitask
-            from sbert_nonling.training import load_recipe
+            from sbert_nonling.app import load_recipe
 
             data = os.environ["SBERT_NONLING_SHARED"] + "/data"
             steps = {"contrastive_max_steps": 1, "multitask_max_steps": 1, "train_limit": 48}

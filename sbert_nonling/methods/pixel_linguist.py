@@ -102,7 +102,7 @@ def build_pixel_linguist(
             from transformers import set_seed
 
             from sbert_nonling.methods import ModelUpdate, build_pixel_linguist
-            from sbert_nonling.training import load_recipe
+            from sbert_nonling.app import load_recipe
 
             data = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus"
             steps = {f"{stage}_max_steps": 1 for stage in ("visual", "topical", "reasoning")}

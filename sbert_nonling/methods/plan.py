@@ -38,7 +38,7 @@ class TrainingStage:
 
             import os
             from sbert_nonling.methods import build_simcse
-            from sbert_nonling.training import load_recipe
+            from sbert_nonling.app import load_recipe
 
             config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 1, "batch_size": 8})  # e.g. SimCSEConfig()
             plan = build_simcse(config, text_file=os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt")

@@ -43,7 +43,7 @@ def build_simcse(
             from transformers import set_seed
 
             from sbert_nonling.methods import build_simcse
-            from sbert_nonling.training import load_recipe
+            from sbert_nonling.app import load_recipe
 
             config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 2, "batch_size": 8})  # offline
             set_seed(config.seed)

@@ -115,7 +115,7 @@ def build_unpaired_modality(
             import transformers
 
             from sbert_nonling.methods import build_unpaired_modality
-            from sbert_nonling.training import load_recipe
+            from sbert_nonling.app import load_recipe
 
             data = os.environ["SBERT_NONLING_SHARED"] + "/data"
             fast = {"max_steps": 2, "batch_size": 8, "images_per_class": 2, "modality_batch_size": 4}

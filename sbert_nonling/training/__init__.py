@@ -1,9 +1,7 @@
-"""Training: trainers, callbacks, optimizers and samplers on top of sentence-transformers' trainer, and the recipes (the
-runners that use them are the application layer, :mod:`sbert_nonling.app`).
+"""Training: trainers, callbacks, optimizers and samplers on top of sentence-transformers' trainer (the runners that
+use them, recipes included, are the application layer, :mod:`sbert_nonling.app`).
 
-Names are imported on first use (PEP 562): ``list_recipes`` (and ``sbert-nonling train --help``, which lists the
-recipes) reads the bundled recipe files without loading torch; ``from sbert_nonling.training import X`` works as
-before.
+Names are imported on first use (PEP 562), so importing one callback does not load every trainer.
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ if TYPE_CHECKING:
     from sbert_nonling.training.modality_optimizer import ModalityOptimizer
     from sbert_nonling.training.modality_schedule import ModalitySchedule
     from sbert_nonling.training.preemption import PreemptionCallback
-    from sbert_nonling.training.recipes import get_recipe, list_recipes, load_recipe
     from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
     from sbert_nonling.training.step_timer import StepTimerCallback
     from sbert_nonling.training.trainer import NonLinguisticTrainer
@@ -42,9 +39,6 @@ _LAZY = {
     "StepTimerCallback": "sbert_nonling.training.step_timer",
     "UnpairedBatchSampler": "sbert_nonling.training.unpaired_sampler",
     "UnpairedModalityTrainer": "sbert_nonling.training.unpaired_trainer",
-    "get_recipe": "sbert_nonling.training.recipes",
-    "list_recipes": "sbert_nonling.training.recipes",
-    "load_recipe": "sbert_nonling.training.recipes",
 }
 
 
@@ -64,7 +58,4 @@ __all__ = [
     "TrainingDiverged",
     "UnpairedBatchSampler",
     "UnpairedModalityTrainer",
-    "get_recipe",
-    "list_recipes",
-    "load_recipe",
 ]

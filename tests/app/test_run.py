@@ -7,8 +7,7 @@ import pytest
 import torch
 from sentence_transformers import SentenceTransformer
 
-from sbert_nonling.app import train_recipe
-from sbert_nonling.training import get_recipe, list_recipes
+from sbert_nonling.app import get_recipe, list_recipes, train_recipe
 from tests.conftest import cited, wiki_file
 
 

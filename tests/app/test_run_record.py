@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from sbert_nonling.app.recipes import get_recipe
 from sbert_nonling.app.run_record import training_data_lines, write_run_record
-from sbert_nonling.training.recipes import get_recipe
 
 
 def test_data_lines_name_local_files_by_file_name_and_hub_datasets_as_given(tmp_path):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from sbert_nonling.app.recipes import load_recipe
 from sbert_nonling.configs import SimCSEConfig
-from sbert_nonling.training.recipes import load_recipe
 
 
 def test_the_supervised_recipe_differs_from_the_paper_default_in_the_supervised_row_only():

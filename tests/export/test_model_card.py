@@ -5,9 +5,8 @@ import json
 import pytest
 from sentence_transformers import SentenceTransformer
 
-from sbert_nonling.app import train_recipe
+from sbert_nonling.app import get_recipe, train_recipe
 from sbert_nonling.export.model_card import bibtex_entries, loss_citations, model_card
-from sbert_nonling.training import get_recipe
 from tests.conftest import cited, wiki_file
 
 

@@ -11,9 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from sbert_nonling import export_text_model
+from sbert_nonling.app import get_recipe
 from sbert_nonling.export.model_card import write_model_card
 from sbert_nonling.export.publish import push_to_hub
-from sbert_nonling.training import get_recipe
 
 
 class FakeHub(BaseHTTPRequestHandler):

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 import torch
 
+from sbert_nonling.app import load_recipe
 from sbert_nonling.data.image_features import load_image_features
 from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
 from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
 from sbert_nonling.methods import build_grounding
 from sbert_nonling.methods.grounding import IMAGE_FEATURES_FILE
-from sbert_nonling.training import load_recipe
 
 
 def test_mcse_extracts_features_into_the_plan_and_holds_images_out(tmp_path, monkeypatch, data_dir, flickr_subset):

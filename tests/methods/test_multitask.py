@@ -12,9 +12,8 @@ from sentence_transformers import (
 )
 from sentence_transformers.base.sampler import BatchSamplers
 
-from sbert_nonling.app import run_method, train_recipe
+from sbert_nonling.app import get_recipe, load_recipe, run_method, train_recipe
 from sbert_nonling.methods import build_multitask, task_losses
-from sbert_nonling.training import get_recipe, load_recipe
 from sbert_nonling.training.multitask_sampler import multitask_sampler_arguments
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from tests.conftest import cited

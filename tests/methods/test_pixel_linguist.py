@@ -6,9 +6,8 @@ import pytest
 import torch
 from sentence_transformers import SentenceTransformer
 
-from sbert_nonling.app import train_recipe
+from sbert_nonling.app import get_recipe, load_recipe, train_recipe
 from sbert_nonling.methods import ModelUpdate, build_pixel_linguist
-from sbert_nonling.training import get_recipe, load_recipe
 from tests.conftest import cited
 
 

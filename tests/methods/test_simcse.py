@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 from sentence_transformers import SentenceTransformerTrainer
 
+from sbert_nonling.app import load_recipe
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.methods import build_simcse
-from sbert_nonling.training import load_recipe
 
 
 def _text_file(tmp_path, data_dir, lines=64):

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from sbert_nonling.app import load_recipe
 from sbert_nonling.configs import AudioCSEConfig, VisualCSEConfig
 from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
 from sbert_nonling.methods import build_unpaired_modality
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
-from sbert_nonling.training import UnpairedModalityTrainer, load_recipe
+from sbert_nonling.training import UnpairedModalityTrainer
 
 
 @pytest.fixture

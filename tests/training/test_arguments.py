@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from sbert_nonling.training import load_recipe
+from sbert_nonling.app import load_recipe
 from sbert_nonling.training.arguments import cpu_has_native_bf16, resolved_precision, resolved_workers, training_arguments
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sbert_nonling.app import train_recipe
+from sbert_nonling.app.output_folder import RUN_ENTRIES, prepare_output_dir
 from sbert_nonling.training.checkpoints import COMPLETE_MARKER, write_complete_marker
-from sbert_nonling.training.output_folder import RUN_ENTRIES, prepare_output_dir
 
 
 def finished_run(folder):

@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from sbert_nonling.training.run_lock import LOCK_FILE, run_lock
+from sbert_nonling.app.run_lock import LOCK_FILE, run_lock
 from tests.conftest import wiki_file
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = (
-    "import sys, time; from sbert_nonling.training.run_lock import run_lock\n"
-    "with run_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(600)"
+    "import sys, time; from sbert_nonling.app.run_lock import run_lock\nwith run_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(600)"
 )
 
 

@@ -7,8 +7,8 @@ from importlib import resources
 
 import pytest
 
+from sbert_nonling.app.recipes import config_from_recipe, get_recipe, list_recipes, load_recipe
 from sbert_nonling.configs import METHOD_CONFIGS, MACDConfig, VisualCSEConfig
-from sbert_nonling.training.recipes import config_from_recipe, get_recipe, list_recipes, load_recipe
 
 #: The recipe holding each method's paper row (the config's defaults).
 PAPER_ROWS = {

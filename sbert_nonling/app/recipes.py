@@ -32,7 +32,7 @@ def load_recipe(name: str, tiny: bool = False, overrides: dict[str, Any] | None 
     Example:
         ::
 
-            from sbert_nonling.training import load_recipe
+            from sbert_nonling.app import load_recipe
 
             config = load_recipe("visualcse", overrides={"learning_rate": 1e-5})  # a VisualCSEConfig
             print(config.modality_learning_rate)  # 1e-06, the paper's image AdamW rate
