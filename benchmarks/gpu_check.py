@@ -66,6 +66,7 @@ import torch  # noqa: E402
 from transformers import TrainerCallback  # noqa: E402
 
 from sbert_nonling.app import load_recipe  # noqa: E402
+from sbert_nonling.data import DataSources  # noqa: E402
 from sbert_nonling.methods import build_grounding, build_multitask, build_pixel_linguist, build_simcse, build_unpaired_modality  # noqa: E402
 from sbert_nonling.methods.plan import TrainingStage  # noqa: E402
 
@@ -118,18 +119,20 @@ def family_plan(family: str, inputs: dict[str, Path], precision: str, workers: i
     data = common.DATA_DIR
     if family == "simcse":
         config = load_recipe("simcse-unsup", tiny=True, overrides={**settings, "batch_size": batch, "max_steps": steps})
-        return build_simcse(config, text_file=inputs["wiki"])
+        return build_simcse(config, DataSources(text_file=inputs["wiki"]))
     if family in ("visualcse", "audiocse"):
         overrides = {**settings, "batch_size": batch, "max_steps": steps, "modality_batch_size": batch // 2}
         if family == "visualcse":
             config = load_recipe("visualcse", tiny=True, overrides={**overrides, "images_per_class": 2 if quick else 8})
-            return build_unpaired_modality(config, text_file=inputs["wiki"], image_dir=data / "images" / "cifar10" / "train")
+            return build_unpaired_modality(config, DataSources(text_file=inputs["wiki"], image_dir=data / "images" / "cifar10" / "train"))
         config = load_recipe("audiocse", tiny=True, overrides={**overrides, "clips": 16 if quick else 64})
-        return build_unpaired_modality(config, text_file=inputs["wiki"], audio_dir=data / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_")
+        return build_unpaired_modality(
+            config, DataSources(text_file=inputs["wiki"], audio_dir=data / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_")
+        )
     if family in ("mcse", "macd"):
         config = load_recipe(family, tiny=True, overrides={**settings, "batch_size": 6, "max_steps": steps})
         flickr = inputs["flickr"]
-        return build_grounding(config, captions_file=flickr / "captions.txt", image_dir=flickr / "images", text_file=inputs["wiki"])
+        return build_grounding(config, DataSources(captions_file=flickr / "captions.txt", image_dir=flickr / "images", text_file=inputs["wiki"]))
     if family == "multitask":
         config = load_recipe(
             "multitask",
@@ -137,13 +140,13 @@ def family_plan(family: str, inputs: dict[str, Path], precision: str, workers: i
             overrides={
                 **settings,
                 "train_limit": 48 if quick else 256,
-                "contrastive_batch_size": batch,
-                "multitask_batch_size": batch,
-                "contrastive_max_steps": steps,
-                "multitask_max_steps": steps,
+                "contrastive.batch_size": batch,
+                "multitask.batch_size": batch,
+                "contrastive.max_steps": steps,
+                "multitask.max_steps": steps,
             },
         )
-        return build_multitask(config, nli_file=inputs["nli"], task_dir=inputs["tasks"])
+        return build_multitask(config, DataSources(nli_file=inputs["nli"], sts_dir=inputs["tasks"]))
     if family == "pixel-linguist":
         config = load_recipe(
             "pixel-linguist",
@@ -151,15 +154,15 @@ def family_plan(family: str, inputs: dict[str, Path], precision: str, workers: i
             overrides={
                 **settings,
                 "perturbation_sets": [["swap"]],
-                "visual_batch_size": batch,
-                "visual_max_steps": steps,
-                "topical_batch_size": batch,
-                "topical_max_steps": steps,
-                "reasoning_max_steps": 0,
-                "parallel_max_steps": 0,
+                "visual.batch_size": batch,
+                "visual.max_steps": steps,
+                "topical.batch_size": batch,
+                "topical.max_steps": steps,
+                "reasoning.max_steps": 0,
+                "parallel.max_steps": 0,
             },
         )
-        return build_pixel_linguist(config, text_file=inputs["wiki"], nli_file=inputs["nli"])
+        return build_pixel_linguist(config, DataSources(text_file=inputs["wiki"], nli_file=inputs["nli"]))
     raise ValueError(f"Unknown family {family!r}; valid families are: {list(FAMILIES)}")
 
 

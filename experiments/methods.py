@@ -97,12 +97,12 @@ METHODS: dict[str, dict[str, Any]] = {
         "label": "Pixel route (visual -> topical -> reasoning)",
         "backbones": ("random",),
         "overrides": {
-            "visual_batch_size": BATCH_SIZE,
-            "topical_batch_size": BATCH_SIZE,
-            "reasoning_batch_size": BATCH_SIZE,
-            "visual_max_steps": 25,
-            "topical_max_steps": 25,
-            "reasoning_max_steps": 50,
+            "visual.batch_size": BATCH_SIZE,
+            "topical.batch_size": BATCH_SIZE,
+            "reasoning.batch_size": BATCH_SIZE,
+            "visual.max_steps": 25,
+            "topical.max_steps": 25,
+            "reasoning.max_steps": 50,
             "eval_steps": 25,
         },
     },
@@ -113,7 +113,7 @@ def method_overrides(method: str, backbone: str, learning_rate: float) -> dict[s
     """The recipe overrides of one grid cell: the fixed setup, the method's settings, the learning rate."""
     spec = METHODS[method]
     if method == "pixel":  # its own curriculum; the visual stage at a tenth of the rate, as the paper's 3e-6 vs 3e-5
-        rates = {"visual_learning_rate": learning_rate / 10, "topical_learning_rate": learning_rate, "reasoning_learning_rate": learning_rate}
+        rates = {"visual.learning_rate": learning_rate / 10, "topical.learning_rate": learning_rate, "reasoning.learning_rate": learning_rate}
         return {**spec["overrides"], **rates}
     overrides = {
         **spec["overrides"],

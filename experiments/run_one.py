@@ -136,6 +136,7 @@ def main() -> None:
     import torch
 
     from sbert_nonling.app import train_recipe
+    from sbert_nonling.data import DataSources
 
     torch.set_num_threads(THREADS)
     data = prepare_data(args.shared, args.work_dir)
@@ -146,9 +147,9 @@ def main() -> None:
     overrides = {**method_overrides(args.method, args.backbone, args.learning_rate), "seed": args.seed}
     inputs = {"sts_dir": data["sts"]}
     if args.method == "pixel":
-        inputs.update(text_file=data["text"], nli_file=args.shared / "data/corpus/snli_devtest_triplets.csv", tiny=True)
+        inputs.update(text_file=data["text"], nli_file=args.shared / "data/corpus/snli_devtest_triplets.csv")
     else:
-        inputs["model"] = minilm_path() if args.backbone == "minilm" else str(random_encoder(args.shared, args.work_dir, args.seed))
+        overrides["model"] = minilm_path() if args.backbone == "minilm" else str(random_encoder(args.shared, args.work_dir, args.seed))
         if args.method != "macd":
             inputs["text_file"] = data["text"]
         if spec.get("modality") == "image":
@@ -162,7 +163,7 @@ def main() -> None:
                 image_features=data["features"],
             )
     start = time.perf_counter()
-    result = train_recipe(spec["recipe"], run_dir, overrides=overrides, **inputs)
+    result = train_recipe(spec["recipe"], run_dir, DataSources(**inputs), overrides=overrides, tiny=args.method == "pixel")
     wall_seconds = time.perf_counter() - start
     row = {
         "method": args.method,

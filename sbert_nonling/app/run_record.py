@@ -7,19 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sbert_nonling.data.hub import hub_source
 from sbert_nonling.export.model_card import CardForm, write_model_card
-
-
-def training_data_lines(**sources: str | Path | None) -> list[str]:
-    """One card line per data source that was given, e.g. ``text_file="data/wiki1m.txt"`` -> ``"text_file: wiki1m.txt"``
-    (a local file's name; a Hub dataset as given, e.g. ``"text_file: princeton-nlp/datasets-for-simcse?..."``)."""
-    return [f"{name}: {value if _names_hub_dataset(value) else Path(value).name}" for name, value in sources.items() if value is not None]
-
-
-def _names_hub_dataset(value: str | Path) -> bool:
-    """Whether a data option names a Hub dataset; its options (split, column roles) were checked when it was read."""
-    return not isinstance(value, Path) and hub_source(value.partition("?")[0], ()) is not None
 
 
 def write_run_record(

@@ -16,10 +16,12 @@ from sbert_nonling.app.output_folder import make_output_dir, prepare_output_dir
 from sbert_nonling.app.run_lock import run_lock
 from sbert_nonling.app.run_record import write_run_record
 from sbert_nonling.configs.base import MethodConfig
+from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.sts import evaluate_sts, evaluate_sts_dir
 from sbert_nonling.evaluation.sts_data import load_stsb_multi_dir
 from sbert_nonling.export.model_card import loss_citations
 from sbert_nonling.export.text_model import export_text_model
+from sbert_nonling.methods import BUILDERS
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.training.arguments import dev_curve, resolved_precision, resolved_workers
 from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint, newest_intact_checkpoint
@@ -117,11 +119,9 @@ def _update(update: ModelUpdate, plan: MethodPlan, sts_dir: str | Path | None) -
 
 def run_method(
     config: MethodConfig,
-    build: Callable[[], MethodPlan],
+    data: DataSources,
     output_dir: str | Path,
-    sts_dir: str | Path | None = None,
-    stsb_multi_dir: str | Path | None = None,
-    training_data: list[str] | None = None,
+    build: Callable[[Any, DataSources], MethodPlan] | None = None,
     resume: bool = False,
     overwrite: bool = False,
     allow_changed: Iterable[str] = (),
@@ -133,22 +133,20 @@ def run_method(
     In order: the folder is created and checked for writing, and locked against a second run (:func:`run_lock`:
     a run started on the same folder meanwhile is refused naming this one), :func:`prepare_output_dir` (a finished
     or interrupted run is refused unless ``overwrite`` / ``resume``),
-    ``set_seed(config.seed)``, ``build()`` (a method builder of :mod:`sbert_nonling.methods` with its data bound,
-    e.g. ``functools.partial(build_simcse, config, text_file=...)``: front-ends and heads are drawn after the seed),
-    the plan's ``files`` written into ``output_dir``, dev scores before training (every dev task of ``sts_dir``, and
-    the multilingual STS-B dev sets of ``stsb_multi_dir``), the plan's stages in order (each stage's checkpoint
+    ``set_seed(config.seed)``, ``build(config, data)`` (front-ends and heads are drawn after the seed), the plan's
+    ``files`` written into ``output_dir``, dev scores before training (every dev task of ``data.sts_dir``, and the
+    multilingual STS-B dev sets of ``data.stsb_multi_dir``), the plan's stages in order (each stage's checkpoint
     folder, e.g. ``checkpoints`` or ``stages/<name>/checkpoints``, under ``output_dir``; the best checkpoint on STS-B
     dev is loaded at the end of each run when the plan has an evaluator; a staged plan scores dev after every
     stage), dev scores after, the saved model and export, the plan's evaluations, the run record.
 
     Args:
         config: the method's settings (recorded in ``recipe.json`` and the model cards; ``config.seed`` seeds).
-        build: returns the :class:`MethodPlan`; called once, after seeding.
+        data: the run's data sources (:class:`DataSources`), given whole to the builder; its ``sts_dir`` and
+            ``stsb_multi_dir`` also give the dev scores before and after training.
         output_dir: run folder.
-        sts_dir: SentEval-layout STS folder for the dev scores (give the builder the same folder for selection).
-        stsb_multi_dir: stsb_multi_mt files whose ``dev`` sets are scored before and after training.
-        training_data: the model card's lines on the training data
-            (:func:`~sbert_nonling.app.run_record.training_data_lines`).
+        build: returns the :class:`MethodPlan` of ``(config, data)``; called once, after seeding. Default: the
+            builder of ``config.method`` (:data:`~sbert_nonling.methods.BUILDERS`).
         resume: continue an interrupted single-run plan from its newest intact checkpoint (methods whose config is not
             ``resumable`` are refused with a ValueError).
         overwrite: replace the run ``output_dir`` holds.
@@ -179,11 +177,12 @@ def run_method(
         checkpoint = newest_intact_checkpoint(output_dir / "checkpoints") if resume else None
         changes = check_resume_settings(checkpoint, config.to_dict(), allow_changed) if checkpoint else []
         set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
-        plan = build()
+        plan = (build or BUILDERS[config.method])(config, data)
         for name, write in plan.files.items():
             output_dir.mkdir(parents=True, exist_ok=True)
             write(output_dir / name)
-        multilingual = load_stsb_multi_dir(stsb_multi_dir, "dev") if stsb_multi_dir else []
+        sts_dir = data.sts_dir
+        multilingual = load_stsb_multi_dir(data.stsb_multi_dir, "dev") if data.stsb_multi_dir else []
         dev_before = evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {}
         multilingual_before = evaluate_sts(plan.model, multilingual) if multilingual else {}
 
@@ -226,5 +225,5 @@ def run_method(
         for name, evaluate in plan.evaluations.items():
             result[name] = evaluate(plan.model)
         forms = {"model": plan.card_form, "export": "text"} if plan.has_text_export else {"model": plan.card_form}
-        write_run_record(output_dir, config.to_dict(), result, forms, training_data or [], citations)
+        write_run_record(output_dir, config.to_dict(), result, forms, plan.training_data, citations)
         return result

@@ -11,6 +11,7 @@ from sbert_nonling.configs.multitask import MultitaskConfig
 from sbert_nonling.configs.pixel_linguist import PixelLinguistConfig
 from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig, SingleRunConfig
 from sbert_nonling.configs.simcse import SimCSEConfig
+from sbert_nonling.configs.stage import StageConfig
 from sbert_nonling.configs.unpaired_modality import UnpairedModalityConfig
 from sbert_nonling.configs.visualcse import VisualCSEConfig
 
@@ -31,6 +32,7 @@ __all__ = [
     "SentenceEncoderConfig",
     "SimCSEConfig",
     "SingleRunConfig",
+    "StageConfig",
     "UnpairedModalityConfig",
     "VisualCSEConfig",
 ]

@@ -6,7 +6,6 @@ import copy
 import dataclasses
 import types
 import typing
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple, TypeVar, Union
 
@@ -21,9 +20,9 @@ Precision = Literal["auto", "fp32", "fp16", "bf16"]
 
 def setting(default: Any, doc: str, *, minimum: float | None = None, maximum: float | None = None, above: float | None = None) -> Any:
     """A documented config field: ``default`` (lists and dicts are copied per instance), its meaning, and an optional
-    range (``minimum`` <= value <= ``maximum``, or ``value > above``) that :class:`MethodConfig` checks."""
+    range (``minimum`` <= value <= ``maximum``, or ``value > above``) that :class:`Settings` checks."""
     metadata = {"doc": doc, "minimum": minimum, "maximum": maximum, "above": above}
-    if isinstance(default, (list, dict)):
+    if isinstance(default, (list, dict, Settings)):
         return field(default_factory=lambda: copy.deepcopy(default), metadata=metadata)
     return field(default=default, metadata=metadata)
 
@@ -63,6 +62,8 @@ class _Mismatch(Exception):
 
 
 def _type_name(annotation: Any) -> str:
+    if isinstance(annotation, type) and issubclass(annotation, Settings):
+        return f"a stage: a dict of {', '.join(annotation.field_names())}"
     origin = typing.get_origin(annotation)
     if origin is Literal:
         return f"one of {list(typing.get_args(annotation))}"
@@ -120,62 +121,25 @@ def _coerce(annotation: Any, value: Any) -> Any:
 
 
 @dataclass
-class MethodConfig:
-    """The settings of one training method as a typed dataclass: every field has a type, a documented meaning, a
-    default equal to the method's paper row (``METHODS.md``) and, where it has one, a valid range.
-
-    Subclasses add the fields of their method. What this base adds to a plain dataclass:
+class Settings:
+    """Typed, validated settings: every field has a type, a documented meaning (``setting(default, doc, ...)``) and,
+    where it has one, a valid range. What this adds to a plain dataclass:
 
     - validation on construction: a value of the wrong type or out of range raises a ValueError naming the field, the
       value and what is valid (an int where a float is expected is converted; a bool never counts as a number);
-    - :meth:`from_dict` (a recipe JSON or ``--set key=value`` overrides): an unknown key raises a ValueError naming it
-      and listing the valid ones, instead of being ignored;
+    - :meth:`from_dict` / :meth:`replace` (a recipe JSON, its tiny block, ``--set key=value``): an unknown key raises a
+      ValueError naming it and listing the valid ones; a field that is itself :class:`Settings` (a stage of a
+      multi-stage method) takes a dict of the settings that differ, or dotted keys (``contrastive.learning_rate``),
+      merged into its current value;
     - :meth:`to_dict` / :meth:`describe` for ``recipe.json``, model cards and help texts.
-
-    Each field's meaning and range sit beside it (``setting(default, doc, ...)``); :meth:`describe` lists them.
-
-    Example:
-        ::
-
-            from sbert_nonling.configs import VisualCSEConfig
-
-            config = VisualCSEConfig(learning_rate=1e-5)        # the paper's BERT-base row with another text rate
-            config = config.replace(modality_learning_rate=0.0)  # validated again
-            try:
-                VisualCSEConfig.from_dict({"learning_rate": "abc"})
-            except ValueError as error:
-                print(error)  # 'learning_rate' must be float, got 'abc' ...
     """
-
-    #: The method this config trains (the ``"method"`` key of a recipe JSON).
-    method: ClassVar[str] = ""
-    #: Former setting name -> (current name, former value -> current value, or None if the values did not change).
-    #: A former name in a recipe, ``--set``, the tiny block or :meth:`replace` still works, with a FutureWarning.
-    renamed_settings: ClassVar[dict[str, tuple[str, dict[Any, Any] | None]]] = {}
-    #: Whether an interrupted run continues from its newest checkpoint (``--resume``); methods that run a sequence of
-    #: trainers (multitask, pixel-linguist) restart as a whole.
-    resumable: ClassVar[bool] = True
-
-    name: str = setting("", "the recipe name or a label of the run")
-    description: str = setting("", "one line on what the configuration reproduces")
-    reference: str = setting("", "the paper (URL or citation)")
-    model: str = setting("bert-base-uncased", "Hub name or folder of the starting encoder")
-    seed: int = setting(42, "seed of the trainer, the data order and every seeded draw", minimum=0)
-    precision: Precision = setting(
-        "auto", "auto (bf16 on a GPU with bf16, fp16 + loss scaling on an older GPU, fp32 on a CPU), fp32, fp16 (GPU) or bf16"
-    )
-    dataloader_num_workers: int | Literal["auto"] = setting(
-        "auto", "DataLoader worker processes: auto (8 per GPU, at most the CPU cores per GPU; 0 on a CPU) or a number", minimum=0
-    )
-    dataloader_pin_memory: bool | Literal["auto"] = setting("auto", "page-locked batches for the GPU copy: auto (on with a GPU), true, false")
-    tiny: bool = setting(False, "set when the recipe's tiny block (small offline encoder) was applied")
-    lr_scheduler_type: SchedulerType = setting("linear", "transformers' learning-rate schedule")
-    eval_steps: int = setting(125, "STS-B dev evaluation and checkpoint interval (optimizer steps)", minimum=1)
 
     def __post_init__(self) -> None:
         hints = typing.get_type_hints(type(self))
         for item in dataclasses.fields(self):
             value = getattr(self, item.name)
+            if isinstance(value, dict) and item.default_factory is not dataclasses.MISSING and isinstance(stage := item.default_factory(), Settings):
+                value = stage.replace(f"{self._where()} setting {item.name!r}", f"{item.name}.", **value)
             try:
                 value = _coerce(hints[item.name], value)
             except _Mismatch as mismatch:
@@ -184,7 +148,7 @@ class MethodConfig:
             object.__setattr__(self, item.name, value)
 
     def _where(self) -> str:
-        return f"{type(self).__name__}{f' (recipe {self.name!r})' if self.name else ''}"
+        return type(self).__name__
 
     def _check_range(self, item: dataclasses.Field, value: Any) -> None:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
@@ -208,57 +172,124 @@ class MethodConfig:
         return [item.name for item in dataclasses.fields(cls)]
 
     @classmethod
-    def current_names(cls, values: dict[str, Any], source: str) -> dict[str, Any]:
-        """``values`` with former setting names (:attr:`renamed_settings`) replaced by the current ones and former
-        values translated, warning (FutureWarning) once per former name; a setting given under both names raises."""
-        current = dict(values)
-        for former, (name, translation) in cls.renamed_settings.items():
-            if former not in current or (former == name and (translation is None or current[former] not in translation)):
-                continue
-            value = current.pop(former)
-            if former != name and name in current:
-                raise ValueError(f"{source}: {former!r} is the former name of {name!r}; set only {name!r}.")
-            if translation is not None:
-                if value not in translation:
-                    raise ValueError(f"{source}: {former!r} = {value!r} must be one of {list(translation)}; set {name!r} instead.")
-                value = translation[value]
-            warnings.warn(f"{source}: setting {former!r} is deprecated, it is now {name!r} = {value!r}.", FutureWarning, stacklevel=3)
-            current[name] = value
-        return current
+    def check_keys(cls, keys: typing.Iterable[str], source: str, prefix: str = "") -> None:
+        """Raise a ValueError naming the first key of ``keys`` that is not a setting (``prefix`` + key: where a stage's
+        keys are checked, the stage's name and a dot), listing the valid ones; ``source`` says where the keys come
+        from (a recipe file, ``--set``)."""
+        valid = cls.field_names()
+        unknown = [key for key in keys if key not in valid]
+        if unknown:
+            raise ValueError(f"{source}: {prefix + unknown[0]!r} is not a setting of {cls._kind()}; valid settings: {', '.join(valid)}.")
 
     @classmethod
-    def check_keys(cls, keys: typing.Iterable[str], source: str) -> None:
-        """Raise a ValueError naming the first key of ``keys`` that is not a setting of this method (nor a former name
-        of one), listing the valid ones; ``source`` says where the keys come from (a recipe file, ``--set``)."""
-        valid = cls.field_names()
-        unknown = [key for key in keys if key not in valid and key not in cls.renamed_settings]
-        if unknown:
-            raise ValueError(
-                f"{source}: {unknown[0]!r} is not a setting of {cls.__name__} (method {cls.method!r}); valid settings: {', '.join(valid)}."
-            )
+    def _kind(cls) -> str:
+        return cls.__name__
 
     @classmethod
     def from_dict(cls: type[ConfigT], values: dict[str, Any], source: str = "settings") -> ConfigT:
-        """A config from ``values`` (missing keys keep the paper default); unknown keys and bad values raise."""
-        cls.check_keys(values, source)
-        return cls(**cls.current_names(values, source))
+        """Settings from ``values`` (missing keys keep the paper default; a stage's dict holds only what differs from
+        its default); unknown keys and bad values raise."""
+        return cls().replace(source, **values)
 
-    def replace(self: ConfigT, source: str = "overrides", **overrides: Any) -> ConfigT:
-        """A copy with ``overrides`` applied, validated like a new config."""
-        type(self).check_keys(overrides, source)
-        return dataclasses.replace(self, **type(self).current_names(overrides, source))
+    def replace(self: ConfigT, source: str = "overrides", prefix: str = "", **overrides: Any) -> ConfigT:
+        """A copy with ``overrides`` applied, validated like new settings. ``stage.key`` (dotted) or ``stage={key:
+        value}`` changes those settings of a stage and keeps its others."""
+        nested: dict[str, Any] = {}
+        for key, value in overrides.items():
+            stage, dot, rest = key.partition(".")
+            if dot:
+                nested.setdefault(stage, {})[rest] = value
+            else:
+                nested[key] = value
+        type(self).check_keys(nested, source, prefix)
+        for name, value in nested.items():
+            current = getattr(self, name)
+            if isinstance(current, Settings) and isinstance(value, dict):
+                nested[name] = current.replace(source, f"{prefix}{name}.", **value)
+        try:
+            return dataclasses.replace(self, **nested)
+        except ValueError as error:
+            if not prefix:
+                raise
+            raise ValueError(f"{source}: stage {prefix[:-1]!r}: {error}") from None
 
     def to_dict(self) -> dict[str, Any]:
-        """The settings as a plain dict (``"method"`` first), as written to ``recipe.json``."""
-        return {"method": self.method, **dataclasses.asdict(self)}
+        """The settings as a plain dict (a stage as a nested dict), as written to ``recipe.json``."""
+        return dataclasses.asdict(self)
 
     @classmethod
-    def describe(cls) -> SettingTable:
-        """Every setting as a :class:`SettingDescription` (name, type, paper default, meaning), for help texts and
-        docs; ``print(VisualCSEConfig.describe())`` shows one setting a line."""
+    def describe(cls, prefix: str = "") -> SettingTable:
+        """Every setting as a :class:`SettingDescription` (name, type, paper default, meaning; a stage's settings
+        one by one, as ``stage.key``), for help texts and docs; ``print(VisualCSEConfig.describe())`` shows one
+        setting a line."""
         hints = typing.get_type_hints(cls)
         defaults = cls()
-        return SettingTable(
-            SettingDescription(item.name, _type_name(hints[item.name]), getattr(defaults, item.name), item.metadata["doc"])
-            for item in dataclasses.fields(cls)
-        )
+        rows = SettingTable()
+        for item in dataclasses.fields(cls):
+            default = getattr(defaults, item.name)
+            if isinstance(default, Settings):
+                rows.extend(
+                    row._replace(name=f"{prefix}{item.name}.{row.name}", default=getattr(default, row.name)) for row in type(default).describe()
+                )
+            else:
+                rows.append(SettingDescription(prefix + item.name, _type_name(hints[item.name]), default, item.metadata["doc"]))
+        return rows
+
+
+@dataclass
+class MethodConfig(Settings):
+    """The settings of one training method (:class:`Settings`): the fields every method shares; subclasses add their
+    method's, each with a default equal to the method's paper row (``METHODS.md``).
+
+    Example:
+        ::
+
+            from sbert_nonling.configs import MultitaskConfig, VisualCSEConfig
+
+            config = VisualCSEConfig(learning_rate=1e-5)        # the paper's BERT-base row with another text rate
+            config = config.replace(modality_learning_rate=0.0)  # validated again
+            stages = MultitaskConfig().replace(**{"contrastive.batch_size": 128})  # one setting of one stage
+            print(stages.contrastive.batch_size, stages.contrastive.learning_rate)  # 128 3e-05
+            try:
+                VisualCSEConfig.from_dict({"learning_rate": "abc"})
+            except ValueError as error:
+                print(error)  # 'learning_rate' must be float, got 'abc' ...
+    """
+
+    #: The method this config trains (the ``"method"`` key of a recipe JSON).
+    method: ClassVar[str] = ""
+    #: Whether an interrupted run continues from its newest checkpoint (``--resume``); methods that run a sequence of
+    #: trainers (multitask, pixel-linguist) restart as a whole.
+    resumable: ClassVar[bool] = True
+
+    name: str = setting("", "the recipe name or a label of the run")
+    description: str = setting("", "one line on what the configuration reproduces")
+    reference: str = setting("", "the paper (URL or citation)")
+    model: str = setting("bert-base-uncased", "Hub name or folder of the starting encoder")
+    seed: int = setting(42, "seed of the trainer, the data order and every seeded draw", minimum=0)
+    precision: Precision = setting(
+        "auto", "auto (bf16 on a GPU with bf16, fp16 + loss scaling on an older GPU, fp32 on a CPU), fp32, fp16 (GPU) or bf16"
+    )
+    dataloader_num_workers: int | Literal["auto"] = setting(
+        "auto", "DataLoader worker processes: auto (8 per GPU, at most the CPU cores per GPU; 0 on a CPU) or a number", minimum=0
+    )
+    dataloader_pin_memory: bool | Literal["auto"] = setting("auto", "page-locked batches for the GPU copy: auto (on with a GPU), true, false")
+    tiny: bool = setting(False, "set when the recipe's tiny block (small offline encoder) was applied")
+    lr_scheduler_type: SchedulerType = setting("linear", "transformers' learning-rate schedule")
+    eval_steps: int = setting(125, "STS-B dev evaluation and checkpoint interval (optimizer steps)", minimum=1)
+
+    def _where(self) -> str:
+        return f"{type(self).__name__}{f' (recipe {self.name!r})' if self.name else ''}"
+
+    @classmethod
+    def _kind(cls) -> str:
+        return f"{cls.__name__} (method {cls.method!r})"
+
+    def stages(self) -> dict[str, Any]:
+        """The stages of a multi-stage method by name (its :class:`~sbert_nonling.configs.StageConfig` fields); none for
+        a single-run method."""
+        return {item.name: getattr(self, item.name) for item in dataclasses.fields(self) if isinstance(getattr(self, item.name), Settings)}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as a plain dict (``"method"`` first, a stage as a nested dict), as written to ``recipe.json``."""
+        return {"method": self.method, **super().to_dict()}

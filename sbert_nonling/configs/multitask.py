@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from sbert_nonling.configs.base import paper_default, setting
-from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig
+from sbert_nonling.configs.sentence_encoder import ModelOwnSetting, SentenceEncoderConfig
+from sbert_nonling.configs.stage import StageConfig
 from sbert_nonling.losses.pair_classification import PairHead
 from sbert_nonling.util.heads import TrainingHead
 
@@ -20,7 +21,7 @@ class MultitaskConfig(SentenceEncoderConfig):
     """Multi-task contrastive training ("Contrastive Learning for Generalizable Sentence Embeddings", Stanford CS224N):
     stage 1 SimCSE on NLI triplets (tau 0.05); stage 2 training-only task heads (classification, bilinear pair
     classification, STS cosine regression; shared first head layer; hidden 768, dropout 0.3) with the average loss.
-    Each stage has its own ``contrastive_*`` / ``multitask_*`` optimizer settings. See :class:`SentenceEncoderConfig`.
+    Each stage is a :class:`~sbert_nonling.configs.StageConfig`: ``contrastive`` and ``multitask``. See :class:`SentenceEncoderConfig`.
     """
 
     method: ClassVar[str] = "multitask"
@@ -28,11 +29,8 @@ class MultitaskConfig(SentenceEncoderConfig):
 
     max_seq_length: int = paper_default(SentenceEncoderConfig, "max_seq_length", 128)
     training_head: TrainingHead = paper_default(SentenceEncoderConfig, "training_head", "none")
-    contrastive_learning_rate: float = setting(3e-5, "stage 1 (contrastive) learning rate", minimum=0.0)
-    contrastive_batch_size: int = setting(64, "stage 1 batch size", minimum=1)
-    contrastive_epochs: int = setting(1, "stage 1 epochs", minimum=1)
-    contrastive_max_steps: int = setting(-1, "stage 1 steps (-1: the epochs; 0: skip the stage)", minimum=-1)
-    contrastive_warmup_steps: int = setting(0, "stage 1 warmup steps", minimum=0)
+    keep_model_modules: list[ModelOwnSetting] = paper_default(SentenceEncoderConfig, "keep_model_modules", [])
+    contrastive: StageConfig = setting(StageConfig(learning_rate=3e-5, batch_size=64, epochs=1), "stage 1: SimCSE on NLI triplets")
     tasks: list[str] = setting(["classification", "pair_classification", "sts"], "stage 2 tasks (also: contrastive)")
     sts_sources: list[str] = setting(["stsb", "sick"], "training data of the sts task: stsb and / or sick")
     scheme: MultiTaskScheme = setting("average", "stage 2 task mixing: average, round_robin or proportional")
@@ -40,10 +38,6 @@ class MultitaskConfig(SentenceEncoderConfig):
     head_dropout: float = setting(0.3, "dropout of the task heads", minimum=0.0, maximum=1.0)
     share_head_layer: bool = setting(True, "share the first head layer between the pair tasks")
     pair_head: PairHead = setting("bilinear", "pair classifier: bilinear or concat")
-    multitask_learning_rate: float = setting(1e-5, "stage 2 (task heads) learning rate", minimum=0.0)
-    multitask_batch_size: int = setting(32, "stage 2 batch size per task", minimum=1)
-    multitask_epochs: int = setting(10, "stage 2 epochs", minimum=1)
-    multitask_max_steps: int = setting(-1, "stage 2 steps (-1: the epochs; 0: skip the stage)", minimum=-1)
-    multitask_warmup_steps: int = setting(0, "stage 2 warmup steps", minimum=0)
+    multitask: StageConfig = setting(StageConfig(learning_rate=1e-5, batch_size=32, epochs=10), "stage 2: the task heads (batch per task)")
     train_limit: int | None = setting(None, "examples read per training file (null: all)", minimum=1)
     tiny_encoder: dict[str, Any] = setting({}, "build_tiny_encoder arguments of the tiny run's offline encoder")

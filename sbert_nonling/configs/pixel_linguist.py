@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from sbert_nonling.configs.base import MethodConfig, paper_default, setting
+from sbert_nonling.configs.stage import StageConfig
 from sbert_nonling.util.heads import TrainingHead
 
 
@@ -14,16 +15,12 @@ class PixelLinguistConfig(MethodConfig):
     """Pixel Linguist: defaults are the paper's curriculum (PIXEL-base, 64 patches, symmetric InfoNCE tau 0.05 with a
     training-only Linear + GELU + LayerNorm token head; visual alignment, one run per perturbation set at rate 0.1,
     weights averaged; topical alignment on wiki spans; reasoning alignment on NLI entailment pairs; optional
-    cross-lingual leapfrogging). Each stage has its own ``<stage>_*`` optimizer settings.
+    cross-lingual leapfrogging). Each stage is a :class:`~sbert_nonling.configs.StageConfig`.
     Paper: https://arxiv.org/abs/2402.08183. See :class:`~sbert_nonling.configs.base.MethodConfig`.
     """
 
     method: ClassVar[str] = "pixel_linguist"
     resumable: ClassVar[bool] = False
-    #: ``token_head`` was a bool (true: the Linear + GELU + LayerNorm head).
-    renamed_settings: ClassVar[dict[str, tuple[str, dict[Any, Any] | None]]] = {
-        "token_head": ("token_head", {True: "linear_gelu_layernorm", False: "none"}),
-    }
 
     model: str = paper_default(MethodConfig, "model", "Team-PIXEL/pixel-base")
     eval_steps: int = paper_default(MethodConfig, "eval_steps", 100)
@@ -37,25 +34,12 @@ class PixelLinguistConfig(MethodConfig):
         "visual stage: one run per set of perturbation names, weights averaged",
     )
     perturbation_rate: float = setting(0.1, "share of characters / words each perturbation touches", minimum=0.0, maximum=1.0)
-    visual_learning_rate: float = setting(3e-6, "visual stage learning rate", minimum=0.0)
-    visual_batch_size: int = setting(768, "visual stage batch size", minimum=1)
-    visual_max_steps: int = setting(1300, "visual stage steps per run", minimum=0)
-    visual_warmup_steps: int = setting(0, "visual stage warmup steps", minimum=0)
-    topical_learning_rate: float = setting(3e-5, "topical stage learning rate", minimum=0.0)
-    topical_batch_size: int = setting(128, "topical stage batch size", minimum=1)
-    topical_max_steps: int = setting(1300, "topical stage steps", minimum=0)
-    topical_warmup_steps: int = setting(0, "topical stage warmup steps", minimum=0)
+    visual: StageConfig = setting(StageConfig(learning_rate=3e-6, batch_size=768, max_steps=1300), "visual alignment, per perturbation-set run")
+    topical: StageConfig = setting(StageConfig(learning_rate=3e-5, batch_size=128, max_steps=1300), "topical alignment on wiki spans")
     span_min_words: int = setting(5, "shortest wiki span of the topical stage (words)", minimum=1)
     span_max_words: int = setting(64, "longest wiki span of the topical stage (words)", minimum=1)
-    reasoning_learning_rate: float = setting(3e-5, "reasoning stage learning rate", minimum=0.0)
-    reasoning_batch_size: int = setting(128, "reasoning stage batch size", minimum=1)
-    reasoning_max_steps: int = setting(2600, "reasoning stage steps", minimum=0)
-    reasoning_warmup_steps: int = setting(0, "reasoning stage warmup steps", minimum=0)
+    reasoning: StageConfig = setting(StageConfig(learning_rate=3e-5, batch_size=128, max_steps=2600), "reasoning alignment on NLI entailment pairs")
     leapfrog_iterations: int = setting(0, "cross-lingual leapfrogging iterations (0: none)", minimum=0)
     parallel_languages: list[str] = setting(["de", "es", "fr", "it", "nl", "pl", "pt", "ru", "zh"], "leapfrogging languages")
-    parallel_learning_rate: float = setting(3e-5, "parallel (leapfrogging) stage learning rate", minimum=0.0)
-    parallel_batch_size: int = setting(128, "parallel stage batch size", minimum=1)
-    parallel_max_steps: int = setting(1300, "parallel stage steps", minimum=0)
-    parallel_warmup_steps: int = setting(0, "parallel stage warmup steps", minimum=0)
-    epochs: int = setting(1, "epochs per stage run (stages stop at their max_steps)", minimum=1)
+    parallel: StageConfig = setting(StageConfig(learning_rate=3e-5, batch_size=128, max_steps=1300), "cross-lingual leapfrogging on parallel pairs")
     tiny_encoder: dict[str, Any] | None = setting(None, "PixelEncoder config of the tiny run's random encoder (null: Hub model)")

@@ -9,6 +9,9 @@ from sbert_nonling.configs.base import MethodConfig, setting
 from sbert_nonling.models.sentence_model import PoolingChoice
 from sbert_nonling.util.heads import TrainingHead
 
+#: The settings of a sentence-transformers model that a continued model can keep as its own.
+ModelOwnSetting = Literal["pooling", "max_seq_length"]
+
 #: The training text: plain sentences (SimCSE-unsup), NLI triplets (SimCSE-sup), or captions only (MACD).
 TextData = Literal["text", "nli", "captions"]
 
@@ -24,6 +27,11 @@ class SentenceEncoderConfig(MethodConfig):
     max_seq_length: int = setting(32, "tokens per sentence", minimum=1)
     temperature: float = setting(0.05, "temperature of the text contrastive softmax (1 / scale)", above=0.0)
     training_head: TrainingHead = setting("mlp", "head used in training only, before the text contrastive loss")
+    keep_model_modules: list[ModelOwnSetting] = setting(
+        ["pooling", "max_seq_length"],
+        "what a sentence-transformers --model keeps of its own: pooling (its Pooling / Dense / Normalize, prompts), "
+        "max_seq_length; train_recipe leaves out those an override sets",
+    )
 
 
 @dataclass

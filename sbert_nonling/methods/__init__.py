@@ -2,10 +2,15 @@
 sentence-transformers training (model, datasets, losses, evaluator, trainer class and arguments) as a
 :class:`MethodPlan` of one or more :class:`TrainingStage` s, without writing or evaluating anything. Run a plan with
 your own trainer calls, or with :func:`~sbert_nonling.app.runner.run_method` (dev scores, saving, export,
-run record)."""
+run record). :data:`BUILDERS` names the builder of each method."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from sbert_nonling.configs import AudioCSEConfig, MACDConfig, MCSEConfig, MultitaskConfig, PixelLinguistConfig, SimCSEConfig, VisualCSEConfig
+from sbert_nonling.data.sources import DataSources
 from sbert_nonling.methods.grounding import build_grounding
 from sbert_nonling.methods.multitask import build_multitask, task_losses
 from sbert_nonling.methods.pixel_linguist import WeightAverage, build_pixel_linguist
@@ -13,7 +18,19 @@ from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.methods.simcse import build_simcse
 from sbert_nonling.methods.unpaired_modality import build_unpaired_modality
 
+#: The builder of each method, by the ``"method"`` name of its config (and of a recipe file): ``build(config, data)``.
+BUILDERS: dict[str, Callable[[Any, DataSources], MethodPlan]] = {
+    SimCSEConfig.method: build_simcse,
+    VisualCSEConfig.method: build_unpaired_modality,
+    AudioCSEConfig.method: build_unpaired_modality,
+    MCSEConfig.method: build_grounding,
+    MACDConfig.method: build_grounding,
+    MultitaskConfig.method: build_multitask,
+    PixelLinguistConfig.method: build_pixel_linguist,
+}
+
 __all__ = [
+    "BUILDERS",
     "MethodPlan",
     "ModelUpdate",
     "TrainingStage",

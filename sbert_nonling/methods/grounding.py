@@ -4,7 +4,7 @@ sentence batches, optionally anchored to a frozen copy of the starting model (MA
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from sbert_nonling.configs.macd import MACDConfig
 from sbert_nonling.configs.mcse import MCSEConfig
 from sbert_nonling.data.captions import caption_feature_dataset, load_caption_pairs
 from sbert_nonling.data.image_features import extract_image_features, load_image_features, save_image_features
+from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.retrieval import evaluate_retrieval
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
@@ -96,18 +97,7 @@ def _freeze_position_embeddings(model) -> None:
         position_embeddings.requires_grad_(False)
 
 
-def build_grounding(
-    config: GroundingConfig,
-    captions_file: str | Path | None = None,
-    image_dir: str | Path | None = None,
-    image_features: str | Path | None = None,
-    heldout_images_file: str | Path | None = None,
-    text_file: str | Path | None = None,
-    nli_file: str | Path | None = None,
-    sts_dir: str | Path | None = None,
-    model: str | None = None,
-    keep_model_modules: bool | Collection[str] = True,
-) -> MethodPlan:
+def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
     """MCSE's / MACD's pieces: caption batches (the caption twice, as SimCSE's dropout views, + its image's frozen
     features; one caption per image, seeded) with :class:`MultimodalAlignLoss` (SimCSE + caption <-> image InfoNCE
     in a projected space, optionally the word-region DAMSM term), wrapped in :class:`DistillAnchorLoss` when
@@ -123,12 +113,10 @@ def build_grounding(
 
     Args:
         config: :class:`MCSEConfig` or :class:`MACDConfig`.
-        captions_file: image-caption pairs (Flickr token file, CSV, JSONL) whose images are in ``image_dir``, or a Hub
-            image-caption dataset (which brings its images).
-        image_features: precomputed features of those images; default: extracted now.
-        heldout_images_file: image names, one per line, kept out of training for the retrieval evaluation.
-        text_file, nli_file: the sentence data (``config.data``).
-        sts_dir, model, keep_model_modules: as :func:`~sbert_nonling.methods.simcse.build_simcse`.
+        data: ``captions_file`` (Flickr token file, CSV, JSONL) whose images are in ``image_dir``, or a Hub
+            image-caption dataset (which brings its images); ``image_features`` (precomputed; default: extracted now);
+            ``heldout_images_file`` (kept out of training for the retrieval evaluation); ``text_file`` / ``nli_file``
+            (``config.data``) and ``sts_dir`` as for :func:`~sbert_nonling.methods.simcse.build_simcse`.
 
     Example:
         ::
@@ -149,24 +137,24 @@ def build_grounding(
             plan.stages[0].trainer(plan.model, plan.evaluator).train()
             print(plan.evaluations["retrieval"](plan.model))  # {} without held-out images
     """
-    text_dataset, sentences = text_training_data(config, text_file, nli_file, captions_only=True)
-    if captions_file is None:
+    text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file, captions_only=True)
+    if data.captions_file is None:
         raise ValueError(f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local file).")
-    pairs, images = load_caption_pairs(captions_file, image_dir)
-    heldout_names = _read_heldout_names(heldout_images_file)
+    pairs, images = load_caption_pairs(data.captions_file, data.image_dir)
+    heldout_names = _read_heldout_names(data.heldout_images_file)
     heldout_pairs = [pair for pair in pairs if pair[0] in heldout_names]
     pairs = [pair for pair in pairs if pair[0] not in heldout_names]
-    if heldout_images_file is not None and (not heldout_pairs or not pairs):
-        raise ValueError(f"{heldout_images_file} must hold some, but not all, of the captioned images ({len(heldout_pairs)} held out).")
-    names, features, extracted = _image_features(config, pairs + heldout_pairs, images, image_features)
+    if data.heldout_images_file is not None and (not heldout_pairs or not pairs):
+        raise ValueError(f"{data.heldout_images_file} must hold some, but not all, of the captioned images ({len(heldout_pairs)} held out).")
+    names, features, extracted = _image_features(config, pairs + heldout_pairs, images, data.image_features)
     kind = "regions" if config.regions else "global"
     heldout = _heldout_set(heldout_pairs, names, features[kind]) if heldout_pairs else None
     caption_dataset = caption_feature_dataset(pairs, names, features[kind], seed=config.seed)
 
-    sentence_model = starting_sentence_model(config, sentences + [caption for _, caption in pairs], model, keep_model_modules)
+    sentence_model = starting_sentence_model(config, sentences + [caption for _, caption in pairs])
     if config.freeze_position_embeddings:
         _freeze_position_embeddings(sentence_model)
-    evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
+    evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
     if isinstance(config, MACDConfig):
         warmup: float = config.warmup_fraction
     elif isinstance(config, MCSEConfig):
@@ -220,4 +208,11 @@ def build_grounding(
         save_image_features(path, names, features)
 
     files: dict[str, Callable[[Path], None]] = {IMAGE_FEATURES_FILE: write_features} if extracted else {}
-    return MethodPlan(sentence_model, [stage], evaluator, evaluations={"retrieval": retrieval}, files=files)
+    return MethodPlan(
+        sentence_model,
+        [stage],
+        evaluator,
+        evaluations={"retrieval": retrieval},
+        files=files,
+        training_data=data.card_lines("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
+    )

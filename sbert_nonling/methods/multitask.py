@@ -14,6 +14,7 @@ from sentence_transformers.base.sampler import BatchSamplers
 from torch import nn
 
 from sbert_nonling.configs.multitask import MultitaskConfig
+from sbert_nonling.data.sources import DataSources
 from sbert_nonling.data.tasks import (
     SICK_LABELS,
     pair_classification_dataset,
@@ -32,7 +33,7 @@ from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.sts_regression import STSRegressionLoss
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.methods.sentence_encoder import starting_sentence_model
-from sbert_nonling.training.arguments import training_arguments
+from sbert_nonling.training.arguments import stage_arguments
 from sbert_nonling.training.multitask_sampler import multitask_sampler_arguments
 from sbert_nonling.util.heads import embedding_dimension
 
@@ -153,15 +154,8 @@ def _examples(dataset: Dataset | DatasetDict) -> int | dict[str, int]:
     return {name: len(part) for name, part in dataset.items()} if isinstance(dataset, DatasetDict) else len(dataset)
 
 
-def build_multitask(
-    config: MultitaskConfig,
-    nli_file: str | Path | None = None,
-    text_file: str | Path | None = None,
-    task_dir: str | Path | None = None,
-    sts_dir: str | Path | None = None,
-    model: str | None = None,
-) -> MethodPlan:
-    """The multitask method's pieces, as two stages (a stage whose ``<stage>_max_steps`` is 0 is left out):
+def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
+    """The multitask method's pieces, as two stages (a stage whose ``max_steps`` is 0 is left out):
 
     1. ``contrastive``: :class:`SimCSELoss` (tau ``config.temperature``) on NLI triplets of ``nli_file`` (supervised
        positives, contradictions as explicit negatives) and/or unsupervised ``(s, s)`` pairs of ``text_file``.
@@ -174,17 +168,15 @@ def build_multitask(
        every task per optimizer step, losses averaged). The heads are built when the stage starts (after stage 1),
        as the stage's loss function.
 
-    Each stage has its own optimizer settings (``contrastive_*`` / ``multitask_*``) and checkpoint folder
+    Each stage has its own optimizer settings (``config.contrastive`` / ``config.multitask``) and checkpoint folder
     (``stages/<stage>/checkpoints``). Nothing is written or evaluated; ``transformers.set_seed(config.seed)`` first
     reproduces the runner.
 
     Args:
         config: :class:`MultitaskConfig` (the ``multitask`` recipe).
-        nli_file, text_file: the contrastive data (at least one when the contrastive stage or task runs).
-        task_dir: folder holding SentEval's ``STSBenchmark/sts-train.csv`` and ``SICK/SICK_train.txt``; default
-            ``sts_dir``.
-        sts_dir: SentEval-layout STS folder for dev evaluation and model selection.
-        model: Hub name or folder of the starting encoder (default ``config.model``; the config's pooling applies).
+        data: ``nli_file`` / ``text_file`` (the contrastive data: at least one when the contrastive stage or task
+            runs); ``sts_dir``: SentEval-layout STS folder holding ``STSBenchmark/sts-train.csv`` and
+            ``SICK/SICK_train.txt`` (the tasks) and the dev sets (evaluation and model selection).
 
     Example:
         ::
@@ -196,7 +188,7 @@ def build_multitask(
             from sbert_nonling.app import load_recipe
 
             data = os.environ["SBERT_NONLING_SHARED"] + "/data"
-            steps = {"contrastive_max_steps": 1, "multitask_max_steps": 1, "train_limit": 48}
+            steps = {"contrastive.max_steps": 1, "multitask.max_steps": 1, "train_limit": 48}
             config = load_recipe("multitask", tiny=True, overrides=steps)  # e.g. MultitaskConfig()
             set_seed(config.seed)
             plan = build_multitask(config, nli_file=data + "/corpus/snli_devtest_triplets.csv", task_dir=data + "/sts")
@@ -204,19 +196,17 @@ def build_multitask(
                 stage.trainer(plan.model, plan.evaluator).train()
     """
     _check_tasks(config)
-    task_dir = task_dir if task_dir is not None else sts_dir
-    if task_dir is None:
+    if data.sts_dir is None:
         raise ValueError(
-            "The multitask recipe trains on SICK and STS-B train files: pass sts_dir (or task_dir) holding "
-            "STSBenchmark/sts-train.csv and SICK/SICK_train.txt."
+            "The multitask recipe trains on SICK and STS-B train files: pass sts_dir holding STSBenchmark/sts-train.csv and SICK/SICK_train.txt."
         )
-    contrastive_runs, multitask_runs = config.contrastive_max_steps != 0, config.multitask_max_steps != 0
-    contrastive_data, sentences = _contrastive_dataset(text_file, nli_file, config.train_limit, config.seed)
+    contrastive_runs, multitask_runs = config.contrastive.max_steps != 0, config.multitask.max_steps != 0
+    contrastive_data, sentences = _contrastive_dataset(data.text_file, data.nli_file, config.train_limit, config.seed)
     if (contrastive_runs or "contrastive" in config.tasks) and contrastive_data is None:
         raise ValueError("The contrastive stage trains on NLI triplets or sentences: pass nli_file (sent0,sent1,hard_neg CSV) or text_file.")
-    datasets, labels, task_sentences = _task_datasets(config, Path(task_dir)) if multitask_runs else ({}, {}, [])
-    sentence_model = starting_sentence_model(config, sentences + task_sentences, model, keep_model_modules=False, tiny_encoder=config.tiny_encoder)
-    evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
+    datasets, labels, task_sentences = _task_datasets(config, Path(data.sts_dir)) if multitask_runs else ({}, {}, [])
+    sentence_model = starting_sentence_model(config, sentences + task_sentences, tiny_encoder=config.tiny_encoder)
+    evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
     contrastive_loss = None
     if contrastive_data is not None:
         contrastive_loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head)
@@ -224,16 +214,7 @@ def build_multitask(
     stages: list[TrainingStage | ModelUpdate] = []
     if contrastive_runs:
         assert contrastive_data is not None and contrastive_loss is not None  # refused above when it is missing
-        args = training_arguments(
-            config,
-            "stages/contrastive/checkpoints",
-            evaluator is not None,
-            learning_rate=config.contrastive_learning_rate,
-            batch_size=config.contrastive_batch_size,
-            epochs=config.contrastive_epochs,
-            max_steps=config.contrastive_max_steps,
-            warmup=config.contrastive_warmup_steps,
-        )
+        args = stage_arguments(config, "contrastive", config.contrastive, evaluator is not None)
         loss: nn.Module | dict[str, nn.Module] = (
             dict.fromkeys(contrastive_data, contrastive_loss) if isinstance(contrastive_data, DatasetDict) else contrastive_loss
         )
@@ -245,16 +226,8 @@ def build_multitask(
             datasets["contrastive"] = contrastive_data["nli"] if isinstance(contrastive_data, DatasetDict) else contrastive_data
         task_data = DatasetDict({task: datasets[task] for task in config.tasks})
         sampler = multitask_sampler_arguments(config.scheme, len(config.tasks))
-        args = training_arguments(
-            config,
-            "stages/multitask/checkpoints",
-            evaluator is not None,
-            learning_rate=config.multitask_learning_rate,
-            batch_size=config.multitask_batch_size,
-            epochs=config.multitask_epochs,
-            max_steps=config.multitask_max_steps,
-            warmup=config.multitask_warmup_steps,
-            gradient_accumulation_steps=sampler["gradient_accumulation_steps"],
+        args = stage_arguments(
+            config, "multitask", config.multitask, evaluator is not None, gradient_accumulation_steps=sampler["gradient_accumulation_steps"]
         )
         args.batch_sampler = BatchSamplers.BATCH_SAMPLER
         args.multi_dataset_batch_sampler = sampler["multi_dataset_batch_sampler"]
@@ -273,4 +246,10 @@ def build_multitask(
 
         record = {"stage": "multitask", "examples": _examples(task_data), "labels": {task: list(names) for task, names in labels.items()}}
         stages.append(TrainingStage("multitask", task_data, heads, args, record=record))
-    return MethodPlan(sentence_model, stages, evaluator, staged=True)
+    return MethodPlan(
+        sentence_model,
+        stages,
+        evaluator,
+        staged=True,
+        training_data=data.card_lines("text_file", "nli_file", *(["sts_dir"] if multitask_runs else [])),
+    )

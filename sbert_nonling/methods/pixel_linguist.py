@@ -4,7 +4,6 @@ averaged, then topical and reasoning alignment (then optional cross-lingual leap
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -14,6 +13,7 @@ from sentence_transformers import SentenceTransformer
 from sbert_nonling.configs.pixel_linguist import PixelLinguistConfig
 from sbert_nonling.data.parallel import parallel_pairs_dataset, stsb_multi_parallel_pairs
 from sbert_nonling.data.perturbations import PerturbationPairs, span_pairs_dataset
+from sbert_nonling.data.sources import DataSources
 from sbert_nonling.data.text import read_nli_triplets, read_sentences
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
@@ -21,7 +21,7 @@ from sbert_nonling.methods.plan import MethodPlan, ModelHook, ModelUpdate, Train
 from sbert_nonling.methods.sentence_encoder import MODEL_OFFLINE, MODEL_SETTING
 from sbert_nonling.models.pixel_model import build_pixel_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
-from sbert_nonling.training.arguments import training_arguments
+from sbert_nonling.training.arguments import stage_arguments
 from sbert_nonling.training.weight_averaging import average_state_dicts
 from sbert_nonling.util.unreachable import loading
 
@@ -64,14 +64,7 @@ def _required(data: Any, option: str, stage: str) -> Any:
     return data
 
 
-def build_pixel_linguist(
-    config: PixelLinguistConfig,
-    text_file: str | Path | None = None,
-    nli_file: str | Path | None = None,
-    stsb_multi_dir: str | Path | None = None,
-    sts_dir: str | Path | None = None,
-    model: str | None = None,
-) -> MethodPlan:
+def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> MethodPlan:
     """Pixel Linguist's curriculum on a PIXEL encoder reading rendered text (:func:`build_pixel_model`), as a
     sequence of stages:
 
@@ -85,15 +78,15 @@ def build_pixel_linguist(
 
     Every run trains :class:`SymmetricInfoNCE` (tau ``config.temperature``, optional training-only token head),
     built when the run starts after resetting the random state to ``config.seed``, with the stage's own
-    ``<stage>_*`` optimizer settings, its checkpoints in ``stages/<run name>/checkpoints``. A stage whose
-    ``<stage>_max_steps`` is 0 is left out. Nothing is written or evaluated here.
+    optimizer settings (``config.visual``, ``config.topical``, ``config.reasoning``, ``config.parallel``), its checkpoints in
+    ``stages/<run name>/checkpoints``. A stage whose ``max_steps`` is 0 is left out. Nothing is written or evaluated here.
 
     Args:
-        config: :class:`PixelLinguistConfig` (the ``pixel-linguist`` recipe).
-        text_file, nli_file: the training text (visual and topical stages; reasoning stage).
-        stsb_multi_dir: stsb_multi_mt files (leapfrogging's parallel pairs from the ``train`` files).
-        sts_dir: SentEval-layout STS folder for dev evaluation and model selection in every run.
-        model: Hub name or folder of the PIXEL encoder (default ``config.model``; ``config.tiny``: a random one).
+        config: :class:`PixelLinguistConfig` (the ``pixel-linguist`` recipe; ``config.model``: the PIXEL encoder,
+            ``config.tiny``: a random one).
+        data: ``text_file`` (visual and topical stages), ``nli_file`` (reasoning stage), ``stsb_multi_dir``
+            (leapfrogging's parallel pairs from the ``train`` files), ``sts_dir`` (dev evaluation and model selection
+            in every run).
 
     Example:
         ::
@@ -105,7 +98,7 @@ def build_pixel_linguist(
             from sbert_nonling.app import load_recipe
 
             data = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus"
-            steps = {f"{stage}_max_steps": 1 for stage in ("visual", "topical", "reasoning")}
+            steps = {f"{stage}.max_steps": 1 for stage in ("visual", "topical", "reasoning")}
             config = load_recipe("pixel-linguist", tiny=True, overrides=steps)  # e.g. PixelLinguistConfig(), PIXEL
             set_seed(config.seed)
             plan = build_pixel_linguist(config, text_file=data + "/wiki1m_for_simcse.first11913.txt",
@@ -120,38 +113,21 @@ def build_pixel_linguist(
                 for hook in step.after:
                     hook(plan.model)
     """
-    if config.tiny and model is not None:
-        raise ValueError("Pass either tiny=True (a locally built encoder) or model=..., not both.")
     if config.tiny:
         encoder = PixelEncoder.from_config(max_patches=config.max_patches, **(config.tiny_encoder or {}))
     else:
-        with loading("PIXEL encoder", model or config.model, MODEL_SETTING, MODEL_OFFLINE):
-            encoder = PixelEncoder.from_pretrained(model or config.model, max_patches=config.max_patches)
+        with loading("PIXEL encoder", config.model, MODEL_SETTING, MODEL_OFFLINE):
+            encoder = PixelEncoder.from_pretrained(config.model, max_patches=config.max_patches)
     pixel_model = build_pixel_model(encoder, max_patches=config.max_patches)
-    evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
-    sentences = read_sentences(text_file) if text_file else None
-    nli_pairs = [(premise, entailment) for premise, entailment, _ in read_nli_triplets(nli_file)] if nli_file else None
+    evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
+    sentences = read_sentences(data.text_file) if data.text_file else None
+    nli_pairs = [(premise, entailment) for premise, entailment, _ in read_nli_triplets(data.nli_file)] if data.nli_file else None
     nli = Dataset.from_dict(dict(zip(("anchor", "positive"), map(list, zip(*nli_pairs))))) if nli_pairs else None
 
-    optimizer = {  # learning rate, batch size, steps, warmup steps of each stage's runs
-        "visual": (config.visual_learning_rate, config.visual_batch_size, config.visual_max_steps, config.visual_warmup_steps),
-        "topical": (config.topical_learning_rate, config.topical_batch_size, config.topical_max_steps, config.topical_warmup_steps),
-        "reasoning": (config.reasoning_learning_rate, config.reasoning_batch_size, config.reasoning_max_steps, config.reasoning_warmup_steps),
-        "parallel": (config.parallel_learning_rate, config.parallel_batch_size, config.parallel_max_steps, config.parallel_warmup_steps),
-    }
+    optimizer = {"visual": config.visual, "topical": config.topical, "reasoning": config.reasoning, "parallel": config.parallel}
 
     def run(kind: str, name: str, dataset: Dataset, before: list[ModelHook] | None = None, after: list[ModelHook] | None = None) -> TrainingStage:
-        learning_rate, batch_size, max_steps, warmup = optimizer[kind]
-        args = training_arguments(
-            config,
-            f"stages/{name}/checkpoints",
-            evaluator is not None,
-            learning_rate=learning_rate,
-            batch_size=batch_size,
-            epochs=config.epochs,
-            max_steps=max_steps,
-            warmup=warmup,
-        )
+        args = stage_arguments(config, name, optimizer[kind], evaluator is not None)
 
         def loss() -> SymmetricInfoNCE:
             return SymmetricInfoNCE(
@@ -170,7 +146,7 @@ def build_pixel_linguist(
         )
 
     stages: list[TrainingStage | ModelUpdate] = []
-    if config.visual_max_steps > 0:
+    if config.visual.max_steps != 0:
         sentences = _required(sentences, "text_file", "visual")
         average = WeightAverage()
         for index, perturbation_set in enumerate(config.perturbation_sets):
@@ -180,15 +156,23 @@ def build_pixel_linguist(
             name = f"visual-{index}-{'+'.join(perturbation_set)}"
             stages.append(run("visual", name, pairs, before=[average.restore_start], after=[average.collect]))
         stages.append(ModelUpdate("visual-average", average.apply, record={"stage": "average", "runs": len(config.perturbation_sets)}))
-    if config.topical_max_steps > 0:
+    if config.topical.max_steps != 0:
         sentences = _required(sentences, "text_file", "topical")
         stages.append(run("topical", "topical", span_pairs_dataset(sentences, config.span_min_words, config.span_max_words, config.seed)))
-    if config.reasoning_max_steps > 0:
+    if config.reasoning.max_steps != 0:
         stages.append(run("reasoning", "reasoning", _required(nli, "nli_file", "reasoning")))
     if config.leapfrog_iterations > 0:
-        parallel_dir = _required(stsb_multi_dir, "stsb_multi_dir", "parallel")
+        parallel_dir = _required(data.stsb_multi_dir, "stsb_multi_dir", "parallel")
         parallel = parallel_pairs_dataset(stsb_multi_parallel_pairs(parallel_dir, config.parallel_languages))
         for iteration in range(config.leapfrog_iterations):
             stages.append(run("parallel", f"leapfrog-{iteration}-parallel", parallel))
             stages.append(run("reasoning", f"leapfrog-{iteration}-reasoning", _required(nli, "nli_file", "reasoning")))
-    return MethodPlan(pixel_model, stages, evaluator, staged=True, has_text_export=False, card_form="pixel")
+    return MethodPlan(
+        pixel_model,
+        stages,
+        evaluator,
+        staged=True,
+        has_text_export=False,
+        card_form="pixel",
+        training_data=data.card_lines("text_file", "nli_file", *(["stsb_multi_dir"] if config.leapfrog_iterations else [])),
+    )

@@ -98,7 +98,8 @@ class MethodPlan:
     none) and ``card_form`` is the model card's form of the saved model. ``evaluations`` run after training (name ->
     function of the trained model returning scores, e.g. MCSE's held-out retrieval); ``files`` are what the run keeps
     beside the model (file name -> function writing it to a
-    path, e.g. image features extracted while building).
+    path, e.g. image features extracted while building); ``training_data`` the model card's lines on the data
+    sources the plan trains on (:meth:`~sbert_nonling.data.DataSources.card_lines`).
     """
 
     model: SentenceTransformer
@@ -109,3 +110,4 @@ class MethodPlan:
     card_form: CardForm = "full"
     evaluations: dict[str, Callable[[SentenceTransformer], dict[str, float]]] = field(default_factory=dict)
     files: dict[str, Callable[[Path], None]] = field(default_factory=dict)
+    training_data: list[str] = field(default_factory=list)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +17,9 @@ from sbert_nonling.models.tiny_encoder import build_tiny_encoder
 from sbert_nonling.training.arguments import training_arguments
 from sbert_nonling.util.unreachable import loading
 
-#: How a run names its starting model, and what to do when it cannot be reached (a builder's ``model`` argument).
+#: How a run names its starting model (``config.model``), and what to do when it cannot be reached.
 MODEL_SETTING = "the setting 'model', --model on the command line"
-MODEL_OFFLINE = "pass a local folder (model=PATH, --model PATH), or tiny=True (--tiny) for a small random encoder."
+MODEL_OFFLINE = "set a local folder (model=PATH, --model PATH), or tiny=True (--tiny) for a small random encoder."
 
 
 def recipe_label(config: SentenceEncoderConfig) -> str:
@@ -52,51 +51,31 @@ def text_training_data(
     return nli_triplets_dataset(triplets), [sentence for triplet in triplets for sentence in triplet]
 
 
-#: The settings of a sentence-transformers model that a continued model keeps unless the caller sets them.
-MODEL_OWN_SETTINGS: tuple[str, ...] = ("pooling", "max_seq_length")
-
-
-def starting_sentence_model(
-    config: SentenceEncoderConfig,
-    sentences: list[str],
-    model: str | None = None,
-    keep_model_modules: bool | Collection[str] = True,
-    tiny_encoder: dict[str, Any] | None = None,
-) -> SentenceTransformer:
+def starting_sentence_model(config: SentenceEncoderConfig, sentences: list[str], tiny_encoder: dict[str, Any] | None = None) -> SentenceTransformer:
     """The sentence model training starts from (:func:`build_sentence_model` with ``config.pooling`` and
     ``config.max_seq_length``).
 
     - ``config.tiny``: a small random BERT whose WordPiece vocabulary comes from ``sentences``
       (:func:`build_tiny_encoder`, options ``tiny_encoder``), built in a temporary folder that is gone once the
       model is loaded: nothing is written where the caller can see it.
-    - otherwise ``model`` (a Hub name or folder; default ``config.model``). A sentence-transformers model is
-      continued as it is, keeping what ``keep_model_modules`` names of :data:`MODEL_OWN_SETTINGS`: ``True`` (all),
-      ``False`` (none) or the names, e.g. ``["max_seq_length"]``. ``"pooling"`` kept: its own Pooling / Dense /
-      Normalize and prompts (``config.pooling`` replaces them otherwise); ``"max_seq_length"`` kept: its own length
-      (``config.max_seq_length`` otherwise). :func:`~sbert_nonling.app.run.train_recipe` keeps every setting
-      the user did not override; a setting applied to the model is logged with the model's own value.
+    - otherwise ``config.model`` (a Hub name or folder). A sentence-transformers model is continued as it is, keeping
+      what ``config.keep_model_modules`` names: ``"pooling"`` kept: its own Pooling / Dense / Normalize and prompts
+      (``config.pooling`` replaces them otherwise); ``"max_seq_length"`` kept: its own length
+      (``config.max_seq_length`` otherwise). :func:`~sbert_nonling.app.run.train_recipe` keeps every setting the
+      user did not override; a setting applied to the model is logged with the model's own value.
 
     A model that cannot be loaded (offline and not cached, mistyped) raises one ValueError line naming it.
     """
-    if config.tiny and model is not None:
-        raise ValueError("Pass either tiny=True (a locally built encoder) or model=..., not both.")
     if config.tiny:
         with tempfile.TemporaryDirectory(prefix="tiny-encoder-") as folder:
             path = build_tiny_encoder(folder, sentences, seed=config.seed, **(tiny_encoder or {}))
             return build_sentence_model(str(path), pooling=config.pooling, max_seq_length=config.max_seq_length)
-    encoder = model or config.model
-    if keep_model_modules is True or keep_model_modules is False:
-        keep_model_modules = MODEL_OWN_SETTINGS if keep_model_modules else ()
-    unknown = sorted(set(keep_model_modules) - set(MODEL_OWN_SETTINGS))
-    if unknown:
-        raise ValueError(f"keep_model_modules names {unknown}; a continued model keeps only {list(MODEL_OWN_SETTINGS)}.")
-    if not is_sentence_transformer_model(encoder):
-        keep_model_modules = ()
-    with loading("Model", encoder, MODEL_SETTING, MODEL_OFFLINE):
+    keep = config.keep_model_modules if is_sentence_transformer_model(config.model) else []
+    with loading("Model", config.model, MODEL_SETTING, MODEL_OFFLINE):
         return build_sentence_model(
-            encoder,
-            pooling=None if "pooling" in keep_model_modules else config.pooling,
-            max_seq_length=None if "max_seq_length" in keep_model_modules else config.max_seq_length,
+            config.model,
+            pooling=None if "pooling" in keep else config.pooling,
+            max_seq_length=None if "max_seq_length" in keep else config.max_seq_length,
         )
 
 

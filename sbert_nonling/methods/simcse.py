@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from pathlib import Path
-
 from sbert_nonling.configs.simcse import SimCSEConfig
+from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.methods.plan import MethodPlan, TrainingStage
 from sbert_nonling.methods.sentence_encoder import single_run_arguments, starting_sentence_model, text_training_data
 
 
-def build_simcse(
-    config: SimCSEConfig,
-    text_file: str | Path | None = None,
-    nli_file: str | Path | None = None,
-    sts_dir: str | Path | None = None,
-    model: str | None = None,
-    keep_model_modules: bool | Collection[str] = True,
-) -> MethodPlan:
+def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
     """SimCSE's pieces: the sentence model, ``(s, s)`` pairs of ``text_file`` (``config.data == "text"``) or NLI
     triplets of ``nli_file`` (``"nli"``), :class:`SimCSELoss` (InfoNCE with tau ``config.temperature``, dropout as
     the augmentation, the optional training-only MLP head) and one run of :class:`NonLinguisticTrainer`. With
@@ -30,11 +21,10 @@ def build_simcse(
     the working directory, or to the run folder under the runner).
 
     Args:
-        config: the method's settings (:class:`SimCSEConfig`; the ``simcse-unsup`` / ``simcse-sup`` recipes).
-        text_file, nli_file: the training text, a local file or a Hub dataset (``sbert_nonling.data.hub``).
-        sts_dir: SentEval-layout STS folder for dev evaluation; None: no evaluation during training.
-        model, keep_model_modules: the starting encoder (see
-            :func:`~sbert_nonling.methods.sentence_encoder.starting_sentence_model`).
+        config: the method's settings (:class:`SimCSEConfig`; the ``simcse-unsup`` / ``simcse-sup`` recipes), the
+            starting encoder included (``config.model``, :func:`~sbert_nonling.methods.sentence_encoder.starting_sentence_model`).
+        data: ``text_file`` or ``nli_file`` (the training text, a local file or a Hub dataset); ``sts_dir``:
+            SentEval-layout STS folder for dev evaluation (none: no evaluation during training).
 
     Example:
         ::
@@ -52,9 +42,11 @@ def build_simcse(
             plan.stages[0].trainer(plan.model, plan.evaluator).train()
             plan.model.save("simcse-bert")
     """
-    train_dataset, sentences = text_training_data(config, text_file, nli_file)
-    sentence_model = starting_sentence_model(config, sentences, model, keep_model_modules)
-    evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
+    train_dataset, sentences = text_training_data(config, data.text_file, data.nli_file)
+    sentence_model = starting_sentence_model(config, sentences)
+    evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
     args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps)
     loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head, gather_across_devices=args.world_size > 1)
-    return MethodPlan(sentence_model, [TrainingStage("train", train_dataset, loss, args)], evaluator)
+    return MethodPlan(
+        sentence_model, [TrainingStage("train", train_dataset, loss, args)], evaluator, training_data=data.card_lines("text_file", "nli_file")
+    )

@@ -3,7 +3,6 @@ or audio read by the same encoder."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from pathlib import Path
 
 from datasets import Dataset, DatasetDict
@@ -15,6 +14,7 @@ from sbert_nonling.configs.visualcse import VisualCSEConfig
 from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
 from sbert_nonling.data.hub import AUDIO_ROLES, hub_source
 from sbert_nonling.data.images import image_folder_dataset
+from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
@@ -78,17 +78,7 @@ def _audio_route(
     return dataset, front_end
 
 
-def build_unpaired_modality(
-    config: UnpairedModalityConfig,
-    text_file: str | Path | None = None,
-    image_dir: str | Path | None = None,
-    audio_dir: str | Path | None = None,
-    audio_label_regex: str | None = None,
-    sts_dir: str | Path | None = None,
-    model: str | None = None,
-    keep_model_modules: bool | Collection[str] = True,
-    nli_file: str | Path | None = None,
-) -> MethodPlan:
+def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -> MethodPlan:
     """VisualCSE's / AudioCSE's pieces: the sentence model with a second route (``config.modality``) whose front-end
     (:class:`ImagePatchEmbed`: a ViT's patch embedding or a random one; :class:`AudioPatchEmbed`: kaldi fbank
     patches) feeds the same encoder; the text dataset with :class:`SimCSELoss` and the unpaired dataset (two views +
@@ -102,11 +92,10 @@ def build_unpaired_modality(
 
     Args:
         config: :class:`VisualCSEConfig` (images) or :class:`AudioCSEConfig` (audio).
-        text_file, nli_file: the training text (``config.data``), a local file or a Hub dataset.
-        image_dir: images in one sub-folder per class, or a Hub image classification dataset.
-        audio_dir, audio_label_regex: audio files and the pattern whose first group of the file name is the class,
-            or a Hub audio dataset (its label column gives the classes; no pattern).
-        sts_dir, model, keep_model_modules: as :func:`~sbert_nonling.methods.simcse.build_simcse`.
+        data: ``text_file`` / ``nli_file`` (``config.data``) and ``sts_dir`` as for
+            :func:`~sbert_nonling.methods.simcse.build_simcse`; ``image_dir`` (images in one sub-folder per class, or a
+            Hub image classification dataset) or ``audio_dir`` + ``audio_label_regex`` (the pattern whose first group
+            of a file name is the class; a Hub audio dataset's label column gives the classes, no pattern).
 
     Example:
         ::
@@ -127,17 +116,17 @@ def build_unpaired_modality(
             trainer.train()
             plan.model.save("visualcse-bert")  # text and image routes; export_text_model(...) for the text route alone
     """
-    text_dataset, sentences = text_training_data(config, text_file, nli_file)
-    sentence_model = starting_sentence_model(config, sentences, model, keep_model_modules)
+    text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file)
+    sentence_model = starting_sentence_model(config, sentences)
     router = sentence_model[0]
     assert isinstance(router, ModalityRouter)  # build_sentence_model starts every model with a ModalityRouter
     encoder = router.encoder
     assert isinstance(encoder, Transformer)  # build_sentence_model's routes end in a SharedEncoder
     hidden_size = encoder.get_embedding_dimension()
     if config.modality == "image" and isinstance(config, VisualCSEConfig):
-        modality_dataset, front_end = _image_route(config, hidden_size, image_dir)
+        modality_dataset, front_end = _image_route(config, hidden_size, data.image_dir)
     elif config.modality == "audio" and isinstance(config, AudioCSEConfig):
-        modality_dataset, front_end = _audio_route(config, hidden_size, audio_dir, audio_label_regex)
+        modality_dataset, front_end = _audio_route(config, hidden_size, data.audio_dir, data.audio_label_regex)
     else:
         raise ValueError(
             f"{recipe_label(config)}: modality={config.modality!r} needs its front-end's settings: image with a "
@@ -145,7 +134,7 @@ def build_unpaired_modality(
         )
     router.add_route(config.modality, front_end)
 
-    evaluator = sts_dev_evaluator(sts_dir) if sts_dir is not None else None
+    evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
     joint = config.scheme == "joint"
     args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps, gradient_accumulation_steps=2 if joint else 1)
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
@@ -166,4 +155,4 @@ def build_unpaired_modality(
             "weights": {config.modality: config.modality_weight} if joint else {},
         },
     )
-    return MethodPlan(sentence_model, [stage], evaluator)
+    return MethodPlan(sentence_model, [stage], evaluator, training_data=data.card_lines("text_file", "nli_file", "image_dir", "audio_dir"))

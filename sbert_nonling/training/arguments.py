@@ -12,6 +12,7 @@ from sentence_transformers import SentenceTransformerTrainingArguments
 from sentence_transformers.base.sampler import BatchSamplers, MultiDatasetBatchSamplers
 
 from sbert_nonling.configs.base import MethodConfig
+from sbert_nonling.configs.stage import StageConfig
 from sbert_nonling.training.interleaved_sampler import InterleavedBatchSampler
 
 logger = logging.getLogger(__name__)
@@ -116,6 +117,23 @@ def training_arguments(
         greater_is_better=True,
         logging_steps=max(1, config.eval_steps // 5),
         report_to="none",
+    )
+
+
+def stage_arguments(config: MethodConfig, run: str, stage: StageConfig, evaluating: bool, **options: Any) -> SentenceTransformerTrainingArguments:
+    """The trainer arguments of one run of a multi-stage method's ``stage`` (:class:`StageConfig`: its learning rate,
+    batch size, epochs, max steps and warmup steps), checkpoints in ``stages/<run>/checkpoints``; ``options`` as
+    :func:`training_arguments` takes them."""
+    return training_arguments(
+        config,
+        f"stages/{run}/checkpoints",
+        evaluating,
+        learning_rate=stage.learning_rate,
+        batch_size=stage.batch_size,
+        epochs=stage.epochs,
+        max_steps=stage.max_steps,
+        warmup=stage.warmup_steps,
+        **options,
     )
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from sbert_nonling.app import train_recipe
 from sbert_nonling.app.output_folder import RUN_ENTRIES, prepare_output_dir
+from sbert_nonling.data import DataSources
 from sbert_nonling.training.checkpoints import COMPLETE_MARKER, write_complete_marker
 
 
@@ -77,7 +78,7 @@ def test_resume_without_a_complete_checkpoint_says_so(tmp_path):
 def test_every_runner_refuses_before_writing_anything(tmp_path, recipe):
     run = finished_run(tmp_path / "run")
     with pytest.raises(ValueError, match="already holds a finished run"):
-        train_recipe(recipe, run, text_file=tmp_path / "unread.txt", nli_file=tmp_path / "unread.csv", sts_dir=tmp_path, tiny=True)
+        train_recipe(recipe, run, DataSources(text_file=tmp_path / "unread.txt", nli_file=tmp_path / "unread.csv", sts_dir=tmp_path), tiny=True)
     assert not (run / "tiny-encoder").exists() and (run / "model" / "model.safetensors").read_bytes() == b"weights"
 
 

@@ -37,17 +37,20 @@ def test_each_config_defaults_to_its_paper_recipe(method):
 
 
 @pytest.mark.parametrize("name", list_recipes())
-def test_every_recipe_file_sets_every_setting_of_its_method_and_its_tiny_block_applies(name):
+def test_every_recipe_file_and_its_tiny_block_apply(name):
     recipe = _recipe_file(name)
-    config_class = METHOD_CONFIGS[recipe["method"]]
+    settings, tiny = get_recipe(name), get_recipe(name, tiny=True)
+    for values, loaded in ((recipe, settings), (recipe["tiny"], tiny)):
+        for key, value in values.items():
+            if key in ("tiny", "tiny_note"):
+                continue
+            if isinstance(value, dict) and key != "tiny_encoder":  # a stage: the file's values, the others kept
+                assert all(loaded[key][item] == setting for item, setting in value.items()), f"{name}: {key}"
+            else:  # the dict the runners read keeps the file's values (and types) under the same keys
+                assert loaded[key] == value and type(loaded[key]) is type(value), f"{name}: {key}"
+    assert tiny["tiny"] and not settings["tiny"]
     # the machine decides precision and DataLoader workers (``auto``): no recipe fixes them
-    machine = {"precision", "dataloader_num_workers", "dataloader_pin_memory"}
-    assert set(recipe) - {"method", "tiny", "tiny_note"} == set(config_class.field_names()) - machine - {"tiny"}
-    tiny = load_recipe(name, tiny=True)
-    assert tiny.tiny and all(getattr(tiny, key) == value for key, value in recipe["tiny"].items())
-    # the dict the runners read keeps the file's values (and types) under the same keys
-    settings = get_recipe(name)
-    assert all(settings[key] == value and type(settings[key]) is type(value) for key, value in recipe.items() if key not in ("tiny", "tiny_note"))
+    assert not {"precision", "dataloader_num_workers", "dataloader_pin_memory"} & set(recipe) and settings["precision"] == "auto"
 
 
 def test_overrides_are_typed_and_checked():
@@ -75,3 +78,18 @@ def test_a_recipe_file_with_an_unknown_key_or_a_bad_value_is_refused():
         config_from_recipe({**recipe, "warmup_fraction": 10}, "my-recipe.json")
     with pytest.raises(ValueError, match=r"my-recipe.json: method 'macd2' is not one of"):
         config_from_recipe({**recipe, "method": "macd2"}, "my-recipe.json")
+
+
+def test_a_recipe_file_holds_only_what_differs_from_its_config():
+    for name in list_recipes():
+        recipe = json.loads((resources.files("sbert_nonling") / "recipes" / f"{name}.json").read_text(encoding="utf-8"))
+        defaults = METHOD_CONFIGS[recipe["method"]]().to_dict()
+        settings = {key: value for key, value in recipe.items() if key not in ("method", "name", "description", "reference", "tiny", "tiny_note")}
+        for key, value in settings.items():
+            if isinstance(value, dict) and key in defaults and isinstance(defaults[key], dict) and key != "tiny_encoder":
+                assert value and all(defaults[key][item] != setting for item, setting in value.items()), f"{name}: {key}"
+            else:
+                assert defaults[key] != value, f"{name}: {key} repeats the default {value!r}"
+        resolved = load_recipe(name).to_dict()
+        for key, value in recipe.get("tiny", {}).items():
+            assert resolved[key] != value or isinstance(value, dict), f"{name}: tiny {key} repeats the recipe's {value!r}"

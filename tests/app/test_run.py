@@ -8,6 +8,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 from sbert_nonling.app import get_recipe, list_recipes, train_recipe
+from sbert_nonling.data import DataSources
 from tests.conftest import cited, wiki_file
 
 
@@ -30,8 +31,7 @@ def test_unsupervised_recipe_trains_selects_on_dev_and_exports(tmp_path, data_di
     result = train_recipe(
         "simcse-unsup",
         tmp_path / "run",
-        text_file=text_file,
-        sts_dir=small_sts_dir,
+        DataSources(text_file=text_file, sts_dir=small_sts_dir),
         tiny=True,
         max_steps=6,
         overrides={"eval_steps": 2, "batch_size": 16},
@@ -56,7 +56,9 @@ def test_supervised_recipe_trains_on_nli_triplets(tmp_path, data_dir):
     nli_file.write_text(
         "\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:200]) + "\n", encoding="utf-8"
     )
-    result = train_recipe("simcse-sup", tmp_path / "run", nli_file=nli_file, tiny=True, max_steps=3, overrides={"batch_size": 8, "eval_steps": 3})
+    result = train_recipe(
+        "simcse-sup", tmp_path / "run", DataSources(nli_file=nli_file), tiny=True, max_steps=3, overrides={"batch_size": 8, "eval_steps": 3}
+    )
     assert {"gao2021simcse", "reimers2019sentencebert"} <= cited(result["model"])  # the card cites the losses' papers
     assert result["global_step"] == 3 and result["dev_before"] == {} and result["best_checkpoint"] is None
     modules = json.loads((tmp_path / "run" / "export" / "modules.json").read_text())
@@ -65,16 +67,16 @@ def test_supervised_recipe_trains_on_nli_triplets(tmp_path, data_dir):
 
 def test_missing_and_malformed_training_data(tmp_path):
     with pytest.raises(ValueError, match="pass text_file"):
-        train_recipe("simcse-unsup", tmp_path, tiny=True)
+        train_recipe("simcse-unsup", tmp_path, DataSources(), tiny=True)
     with pytest.raises(ValueError, match="does not exist"):
-        train_recipe("simcse-unsup", tmp_path, text_file=tmp_path / "missing.txt", tiny=True)
+        train_recipe("simcse-unsup", tmp_path, DataSources(text_file=tmp_path / "missing.txt"), tiny=True)
     bad = tmp_path / "nli.csv"
     bad.write_text("sent0,sent1,hard_neg\na,b\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"nli.csv:2: expected 3 columns"):
-        train_recipe("simcse-sup", tmp_path, nli_file=bad, tiny=True)
+        train_recipe("simcse-sup", tmp_path, DataSources(nli_file=bad), tiny=True)
     bad.write_text("premise,hypothesis\n", encoding="utf-8")
     with pytest.raises(ValueError, match="expected the header sent0,sent1,hard_neg"):
-        train_recipe("simcse-sup", tmp_path, nli_file=bad, tiny=True)
+        train_recipe("simcse-sup", tmp_path, DataSources(nli_file=bad), tiny=True)
 
 
 def _small_text_file(tmp_path, data_dir, lines=200):
@@ -116,9 +118,7 @@ def test_visualcse_recipe_trains_and_the_model_encodes_images_after_reload(tmp_p
     result = train_recipe(
         "visualcse",
         tmp_path / "run",
-        text_file=_small_text_file(tmp_path, data_dir),
-        sts_dir=small_sts_dir,
-        image_dir=data_dir / "images" / "cifar10" / "train",
+        DataSources(text_file=_small_text_file(tmp_path, data_dir), sts_dir=small_sts_dir, image_dir=data_dir / "images" / "cifar10" / "train"),
         tiny=True,
         max_steps=4,
         overrides={"eval_steps": 4, "batch_size": 16, "modality_batch_size": 8, "images_per_class": 2, "scheme": scheme},
@@ -142,18 +142,19 @@ def test_visualcse_continues_minilm_through_the_bypass_and_keeps_its_normalize(t
     result = train_recipe(
         "visualcse",
         tmp_path / "run",
-        text_file=_small_text_file(tmp_path, data_dir),
-        model=minilm,
-        image_dir=data_dir / "images" / "cifar10" / "train",
+        DataSources(text_file=_small_text_file(tmp_path, data_dir), image_dir=data_dir / "images" / "cifar10" / "train"),
         max_steps=2,
         overrides={
-            "vit": None,
-            "img_size": 32,
-            "patch_size": 16,
-            "batch_size": 8,
-            "modality_batch_size": 4,
-            "images_per_class": 1,
-            "modality_learning_rate": 1e-3,
+            **{
+                "vit": None,
+                "img_size": 32,
+                "patch_size": 16,
+                "batch_size": 8,
+                "modality_batch_size": 4,
+                "images_per_class": 1,
+                "modality_learning_rate": 1e-3,
+            },
+            "model": minilm,
         },
     )
     assert result["global_step"] == 2 and result["step_counts"]["image"] >= 1
@@ -176,9 +177,7 @@ def test_audiocse_recipe_trains_on_fsdd_speakers(tmp_path, data_dir, recipe, tok
     result = train_recipe(
         recipe,
         tmp_path / "run",
-        text_file=_small_text_file(tmp_path, data_dir),
-        audio_dir=data_dir / "audio" / "fsdd",
-        audio_label_regex=r"^\d+_([a-z]+)_",
+        DataSources(text_file=_small_text_file(tmp_path, data_dir), audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_"),
         tiny=True,
         max_steps=2,
         overrides={"batch_size": 16, "modality_batch_size": 8, "clips": 40, "target_frames": 64, "time_mask": 16},
@@ -197,11 +196,12 @@ def test_visualcse_from_a_vit_checkpoint_at_a_lower_resolution(tmp_path, data_di
     result = train_recipe(
         "visualcse-fast",
         tmp_path / "run",
-        text_file=_small_text_file(tmp_path, data_dir),
-        model=tiny_encoder_dir,
-        image_dir=data_dir / "images" / "cifar10" / "train",
+        DataSources(text_file=_small_text_file(tmp_path, data_dir), image_dir=data_dir / "images" / "cifar10" / "train"),
         max_steps=2,
-        overrides={"vit": str(tmp_path / "vit"), "img_size": 16, "batch_size": 16, "modality_batch_size": 8, "images_per_class": 2},
+        overrides={
+            **{"vit": str(tmp_path / "vit"), "img_size": 16, "batch_size": 16, "modality_batch_size": 8, "images_per_class": 2},
+            "model": tiny_encoder_dir,
+        },
     )
     assert "jian2022nonlinguistic" in cited(result["model"])  # visualcse-fast
     front_end = SentenceTransformer(result["model"], trust_remote_code=True)[0].sub_modules["image"][0]
@@ -212,11 +212,16 @@ def test_visualcse_from_a_vit_checkpoint_at_a_lower_resolution(tmp_path, data_di
 def test_modality_recipes_need_their_data(tmp_path, data_dir):
     text_file = _small_text_file(tmp_path, data_dir, lines=20)
     with pytest.raises(ValueError, match="pass image_dir"):
-        train_recipe("visualcse", tmp_path / "a", text_file=text_file, tiny=True)
+        train_recipe("visualcse", tmp_path / "a", DataSources(text_file=text_file), tiny=True)
     with pytest.raises(ValueError, match="pass audio_dir and audio_label_regex"):
-        train_recipe("audiocse", tmp_path / "b", text_file=text_file, audio_dir=data_dir / "audio" / "fsdd", tiny=True)
+        train_recipe("audiocse", tmp_path / "b", DataSources(text_file=text_file, audio_dir=data_dir / "audio" / "fsdd"), tiny=True)
     with pytest.raises(ValueError, match="does not match the label pattern"):
-        train_recipe("audiocse", tmp_path / "c", text_file=text_file, audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^(\d+)-", tiny=True)
+        train_recipe(
+            "audiocse",
+            tmp_path / "c",
+            DataSources(text_file=text_file, audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^(\d+)-"),
+            tiny=True,
+        )
 
 
 def test_the_same_recipe_and_seed_give_the_same_model(tmp_path, data_dir):
@@ -225,8 +230,7 @@ def test_the_same_recipe_and_seed_give_the_same_model(tmp_path, data_dir):
         result = train_recipe(
             "visualcse",
             tmp_path / run,
-            text_file=_small_text_file(tmp_path, data_dir),
-            image_dir=data_dir / "images" / "cifar10" / "train",
+            DataSources(text_file=_small_text_file(tmp_path, data_dir), image_dir=data_dir / "images" / "cifar10" / "train"),
             tiny=True,
             max_steps=4,
             overrides={"batch_size": 16, "modality_batch_size": 8, "images_per_class": 2},
@@ -265,13 +269,15 @@ def test_mcse_recipe_interleaves_caption_batches_and_keeps_heads_out_of_the_mode
     result = train_recipe(
         "mcse",
         tmp_path / "run",
-        text_file=_small_text_file(tmp_path, data_dir, lines=64),
-        captions_file=flickr_subset / "captions.txt",
-        image_dir=flickr_subset / "images",
-        image_features=flickr_subset / "features.safetensors",
+        DataSources(
+            text_file=_small_text_file(tmp_path, data_dir, lines=64),
+            captions_file=flickr_subset / "captions.txt",
+            image_dir=flickr_subset / "images",
+            image_features=flickr_subset / "features.safetensors",
+            heldout_images_file=heldout,
+        ),
         tiny=True,
         max_steps=6,
-        heldout_images_file=heldout,
         overrides={"batch_size": 8, "eval_steps": 6},
     )
     assert set(result["retrieval"]) == {"text_to_image_R@1", "text_to_image_R@5", "image_to_text_R@1", "image_to_text_R@5"}
@@ -293,9 +299,9 @@ def test_macd_recipe_trains_captions_with_the_anchor(tmp_path, flickr_subset):
     result = train_recipe(
         "macd",
         tmp_path / "run",
-        captions_file=flickr_subset / "captions.txt",
-        image_dir=flickr_subset / "images",
-        image_features=flickr_subset / "features.safetensors",
+        DataSources(
+            captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images", image_features=flickr_subset / "features.safetensors"
+        ),
         tiny=True,
         max_steps=2,
         overrides={"batch_size": 6},
@@ -314,12 +320,13 @@ def test_macd_on_a_rotary_encoder_has_no_position_table_to_freeze(tmp_path, flic
         result = train_recipe(
             "macd",
             tmp_path / "run",
-            captions_file=flickr_subset / "captions.txt",
-            image_dir=flickr_subset / "images",
-            image_features=flickr_subset / "features.safetensors",
-            model=encoder,
+            DataSources(
+                captions_file=flickr_subset / "captions.txt",
+                image_dir=flickr_subset / "images",
+                image_features=flickr_subset / "features.safetensors",
+            ),
             max_steps=2,
-            overrides={"batch_size": 6, "pooling": "mean", "projection_dimension": 16, "image_dimension": 1280},
+            overrides={**{"batch_size": 6, "pooling": "mean", "projection_dimension": 16, "image_dimension": 1280}, "model": encoder},
         )
     assert result["global_step"] == 2
     assert "modernbert has no learned position embeddings to freeze" in caplog.text
@@ -327,17 +334,19 @@ def test_macd_on_a_rotary_encoder_has_no_position_table_to_freeze(tmp_path, flic
 
 def test_grounding_recipes_need_captions_and_matching_features(tmp_path, data_dir, flickr_subset):
     with pytest.raises(ValueError, match="grounds captions in their images: pass captions_file"):
-        train_recipe("macd", tmp_path / "a", tiny=True)
+        train_recipe("macd", tmp_path / "a", DataSources(), tiny=True)
     with pytest.raises(ValueError, match="names images: pass image_dir"):
-        train_recipe("macd", tmp_path / "a2", captions_file=flickr_subset / "captions.txt", tiny=True)
+        train_recipe("macd", tmp_path / "a2", DataSources(captions_file=flickr_subset / "captions.txt"), tiny=True)
     with pytest.raises(ValueError, match="recipe 'mcse' expects image_dimension=2048"):
         train_recipe(
             "mcse",
             tmp_path / "b",
-            text_file=_small_text_file(tmp_path, data_dir, lines=20),
-            captions_file=flickr_subset / "captions.txt",
-            image_dir=flickr_subset / "images",
-            image_features=flickr_subset / "features.safetensors",
+            DataSources(
+                text_file=_small_text_file(tmp_path, data_dir, lines=20),
+                captions_file=flickr_subset / "captions.txt",
+                image_dir=flickr_subset / "images",
+                image_features=flickr_subset / "features.safetensors",
+            ),
             overrides={"image_dimension": 2048},
             tiny=True,
         )

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from sbert_nonling.configs import METHOD_CONFIGS, MACDConfig, MCSEConfig, PixelLinguistConfig, VisualCSEConfig
+from sbert_nonling.configs import METHOD_CONFIGS, MCSEConfig, MultitaskConfig, PixelLinguistConfig, StageConfig, VisualCSEConfig
 
 
 def test_an_int_where_a_float_is_expected_is_converted_and_a_bool_is_not_a_number():
@@ -65,7 +65,9 @@ def test_nested_lists_and_dicts_are_checked_and_copied_per_instance():
 def test_every_setting_is_documented_and_to_dict_names_the_method():
     for method, config_class in METHOD_CONFIGS.items():
         described = config_class.describe()
-        assert [name for name, *_ in described] == config_class.field_names()
+        stages = config_class().stages()
+        expected = [f"{name}.{key}" if name in stages else name for name in config_class.field_names() for key in (StageConfig.field_names() if name in stages else [""])]
+        assert [name for name, *_ in described] == expected
         assert all(meaning for *_, meaning in described), method
         assert config_class().to_dict()["method"] == method
 
@@ -79,22 +81,18 @@ def test_describe_prints_one_readable_line_per_setting():
     assert str(described).splitlines()[described.index(row)] == str(row) and repr(described) == str(described)
 
 
-def test_former_setting_names_and_values_still_work_with_a_future_warning():
-    with pytest.warns(FutureWarning) as caught:
-        config = MCSEConfig.from_dict({"image_dim": 1280, "head_activation": "none", "anchor_temperature": 3.0}, "a recipe")
-    assert sorted(str(warning.message) for warning in caught) == [
-        "a recipe: setting 'anchor_temperature' is deprecated, it is now 'anchor_distillation_temperature' = 3.0.",
-        "a recipe: setting 'head_activation' is deprecated, it is now 'projection_head' = 'linear'.",
-        "a recipe: setting 'image_dim' is deprecated, it is now 'image_dimension' = 1280.",
-    ]
-    assert (config.image_dimension, config.projection_head, config.anchor_distillation_temperature) == (1280, "linear", 3.0)
-    with pytest.warns(FutureWarning, match="'projection_dim' is deprecated"):
-        assert MACDConfig().replace(projection_dim=128).projection_dimension == 128
-    with pytest.warns(FutureWarning, match="'token_head' is deprecated, it is now 'token_head' = 'none'"):
-        assert PixelLinguistConfig.from_dict({"token_head": False}).token_head == "none"
-    with pytest.raises(ValueError, match="'image_dim' is the former name of 'image_dimension'; set only 'image_dimension'"):
-        MCSEConfig.from_dict({"image_dim": 1280, "image_dimension": 1280})
-    with pytest.raises(ValueError, match="'head_activation' = 'relu' must be one of"):
-        MCSEConfig.from_dict({"head_activation": "relu"})
-    with pytest.raises(ValueError, match="'image_dims' is not a setting of MCSEConfig"):
+def test_a_stage_takes_what_differs_as_a_dict_or_dotted_keys_and_names_a_bad_one():
+    config = MultitaskConfig.from_dict({"contrastive": {"batch_size": 128}}, "a recipe")
+    assert (config.contrastive.batch_size, config.contrastive.learning_rate, config.multitask.epochs) == (128, 3e-5, 10)  # the rest kept
+    assert config.replace(**{"multitask.max_steps": 5}).multitask == StageConfig(learning_rate=1e-5, batch_size=32, epochs=10, max_steps=5)
+    assert MultitaskConfig(contrastive={"warmup_steps": 7}).contrastive.warmup_steps == 7
+    assert config.to_dict()["contrastive"] == {"learning_rate": 3e-5, "batch_size": 128, "epochs": 1, "max_steps": -1, "warmup_steps": 0}
+    assert set(PixelLinguistConfig().stages()) == {"visual", "topical", "reasoning", "parallel"} and MCSEConfig().stages() == {}
+    with pytest.raises(ValueError, match=r"a recipe: 'contrastive.lr' is not a setting of StageConfig; valid settings: learning_rate, batch_size"):
+        MultitaskConfig.from_dict({"contrastive": {"lr": 1e-5}}, "a recipe")
+    with pytest.raises(ValueError, match=r"--set: 'visual.lr' is not a setting of StageConfig"):
+        PixelLinguistConfig().replace("--set", **{"visual.lr": 1e-5})
+    with pytest.raises(ValueError, match=r"--set: stage 'visual': StageConfig setting 'batch_size' must be >= 1, got 0"):
+        PixelLinguistConfig().replace("--set", **{"visual.batch_size": 0})
+    with pytest.raises(ValueError, match=r"'image_dims' is not a setting of MCSEConfig \(method 'mcse'\)"):
         MCSEConfig.from_dict({"image_dims": 1280})

@@ -13,14 +13,14 @@ def test_defaults_are_the_paper_curriculum():
     assert METHOD_CONFIGS["pixel_linguist"] is PixelLinguistConfig
     assert (config.model, config.max_patches, config.temperature, config.token_head) == ("Team-PIXEL/pixel-base", 64, 0.05, "linear_gelu_layernorm")
     # visual: lr 3e-6, bs 768, 1,300 steps per perturbation set; topical: lr 3e-5, bs 128; reasoning: 2,600 steps
-    assert (config.visual_learning_rate, config.visual_batch_size, config.visual_max_steps) == (3e-6, 768, 1300)
-    assert (config.topical_learning_rate, config.topical_batch_size) == (3e-5, 128)
-    assert (config.reasoning_learning_rate, config.reasoning_batch_size, config.reasoning_max_steps) == (3e-5, 128, 2600)
+    assert (config.visual.learning_rate, config.visual.batch_size, config.visual.max_steps) == (3e-6, 768, 1300)
+    assert (config.topical.learning_rate, config.topical.batch_size) == (3e-5, 128)
+    assert (config.reasoning.learning_rate, config.reasoning.batch_size, config.reasoning.max_steps) == (3e-5, 128, 2600)
     assert (config.perturbation_rate, config.leapfrog_iterations) == (0.1, 0)
     assert all(len(names) == 1 and names[0] in PERTURBATIONS for names in config.perturbation_sets)  # one run per perturbation
 
 
 def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
-    assert len(check_own_fields(PixelLinguistConfig)) == 29
+    assert len(check_own_fields(PixelLinguistConfig)) == 16
     with pytest.raises(ValueError, match=r"'perturbation_sets' must be list\[list\[str\]\], got \[\['swap', 3\]\]"):
         PixelLinguistConfig(perturbation_sets=[["swap", 3]])

@@ -10,7 +10,7 @@ from datasets import Audio, ClassLabel, Dataset, Features, Image, Sequence, Valu
 from safetensors import safe_open
 
 import sbert_nonling.data.hub as hub
-from sbert_nonling.data import image_folder_dataset, read_nli_triplets, read_sentences
+from sbert_nonling.data import DataSources, image_folder_dataset, read_nli_triplets, read_sentences
 from sbert_nonling.data.audio import audio_folder_dataset, read_audio
 from sbert_nonling.data.captions import hub_caption_pairs
 from sbert_nonling.data.hub import CAPTION_ROLES, HubSource, hub_source, load_hub_columns
@@ -156,8 +156,7 @@ def test_mcse_trains_on_a_hub_caption_dataset(hub_datasets, flickr_subset, data_
     result = train_recipe(
         "mcse",
         tmp_path / "run",
-        text_file=data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt",
-        captions_file="nlphuji/flickr30k?split=test",
+        DataSources(text_file=data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt", captions_file="nlphuji/flickr30k?split=test"),
         tiny=True,
         max_steps=2,
     )

@@ -6,6 +6,7 @@ import pytest
 from sentence_transformers import SentenceTransformer
 
 from sbert_nonling.app import get_recipe, train_recipe
+from sbert_nonling.data import DataSources
 from sbert_nonling.export.model_card import bibtex_entries, loss_citations, model_card
 from tests.conftest import cited, wiki_file
 
@@ -43,8 +44,7 @@ def test_recipe_runs_leave_settings_results_and_cards(tmp_path, data_dir, small_
     result = train_recipe(
         "simcse-unsup",
         tmp_path / "run",
-        text_file=text_file,
-        sts_dir=small_sts_dir,
+        DataSources(text_file=text_file, sts_dir=small_sts_dir),
         tiny=True,
         max_steps=2,
         overrides={"batch_size": 16, "eval_steps": 2},

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from sbert_nonling.app import load_recipe
+from sbert_nonling.data import DataSources
 from sbert_nonling.data.image_features import load_image_features
 from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
 from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
@@ -25,7 +26,10 @@ def test_mcse_extracts_features_into_the_plan_and_holds_images_out(tmp_path, mon
     monkeypatch.chdir(work)
     config = load_recipe("mcse", tiny=True, overrides={"batch_size": 6, "max_steps": 2})
     plan = build_grounding(
-        config, captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images", heldout_images_file=heldout, text_file=text_file
+        config,
+        DataSources(
+            captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images", heldout_images_file=heldout, text_file=text_file
+        ),
     )
     assert list(work.iterdir()) == []  # the extracted features are in the plan, not on disk
     (stage,) = plan.stages
@@ -46,9 +50,9 @@ def test_macd_anchors_captions_only_and_keeps_positions_frozen(tmp_path, monkeyp
     config = load_recipe("macd", tiny=True, overrides={"batch_size": 6, "max_steps": 2})
     plan = build_grounding(
         config,
-        captions_file=flickr_subset / "captions.txt",
-        image_dir=flickr_subset / "images",
-        image_features=flickr_subset / "features.safetensors",
+        DataSources(
+            captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images", image_features=flickr_subset / "features.safetensors"
+        ),
     )
     assert plan.files == {} and plan.evaluations["retrieval"](plan.model) == {}
     (stage,) = plan.stages
@@ -63,11 +67,13 @@ def test_macd_anchors_captions_only_and_keeps_positions_frozen(tmp_path, monkeyp
 
 def test_missing_captions_and_feature_mismatch(flickr_subset):
     with pytest.raises(ValueError, match="Recipe 'macd' grounds captions in their images: pass captions_file"):
-        build_grounding(load_recipe("macd", tiny=True))
+        build_grounding(load_recipe("macd", tiny=True), DataSources())
     with pytest.raises(ValueError, match="recipe 'macd' expects image_dimension=2048"):
         build_grounding(
             load_recipe("macd", tiny=True, overrides={"image_dimension": 2048}),
-            captions_file=flickr_subset / "captions.txt",
-            image_dir=flickr_subset / "images",
-            image_features=flickr_subset / "features.safetensors",
+            DataSources(
+                captions_file=flickr_subset / "captions.txt",
+                image_dir=flickr_subset / "images",
+                image_features=flickr_subset / "features.safetensors",
+            ),
         )

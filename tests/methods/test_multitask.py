@@ -13,6 +13,7 @@ from sentence_transformers import (
 from sentence_transformers.base.sampler import BatchSamplers
 
 from sbert_nonling.app import get_recipe, load_recipe, run_method, train_recipe
+from sbert_nonling.data import DataSources
 from sbert_nonling.methods import build_multitask, task_losses
 from sbert_nonling.training.multitask_sampler import multitask_sampler_arguments
 from sbert_nonling.training.trainer import NonLinguisticTrainer
@@ -22,8 +23,8 @@ from tests.conftest import cited
 FAST = {
     "tiny_encoder": {"vocab_size": 2000, "hidden_size": 32, "intermediate_size": 64},
     "train_limit": 48,
-    "contrastive_batch_size": 8,
-    "multitask_batch_size": 8,
+    "contrastive.batch_size": 8,
+    "multitask.batch_size": 8,
     "head_hidden_dimension": 16,
     "eval_steps": 2,
 }
@@ -61,13 +62,13 @@ def test_recipe_defaults_follow_the_paper():
     assert (recipe["scheme"], recipe["share_head_layer"], recipe["pair_head"]) == ("average", True, "bilinear")
     assert recipe["tasks"] == ["classification", "pair_classification", "sts"]
     for stage in ("contrastive", "multitask"):
-        assert 1e-5 <= recipe[f"{stage}_learning_rate"] <= 3e-5 and 16 <= recipe[f"{stage}_batch_size"] <= 64
+        assert 1e-5 <= recipe[stage]["learning_rate"] <= 3e-5 and 16 <= recipe[stage]["batch_size"] <= 64
     tiny = get_recipe("multitask", tiny=True)
-    assert tiny["contrastive_max_steps"] > 0 and tiny["multitask_max_steps"] > 0 and tiny["train_limit"]
+    assert tiny["contrastive"]["max_steps"] > 0 and tiny["multitask"]["max_steps"] > 0 and tiny["train_limit"]
 
 
 def test_recipe_trains_both_stages_selects_on_dev_and_keeps_heads_out_of_the_model(tmp_path, task_dir, nli_file):
-    result = train_recipe("multitask", tmp_path / "run", nli_file=nli_file, sts_dir=task_dir, tiny=True, max_steps=2, overrides=FAST)
+    result = train_recipe("multitask", tmp_path / "run", DataSources(nli_file=nli_file, sts_dir=task_dir), tiny=True, max_steps=2, overrides=FAST)
     assert [stage["stage"] for stage in result["stages"]] == ["contrastive", "multitask"]
     assert {"cs224n_contrastive_generalizable", "gao2021simcse"} <= cited(result["model"])  # both stages' losses
     assert result["global_step"] == 4 and set(result["dev_after"]) == {"STSBenchmark", "SICK-R", "avg"}
@@ -86,7 +87,7 @@ def test_recipe_trains_both_stages_selects_on_dev_and_keeps_heads_out_of_the_mod
     np.testing.assert_allclose(plain.encode(["a dog runs"]), full.encode(["a dog runs"]), atol=1e-6)
     # the run record every recipe leaves: the settings used, the result, a model card in each saved folder
     recipe = json.loads((tmp_path / "run" / "recipe.json").read_text())
-    assert recipe["method"] == "multitask" and recipe["multitask_max_steps"] == 2 and recipe["tiny"] is True
+    assert recipe["method"] == "multitask" and recipe["multitask"]["max_steps"] == 2 and recipe["tiny"] is True
     assert json.loads((tmp_path / "run" / "results.json").read_text()) == json.loads(json.dumps(result))
     for folder in ("model", "export"):
         card = (tmp_path / "run" / folder / "README.md").read_text()
@@ -148,26 +149,28 @@ def test_schemes_the_average_scheme_logs_the_mean_of_one_batch_per_task(tmp_path
 
 def test_missing_data_and_bad_settings(tmp_path, task_dir, nli_file, small_sts_dir):
     with pytest.raises(ValueError, match="pass nli_file"):
-        train_recipe("multitask", tmp_path / "a", sts_dir=task_dir, tiny=True, overrides=FAST)
+        train_recipe("multitask", tmp_path / "a", DataSources(sts_dir=task_dir), tiny=True, overrides=FAST)
     with pytest.raises(ValueError, match=r"classification task trains on .*sts-train.csv, which does not exist; pass a task_dir"):
-        train_recipe("multitask", tmp_path / "b", nli_file=nli_file, sts_dir=small_sts_dir, tiny=True, overrides=FAST)
+        train_recipe("multitask", tmp_path / "b", DataSources(nli_file=nli_file, sts_dir=small_sts_dir), tiny=True, overrides=FAST)
     with pytest.raises(ValueError, match="pass sts_dir \\(or task_dir\\)"):
-        train_recipe("multitask", tmp_path / "c", nli_file=nli_file, tiny=True, overrides=FAST)
+        train_recipe("multitask", tmp_path / "c", DataSources(nli_file=nli_file), tiny=True, overrides=FAST)
     with pytest.raises(ValueError, match=r"setting 'scheme' must be one of \['average', 'round_robin', 'proportional'\], got 'gradient_surgery'"):
-        train_recipe("multitask", tmp_path / "d", nli_file=nli_file, sts_dir=task_dir, tiny=True, overrides={"scheme": "gradient_surgery"})
+        train_recipe(
+            "multitask", tmp_path / "d", DataSources(nli_file=nli_file, sts_dir=task_dir), tiny=True, overrides={"scheme": "gradient_surgery"}
+        )
     with pytest.raises(ValueError, match=r"tasks=\['sentiment'\]: choose one or more of"):
-        train_recipe("multitask", tmp_path / "e", nli_file=nli_file, sts_dir=task_dir, tiny=True, overrides={"tasks": ["sentiment"]})
+        train_recipe("multitask", tmp_path / "e", DataSources(nli_file=nli_file, sts_dir=task_dir), tiny=True, overrides={"tasks": ["sentiment"]})
     with pytest.raises(ValueError, match="resume is not supported by multitask"):
-        train_recipe("multitask", tmp_path / "f", nli_file=nli_file, sts_dir=task_dir, tiny=True, resume=True)
+        train_recipe("multitask", tmp_path / "f", DataSources(nli_file=nli_file, sts_dir=task_dir), tiny=True, resume=True)
 
 
 def test_task_dir_apart_from_the_dev_folder_and_a_contrastive_fourth_task(tmp_path, task_dir, nli_file):
     config = load_recipe(
         "multitask",
         tiny=True,
-        overrides={**FAST, "contrastive_max_steps": 0, "multitask_max_steps": 2, "tasks": ["sts", "contrastive"], "scheme": "round_robin"},
+        overrides={**FAST, "contrastive.max_steps": 0, "multitask.max_steps": 2, "tasks": ["sts", "contrastive"], "scheme": "round_robin"},
     )
-    result = run_method(config, lambda: build_multitask(config, nli_file=nli_file, task_dir=task_dir), tmp_path / "run")
+    result = run_method(config, lambda: build_multitask(config, DataSources(nli_file=nli_file, sts_dir=task_dir)), tmp_path / "run")
     assert [stage["stage"] for stage in result["stages"]] == ["multitask"] and result["dev_after"] == {}
     assert result["stages"][0]["examples"] == {"sts": 96, "contrastive": 48}
     assert (tmp_path / "run" / "recipe.json").is_file() and (tmp_path / "run" / "model" / "README.md").is_file()
@@ -175,8 +178,8 @@ def test_task_dir_apart_from_the_dev_folder_and_a_contrastive_fourth_task(tmp_pa
 
 def test_builder_returns_two_stages_whose_heads_are_drawn_when_the_second_starts(tmp_path, monkeypatch, task_dir, nli_file, small_sts_dir):
     monkeypatch.chdir(tmp_path)
-    config = load_recipe("multitask", tiny=True, overrides={**FAST, "contrastive_max_steps": 1, "multitask_max_steps": 1})
-    plan = build_multitask(config, nli_file=nli_file, task_dir=task_dir, sts_dir=small_sts_dir)
+    config = load_recipe("multitask", tiny=True, overrides={**FAST, "contrastive.max_steps": 1, "multitask.max_steps": 1})
+    plan = build_multitask(config, DataSources(nli_file=nli_file, sts_dir=small_sts_dir))
     assert list(tmp_path.iterdir()) == []  # nothing written (the tiny encoder was built in a temporary folder)
     contrastive, multitask = plan.stages
     assert plan.staged and plan.has_text_export and plan.evaluator is not None

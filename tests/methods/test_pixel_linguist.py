@@ -7,6 +7,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 from sbert_nonling.app import get_recipe, load_recipe, train_recipe
+from sbert_nonling.data import DataSources
 from sbert_nonling.methods import ModelUpdate, build_pixel_linguist
 from tests.conftest import cited
 
@@ -15,9 +16,9 @@ def test_recipe_carries_the_paper_settings():
     recipe = get_recipe("pixel-linguist")
     assert recipe["model"] == "Team-PIXEL/pixel-base" and recipe["max_patches"] == 64
     assert (recipe["temperature"], recipe["token_head"]) == (0.05, "linear_gelu_layernorm")
-    assert (recipe["visual_learning_rate"], recipe["visual_batch_size"], recipe["visual_max_steps"]) == (3e-6, 768, 1300)
-    assert (recipe["topical_learning_rate"], recipe["topical_batch_size"]) == (3e-5, 128)
-    assert (recipe["reasoning_learning_rate"], recipe["reasoning_batch_size"], recipe["reasoning_max_steps"]) == (3e-5, 128, 2600)
+    assert (recipe["visual"]["learning_rate"], recipe["visual"]["batch_size"], recipe["visual"]["max_steps"]) == (3e-6, 768, 1300)
+    assert (recipe["topical"]["learning_rate"], recipe["topical"]["batch_size"]) == (3e-5, 128)
+    assert (recipe["reasoning"]["learning_rate"], recipe["reasoning"]["batch_size"], recipe["reasoning"]["max_steps"]) == (3e-5, 128, 2600)
     assert recipe["leapfrog_iterations"] == 0 and len(recipe["perturbation_sets"]) == 7
 
 
@@ -41,14 +42,13 @@ def small_inputs(tmp_path_factory, data_dir):
 def test_curriculum_runs_end_to_end_and_reloads(tmp_path, small_inputs, small_sts_dir):
     overrides = {"leapfrog_iterations": 1, "parallel_languages": ["de"], "eval_steps": 2}
     for stage in ("visual", "topical", "reasoning", "parallel"):
-        overrides[f"{stage}_batch_size"] = 16
+        overrides[f"{stage}.batch_size"] = 16
     result = train_recipe(
         "pixel-linguist",
         tmp_path / "run",
-        text_file=small_inputs / "wiki.txt",
-        nli_file=small_inputs / "nli.csv",
-        sts_dir=small_sts_dir,
-        stsb_multi_dir=small_inputs / "stsb_multi",
+        DataSources(
+            text_file=small_inputs / "wiki.txt", nli_file=small_inputs / "nli.csv", sts_dir=small_sts_dir, stsb_multi_dir=small_inputs / "stsb_multi"
+        ),
         tiny=True,
         max_steps=2,
         overrides=overrides,
@@ -81,25 +81,25 @@ def test_stages_need_their_data_and_can_be_skipped(tmp_path, small_inputs):
         train_recipe(
             "pixel-linguist",
             tmp_path / "no-nli",
-            text_file=small_inputs / "wiki.txt",
+            DataSources(text_file=small_inputs / "wiki.txt"),
             tiny=True,
-            overrides={"visual_max_steps": 0, "topical_max_steps": 0},
+            overrides={"visual.max_steps": 0, "topical.max_steps": 0},
         )
     result = train_recipe(
         "pixel-linguist",
         tmp_path / "nli-only",
-        nli_file=small_inputs / "nli.csv",
+        DataSources(nli_file=small_inputs / "nli.csv"),
         tiny=True,
         max_steps=1,
-        overrides={"visual_max_steps": 0, "topical_max_steps": 0, "reasoning_batch_size": 8},
+        overrides={"visual.max_steps": 0, "topical.max_steps": 0, "reasoning.batch_size": 8},
     )
     assert [stage["name"] for stage in result["stages"]] == ["reasoning"]
 
 
 def test_builder_lays_out_the_curriculum_as_stages_and_one_weight_average(tmp_path, monkeypatch, small_inputs, small_sts_dir):
     monkeypatch.chdir(tmp_path)
-    config = load_recipe("pixel-linguist", tiny=True, overrides={"topical_max_steps": 0, "visual_max_steps": 1, "visual_batch_size": 8})
-    plan = build_pixel_linguist(config, text_file=small_inputs / "wiki.txt", nli_file=small_inputs / "nli.csv", sts_dir=small_sts_dir)
+    config = load_recipe("pixel-linguist", tiny=True, overrides={"topical.max_steps": 0, "visual.max_steps": 1, "visual.batch_size": 8})
+    plan = build_pixel_linguist(config, DataSources(text_file=small_inputs / "wiki.txt", nli_file=small_inputs / "nli.csv", sts_dir=small_sts_dir))
     assert list(tmp_path.iterdir()) == []  # nothing written
     assert [step.name for step in plan.stages] == [
         *(f"visual-{index}-{'+'.join(names)}" for index, names in enumerate(config.perturbation_sets)),
@@ -133,6 +133,8 @@ def test_builder_lays_out_the_curriculum_as_stages_and_one_weight_average(tmp_pa
 def test_wrong_data_fails_while_building(small_inputs):
     config = load_recipe("pixel-linguist", tiny=True)
     with pytest.raises(ValueError, match="parallel stage trains on English sentence and its translation: pass stsb_multi_dir"):
-        build_pixel_linguist(config.replace(leapfrog_iterations=1), text_file=small_inputs / "wiki.txt", nli_file=small_inputs / "nli.csv")
+        build_pixel_linguist(
+            config.replace(leapfrog_iterations=1), DataSources(text_file=small_inputs / "wiki.txt", nli_file=small_inputs / "nli.csv")
+        )
     with pytest.raises(ValueError, match="not both"):
-        build_pixel_linguist(config, text_file=small_inputs / "wiki.txt", model="Team-PIXEL/pixel-base")
+        build_pixel_linguist(config.replace(model="Team-PIXEL/pixel-base"), DataSources(text_file=small_inputs / "wiki.txt"))

@@ -6,6 +6,7 @@ import torch
 from sentence_transformers import SentenceTransformerTrainer
 
 from sbert_nonling.app import load_recipe
+from sbert_nonling.data import DataSources
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.methods import build_simcse
 
@@ -24,7 +25,7 @@ def test_unsup_pieces_follow_the_config_and_nothing_is_written(tmp_path, monkeyp
     work.mkdir()
     monkeypatch.chdir(work)
     config = load_recipe("simcse-unsup", tiny=True, overrides={"batch_size": 8, "max_steps": 2, "eval_steps": 2})
-    plan = build_simcse(config, text_file=text_file, sts_dir=small_sts_dir)
+    plan = build_simcse(config, DataSources(text_file=text_file, sts_dir=small_sts_dir))
     assert list(work.iterdir()) == []
     (stage,) = plan.stages
     assert not plan.staged and plan.has_text_export and plan.evaluations == {} and plan.files == {}
@@ -50,7 +51,7 @@ def test_sup_reads_nli_triplets_into_the_mlp_pooling(tmp_path, data_dir):
         "\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:33]) + "\n", encoding="utf-8"
     )
     config = load_recipe("simcse-sup", tiny=True)
-    plan = build_simcse(config, nli_file=nli)
+    plan = build_simcse(config, DataSources(nli_file=nli))
     assert plan.stages[0].train_dataset.column_names == ["anchor", "positive", "negative"] and len(plan.stages[0].train_dataset) == 32
     assert plan.evaluator is None and not plan.stages[0].args.load_best_model_at_end
     assert [type(module).__name__ for module in plan.model][-1] == "Dense"  # cls_mlp: the MLP stays in the model
