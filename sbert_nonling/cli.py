@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import functools
 import json
 import logging
@@ -122,31 +123,23 @@ def cmd_train(args: argparse.Namespace) -> int | None:
     signal number, or 1) after printing what happened and how to resume."""
     from sbert_nonling.app.output_folder import make_output_dir
     from sbert_nonling.app.run import train_recipe
+    from sbert_nonling.data.sources import DataSources
     from sbert_nonling.training.checkpoints import CheckpointWriteError
     from sbert_nonling.training.finite_training import TrainingDiverged
     from sbert_nonling.training.preemption import TrainingPreempted
 
     handler = _log_to_file(make_output_dir(args.output) / "train.log")
     try:
+        data = DataSources(**{item.name: getattr(args, item.name) for item in dataclasses.fields(DataSources)})
+        chosen = {name: getattr(args, name) for name in ("model", "precision") if getattr(args, name) is not None}
         result = train_recipe(
             args.recipe,
             args.output,
-            text_file=args.text_file,
-            nli_file=args.nli_file,
-            sts_dir=args.sts_dir,
-            image_dir=args.image_dir,
-            audio_dir=args.audio_dir,
-            audio_label_regex=args.audio_label_regex,
-            captions_file=args.captions_file,
-            image_features=args.image_features,
-            heldout_images_file=args.heldout_images,
-            stsb_multi_dir=args.stsb_multi_dir,
-            model=args.model,
+            data,
+            overrides={**_parse_overrides(args.set), **chosen},
             tiny=args.tiny,
             max_steps=args.max_steps,
-            overrides=_parse_overrides(args.set),
             resume=args.resume,
-            precision=args.precision,
             overwrite=args.overwrite,
             allow_changed=tuple(args.allow_changed),
         )
@@ -285,16 +278,15 @@ def cmd_demo(args: argparse.Namespace) -> None:
     from sentence_transformers import SentenceTransformer
 
     from sbert_nonling.app.run import train_recipe
+    from sbert_nonling.data.sources import DataSources
 
     start = args.model or "a tiny offline encoder"
     print(f"Training {DEMO_RECIPE} on {args.text_file} + {args.image_dir} from {start} ({args.max_steps} steps)...")
     result = train_recipe(
         DEMO_RECIPE,
         args.output,
-        text_file=args.text_file,
-        sts_dir=args.sts_dir,
-        image_dir=args.image_dir,
-        model=args.model,
+        DataSources(text_file=args.text_file, sts_dir=args.sts_dir, image_dir=args.image_dir),
+        overrides={"model": args.model} if args.model else None,
         tiny=args.model is None,
         max_steps=args.max_steps,
         overwrite=True,  # the demo's folder holds the demo's last run
@@ -351,7 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="image-caption pairs: Flickr token file, CSV or JSONL (mcse, macd), or a Hub dataset: owner/name?image=COLUMN&caption=COLUMN",
     )
     train.add_argument("--image-features", help="precomputed features of --image-dir (sbert-nonling features)")
-    train.add_argument("--heldout-images", help="image names kept out of training for caption<->image Recall@K (mcse, macd)")
+    train.add_argument(
+        "--heldout-images", dest="heldout_images_file", help="image names kept out of training for caption<->image Recall@K (mcse, macd)"
+    )
     train.add_argument("--audio-label-regex", help=r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'")
     train.add_argument("--stsb-multi-dir", help="stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs (pixel-linguist)")
     train.add_argument("--model", help="starting encoder (Hub name or folder); default: the recipe's")

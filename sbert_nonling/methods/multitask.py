@@ -91,7 +91,7 @@ def _task_datasets(config: MultitaskConfig, task_dir: Path) -> tuple[dict[str, D
         for path in needed.get(task, []):
             if not path.is_file():
                 raise ValueError(
-                    f"The {task} task trains on {path}, which does not exist; pass a task_dir (or sts_dir) holding "
+                    f"The {task} task trains on {path}, which does not exist; pass an sts_dir holding "
                     "SentEval's STSBenchmark/sts-train.csv and SICK/SICK_train.txt."
                 )
     datasets, labels, sentences = {}, {}, []
@@ -186,12 +186,13 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
 
             from sbert_nonling.methods import build_multitask
             from sbert_nonling.app import load_recipe
+            from sbert_nonling.data import DataSources
 
             data = os.environ["SBERT_NONLING_SHARED"] + "/data"
             steps = {"contrastive.max_steps": 1, "multitask.max_steps": 1, "train_limit": 48}
             config = load_recipe("multitask", tiny=True, overrides=steps)  # e.g. MultitaskConfig()
             set_seed(config.seed)
-            plan = build_multitask(config, nli_file=data + "/corpus/snli_devtest_triplets.csv", task_dir=data + "/sts")
+            plan = build_multitask(config, DataSources(nli_file=data + "/corpus/snli_devtest_triplets.csv", sts_dir=data + "/sts"))
             for stage in plan.stages:  # contrastive, then multitask
                 stage.trainer(plan.model, plan.evaluator).train()
     """

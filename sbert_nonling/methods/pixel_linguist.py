@@ -96,13 +96,14 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
 
             from sbert_nonling.methods import ModelUpdate, build_pixel_linguist
             from sbert_nonling.app import load_recipe
+            from sbert_nonling.data import DataSources
 
             data = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus"
             steps = {f"{stage}.max_steps": 1 for stage in ("visual", "topical", "reasoning")}
             config = load_recipe("pixel-linguist", tiny=True, overrides=steps)  # e.g. PixelLinguistConfig(), PIXEL
             set_seed(config.seed)
-            plan = build_pixel_linguist(config, text_file=data + "/wiki1m_for_simcse.first11913.txt",
-                                        nli_file=data + "/snli_devtest_triplets.csv")
+            plan = build_pixel_linguist(config, DataSources(text_file=data + "/wiki1m_for_simcse.first11913.txt",
+                                                            nli_file=data + "/snli_devtest_triplets.csv"))
             for step in plan.stages:
                 if isinstance(step, ModelUpdate):
                     step.apply(plan.model)  # the visual runs' weight average

@@ -39,9 +39,10 @@ class TrainingStage:
             import os
             from sbert_nonling.methods import build_simcse
             from sbert_nonling.app import load_recipe
+            from sbert_nonling.data import DataSources
 
             config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 1, "batch_size": 8})  # e.g. SimCSEConfig()
-            plan = build_simcse(config, text_file=os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt")
+            plan = build_simcse(config, DataSources(text_file=os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt"))
             stage = plan.stages[0]
             trainer = stage.trainer(plan.model, plan.evaluator)  # a NonLinguisticTrainer with SimCSELoss
             trainer.train()

@@ -19,7 +19,7 @@ from sbert_nonling.util.unreachable import loading
 
 #: How a run names its starting model (``config.model``), and what to do when it cannot be reached.
 MODEL_SETTING = "the setting 'model', --model on the command line"
-MODEL_OFFLINE = "set a local folder (model=PATH, --model PATH), or tiny=True (--tiny) for a small random encoder."
+MODEL_OFFLINE = "pass a local folder (model=PATH, --model PATH), or tiny=True (--tiny) for a small random encoder."
 
 
 def recipe_label(config: SentenceEncoderConfig) -> str:

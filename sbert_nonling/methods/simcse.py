@@ -34,11 +34,12 @@ def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
 
             from sbert_nonling.methods import build_simcse
             from sbert_nonling.app import load_recipe
+            from sbert_nonling.data import DataSources
 
             config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 2, "batch_size": 8})  # offline
             set_seed(config.seed)
             text_file = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt"
-            plan = build_simcse(config, text_file=text_file)  # e.g. load_recipe("simcse-unsup"), model="bert-base-uncased"
+            plan = build_simcse(config, DataSources(text_file=text_file))  # e.g. load_recipe("simcse-unsup"): bert-base
             plan.stages[0].trainer(plan.model, plan.evaluator).train()
             plan.model.save("simcse-bert")
     """

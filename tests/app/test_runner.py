@@ -12,6 +12,7 @@ from sentence_transformers import SentenceTransformer, SentenceTransformerTraini
 
 from sbert_nonling.app import run_method
 from sbert_nonling.configs import MultitaskConfig, SimCSEConfig
+from sbert_nonling.data import DataSources
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.methods import MethodPlan, ModelUpdate, TrainingStage
@@ -49,7 +50,7 @@ def test_a_multi_stage_plan_runs_in_one_loop_and_leaves_the_run_record(tmp_path,
         with torch.no_grad():
             next(model.parameters()).mul_(0.5)
 
-    def build():
+    def build(config, data):
         first = _stage(tiny_model, "first", wiki_sentences[:16], calls)
         second = _stage(tiny_model, "second", wiki_sentences[16:32], calls)
         return MethodPlan(
@@ -59,10 +60,11 @@ def test_a_multi_stage_plan_runs_in_one_loop_and_leaves_the_run_record(tmp_path,
             staged=True,
             evaluations={"norms": lambda model: {"mean": float(model.encode(["a"]).mean())}},
             files={"note.txt": lambda path: path.write_text("kept", encoding="utf-8")},
+            training_data=data.card_lines(),
         )
 
     config = SimCSEConfig(name="two-stages", seed=7)
-    result = run_method(config, build, tmp_path / "run", sts_dir=small_sts_dir, training_data=["text_file: wiki.txt"])
+    result = run_method(config, DataSources(text_file=tmp_path / "wiki.txt", sts_dir=small_sts_dir), tmp_path / "run", build)
     assert calls == ["before first", "after first", "update", "before second", "after second"]
     assert [entry["name"] for entry in result["stages"]] == ["first", "halve", "second"]
     assert result["global_step"] == 4 and result["stages"][2]["global_step"] == 2
@@ -84,7 +86,7 @@ def test_a_single_run_plan_reports_its_run_at_the_top(tmp_path, tiny_model, wiki
     config = SimCSEConfig(name="one-run")
     plan = MethodPlan(tiny_model, [_stage(tiny_model, "train", wiki_sentences[:16], calls)], has_text_export=False)
     plan.stages[0].args.eval_strategy, plan.stages[0].args.load_best_model_at_end = "no", False
-    result = run_method(config, lambda: plan, tmp_path / "run")
+    result = run_method(config, DataSources(), tmp_path / "run", lambda config, data: plan)
     assert "stages" not in result and result["global_step"] == 2 and result["export"] is None
     assert set(result["step_counts"]) == {"train"} and result["dev_before"] == {} and result["dev_curve"] == []
     assert (tmp_path / "run" / "stages" / "train" / "checkpoints" / "checkpoint-2").is_dir()
@@ -93,4 +95,4 @@ def test_a_single_run_plan_reports_its_run_at_the_top(tmp_path, tiny_model, wiki
 
 def test_resume_is_refused_for_methods_that_restart_and_before_anything_is_built(tmp_path):
     with pytest.raises(ValueError, match="resume is not supported by multitask"):
-        run_method(MultitaskConfig(name="multitask"), lambda: pytest.fail("built"), tmp_path, resume=True)
+        run_method(MultitaskConfig(name="multitask"), DataSources(), tmp_path, lambda config, data: pytest.fail("built"), resume=True)

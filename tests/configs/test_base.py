@@ -66,7 +66,11 @@ def test_every_setting_is_documented_and_to_dict_names_the_method():
     for method, config_class in METHOD_CONFIGS.items():
         described = config_class.describe()
         stages = config_class().stages()
-        expected = [f"{name}.{key}" if name in stages else name for name in config_class.field_names() for key in (StageConfig.field_names() if name in stages else [""])]
+        expected = [
+            f"{name}.{key}" if name in stages else name
+            for name in config_class.field_names()
+            for key in (StageConfig.field_names() if name in stages else [""])
+        ]
         assert [name for name, *_ in described] == expected
         assert all(meaning for *_, meaning in described), method
         assert config_class().to_dict()["method"] == method

@@ -91,7 +91,7 @@ def test_recipe_trains_both_stages_selects_on_dev_and_keeps_heads_out_of_the_mod
     assert json.loads((tmp_path / "run" / "results.json").read_text()) == json.loads(json.dumps(result))
     for folder in ("model", "export"):
         card = (tmp_path / "run" / folder / "README.md").read_text()
-        assert "multitask" in card and "task_dir: " in card and "nli_file: " in card
+        assert "multitask" in card and "sts_dir: " in card and "nli_file: " in card
 
 
 def _toy_tasks():
@@ -150,9 +150,9 @@ def test_schemes_the_average_scheme_logs_the_mean_of_one_batch_per_task(tmp_path
 def test_missing_data_and_bad_settings(tmp_path, task_dir, nli_file, small_sts_dir):
     with pytest.raises(ValueError, match="pass nli_file"):
         train_recipe("multitask", tmp_path / "a", DataSources(sts_dir=task_dir), tiny=True, overrides=FAST)
-    with pytest.raises(ValueError, match=r"classification task trains on .*sts-train.csv, which does not exist; pass a task_dir"):
+    with pytest.raises(ValueError, match=r"classification task trains on .*sts-train.csv, which does not exist; pass an sts_dir"):
         train_recipe("multitask", tmp_path / "b", DataSources(nli_file=nli_file, sts_dir=small_sts_dir), tiny=True, overrides=FAST)
-    with pytest.raises(ValueError, match="pass sts_dir \\(or task_dir\\)"):
+    with pytest.raises(ValueError, match="pass sts_dir holding"):
         train_recipe("multitask", tmp_path / "c", DataSources(nli_file=nli_file), tiny=True, overrides=FAST)
     with pytest.raises(ValueError, match=r"setting 'scheme' must be one of \['average', 'round_robin', 'proportional'\], got 'gradient_surgery'"):
         train_recipe(
@@ -170,7 +170,7 @@ def test_task_dir_apart_from_the_dev_folder_and_a_contrastive_fourth_task(tmp_pa
         tiny=True,
         overrides={**FAST, "contrastive.max_steps": 0, "multitask.max_steps": 2, "tasks": ["sts", "contrastive"], "scheme": "round_robin"},
     )
-    result = run_method(config, lambda: build_multitask(config, DataSources(nli_file=nli_file, sts_dir=task_dir)), tmp_path / "run")
+    result = run_method(config, DataSources(nli_file=nli_file, sts_dir=task_dir), tmp_path / "run")
     assert [stage["stage"] for stage in result["stages"]] == ["multitask"] and result["dev_after"] == {}
     assert result["stages"][0]["examples"] == {"sts": 96, "contrastive": 48}
     assert (tmp_path / "run" / "recipe.json").is_file() and (tmp_path / "run" / "model" / "README.md").is_file()

@@ -17,14 +17,12 @@ def test_tiny_encoder_is_built_out_of_sight_and_sized_by_its_options(tmp_path, m
     assert list(tmp_path.iterdir()) == []
     assert model.get_embedding_dimension() == 32 and model.max_seq_length == 16
     assert model.encode(["a dog runs"]).shape == (1, 32)
-    with pytest.raises(ValueError, match="not both"):
-        starting_sentence_model(SimCSEConfig(tiny=True), wiki_sentences[:10], model="bert-base-uncased")
 
 
 def test_a_sentence_transformers_model_keeps_its_modules_unless_told(tmp_path, tiny_model):
     export_text_model(tiny_model, tmp_path / "st")  # a plain sentence-transformers model: Transformer, Pooling (cls)
-    kept = starting_sentence_model(SimCSEConfig(pooling="mean"), [], model=str(tmp_path / "st"))
-    replaced = starting_sentence_model(SimCSEConfig(pooling="mean"), [], model=str(tmp_path / "st"), keep_model_modules=False)
+    kept = starting_sentence_model(SimCSEConfig(pooling="mean", model=str(tmp_path / "st")), [])
+    replaced = starting_sentence_model(SimCSEConfig(pooling="mean", model=str(tmp_path / "st"), keep_model_modules=[]), [])
     assert kept[1].pooling_mode == "cls" and replaced[1].pooling_mode == "mean"
     assert isinstance(kept, SentenceTransformer)
 
@@ -33,12 +31,12 @@ def test_a_continued_model_keeps_its_length_unless_the_caller_sets_it(tmp_path, 
     """Issue 26: the recipe's default 32 tokens used to cut a continued sentence-transformers model."""
     tiny_model.max_seq_length = 48
     export_text_model(tiny_model, tmp_path / "st")
-    config = SimCSEConfig()  # max_seq_length 32: the paper's default, not the user's choice
-    assert starting_sentence_model(config, [], model=str(tmp_path / "st")).max_seq_length == 48
-    set_by_user = starting_sentence_model(config, [], model=str(tmp_path / "st"), keep_model_modules=["pooling"])
+    config = SimCSEConfig(model=str(tmp_path / "st"))  # max_seq_length 32: the paper's default, not the user's choice
+    assert starting_sentence_model(config, []).max_seq_length == 48
+    set_by_user = starting_sentence_model(config.replace(keep_model_modules=["pooling"]), [])
     assert set_by_user.max_seq_length == 32 and set_by_user[1].pooling_mode == "cls"
-    with pytest.raises(ValueError, match=r"keep_model_modules names \['normalize'\]"):
-        starting_sentence_model(config, [], model=str(tmp_path / "st"), keep_model_modules=["normalize"])
+    with pytest.raises(ValueError, match=r"'keep_model_modules' must be list\[Literal\['pooling', 'max_seq_length'\]\], got \['normalize'\]"):
+        config.replace(keep_model_modules=["normalize"])
 
 
 def test_text_data_by_kind(tmp_path):
