@@ -1,17 +1,11 @@
-"""write_run_record: recipe.json, results.json and a model card in every saved folder; training_data_lines."""
+"""write_run_record: recipe.json, results.json and a model card in every saved folder."""
 
 from __future__ import annotations
 
 import json
 
 from sbert_nonling.app.recipes import get_recipe
-from sbert_nonling.app.run_record import training_data_lines, write_run_record
-
-
-def test_data_lines_name_local_files_by_file_name_and_hub_datasets_as_given(tmp_path):
-    hub = "openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id"  # a column role too
-    lines = training_data_lines(text_file=tmp_path / "corpus" / "wiki1m.txt", nli_file=None, audio_dir=hub)
-    assert lines == ["text_file: wiki1m.txt", f"audio_dir: {hub}"]  # nli_file was not given
+from sbert_nonling.app.run_record import write_run_record
 
 
 def test_the_record_holds_the_settings_the_result_and_a_card_per_saved_folder(tmp_path):

@@ -164,28 +164,28 @@ def test_missing_data_and_bad_settings(tmp_path, task_dir, nli_file, small_sts_d
         train_recipe("multitask", tmp_path / "f", DataSources(nli_file=nli_file, sts_dir=task_dir), tiny=True, resume=True)
 
 
-def test_task_dir_apart_from_the_dev_folder_and_a_contrastive_fourth_task(tmp_path, task_dir, nli_file):
+def test_run_method_runs_the_method_of_a_config_with_a_contrastive_fourth_task(tmp_path, task_dir, nli_file):
     config = load_recipe(
         "multitask",
         tiny=True,
         overrides={**FAST, "contrastive.max_steps": 0, "multitask.max_steps": 2, "tasks": ["sts", "contrastive"], "scheme": "round_robin"},
     )
     result = run_method(config, DataSources(nli_file=nli_file, sts_dir=task_dir), tmp_path / "run")
-    assert [stage["stage"] for stage in result["stages"]] == ["multitask"] and result["dev_after"] == {}
+    assert [stage["stage"] for stage in result["stages"]] == ["multitask"] and set(result["dev_after"]) == {"STSBenchmark", "SICK-R", "avg"}
     assert result["stages"][0]["examples"] == {"sts": 96, "contrastive": 48}
     assert (tmp_path / "run" / "recipe.json").is_file() and (tmp_path / "run" / "model" / "README.md").is_file()
 
 
-def test_builder_returns_two_stages_whose_heads_are_drawn_when_the_second_starts(tmp_path, monkeypatch, task_dir, nli_file, small_sts_dir):
+def test_builder_returns_two_stages_whose_heads_are_drawn_when_the_second_starts(tmp_path, monkeypatch, task_dir, nli_file):
     monkeypatch.chdir(tmp_path)
     config = load_recipe("multitask", tiny=True, overrides={**FAST, "contrastive.max_steps": 1, "multitask.max_steps": 1})
-    plan = build_multitask(config, DataSources(nli_file=nli_file, sts_dir=small_sts_dir))
+    plan = build_multitask(config, DataSources(nli_file=nli_file, sts_dir=task_dir))
     assert list(tmp_path.iterdir()) == []  # nothing written (the tiny encoder was built in a temporary folder)
     contrastive, multitask = plan.stages
     assert plan.staged and plan.has_text_export and plan.evaluator is not None
     assert (contrastive.name, contrastive.args.learning_rate, contrastive.args.per_device_train_batch_size) == (
         "contrastive",
-        config.contrastive_learning_rate,
+        config.contrastive.learning_rate,
         8,
     )
     assert contrastive.args.output_dir == "stages/contrastive/checkpoints" and contrastive.args.load_best_model_at_end

@@ -109,8 +109,8 @@ def test_builder_lays_out_the_curriculum_as_stages_and_one_weight_average(tmp_pa
     assert plan.staged and not plan.has_text_export and plan.card_form == "pixel"
     first, second, average, reasoning = plan.stages
     assert isinstance(average, ModelUpdate) and average.record == {"stage": "average", "runs": 2}
-    assert (first.args.learning_rate, first.args.max_steps, first.seed) == (config.visual_learning_rate, 1, config.seed)
-    assert (reasoning.args.learning_rate, reasoning.args.per_device_train_batch_size) == (config.reasoning_learning_rate, config.reasoning_batch_size)
+    assert (first.args.learning_rate, first.args.max_steps, first.seed) == (config.visual.learning_rate, 1, config.seed)
+    assert (reasoning.args.learning_rate, reasoning.args.per_device_train_batch_size) == (config.reasoning.learning_rate, config.reasoning.batch_size)
     assert reasoning.args.output_dir == "stages/reasoning/checkpoints" and reasoning.record == {"stage": "reasoning", "pairs": 96}
     # each run's loss is drawn from the same seeded state: the token heads of two runs start equal
     heads = [stage.build_loss().token_head[0].weight.detach().clone() for stage in (first, second)]
@@ -137,4 +137,10 @@ def test_wrong_data_fails_while_building(small_inputs):
             config.replace(leapfrog_iterations=1), DataSources(text_file=small_inputs / "wiki.txt", nli_file=small_inputs / "nli.csv")
         )
     with pytest.raises(ValueError, match="not both"):
-        build_pixel_linguist(config.replace(model="Team-PIXEL/pixel-base"), DataSources(text_file=small_inputs / "wiki.txt"))
+        train_recipe(
+            "pixel-linguist",
+            small_inputs / "run",
+            DataSources(text_file=small_inputs / "wiki.txt"),
+            tiny=True,
+            overrides={"model": "Team-PIXEL/pixel-base"},
+        )
