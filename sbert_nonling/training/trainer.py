@@ -37,14 +37,8 @@ from sbert_nonling.training.preemption import PreemptionCallback, TrainingPreemp
 from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
 from sbert_nonling.training.run_settings import RunSettingsCallback
 from sbert_nonling.training.step_timer import StepTimerCallback
-from sbert_nonling.util.deprecation import moved_names
 
 logger = logging.getLogger(__name__)
-
-#: Names that moved to :mod:`sbert_nonling.training.loss_state` (old import path kept with a FutureWarning).
-__getattr__ = moved_names(
-    __name__, dict.fromkeys(("LOSS_STATE_FILE", "loss_state_dict", "loss_parameters", "load_loss_state_dict"), "sbert_nonling.training.loss_state")
-)
 
 
 def _class_names(model: nn.Module) -> set[str]:

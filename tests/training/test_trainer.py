@@ -170,13 +170,6 @@ def test_older_checkpoints_are_rotated_only_after_the_new_one_is_marked(tiny_enc
     assert seen[SentenceTransformerTrainer] == [["checkpoint-2"], ["checkpoint-4"]]  # transformers rotated before the marker
 
 
-def test_names_moved_to_loss_state_still_import_with_a_future_warning():
-    from sbert_nonling.training import loss_state, trainer
-
-    with pytest.warns(FutureWarning, match="moved to sbert_nonling.training.loss_state.loss_state_dict"):
-        assert trainer.loss_state_dict is loss_state.loss_state_dict
-
-
 def _worker_datasets(kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_subset):
     """(model, training dataset, loss) of each dataset kind the package builds whose reading does work per batch."""
     from sbert_nonling import AudioPatchEmbed, MultimodalAlignLoss, SymmetricInfoNCE, UnpairedModalityContrastiveLoss
