@@ -1,5 +1,5 @@
-"""NonLinguisticTrainer: the callbacks it adds, its one private override (rotation after the marker), the identical-column
-collator and the no-duplicates check of media datasets."""
+"""NonLinguisticTrainer: the callbacks it adds, rotation after the marker (transformers given no save_total_limit), the
+identical-column collator and the no-duplicates check of media datasets."""
 
 from __future__ import annotations
 
@@ -157,15 +157,19 @@ def test_older_checkpoints_are_rotated_only_after_the_new_one_is_marked(tiny_enc
             report_to="none",
         )
         probe = FoldersAtSave()
-        trainer_class(
+        trainer = trainer_class(
             model=model,
             args=args,
             train_dataset=sentence_pairs_dataset(wiki_sentences[:32]),
             loss=SimCSELoss(model),
             callbacks=[probe, CheckpointMarkerCallback()] if trainer_class is SentenceTransformerTrainer else [probe],
-        ).train()
+        )
+        trainer.train()
         seen[trainer_class] = probe.seen
+        assert args.save_total_limit == 1  # the caller's arguments are left as they are
         assert [path.name for path in tmp_folders(args.output_dir)] == ["checkpoint-4"]  # rotated in the end, either way
+        if trainer_class is NonLinguisticTrainer:
+            assert trainer.args.save_total_limit is None  # transformers rotates nothing; the marker callback does
     assert seen[NonLinguisticTrainer] == [["checkpoint-2"], ["checkpoint-2", "checkpoint-4"]]  # kept until 4 is marked
     assert seen[SentenceTransformerTrainer] == [["checkpoint-2"], ["checkpoint-4"]]  # transformers rotated before the marker
 
