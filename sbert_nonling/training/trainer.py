@@ -121,8 +121,8 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     naming the file; none: a warning, then a fresh start), tells :attr:`loss_state` where it resumes from, and handles
     the signals. One private override remains, ``_save_checkpoint``, for what no public hook allows (see its
     docstring): the marker of a folder written again is removed before the first byte is rewritten, and a failed
-    write (disk full, no permission) stops the run with a
-    :class:`~sbert_nonling.training.checkpoints.CheckpointWriteError` naming the folder and the free space.
+    write (disk full, no permission) stops the run with a :class:`~sbert_nonling.training.checkpoints.CheckpointWriteError`
+    naming the folder and the free space.
 
     transformers restores the RNG states only after the first batch after a resume is drawn (the data loader draws
     its own seed then); random data augmentation therefore must not use the global RNG to be exact across a resume:

@@ -31,10 +31,10 @@ class NonLinguisticModelCardData(SentenceTransformerModelCardData):
     declare (a ``requirements`` attribute, as :class:`~sbert_nonling.modules.ModalityRouter` declares this package)
     join those of the ``config_sentence_transformers.json`` that sentence-transformers has just written into the
     folder being saved (``save_dir``); sentence-transformers checks them before importing any module, so loading on
-    a machine without the package fails early with a pip hint. sentence-transformers 6.2 writes that file from the model alone, with no way
-    for a module or the card data to add a key, and never writes ``requirements`` itself; of the hooks that run
-    during a save, the card data's is the model-level one. A model loaded from a folder and saved again untrained
-    keeps its loaded README, so sentence-transformers writes no card and the entry is not declared again. (1) The
+    a machine without the package fails early with a pip hint. sentence-transformers 6.2 writes that file from the
+    model alone (no key can be added through it) and never writes ``requirements``; of the hooks that run during a
+    save, this is the model-level one. A model loaded from a folder and saved again untrained keeps its loaded README:
+    sentence-transformers writes no card then, and the entry is not declared again. (1) The
     usage snippet: it loads the model the only way that works,
     ``SentenceTransformer("id", trust_remote_code=True)`` after ``pip install sbert-nonling``, instead of the plain
     ``SentenceTransformer("id")`` (which fails on such a model); a text export
