@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import inspect
-import json
-import logging
-import os
 from collections.abc import Sequence
 from typing import Any
 
 from sentence_transformers import SentenceTransformerModelCardData
 from sentence_transformers.base.modality import format_modality, infer_modality
-from sentence_transformers.base.model import BaseModel
+from sentence_transformers.base.modality_types import Modality
 from sentence_transformers.base.modules import InputModule, Module, Router
 from torch import nn
 
@@ -19,41 +15,17 @@ from sbert_nonling.util.model_card_data import NonLinguisticModelCardData
 from sbert_nonling.util.validation import check_text_inputs
 from sbert_nonling.version import __version__
 
-logger = logging.getLogger(__name__)
-
 #: Tasks sentence-transformers' own API passes (``encode_query`` / ``encode_document``); they select the default route.
 GENERIC_TASKS = ("query", "document")
 #: A 2-D array is read as audio only when one axis can hold its channels.
 MAX_AUDIO_CHANNELS = 8
 #: Route names a ModalityRouter accepts. "pixel" reads text as rendered pixels (selected with ``task="pixel"``).
 MODALITY_ROUTES = ("text", "image", "audio", "pixel")
-#: Written into ``config_sentence_transformers.json`` so that loading on a machine without the package fails early
-#: with sentence-transformers' ImportError and a pip hint, before any module import is attempted.
-PACKAGE_REQUIREMENT = {"sbert-nonling": {"specifier": f">={__version__}", "reason": "the model uses ModalityRouter"}}
-
-
-def encode_call_inputs(batch: Sequence[Any]) -> list[Any] | None:
-    """The list the caller passed to ``model.encode`` while ``batch`` is being preprocessed, or None outside encode.
-
-    sentence-transformers' ``encode`` sorts its inputs by length and hands them to ``preprocess`` batch by batch, so a
-    position in the batch is not the caller's, and no public hook shows a module the caller's list. This reads the
-    ``inputs`` argument of the enclosing ``encode`` frame of a sentence-transformers model (by then a list in the
-    caller's order) and returns it if it holds every object of ``batch``. It is used only to word an error message.
-    Outside ``encode`` (``preprocess`` called directly, the trainer's collator) the batch is the caller's list; in a
-    multi-process pool each worker's ``encode`` sees its own chunk.
-    """
-    batch_ids = {id(item) for item in batch}
-    frame = inspect.currentframe()
-    try:
-        while frame is not None:
-            if frame.f_code.co_name == "encode" and isinstance(frame.f_locals.get("self"), BaseModel):
-                candidate = frame.f_locals.get("inputs")
-                if isinstance(candidate, list) and batch_ids <= {id(item) for item in candidate}:
-                    return candidate
-            frame = frame.f_back
-        return None
-    finally:
-        del frame  # a frame held in a local keeps the whole stack alive
+#: Ends the message of a bad item: a module sees only the batch it is given, not the caller's list.
+POSITION_NOTE = (
+    "(Positions count within the batch being preprocessed: model.encode sorts its inputs by length and preprocesses "
+    "them batch_size at a time, so there it may differ from the position in the list passed to encode.)"
+)
 
 
 class ModalityRouter(Router):
@@ -70,12 +42,17 @@ class ModalityRouter(Router):
 
     - routes are restricted to :data:`MODALITY_ROUTES` and must all end in one shared encoder (checked);
     - strict preprocessing: a mixed-modality batch, ``None`` or a non-string raises a ValueError naming the
-      offending item by its position in the list passed to ``encode`` (which sorts inputs by length before
-      preprocessing; see :func:`encode_call_inputs`), instead of falling back to the default route. Empty and
-      whitespace-only strings are encoded, exactly as the plain text export (the built-in ``Transformer``) encodes them;
+      offending item and its position in the batch this module is given, instead of falling back to the default
+      route. That is all a module can know: ``model.encode`` sorts its inputs by length and preprocesses them
+      ``batch_size`` at a time, and no public hook shows a module the caller's list, so with ``encode`` the position
+      may differ from the one in the caller's list (the message says so); with ``model.preprocess(...)`` or the
+      trainer's collator it is the position in the list given. Empty and whitespace-only strings are encoded,
+      exactly as the plain text export (the built-in ``Transformer``) encodes them;
     - a batch of ``{"array", "sampling_rate"}`` audio dicts is routed as audio (the built-in Router mistakes it for
       legacy task-keyed dicts and raises "different task types");
-    - saving writes a ``requirements`` entry for this package into ``config_sentence_transformers.json``.
+    - the model gets :class:`~sbert_nonling.util.model_card_data.NonLinguisticModelCardData`
+      (:meth:`on_model_ready`), which writes :attr:`requirements` (this package) into the saved
+      ``config_sentence_transformers.json`` and gives the model card the loading code that works.
 
     Loading a saved model needs ``trust_remote_code=True`` (sentence-transformers demands it for any module class
     outside its own package). :func:`sbert_nonling.export_text_model` writes the text route as a checkpoint made only
@@ -101,6 +78,10 @@ class ModalityRouter(Router):
             model = SentenceTransformer(modules=[router, Pooling(encoder.get_embedding_dimension(), "cls")])
             model.encode(["A man is playing a guitar."])
     """
+
+    #: What a saved model with this router needs: sentence-transformers reads it from the saved
+    #: ``config_sentence_transformers.json``, where :class:`NonLinguisticModelCardData` writes it.
+    requirements = {"sbert-nonling": {"specifier": f">={__version__}", "reason": "the model uses ModalityRouter"}}
 
     def __init__(
         self,
@@ -178,7 +159,7 @@ class ModalityRouter(Router):
                 f"hidden size is {hidden_size}; build the front-end with embedding_dimension={hidden_size}."
             )
 
-    def infer_batch_modality(self, inputs: Sequence[Any]) -> str | tuple[str, ...]:
+    def infer_batch_modality(self, inputs: Sequence[Any]) -> Modality:
         """Infer the one modality of ``inputs``; raise a ValueError naming the item that is unknown or differs."""
         batch_modality = None
         first_index = 0
@@ -200,7 +181,7 @@ class ModalityRouter(Router):
             raise ValueError("no inputs: the modality of an empty batch cannot be inferred.")
         return batch_modality
 
-    def check_inputs(self, inputs: Sequence[Any], modality: str | tuple[str, ...] | None = None) -> str | tuple[str, ...]:
+    def check_inputs(self, inputs: Sequence[Any], modality: Modality | None = None) -> Modality:
         """The one modality of ``inputs`` (``modality`` if given); text items must be strings (a ValueError names
         the first that is not, by its index in ``inputs``)."""
         if modality is None:
@@ -233,50 +214,29 @@ class ModalityRouter(Router):
         inputs: Sequence[Any],
         prompt: str | None = None,
         task: str | None = None,
-        modality: str | tuple[str, ...] | None = None,
+        modality: Modality | None = None,
         **kwargs,
     ) -> dict[str, Any]:
-        """Infer the modality strictly, check text items, then delegate to the first module of the chosen route."""
+        """Check the batch strictly (one modality, text items strings, a task that selects a route), then preprocess
+        it as the built-in Router does; a bad item is named by its position in ``inputs`` (see the class docstring)."""
         if not inputs:
             return {}
         try:
             modality = self.check_inputs(inputs, modality)
-        except ValueError:
-            caller_inputs = encode_call_inputs(inputs)
-            if caller_inputs is None or caller_inputs is inputs:
-                raise
-            self.check_inputs(caller_inputs, modality)  # raises again, naming the item by the caller's position
-            raise
+        except ValueError as error:
+            raise ValueError(f"{error} {POSITION_NOTE}") from None
+        self.check_task(task)
         if isinstance(modality, str) and all(isinstance(item, dict) and set(item) == {modality} for item in inputs):
             inputs = [item[modality] for item in inputs]  # {"image": x} dicts carry nothing but the input
-        self.check_task(task)
-        route = self._resolve_route(task=task, modality=modality)
-        assert route is not None  # _resolve_route raises rather than return None
-        front = self.route_chain(route)[0]
-        assert isinstance(front, InputModule)  # _check_route: every route starts with an InputModule
-        features = front.preprocess(inputs, prompt=prompt, task=task, **kwargs)
-        features["task"] = task
-        features["modality"] = modality
-        return features
+        if task is None and isinstance(inputs[0], dict) and isinstance(modality, str) and modality in self.sub_modules:
+            # The built-in Router reads a batch of dicts without a task as legacy {task: input} dicts, which audio
+            # dicts are not. The route named after the batch's modality, as a task, selects that same route.
+            task = modality
+        return super().preprocess(inputs, prompt=prompt, task=task, modality=modality, **kwargs)
 
     def on_model_ready(self, model: Any) -> None:
-        """Also give the model :class:`NonLinguisticModelCardData` (widget examples from text datasets only), so that
-        a plain ``SentenceTransformerTrainer`` accepts image / audio datasets; it adds no fields to the card data."""
+        """Also give the model :class:`NonLinguisticModelCardData` (the package declared on save, widget examples
+        from text datasets only), so that a plain ``SentenceTransformerTrainer`` accepts image / audio datasets."""
         super().on_model_ready(model)
         if type(model.model_card_data) is SentenceTransformerModelCardData:
             model.model_card_data.__class__ = NonLinguisticModelCardData
-
-    # Router.save (which this extends) takes safe_serialization as its second positional parameter; Module.save
-    # makes it keyword-only after *args. Matching Module would change what a positional second argument means.
-    def save(self, output_path: str, safe_serialization: bool = True, **kwargs) -> None:  # type: ignore[override]
-        super().save(output_path, safe_serialization=safe_serialization, **kwargs)
-        # When the router is the model's first module it is saved in the model root, right after
-        # config_sentence_transformers.json was written: declare the package requirement there.
-        config_path = os.path.join(output_path, "config_sentence_transformers.json")
-        if not os.path.isfile(config_path):
-            return
-        with open(config_path, encoding="utf8") as config_file:
-            config = json.load(config_file)
-        config["requirements"] = {**config.get("requirements", {}), **PACKAGE_REQUIREMENT}
-        with open(config_path, "w", encoding="utf8") as config_file:
-            json.dump(config, config_file, indent=2, sort_keys=True)

@@ -3,6 +3,7 @@ marked complete, loss gradients averaged across processes, clean stops on signal
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
@@ -37,14 +38,8 @@ from sbert_nonling.training.preemption import PreemptionCallback, TrainingPreemp
 from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
 from sbert_nonling.training.run_settings import RunSettingsCallback
 from sbert_nonling.training.step_timer import StepTimerCallback
-from sbert_nonling.util.deprecation import moved_names
 
 logger = logging.getLogger(__name__)
-
-#: Names that moved to :mod:`sbert_nonling.training.loss_state` (old import path kept with a FutureWarning).
-__getattr__ = moved_names(
-    __name__, dict.fromkeys(("LOSS_STATE_FILE", "loss_state_dict", "loss_parameters", "load_loss_state_dict"), "sbert_nonling.training.loss_state")
-)
 
 
 def _class_names(model: nn.Module) -> set[str]:
@@ -101,7 +96,10 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     - :class:`~sbert_nonling.training.checkpoint_marker.CheckpointMarkerCallback`: a checkpoint counts as written
       only once everything in it is; its :data:`~sbert_nonling.training.checkpoints.COMPLETE_MARKER` file, listing
       every file with its size and SHA-256, is written last, and only then are older checkpoints rotated out
-      (``save_total_limit``), so a failed or interrupted save never costs an earlier checkpoint.
+      (``save_total_limit``), so a failed or interrupted save never costs an earlier checkpoint. The trainer hands
+      the callback the ``save_total_limit`` of its arguments and keeps for itself (:attr:`args`) a copy without it:
+      transformers rotates inside its checkpoint writing, before any callback can mark the new checkpoint complete,
+      and has no public way to rotate later. The arguments object passed in is left as it is.
     - :class:`~sbert_nonling.training.preemption.PreemptionCallback` (:attr:`preemption`): SIGTERM / SIGINT during
       ``train`` finish the current optimizer step, write a complete checkpoint and raise
       :class:`~sbert_nonling.training.preemption.TrainingPreempted`.
@@ -122,9 +120,9 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     (:func:`~sbert_nonling.training.checkpoints.newest_intact_checkpoint`: a damaged one is skipped with a warning
     naming the file; none: a warning, then a fresh start), tells :attr:`loss_state` where it resumes from, and handles
     the signals. One private override remains, ``_save_checkpoint``, for what no public hook allows (see its
-    docstring): the marker of a folder written again is removed before the first byte is rewritten, transformers'
-    rotation is deferred to the marker callback, and a failed write (disk full, no permission) stops the run with a
-    :class:`~sbert_nonling.training.checkpoints.CheckpointWriteError` naming the folder and the free space.
+    docstring): the marker of a folder written again is removed before the first byte is rewritten, and a failed
+    write (disk full, no permission) stops the run with a :class:`~sbert_nonling.training.checkpoints.CheckpointWriteError`
+    naming the folder and the free space.
 
     transformers restores the RNG states only after the first batch after a resume is drawn (the data loader draws
     its own seed then); random data augmentation therefore must not use the global RNG to be exact across a resume:
@@ -139,6 +137,9 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         self.loss_state = LossStateCallback(self.loss)
         self.preemption = PreemptionCallback()
         self.run_settings = RunSettingsCallback()
+        checkpoint_marker = CheckpointMarkerCallback(self.args.save_total_limit)
+        self.args = copy.copy(self.args)  # rotation is the marker callback's, after the marker: none by transformers
+        self.args.save_total_limit = None
         # Order matters on_save: the loss state and the settings are written before the marker that lists them.
         callbacks = (
             self.step_timer,
@@ -146,7 +147,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             FiniteTrainingCallback(self.loss),
             self.loss_state,
             self.run_settings,
-            CheckpointMarkerCallback(),
+            checkpoint_marker,
             self.preemption,
         )
         for callback in callbacks:
@@ -265,23 +266,18 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         return TrainOutput(self.state.global_step, metrics["train_loss"], metrics)
 
     def _save_checkpoint(self, model: nn.Module, trial=None) -> None:
-        """transformers' checkpoint, with its rotation of older checkpoints left to :class:`CheckpointMarkerCallback`.
+        """transformers' checkpoint, with what happens around its writing that no public hook reaches.
 
         Overridden although private, because no public hook runs (1) before transformers starts writing a checkpoint:
         a folder written again after a resume loses its old marker here, before the first byte is rewritten; (2)
-        between its writing the checkpoint and its rotating older ones out: rotation is switched off for this call so
-        that the marker callback rotates after the marker (``on_save``), never deleting an older complete checkpoint
-        before this one is complete; (3) around the writes: a failure (disk full, no permission) becomes a
-        :class:`CheckpointWriteError` naming the folder instead of a bare OSError / RuntimeError from torch.save.
+        around the writes: a failure (disk full, no permission) becomes a :class:`CheckpointWriteError` naming the
+        folder instead of a bare OSError / RuntimeError from torch.save. (Rotation needs no override: transformers
+        is given no ``save_total_limit``, see :class:`CheckpointMarkerCallback`.)
         """
         folder = os.path.join(self._get_output_dir(trial=trial), f"{CHECKPOINT_PREFIX}{self.state.global_step}")
         if self.args.should_save:
             remove_complete_marker(folder)
-        save_total_limit = self.args.save_total_limit
-        self.args.save_total_limit = None
         try:
             super()._save_checkpoint(model, trial)
         except (OSError, SafetensorError, RuntimeError) as error:  # torch.save reports a failed write as RuntimeError
             raise write_failure(folder, error) from error
-        finally:
-            self.args.save_total_limit = save_total_limit

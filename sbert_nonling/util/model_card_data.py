@@ -3,6 +3,8 @@ examples taken from text only, a usage snippet that loads the model the way that
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from datasets import Dataset, DatasetDict
@@ -25,7 +27,15 @@ class NonLinguisticModelCardData(SentenceTransformerModelCardData):
     (``ModalityRouter``, ``SharedEncoder``, front-ends, ``PixelRenderer``): what ``model.save(...)`` or
     ``push_to_hub`` writes into its README.
 
-    What it adds, (1) the usage snippet: it loads the model the only way that works,
+    What it adds, (0) the package requirement: while the card is written, the ``requirements`` the model's modules
+    declare (a ``requirements`` attribute, as :class:`~sbert_nonling.modules.ModalityRouter` declares this package)
+    join those of the ``config_sentence_transformers.json`` that sentence-transformers has just written into the
+    folder being saved (``save_dir``); sentence-transformers checks them before importing any module, so loading on
+    a machine without the package fails early with a pip hint. sentence-transformers 6.2 writes that file from the
+    model alone (no key can be added through it) and never writes ``requirements``; of the hooks that run during a
+    save, this is the model-level one. A model loaded from a folder and saved again untrained keeps its loaded README:
+    sentence-transformers writes no card then, and the entry is not declared again. (1) The
+    usage snippet: it loads the model the only way that works,
     ``SentenceTransformer("id", trust_remote_code=True)`` after ``pip install sbert-nonling``, instead of the plain
     ``SentenceTransformer("id")`` (which fails on such a model); a text export
     (:func:`~sbert_nonling.export.export_text_model`) holds only sentence-transformers' own modules and keeps the
@@ -45,6 +55,18 @@ class NonLinguisticModelCardData(SentenceTransformerModelCardData):
         return snippet.replace(plain, f'SentenceTransformer("{model_id}", trust_remote_code=True)').replace(
             "from sentence_transformers import", f"{INSTALL_LINE}\nfrom sentence_transformers import", 1
         )
+
+    def save_usage_example_assets(self) -> None:
+        """sentence-transformers' usage example files, then the modules' ``requirements`` declared in the saved model
+        config (called by sentence-transformers during a save, once ``save_dir`` is the folder being saved)."""
+        super().save_usage_example_assets()
+        modules = self.model.modules() if self.model is not None else ()
+        requirements = {name: spec for module in modules for name, spec in getattr(module, "requirements", {}).items()}
+        config_path = Path(self.save_dir or "", "config_sentence_transformers.json")
+        if requirements and self.save_dir and config_path.is_file():
+            config = json.loads(config_path.read_text(encoding="utf8"))
+            config["requirements"] = {**config.get("requirements", {}), **requirements}
+            config_path.write_text(json.dumps(config, indent=2, sort_keys=True), encoding="utf8")
 
     def set_widget_examples(self, dataset: Dataset | DatasetDict) -> None:
         if isinstance(dataset, DatasetDict):

@@ -302,7 +302,11 @@ CASES: list[Case] = [
         lambda env: encode(env.token_model, [" \t\n\u3000", "fine"]),
         check=lambda env, embedding: same_as_export(env, [" \t\n\u3000", "fine"], embedding),
     ),
-    Case("text-token-none-named-by-its-own-index", lambda env: encode(env.token_model, [None, "a longer sentence"]), raises=r"input 0 is None"),
+    Case(
+        "text-token-none-named-by-its-batch-position",
+        lambda env: encode(env.token_model, [None, "a longer sentence"]),
+        raises=r"input 1 is None;.*Positions count within the batch",
+    ),
     Case("text-token-not-a-string", lambda env: encode(env.token_model, ["fine", 3]), raises=r"input 1 \(int\) has no known modality"),
     Case(
         "text-token-10000-chars",  # cut to max_seq_length tokens
@@ -321,7 +325,11 @@ CASES: list[Case] = [
     ),
     # ---- text through a pixel model (router -> PixelRenderer -> PIXEL encoder) ----
     Case("text-pixel-none", lambda env: encode(env.models.pixel, ["fine", None]), raises=r"input 1 is None"),
-    Case("text-pixel-none-named-by-its-own-index", lambda env: encode(env.models.pixel, [None, "fine"]), raises=r"input 0 is None"),
+    Case(
+        "text-pixel-none-named-by-its-batch-position",
+        lambda env: encode(env.models.pixel, [None, "fine"]),
+        raises=r"input 1 is None;.*Positions count within the batch",
+    ),
     Case(
         "text-pixel-empty",  # only the EOS patch, as for text whose every character is removed
         lambda env: encode(env.models.pixel, ["fine", ""])[1:],

@@ -25,7 +25,6 @@ def test_a_plain_trainer_with_the_callback_leaves_verifiable_checkpoints(tiny_en
         per_device_train_batch_size=8,
         save_strategy="steps",
         save_steps=2,
-        save_total_limit=1,
         report_to="none",
     )
     trainer = SentenceTransformerTrainer(
@@ -33,7 +32,7 @@ def test_a_plain_trainer_with_the_callback_leaves_verifiable_checkpoints(tiny_en
         args=args,
         train_dataset=sentence_pairs_dataset(wiki_sentences[:32]),
         loss=SimCSELoss(model),
-        callbacks=[CheckpointMarkerCallback()],
+        callbacks=[CheckpointMarkerCallback(save_total_limit=1)],  # the limit here, not in the arguments
     )
     trainer.train()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["checkpoint-4"]
@@ -57,8 +56,8 @@ def test_rotation_runs_after_the_marker_and_only_then(tmp_path):
     for step in (2, 4):
         checkpoint(tmp_path, step, marked=True)
     newest = checkpoint(tmp_path, 6, marked=False)  # what transformers has just written
-    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), save_total_limit=2, report_to="none")
-    CheckpointMarkerCallback().on_save(args, TrainerState(global_step=6), TrainerControl())
+    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), report_to="none")
+    CheckpointMarkerCallback(save_total_limit=2).on_save(args, TrainerState(global_step=6), TrainerControl())
     assert sorted(path.name for path in tmp_path.iterdir()) == ["checkpoint-4", "checkpoint-6"]
     assert json.loads((newest / COMPLETE_MARKER).read_text())["files"]["weights.bin"]["size"] == 100
 
@@ -66,7 +65,7 @@ def test_rotation_runs_after_the_marker_and_only_then(tmp_path):
 def test_a_failed_marker_write_stops_before_rotation_naming_the_intact_checkpoints(tmp_path):
     for step in (2, 4):
         checkpoint(tmp_path, step, marked=True)
-    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), save_total_limit=1, report_to="none")
+    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), report_to="none")
     with pytest.raises(CheckpointWriteError, match=r"checkpoint-6: .*MiB are free .*\(checkpoint-4, checkpoint-2\) are intact"):
-        CheckpointMarkerCallback().on_save(args, TrainerState(global_step=6), TrainerControl())  # its folder was never written
+        CheckpointMarkerCallback(save_total_limit=1).on_save(args, TrainerState(global_step=6), TrainerControl())  # its folder was never written
     assert sorted(path.name for path in tmp_path.iterdir()) == ["checkpoint-2", "checkpoint-4"]  # nothing rotated out

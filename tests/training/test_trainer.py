@@ -1,5 +1,5 @@
-"""NonLinguisticTrainer: the callbacks it adds, its one private override (rotation after the marker), the identical-column
-collator and the no-duplicates check of media datasets."""
+"""NonLinguisticTrainer: the callbacks it adds, rotation after the marker (transformers given no save_total_limit), the
+identical-column collator and the no-duplicates check of media datasets."""
 
 from __future__ import annotations
 
@@ -157,24 +157,21 @@ def test_older_checkpoints_are_rotated_only_after_the_new_one_is_marked(tiny_enc
             report_to="none",
         )
         probe = FoldersAtSave()
-        trainer_class(
+        trainer = trainer_class(
             model=model,
             args=args,
             train_dataset=sentence_pairs_dataset(wiki_sentences[:32]),
             loss=SimCSELoss(model),
             callbacks=[probe, CheckpointMarkerCallback()] if trainer_class is SentenceTransformerTrainer else [probe],
-        ).train()
+        )
+        trainer.train()
         seen[trainer_class] = probe.seen
+        assert args.save_total_limit == 1  # the caller's arguments are left as they are
         assert [path.name for path in tmp_folders(args.output_dir)] == ["checkpoint-4"]  # rotated in the end, either way
+        if trainer_class is NonLinguisticTrainer:
+            assert trainer.args.save_total_limit is None  # transformers rotates nothing; the marker callback does
     assert seen[NonLinguisticTrainer] == [["checkpoint-2"], ["checkpoint-2", "checkpoint-4"]]  # kept until 4 is marked
     assert seen[SentenceTransformerTrainer] == [["checkpoint-2"], ["checkpoint-4"]]  # transformers rotated before the marker
-
-
-def test_names_moved_to_loss_state_still_import_with_a_future_warning():
-    from sbert_nonling.training import loss_state, trainer
-
-    with pytest.warns(FutureWarning, match="moved to sbert_nonling.training.loss_state.loss_state_dict"):
-        assert trainer.loss_state_dict is loss_state.loss_state_dict
 
 
 def _worker_datasets(kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_subset):
