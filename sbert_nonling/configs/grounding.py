@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Literal
 
 from sbert_nonling.configs.base import setting
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig
@@ -18,18 +18,7 @@ ProjectionHead = Literal["mlp", "linear"]
 class GroundingConfig(SingleRunConfig):
     """The grounding side shared by MCSE and MACD: the frozen image encoder, the caption <-> image contrastive term
     (:class:`~sbert_nonling.losses.MultimodalAlignLoss`) and the optional anchor to a frozen copy of the starting model
-    (:class:`~sbert_nonling.losses.DistillAnchorLoss`).
-
-    Renamed settings (the former names still work, with a FutureWarning): ``image_dim`` -> ``image_dimension``,
-    ``projection_dim`` -> ``projection_dimension``, ``head_activation`` (tanh / none) -> ``projection_head`` (mlp /
-    linear), ``anchor_temperature`` -> ``anchor_distillation_temperature``."""
-
-    renamed_settings: ClassVar[dict[str, tuple[str, dict[Any, Any] | None]]] = {
-        "image_dim": ("image_dimension", None),
-        "projection_dim": ("projection_dimension", None),
-        "head_activation": ("projection_head", {"tanh": "mlp", "none": "linear"}),
-        "anchor_temperature": ("anchor_distillation_temperature", None),
-    }
+    (:class:`~sbert_nonling.losses.DistillAnchorLoss`)."""
 
     gradient_accumulation_steps: int = setting(1, "batches per optimizer step", minimum=1)
     image_encoder: str = setting("resnet50", "frozen image feature extractor: resnet50 or efficientnet-lite0")

@@ -16,7 +16,6 @@ from tqdm.auto import tqdm
 
 from sbert_nonling.data.images import decode_image
 from sbert_nonling.modules import frozen_image_encoder
-from sbert_nonling.util.deprecation import moved_names
 
 logger = logging.getLogger(__name__)
 
@@ -24,9 +23,6 @@ logger = logging.getLogger(__name__)
 #: normalisation (:data:`~sbert_nonling.modules.frozen_image_encoder.NORMALIZE_TRANSFORM`).
 CROP_TRANSFORM = v2.Compose([v2.PILToTensor(), v2.Resize(256, antialias=True), v2.CenterCrop(224)])
 FEATURE_TRANSFORM = v2.Compose([CROP_TRANSFORM, frozen_image_encoder.NORMALIZE_TRANSFORM])
-
-#: Names that moved to :mod:`sbert_nonling.modules.frozen_image_encoder` (old path kept with a FutureWarning).
-__getattr__ = moved_names(__name__, dict.fromkeys(("FrozenImageEncoder", "ENCODERS", "NORMALIZE_TRANSFORM"), frozen_image_encoder.__name__))
 
 
 def extract_image_features(
