@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import copy
 import logging
-import warnings
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
@@ -20,17 +19,25 @@ logger = logging.getLogger(__name__)
 CosineTarget = Literal["token_embeddings", "sentence_embedding"]
 
 
+@runtime_checkable
+class LossFromOutputs(Protocol):
+    """What :class:`DistillAnchorLoss` needs from its base loss: the loss computed from model outputs the caller
+    already has (one output dict per batch column), so the student runs once per batch. :class:`SimCSELoss`,
+    :class:`MultimodalAlignLoss` and :class:`DAMSMLoss` have it."""
+
+    def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> Tensor | dict[str, Tensor]: ...
+
+
 class DistillAnchorLoss(nn.Module):
     def __init__(
         self,
         model: SentenceTransformer,
-        base_loss: nn.Module | None = None,
+        base_loss: LossFromOutputs | None = None,
         teacher: SentenceTransformer | None = None,
         kl_weight: float = 5.0,
         cosine_weight: float = 1.0,
         distillation_temperature: float = 2.0,
         cosine_target: CosineTarget = "token_embeddings",
-        temperature: float | None = None,
     ) -> None:
         r"""Keeps the student close to a frozen teacher (by default a frozen copy of the starting model) while
         ``base_loss`` trains it: learning without forgetting, MACD's "lifelong" anchor.
@@ -53,13 +60,14 @@ class DistillAnchorLoss(nn.Module):
         The teacher runs once per batch column, under ``torch.no_grad`` and in eval mode; it is frozen, never
         optimised, not registered as a sub-module (so it is neither in the loss's state nor in any checkpoint or
         saved model) and follows the student's device. The student's outputs are computed once and shared with
-        ``base_loss`` through its public ``compute_loss_from_outputs(outputs, labels)`` (:class:`SimCSELoss`,
-        :class:`MultimodalAlignLoss`: the model outputs of each column, returning a loss or a dict of terms); any
-        other loss is called on the batch itself, which runs the student a second time.
+        ``base_loss`` through its public ``compute_loss_from_outputs(outputs, labels)`` (the :class:`LossFromOutputs`
+        protocol: the model outputs of each column, returning a loss or a dict of terms); a base loss without it is
+        refused at construction.
 
         Args:
             model: the student being trained.
-            base_loss: the loss that trains the student (its terms are returned alongside), or None.
+            base_loss: the loss that trains the student (its terms are returned alongside), or None. It must have
+                ``compute_loss_from_outputs`` (:class:`LossFromOutputs`; a ValueError otherwise).
             teacher: the frozen reference; default a frozen deep copy of ``model`` taken now.
             kl_weight, cosine_weight: weights of the two anchor terms (MACD's code: 5 and 1; paper form
                 :math:`\epsilon` soft-CE + (1 - :math:`\epsilon`)(1 - cos) with :math:`\epsilon` = 5/6 is the same
@@ -67,8 +75,6 @@ class DistillAnchorLoss(nn.Module):
             distillation_temperature: :math:`T` of the KL term (softens both distributions; not a contrastive
                 temperature).
             cosine_target: ``"token_embeddings"`` or ``"sentence_embedding"``.
-            temperature: deprecated name of ``distillation_temperature`` (FutureWarning); in this package
-                ``temperature`` means the 1/scale of a contrastive softmax.
 
         Reproduction notes:
             MACD's released code applies the KL term to masked-language-model logits of re-masked tokens, which needs
@@ -101,9 +107,11 @@ class DistillAnchorLoss(nn.Module):
                 loss = DistillAnchorLoss(model, base_loss=grounding)  # teacher = frozen copy of the starting model
         """
         super().__init__()
-        if temperature is not None:
-            warnings.warn("DistillAnchorLoss(temperature=...) is deprecated: use distillation_temperature=...", FutureWarning, stacklevel=2)
-            distillation_temperature = temperature
+        if base_loss is not None and not isinstance(base_loss, LossFromOutputs):
+            raise ValueError(
+                f"{type(self).__name__} shares the student's outputs with its base loss, but {type(base_loss).__name__} has no "
+                "compute_loss_from_outputs(outputs, labels) (the LossFromOutputs protocol); add it to the base loss."
+            )
         if distillation_temperature <= 0:
             raise ValueError(f"distillation_temperature={distillation_temperature!r} must be positive (MACD uses 2).")
         if kl_weight < 0 or cosine_weight < 0 or kl_weight == cosine_weight == 0:
@@ -135,24 +143,17 @@ class DistillAnchorLoss(nn.Module):
         with torch.no_grad():
             teacher_model.eval()
             teacher = [teacher_model(features) for features in teacher_features]
-        losses = self._base_terms(sentence_features, student, labels)
+        losses = self._base_terms(student, labels)
         if self.kl_weight:
             losses["anchor_kl"] = self.kl_weight * self.kl_term(student[0]["sentence_embedding"], teacher[0]["sentence_embedding"])
         if self.cosine_weight:
             losses["anchor_cosine"] = self.cosine_weight * self.cosine_term(student[0], teacher[0])
         return losses
 
-    def _base_terms(self, features: list[dict[str, Tensor]], student: list[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
+    def _base_terms(self, student: list[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
         if self.base_loss is None:
             return {}
-        compute_from_outputs = getattr(self.base_loss, "compute_loss_from_outputs", None)
-        if compute_from_outputs is not None:
-            result = compute_from_outputs(student, labels)
-        else:
-            # warning_once is added to logging.Logger by transformers at import (sentence_transformers imports it);
-            # the stdlib stubs do not know it.
-            logger.warning_once(f"{type(self.base_loss).__name__} embeds the batch again: the student runs twice per batch.")  # type: ignore[attr-defined]
-            result = self.base_loss(features, labels)
+        result = self.base_loss.compute_loss_from_outputs(student, labels)
         return dict(result) if isinstance(result, dict) else {"base": result}
 
     def kl_term(self, student: Tensor, teacher: Tensor) -> Tensor:
