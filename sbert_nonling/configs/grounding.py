@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from sbert_nonling.configs.base import setting
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig
-from sbert_nonling.losses.multimodal_align import Direction
-
-#: Kind of the two grounding projection heads (:func:`~sbert_nonling.util.heads.make_training_head`): Linear + Tanh
-#: (MCSE) or Linear (MACD).
-ProjectionHead = Literal["mlp", "linear"]
+from sbert_nonling.losses.multimodal_align import Direction, ProjectionHead
 
 
 @dataclass

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from sbert_nonling.configs.base import paper_default, setting
-from sbert_nonling.configs.grounding import GroundingConfig, ProjectionHead
+from sbert_nonling.configs.grounding import GroundingConfig
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig, TextData
-from sbert_nonling.losses.multimodal_align import Direction
+from sbert_nonling.losses.multimodal_align import Direction, ProjectionHead
 from sbert_nonling.util.heads import TrainingHead
 
 

@@ -34,9 +34,9 @@ class DistillAnchorLoss(nn.Module):
         model: SentenceTransformer,
         base_loss: LossFromOutputs | None = None,
         teacher: SentenceTransformer | None = None,
-        kl_weight: float = 5.0,
-        cosine_weight: float = 1.0,
-        distillation_temperature: float = 2.0,
+        anchor_kl_weight: float = 5.0,
+        anchor_cosine_weight: float = 1.0,
+        anchor_distillation_temperature: float = 2.0,
         cosine_target: CosineTarget = "token_embeddings",
     ) -> None:
         r"""Keeps the student close to a frozen teacher (by default a frozen copy of the starting model) while
@@ -69,10 +69,10 @@ class DistillAnchorLoss(nn.Module):
             base_loss: the loss that trains the student (its terms are returned alongside), or None. It must have
                 ``compute_loss_from_outputs`` (:class:`LossFromOutputs`; a ValueError otherwise).
             teacher: the frozen reference; default a frozen deep copy of ``model`` taken now.
-            kl_weight, cosine_weight: weights of the two anchor terms (MACD's code: 5 and 1; paper form
+            anchor_kl_weight, anchor_cosine_weight: weights of the two anchor terms (MACD's code: 5 and 1; paper form
                 :math:`\epsilon` soft-CE + (1 - :math:`\epsilon`)(1 - cos) with :math:`\epsilon` = 5/6 is the same
                 ratio). A zero weight disables its term.
-            distillation_temperature: :math:`T` of the KL term (softens both distributions; not a contrastive
+            anchor_distillation_temperature: :math:`T` of the KL term (softens both distributions; not a contrastive
                 temperature).
             cosine_target: ``"token_embeddings"`` or ``"sentence_embedding"``.
 
@@ -103,7 +103,7 @@ class DistillAnchorLoss(nn.Module):
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
                 encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="cls")
-                grounding = MultimodalAlignLoss(model, image_dimension=2048, direction="symmetric", temperature=0.1)
+                grounding = MultimodalAlignLoss(model, image_dimension=2048, grounding_direction="symmetric", grounding_temperature=0.1)
                 loss = DistillAnchorLoss(model, base_loss=grounding)  # teacher = frozen copy of the starting model
         """
         super().__init__()
@@ -112,17 +112,17 @@ class DistillAnchorLoss(nn.Module):
                 f"{type(self).__name__} shares the student's outputs with its base loss, but {type(base_loss).__name__} has no "
                 "compute_loss_from_outputs(outputs, labels) (the LossFromOutputs protocol); add it to the base loss."
             )
-        if distillation_temperature <= 0:
-            raise ValueError(f"distillation_temperature={distillation_temperature!r} must be positive (MACD uses 2).")
-        if kl_weight < 0 or cosine_weight < 0 or kl_weight == cosine_weight == 0:
-            raise ValueError(f"kl_weight={kl_weight} and cosine_weight={cosine_weight} must be >= 0 and not both 0.")
+        if anchor_distillation_temperature <= 0:
+            raise ValueError(f"anchor_distillation_temperature={anchor_distillation_temperature!r} must be positive (MACD uses 2).")
+        if anchor_kl_weight < 0 or anchor_cosine_weight < 0 or anchor_kl_weight == anchor_cosine_weight == 0:
+            raise ValueError(f"anchor_kl_weight={anchor_kl_weight} and anchor_cosine_weight={anchor_cosine_weight} must be >= 0 and not both 0.")
         if cosine_target not in ("token_embeddings", "sentence_embedding"):
             raise ValueError(f"cosine_target={cosine_target!r} must be 'token_embeddings' or 'sentence_embedding'.")
         self.model = model
         self.base_loss = base_loss
-        self.kl_weight = kl_weight
-        self.cosine_weight = cosine_weight
-        self.distillation_temperature = distillation_temperature
+        self.anchor_kl_weight = anchor_kl_weight
+        self.anchor_cosine_weight = anchor_cosine_weight
+        self.anchor_distillation_temperature = anchor_distillation_temperature
         self.cosine_target = cosine_target
         frozen = copy.deepcopy(model) if teacher is None else teacher
         frozen.eval().requires_grad_(False)
@@ -144,10 +144,10 @@ class DistillAnchorLoss(nn.Module):
             teacher_model.eval()
             teacher = [teacher_model(features) for features in teacher_features]
         losses = self._base_terms(student, labels)
-        if self.kl_weight:
-            losses["anchor_kl"] = self.kl_weight * self.kl_term(student[0]["sentence_embedding"], teacher[0]["sentence_embedding"])
-        if self.cosine_weight:
-            losses["anchor_cosine"] = self.cosine_weight * self.cosine_term(student[0], teacher[0])
+        if self.anchor_kl_weight:
+            losses["anchor_kl"] = self.anchor_kl_weight * self.kl_term(student[0]["sentence_embedding"], teacher[0]["sentence_embedding"])
+        if self.anchor_cosine_weight:
+            losses["anchor_cosine"] = self.anchor_cosine_weight * self.cosine_term(student[0], teacher[0])
         return losses
 
     def _base_terms(self, student: list[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
@@ -158,7 +158,7 @@ class DistillAnchorLoss(nn.Module):
 
     def kl_term(self, student: Tensor, teacher: Tensor) -> Tensor:
         """T^2 * KL(teacher || student) of the in-batch cosine-similarity distributions at temperature T (float32)."""
-        temperature = self.distillation_temperature
+        temperature = self.anchor_distillation_temperature
         with float32_math(student, teacher) as (student, teacher):
             student, teacher = F.normalize(student, dim=-1), F.normalize(teacher, dim=-1)
             log_student = F.log_softmax(student @ student.T / temperature, dim=-1)
@@ -177,9 +177,9 @@ class DistillAnchorLoss(nn.Module):
 
     def get_config_dict(self) -> dict[str, Any]:
         return {
-            "kl_weight": self.kl_weight,
-            "cosine_weight": self.cosine_weight,
-            "distillation_temperature": self.distillation_temperature,
+            "anchor_kl_weight": self.anchor_kl_weight,
+            "anchor_cosine_weight": self.anchor_cosine_weight,
+            "anchor_distillation_temperature": self.anchor_distillation_temperature,
             "cosine_target": self.cosine_target,
             "base_loss": None if self.base_loss is None else type(self.base_loss).__name__,
         }

@@ -33,7 +33,7 @@ def test_anchor_terms_vanish_when_the_student_equals_the_teacher(tiny_model):
 
 
 def test_kl_and_cosine_terms_match_hand_computed_values(tiny_model):
-    loss = DistillAnchorLoss(tiny_model, distillation_temperature=2.0)
+    loss = DistillAnchorLoss(tiny_model, anchor_distillation_temperature=2.0)
     student, teacher = torch.tensor([[1.0, 0.0], [0.0, 1.0]]), torch.tensor([[1.0, 0.0], [0.6, 0.8]])
     expected = 0.0
     for i in range(2):
@@ -65,20 +65,20 @@ def test_composed_with_simcse_each_model_runs_once_per_column(tiny_model):
 
 
 def test_composed_with_grounding_returns_all_terms(tiny_model):
-    grounding = MultimodalAlignLoss(tiny_model, image_dimension=4, direction="symmetric", temperature=0.1)
-    loss = DistillAnchorLoss(tiny_model, base_loss=grounding, kl_weight=0.0, cosine_target="sentence_embedding")
+    grounding = MultimodalAlignLoss(tiny_model, image_dimension=4, grounding_direction="symmetric", grounding_temperature=0.1)
+    loss = DistillAnchorLoss(tiny_model, base_loss=grounding, anchor_kl_weight=0.0, cosine_target="sentence_embedding")
     terms = loss([tiny_model.preprocess(SENTENCES)] * 2, torch.randn(3, 4))
     assert set(terms) == {"grounding", "anchor_cosine"}
 
 
 def test_settings_are_checked(tiny_model):
-    with pytest.raises(ValueError, match="distillation_temperature=0 must be positive"):
-        DistillAnchorLoss(tiny_model, distillation_temperature=0)
+    with pytest.raises(ValueError, match="anchor_distillation_temperature=0 must be positive"):
+        DistillAnchorLoss(tiny_model, anchor_distillation_temperature=0)
     with pytest.raises(ValueError, match="not both 0"):
-        DistillAnchorLoss(tiny_model, kl_weight=0, cosine_weight=0)
+        DistillAnchorLoss(tiny_model, anchor_kl_weight=0, anchor_cosine_weight=0)
     with pytest.raises(ValueError, match="cosine_target='pooler'"):
         DistillAnchorLoss(tiny_model, cosine_target="pooler")
-    assert DistillAnchorLoss(tiny_model).get_config_dict()["kl_weight"] == 5.0
+    assert DistillAnchorLoss(tiny_model).get_config_dict()["anchor_kl_weight"] == 5.0
     assert "cui2020macd" in DistillAnchorLoss(tiny_model).citation
 
 
