@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from sbert_nonling.configs.base import setting
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig
-from sbert_nonling.losses.multimodal_align import Direction, ProjectionHead
+from sbert_nonling.losses.multimodal_align import Direction
+from sbert_nonling.util.heads import TrainingHead
 
 
 @dataclass
@@ -23,7 +24,7 @@ class GroundingConfig(SingleRunConfig):
     grounding_direction: Direction = setting("text_to_image", "text_to_image (MCSE) or symmetric (MACD)")
     grounding_temperature: float = setting(0.05, "temperature of the grounding softmax", above=0.0)
     projection_dimension: int = setting(256, "dimension of the shared grounding space", minimum=1)
-    projection_head: ProjectionHead = setting("mlp", "kind of the projection heads: mlp (Linear + Tanh) or linear")
+    projection_head: TrainingHead = setting("mlp", "kind of the projection heads: mlp (Linear + Tanh, MCSE) or linear (MACD)")
     local_weight: float = setting(0.0, "weight of the word-region (DAMSM) term", minimum=0.0)
     anchor: bool = setting(False, "anchor to a frozen copy of the starting model (MACD)")
     anchor_kl_weight: float = setting(5.0, "weight of the anchor's KL term", minimum=0.0)

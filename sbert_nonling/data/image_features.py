@@ -19,10 +19,9 @@ from sbert_nonling.modules import frozen_image_encoder
 
 logger = logging.getLogger(__name__)
 
-#: MCSE's preprocessing for frozen image features: Resize 256, CenterCrop 224 (uint8 pixels), then ImageNet
-#: normalisation (:data:`~sbert_nonling.modules.frozen_image_encoder.NORMALIZE_TRANSFORM`).
-CROP_TRANSFORM = v2.Compose([v2.PILToTensor(), v2.Resize(256, antialias=True), v2.CenterCrop(224)])
-FEATURE_TRANSFORM = v2.Compose([CROP_TRANSFORM, frozen_image_encoder.NORMALIZE_TRANSFORM])
+#: MCSE's preprocessing for frozen image features: Resize 256, CenterCrop 224, then ImageNet normalisation
+#: (:data:`~sbert_nonling.modules.frozen_image_encoder.NORMALIZE_TRANSFORM`).
+FEATURE_TRANSFORM = v2.Compose([v2.PILToTensor(), v2.Resize(256, antialias=True), v2.CenterCrop(224), frozen_image_encoder.NORMALIZE_TRANSFORM])
 
 
 def extract_image_features(

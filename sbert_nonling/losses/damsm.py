@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,8 +12,6 @@ from torch import Tensor, nn
 
 from sbert_nonling.util.heads import embedding_dimension
 from sbert_nonling.util.precision import float32_math
-
-logger = logging.getLogger(__name__)
 
 
 def damsm_scores(words: Tensor, word_mask: Tensor, regions: Tensor, gammas: tuple[float, float, float]) -> Tensor:
@@ -76,9 +73,8 @@ class DAMSMLoss(nn.Module):
 
             \mathcal{L} = \frac{1}{2} \big( \mathrm{CE}(S, \mathrm{diag}) + \mathrm{CE}(S^\top, \mathrm{diag}) \big)
 
-        the mean cross-entropy of each caption against the images of the batch and of each image against the captions
-        (padded words left out). The scores (:func:`damsm_scores`) are computed in float32 under autocast, the heads in
-        the autocast dtype. The heads belong to the loss: training-only, never part of the saved model.
+        each caption against the batch's images and each image against its captions (padded words left out); scores
+        (:func:`damsm_scores`) in float32 under autocast. The heads are the loss's: training-only, never saved.
 
         Args:
             model: the SentenceTransformer being trained; its outputs must hold ``token_embeddings`` and
@@ -94,16 +90,14 @@ class DAMSMLoss(nn.Module):
             - Cui, Zheng, Wang. Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning
               (MACD), EMNLP 2020 (the local loss of its released code).
 
-        Requirements:
-            1. Region features of each caption's image from a frozen encoder, precomputed on the data side
-               (``sbert-nonling features --regions``: a 7 x 7 ResNet-50 grid, 49 regions).
-
         Inputs:
             +------------------------------+-------------------------------------+
             | Texts                        | Labels                              |
             +==============================+=====================================+
             | (caption, ...)               | region features (R, d) of its image |
             +------------------------------+-------------------------------------+
+
+            Region grids are precomputed on the data side (``sbert-nonling features --regions``: 7 x 7 ResNet-50).
 
         Relations:
             - :class:`~sbert_nonling.losses.MultimodalAlignLoss` builds one for its ``local_weight`` term (MACD) and

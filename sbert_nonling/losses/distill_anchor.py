@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import logging
 from collections.abc import Iterable
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -13,8 +12,6 @@ from sentence_transformers import SentenceTransformer
 from torch import Tensor, nn
 
 from sbert_nonling.util.precision import float32_math
-
-logger = logging.getLogger(__name__)
 
 CosineTarget = Literal["token_embeddings", "sentence_embedding"]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from typing import Any, Literal, cast
 
@@ -13,21 +12,13 @@ from torch import Tensor, nn
 
 from sbert_nonling.losses.damsm import DAMSMLoss, check_image_features
 from sbert_nonling.losses.simcse import SimCSELoss
-from sbert_nonling.util.heads import embedding_dimension, make_training_head
+from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
 
-logger = logging.getLogger(__name__)
-
 Direction = Literal["text_to_image", "symmetric"]
-#: The :data:`~sbert_nonling.util.heads.TrainingHead` kinds a projection into the shared space can have.
-ProjectionHead = Literal["mlp", "linear"]
-PROJECTION_HEADS: tuple[str, ...] = ("mlp", "linear")
 #: MultipleNegativesRankingLoss's directions for each grounding direction (queries: captions; documents: images).
-MNRL_DIRECTIONS: dict[str, tuple[Literal["query_to_doc", "doc_to_query"], ...]] = {
-    "text_to_image": ("query_to_doc",),
-    "symmetric": ("query_to_doc", "doc_to_query"),
-}
+MNRL_DIRECTIONS: dict[str, tuple[Any, ...]] = {"text_to_image": ("query_to_doc",), "symmetric": ("query_to_doc", "doc_to_query")}
 
 
 class MultimodalAlignLoss(nn.Module):
@@ -40,7 +31,7 @@ class MultimodalAlignLoss(nn.Module):
         grounding_direction: Direction = "text_to_image",
         grounding_temperature: float = 0.05,
         projection_dimension: int = 256,
-        projection_head: ProjectionHead = "mlp",
+        projection_head: TrainingHead = "mlp",
         local_weight: float = 0.0,
         gammas: tuple[float, float, float] = (1.0, 5.0, 10.0),
         gather_across_devices: bool = False,
@@ -62,13 +53,10 @@ class MultimodalAlignLoss(nn.Module):
 
         with :math:`g_t` = Linear(h, 256) + Tanh, :math:`g_v` = Linear(d_img, 256) + Tanh, :math:`\tau'` = 0.05.
         ``grounding_direction="symmetric"`` averages the text -> image and image -> text cross-entropies (MACD's global
-        loss: cosine x 10, i.e. :math:`\tau'` = 0.1, Linear heads to 768 with ``projection_head="linear"``). The
-        optional local term (``local_weight`` :math:`\mu` > 0, needs region features, e.g. a 7 x 7 grid, in the
-        label column) is MACD's DAMSM word <-> region matching, a :class:`~sbert_nonling.losses.damsm.DAMSMLoss`
-        built here (its heads after the projection heads) and given the same model outputs.
-
-        The loss returns its terms as a dict (``simcse``, ``grounding``, ``local``), which the trainer sums and logs.
-        Under autocast the heads run in half precision and everything after them in float32.
+        loss: :math:`\tau'` = 0.1, ``projection_head="linear"`` to 768). The local term (``local_weight`` :math:`\mu`
+        > 0; region features in the label column) is MACD's :class:`~sbert_nonling.losses.damsm.DAMSMLoss`, built here
+        and given the same model outputs. The terms come back as a dict (``simcse``, ``grounding``, ``local``), which
+        the trainer sums and logs; under autocast the heads run in half precision, everything after them in float32.
 
         Args:
             model: the SentenceTransformer being trained (pooling must give the [CLS] vector the paper grounds).
@@ -79,7 +67,7 @@ class MultimodalAlignLoss(nn.Module):
             grounding_direction: ``"text_to_image"`` (MCSE) or ``"symmetric"`` (MACD).
             grounding_temperature: :math:`\tau'` (scale = 1 / temperature of the ranking loss: 0.05 is scale 20).
             projection_dimension: shared-space width (MCSE: 256; MACD: 768).
-            projection_head: kind of the two projection heads (:func:`~sbert_nonling.util.heads.make_training_head`):
+            projection_head: kind of the two projection heads (:data:`~sbert_nonling.util.heads.TrainingHead`):
                 ``"mlp"``, Linear + Tanh (MCSE, the default), or ``"linear"`` (MACD).
             local_weight: :math:`\mu`, weight of the DAMSM term (0 disables it).
             gammas: DAMSM's (attention sharpness, word aggregation, scale).
@@ -92,9 +80,8 @@ class MultimodalAlignLoss(nn.Module):
               (MACD), EMNLP 2020.
 
         Requirements:
-            1. Caption batches: (caption, caption) pairs with the image's features as the label.
-            2. Features precomputed on the data side by a frozen encoder (``sbert-nonling features``, or
-               :func:`~sbert_nonling.data.image_features.extract_image_features`), as the papers do.
+            1. Image features precomputed on the data side by a frozen encoder (``sbert-nonling features``), as the
+               papers do.
 
         Inputs:
             +------------------------------+----------------------------------------------------+
@@ -124,8 +111,6 @@ class MultimodalAlignLoss(nn.Module):
         """
         if grounding_direction not in MNRL_DIRECTIONS:
             raise ValueError(f"grounding_direction={grounding_direction!r} must be one of {list(MNRL_DIRECTIONS)}.")
-        if projection_head not in PROJECTION_HEADS:
-            raise ValueError(f"projection_head={projection_head!r} must be one of {list(PROJECTION_HEADS)}.")
         if grounding_temperature <= 0 or image_dimension <= 0 or projection_dimension <= 0:
             raise ValueError(
                 "grounding_temperature, image_dimension and projection_dimension must be positive, got "

@@ -92,8 +92,8 @@ def test_projection_heads_take_the_training_head_kinds(tiny_model):
     assert [type(module) for module in mcse.text_head] == [torch.nn.Linear, torch.nn.Tanh]
     assert [type(module) for module in macd.image_head] == [torch.nn.Linear]
     assert mcse.get_config_dict()["projection_head"] == "mlp" and macd.get_config_dict()["image_dimension"] == 8
-    with pytest.raises(ValueError, match="projection_head='none' must be one of"):
-        MultimodalAlignLoss(tiny_model, image_dimension=8, projection_head="none")
+    with pytest.raises(ValueError, match="projection_head='tanh' must be one of"):
+        MultimodalAlignLoss(tiny_model, image_dimension=8, projection_head="tanh")
 
 
 def test_projections_are_the_heads_and_regions_are_averaged_first(tiny_model):
