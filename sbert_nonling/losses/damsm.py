@@ -41,9 +41,8 @@ def damsm_scores(words: Tensor, word_mask: Tensor, regions: Tensor, gammas: tupl
 def check_image_features(owner: str, labels: Tensor | None, batch_size: int, image_dimension: int, regions: bool) -> Tensor:
     """The label column of a caption batch as float image features, after checking them: one row per caption, width
     ``image_dimension``, a region grid (B, regions, d) if ``regions``, else that or global vectors (B, d)."""
-    expected = "(B, regions, d)" if regions else "(B, d) or (B, regions, d)"
     if labels is None or labels.ndim not in ((3,) if regions else (2, 3)):
-        shape = None if labels is None else tuple(labels.shape)
+        expected, shape = "(B, regions, d)" if regions else "(B, d) or (B, regions, d)", None if labels is None else tuple(labels.shape)
         raise ValueError(f"{owner} needs image features {expected} as the label column, got {shape}.")
     if labels.shape[0] != batch_size:
         raise ValueError(f"Got image features for {labels.shape[0]} images but {batch_size} captions; one image per caption.")
@@ -100,8 +99,7 @@ class DAMSMLoss(nn.Module):
             Region grids are precomputed on the data side (``sbert-nonling features --regions``: 7 x 7 ResNet-50).
 
         Relations:
-            - :class:`~sbert_nonling.losses.MultimodalAlignLoss` builds one for its ``local_weight`` term (MACD) and
-              hands it the same model outputs; only the first column is read.
+            - :class:`~sbert_nonling.losses.MultimodalAlignLoss` builds one for its ``local_weight`` term (MACD).
 
         Example:
             ::
@@ -114,8 +112,7 @@ class DAMSMLoss(nn.Module):
                 sentences = ["A man is playing a guitar.", "A woman slices an onion."]
                 model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)), pooling="cls")
                 loss = DAMSMLoss(model, image_dimension=16, projection_dimension=8)
-                value = loss([model.preprocess(sentences)], torch.randn(2, 49, 16))  # 7 x 7 region grids
-                value.backward()
+                loss([model.preprocess(sentences)], torch.randn(2, 49, 16)).backward()  # 7 x 7 region grids
         """
         super().__init__()
         gamma1, gamma2, gamma3 = gammas  # a list from a saved config is accepted too

@@ -18,9 +18,8 @@ CosineTarget = Literal["token_embeddings", "sentence_embedding"]
 
 @runtime_checkable
 class LossFromOutputs(Protocol):
-    """What :class:`DistillAnchorLoss` needs from its base loss: the loss computed from model outputs the caller
-    already has (one output dict per batch column), so the student runs once per batch. :class:`SimCSELoss`,
-    :class:`MultimodalAlignLoss` and :class:`DAMSMLoss` have it."""
+    """What :class:`DistillAnchorLoss` needs from its base loss: the loss from model outputs the caller already has
+    (one output dict per batch column), so the student runs once per batch (SimCSELoss, MultimodalAlignLoss, DAMSMLoss)."""
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> Tensor | dict[str, Tensor]: ...
 
@@ -140,18 +139,15 @@ class DistillAnchorLoss(nn.Module):
         with torch.no_grad():
             teacher_model.eval()
             teacher = [teacher_model(features) for features in teacher_features]
-        losses = self._base_terms(student, labels)
+        losses: dict[str, Tensor] = {}
+        if self.base_loss is not None:
+            result = self.base_loss.compute_loss_from_outputs(student, labels)
+            losses = dict(result) if isinstance(result, dict) else {"base": result}
         if self.anchor_kl_weight:
             losses["anchor_kl"] = self.anchor_kl_weight * self.kl_term(student[0]["sentence_embedding"], teacher[0]["sentence_embedding"])
         if self.anchor_cosine_weight:
             losses["anchor_cosine"] = self.anchor_cosine_weight * self.cosine_term(student[0], teacher[0])
         return losses
-
-    def _base_terms(self, student: list[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
-        if self.base_loss is None:
-            return {}
-        result = self.base_loss.compute_loss_from_outputs(student, labels)
-        return dict(result) if isinstance(result, dict) else {"base": result}
 
     def kl_term(self, student: Tensor, teacher: Tensor) -> Tensor:
         """T^2 * KL(teacher || student) of the in-batch cosine-similarity distributions at temperature T (float32)."""

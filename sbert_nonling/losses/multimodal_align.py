@@ -140,8 +140,7 @@ class MultimodalAlignLoss(nn.Module):
         self.local_loss = DAMSMLoss(model, image_dimension, projection_dimension, gammas) if local_weight else None
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
-        outputs = forward_views(self.model, sentence_features)  # the caption's dropout views, one forward pass
-        return self.compute_loss_from_outputs(outputs, labels)
+        return self.compute_loss_from_outputs(forward_views(self.model, sentence_features), labels)  # both views, one forward
 
     def project_text(self, sentence_embeddings: Tensor) -> Tensor:
         """Sentence embeddings (B, hidden) in the shared grounding space (B, projection_dimension), through the text head."""
