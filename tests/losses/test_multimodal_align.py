@@ -4,6 +4,8 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
+from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
 from sbert_nonling import MultimodalAlignLoss, SimCSELoss
 
@@ -102,3 +104,31 @@ def test_projections_are_the_heads_and_regions_are_averaged_first(tiny_model):
     torch.testing.assert_close(loss.project_text(sentences), loss.text_head(sentences))
     torch.testing.assert_close(loss.project_images(regions), loss.image_head(regions.mean(dim=1)))
     torch.testing.assert_close(loss.project_images(regions[:, 0]), loss.image_head(regions[:, 0]))
+
+
+def test_the_grounding_term_is_multiple_negatives_ranking_loss_on_the_projections(tiny_model):
+    loss = MultimodalAlignLoss(tiny_model, image_dimension=8, grounding_direction="symmetric", grounding_temperature=0.1)
+    ranking = loss.grounding_loss
+    assert isinstance(ranking, MultipleNegativesRankingLoss) and ranking.scale == pytest.approx(10.0)
+    assert (ranking.directions, ranking.partition_mode) == (("query_to_doc", "doc_to_query"), "per_direction")
+    texts, images = torch.randn(4, 256), torch.randn(4, 256)
+    torch.testing.assert_close(loss.grounding_term(texts, images), ranking.compute_loss_from_embeddings([texts, images], None))
+
+
+@pytest.mark.parametrize("direction", ["text_to_image", "symmetric"])
+def test_gather_across_devices_adds_the_other_processes_pairs_as_negatives(tiny_model, monkeypatch, direction):
+    """Rank 1 of 2, the other process holding the negated vectors: labels are offset by the rank."""
+    from sentence_transformers.sentence_transformer.losses import multiple_negatives_ranking
+
+    monkeypatch.setattr(multiple_negatives_ranking, "all_gather_with_grad", lambda x: torch.cat([-x, x]))
+    monkeypatch.setattr(multiple_negatives_ranking, "get_rank", lambda: 1)
+    loss = identity_loss(tiny_model, grounding_direction=direction, gather_across_devices=True)
+    terms = loss.compute_loss_from_outputs([{"sentence_embedding": view} for view in VIEWS], IMAGES)
+    targets, images = torch.arange(2) + 2, F.normalize(IMAGES, dim=-1)
+    expected = []
+    for view in VIEWS:
+        texts = F.normalize(view, dim=-1)
+        expected.append(F.cross_entropy(texts @ torch.cat([-images, images]).T / 0.05, targets))
+        if direction == "symmetric":
+            expected.append(F.cross_entropy(images @ torch.cat([-texts, texts]).T / 0.05, targets))
+    torch.testing.assert_close(terms["grounding"], 0.01 * torch.stack(expected).mean())
