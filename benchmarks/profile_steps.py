@@ -7,7 +7,7 @@
    cheaper by bf16 / a GPU). A step dominated by anything else has waste to remove.
 2. DAMSM (MACD's word <-> region term) at MACD's shapes (64 captions x 32 words x 49 regions, projection 768): the
    direct form that builds every (caption, image, word) context vector vs the form in
-   :func:`sbert_nonling.losses.multimodal_align.damsm_scores` (Gram matrix of the regions; same values and
+   :func:`sbert_nonling.losses.damsm.damsm_scores` (Gram matrix of the regions; same values and
    gradients, tested), forward + backward, A/B/A/B. ``ratio`` = new / direct seconds.
 
 Run: ``python benchmarks/profile_steps.py [--size mini] [--rounds 4] [--threads 2]``. Prints tables, then one JSON line.
@@ -32,7 +32,7 @@ from sbert_nonling import (
     UnpairedModalityContrastiveLoss,
 )
 from sbert_nonling.data.perturbations import PerturbationPairs
-from sbert_nonling.losses.multimodal_align import damsm_scores
+from sbert_nonling.losses.damsm import damsm_scores
 from sbert_nonling.models import build_pixel_model, build_sentence_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
 
@@ -85,9 +85,9 @@ def steps(args) -> dict[str, object]:
     align = MultimodalAlignLoss(
         model,
         image_dimension=1280,
-        weight=1.0,
-        direction="symmetric",
-        temperature=0.1,
+        grounding_weight=1.0,
+        grounding_direction="symmetric",
+        grounding_temperature=0.1,
         projection_dimension=hidden,
         projection_head="linear",
         local_weight=1.0,

@@ -3,33 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
 
 from sbert_nonling.configs.base import setting
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig
 from sbert_nonling.losses.multimodal_align import Direction
-
-#: Kind of the two grounding projection heads (:func:`~sbert_nonling.util.heads.make_training_head`): Linear + Tanh
-#: (MCSE) or Linear (MACD).
-ProjectionHead = Literal["mlp", "linear"]
+from sbert_nonling.util.heads import TrainingHead
 
 
 @dataclass
 class GroundingConfig(SingleRunConfig):
     """The grounding side shared by MCSE and MACD: the frozen image encoder, the caption <-> image contrastive term
     (:class:`~sbert_nonling.losses.MultimodalAlignLoss`) and the optional anchor to a frozen copy of the starting model
-    (:class:`~sbert_nonling.losses.DistillAnchorLoss`).
-
-    Renamed settings (the former names still work, with a FutureWarning): ``image_dim`` -> ``image_dimension``,
-    ``projection_dim`` -> ``projection_dimension``, ``head_activation`` (tanh / none) -> ``projection_head`` (mlp /
-    linear), ``anchor_temperature`` -> ``anchor_distillation_temperature``."""
-
-    renamed_settings: ClassVar[dict[str, tuple[str, dict[Any, Any] | None]]] = {
-        "image_dim": ("image_dimension", None),
-        "projection_dim": ("projection_dimension", None),
-        "head_activation": ("projection_head", {"tanh": "mlp", "none": "linear"}),
-        "anchor_temperature": ("anchor_distillation_temperature", None),
-    }
+    (:class:`~sbert_nonling.losses.DistillAnchorLoss`)."""
 
     gradient_accumulation_steps: int = setting(1, "batches per optimizer step", minimum=1)
     image_encoder: str = setting("resnet50", "frozen image feature extractor: resnet50 or efficientnet-lite0")
@@ -39,7 +24,7 @@ class GroundingConfig(SingleRunConfig):
     grounding_direction: Direction = setting("text_to_image", "text_to_image (MCSE) or symmetric (MACD)")
     grounding_temperature: float = setting(0.05, "temperature of the grounding softmax", above=0.0)
     projection_dimension: int = setting(256, "dimension of the shared grounding space", minimum=1)
-    projection_head: ProjectionHead = setting("mlp", "kind of the projection heads: mlp (Linear + Tanh) or linear")
+    projection_head: TrainingHead = setting("mlp", "kind of the projection heads: mlp (Linear + Tanh, MCSE) or linear (MACD)")
     local_weight: float = setting(0.0, "weight of the word-region (DAMSM) term", minimum=0.0)
     anchor: bool = setting(False, "anchor to a frozen copy of the starting model (MACD)")
     anchor_kl_weight: float = setting(5.0, "weight of the anchor's KL term", minimum=0.0)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from sbert_nonling.configs.base import paper_default, setting
-from sbert_nonling.configs.grounding import GroundingConfig, ProjectionHead
+from sbert_nonling.configs.grounding import GroundingConfig
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig, TextData
 from sbert_nonling.losses.multimodal_align import Direction
 from sbert_nonling.util.heads import TrainingHead
@@ -33,7 +33,7 @@ class MACDConfig(GroundingConfig):
     grounding_direction: Direction = paper_default(GroundingConfig, "grounding_direction", "symmetric")
     grounding_temperature: float = paper_default(GroundingConfig, "grounding_temperature", 0.1)
     projection_dimension: int = paper_default(GroundingConfig, "projection_dimension", 768)
-    projection_head: ProjectionHead = paper_default(GroundingConfig, "projection_head", "linear")
+    projection_head: TrainingHead = paper_default(GroundingConfig, "projection_head", "linear")
     local_weight: float = paper_default(GroundingConfig, "local_weight", 1.0)
     anchor: bool = paper_default(GroundingConfig, "anchor", True)
     freeze_position_embeddings: bool = paper_default(GroundingConfig, "freeze_position_embeddings", True)

@@ -14,8 +14,6 @@ from datasets import Array2D, Dataset, Features, List, Value
 from datasets import Image as ImageFeature
 
 from sbert_nonling.data.hub import CAPTION_ROLES, HubSource, hub_source, load_hub_columns
-from sbert_nonling.data.image_features import CROP_TRANSFORM
-from sbert_nonling.data.images import open_image
 from sbert_nonling.util.validation import check_sentence, split_lines
 
 logger = logging.getLogger(__name__)
@@ -125,23 +123,6 @@ def sample_one_caption_per_image(pairs: list[tuple[str, str]], seed: int = 42) -
         by_image.setdefault(image, []).append(caption)
     generator = random.Random(seed)
     return [(image, generator.choice(captions)) for image, captions in sorted(by_image.items())]
-
-
-def caption_image_dataset(pairs: list[tuple[str, str]], image_dir: str | Path, one_caption_per_image: bool = True, seed: int = 42) -> Dataset:
-    """Like :func:`caption_feature_dataset`, but the ``label`` holds the image itself, resized (256) and centre-cropped
-    (224) to uint8 pixels (3, 224, 224), decoded when the row is read: for a MultimodalAlignLoss that runs a frozen
-    ``image_encoder`` inside the loss. Undecodable files raise a ValueError naming them."""
-    if one_caption_per_image:
-        pairs = sample_one_caption_per_image(pairs, seed)
-    image_dir = Path(image_dir)
-    dataset = Dataset.from_dict({"anchor": [c for _, c in pairs], "positive": [c for _, c in pairs], "image": [str(image_dir / i) for i, _ in pairs]})
-
-    def transform(batch: dict[str, list]) -> dict[str, list]:
-        pixels = [CROP_TRANSFORM(open_image(path)) for path in batch["image"]]
-        return {"anchor": batch["anchor"], "positive": batch["positive"], "label": pixels}
-
-    dataset.set_transform(transform)
-    return dataset
 
 
 def caption_feature_dataset(

@@ -16,17 +16,12 @@ from tqdm.auto import tqdm
 
 from sbert_nonling.data.images import decode_image
 from sbert_nonling.modules import frozen_image_encoder
-from sbert_nonling.util.deprecation import moved_names
 
 logger = logging.getLogger(__name__)
 
-#: MCSE's preprocessing for frozen image features: Resize 256, CenterCrop 224 (uint8 pixels), then ImageNet
-#: normalisation (:data:`~sbert_nonling.modules.frozen_image_encoder.NORMALIZE_TRANSFORM`).
-CROP_TRANSFORM = v2.Compose([v2.PILToTensor(), v2.Resize(256, antialias=True), v2.CenterCrop(224)])
-FEATURE_TRANSFORM = v2.Compose([CROP_TRANSFORM, frozen_image_encoder.NORMALIZE_TRANSFORM])
-
-#: Names that moved to :mod:`sbert_nonling.modules.frozen_image_encoder` (old path kept with a FutureWarning).
-__getattr__ = moved_names(__name__, dict.fromkeys(("FrozenImageEncoder", "ENCODERS", "NORMALIZE_TRANSFORM"), frozen_image_encoder.__name__))
+#: MCSE's preprocessing for frozen image features: Resize 256, CenterCrop 224, then ImageNet normalisation
+#: (:data:`~sbert_nonling.modules.frozen_image_encoder.NORMALIZE_TRANSFORM`).
+FEATURE_TRANSFORM = v2.Compose([v2.PILToTensor(), v2.Resize(256, antialias=True), v2.CenterCrop(224), frozen_image_encoder.NORMALIZE_TRANSFORM])
 
 
 def extract_image_features(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from sbert_nonling.losses.cached_unpaired_modality_contrastive import CachedUnpairedModalityContrastiveLoss
+from sbert_nonling.losses.damsm import DAMSMLoss
 from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
 from sbert_nonling.losses.head_layer import HeadLayer
 from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
@@ -13,6 +14,7 @@ from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityC
 
 __all__ = [
     "CachedUnpairedModalityContrastiveLoss",
+    "DAMSMLoss",
     "DistillAnchorLoss",
     "HeadLayer",
     "MultimodalAlignLoss",

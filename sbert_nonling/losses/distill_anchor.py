@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import copy
-import logging
-import warnings
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
@@ -15,22 +13,27 @@ from torch import Tensor, nn
 
 from sbert_nonling.util.precision import float32_math
 
-logger = logging.getLogger(__name__)
-
 CosineTarget = Literal["token_embeddings", "sentence_embedding"]
+
+
+@runtime_checkable
+class LossFromOutputs(Protocol):
+    """What :class:`DistillAnchorLoss` needs from its base loss: the loss from model outputs the caller already has
+    (one output dict per batch column), so the student runs once per batch (SimCSELoss, MultimodalAlignLoss, DAMSMLoss)."""
+
+    def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> Tensor | dict[str, Tensor]: ...
 
 
 class DistillAnchorLoss(nn.Module):
     def __init__(
         self,
         model: SentenceTransformer,
-        base_loss: nn.Module | None = None,
+        base_loss: LossFromOutputs | None = None,
         teacher: SentenceTransformer | None = None,
-        kl_weight: float = 5.0,
-        cosine_weight: float = 1.0,
-        distillation_temperature: float = 2.0,
+        anchor_kl_weight: float = 5.0,
+        anchor_cosine_weight: float = 1.0,
+        anchor_distillation_temperature: float = 2.0,
         cosine_target: CosineTarget = "token_embeddings",
-        temperature: float | None = None,
     ) -> None:
         r"""Keeps the student close to a frozen teacher (by default a frozen copy of the starting model) while
         ``base_loss`` trains it: learning without forgetting, MACD's "lifelong" anchor.
@@ -53,22 +56,21 @@ class DistillAnchorLoss(nn.Module):
         The teacher runs once per batch column, under ``torch.no_grad`` and in eval mode; it is frozen, never
         optimised, not registered as a sub-module (so it is neither in the loss's state nor in any checkpoint or
         saved model) and follows the student's device. The student's outputs are computed once and shared with
-        ``base_loss`` through its public ``compute_loss_from_outputs(outputs, labels)`` (:class:`SimCSELoss`,
-        :class:`MultimodalAlignLoss`: the model outputs of each column, returning a loss or a dict of terms); any
-        other loss is called on the batch itself, which runs the student a second time.
+        ``base_loss`` through its public ``compute_loss_from_outputs(outputs, labels)`` (the :class:`LossFromOutputs`
+        protocol: the model outputs of each column, returning a loss or a dict of terms); a base loss without it is
+        refused at construction.
 
         Args:
             model: the student being trained.
-            base_loss: the loss that trains the student (its terms are returned alongside), or None.
+            base_loss: the loss that trains the student (its terms are returned alongside), or None. It must have
+                ``compute_loss_from_outputs`` (:class:`LossFromOutputs`; a ValueError otherwise).
             teacher: the frozen reference; default a frozen deep copy of ``model`` taken now.
-            kl_weight, cosine_weight: weights of the two anchor terms (MACD's code: 5 and 1; paper form
+            anchor_kl_weight, anchor_cosine_weight: weights of the two anchor terms (MACD's code: 5 and 1; paper form
                 :math:`\epsilon` soft-CE + (1 - :math:`\epsilon`)(1 - cos) with :math:`\epsilon` = 5/6 is the same
                 ratio). A zero weight disables its term.
-            distillation_temperature: :math:`T` of the KL term (softens both distributions; not a contrastive
+            anchor_distillation_temperature: :math:`T` of the KL term (softens both distributions; not a contrastive
                 temperature).
             cosine_target: ``"token_embeddings"`` or ``"sentence_embedding"``.
-            temperature: deprecated name of ``distillation_temperature`` (FutureWarning); in this package
-                ``temperature`` means the 1/scale of a contrastive softmax.
 
         Reproduction notes:
             MACD's released code applies the KL term to masked-language-model logits of re-masked tokens, which needs
@@ -97,24 +99,26 @@ class DistillAnchorLoss(nn.Module):
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
                 encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="cls")
-                grounding = MultimodalAlignLoss(model, image_dimension=2048, direction="symmetric", temperature=0.1)
+                grounding = MultimodalAlignLoss(model, image_dimension=2048, grounding_direction="symmetric", grounding_temperature=0.1)
                 loss = DistillAnchorLoss(model, base_loss=grounding)  # teacher = frozen copy of the starting model
         """
         super().__init__()
-        if temperature is not None:
-            warnings.warn("DistillAnchorLoss(temperature=...) is deprecated: use distillation_temperature=...", FutureWarning, stacklevel=2)
-            distillation_temperature = temperature
-        if distillation_temperature <= 0:
-            raise ValueError(f"distillation_temperature={distillation_temperature!r} must be positive (MACD uses 2).")
-        if kl_weight < 0 or cosine_weight < 0 or kl_weight == cosine_weight == 0:
-            raise ValueError(f"kl_weight={kl_weight} and cosine_weight={cosine_weight} must be >= 0 and not both 0.")
+        if base_loss is not None and not isinstance(base_loss, LossFromOutputs):
+            raise ValueError(
+                f"{type(self).__name__} shares the student's outputs with its base loss, but {type(base_loss).__name__} has no "
+                "compute_loss_from_outputs(outputs, labels) (the LossFromOutputs protocol); add it to the base loss."
+            )
+        if anchor_distillation_temperature <= 0:
+            raise ValueError(f"anchor_distillation_temperature={anchor_distillation_temperature!r} must be positive (MACD uses 2).")
+        if anchor_kl_weight < 0 or anchor_cosine_weight < 0 or anchor_kl_weight == anchor_cosine_weight == 0:
+            raise ValueError(f"anchor_kl_weight={anchor_kl_weight} and anchor_cosine_weight={anchor_cosine_weight} must be >= 0 and not both 0.")
         if cosine_target not in ("token_embeddings", "sentence_embedding"):
             raise ValueError(f"cosine_target={cosine_target!r} must be 'token_embeddings' or 'sentence_embedding'.")
         self.model = model
         self.base_loss = base_loss
-        self.kl_weight = kl_weight
-        self.cosine_weight = cosine_weight
-        self.distillation_temperature = distillation_temperature
+        self.anchor_kl_weight = anchor_kl_weight
+        self.anchor_cosine_weight = anchor_cosine_weight
+        self.anchor_distillation_temperature = anchor_distillation_temperature
         self.cosine_target = cosine_target
         frozen = copy.deepcopy(model) if teacher is None else teacher
         frozen.eval().requires_grad_(False)
@@ -135,29 +139,19 @@ class DistillAnchorLoss(nn.Module):
         with torch.no_grad():
             teacher_model.eval()
             teacher = [teacher_model(features) for features in teacher_features]
-        losses = self._base_terms(sentence_features, student, labels)
-        if self.kl_weight:
-            losses["anchor_kl"] = self.kl_weight * self.kl_term(student[0]["sentence_embedding"], teacher[0]["sentence_embedding"])
-        if self.cosine_weight:
-            losses["anchor_cosine"] = self.cosine_weight * self.cosine_term(student[0], teacher[0])
+        losses: dict[str, Tensor] = {}
+        if self.base_loss is not None:
+            result = self.base_loss.compute_loss_from_outputs(student, labels)
+            losses = dict(result) if isinstance(result, dict) else {"base": result}
+        if self.anchor_kl_weight:
+            losses["anchor_kl"] = self.anchor_kl_weight * self.kl_term(student[0]["sentence_embedding"], teacher[0]["sentence_embedding"])
+        if self.anchor_cosine_weight:
+            losses["anchor_cosine"] = self.anchor_cosine_weight * self.cosine_term(student[0], teacher[0])
         return losses
-
-    def _base_terms(self, features: list[dict[str, Tensor]], student: list[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
-        if self.base_loss is None:
-            return {}
-        compute_from_outputs = getattr(self.base_loss, "compute_loss_from_outputs", None)
-        if compute_from_outputs is not None:
-            result = compute_from_outputs(student, labels)
-        else:
-            # warning_once is added to logging.Logger by transformers at import (sentence_transformers imports it);
-            # the stdlib stubs do not know it.
-            logger.warning_once(f"{type(self.base_loss).__name__} embeds the batch again: the student runs twice per batch.")  # type: ignore[attr-defined]
-            result = self.base_loss(features, labels)
-        return dict(result) if isinstance(result, dict) else {"base": result}
 
     def kl_term(self, student: Tensor, teacher: Tensor) -> Tensor:
         """T^2 * KL(teacher || student) of the in-batch cosine-similarity distributions at temperature T (float32)."""
-        temperature = self.distillation_temperature
+        temperature = self.anchor_distillation_temperature
         with float32_math(student, teacher) as (student, teacher):
             student, teacher = F.normalize(student, dim=-1), F.normalize(teacher, dim=-1)
             log_student = F.log_softmax(student @ student.T / temperature, dim=-1)
@@ -176,9 +170,9 @@ class DistillAnchorLoss(nn.Module):
 
     def get_config_dict(self) -> dict[str, Any]:
         return {
-            "kl_weight": self.kl_weight,
-            "cosine_weight": self.cosine_weight,
-            "distillation_temperature": self.distillation_temperature,
+            "anchor_kl_weight": self.anchor_kl_weight,
+            "anchor_cosine_weight": self.anchor_cosine_weight,
+            "anchor_distillation_temperature": self.anchor_distillation_temperature,
             "cosine_target": self.cosine_target,
             "base_loss": None if self.base_loss is None else type(self.base_loss).__name__,
         }

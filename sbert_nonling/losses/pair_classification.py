@@ -13,7 +13,6 @@ from sentence_transformers.sentence_transformer.losses import SoftmaxLoss
 from torch import Tensor, nn
 
 from sbert_nonling.losses.head_layer import MULTITASK_CITATION, HeadLayer
-from sbert_nonling.util.deprecation import renamed_argument
 from sbert_nonling.util.heads import embedding_dimension
 from sbert_nonling.util.precision import float32_math
 
@@ -28,13 +27,11 @@ class PairClassificationLoss(SoftmaxLoss):
         self,
         model: SentenceTransformer,
         num_labels: int,
-        pair_head: PairHead | None = None,
+        pair_head: PairHead = "bilinear",
         hidden_dimension: int | None = 768,
         dropout: float = 0.3,
         head_layer: HeadLayer | None = None,
         loss_fct: Callable[[Tensor, Tensor], Tensor] | None = None,
-        *,
-        head: PairHead | None = None,
     ) -> None:
         r"""Cross-entropy of a class predicted from a sentence pair by a training-only head.
 
@@ -65,7 +62,6 @@ class PairClassificationLoss(SoftmaxLoss):
                 :class:`~sbert_nonling.losses.STSRegressionLoss` to share the first head layer between the pair tasks,
                 as the paper does.
             loss_fct: classification loss on (logits, labels); default (None) cross-entropy.
-            head: deprecated name of ``pair_head`` (FutureWarning).
 
         References:
             - Contrastive Learning for Generalizable Sentence Embeddings (Stanford CS224N project report): bilinear
@@ -110,8 +106,6 @@ class PairClassificationLoss(SoftmaxLoss):
                 loss = PairClassificationLoss(model, num_labels=3, pair_head="bilinear")
                 SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
         """
-        pair_head = renamed_argument(type(self).__name__, "head", head, "pair_head", pair_head)
-        pair_head = "bilinear" if pair_head is None else pair_head
         if pair_head not in PAIR_HEADS:
             raise ValueError(f"pair_head={pair_head!r} must be one of {list(PAIR_HEADS)}.")
         if num_labels < 2:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import math
-import warnings
 from collections.abc import Iterable
 from typing import Any, cast
 
@@ -64,8 +63,7 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
                 (:func:`~sbert_nonling.util.heads.make_training_head`; Pixel Linguist: ``"linear_gelu_layernorm"``), or
                 ``"none"`` (the default) for the model's own sentence embedding. With a head the model must output
                 ``token_embeddings`` and ``attention_mask``, as every encoder here does; inference uses the model's own
-                pooling. ``True`` / ``False`` (the former boolean option) are deprecated (FutureWarning) and mean
-                ``"linear_gelu_layernorm"`` / ``"none"``.
+                pooling.
 
         References:
             - Radford et al., Learning Transferable Visual Models From Natural Language Supervision (CLIP), 2021.
@@ -112,9 +110,6 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
         self.max_scale = max_scale
         if learnable_temperature:
             self.logit_scale = nn.Parameter(torch.tensor(math.log(self._initial_scale)))
-        if isinstance(token_head, bool):
-            token_head = "linear_gelu_layernorm" if token_head else "none"
-            warnings.warn(f"SymmetricInfoNCE(token_head=True / False) is deprecated: use token_head={token_head!r}.", FutureWarning, stacklevel=2)
         self.token_head_kind = token_head
         self.token_head = None if token_head == "none" else make_training_head(token_head, embedding_dimension(model), name="token_head")
 

@@ -177,9 +177,9 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
         sentence_model,
         image_dimension=config.image_dimension,
         text_loss=text_loss,
-        weight=config.grounding_weight,
-        direction=config.grounding_direction,
-        temperature=config.grounding_temperature,
+        grounding_weight=config.grounding_weight,
+        grounding_direction=config.grounding_direction,
+        grounding_temperature=config.grounding_temperature,
         projection_dimension=config.projection_dimension,
         projection_head=config.projection_head,
         local_weight=config.local_weight,
@@ -190,9 +190,9 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
         caption_loss = DistillAnchorLoss(
             sentence_model,
             base_loss=grounding,
-            kl_weight=config.anchor_kl_weight,
-            cosine_weight=config.anchor_cosine_weight,
-            distillation_temperature=config.anchor_distillation_temperature,
+            anchor_kl_weight=config.anchor_kl_weight,
+            anchor_cosine_weight=config.anchor_cosine_weight,
+            anchor_distillation_temperature=config.anchor_distillation_temperature,
         )
     if text_dataset is None:
         stage = TrainingStage("train", caption_dataset, caption_loss, args)

@@ -37,7 +37,7 @@ class FrozenImageEncoder(nn.Module):
 
     @torch.no_grad()
     def forward(self, pixel_values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        if pixel_values.dtype == torch.uint8:  # cropped 0-255 pixels, e.g. from caption_image_dataset
+        if pixel_values.dtype == torch.uint8:  # cropped 0-255 pixels
             pixel_values = NORMALIZE_TRANSFORM(pixel_values)
         feature_map = self.backbone(pixel_values)
         if feature_map.ndim != 4:

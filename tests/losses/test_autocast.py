@@ -17,7 +17,7 @@ from sbert_nonling import (
     UnpairedModalityContrastiveLoss,
 )
 from sbert_nonling.losses import PairClassificationLoss, SentenceClassificationLoss, STSRegressionLoss
-from sbert_nonling.losses.multimodal_align import damsm_scores
+from sbert_nonling.losses.damsm import damsm_scores
 
 HALF_DTYPES = [torch.bfloat16, torch.float16]
 LABELS = torch.tensor([0, 1, 0, 1])
@@ -85,13 +85,13 @@ def multimodal_align_math(model, generator):
         model,
         image_dimension=32,
         text_loss=SimCSELoss(model, training_head="none"),
-        direction="symmetric",
-        temperature=0.05,
+        grounding_direction="symmetric",
+        grounding_temperature=0.05,
         projection_dimension=32,
         projection_head="linear",
         local_weight=1.0,
     )
-    identity(loss.text_head[0], loss.image_head[0], loss.word_head, loss.region_head)
+    identity(loss.text_head[0], loss.image_head[0], loss.local_loss.word_head, loss.local_loss.region_head)
     mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 1, 1, 1, 0], [1, 1, 0, 0, 0]])
 
     def compute(view_1, view_2, tokens, regions):
@@ -257,12 +257,14 @@ def symmetric_info_nce_step(token_head):
 
 
 def mcse_step(model):
-    loss = MultimodalAlignLoss(model, image_dimension=16, text_loss=SimCSELoss(model), weight=1.0)
+    loss = MultimodalAlignLoss(model, image_dimension=16, text_loss=SimCSELoss(model), grounding_weight=1.0)
     return loss, [SENTENCES, SENTENCES], region_features(1, 16)[:, 0]
 
 
 def macd_damsm_step(model):
-    loss = MultimodalAlignLoss(model, image_dimension=16, direction="symmetric", temperature=0.1, projection_head="linear", local_weight=1.0)
+    loss = MultimodalAlignLoss(
+        model, image_dimension=16, grounding_direction="symmetric", grounding_temperature=0.1, projection_head="linear", local_weight=1.0
+    )
     return loss, [SENTENCES, SENTENCES], region_features(9, 16)
 
 

@@ -71,14 +71,6 @@ def test_settings_and_config(tiny_model):
         SymmetricInfoNCE(tiny_model, token_head="bogus")
 
 
-def test_the_former_boolean_token_head_still_works_with_a_future_warning(tiny_model):
-    with pytest.warns(FutureWarning, match="token_head='linear_gelu_layernorm'"):
-        former = SymmetricInfoNCE(tiny_model, token_head=True)
-    assert former.get_config_dict()["token_head"] == "linear_gelu_layernorm" and isinstance(former.token_head[2], torch.nn.LayerNorm)
-    with pytest.warns(FutureWarning, match="token_head='none'"):
-        assert SymmetricInfoNCE(tiny_model, token_head=False).token_head is None
-
-
 def test_token_head_pools_the_head_output_over_unmasked_tokens(tiny_model):
     loss = SymmetricInfoNCE(tiny_model, temperature=0.5, token_head="linear_gelu_layernorm")
     linear, gelu, norm = loss.token_head

@@ -1,5 +1,4 @@
-"""FrozenImageEncoder: frozen in every mode, global vector = mean of the region grid, uint8 pixels normalised; the
-old import path still works with a FutureWarning."""
+"""FrozenImageEncoder: frozen in every mode, global vector = mean of the region grid, uint8 pixels normalised."""
 
 from __future__ import annotations
 
@@ -23,12 +22,3 @@ def test_stays_frozen_and_pools_its_region_grid():
     torch.testing.assert_close(encoder(NORMALIZE_TRANSFORM(pixels))[1], regions)  # uint8 input is normalised first
     with pytest.raises(ValueError, match=r"\(B, C, H, W\) feature map, got shape \(2, 4\)"):
         FrozenImageEncoder(nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 4)))(pixels.float())
-
-
-def test_the_old_import_path_warns_and_gives_the_same_class():
-    import sbert_nonling.data.image_features as image_features
-
-    with pytest.warns(FutureWarning, match="moved to sbert_nonling.modules.frozen_image_encoder.FrozenImageEncoder"):
-        assert image_features.FrozenImageEncoder is FrozenImageEncoder
-    with pytest.raises(AttributeError, match="has no attribute 'Nothing'"):
-        image_features.Nothing

@@ -31,7 +31,6 @@ def test_both_names_or_an_unknown_former_value_raise_a_value_error():
 
 
 def test_moved_names_warn_and_return_the_object_from_its_new_module():
-    from sbert_nonling.modules import frozen_image_encoder
     from sbert_nonling.training import loss_state
 
     getter = moved_names("old.place", {"loss_state_dict": "sbert_nonling.training.loss_state"})
@@ -39,6 +38,3 @@ def test_moved_names_warn_and_return_the_object_from_its_new_module():
         assert getter("loss_state_dict") is loss_state.loss_state_dict
     with pytest.raises(AttributeError, match="module 'old.place' has no attribute 'other'"):
         getter("other")
-    with pytest.warns(FutureWarning, match="moved to sbert_nonling.modules.frozen_image_encoder.ENCODERS"):
-        from sbert_nonling.data.image_features import ENCODERS
-    assert ENCODERS is frozen_image_encoder.ENCODERS
