@@ -9,7 +9,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple, TypeVar, Union
 
-ConfigT = TypeVar("ConfigT", bound="MethodConfig")
+ConfigT = TypeVar("ConfigT", bound="Settings")
 
 #: A linear warmup then decay, or no decay (transformers' ``lr_scheduler_type`` names used by the recipes).
 SchedulerType = Literal["linear", "constant", "constant_with_warmup", "cosine"]

@@ -31,3 +31,9 @@ class GroundingConfig(SingleRunConfig):
     anchor_cosine_weight: float = setting(1.0, "weight of the anchor's token cosine term", minimum=0.0)
     anchor_distillation_temperature: float = setting(2.0, "distillation temperature of the anchor's KL term", above=0.0)
     freeze_position_embeddings: bool = setting(False, "keep the encoder's position embeddings frozen")
+
+    @property
+    def warmup(self) -> float:
+        """The run's linear warmup as the trainer takes it: a step count, or a fraction of the training steps below 1
+        (MCSE's ``warmup_steps``, MACD's ``warmup_fraction``)."""
+        raise NotImplementedError(f"{type(self).__name__} has no warmup setting: train grounding with an MCSEConfig or a MACDConfig.")

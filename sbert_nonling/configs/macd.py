@@ -38,3 +38,7 @@ class MACDConfig(GroundingConfig):
     anchor: bool = paper_default(GroundingConfig, "anchor", True)
     freeze_position_embeddings: bool = paper_default(GroundingConfig, "freeze_position_embeddings", True)
     warmup_fraction: float = setting(0.1, "linear warmup as a fraction of the training steps", minimum=0.0, maximum=1.0)
+
+    @property
+    def warmup(self) -> float:
+        return self.warmup_fraction

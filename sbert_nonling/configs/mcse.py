@@ -21,3 +21,7 @@ class MCSEConfig(GroundingConfig):
 
     epochs: int = paper_default(SingleRunConfig, "epochs", 3)
     warmup_steps: int = setting(0, "linear warmup steps of the learning rate", minimum=0)
+
+    @property
+    def warmup(self) -> float:
+        return self.warmup_steps

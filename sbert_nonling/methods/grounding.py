@@ -12,8 +12,6 @@ import torch
 from datasets import DatasetDict
 
 from sbert_nonling.configs.grounding import GroundingConfig
-from sbert_nonling.configs.macd import MACDConfig
-from sbert_nonling.configs.mcse import MCSEConfig
 from sbert_nonling.data.captions import caption_feature_dataset, load_caption_pairs
 from sbert_nonling.data.image_features import extract_image_features, load_image_features, save_image_features
 from sbert_nonling.data.sources import DataSources
@@ -156,16 +154,10 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
     if config.freeze_position_embeddings:
         _freeze_position_embeddings(sentence_model)
     evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
-    if isinstance(config, MACDConfig):
-        warmup: float = config.warmup_fraction
-    elif isinstance(config, MCSEConfig):
-        warmup = config.warmup_steps
-    else:
-        raise ValueError(f"{type(config).__name__} has no warmup setting: train grounding with an MCSEConfig or a MACDConfig.")
     args = single_run_arguments(
         config,
         evaluator is not None,
-        warmup=warmup,
+        warmup=config.warmup,
         gradient_accumulation_steps=config.gradient_accumulation_steps,
         interleaved=text_dataset is not None,
     )
