@@ -18,8 +18,6 @@ from sbert_nonling.util.patch_dropout import check_token_keep_ratio, drop_patch_
 #: beyond them is refused before anything is allocated.
 MAX_TOKENS = 65536
 MAX_DIMENSION = 65536
-#: Where sentence-transformers' loading arguments name the files of a module (``Module.load_torch_weights``'s).
-HUB_ARGUMENTS = ("subfolder", "token", "cache_folder", "revision", "local_files_only")
 #: Weight names of ImagePatchEmbed / AudioPatchEmbed folders saved before the patch-token block -> today's.
 OLD_WEIGHT_NAMES = {
     "projection.": "embeddings.patch_embeddings.projection.",
@@ -136,14 +134,30 @@ class FrontEnd(InputModule):
         self.save_torch_weights(output_path, safe_serialization=safe_serialization)
 
     @classmethod
-    def load(cls, model_name_or_path: str, **kwargs) -> Self:
+    def load(
+        cls,
+        model_name_or_path: str,
+        subfolder: str = "",
+        token: bool | str | None = None,
+        cache_folder: str | None = None,
+        revision: str | None = None,
+        local_files_only: bool = False,
+        init_defaults: dict[str, Any] | None = None,
+        **kwargs,
+    ) -> Self:
         """sentence-transformers' ``Module.load`` (the config, its ``config_key_renames``, ``init_defaults``), then the
         weights through :func:`checkpoint_filter_fn`. A saved config the constructor refuses is a ValueError naming
         the file."""
+        hub_kwargs: dict[str, Any] = {
+            "subfolder": subfolder,
+            "token": token,
+            "cache_folder": cache_folder,
+            "revision": revision,
+            "local_files_only": local_files_only,
+        }
         try:
-            module = super().load(model_name_or_path, **kwargs)
+            module = super().load(model_name_or_path, init_defaults=init_defaults, **hub_kwargs)
         except (ValueError, TypeError) as error:  # a crafted or damaged config: name the file and the key
-            raise ValueError(f"{os.path.join(model_name_or_path, kwargs.get('subfolder', ''), cls.config_file_name)}: {error}") from None
-        weights = cls.load_torch_weights(model_name_or_path, **{key: kwargs[key] for key in HUB_ARGUMENTS if key in kwargs})
-        module.load_state_dict(checkpoint_filter_fn(weights, module))
+            raise ValueError(f"{os.path.join(model_name_or_path, subfolder, cls.config_file_name)}: {error}") from None
+        module.load_state_dict(checkpoint_filter_fn(cls.load_torch_weights(model_name_or_path, **hub_kwargs), module))
         return module
