@@ -84,8 +84,10 @@ class AudioPatchEmbed(FrontEnd):
     no position embeddings, no normalisation) and ``"ssast"`` (16 x 16 patches -> 512 + CLS, fbank normalised as
     (x + 4.2677393) / (2 x 4.5689974), learned position embeddings).
 
-    What it adds over torchaudio: the module protocol, input checks (empty, too short, NaN/Inf, wrong dtype -> a
-    ValueError naming the item), and the hand-off to the shared encoder.
+    What it adds over ``ASTFeatureExtractor`` and torchaudio: the module protocol, the released code's mean removal,
+    input checks (empty, too short, NaN/Inf, wrong dtype -> a ValueError naming the item), downmixing and resampling,
+    and the hand-off to the shared encoder (Jian et al., 2022, "Non-Linguistic Supervision for Contrastive Learning of
+    Sentence Embeddings"; Gong et al., 2022, SSAST).
 
     Args:
         num_mel_bins: fbank bins (128).
