@@ -187,22 +187,6 @@ def test_token_keep_ratio_is_saved_and_old_configs_load_without_it(tiny_encoder_
         ImagePatchEmbed(token_keep_ratio=0)
 
 
-def test_a_model_saved_with_the_former_width_name_loads(tiny_encoder_dir, cat, tmp_path):
-    import json
-
-    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)})
-    expected = model.encode([cat])
-    model.save(str(tmp_path))
-    (config_file,) = tmp_path.rglob(ImagePatchEmbed.config_file_name)
-    config = json.loads(config_file.read_text())
-    assert config["embedding_dimension"] == 32
-    config["embed_dim"] = config.pop("embedding_dimension")  # as saved before the rename
-    config_file.write_text(json.dumps(config))
-    reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True)
-    assert reloaded[0].sub_modules["image"][0].embedding_dimension == 32
-    np.testing.assert_array_equal(reloaded.encode([cat]), expected)
-
-
 @pytest.mark.parametrize("img_size", [16, 24])
 def test_vit_at_a_lower_resolution_interpolates_the_position_table(tmp_path, img_size):
     from transformers import ViTConfig, ViTModel
