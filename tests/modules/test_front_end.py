@@ -13,11 +13,8 @@ from sbert_nonling.modules.shared_encoder import ENTRY_KEYS
 class LinearFrontEnd(FrontEnd):
     """(B, 5, 4) inputs -> (B, 5, embedding_dimension) tokens: the smallest front-end built on FrontEnd."""
 
-    config_keys = ["embedding_dimension", "encoder_entry", "token_keep_ratio"]
-
     def __init__(self, embedding_dimension: int = 6, encoder_entry: str = "bypass", token_keep_ratio: float = 1.0) -> None:
-        super().__init__()
-        self.embedding_dimension, self.encoder_entry, self.token_keep_ratio = embedding_dimension, self.check_entry(encoder_entry), token_keep_ratio
+        super().__init__(embedding_dimension, encoder_entry, token_keep_ratio)  # its config_keys: FrontEnd's
         self.build_token_layers()
 
     def build_token_layers(self):
