@@ -137,9 +137,9 @@ class VisualCSE:
         return [head(self.bert(**tokens).last_hidden_state[:, 0]) for _ in range(2)]
 
     def encode_images(self, pixels: torch.Tensor) -> torch.Tensor:
-        front_end = self.front_end
-        patches = front_end.projection(pixels).flatten(2).transpose(1, 2)
-        tokens = torch.cat([front_end.cls_token.expand(patches.shape[0], -1, -1), patches], dim=1) + front_end.position_embeddings
+        embeddings = self.front_end.embeddings
+        patches = embeddings.patch_embeddings.projection(pixels).flatten(2).transpose(1, 2)
+        tokens = torch.cat([embeddings.cls_token.expand(patches.shape[0], -1, -1), patches], dim=1) + embeddings.position_embeddings
         return self.image_loss.head(self.bert.encoder(tokens).last_hidden_state[:, 0])
 
     def hand_step(self, merged: bool) -> None:

@@ -108,7 +108,7 @@ def build_steps(size: str, text_batch: int, image_batch: int, variants: list[str
                 patches = (img_size // 16) ** 2
             else:
                 inputs = [{"array": generator.standard_normal(163_840).astype(np.float32), "sampling_rate": 16000} for _ in range(image_batch)]
-                patches = front_end.num_patches
+                patches = front_end.embeddings.patch_embeddings.num_patches
             features = model.preprocess(inputs, modality=modality)
             view_tokens = 1 + (kept_patch_count(patches, keep) if keep < 1 else patches)
             flops += step_flops(size, 2 * image_batch, view_tokens)

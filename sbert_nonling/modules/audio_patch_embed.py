@@ -11,11 +11,11 @@ import torch
 import torchaudio
 from sentence_transformers.base.modality_types import Modality
 from torch import nn
+from transformers import ASTFeatureExtractor
 
-from sbert_nonling.modules.front_end import MAX_DIMENSION, FrontEnd
+from sbert_nonling.modules.front_end import FrontEnd
+from sbert_nonling.modules.patch_tokens import PatchTokens
 from sbert_nonling.modules.shared_encoder import EncoderEntry
-from sbert_nonling.util.deprecation import renamed_argument
-from sbert_nonling.util.patch_dropout import check_token_keep_ratio
 
 logger = logging.getLogger(__name__)
 
@@ -70,36 +70,37 @@ class AudioPatchEmbed(FrontEnd):
     """Turns waveforms into fbank patch tokens for the shared encoder (AudioCSE's audio front-end).
 
     Contract: ``preprocess`` reads waveforms (arrays / tensors, mono or multi-channel, any sample rate via
-    ``{"array", "sampling_rate"}`` dicts; bare arrays are taken as 16 kHz), downmixes, resamples to 16 kHz and computes
-    torchaudio's kaldi fbank with the paper's settings (128 mel bins, 25 ms Hanning window, 10 ms shift, htk_compat,
-    no energy, no dither, waveform mean removed), padded with zeros / cut to ``target_frames`` (1024); it writes
-    ``input_features`` (B, 128, target_frames). ``forward`` applies SpecAugment (training only, if enabled), the
-    layout's normalisation, a Conv2d patch projection over the (frequency x time) map, a learned [CLS] token and
-    patch dropout (training only, if ``token_keep_ratio < 1``), and writes ``encoder_inputs_embeds`` /
+    ``{"array", "sampling_rate"}`` dicts; bare arrays are taken as 16 kHz), downmixes, resamples to 16 kHz, removes
+    the waveform's mean and computes the kaldi fbank with transformers' ``ASTFeatureExtractor`` (torchaudio's kaldi
+    fbank: 128 mel bins, 25 ms Hanning window, 10 ms shift, no energy, no dither, not normalised: the paper's
+    settings), padded with zeros / cut to ``target_frames`` (1024); it writes ``input_features``
+    (B, 128, target_frames). ``forward`` applies SpecAugment (training only, if enabled), the layout's normalisation,
+    the patch tokens over the (frequency x time) map (:class:`~sbert_nonling.modules.patch_tokens.PatchTokens`: a
+    Conv2d patch projection, a learned [CLS] token, the layout's positions) and patch dropout (training only, if
+    ``token_keep_ratio < 1``), and writes ``encoder_inputs_embeds`` /
     ``inputs_embeds`` (B, 1 + N, embedding_dimension) plus ``attention_mask`` (B, 1 + K tokens under patch dropout).
 
     Layouts: ``"released"`` (the AudioCSE code: 24 x 24 patches, stride 24 -> 5 x 42 = 210 patches + CLS = 211 tokens,
     no position embeddings, no normalisation) and ``"ssast"`` (16 x 16 patches -> 512 + CLS, fbank normalised as
     (x + 4.2677393) / (2 x 4.5689974), learned position embeddings).
 
-    What it adds over torchaudio: the module protocol, input checks (empty, too short, NaN/Inf, wrong dtype -> a
-    ValueError naming the item), and the hand-off to the shared encoder.
+    What it adds over ``ASTFeatureExtractor`` and torchaudio: the module protocol, the released code's mean removal,
+    input checks (empty, too short, NaN/Inf, wrong dtype -> a ValueError naming the item), downmixing and resampling,
+    and the hand-off to the shared encoder (Jian et al., 2022, "Non-Linguistic Supervision for Contrastive Learning of
+    Sentence Embeddings"; Gong et al., 2022, SSAST).
 
     Args:
         num_mel_bins: fbank bins (128).
         target_frames: frames after padding / cutting (1024 = 10.24 s).
-        embedding_dimension: token width, equal to the encoder's hidden size; None (default): the encoder's, taken
-            when the front-end is placed before it (``build_sentence_model(..., front_ends=...)``).
         layout: ``"released"`` or ``"ssast"``.
-        encoder_entry: ``"bypass"`` (the paper's) or ``"embeddings"``.
         freq_mask, time_mask: SpecAugment in training: mask up to ``freq_mask`` mel bins and ``time_mask`` frames
             (0 disables; paper 48 / 192).
-        token_keep_ratio: share of the patch tokens kept per clip view in training (patch dropout, FLIP; 1.0, the
-            paper's, keeps all), drawn after the position embeddings (``"ssast"``) are added; eval mode keeps all. The
-            ``"released"`` layout has no position embeddings of its own: through the bypass entry its tokens carry no
-            position at all (as in the released code), through the ``"embeddings"`` entry the encoder numbers the K
-            kept tokens 1..K in training where inference numbers all N tokens 1..N.
-        embed_dim: deprecated name of ``embedding_dimension`` (FutureWarning).
+        embedding_dimension, encoder_entry, token_keep_ratio: as :class:`~sbert_nonling.modules.front_end.FrontEnd`
+            (the encoder's width; ``"bypass"``, the paper's; 1.0, the paper's). Patch dropout draws after the position
+            embeddings (``"ssast"``) are added. The ``"released"`` layout has no position embeddings of its own:
+            through the bypass entry its tokens carry no position at all (as in the released code), through the
+            ``"embeddings"`` entry the encoder numbers the K kept tokens 1..K in training where inference numbers all
+            N tokens 1..N.
 
     Example:
         ::
@@ -114,16 +115,7 @@ class AudioPatchEmbed(FrontEnd):
             model.encode([{"array": np.random.randn(16000), "sampling_rate": 16000}])
     """
 
-    config_keys: list[str] = [
-        "num_mel_bins",
-        "target_frames",
-        "embedding_dimension",
-        "layout",
-        "encoder_entry",
-        "freq_mask",
-        "time_mask",
-        "token_keep_ratio",
-    ]
+    config_keys: list[str] = ["num_mel_bins", "target_frames", "layout", "freq_mask", "time_mask", *FrontEnd.config_keys]
     config_file_name = "audio_patch_embed_config.json"
 
     def __init__(
@@ -136,11 +128,8 @@ class AudioPatchEmbed(FrontEnd):
         freq_mask: int = 0,
         time_mask: int = 0,
         token_keep_ratio: float = 1.0,
-        *,
-        embed_dim: int | None = None,
     ) -> None:
-        super().__init__()
-        embedding_dimension = renamed_argument(type(self).__name__, "embed_dim", embed_dim, "embedding_dimension", embedding_dimension)
+        super().__init__(embedding_dimension, encoder_entry, token_keep_ratio)
         if layout not in LAYOUTS:
             raise ValueError(f"layout={layout!r} must be one of {list(LAYOUTS)}.")
         patch = LAYOUTS[layout]["patch_size"]
@@ -149,16 +138,11 @@ class AudioPatchEmbed(FrontEnd):
                 raise ValueError(f"num_mel_bins={num_mel_bins} and target_frames={target_frames} must be >= patch size {patch}.")
         self.num_mel_bins = self.check_int("num_mel_bins", num_mel_bins, patch, 1024)
         self.target_frames = self.check_int("target_frames", target_frames, patch, 16384)
-        self.embedding_dimension = (
-            None if embedding_dimension is None else self.check_int("embedding_dimension", embedding_dimension, 1, MAX_DIMENSION)
-        )
         self.layout = layout
-        self.encoder_entry = self.check_entry(encoder_entry)
         self.freq_mask = self.check_int("freq_mask", freq_mask, 0, num_mel_bins)
         self.time_mask = self.check_int("time_mask", time_mask, 0, target_frames)
-        self.token_keep_ratio = check_token_keep_ratio(token_keep_ratio)
-        self.num_patches = (num_mel_bins // patch) * (target_frames // patch)
-        if embedding_dimension is not None:
+        self.feature_extractor = ASTFeatureExtractor(num_mel_bins=num_mel_bins, max_length=target_frames, do_normalize=False)
+        if self.embedding_dimension is not None:
             self.build_token_layers()
         self.spec_augment = nn.Sequential(
             torchaudio.transforms.FrequencyMasking(freq_mask) if freq_mask else nn.Identity(),
@@ -166,52 +150,26 @@ class AudioPatchEmbed(FrontEnd):
         )
 
     def build_token_layers(self) -> None:
-        patch = LAYOUTS[self.layout]["patch_size"]
-        dimension = self.embedding_dimension
-        assert dimension is not None  # called once the width is known (constructor or take_encoder_width)
-        self.projection = nn.Conv2d(1, dimension, kernel_size=patch, stride=patch)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, dimension))
-        nn.init.trunc_normal_(self.cls_token, std=0.02)
-        if LAYOUTS[self.layout]["position_embeddings"]:
-            self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + self.num_patches, dimension))
-            nn.init.trunc_normal_(self.position_embeddings, std=0.02)
-        else:
-            self.register_parameter("position_embeddings", None)
+        assert self.embedding_dimension is not None  # called once the width is known (constructor or take_encoder_width)
+        layout = LAYOUTS[self.layout]
+        size = (self.num_mel_bins, self.target_frames)
+        self.embeddings = PatchTokens(size, layout["patch_size"], 1, self.embedding_dimension, layout["position_embeddings"])
 
     @property
     def modalities(self) -> list[Modality]:
         return ["audio"]
 
-    def fbank(self, waveform: torch.Tensor) -> torch.Tensor:
-        """(samples,) 16 kHz -> (num_mel_bins, target_frames) kaldi fbank, padded with zeros or cut."""
-        features = torchaudio.compliance.kaldi.fbank(
-            (waveform - waveform.mean()).unsqueeze(0),
-            htk_compat=True,
-            sample_frequency=SAMPLE_RATE,
-            use_energy=False,
-            window_type="hanning",
-            num_mel_bins=self.num_mel_bins,
-            dither=0.0,
-            frame_shift=10,
-        )  # (frames, mel)
-        frames = features.shape[0]
-        if frames < self.target_frames:
-            features = torch.nn.functional.pad(features, (0, 0, 0, self.target_frames - frames))
-        return features[: self.target_frames].T
-
     def preprocess(self, inputs: Sequence[Any], prompt: str | None = None, **kwargs) -> dict[str, torch.Tensor]:
         self.check_width_known()
-        features = [self.fbank(waveform_to_mono_16k(audio, f"audio {index}")) for index, audio in enumerate(inputs)]
-        return {"input_features": torch.stack(features)}
+        waveforms = [waveform_to_mono_16k(audio, f"audio {index}") for index, audio in enumerate(inputs)]
+        centred = [(waveform - waveform.mean()).numpy() for waveform in waveforms]  # the released code's mean removal
+        fbank = self.feature_extractor(centred, sampling_rate=SAMPLE_RATE, return_tensors="pt")["input_values"]  # (B, frames, mel)
+        return {"input_features": fbank.transpose(1, 2).contiguous()}
 
     def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
-        fbank = features["input_features"].to(self.projection.weight.dtype)  # (B, mel, frames)
+        fbank = features["input_features"].to(self.embeddings.cls_token.dtype)  # (B, mel, frames)
         if self.training:
             fbank = self.spec_augment(fbank)
         if LAYOUTS[self.layout]["normalize"]:
             fbank = (fbank - SSAST_MEAN) / (2 * SSAST_STD)
-        tokens = self.projection(fbank.unsqueeze(1)).flatten(2).transpose(1, 2)  # (B, N, D)
-        tokens = torch.cat([self.cls_token.expand(tokens.shape[0], -1, -1), tokens], dim=1)
-        if self.position_embeddings is not None:
-            tokens = tokens + self.position_embeddings
-        return self.hand_off(features, tokens)
+        return self.hand_off(features, self.embeddings(fbank.unsqueeze(1)))

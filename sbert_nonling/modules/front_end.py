@@ -1,4 +1,4 @@
-"""FrontEnd: what every non-text front-end shares (the token hand-off to the shared encoder, save / load)."""
+"""FrontEnd: what every non-text front-end shares (its settings, the token hand-off to the shared encoder, save / load)."""
 
 from __future__ import annotations
 
@@ -9,32 +9,69 @@ from typing import Any, Self
 
 import torch
 from sentence_transformers.base.modules import InputModule
+from torch import nn
 
-from sbert_nonling.modules.shared_encoder import ENTRY_KEYS
-from sbert_nonling.util.patch_dropout import drop_patch_tokens
+from sbert_nonling.modules.shared_encoder import ENTRY_KEYS, EncoderEntry
+from sbert_nonling.util.patch_dropout import check_token_keep_ratio, drop_patch_tokens
 
 #: The most patch tokens a front-end may make (its position table) and the widest token it may make: a saved config
 #: beyond them is refused before anything is allocated.
 MAX_TOKENS = 65536
 MAX_DIMENSION = 65536
+#: Weight names of ImagePatchEmbed / AudioPatchEmbed folders saved before the patch-token block -> today's.
+OLD_WEIGHT_NAMES = {
+    "projection.": "embeddings.patch_embeddings.projection.",
+    "cls_token": "embeddings.cls_token",
+    "position_embeddings": "embeddings.position_embeddings",
+}
+
+
+def checkpoint_filter_fn(state_dict: dict[str, torch.Tensor], model: nn.Module) -> dict[str, torch.Tensor]:
+    """``state_dict`` of a saved front-end under the names ``model`` has: the one place old folders are converted
+    (timm's pattern). Folders saved before the patch-token block hold the projection, [CLS] and positions at the top
+    (``projection.weight``, ``cls_token``, ...); today's image and audio front-ends hold them in ``embeddings``
+    (:class:`~sbert_nonling.modules.patch_tokens.PatchTokens`, transformers' ViT names). A name ``model`` has is kept.
+    The config's old ``embed_dim`` key is read as ``embedding_dimension`` (:attr:`FrontEnd.config_key_renames`)."""
+    names = model.state_dict().keys()
+
+    def renamed(key: str) -> str:
+        for old, new in OLD_WEIGHT_NAMES.items():
+            if key not in names and key.startswith(old) and new + key[len(old) :] in names:
+                return new + key[len(old) :]
+        return key
+
+    return {renamed(key): value for key, value in state_dict.items()}
 
 
 class FrontEnd(InputModule):
     """Base of the modality front-ends (:class:`ImagePatchEmbed`, :class:`AudioPatchEmbed`).
 
-    Subclasses set ``embedding_dimension``, ``encoder_entry`` and ``token_keep_ratio`` and call :meth:`hand_off` at the end of
-    ``forward``; they are saved as a JSON config (their ``config_keys``) plus ``model.safetensors`` in their own
-    sub-folder. A front-end built without a width (``embedding_dimension=None``) builds its token layers
-    (:meth:`build_token_layers`) at the encoder's width when :class:`ModalityRouter` places it before the encoder
-    (:meth:`take_encoder_width`); the saved config records that width.
+    It owns the settings every front-end has (``embedding_dimension``, ``encoder_entry``, ``token_keep_ratio``: its
+    ``config_keys``, which subclasses extend), the hand-off (:meth:`hand_off`, at the end of ``forward``) and saving:
+    a JSON config plus ``model.safetensors`` in the front-end's own sub-folder, loaded by sentence-transformers'
+    ``Module.load`` (old folders through :func:`checkpoint_filter_fn`). A front-end built without a width
+    (``embedding_dimension=None``) builds its token layers (:meth:`build_token_layers`) at the encoder's width when
+    :class:`ModalityRouter` places it before the encoder (:meth:`take_encoder_width`); the saved config records it.
+
+    Args:
+        embedding_dimension: token width, the encoder's hidden size; None: the encoder's, taken when placed before it.
+        encoder_entry: ``"bypass"`` (straight into the encoder layers, VisualCSE's released code) or ``"embeddings"``
+            (through the encoder's embedding layer).
+        token_keep_ratio: share of the patch tokens kept in training (patch dropout,
+            :func:`~sbert_nonling.util.patch_dropout.drop_patch_tokens`); 1.0 keeps all. Eval mode always keeps all.
     """
 
+    config_keys: list[str] = ["embedding_dimension", "encoder_entry", "token_keep_ratio"]
+    config_key_renames = {"embed_dim": "embedding_dimension"}  # folders saved before the rename
     save_in_root = False
-    embedding_dimension: int | None
-    encoder_entry: str
-    #: Share of patch tokens kept in training (patch dropout, :func:`~sbert_nonling.util.patch_dropout.drop_patch_tokens`);
-    #: 1.0 keeps all. Eval mode (``encode``) always keeps all.
-    token_keep_ratio: float = 1.0
+
+    def __init__(self, embedding_dimension: int | None = None, encoder_entry: EncoderEntry = "bypass", token_keep_ratio: float = 1.0) -> None:
+        super().__init__()
+        self.embedding_dimension = (
+            None if embedding_dimension is None else self.check_int("embedding_dimension", embedding_dimension, 1, MAX_DIMENSION)
+        )
+        self.encoder_entry = self.check_entry(encoder_entry)
+        self.token_keep_ratio = check_token_keep_ratio(token_keep_ratio)
 
     @staticmethod
     def check_entry(encoder_entry: str) -> str:
@@ -105,9 +142,12 @@ class FrontEnd(InputModule):
         cache_folder: str | None = None,
         revision: str | None = None,
         local_files_only: bool = False,
-        init_defaults: dict[str, Any] | None = None,  # Module.load's; not used: the saved config has every setting
+        init_defaults: dict[str, Any] | None = None,
         **kwargs,
     ) -> Self:
+        """sentence-transformers' ``Module.load`` (the config, its ``config_key_renames``, ``init_defaults``), then the
+        weights through :func:`checkpoint_filter_fn`. A saved config the constructor refuses is a ValueError naming
+        the file."""
         hub_kwargs: dict[str, Any] = {
             "subfolder": subfolder,
             "token": token,
@@ -115,13 +155,9 @@ class FrontEnd(InputModule):
             "revision": revision,
             "local_files_only": local_files_only,
         }
-        config = cls.load_config(model_name_or_path, **hub_kwargs)
-        if "embed_dim" in config:  # saved before the width was renamed embedding_dimension
-            config["embedding_dimension"] = config.pop("embed_dim")
         try:
-            module = cls(**config)
+            module = super().load(model_name_or_path, init_defaults=init_defaults, **hub_kwargs)
         except (ValueError, TypeError) as error:  # a crafted or damaged config: name the file and the key
-            where = os.path.join(model_name_or_path, subfolder, cls.config_file_name)
-            raise ValueError(f"{where}: {error}") from None
-        cls.load_torch_weights(model_name_or_path, model=module, **hub_kwargs)
+            raise ValueError(f"{os.path.join(model_name_or_path, subfolder, cls.config_file_name)}: {error}") from None
+        module.load_state_dict(checkpoint_filter_fn(cls.load_torch_weights(model_name_or_path, **hub_kwargs), module))
         return module

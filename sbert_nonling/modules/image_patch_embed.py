@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from PIL import Image
 from sentence_transformers.base.modality_types import Modality
-from torch import nn
 from torchvision.transforms import v2
 
-from sbert_nonling.modules.front_end import MAX_DIMENSION, MAX_TOKENS, FrontEnd
+from sbert_nonling.modules.front_end import MAX_TOKENS, FrontEnd
+from sbert_nonling.modules.patch_tokens import PatchTokens
 from sbert_nonling.modules.shared_encoder import EncoderEntry
-from sbert_nonling.util.deprecation import renamed_argument
-from sbert_nonling.util.patch_dropout import check_token_keep_ratio
 
 logger = logging.getLogger(__name__)
 
@@ -96,8 +92,9 @@ class ImagePatchEmbed(FrontEnd):
     (B, 3, img_size, img_size): converted to RGB, resized (shorter side) and centre-cropped, ImageNet-normalised.
     ``forward`` reads ``pixel_values`` and writes ``encoder_inputs_embeds`` (bypass entry, the paper's) or
     ``inputs_embeds`` (through the encoder's embedding layer) of shape (B, 1 + N, embedding_dimension), N = (H/patch)(W/patch),
-    plus an all-ones ``attention_mask`` (B, 1 + N): a Conv2d patch projection, a learned [CLS] token, and learned
-    position embeddings (bicubically interpolated when the image grid differs from the trained one).
+    plus an all-ones ``attention_mask`` (B, 1 + N): transformers' ViT embeddings
+    (:class:`~sbert_nonling.modules.patch_tokens.PatchTokens`: a Conv2d patch projection, a learned [CLS] token and
+    learned position embeddings, bicubically interpolated when the image grid differs from the trained one).
 
     Cheaper image steps (docs/visualcse.md, "Cheaper image steps"): ``token_keep_ratio < 1`` turns on patch dropout
     (FLIP): in training each view keeps [CLS] and a random share of its patch tokens, after the position embeddings
@@ -112,16 +109,12 @@ class ImagePatchEmbed(FrontEnd):
         img_size: square input size (224).
         patch_size: patch side (16): 224 / 16 -> 196 patches + [CLS] = 197 tokens.
         in_chans: input channels (3).
-        embedding_dimension: token width, equal to the encoder's hidden size (checked by ModalityRouter); None
-            (default): the encoder's, taken when the front-end is placed before it (``build_sentence_model(...,
-            front_ends=...)``).
-        encoder_entry: ``"bypass"`` (VisualCSE's released code: straight into the encoder layers) or ``"embeddings"``.
         image_mean, image_std: normalisation (ImageNet).
-        token_keep_ratio: share of the patch tokens kept per view in training (patch dropout; 1.0, the paper's, keeps
-            all; FLIP uses 0.5). With ``encoder_entry="embeddings"`` the encoder also adds its own position embeddings
-            by sequence index, so the K kept tokens get the encoder's positions 1..K in training and 1..N at
-            inference; the grid position each patch had is carried by this module's own table either way.
-        embed_dim: deprecated name of ``embedding_dimension`` (FutureWarning).
+        embedding_dimension, encoder_entry, token_keep_ratio: as :class:`~sbert_nonling.modules.front_end.FrontEnd`
+            (the encoder's width; ``"bypass"``, the paper's; 1.0, the paper's, FLIP uses 0.5). With
+            ``encoder_entry="embeddings"`` the encoder also adds its own position embeddings by sequence index, so the
+            K kept tokens get the encoder's positions 1..K in training and 1..N at inference; the grid position each
+            patch had is carried by this module's own table either way.
 
     Example:
         ::
@@ -138,16 +131,7 @@ class ImagePatchEmbed(FrontEnd):
             model.encode([Image.open(os.environ["SBERT_NONLING_SHARED"] + "/data/images/cifar10/train/cat/0000.jpg")])
     """
 
-    config_keys: list[str] = [
-        "img_size",
-        "patch_size",
-        "in_chans",
-        "embedding_dimension",
-        "encoder_entry",
-        "image_mean",
-        "image_std",
-        "token_keep_ratio",
-    ]
+    config_keys: list[str] = ["img_size", "patch_size", "in_chans", "image_mean", "image_std", *FrontEnd.config_keys]
     config_file_name = "image_patch_embed_config.json"
 
     def __init__(
@@ -160,11 +144,8 @@ class ImagePatchEmbed(FrontEnd):
         image_mean: Sequence[float] = IMAGENET_MEAN,
         image_std: Sequence[float] = IMAGENET_STD,
         token_keep_ratio: float = 1.0,
-        *,
-        embed_dim: int | None = None,
     ) -> None:
-        super().__init__()
-        embedding_dimension = renamed_argument(type(self).__name__, "embed_dim", embed_dim, "embedding_dimension", embedding_dimension)
+        super().__init__(embedding_dimension, encoder_entry, token_keep_ratio)
         self.check_int("img_size", img_size, 1, 8192)
         self.check_int("patch_size", patch_size, 1, img_size)
         if img_size % patch_size:
@@ -174,14 +155,9 @@ class ImagePatchEmbed(FrontEnd):
         self.img_size = img_size
         self.patch_size = patch_size
         self.in_chans = self.check_int("in_chans", in_chans, 1, 4)
-        self.embedding_dimension = (
-            None if embedding_dimension is None else self.check_int("embedding_dimension", embedding_dimension, 1, MAX_DIMENSION)
-        )
-        self.encoder_entry = self.check_entry(encoder_entry)
         self.image_mean = self.check_numbers("image_mean", image_mean, in_chans)
         self.image_std = self.check_numbers("image_std", image_std, in_chans, positive=True)
-        self.token_keep_ratio = check_token_keep_ratio(token_keep_ratio)
-        if embedding_dimension is not None:
+        if self.embedding_dimension is not None:
             self.build_token_layers()
         self.transform = v2.Compose(
             [
@@ -204,7 +180,7 @@ class ImagePatchEmbed(FrontEnd):
         token_keep_ratio: float = 1.0,
         **vit_kwargs,
     ) -> ImagePatchEmbed:
-        """Copy the patch projection, [CLS] token and position embeddings of a transformers ViT checkpoint.
+        """Copy the embeddings (patch projection, [CLS] token, position embeddings) of a transformers ViT checkpoint.
 
         Args:
             model_name_or_path: a ``ViTModel`` checkpoint (e.g. ``google/vit-base-patch16-224-in21k``).
@@ -226,12 +202,9 @@ class ImagePatchEmbed(FrontEnd):
                 f"image_size={size!r}, patch_size={config.patch_size!r}."
             )
         module = cls(size, config.patch_size, config.num_channels, config.hidden_size, encoder_entry, token_keep_ratio=token_keep_ratio)
-        embeddings = vit.embeddings
-        grid_tokens = torch.empty(1, module.position_embeddings.shape[1], config.hidden_size)  # only its shape is read
-        with torch.no_grad():
-            module.projection.load_state_dict(embeddings.patch_embeddings.projection.state_dict())
-            module.cls_token.copy_(embeddings.cls_token)
-            module.position_embeddings.copy_(embeddings.interpolate_pos_encoding(grid_tokens, size, size))
+        grid_tokens = torch.empty(1, module.embeddings.position_embeddings.shape[1], config.hidden_size)  # only its shape is read
+        positions = vit.embeddings.interpolate_pos_encoding(grid_tokens, size, size)
+        module.embeddings.load_state_dict({**vit.embeddings.state_dict(), "position_embeddings": positions})
         return module
 
     @property
@@ -239,14 +212,8 @@ class ImagePatchEmbed(FrontEnd):
         return ["image"]
 
     def build_token_layers(self) -> None:
-        dimension = self.embedding_dimension
-        assert dimension is not None  # called once the width is known (constructor or take_encoder_width)
-        self.projection = nn.Conv2d(self.in_chans, dimension, kernel_size=self.patch_size, stride=self.patch_size)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, dimension))
-        grid = self.img_size // self.patch_size
-        self.position_embeddings = nn.Parameter(torch.zeros(1, 1 + grid * grid, dimension))
-        nn.init.trunc_normal_(self.cls_token, std=0.02)
-        nn.init.trunc_normal_(self.position_embeddings, std=0.02)
+        assert self.embedding_dimension is not None  # called once the width is known (constructor or take_encoder_width)
+        self.embeddings = PatchTokens((self.img_size, self.img_size), self.patch_size, self.in_chans, self.embedding_dimension)
 
     def preprocess(self, inputs: Sequence[Any], prompt: str | None = None, **kwargs) -> dict[str, torch.Tensor]:
         self.check_width_known()
@@ -266,19 +233,5 @@ class ImagePatchEmbed(FrontEnd):
         return {"pixel_values": torch.stack(pixels)}
 
     def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
-        pixel_values = features["pixel_values"].to(self.projection.weight.dtype)
-        patches = self.projection(pixel_values)  # (B, D, H/p, W/p)
-        grid = patches.shape[-2:]
-        tokens = patches.flatten(2).transpose(1, 2)  # (B, N, D)
-        cls = self.cls_token.expand(tokens.shape[0], -1, -1)
-        tokens = torch.cat([cls, tokens], dim=1) + self._position_embeddings_for(grid)
-        return self.hand_off(features, tokens)
-
-    def _position_embeddings_for(self, grid: tuple[int, int]) -> torch.Tensor:
-        trained = int(math.isqrt(self.position_embeddings.shape[1] - 1))
-        if tuple(grid) == (trained, trained):
-            return self.position_embeddings
-        cls_position, patch_positions = self.position_embeddings[:, :1], self.position_embeddings[:, 1:]
-        patch_positions = patch_positions.reshape(1, trained, trained, -1).permute(0, 3, 1, 2)
-        patch_positions = F.interpolate(patch_positions, size=tuple(grid), mode="bicubic", align_corners=False)
-        return torch.cat([cls_position, patch_positions.flatten(2).transpose(1, 2)], dim=1)
+        pixel_values = features["pixel_values"].to(self.embeddings.cls_token.dtype)  # (B, C, H, W)
+        return self.hand_off(features, self.embeddings(pixel_values))

@@ -178,29 +178,12 @@ class PixelEncoder(Module):
         self.save_config(output_path)
 
     @classmethod
-    def load(
-        cls,
-        model_name_or_path: str,
-        subfolder: str = "",
-        token: bool | str | None = None,
-        cache_folder: str | None = None,
-        revision: str | None = None,
-        local_files_only: bool = False,
-        init_defaults: dict[str, Any] | None = None,  # Module.load's; not used: the saved config has every setting
-        **kwargs,
-    ) -> Self:
-        config = cls.load_config(
-            model_name_or_path,
-            subfolder=subfolder,
-            token=token,
-            cache_folder=cache_folder,
-            revision=revision,
-            local_files_only=local_files_only,
-        )
-        hub_kwargs: dict[str, Any] = {"subfolder": subfolder, "token": token, "revision": revision, "local_files_only": local_files_only}
-        if cache_folder is not None:
-            hub_kwargs["cache_dir"] = cache_folder
-        return cls.from_pretrained(model_name_or_path, max_patches=config["max_patches"], **hub_kwargs)
+    def load(cls, model_name_or_path: str, *args: Any, **kwargs: Any) -> Self:
+        """The saved ``max_patches``, then the checkpoint through :meth:`from_pretrained`, with the loading arguments
+        sentence-transformers passes by keyword (``subfolder``, ``token``, ``cache_folder``, ``revision``, ``local_files_only``)."""
+        hub_kwargs = {key: kwargs[key] for key in ("subfolder", "token", "revision", "local_files_only") if key in kwargs}
+        max_patches = cls.load_config(model_name_or_path, cache_folder=kwargs.get("cache_folder"), **hub_kwargs)["max_patches"]
+        return cls.from_pretrained(model_name_or_path, max_patches=max_patches, cache_dir=kwargs.get("cache_folder"), **hub_kwargs)
 
 
 def resize_position_table(model: ViTMAEModel, max_patches: int) -> ViTMAEModel:

@@ -6,7 +6,7 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -198,22 +198,20 @@ class PixelRenderer(InputModule):
         return {**super().get_config_dict(), "render_environment": self.current_render_environment()}
 
     @classmethod
-    def load(
-        cls,
-        model_name_or_path: str,
-        subfolder: str = "",
-        token: bool | str | None = None,
-        cache_folder: str | None = None,
-        revision: str | None = None,
-        local_files_only: bool = False,
-        init_defaults: dict[str, Any] | None = None,  # Module.load's; not used: the saved config has every setting
-        **kwargs,
-    ) -> Self:
-        """sentence-transformers' ``Module.load``, with the saved ``font_dirs`` checked: a list of folders relative to
-        the renderer's folder, each inside the model folder or an allowed folder (``SBERT_NONLING_FONT_DIRS``); a
-        ValueError names the config file and the folder otherwise."""
-        hub_kwargs: dict[str, Any] = {"token": token, "cache_folder": cache_folder, "revision": revision, "local_files_only": local_files_only}
-        config = cls.load_config(model_name_or_path, subfolder=subfolder, **hub_kwargs)
+    def load_config(cls, model_name_or_path: str, subfolder: str = "", *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """sentence-transformers' ``Module.load_config`` (which ``Module.load`` builds the renderer from), with the
+        renderer's folder as ``font_root`` and the saved ``font_dirs`` checked: a list of folders relative to that
+        folder, each inside the model folder or an allowed folder (``SBERT_NONLING_FONT_DIRS``); a ValueError names
+        the config file and the folder otherwise. A config without ``render_environment`` logs a warning."""
+        config = super().load_config(model_name_or_path, subfolder, *args, **kwargs)
+        if config and "render_environment" not in config:
+            logger.warning(
+                "This PixelRenderer config records no rendering library versions: it was saved by an sbert-nonling "
+                "version whose renders placed text one pixel lower than PIXEL's renderer (and differed for tabs, line "
+                "breaks and control characters). Renders now follow PIXEL exactly and may differ from those the model "
+                "was trained on."
+            )
+        hub_kwargs = {key: value for key, value in kwargs.items() if key != "config_filename"}
         folder = Path(load_dir_path(model_name_or_path, subfolder, **hub_kwargs) or Path(model_name_or_path) / subfolder)
         model_folder = folder
         for _ in Path(subfolder).parts:
@@ -235,22 +233,7 @@ class PixelRenderer(InputModule):
                 )
             if not resolved.is_dir():
                 raise ValueError(f"{where}: font_dirs entry {directory!r} ({resolved}) is not a folder.")
-        try:
-            return cls(**config, font_root=folder)
-        except (ValueError, TypeError) as error:
-            raise ValueError(f"{where}: {error}") from None
-
-    @classmethod
-    def load_config(cls, *args, **kwargs) -> dict[str, Any]:
-        config = super().load_config(*args, **kwargs)
-        if config and "render_environment" not in config:
-            logger.warning(
-                "This PixelRenderer config records no rendering library versions: it was saved by an sbert-nonling "
-                "version whose renders placed text one pixel lower than PIXEL's renderer (and differed for tabs, line "
-                "breaks and control characters). Renders now follow PIXEL exactly and may differ from those the model "
-                "was trained on."
-            )
-        return config
+        return {**config, "font_root": folder}
 
     @property
     def strip_width(self) -> int:

@@ -87,16 +87,16 @@ def test_layouts_give_the_paper_token_counts():
     released = AudioPatchEmbed(embedding_dimension=16, layout="released")({"input_features": fbank})[BYPASS_ENTRY_KEY]
     ssast = AudioPatchEmbed(embedding_dimension=16, layout="ssast")({"input_features": fbank})[BYPASS_ENTRY_KEY]
     assert released.shape == (2, 211, 16) and ssast.shape == (2, 513, 16)
-    assert AudioPatchEmbed(embedding_dimension=16, layout="released").position_embeddings is None
+    assert AudioPatchEmbed(embedding_dimension=16, layout="released").embeddings.position_embeddings is None
 
 
 def test_ssast_layout_normalises_the_fbank():
     module = AudioPatchEmbed(embedding_dimension=16, layout="ssast")
     with torch.no_grad():
-        module.position_embeddings.zero_()
-        module.cls_token.zero_()
+        module.embeddings.position_embeddings.zero_()
+        module.embeddings.cls_token.zero_()
         tokens = module({"input_features": torch.full((1, 128, 1024), -4.2677393)})[BYPASS_ENTRY_KEY]
-    torch.testing.assert_close(tokens[0, 1:], module.projection.bias.expand(512, -1))  # normalised input is all zero
+    torch.testing.assert_close(tokens[0, 1:], module.embeddings.patch_embeddings.projection.bias.expand(512, -1))  # normalised input is all zero
 
 
 def test_spec_augment_only_in_training():
@@ -154,5 +154,5 @@ def test_token_keep_ratio_round_trips_and_is_checked(tiny_encoder_dir, clip, tmp
 def test_a_front_end_without_a_width_takes_the_encoders(tiny_encoder_dir):
     model = build_sentence_model(tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(target_frames=64, layout="ssast")})
     front_end = model[0].sub_modules["audio"][0]
-    assert front_end.embedding_dimension == 32 and front_end.position_embeddings.shape[-1] == 32
+    assert front_end.embedding_dimension == 32 and front_end.embeddings.position_embeddings.shape[-1] == 32
     assert model.encode([np.zeros(16000, dtype=np.float32)]).shape == (1, 32)

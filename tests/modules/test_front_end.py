@@ -13,11 +13,8 @@ from sbert_nonling.modules.shared_encoder import ENTRY_KEYS
 class LinearFrontEnd(FrontEnd):
     """(B, 5, 4) inputs -> (B, 5, embedding_dimension) tokens: the smallest front-end built on FrontEnd."""
 
-    config_keys = ["embedding_dimension", "encoder_entry", "token_keep_ratio"]
-
     def __init__(self, embedding_dimension: int = 6, encoder_entry: str = "bypass", token_keep_ratio: float = 1.0) -> None:
-        super().__init__()
-        self.embedding_dimension, self.encoder_entry, self.token_keep_ratio = embedding_dimension, self.check_entry(encoder_entry), token_keep_ratio
+        super().__init__(embedding_dimension, encoder_entry, token_keep_ratio)  # its config_keys: FrontEnd's
         self.build_token_layers()
 
     def build_token_layers(self):
@@ -98,3 +95,42 @@ def test_a_crafted_front_end_config_is_refused_at_load_naming_the_file_and_key(t
     config_file.write_text(json.dumps(config))
     with pytest.raises(ValueError, match=rf"{type(front_end).config_file_name}: .*{message}"):
         type(front_end).load(str(tmp_path))
+
+
+#: tests/modules/saved_front_ends/: folders saved by sbert-nonling 80d36fd (before the patch-token block, weights at
+#: the top: projection.*, cls_token, position_embeddings), their configs with the old "embed_dim" key, and
+#: expected.safetensors: that code's outputs and the first draws after building each under torch.manual_seed(0).
+SAVED = {
+    "image": ("ImagePatchEmbed", {"img_size": 16, "patch_size": 8, "embedding_dimension": 8, "token_keep_ratio": 0.5}),
+    "audio_released": ("AudioPatchEmbed", {"num_mel_bins": 32, "target_frames": 48, "embedding_dimension": 8}),
+    "audio_ssast": ("AudioPatchEmbed", {"num_mel_bins": 32, "target_frames": 48, "embedding_dimension": 8, "layout": "ssast"}),
+}
+
+
+@pytest.mark.parametrize("name", list(SAVED))
+def test_folders_saved_before_the_patch_token_block_load_and_encode_identically(name):
+    from pathlib import Path
+
+    import numpy as np
+    from safetensors.torch import load_file
+
+    import sbert_nonling.modules as modules
+
+    folder = Path(__file__).parent / "saved_front_ends"
+    expected = {key.split(".", 1)[1]: value for key, value in load_file(folder / "expected.safetensors").items() if key.startswith(f"{name}.")}
+    cls = getattr(modules, SAVED[name][0])
+    loaded = cls.load(str(folder / name)).eval()
+    torch.manual_seed(0)
+    built = cls(**SAVED[name][1])  # today's initialisation draws what the old code drew, in the same order
+    assert torch.equal(torch.rand(4), expected["next_draw"])
+    assert built.get_config_dict() == loaded.get_config_dict() and built.state_dict().keys() == loaded.state_dict().keys()
+    assert all(torch.equal(value, loaded.state_dict()[key]) for key, value in built.state_dict().items())
+    with torch.no_grad():
+        if name == "image":  # at the trained size and at a larger grid (bicubic positions)
+            for size in ("16", "24"):
+                assert torch.equal(loaded({"pixel_values": expected[f"pixel_values_{size}"]})[ENTRY_KEYS["bypass"]], expected[f"tokens_{size}"])
+        else:  # the fbank (the released references') and the tokens; a clip with a DC offset, and one at 8 kHz
+            waveform = np.random.default_rng(0).standard_normal(4800).astype(np.float32) + 0.25
+            features = loaded.preprocess([waveform, {"array": waveform[::2].copy(), "sampling_rate": 8000}])
+            assert torch.equal(features["input_features"], expected["input_features"])
+            assert torch.equal(loaded(features)[ENTRY_KEYS["bypass"]], expected["tokens"])

@@ -65,8 +65,8 @@ def test_vit_initialisation_copies_the_embeddings(tmp_path):
     vit.save_pretrained(tmp_path)
     module = ImagePatchEmbed.from_vit(str(tmp_path))
     assert (module.img_size, module.patch_size, module.embedding_dimension) == (32, 8, 32)
-    torch.testing.assert_close(module.position_embeddings, vit.embeddings.position_embeddings)
-    torch.testing.assert_close(module.projection.weight, vit.embeddings.patch_embeddings.projection.weight)
+    for name, value in vit.embeddings.state_dict().items():
+        torch.testing.assert_close(module.embeddings.state_dict()[name], value)
     pixels = torch.randn(1, 3, 32, 32)
     with torch.no_grad():
         ours = module({"pixel_values": pixels})[BYPASS_ENTRY_KEY]
@@ -166,7 +166,7 @@ def test_patch_dropout_trains_through_the_encoder_and_leaves_encode_unchanged(ti
     output["sentence_embedding"].square().sum().backward()
     torch.manual_seed(7)  # the front-end's draw comes first: the kept patches of both rows
     kept = set((torch.rand(2, 16).topk(4, dim=1).indices + 1).flatten().tolist())
-    reached = front_end.position_embeddings.grad[0].abs().sum(dim=-1).nonzero().flatten().tolist()
+    reached = front_end.embeddings.position_embeddings.grad[0].abs().sum(dim=-1).nonzero().flatten().tolist()
     assert reached == [0, *sorted(kept)]  # [CLS] and the kept patches' grid positions, nothing else
 
 
@@ -187,24 +187,6 @@ def test_token_keep_ratio_is_saved_and_old_configs_load_without_it(tiny_encoder_
         ImagePatchEmbed(token_keep_ratio=0)
 
 
-def test_a_model_saved_with_the_former_width_name_loads_and_the_former_argument_warns(tiny_encoder_dir, cat, tmp_path):
-    import json
-
-    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)})
-    expected = model.encode([cat])
-    model.save(str(tmp_path))
-    (config_file,) = tmp_path.rglob(ImagePatchEmbed.config_file_name)
-    config = json.loads(config_file.read_text())
-    assert config["embedding_dimension"] == 32
-    config["embed_dim"] = config.pop("embedding_dimension")  # as saved before the rename
-    config_file.write_text(json.dumps(config))
-    reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True)
-    assert reloaded[0].sub_modules["image"][0].embedding_dimension == 32
-    np.testing.assert_array_equal(reloaded.encode([cat]), expected)
-    with pytest.warns(FutureWarning, match=r"ImagePatchEmbed\(embed_dim=...\) is deprecated: use embedding_dimension"):
-        assert ImagePatchEmbed(img_size=32, patch_size=8, embed_dim=16).get_embedding_dimension() == 16
-
-
 @pytest.mark.parametrize("img_size", [16, 24])
 def test_vit_at_a_lower_resolution_interpolates_the_position_table(tmp_path, img_size):
     from transformers import ViTConfig, ViTModel
@@ -214,7 +196,7 @@ def test_vit_at_a_lower_resolution_interpolates_the_position_table(tmp_path, img
     module = ImagePatchEmbed.from_vit(str(tmp_path), img_size=img_size, token_keep_ratio=0.5)
     grid = img_size // 8
     assert (module.img_size, module.token_keep_ratio) == (img_size, 0.5)
-    assert module.position_embeddings.shape == (1, 1 + grid * grid, 32)
+    assert module.embeddings.position_embeddings.shape == (1, 1 + grid * grid, 32)
     assert module.preprocess([Image.new("RGB", (50, 40))])["pixel_values"].shape == (1, 3, img_size, img_size)
     pixels = torch.randn(2, 3, img_size, img_size)
     module.eval()
@@ -232,7 +214,7 @@ def test_a_front_end_without_a_width_takes_the_encoders(tiny_encoder_dir, cat, t
     with pytest.raises(ValueError, match="built without embedding_dimension and has not been placed before a shared encoder"):
         front_end.preprocess([cat])
     model = build_sentence_model(tiny_encoder_dir, front_ends={"image": front_end})
-    assert front_end.get_embedding_dimension() == 32 and front_end.position_embeddings.shape == (1, 17, 32)
+    assert front_end.get_embedding_dimension() == 32 and front_end.embeddings.position_embeddings.shape == (1, 17, 32)
     expected = model.encode([cat])
     assert expected.shape == (1, 32)
     model.save(str(tmp_path))

@@ -1,0 +1,59 @@
+"""PatchTokens: [CLS] + patch tokens (+ learned positions) of a (C, H, W) map; the block the image and audio front-ends share."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from transformers import ViTConfig
+from transformers.models.vit.modeling_vit import ViTEmbeddings
+
+
+class PatchTokens(ViTEmbeddings):
+    """transformers' ``ViTEmbeddings`` (Dosovitskiy et al., 2021): a Conv2d patch projection (kernel = stride =
+    ``patch_size``), a learned [CLS] token first and, optionally, learned position embeddings added to every token.
+
+    Reads ``pixel_values`` (B, C, H, W) (an image, or a (1, mel, frames) fbank map) and returns tokens
+    (B, 1 + N, hidden_size), N = (H / patch_size) (W / patch_size). A square position table is bicubically interpolated
+    to another square or rectangular grid (ViT's ``interpolate_pos_encoding``); a rectangular one (SSAST's 8 x 64) needs
+    the size it was built for. Without position embeddings (``position_embeddings=False``, AudioCSE's released layout)
+    the tokens carry no position.
+
+    The state dict is ViT's (``cls_token``, ``patch_embeddings.projection.{weight,bias}``, ``position_embeddings``), so a
+    ViT checkpoint's embeddings load as they are. Initialisation: the projection as ``nn.Conv2d``'s default, [CLS] and
+    positions truncated normal (std 0.02), drawn in that order.
+
+    Args:
+        image_size: (height, width) of the map the position table is built for.
+        patch_size: patch side (ViT-base 16; AudioCSE 24).
+        num_channels: input channels (3 for images, 1 for an fbank).
+        hidden_size: token width.
+        position_embeddings: learn a position table (True) or add no positions (False).
+
+    Example:
+        ::
+
+            import torch
+            from sbert_nonling.modules.patch_tokens import PatchTokens
+
+            tokens = PatchTokens((32, 32), patch_size=8, num_channels=3, hidden_size=16)(torch.randn(2, 3, 32, 32))
+            tokens.shape  # (2, 17, 16): [CLS] + 4 x 4 patches
+    """
+
+    def __init__(self, image_size: tuple[int, int], patch_size: int, num_channels: int, hidden_size: int, position_embeddings: bool = True) -> None:
+        config = ViTConfig(image_size=list(image_size), patch_size=patch_size, num_channels=num_channels, hidden_size=hidden_size)
+        with torch.device("meta"):  # ViT's own random draws skipped: the weights are drawn below, as they always were
+            super().__init__(config)
+        self.to_empty(device=torch.get_default_device())
+        self.patch_embeddings.projection.reset_parameters()
+        nn.init.trunc_normal_(self.cls_token, std=0.02)
+        if position_embeddings:
+            nn.init.trunc_normal_(self.position_embeddings, std=0.02)
+        else:
+            self.register_parameter("position_embeddings", None)
+        self.interpolates = image_size[0] == image_size[1]
+
+    def forward(self, pixel_values: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        if self.position_embeddings is not None:
+            return super().forward(pixel_values, interpolate_pos_encoding=self.interpolates)
+        tokens = self.patch_embeddings(pixel_values)
+        return torch.cat([self.cls_token.expand(tokens.shape[0], -1, -1), tokens], dim=1)
