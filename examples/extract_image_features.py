@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from sbert_nonling.data import FrozenImageEncoder
 from sbert_nonling.data.image_features import extract_image_features, load_image_features, save_image_features
 from sbert_nonling.data.images import IMAGE_EXTENSIONS
-from sbert_nonling.modules import FrozenImageEncoder
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--image-dir", required=True)

@@ -20,11 +20,10 @@ from pathlib import Path
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainingArguments
 
 from sbert_nonling import DistillAnchorLoss, MultimodalAlignLoss, export_text_model
-from sbert_nonling.data import caption_feature_dataset, load_caption_pairs
+from sbert_nonling.data import FrozenImageEncoder, caption_feature_dataset, load_caption_pairs
 from sbert_nonling.data.image_features import extract_image_features
 from sbert_nonling.evaluation import sts_dev_evaluator
 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
-from sbert_nonling.modules import FrozenImageEncoder
 from sbert_nonling.modules.encoder_families import learned_position_embeddings
 from sbert_nonling.training import NonLinguisticTrainer
 from sbert_nonling.training.arguments import SELECTION_METRIC

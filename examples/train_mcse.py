@@ -22,11 +22,10 @@ from datasets import DatasetDict
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainingArguments
 
 from sbert_nonling import MultimodalAlignLoss, SimCSELoss, export_text_model
-from sbert_nonling.data import caption_feature_dataset, load_caption_pairs, read_sentences, sentence_pairs_dataset
+from sbert_nonling.data import FrozenImageEncoder, caption_feature_dataset, load_caption_pairs, read_sentences, sentence_pairs_dataset
 from sbert_nonling.data.image_features import extract_image_features
 from sbert_nonling.evaluation import sts_dev_evaluator
 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
-from sbert_nonling.modules import FrozenImageEncoder
 from sbert_nonling.training import NonLinguisticTrainer
 from sbert_nonling.training.arguments import SELECTION_METRIC
 from sbert_nonling.training.interleaved_sampler import InterleavedBatchSampler

@@ -243,9 +243,9 @@ def cmd_push(args: argparse.Namespace) -> None:
 
 
 def cmd_features(args: argparse.Namespace) -> None:
+    from sbert_nonling.data.frozen_image_encoder import FrozenImageEncoder
     from sbert_nonling.data.image_features import extract_image_features, save_image_features
     from sbert_nonling.data.images import IMAGE_EXTENSIONS
-    from sbert_nonling.modules.frozen_image_encoder import FrozenImageEncoder
     from sbert_nonling.util.unreachable import loading
 
     folder = Path(args.image_dir)

@@ -61,8 +61,8 @@ def flickr_subset(tmp_path_factory, data_dir):
     """12 Flickr8k photos with their 60 captions, and their EfficientNet-Lite0 features (global and 7 x 7 regions)."""
     import shutil
 
+    from sbert_nonling.data import FrozenImageEncoder
     from sbert_nonling.data.image_features import extract_image_features, save_image_features
-    from sbert_nonling.modules import FrozenImageEncoder
 
     root = tmp_path_factory.mktemp("flickr")
     (root / "images").mkdir()

@@ -14,9 +14,9 @@ import soundfile
 from datasets import Audio as AudioFeature
 from datasets import Dataset
 
+from sbert_nonling.data.decoding import MAX_SECONDS, MIN_SAMPLES, SAMPLE_RATE
 from sbert_nonling.data.hub import AUDIO_ROLES, HubSource, class_indices, first_rows_per_class, hub_source, load_hub_columns
 from sbert_nonling.data.images import VIEW_COLUMNS
-from sbert_nonling.modules.audio_patch_embed import MAX_SECONDS, MIN_SAMPLES, SAMPLE_RATE
 
 logger = logging.getLogger(__name__)
 

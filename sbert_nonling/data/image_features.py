@@ -1,5 +1,5 @@
 """Frozen image features for grounding losses (MCSE, MACD): extracted with a
-:class:`~sbert_nonling.modules.frozen_image_encoder.FrozenImageEncoder`, saved and loaded as safetensors."""
+:class:`~sbert_nonling.data.frozen_image_encoder.FrozenImageEncoder`, saved and loaded as safetensors."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from safetensors.torch import load_file, save_file
 from torchvision.transforms import v2
 from tqdm.auto import tqdm
 
+from sbert_nonling.data import frozen_image_encoder
 from sbert_nonling.data.images import decode_image
-from sbert_nonling.modules import frozen_image_encoder
 
 logger = logging.getLogger(__name__)
 
 #: MCSE's preprocessing for frozen image features: Resize 256, CenterCrop 224, then ImageNet normalisation
-#: (:data:`~sbert_nonling.modules.frozen_image_encoder.NORMALIZE_TRANSFORM`).
+#: (:data:`~sbert_nonling.data.frozen_image_encoder.NORMALIZE_TRANSFORM`).
 FEATURE_TRANSFORM = v2.Compose([v2.PILToTensor(), v2.Resize(256, antialias=True), v2.CenterCrop(224), frozen_image_encoder.NORMALIZE_TRANSFORM])
 
 

@@ -16,8 +16,8 @@ from datasets import Image as ImageFeature
 from PIL import Image, UnidentifiedImageError
 from torchvision.transforms import v2
 
+from sbert_nonling.data.decoding import check_image_size, to_rgb_image
 from sbert_nonling.data.hub import IMAGE_ROLES, class_indices, first_rows_per_class, hub_source, load_hub_columns
-from sbert_nonling.modules.image_patch_embed import check_image_size, to_rgb_image
 
 logger = logging.getLogger(__name__)
 

@@ -13,6 +13,7 @@ from datasets import DatasetDict
 
 from sbert_nonling.configs.grounding import GroundingConfig
 from sbert_nonling.data.captions import caption_feature_dataset, load_caption_pairs
+from sbert_nonling.data.frozen_image_encoder import FrozenImageEncoder
 from sbert_nonling.data.image_features import extract_image_features, load_image_features, save_image_features
 from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.retrieval import evaluate_retrieval
@@ -28,7 +29,6 @@ from sbert_nonling.methods.sentence_encoder import (
     text_training_data,
 )
 from sbert_nonling.modules.encoder_families import learned_position_embeddings
-from sbert_nonling.modules.frozen_image_encoder import FrozenImageEncoder
 from sbert_nonling.util.unreachable import loading
 
 logger = logging.getLogger(__name__)

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.front_end import FrontEnd
-from sbert_nonling.modules.frozen_image_encoder import FrozenImageEncoder
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.modules.modality_router import MODALITY_ROUTES, ModalityRouter
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
@@ -13,7 +12,6 @@ __all__ = [
     "AudioPatchEmbed",
     "ENTRY_KEYS",
     "FrontEnd",
-    "FrozenImageEncoder",
     "ImagePatchEmbed",
     "MODALITY_ROUTES",
     "ModalityRouter",

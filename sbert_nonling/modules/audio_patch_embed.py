@@ -6,13 +6,13 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Literal
 
-import numpy as np
 import torch
 import torchaudio
 from sentence_transformers.base.modality_types import Modality
 from torch import nn
 from transformers import ASTFeatureExtractor
 
+from sbert_nonling.data.decoding import SAMPLE_RATE, waveform_to_mono_16k
 from sbert_nonling.modules.front_end import FrontEnd
 from sbert_nonling.modules.patch_tokens import PatchTokens
 from sbert_nonling.modules.shared_encoder import EncoderEntry
@@ -20,11 +20,6 @@ from sbert_nonling.modules.shared_encoder import EncoderEntry
 logger = logging.getLogger(__name__)
 
 AudioLayout = Literal["released", "ssast"]
-SAMPLE_RATE = 16000
-#: One fbank window (25 ms at 16 kHz): shorter waveforms are rejected.
-MIN_SAMPLES = 400
-#: Longest waveform accepted (seconds at the input rate); longer ones are rejected rather than silently decoded.
-MAX_SECONDS = 600
 #: SSAST's fbank normalisation: (fbank - mean) / (2 * std) with AudioSet statistics.
 SSAST_MEAN, SSAST_STD = -4.2677393, 4.5689974
 LAYOUTS: dict[str, dict[str, Any]] = {
@@ -33,37 +28,6 @@ LAYOUTS: dict[str, dict[str, Any]] = {
     # SSAST: 16 x 16 patches -> 8 x 64 = 512 patches, normalised fbank, learned positions.
     "ssast": {"patch_size": 16, "normalize": True, "position_embeddings": True},
 }
-
-
-def waveform_to_mono_16k(audio: Any, where: str) -> torch.Tensor:
-    """A waveform array / tensor (samples,), (channels, samples) or (samples, channels), or an
-    ``{"array", "sampling_rate"}`` dict -> float32 mono tensor at 16 kHz. Integer PCM is scaled to [-1, 1]."""
-    sampling_rate = SAMPLE_RATE
-    if isinstance(audio, dict):
-        if "array" not in audio or "sampling_rate" not in audio:
-            raise ValueError(f"{where} is a dict with keys {sorted(audio)}; expected 'array' and 'sampling_rate'.")
-        audio, sampling_rate = audio["array"], audio["sampling_rate"]
-        if not isinstance(sampling_rate, (int, np.integer)) or sampling_rate <= 0:
-            raise ValueError(f"{where} has sampling_rate={sampling_rate!r}; expected a positive integer (Hz).")
-    array = audio.detach().cpu().numpy() if isinstance(audio, torch.Tensor) else np.asarray(audio)
-    if array.ndim not in (1, 2) or array.size == 0:
-        raise ValueError(f"{where} has shape {array.shape}; expected a non-empty 1-D or 2-D waveform.")
-    if max(array.shape) > MAX_SECONDS * int(sampling_rate):  # before any copy: the longer axis holds the samples
-        raise ValueError(f"{where} is {max(array.shape) / sampling_rate:.0f} s long; at most {MAX_SECONDS} s is accepted.")
-    if np.issubdtype(array.dtype, np.integer):
-        array = array.astype(np.float64) / float(np.iinfo(array.dtype).max + 1)
-    elif not np.issubdtype(array.dtype, np.floating):
-        raise ValueError(f"{where} has dtype {array.dtype}; expected integer PCM or floating-point samples.")
-    if not np.isfinite(array).all():
-        raise ValueError(f"{where} contains NaN or infinite samples.")
-    if array.ndim == 2:
-        array = array.mean(axis=int(np.argmin(array.shape)))  # the shorter axis holds the channels
-    waveform = torch.from_numpy(np.ascontiguousarray(array, dtype=np.float32))
-    if sampling_rate != SAMPLE_RATE:
-        waveform = torchaudio.functional.resample(waveform, int(sampling_rate), SAMPLE_RATE)
-    if waveform.shape[0] < MIN_SAMPLES:
-        raise ValueError(f"{where} has {waveform.shape[0]} samples at 16 kHz; at least {MIN_SAMPLES} (one 25 ms fbank window) are needed.")
-    return waveform
 
 
 class AudioPatchEmbed(FrontEnd):

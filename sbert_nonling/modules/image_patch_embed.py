@@ -6,82 +6,16 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import torch
-from PIL import Image
 from sentence_transformers.base.modality_types import Modality
 from torchvision.transforms import v2
 
+from sbert_nonling.data.decoding import IMAGENET_MEAN, IMAGENET_STD, to_rgb_image
 from sbert_nonling.modules.front_end import MAX_TOKENS, FrontEnd
 from sbert_nonling.modules.patch_tokens import PatchTokens
 from sbert_nonling.modules.shared_encoder import EncoderEntry
 
 logger = logging.getLogger(__name__)
-
-IMAGENET_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_STD = (0.229, 0.224, 0.225)
-#: Largest image accepted (width x height = 8192 x 8192 pixels, at most 256 MiB decoded as RGBA). Larger images are
-#: rejected with a ValueError before they are decoded or converted: a lazily opened file is never read in full.
-MAX_IMAGE_PIXELS = 8192 * 8192
-
-
-def to_rgb_image(image: Any, where: str) -> Image.Image:
-    """Any PIL mode (RGB, L, LA, RGBA, P, CMYK, I;16, I, F, ...), uint8/uint16/float array (H, W[, C]) -> RGB PIL image.
-
-    Transparent pixels are composited on white; 16-bit and 32-bit images are scaled by their maximum possible value.
-    A lazily opened file (``Image.open``) is decoded here: data that cannot be decoded (a truncated or corrupt file,
-    a closed one) raises ``ValueError("{where}: Cannot decode image '<file>': <PIL's reason>")``.
-    """
-    if isinstance(image, np.ndarray):
-        image = _array_to_image(image, where)
-    if not isinstance(image, Image.Image):
-        raise ValueError(f"{where} is a {type(image).__name__}; expected a PIL image or an (H, W[, C]) array.")
-    check_image_size(image, where)
-    try:
-        image.load()  # a no-op for an image in memory
-    except (OSError, SyntaxError, ValueError) as error:  # PIL's decoders: truncated data, bad tables, a closed file
-        filename = getattr(image, "filename", "")  # only a file-backed image (PIL.ImageFile) has one
-        source = f" {filename!r}" if filename else ""
-        raise ValueError(f"{where}: Cannot decode image{source}: {error}") from None
-    if image.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
-        values = np.asarray(image, dtype=np.float64)
-        scale = 65535.0 if image.mode.startswith("I;16") or values.max(initial=0) > 255 else 255.0
-        image = Image.fromarray(np.clip(values / scale * 255.0, 0, 255).astype(np.uint8), mode="L")
-    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
-        rgba = image.convert("RGBA")
-        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        return Image.alpha_composite(background, rgba).convert("RGB")
-    return image.convert("RGB")
-
-
-def check_image_size(image: Image.Image, where: str) -> None:
-    """Raise a ValueError naming ``where`` unless the image has 1 to :data:`MAX_IMAGE_PIXELS` pixels. Reads only the
-    size, so it runs on a lazily opened file before any pixel is decoded."""
-    if image.width < 1 or image.height < 1:
-        raise ValueError(f"{where} has size {image.size}; an image needs at least 1x1 pixels.")
-    if image.width * image.height > MAX_IMAGE_PIXELS:
-        raise ValueError(
-            f"{where} has {image.width}x{image.height} = {image.width * image.height} pixels, more than "
-            f"MAX_IMAGE_PIXELS={MAX_IMAGE_PIXELS} (8192x8192); resize it before encoding."
-        )
-
-
-def _array_to_image(array: np.ndarray, where: str) -> Image.Image:
-    if array.ndim == 3 and array.shape[0] in (1, 3, 4) and array.shape[-1] not in (1, 3, 4):
-        array = np.moveaxis(array, 0, -1)  # (C, H, W) -> (H, W, C)
-    if array.ndim == 3 and array.shape[-1] == 1:
-        array = array[..., 0]
-    if array.ndim not in (2, 3) or (array.ndim == 3 and array.shape[-1] not in (3, 4)):
-        raise ValueError(f"{where} is an array of shape {array.shape}; expected (H, W), (H, W, 3/4) or (3/4, H, W).")
-    if not np.isfinite(array).all():
-        raise ValueError(f"{where} contains NaN or infinite values.")
-    if np.issubdtype(array.dtype, np.floating):
-        array = np.clip(array * 255.0 if array.max(initial=0) <= 1.0 else array, 0, 255).astype(np.uint8)
-    elif array.dtype == np.uint16:
-        array = (array / 257).astype(np.uint8)
-    elif array.dtype != np.uint8:
-        array = np.clip(array, 0, 255).astype(np.uint8)
-    return Image.fromarray(array)
 
 
 class ImagePatchEmbed(FrontEnd):

@@ -8,9 +8,9 @@ import shutil
 import pytest
 import torch
 
+from sbert_nonling.data import FrozenImageEncoder
 from sbert_nonling.data.captions import read_captions
 from sbert_nonling.data.image_features import extract_image_features, load_image_features, save_image_features
-from sbert_nonling.modules import FrozenImageEncoder
 
 
 @pytest.fixture(scope="module")

@@ -28,11 +28,12 @@ from torch.utils.data import DataLoader
 
 from sbert_nonling.data.audio import read_audio
 from sbert_nonling.data.captions import read_captions
+from sbert_nonling.data.decoding import MAX_IMAGE_PIXELS, MAX_SECONDS, waveform_to_mono_16k
 from sbert_nonling.data.images import image_folder_dataset, open_image, two_view_image_dataset
 from sbert_nonling.data.text import read_nli_triplets, read_sentences
 from sbert_nonling.evaluation.sts_data import read_sick, read_sts_year, read_stsb_csv, read_stsb_multi
-from sbert_nonling.modules.audio_patch_embed import MAX_SECONDS, AudioPatchEmbed, waveform_to_mono_16k
-from sbert_nonling.modules.image_patch_embed import MAX_IMAGE_PIXELS, ImagePatchEmbed
+from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
+from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 
 #: What a rejection must name: an input index, a dataset row, a file (path, optionally :line), a route or the modalities.
 NAMES_THE_ITEM = re.compile(r"input \d|image \d|audio \d|row \d|\\\.(txt|csv|jsonl|jpg|png|wav)|Route '|Modality '|modalities \\\(")

@@ -97,7 +97,7 @@ def test_tampered_model_folders_are_never_executed_and_full_models_need_trust(ti
 
 
 def test_pickled_pixel_and_image_weights_are_refused(tmp_path):
-    from sbert_nonling.modules import FrozenImageEncoder
+    from sbert_nonling.data import FrozenImageEncoder
     from sbert_nonling.modules.pixel_encoder import PixelEncoder
 
     marker = tmp_path / "executed"

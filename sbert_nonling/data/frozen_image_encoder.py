@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torchvision.transforms import v2
 
-from sbert_nonling.modules.image_patch_embed import IMAGENET_MEAN, IMAGENET_STD
+from sbert_nonling.data.decoding import IMAGENET_MEAN, IMAGENET_STD
 
 #: uint8 pixels -> ImageNet-normalised float pixels, as the backbones expect.
 NORMALIZE_TRANSFORM = v2.Compose([v2.ToDtype(torch.float32, scale=True), v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)])

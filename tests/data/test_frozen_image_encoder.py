@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from sbert_nonling.modules import FrozenImageEncoder
-from sbert_nonling.modules.frozen_image_encoder import NORMALIZE_TRANSFORM
+from sbert_nonling.data import FrozenImageEncoder
+from sbert_nonling.data.frozen_image_encoder import NORMALIZE_TRANSFORM
 
 
 def test_stays_frozen_and_pools_its_region_grid():
