@@ -206,7 +206,7 @@ def run_family(family: str, inputs: dict[str, Path], precision: str, workers: in
             continue  # a weight average between stages: no training step
         for hook in stage.before:
             hook(plan.model)
-        clock, gradients = train_stage(stage.trainer(plan.model), work / f"{family}-{precision}-{index}")
+        clock, gradients = train_stage(stage.trainer(plan.model, plan.evaluator), work / f"{family}-{precision}-{index}")
         for hook in stage.after:
             hook(plan.model)
         losses.append(clock.losses)

@@ -22,11 +22,11 @@ def test_a_name_is_imported_on_first_use_and_kept():
 
 def test_importing_the_package_loads_no_heavy_library_and_its_names_still_import():
     script = (
-        "import sys, sbert_nonling, sbert_nonling.training\n"
+        "import sys, sbert_nonling, sbert_nonling.app\n"
         "print(sorted(name for name in ('torch', 'sentence_transformers') if name in sys.modules))\n"
         "from sbert_nonling import SimCSELoss\n"
-        "from sbert_nonling.training import ModalitySchedule\n"
-        "print(SimCSELoss.__module__, ModalitySchedule.__module__)\n"
+        "from sbert_nonling.app import list_recipes\n"
+        "print(SimCSELoss.__module__, list_recipes.__module__)\n"
     )
     lines = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.splitlines()
-    assert lines == ["[]", "sbert_nonling.losses.simcse sbert_nonling.training.modality_schedule"]
+    assert lines == ["[]", "sbert_nonling.losses.simcse sbert_nonling.app.recipes"]
