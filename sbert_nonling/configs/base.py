@@ -218,7 +218,7 @@ class Settings:
         return dataclasses.asdict(self)
 
     @classmethod
-    def describe(cls, prefix: str = "") -> SettingTable:
+    def describe(cls) -> SettingTable:
         """Every setting as a :class:`SettingDescription` (name, type, paper default, meaning; a stage's settings
         one by one, as ``stage.key``), for help texts and docs; ``print(VisualCSEConfig.describe())`` shows one
         setting a line."""
@@ -228,11 +228,9 @@ class Settings:
         for item in dataclasses.fields(cls):
             default = getattr(defaults, item.name)
             if isinstance(default, Settings):
-                rows.extend(
-                    row._replace(name=f"{prefix}{item.name}.{row.name}", default=getattr(default, row.name)) for row in type(default).describe()
-                )
+                rows.extend(row._replace(name=f"{item.name}.{row.name}", default=getattr(default, row.name)) for row in type(default).describe())
             else:
-                rows.append(SettingDescription(prefix + item.name, _type_name(hints[item.name]), default, item.metadata["doc"]))
+                rows.append(SettingDescription(item.name, _type_name(hints[item.name]), default, item.metadata["doc"]))
         return rows
 
 

@@ -20,7 +20,7 @@ SENTENCE_TRANSFORMERS_CITATION = """@inproceedings{reimers2019sentencebert,
     booktitle = {EMNLP},
     year = {2019}
 }"""
-#: Recipe keys shown in the card's hyper-parameter list (those a recipe has).
+#: Recipe keys shown in the card's hyper-parameter list (those a recipe has; a stage with all its settings).
 CARD_SETTINGS = (
     "model",
     "pooling",
@@ -41,9 +41,11 @@ CARD_SETTINGS = (
     "anchor",
     "max_patches",
     "perturbation_sets",
-    "visual_max_steps",
-    "topical_max_steps",
-    "reasoning_max_steps",
+    "contrastive",
+    "multitask",
+    "visual",
+    "topical",
+    "reasoning",
     "leapfrog_iterations",
     "seed",
     "tiny",
