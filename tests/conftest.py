@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -81,6 +82,19 @@ def cited(model_folder: str | Path) -> set[str]:
     import re
 
     return set(re.findall(r"@\w+\{([^,]+),", (Path(model_folder) / "README.md").read_text(encoding="utf-8")))
+
+
+def tiny_train_command(text_file: Path, output: Path, *extra: str) -> list[str]:
+    """The command of a real ``sbert-nonling train simcse-unsup --tiny`` process on ``text_file`` into ``output`` (batch
+    8), then ``extra`` flags; run it with :func:`cli_environment`."""
+    command = ["train", "simcse-unsup", "--tiny", "--text-file", str(text_file), "--output", str(output), "--set", "batch_size=8"]
+    return [sys.executable, "-m", "sbert_nonling.cli", *command, *extra]
+
+
+def cli_environment() -> dict[str, str]:
+    """The environment of a test's own process of this checkout, offline."""
+    checkout = str(Path(__file__).resolve().parents[1])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([checkout, os.environ.get("PYTHONPATH", "")]), "HF_HUB_OFFLINE": "1"}
 
 
 def wiki_file(path: Path, lines: int) -> Path:

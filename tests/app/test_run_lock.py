@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sbert_nonling.app.run_lock import LOCK_FILE, run_lock
-from tests.conftest import wiki_file
+from tests.conftest import cli_environment, tiny_train_command, wiki_file
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = (
@@ -21,33 +21,15 @@ HOLD = (
 )
 
 
-def _environment():
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), "HF_HUB_OFFLINE": "1"}
-
-
 def _train(run: Path, text_file: Path, *extra: str) -> subprocess.Popen:
-    command = [
-        sys.executable,
-        "-m",
-        "sbert_nonling.cli",
-        "train",
-        "simcse-unsup",
-        "--tiny",
-        "--text-file",
-        str(text_file),
-        "--output",
-        str(run),
-        "--set",
-        "batch_size=8",
-        *extra,
-    ]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_environment(), cwd=ROOT)
+    command = tiny_train_command(text_file, run, *extra)
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_environment(), cwd=ROOT)
 
 
 def test_a_second_holder_is_refused_naming_the_first_and_the_lock_is_released_on_exit(tmp_path):
     with run_lock(tmp_path):
         other = subprocess.run(
-            [sys.executable, "-c", HOLD, str(tmp_path)], capture_output=True, text=True, env=_environment(), timeout=120, check=False
+            [sys.executable, "-c", HOLD, str(tmp_path)], capture_output=True, text=True, env=cli_environment(), timeout=120, check=False
         )
         assert other.returncode == 1 and "held" not in other.stdout
         assert f"is in use by another run (process {os.getpid()} on " in other.stderr and "choose another --output" in other.stderr

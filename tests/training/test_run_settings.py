@@ -4,21 +4,16 @@ change is allowed explicitly, which the record then keeps with both values."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from sbert_nonling.cli import main
 from sbert_nonling.training.checkpoints import COMPLETE_MARKER
 from sbert_nonling.training.run_settings import RUN_SETTINGS_FILE, safe_to_change
-from tests.conftest import wiki_file
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import cli_environment, tiny_train_command, wiki_file
 
 
 @pytest.fixture(scope="module")
@@ -27,25 +22,8 @@ def interrupted(tmp_path_factory, data_dir):
     root = tmp_path_factory.mktemp("settings")
     text_file = wiki_file(root / "wiki.txt", 2000)
     run = root / "run"
-    argv = [
-        "train",
-        "simcse-unsup",
-        "--tiny",
-        "--text-file",
-        str(text_file),
-        "--output",
-        str(run),
-        "--set",
-        "batch_size=8",
-        "--set",
-        "learning_rate=1e-4",
-        "--set",
-        "eval_steps=2",
-        "--max-steps",
-        "6",
-    ]
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), "HF_HUB_OFFLINE": "1"}
-    process = subprocess.Popen([sys.executable, "-m", "sbert_nonling.cli", *argv], stderr=subprocess.PIPE, text=True, env=environment)
+    command = tiny_train_command(text_file, run, "--set", "learning_rate=1e-4", "--set", "eval_steps=2", "--max-steps", "6")
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=cli_environment())
     deadline = time.monotonic() + 300
     while not (run / "checkpoints" / "checkpoint-2" / COMPLETE_MARKER).is_file():
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()[1][-3000:]
@@ -53,7 +31,7 @@ def interrupted(tmp_path_factory, data_dir):
     process.send_signal(signal.SIGTERM)
     _, error = process.communicate(timeout=300)
     assert process.returncode == 143, error[-3000:]
-    return run, argv
+    return run, command[3:]  # the CLI arguments, without the interpreter and module
 
 
 def test_every_checkpoint_records_the_settings(interrupted):
