@@ -11,6 +11,7 @@ from sentence_transformers.base.modality_types import Modality
 from sentence_transformers.base.modules import InputModule, Module, Router
 from torch import nn
 
+from sbert_nonling.modules.front_end import FrontEnd
 from sbert_nonling.util.model_card_data import NonLinguisticModelCardData
 from sbert_nonling.util.validation import check_text_inputs
 from sbert_nonling.version import __version__
@@ -147,10 +148,10 @@ class ModalityRouter(Router):
             raise ValueError(f"Route {route!r} must start with an InputModule (a front-end or the encoder), got {first}.")
 
     @staticmethod
-    def _check_width(route: str, front_end: Any, encoder: Any) -> None:  # duck-typed: get_embedding_dimension
-        if front_end is encoder or not hasattr(front_end, "get_embedding_dimension"):
+    def _check_width(route: str, front_end: nn.Module, encoder: Any) -> None:
+        if not isinstance(front_end, FrontEnd):  # the encoder itself, or a route of its own kind (PIXEL's renderer)
             return
-        if front_end.get_embedding_dimension() is None and hasattr(front_end, "take_encoder_width"):
+        if front_end.get_embedding_dimension() is None:
             front_end.take_encoder_width(encoder.get_embedding_dimension())  # built without a width: the encoder's
         width, hidden_size = front_end.get_embedding_dimension(), encoder.get_embedding_dimension()
         if width != hidden_size:
