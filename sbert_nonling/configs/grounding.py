@@ -17,6 +17,7 @@ class GroundingConfig(SingleRunConfig):
     (:class:`~sbert_nonling.losses.DistillAnchorLoss`)."""
 
     gradient_accumulation_steps: int = setting(1, "batches per optimizer step", minimum=1)
+    warmup_steps: float = setting(0, "linear warmup of the learning rate: steps, or a fraction of the training steps below 1", minimum=0.0)
     image_encoder: str = setting("resnet50", "frozen image feature extractor: resnet50 or efficientnet-lite0")
     image_dimension: int = setting(2048, "dimension of the image features", minimum=1)
     regions: bool = setting(False, "also use the region grid (word-region DAMSM term, MACD)")
@@ -31,9 +32,3 @@ class GroundingConfig(SingleRunConfig):
     anchor_cosine_weight: float = setting(1.0, "weight of the anchor's token cosine term", minimum=0.0)
     anchor_distillation_temperature: float = setting(2.0, "distillation temperature of the anchor's KL term", above=0.0)
     freeze_position_embeddings: bool = setting(False, "keep the encoder's position embeddings frozen")
-
-    @property
-    def warmup(self) -> float:
-        """The run's linear warmup as the trainer takes it: a step count, or a fraction of the training steps below 1
-        (MCSE's ``warmup_steps``, MACD's ``warmup_fraction``)."""
-        raise NotImplementedError(f"{type(self).__name__} has no warmup setting: train grounding with an MCSEConfig or a MACDConfig.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from sbert_nonling.configs.base import paper_default, setting
+from sbert_nonling.configs.base import paper_default
 from sbert_nonling.configs.grounding import GroundingConfig
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig, TextData
 from sbert_nonling.losses.multimodal_align import Direction
@@ -37,8 +37,4 @@ class MACDConfig(GroundingConfig):
     local_weight: float = paper_default(GroundingConfig, "local_weight", 1.0)
     anchor: bool = paper_default(GroundingConfig, "anchor", True)
     freeze_position_embeddings: bool = paper_default(GroundingConfig, "freeze_position_embeddings", True)
-    warmup_fraction: float = setting(0.1, "linear warmup as a fraction of the training steps", minimum=0.0, maximum=1.0)
-
-    @property
-    def warmup(self) -> float:
-        return self.warmup_fraction
+    warmup_steps: float = paper_default(GroundingConfig, "warmup_steps", 0.1)

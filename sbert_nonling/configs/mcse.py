@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from sbert_nonling.configs.base import paper_default, setting
+from sbert_nonling.configs.base import paper_default
 from sbert_nonling.configs.grounding import GroundingConfig
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig
 
@@ -20,8 +20,3 @@ class MCSEConfig(GroundingConfig):
     method: ClassVar[str] = "mcse"
 
     epochs: int = paper_default(SingleRunConfig, "epochs", 3)
-    warmup_steps: int = setting(0, "linear warmup steps of the learning rate", minimum=0)
-
-    @property
-    def warmup(self) -> float:
-        return self.warmup_steps

@@ -157,7 +157,7 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
     args = single_run_arguments(
         config,
         evaluator is not None,
-        warmup=config.warmup,
+        warmup=config.warmup_steps,
         gradient_accumulation_steps=config.gradient_accumulation_steps,
         interleaved=text_dataset is not None,
     )

@@ -74,8 +74,8 @@ def test_a_recipe_file_with_an_unknown_key_or_a_bad_value_is_refused():
         config_from_recipe({**recipe, "anchor_weight": 5.0}, "my-recipe.json")
     with pytest.raises(ValueError, match=r"the tiny block of my-recipe.json: 'lr' is not a setting"):
         config_from_recipe({**recipe, "tiny": {"lr": 1e-4}}, "my-recipe.json")
-    with pytest.raises(ValueError, match=r"'warmup_fraction' must be >= 0.0 and <= 1.0, got 10.0"):
-        config_from_recipe({**recipe, "warmup_fraction": 10}, "my-recipe.json")
+    with pytest.raises(ValueError, match=r"'warmup_steps' must be >= 0.0, got -1.0"):
+        config_from_recipe({**recipe, "warmup_steps": -1}, "my-recipe.json")
     with pytest.raises(ValueError, match=r"my-recipe.json: method 'macd2' is not one of"):
         config_from_recipe({**recipe, "method": "macd2"}, "my-recipe.json")
 

@@ -260,7 +260,7 @@ def test_mcse_and_macd_recipe_defaults_follow_the_papers():
         2.0,
         8,
     )
-    assert (macd["learning_rate"], macd["epochs"], macd["warmup_fraction"], macd["freeze_position_embeddings"]) == (1e-4, 10, 0.1, True)
+    assert (macd["learning_rate"], macd["epochs"], macd["warmup_steps"], macd["freeze_position_embeddings"]) == (1e-4, 10, 0.1, True)
 
 
 def test_mcse_recipe_interleaves_caption_batches_and_keeps_heads_out_of_the_model(tmp_path, data_dir, flickr_subset):

@@ -28,6 +28,6 @@ def test_defaults_are_mcse_s_grounding_without_anchor():
 
 
 def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
-    assert len(check_own_fields(GroundingConfig)) == 15
+    assert len(check_own_fields(GroundingConfig)) == 16
     with pytest.raises(ValueError, match=r"'grounding_direction' must be one of \['text_to_image', 'symmetric'\]"):
         GroundingConfig(grounding_direction="image_to_text")

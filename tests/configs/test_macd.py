@@ -12,7 +12,7 @@ def test_defaults_are_the_paper_row():
     assert METHOD_CONFIGS["macd"] is MACDConfig
     # Flickr30k captions only, bs 64 x grad-accum 8, 10 epochs, lr 1e-4 with 10% warmup, max len 32
     assert (config.data, config.batch_size, config.gradient_accumulation_steps, config.epochs, config.learning_rate) == ("captions", 64, 8, 10, 1e-4)
-    assert (config.warmup_fraction, config.max_seq_length) == (0.1, 32)
+    assert (config.warmup_steps, config.max_seq_length) == (0.1, 32)  # a fraction of the training steps
     # symmetric global grounding, linear heads to 768, cosine x 10 (tau 0.1), word-region term on the region grid
     assert (config.grounding_direction, config.projection_dimension, config.projection_head, config.grounding_temperature) == (
         "symmetric",
@@ -27,5 +27,5 @@ def test_defaults_are_the_paper_row():
 
 def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
     assert len(check_own_fields(MACDConfig)) == 15  # its paper defaults keep the base fields' ranges
-    with pytest.raises(ValueError, match=r"MACDConfig setting 'warmup_fraction' must be >= 0.0 and <= 1.0, got 1.5"):
-        MACDConfig(warmup_fraction=1.5)
+    with pytest.raises(ValueError, match=r"MACDConfig setting 'warmup_steps' must be >= 0.0, got -0.5"):
+        MACDConfig(warmup_steps=-0.5)

@@ -57,7 +57,7 @@ def test_macd_anchors_captions_only_and_keeps_positions_frozen(tmp_path, monkeyp
     assert plan.files == {} and plan.evaluations["retrieval"](plan.model) == {}
     (stage,) = plan.stages
     assert isinstance(stage.loss, DistillAnchorLoss) and stage.train_dataset.column_names == ["anchor", "positive", "label"]
-    assert stage.args.warmup_steps == config.warmup_fraction and stage.args.gradient_accumulation_steps == config.gradient_accumulation_steps
+    assert stage.args.warmup_steps == config.warmup_steps == 0.1 and stage.args.gradient_accumulation_steps == config.gradient_accumulation_steps
     position = plan.model[0].encoder.auto_model.embeddings.position_embeddings.weight
     initial = position.detach().clone()
     stage.trainer(plan.model).train()
