@@ -145,16 +145,14 @@ def test_visualcse_continues_minilm_through_the_bypass_and_keeps_its_normalize(t
         DataSources(text_file=_small_text_file(tmp_path, data_dir), image_dir=data_dir / "images" / "cifar10" / "train"),
         max_steps=2,
         overrides={
-            **{
-                "vit": None,
-                "img_size": 32,
-                "patch_size": 16,
-                "batch_size": 8,
-                "modality_batch_size": 4,
-                "images_per_class": 1,
-                "modality_learning_rate": 1e-3,
-            },
             "model": minilm,
+            "vit": None,
+            "img_size": 32,
+            "patch_size": 16,
+            "batch_size": 8,
+            "modality_batch_size": 4,
+            "images_per_class": 1,
+            "modality_learning_rate": 1e-3,
         },
     )
     assert result["global_step"] == 2 and result["step_counts"]["image"] >= 1
@@ -199,8 +197,12 @@ def test_visualcse_from_a_vit_checkpoint_at_a_lower_resolution(tmp_path, data_di
         DataSources(text_file=_small_text_file(tmp_path, data_dir), image_dir=data_dir / "images" / "cifar10" / "train"),
         max_steps=2,
         overrides={
-            **{"vit": str(tmp_path / "vit"), "img_size": 16, "batch_size": 16, "modality_batch_size": 8, "images_per_class": 2},
             "model": tiny_encoder_dir,
+            "vit": str(tmp_path / "vit"),
+            "img_size": 16,
+            "batch_size": 16,
+            "modality_batch_size": 8,
+            "images_per_class": 2,
         },
     )
     assert "jian2022nonlinguistic" in cited(result["model"])  # visualcse-fast
@@ -326,7 +328,7 @@ def test_macd_on_a_rotary_encoder_has_no_position_table_to_freeze(tmp_path, flic
                 image_features=flickr_subset / "features.safetensors",
             ),
             max_steps=2,
-            overrides={**{"batch_size": 6, "pooling": "mean", "projection_dimension": 16, "image_dimension": 1280}, "model": encoder},
+            overrides={"model": encoder, "batch_size": 6, "pooling": "mean", "projection_dimension": 16, "image_dimension": 1280},
         )
     assert result["global_step"] == 2
     assert "modernbert has no learned position embeddings to freeze" in caplog.text

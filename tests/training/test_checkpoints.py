@@ -7,7 +7,6 @@ import logging
 
 import pytest
 import torch
-from sentence_transformers import SentenceTransformerTrainingArguments
 from transformers import TrainerCallback
 
 from sbert_nonling import SimCSELoss
@@ -21,23 +20,13 @@ from sbert_nonling.training.checkpoints import (
     newest_intact_checkpoint,
     write_failure,
 )
+from tests.training.conftest import small_run_arguments
 
 
 def make_trainer(model_dir, sentences, output_dir, max_steps):
     torch.manual_seed(0)
     model = build_sentence_model(model_dir)
-    args = SentenceTransformerTrainingArguments(
-        output_dir=str(output_dir),
-        max_steps=max_steps,
-        per_device_train_batch_size=8,
-        learning_rate=1e-3,
-        save_strategy="steps",
-        save_steps=2,
-        save_total_limit=2,
-        report_to="none",
-        seed=3,
-        lr_scheduler_type="constant",
-    )
+    args = small_run_arguments(output_dir, max_steps, save_total_limit=2)
     return NonLinguisticTrainer(model=model, args=args, train_dataset=sentence_pairs_dataset(sentences), loss=SimCSELoss(model))
 
 

@@ -16,6 +16,7 @@ from sbert_nonling.models import build_sentence_model
 from sbert_nonling.training import CheckpointMarkerCallback, LossStateCallback
 from sbert_nonling.training.checkpoints import COMPLETE_MARKER, CheckpointWriteError
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE, load_loss_state_dict, loss_state_dict
+from tests.training.conftest import small_run_arguments
 
 
 class StopAt(TrainerCallback):
@@ -34,17 +35,7 @@ def plain_run(encoder_dir, sentences, output_dir, *callbacks, resume=False):
     torch.manual_seed(0)
     model = build_sentence_model(encoder_dir)
     loss = SimCSELoss(model, training_head="mlp")
-    args = SentenceTransformerTrainingArguments(
-        output_dir=str(output_dir),
-        max_steps=4,
-        per_device_train_batch_size=8,
-        learning_rate=1e-3,
-        save_strategy="steps",
-        save_steps=2,
-        report_to="none",
-        seed=3,
-        lr_scheduler_type="constant",
-    )
+    args = small_run_arguments(output_dir, 4)
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=sentence_pairs_dataset(sentences), loss=loss)
     for callback in callbacks:
         trainer.add_callback(callback(loss) if callback is LossStateCallback else callback)

@@ -13,22 +13,13 @@ from sbert_nonling import SimCSELoss
 from sbert_nonling.data import sentence_pairs_dataset
 from sbert_nonling.training import NonLinguisticTrainer
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE
+from tests.training.conftest import small_run_arguments
 
 
 def make_trainer(model, sentences, output_dir, max_steps):
     torch.manual_seed(0)
     loss = SimCSELoss(model, training_head="mlp")
-    args = SentenceTransformerTrainingArguments(
-        output_dir=str(output_dir),
-        max_steps=max_steps,
-        per_device_train_batch_size=8,
-        learning_rate=1e-3,
-        save_strategy="steps",
-        save_steps=2,
-        report_to="none",
-        seed=3,
-        lr_scheduler_type="constant",
-    )
+    args = small_run_arguments(output_dir, max_steps)
     return NonLinguisticTrainer(model=model, args=args, train_dataset=sentence_pairs_dataset(sentences), loss=loss), loss
 
 
