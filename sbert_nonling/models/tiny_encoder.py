@@ -19,11 +19,8 @@ SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 def word_piece_vocab(sentences: Iterable[str], vocab_size: int) -> dict[str, int]:
     """A deterministic WordPiece vocabulary: special tokens, every character (word-initial and ``##`` continuation),
-    then the most frequent lower-cased words (ties broken alphabetically) up to ``vocab_size``.
-
-    Written instead of using ``tokenizers``' WordPiece trainer, whose choice among equally frequent merges depends on
-    hash order, so the same text gave different vocabularies (and so different models) from run to run.
-    """
+    then the most frequent lower-cased words (ties broken alphabetically) up to ``vocab_size`` (``tokenizers``'
+    WordPiece trainer breaks ties by hash order, so it differs from run to run)."""
     normalizer, pre_tokenizer = BertNormalizer(lowercase=True), BertPreTokenizer()
     counts = Counter(word for sentence in sentences for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(sentence)))
     characters = sorted({character for word in counts for character in word})
@@ -48,12 +45,9 @@ def build_tiny_encoder(
     max_position_embeddings: int = 512,
     seed: int = 42,
 ) -> Path:
-    """Write a tiny BERT (random weights) and a WordPiece tokenizer whose vocabulary comes from ``sentences``.
-
-    This is what ``--tiny`` recipes, tests and the offline demo start from: the Hub (bert-base-uncased and friends)
-    is not needed, and the folder loads like any checkpoint, e.g. ``SharedEncoder(output_dir)``. With the defaults
-    it has about 1.5 M parameters (vocab 8,000 x hidden 128, 2 layers). The same ``sentences`` and ``seed`` give
-    byte-identical files.
+    """Write a tiny BERT (random weights, ~1.5 M parameters by default) and a WordPiece tokenizer whose vocabulary comes
+    from ``sentences``: what ``--tiny`` recipes, tests and the offline demo start from. The folder loads like any
+    checkpoint (``SharedEncoder(output_dir)``); the same ``sentences`` and ``seed`` give byte-identical files.
 
     Args:
         output_dir: folder to write ``config.json``, ``model.safetensors`` and the tokenizer files into.
@@ -62,9 +56,6 @@ def build_tiny_encoder(
         hidden_size, num_hidden_layers, num_attention_heads, intermediate_size, max_position_embeddings:
             the BERT configuration.
         seed: seed for the weight initialisation.
-
-    Returns:
-        The output folder.
 
     Example:
         ::
@@ -94,12 +85,9 @@ def build_tiny_encoder(
         intermediate_size=intermediate_size,
         max_position_embeddings=max_position_embeddings,
     )
-    generator_state = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
+    with torch.random.fork_rng(devices=[]):  # the caller's CPU generator is left as it was
+        torch.manual_seed(seed)
         model = BertModel(config)
-    finally:
-        torch.random.set_rng_state(generator_state)
     model.save_pretrained(output_dir)
     logger.info(f"Tiny encoder ({sum(p.numel() for p in model.parameters()):,} parameters) written to {output_dir}")
     return output_dir

@@ -33,25 +33,14 @@ LAYOUTS: dict[str, dict[str, Any]] = {
 class AudioPatchEmbed(FrontEnd):
     """Turns waveforms into fbank patch tokens for the shared encoder (AudioCSE's audio front-end).
 
-    Contract: ``preprocess`` reads waveforms (arrays / tensors, mono or multi-channel, any sample rate via
-    ``{"array", "sampling_rate"}`` dicts; bare arrays are taken as 16 kHz), downmixes, resamples to 16 kHz, removes
-    the waveform's mean and computes the kaldi fbank with transformers' ``ASTFeatureExtractor`` (torchaudio's kaldi
-    fbank: 128 mel bins, 25 ms Hanning window, 10 ms shift, no energy, no dither, not normalised: the paper's
-    settings), padded with zeros / cut to ``target_frames`` (1024); it writes ``input_features``
-    (B, 128, target_frames). ``forward`` applies SpecAugment (training only, if enabled), the layout's normalisation,
-    the patch tokens over the (frequency x time) map (:class:`~sbert_nonling.modules.patch_tokens.PatchTokens`: a
-    Conv2d patch projection, a learned [CLS] token, the layout's positions) and patch dropout (training only, if
-    ``token_keep_ratio < 1``), and writes ``encoder_inputs_embeds`` /
-    ``inputs_embeds`` (B, 1 + N, embedding_dimension) plus ``attention_mask`` (B, 1 + K tokens under patch dropout).
-
-    Layouts: ``"released"`` (the AudioCSE code: 24 x 24 patches, stride 24 -> 5 x 42 = 210 patches + CLS = 211 tokens,
-    no position embeddings, no normalisation) and ``"ssast"`` (16 x 16 patches -> 512 + CLS, fbank normalised as
-    (x + 4.2677393) / (2 x 4.5689974), learned position embeddings).
-
-    What it adds over ``ASTFeatureExtractor`` and torchaudio: the module protocol, the released code's mean removal,
-    input checks (empty, too short, NaN/Inf, wrong dtype -> a ValueError naming the item), downmixing and resampling,
-    and the hand-off to the shared encoder (Jian et al., 2022, "Non-Linguistic Supervision for Contrastive Learning of
-    Sentence Embeddings"; Gong et al., 2022, SSAST).
+    Contract: ``preprocess`` reads waveforms (arrays / tensors, or ``{"array", "sampling_rate"}`` dicts; bare arrays
+    are taken as 16 kHz), downmixes, resamples to 16 kHz, removes the mean and writes the kaldi fbank of
+    ``ASTFeatureExtractor`` (the paper's settings, not normalised), padded / cut to ``target_frames``, as
+    ``input_features`` (B, num_mel_bins, target_frames). ``forward`` applies SpecAugment (training), the layout's
+    normalisation and :class:`~sbert_nonling.modules.patch_tokens.PatchTokens`, and hands the tokens on
+    (:meth:`~sbert_nonling.modules.front_end.FrontEnd.hand_off`). Layouts (:data:`LAYOUTS`): ``"released"`` (the
+    AudioCSE code) and ``"ssast"`` (SSAST); see docs/visualcse.md. Jian et al., 2022, "Non-Linguistic Supervision for
+    Contrastive Learning of Sentence Embeddings"; Gong et al., 2022, SSAST.
 
     Args:
         num_mel_bins: fbank bins (128).
@@ -60,11 +49,7 @@ class AudioPatchEmbed(FrontEnd):
         freq_mask, time_mask: SpecAugment in training: mask up to ``freq_mask`` mel bins and ``time_mask`` frames
             (0 disables; paper 48 / 192).
         embedding_dimension, encoder_entry, token_keep_ratio: as :class:`~sbert_nonling.modules.front_end.FrontEnd`
-            (the encoder's width; ``"bypass"``, the paper's; 1.0, the paper's). Patch dropout draws after the position
-            embeddings (``"ssast"``) are added. The ``"released"`` layout has no position embeddings of its own:
-            through the bypass entry its tokens carry no position at all (as in the released code), through the
-            ``"embeddings"`` entry the encoder numbers the K kept tokens 1..K in training where inference numbers all
-            N tokens 1..N.
+            (positions under patch dropout: docs/visualcse.md).
 
     Example:
         ::
@@ -97,9 +82,6 @@ class AudioPatchEmbed(FrontEnd):
         if layout not in LAYOUTS:
             raise ValueError(f"layout={layout!r} must be one of {list(LAYOUTS)}.")
         patch = LAYOUTS[layout]["patch_size"]
-        for name, value in (("num_mel_bins", num_mel_bins), ("target_frames", target_frames)):
-            if isinstance(value, int) and not isinstance(value, bool) and value < patch:
-                raise ValueError(f"num_mel_bins={num_mel_bins} and target_frames={target_frames} must be >= patch size {patch}.")
         self.num_mel_bins = self.check_int("num_mel_bins", num_mel_bins, patch, 1024)
         self.target_frames = self.check_int("target_frames", target_frames, patch, 16384)
         self.layout = layout
@@ -116,8 +98,9 @@ class AudioPatchEmbed(FrontEnd):
     def build_token_layers(self) -> None:
         assert self.embedding_dimension is not None  # called once the width is known (constructor or take_encoder_width)
         layout = LAYOUTS[self.layout]
-        size = (self.num_mel_bins, self.target_frames)
-        self.embeddings = PatchTokens(size, layout["patch_size"], 1, self.embedding_dimension, layout["position_embeddings"])
+        self.embeddings = PatchTokens(
+            (self.num_mel_bins, self.target_frames), layout["patch_size"], 1, self.embedding_dimension, layout["position_embeddings"]
+        )
 
     @property
     def modalities(self) -> list[Modality]:

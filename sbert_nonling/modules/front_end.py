@@ -27,11 +27,9 @@ OLD_WEIGHT_NAMES = {
 
 
 def checkpoint_filter_fn(state_dict: dict[str, torch.Tensor], model: nn.Module) -> dict[str, torch.Tensor]:
-    """``state_dict`` of a saved front-end under the names ``model`` has: the one place old folders are converted
-    (timm's pattern). Folders saved before the patch-token block hold the projection, [CLS] and positions at the top
-    (``projection.weight``, ``cls_token``, ...); today's image and audio front-ends hold them in ``embeddings``
-    (:class:`~sbert_nonling.modules.patch_tokens.PatchTokens`, transformers' ViT names). A name ``model`` has is kept.
-    The config's old ``embed_dim`` key is read as ``embedding_dimension`` (:attr:`FrontEnd.config_key_renames`)."""
+    """``state_dict`` of a saved front-end under the names ``model`` has (timm's pattern): folders saved before
+    :class:`~sbert_nonling.modules.patch_tokens.PatchTokens` hold ``projection.*``, ``cls_token`` and
+    ``position_embeddings`` at the top, today's front-ends under ``embeddings.``. A name ``model`` has is kept."""
     names = model.state_dict().keys()
 
     def renamed(key: str) -> str:
@@ -46,12 +44,10 @@ def checkpoint_filter_fn(state_dict: dict[str, torch.Tensor], model: nn.Module) 
 class FrontEnd(InputModule):
     """Base of the modality front-ends (:class:`ImagePatchEmbed`, :class:`AudioPatchEmbed`).
 
-    It owns the settings every front-end has (``embedding_dimension``, ``encoder_entry``, ``token_keep_ratio``: its
-    ``config_keys``, which subclasses extend), the hand-off (:meth:`hand_off`, at the end of ``forward``) and saving:
-    a JSON config plus ``model.safetensors`` in the front-end's own sub-folder, loaded by sentence-transformers'
-    ``Module.load`` (old folders through :func:`checkpoint_filter_fn`). A front-end built without a width
-    (``embedding_dimension=None``) builds its token layers (:meth:`build_token_layers`) at the encoder's width when
-    :class:`ModalityRouter` places it before the encoder (:meth:`take_encoder_width`); the saved config records it.
+    It owns the settings every front-end has (its ``config_keys``, which subclasses extend), the hand-off
+    (:meth:`hand_off`) and saving (config + weights in its own sub-folder; old folders through
+    :func:`checkpoint_filter_fn`). Built without a width, it builds its token layers at the encoder's width when
+    :class:`ModalityRouter` places it before the encoder (:meth:`take_encoder_width`). See docs/adding_a_modality.md.
 
     Args:
         embedding_dimension: token width, the encoder's hidden size; None: the encoder's, taken when placed before it.
@@ -67,9 +63,9 @@ class FrontEnd(InputModule):
 
     def __init__(self, embedding_dimension: int | None = None, encoder_entry: EncoderEntry = "bypass", token_keep_ratio: float = 1.0) -> None:
         super().__init__()
-        self.embedding_dimension = (
-            None if embedding_dimension is None else self.check_int("embedding_dimension", embedding_dimension, 1, MAX_DIMENSION)
-        )
+        if embedding_dimension is not None:
+            self.check_int("embedding_dimension", embedding_dimension, 1, MAX_DIMENSION)
+        self.embedding_dimension = embedding_dimension
         self.encoder_entry = self.check_entry(encoder_entry)
         self.token_keep_ratio = check_token_keep_ratio(token_keep_ratio)
 
@@ -120,9 +116,8 @@ class FrontEnd(InputModule):
             )
 
     def hand_off(self, features: dict[str, Any], tokens: torch.Tensor) -> dict[str, Any]:
-        """Write ``tokens`` (B, T, embedding_dimension), [CLS] first and positions already added, under the configured entry key,
-        with an all-ones ``attention_mask``. In training mode with ``token_keep_ratio < 1`` only [CLS] and a random
-        share of the patch tokens are handed on (patch dropout): (B, 1 + K, embedding_dimension)."""
+        """Write ``tokens`` (B, T, embedding_dimension), [CLS] first, under the entry key with an all-ones
+        ``attention_mask``; in training, patch dropout keeps [CLS] and ``token_keep_ratio`` of the patch tokens."""
         if self.training:
             tokens = drop_patch_tokens(tokens, self.token_keep_ratio)
         features[ENTRY_KEYS[self.encoder_entry]] = tokens
@@ -145,10 +140,9 @@ class FrontEnd(InputModule):
         init_defaults: dict[str, Any] | None = None,
         **kwargs,
     ) -> Self:
-        """sentence-transformers' ``Module.load`` (the config, its ``config_key_renames``, ``init_defaults``), then the
-        weights through :func:`checkpoint_filter_fn`. A saved config the constructor refuses is a ValueError naming
-        the file."""
-        hub_kwargs: dict[str, Any] = {
+        """``Module.load``, then the weights through :func:`checkpoint_filter_fn`; a saved config the constructor
+        refuses is a ValueError naming the file."""
+        hub_kwargs = {
             "subfolder": subfolder,
             "token": token,
             "cache_folder": cache_folder,

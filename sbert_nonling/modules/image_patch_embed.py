@@ -24,31 +24,17 @@ class ImagePatchEmbed(FrontEnd):
     Contract: ``preprocess`` reads PIL images (any mode and size), ``(H, W[, C])`` / ``(C, H, W)`` arrays, or
     ``(3, H, W)`` float tensors that are already normalised pixel values, and writes ``pixel_values``
     (B, 3, img_size, img_size): converted to RGB, resized (shorter side) and centre-cropped, ImageNet-normalised.
-    ``forward`` reads ``pixel_values`` and writes ``encoder_inputs_embeds`` (bypass entry, the paper's) or
-    ``inputs_embeds`` (through the encoder's embedding layer) of shape (B, 1 + N, embedding_dimension), N = (H/patch)(W/patch),
-    plus an all-ones ``attention_mask`` (B, 1 + N): transformers' ViT embeddings
-    (:class:`~sbert_nonling.modules.patch_tokens.PatchTokens`: a Conv2d patch projection, a learned [CLS] token and
-    learned position embeddings, bicubically interpolated when the image grid differs from the trained one).
-
-    Cheaper image steps (docs/visualcse.md, "Cheaper image steps"): ``token_keep_ratio < 1`` turns on patch dropout
-    (FLIP): in training each view keeps [CLS] and a random share of its patch tokens, after the position embeddings
-    are added, so every kept token carries its grid position; eval mode and ``encode`` keep all tokens. A lower
-    ``img_size`` (e.g. ``from_vit(..., img_size=112)``: 49 patches instead of 196) trades resolution for tokens.
-
-    What it adds over torchvision / transformers: the sentence-transformers module protocol (preprocess / forward /
-    save / load) and the hand-off to :class:`~sbert_nonling.modules.SharedEncoder`; initialisation can copy a ViT
-    checkpoint's embeddings (:meth:`from_vit`, e.g. ``google/vit-base-patch16-224-in21k`` as in the paper).
+    ``forward`` turns them into ViT tokens (:class:`~sbert_nonling.modules.patch_tokens.PatchTokens`) and hands them
+    on (:meth:`~sbert_nonling.modules.front_end.FrontEnd.hand_off`). :meth:`from_vit` copies a ViT checkpoint's
+    embeddings (the paper: ``google/vit-base-patch16-224-in21k``). Patch dropout and lower resolutions: docs/visualcse.md,
+    "Cheaper modality steps".
 
     Args:
         img_size: square input size (224).
         patch_size: patch side (16): 224 / 16 -> 196 patches + [CLS] = 197 tokens.
         in_chans: input channels (3).
         image_mean, image_std: normalisation (ImageNet).
-        embedding_dimension, encoder_entry, token_keep_ratio: as :class:`~sbert_nonling.modules.front_end.FrontEnd`
-            (the encoder's width; ``"bypass"``, the paper's; 1.0, the paper's, FLIP uses 0.5). With
-            ``encoder_entry="embeddings"`` the encoder also adds its own position embeddings by sequence index, so the
-            K kept tokens get the encoder's positions 1..K in training and 1..N at inference; the grid position each
-            patch had is carried by this module's own table either way.
+        embedding_dimension, encoder_entry, token_keep_ratio: as :class:`~sbert_nonling.modules.front_end.FrontEnd`.
 
     Example:
         ::
@@ -114,17 +100,10 @@ class ImagePatchEmbed(FrontEnd):
         token_keep_ratio: float = 1.0,
         **vit_kwargs,
     ) -> ImagePatchEmbed:
-        """Copy the embeddings (patch projection, [CLS] token, position embeddings) of a transformers ViT checkpoint.
-
-        Args:
-            model_name_or_path: a ``ViTModel`` checkpoint (e.g. ``google/vit-base-patch16-224-in21k``).
-            encoder_entry: as the constructor.
-            img_size: input size; default the checkpoint's. Another size (a multiple of its patch size, e.g. 112 or
-                160 from a 224-px ViT) gets the position table bicubically interpolated to the new grid once, by
-                the checkpoint's own ``ViTEmbeddings.interpolate_pos_encoding``.
-            token_keep_ratio: patch dropout in training, as the constructor.
-            vit_kwargs: passed to ``ViTModel.from_pretrained``.
-        """
+        """Copy the embeddings (patch projection, [CLS] token, position embeddings) of a transformers ViT checkpoint
+        (``model_name_or_path``; ``vit_kwargs`` go to ``ViTModel.from_pretrained``). Another ``img_size`` than the
+        checkpoint's (a multiple of its patch size) gets the position table bicubically interpolated once, by ViT's
+        ``interpolate_pos_encoding``; ``encoder_entry`` and ``token_keep_ratio`` are the constructor's."""
         from transformers import ViTModel
 
         vit = ViTModel.from_pretrained(model_name_or_path, add_pooling_layer=False, **vit_kwargs)

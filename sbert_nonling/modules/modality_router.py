@@ -39,25 +39,13 @@ class ModalityRouter(Router):
     ``{"array", "sampling_rate"}`` dict -> "audio"), or by ``task`` (``model.encode(texts, task="pixel")``).
     A model with a "pixel" route and no "text" route (Pixel Linguist) sends all text to the pixel route.
 
-    What it adds to the built-in Router:
-
-    - routes are restricted to :data:`MODALITY_ROUTES` and must all end in one shared encoder (checked);
-    - strict preprocessing: a mixed-modality batch, ``None`` or a non-string raises a ValueError naming the
-      offending item and its position in the batch this module is given, instead of falling back to the default
-      route. That is all a module can know: ``model.encode`` sorts its inputs by length and preprocesses them
-      ``batch_size`` at a time, and no public hook shows a module the caller's list, so with ``encode`` the position
-      may differ from the one in the caller's list (the message says so); with ``model.preprocess(...)`` or the
-      trainer's collator it is the position in the list given. Empty and whitespace-only strings are encoded,
-      exactly as the plain text export (the built-in ``Transformer``) encodes them;
-    - a batch of ``{"array", "sampling_rate"}`` audio dicts is routed as audio (the built-in Router mistakes it for
-      legacy task-keyed dicts and raises "different task types");
-    - the model gets :class:`~sbert_nonling.util.model_card_data.NonLinguisticModelCardData`
-      (:meth:`on_model_ready`), which writes :attr:`requirements` (this package) into the saved
-      ``config_sentence_transformers.json`` and gives the model card the loading code that works.
-
-    Loading a saved model needs ``trust_remote_code=True`` (sentence-transformers demands it for any module class
-    outside its own package). :func:`sbert_nonling.export_text_model` writes the text route as a checkpoint made only
-    of built-in modules, which loads anywhere without it.
+    What it adds to the built-in Router: routes restricted to :data:`MODALITY_ROUTES`, all ending in one shared
+    encoder (checked); strict preprocessing (a mixed-modality batch, ``None`` or a non-string raises a ValueError
+    naming the item by its position in the batch this module is given: docs/reliability.md, "Bad input"); audio dicts
+    routed as audio (the built-in Router takes them for legacy task-keyed dicts); and
+    :class:`~sbert_nonling.util.model_card_data.NonLinguisticModelCardData` for the model (:meth:`on_model_ready`).
+    Loading a saved model needs ``trust_remote_code=True``; :func:`sbert_nonling.export_text_model` writes the text
+    route with built-in modules only.
 
     Args:
         sub_modules: route name -> list of modules; see :meth:`from_encoder` for the usual way to build it.
@@ -219,7 +207,7 @@ class ModalityRouter(Router):
         **kwargs,
     ) -> dict[str, Any]:
         """Check the batch strictly (one modality, text items strings, a task that selects a route), then preprocess
-        it as the built-in Router does; a bad item is named by its position in ``inputs`` (see the class docstring)."""
+        it as the built-in Router does."""
         if not inputs:
             return {}
         try:
@@ -236,8 +224,8 @@ class ModalityRouter(Router):
         return super().preprocess(inputs, prompt=prompt, task=task, modality=modality, **kwargs)
 
     def on_model_ready(self, model: Any) -> None:
-        """Also give the model :class:`NonLinguisticModelCardData` (the package declared on save, widget examples
-        from text datasets only), so that a plain ``SentenceTransformerTrainer`` accepts image / audio datasets."""
+        """Also give the model :class:`NonLinguisticModelCardData`, so that a plain ``SentenceTransformerTrainer``
+        accepts image / audio datasets."""
         super().on_model_ready(model)
         if type(model.model_card_data) is SentenceTransformerModelCardData:
             model.model_card_data.__class__ = NonLinguisticModelCardData

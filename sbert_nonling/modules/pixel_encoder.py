@@ -35,19 +35,13 @@ PIXEL_CONFIG_KEYS = (
 class PixelEncoder(Module):
     """The PIXEL encoder (a ViT-MAE encoder over a one-row strip of 16x16 patches) as a sentence-transformers module.
 
-    ``forward`` reads ``pixel_values`` (B, 3, patch, max_patches * patch) and the patch ``attention_mask``
-    (B, max_patches) that :class:`~sbert_nonling.modules.pixel_renderer.PixelRenderer` writes, prepends [CLS], runs
-    the transformers :class:`~transformers.ViTMAEModel` with no masking and no shuffling (``mask_ratio`` 0, patches
-    kept in order), and writes ``token_embeddings`` (B, max_patches, hidden) for the *patches only* with the patch
-    mask as ``attention_mask``: a following ``Pooling(hidden, "mean")`` is then PIXEL's mean over unmasked patches
-    without [CLS] ([CLS] is useless in PIXEL: anisotropy 0.999).
-
-    What it adds to ``ViTMAEModel``: the patch attention mask with [CLS] always attended; no random masking at
-    fine-tuning / inference; the fixed sin-cos position table truncated (or linearly interpolated) to
-    ``max_patches`` rows + [CLS]; and :meth:`from_pretrained`, which loads PIXEL's own checkpoint format
-    (``model_type`` "pixel", transformers-4.x ViT parameter names under ``vit.``, an MAE decoder that encoding
-    ignores) by mapping its config onto :class:`~transformers.ViTMAEConfig` and letting transformers rename the 4.x
-    parameters. It is saved as a standard ``vit_mae`` transformers checkpoint plus ``pixel_encoder_config.json``.
+    ``forward`` reads the ``pixel_values`` and patch ``attention_mask`` of
+    :class:`~sbert_nonling.modules.pixel_renderer.PixelRenderer`, runs :class:`~transformers.ViTMAEModel` with no
+    masking or shuffling and [CLS] always attended, and writes ``token_embeddings`` (B, max_patches, hidden) for the
+    *patches only*: a following ``Pooling(hidden, "mean")`` is PIXEL's mean over unmasked patches without [CLS].
+    The sin-cos position table is cut (or interpolated) to ``max_patches`` (:func:`resize_position_table`);
+    :meth:`from_pretrained` also reads PIXEL's own checkpoint format. Saved as a ``vit_mae`` checkpoint plus
+    ``pixel_encoder_config.json``.
 
     Args:
         model: a ``ViTMAEModel`` whose ``image_size`` is ``(patch_size, max_patches * patch_size)``; use
@@ -96,7 +90,7 @@ class PixelEncoder(Module):
         patch_size: int = 16,
         **config_kwargs,
     ) -> PixelEncoder:
-        """A randomly initialised PIXEL-architecture encoder (PIXEL-base sizes by default; positions fixed sin-cos)."""
+        """A randomly initialised PIXEL-architecture encoder (PIXEL-base's sizes, qkv_bias and layer_norm_eps by default)."""
         config = ViTMAEConfig(
             image_size=(patch_size, max_patches * patch_size),
             patch_size=patch_size,
@@ -104,8 +98,6 @@ class PixelEncoder(Module):
             num_hidden_layers=num_hidden_layers,
             num_attention_heads=num_attention_heads,
             intermediate_size=intermediate_size,
-            qkv_bias=True,
-            layer_norm_eps=1e-12,
             mask_ratio=0.0,
             **config_kwargs,
         )
@@ -113,15 +105,9 @@ class PixelEncoder(Module):
 
     @classmethod
     def from_pretrained(cls, model_name_or_path: str = PIXEL_BASE, max_patches: int = 64, **hub_kwargs) -> Self:
-        """Load a PIXEL checkpoint (``model_type`` "pixel", e.g. Team-PIXEL/pixel-base) or a saved ``vit_mae`` one.
-
-        The stored position table (PIXEL: 1 + 529 rows) is truncated to ``1 + max_patches`` rows (Pixel Linguist
-        uses 64), or linearly interpolated along the strip if ``max_patches`` is larger. ``hub_kwargs`` (``token``,
-        ``revision``, ``cache_dir``, ``local_files_only``, ``subfolder``) go to transformers.
-
-        Raises:
-            ValueError: the checkpoint is neither PIXEL nor ViT-MAE, or encoder parameters are missing from it.
-        """
+        """Load a PIXEL checkpoint (``model_type`` "pixel", e.g. Team-PIXEL/pixel-base) or a saved ``vit_mae`` one, its
+        position table resized to ``max_patches`` (:func:`resize_position_table`); ``hub_kwargs`` go to transformers.
+        A ValueError if it is neither, or lacks encoder parameters."""
         config_path = cached_file(model_name_or_path, "config.json", **hub_kwargs)
         assert config_path is not None  # cached_file raises for a missing file unless told not to
         with open(config_path, encoding="utf8") as config_file:
@@ -138,8 +124,7 @@ class PixelEncoder(Module):
             raise ValueError(
                 f"{model_name_or_path} has model_type={model_type!r}; PixelEncoder loads PIXEL ('pixel') or ViT-MAE ('vit_mae') checkpoints."
             )
-        # from_pretrained is annotated as returning the model alone; with output_loading_info=True it returns
-        # (model, loading_info).
+        # Annotated as returning the model alone; with output_loading_info=True it returns (model, loading_info).
         model, loading_info = cast(
             tuple[ViTMAEModel, dict[str, Any]],
             ViTMAEModel.from_pretrained(model_name_or_path, config=config, output_loading_info=True, **hub_kwargs),
@@ -179,20 +164,16 @@ class PixelEncoder(Module):
 
     @classmethod
     def load(cls, model_name_or_path: str, *args: Any, **kwargs: Any) -> Self:
-        """The saved ``max_patches``, then the checkpoint through :meth:`from_pretrained`, with the loading arguments
-        sentence-transformers passes by keyword (``subfolder``, ``token``, ``cache_folder``, ``revision``, ``local_files_only``)."""
+        """The saved ``max_patches``, then the checkpoint through :meth:`from_pretrained`."""
         hub_kwargs = {key: kwargs[key] for key in ("subfolder", "token", "revision", "local_files_only") if key in kwargs}
         max_patches = cls.load_config(model_name_or_path, cache_folder=kwargs.get("cache_folder"), **hub_kwargs)["max_patches"]
         return cls.from_pretrained(model_name_or_path, max_patches=max_patches, cache_dir=kwargs.get("cache_folder"), **hub_kwargs)
 
 
 def resize_position_table(model: ViTMAEModel, max_patches: int) -> ViTMAEModel:
-    """``model`` rebuilt for a strip of ``max_patches`` patches, its position table cut (or stretched) to fit.
-
-    The first ``1 + max_patches`` rows ([CLS] + patches) are kept, as Pixel Linguist does for 64 patches; for more
-    patches than stored the patch rows are linearly interpolated along the strip (an approximation: PIXEL's table is
-    a 2-D sin-cos grid laid out along the row). All other weights are copied unchanged.
-    """
+    """``model`` rebuilt for a strip of ``max_patches`` patches: the first ``1 + max_patches`` position rows kept (as
+    Pixel Linguist does), or the patch rows linearly interpolated along the strip if more are needed (an
+    approximation of PIXEL's 2-D sin-cos grid). All other weights are copied unchanged."""
     if max_patches < 1:
         raise ValueError(f"max_patches={max_patches} must be at least 1.")
     patch_size = _pair(model.config.patch_size)[1]

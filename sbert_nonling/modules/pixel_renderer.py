@@ -27,15 +27,9 @@ DEFAULT_FALLBACK_FONTS = ("Noto Sans Arabic", "Noto Sans Devanagari", "Noto Sans
 
 
 def sanitize_text(text: str) -> str:
-    """The text the renderer hands to Pango for ``text``: PIXEL's cleaning (each ``\\n`` replaced by a space), every
-    U+0000 removed and every unpaired surrogate replaced by U+FFFD.
-
-    Everything else goes to Pango unchanged, as in PIXEL: a tab advances to Pango's next tab stop, a carriage return
-    or a Unicode line / paragraph separator starts a new line (drawn below the strip), and other control characters
-    are laid out by Pango. The two additions only touch texts PIXEL cannot render faithfully: its renderer hands the
-    text to Pango as a C string, so everything after a U+0000 would silently vanish, and a lone surrogate cannot be
-    encoded as UTF-8 at all.
-    """
+    """The text the renderer hands to Pango: PIXEL's cleaning (each ``\\n`` replaced by a space), every U+0000 removed
+    (Pango gets a C string) and every unpaired surrogate replaced by U+FFFD; everything else goes to Pango unchanged
+    (docs/pixel_renderer.md, "Geometry")."""
     return replace_lone_surrogates(text.replace("\n", " ").replace("\x00", ""))
 
 
@@ -45,56 +39,31 @@ class PixelRenderer(InputModule):
     Modelling with Pixels"; Team-PIXEL/pixel-base was pretrained on its renders).
 
     Contract: ``preprocess`` reads a list of ``str`` and writes ``pixel_values`` (B, 3, patch_size,
-    max_patches * patch_size), float32 in [0, 1], the gray strip repeated on 3 channels, white background (1.0),
-    black text, not normalised; and ``attention_mask`` (B, max_patches), long: 1 for the text patches and the
-    end-of-sequence patch, 0 after (patches only: the encoder prepends its [CLS]). ``forward`` returns the features
-    unchanged. Follow it with the PIXEL encoder (``sbert_nonling.modules.pixel_encoder``).
+    max_patches * patch_size), float32 in [0, 1], the gray strip repeated on 3 channels, white background, not
+    normalised; and ``attention_mask`` (B, max_patches), long: 1 for the text patches and the end-of-sequence patch
+    (patches only: the encoder prepends its [CLS]). ``forward`` returns the features unchanged. Follow it with
+    :class:`~sbert_nonling.modules.pixel_encoder.PixelEncoder`.
 
-    Geometry (PIXEL's ``_render_text_to_surface``): the font size is the absolute pixel size ``dpi / 72 *
-    font_size`` (8 pt at 120 dpi = 13.33 px). With ``(width, height)`` the pixel size of the whole laid-out text, its
-    top-left corner is placed at ``(pad_left, patch_size / 2 - height / 2 - 2)`` on an 8-bit surface of
-    ``patch_size x max_patches * patch_size`` pixels, which is inverted (white background). The vertical position
-    thus follows the line height Pango computes for the text (fallback fonts included). One line, no wrapping;
-    right-to-left scripts are shaped and ordered by Pango. The end-of-sequence (EOS) patch is all black and starts at
-    ``eos_start = min(ceil((pad_left + width + pad_left) / patch_size) * patch_size, (max_patches - 1) *
-    patch_size)``; ``num_text_patches = eos_start // patch_size`` and the attention mask covers those and the EOS
-    patch (PIXEL's ``get_attention_mask``). Text beyond the strip is clipped; a text running into the last patch is
-    overdrawn by the EOS patch there. An empty text gives one blank patch and the EOS patch.
-
-    Text handling: see :func:`sanitize_text` (PIXEL's: ``\\n`` -> space, everything else to Pango; U+0000 removed,
-    lone surrogates -> U+FFFD). Characters no installed font covers, including emoji (no emoji font is bundled), are
-    drawn as visible hex boxes.
-
-    Fonts and reproducibility: PIXEL rendered with GoNotoCurrent, which no package installs. The default here is
-    Noto Sans with Noto Sans Arabic, Noto Sans Devanagari and Noto Sans CJK JP as fallbacks, all from pip packages,
-    seen through a private fontconfig that ignores the system's fonts and rules
-    (:mod:`sbert_nonling.rendering.font_config`), with fixed antialiasing and hinting: renders are byte-identical
-    on any machine with the same Pango, Cairo, FreeType and HarfBuzz libraries. Saving records those versions and
-    the font files' (``render_environment`` in the config); loading on a machine whose versions differ logs a
-    warning. To render with GoNotoCurrent, pass its folder in ``font_dirs`` and ``font_family="Go Noto Current"``.
-    STS results of PIXEL models are sensitive to the font (users report ~73 instead of 77.78 on STS-B with a
-    different one).
-
-    Needs the ``pixel`` extra (``pip install 'sbert-nonling[pixel]'``) and the system's Pango / Cairo libraries:
-    without them, constructing a renderer raises an ImportError naming both.
+    Geometry (text placement, the EOS patch at :meth:`eos_start`, the attention mask), text handling
+    (:func:`sanitize_text`) and fonts (Noto Sans + fallbacks from pip packages through a private fontconfig, so
+    renders are byte-identical wherever Pango, Cairo, FreeType and HarfBuzz are the same; the versions are recorded
+    in the saved config and a difference is logged on load; PIXEL's GoNotoCurrent through ``font_dirs``): see
+    docs/pixel_renderer.md. Needs the ``pixel`` extra and the system's Pango / Cairo libraries (an ImportError names
+    both).
 
     Args:
         max_patches: patches per strip, the EOS patch included (PIXEL: 529; Pixel Linguist: 64).
         patch_size: patch side and strip height in pixels (16).
-        font_size: font size in points (8).
+        font_size: font size in points (8); the pixel size is ``dpi / 72 * font_size``.
         dpi: rendering resolution (120).
         font_family: primary font family (default "Noto Sans"; PIXEL used "Go Noto Current").
         fallback_fonts: families tried in order for characters the primary font lacks.
         pad_left: left margin in pixels (2); the same margin separates the text from the EOS patch.
-        font_dirs: extra font directories (e.g. one holding GoNotoCurrent.ttf), added to the bundled Noto fonts: a
-            list of folder names, relative ones resolved against ``font_root`` (default: the working directory). In a
-            saved config they must be relative to the renderer's folder and stay inside the model folder (or inside
-            a folder listed in the ``SBERT_NONLING_FONT_DIRS`` environment variable, ``os.pathsep``-separated): a
-            model folder does not choose folders elsewhere on the loading machine (``/usr`` would be scanned for
-            minutes). Ship fonts in the model folder, e.g. ``font_dirs=["fonts"]`` beside the config.
-        render_environment: the rendering library and font versions a saved model recorded (read from its config
-            on load; see :func:`sbert_nonling.rendering.render_environment`). Only compared with this machine's:
-            a difference is logged as a warning. Saving always records this machine's versions.
+        font_dirs: extra font folders, added to the bundled Noto fonts, relative ones resolved against ``font_root``
+            (default: the working directory). In a saved config they must be relative to the renderer's folder and
+            stay inside the model folder (or a folder listed in ``SBERT_NONLING_FONT_DIRS``).
+        render_environment: the library and font versions a saved model recorded (see
+            :func:`sbert_nonling.rendering.render_environment`); a difference from this machine's is logged.
 
     Example:
         ::
@@ -108,16 +77,7 @@ class PixelRenderer(InputModule):
             renderer.save_preview("A man is playing a guitar.", "strip.png", scale=4)
     """
 
-    config_keys: list[str] = [
-        "max_patches",
-        "patch_size",
-        "font_size",
-        "dpi",
-        "font_family",
-        "fallback_fonts",
-        "pad_left",
-        "font_dirs",
-    ]
+    config_keys: list[str] = ["max_patches", "patch_size", "font_size", "dpi", "font_family", "fallback_fonts", "pad_left", "font_dirs"]
     config_file_name = "pixel_renderer_config.json"
     save_in_root = False
 
@@ -145,32 +105,26 @@ class PixelRenderer(InputModule):
             raise ValueError(f"font_size={font_size!r} and dpi={dpi!r} must both be positive.")
         if not 0 <= pad_left < max_patches * patch_size:
             raise ValueError(f"pad_left={pad_left!r} must be in [0, {max_patches * patch_size}) pixels.")
-        self.max_patches = max_patches
-        self.patch_size = patch_size
-        self.font_size = font_size
-        self.dpi = dpi
-        self.font_family = font_family
+        self.max_patches, self.patch_size, self.pad_left = max_patches, patch_size, pad_left
+        self.font_family, self.font_size, self.dpi = font_family, font_size, dpi
         self.fallback_fonts = tuple(fallback_fonts)
-        self.pad_left = pad_left
         self.font_dirs = tuple(str(directory) for directory in font_dirs)
         root = Path.cwd() if font_root is None else Path(font_root)
         self.font_paths = tuple(str(root / directory) for directory in self.font_dirs)  # absolute paths stay as they are
         self._canvas = self._build_canvas()
-        if render_environment is not None:
-            self._warn_if_environment_differs(render_environment)
+        from sbert_nonling.rendering import environment_differences
+
+        if render_environment is not None and (differences := environment_differences(render_environment, self.current_render_environment())):
+            logger.warning(
+                "This PixelRenderer was saved on a machine with other rendering libraries or fonts; renders here may "
+                "differ from those the model was trained on by a few pixels: %s.",
+                "; ".join(differences),
+            )
 
     def _build_canvas(self) -> TextLineCanvas:
         from sbert_nonling.rendering import TextLineCanvas
 
-        return TextLineCanvas(
-            width=self.strip_width,
-            height=self.patch_size,
-            font_families=self.font_families,
-            font_size=self.font_size,
-            dpi=self.dpi,
-            x=self.pad_left,
-            extra_font_dirs=self.font_paths,
-        )
+        return TextLineCanvas(self.strip_width, self.patch_size, self.font_families, self.font_size, self.dpi, self.pad_left, self.font_paths)
 
     @property
     def font_families(self) -> tuple[str, ...]:
@@ -183,26 +137,13 @@ class PixelRenderer(InputModule):
 
         return render_environment(self.font_families, self.font_paths)
 
-    def _warn_if_environment_differs(self, recorded: Mapping[str, Any]) -> None:
-        from sbert_nonling.rendering import environment_differences
-
-        differences = environment_differences(recorded, self.current_render_environment())
-        if differences:
-            logger.warning(
-                "This PixelRenderer was saved on a machine with other rendering libraries or fonts; renders here may "
-                "differ from those the model was trained on by a few pixels: %s.",
-                "; ".join(differences),
-            )
-
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "render_environment": self.current_render_environment()}
 
     @classmethod
     def load_config(cls, model_name_or_path: str, subfolder: str = "", *args: Any, **kwargs: Any) -> dict[str, Any]:
-        """sentence-transformers' ``Module.load_config`` (which ``Module.load`` builds the renderer from), with the
-        renderer's folder as ``font_root`` and the saved ``font_dirs`` checked: a list of folders relative to that
-        folder, each inside the model folder or an allowed folder (``SBERT_NONLING_FONT_DIRS``); a ValueError names
-        the config file and the folder otherwise. A config without ``render_environment`` logs a warning."""
+        """``Module.load_config`` with the renderer's folder as ``font_root`` and the saved ``font_dirs`` checked (each
+        inside the model folder or ``SBERT_NONLING_FONT_DIRS``; a ValueError names the config file otherwise)."""
         config = super().load_config(model_name_or_path, subfolder, *args, **kwargs)
         if config and "render_environment" not in config:
             logger.warning(
@@ -213,9 +154,8 @@ class PixelRenderer(InputModule):
             )
         hub_kwargs = {key: value for key, value in kwargs.items() if key != "config_filename"}
         folder = Path(load_dir_path(model_name_or_path, subfolder, **hub_kwargs) or Path(model_name_or_path) / subfolder)
-        model_folder = folder
-        for _ in Path(subfolder).parts:
-            model_folder = model_folder.parent
+        depth = len(Path(subfolder).parts)
+        model_folder = folder.parents[depth - 1] if depth else folder
         where = folder / cls.config_file_name
         font_dirs = config.get("font_dirs", [])
         if not isinstance(font_dirs, list) or not all(isinstance(item, str) for item in font_dirs):
@@ -271,8 +211,7 @@ class PixelRenderer(InputModule):
         if prompt:
             texts = self._prepend_prompt(texts, prompt)
         strips = np.empty((len(texts), self.patch_size, self.strip_width), dtype=np.uint8)
-        rendered = zip(texts, strips, strict=True)
-        num_patches = torch.tensor([self._render_into(text, strip) for text, strip in rendered], dtype=torch.long)
+        num_patches = torch.tensor([self._render_into(text, strip) for text, strip in zip(texts, strips, strict=True)], dtype=torch.long)
         attention_mask = (torch.arange(self.max_patches) < num_patches.unsqueeze(1)).long()
         pixel_values = torch.from_numpy(strips).unsqueeze(1).expand(-1, 3, -1, -1).float().div_(255.0).contiguous()
         return {"pixel_values": pixel_values, "attention_mask": attention_mask}
