@@ -33,31 +33,12 @@ def build_sentence_model(
 ) -> SentenceTransformer:
     """``SentenceTransformer([ModalityRouter(text + front-ends -> shared encoder), Pooling, (Dense, Normalize)])``.
 
-    ``encoder`` is either a plain transformers encoder (a Hub name or folder such as ``bert-base-uncased``, or a
-    :class:`SharedEncoder`), which gets the pooling choice of the papers below, or an existing sentence-transformers
-    model (``all-MiniLM-L6-v2``, ``all-mpnet-base-v2``, BGE / E5 / GTE, a decoder embedder such as
-    Qwen3-Embedding: a name or folder with a ``modules.json``). Such a model is continued as it is: its
-    Transformer becomes the shared encoder (same weights, tokenizer settings and ``max_seq_length``) and its own
-    Pooling, Dense and Normalize modules, prompts and similarity function are kept, so its text route, and the text
-    export, encode exactly as that model does. Only what the caller passes explicitly changes it: ``pooling``
-    replaces its downstream modules with the papers' choice, an int ``max_seq_length`` its truncation length; each
-    such change is logged (a warning naming the setting, the model's value and the new one).
-    (The Transformer's weights are read twice while building: once by sentence-transformers' loader for the other
-    modules, once for the shared encoder.)
-
-    The pooling choices of the papers, and where each lives so that the saved model encodes exactly what was
-    evaluated (no conversion script):
-
-    ========================================  ======================  ============================================
-    paper choice                              ``pooling``             training-only part
-    ========================================  ======================  ============================================
-    [CLS] + MLP in training only (unsup       ``"cls"``               the loss's head: ``SimCSELoss(...,
-    SimCSE, "cls_before_pooler")                                      training_head="mlp")``, never saved
-    [CLS] + MLP kept (sup SimCSE)             ``"cls_mlp"``           none: ``Dense(h, h, Tanh)`` is in the model
-    [CLS] as-is                               ``"cls"``               none
-    mean pooling                              ``"mean"``              none
-    last token (causal decoder embedders)     ``"lasttoken"``         none
-    ========================================  ======================  ============================================
+    ``encoder`` is either a plain transformers encoder, which gets the papers' pooling choice, or an existing
+    sentence-transformers model (a name or folder with a ``modules.json``), continued as it is: its Transformer
+    becomes the shared encoder and its own downstream modules, prompts and similarity function are kept, so its text
+    route encodes exactly as that model does; an explicit ``pooling`` or int ``max_seq_length`` changes it, with a
+    warning (docs/encoders.md, "Continued training"). ``"cls_mlp"`` keeps sup-SimCSE's ``Dense(h, h, Tanh)`` in the
+    model; unsup SimCSE's training-only MLP is the loss's (``SimCSELoss(..., training_head="mlp")``, never saved).
 
     Args:
         encoder: a Hub name or folder (a sentence-transformers model, or a transformers encoder loaded as

@@ -29,22 +29,12 @@ ENTRY_KEYS: dict[str, str] = {"embeddings": EMBEDDINGS_ENTRY_KEY, "bypass": BYPA
 class SharedEncoder(Transformer):
     """A sentence-transformers :class:`Transformer` that also accepts token sequences made by non-text front-ends.
 
-    Text is tokenized and encoded exactly as by the built-in ``Transformer`` (this class adds nothing on that
-    path). What it adds is the seam through which an image / audio / pixel front-end hands already-embedded tokens
-    to the *same* weights:
-
-    - ``features["inputs_embeds"]`` (B, T, hidden) + ``features["attention_mask"]`` (B, T): the tokens enter
-      through the encoder's embedding layer (``model(inputs_embeds=...)``), so BERT adds its own position
-      (max ``max_position_embeddings``), token-type and LayerNorm embeddings (RoBERTa positions start at
-      ``padding_idx + 1``).
-    - ``features["encoder_inputs_embeds"]`` (B, T, hidden) + ``features["attention_mask"]`` (B, T): the tokens go
-      straight into the encoder layers, bypassing the embedding layer, as the released VisualCSE / AudioCSE code
-      does. What that means per family (BERT-like, MPNet, DeBERTa-v2, DistilBERT, ModernBERT, Qwen3 / Gemma-3
-      decoders) is :func:`~sbert_nonling.modules.encoder_families.bypass_embedding_layer`'s: the 2-D padding mask
-      becomes the mask form the family's layers expect, so padded tokens are never attended to.
-
-    Either way it writes ``features["token_embeddings"]`` (B, T, hidden), which the downstream, modality-agnostic
-    Pooling / Dense / Normalize modules read. Front-ends pick the entry with :data:`ENTRY_KEYS`.
+    Text is tokenized and encoded exactly as by the built-in ``Transformer``. Front-end tokens (B, T, hidden) with
+    ``features["attention_mask"]`` (B, T) enter either through the embedding layer (``features["inputs_embeds"]``:
+    the model's position, token-type and LayerNorm embeddings are added) or straight into the encoder layers
+    (``features["encoder_inputs_embeds"]``, as the released VisualCSE / AudioCSE code;
+    :func:`~sbert_nonling.modules.encoder_families.bypass_embedding_layer`). Either way it writes
+    ``features["token_embeddings"]`` (B, T, hidden). Front-ends pick the entry with :data:`ENTRY_KEYS`.
 
     Args:
         Same as :class:`sentence_transformers.sentence_transformer.modules.Transformer`.
@@ -73,20 +63,15 @@ class SharedEncoder(Transformer):
         return super().preprocess(inputs, prompt=prompt, processing_kwargs=processing_kwargs, **kwargs)
 
     def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
-        if BYPASS_ENTRY_KEY in features:
-            features[self.module_output_name] = self.encode_layers(features[BYPASS_ENTRY_KEY], features["attention_mask"])
-            return features
-        if EMBEDDINGS_ENTRY_KEY in features:
-            features[self.module_output_name] = self.encode_embeddings(features[EMBEDDINGS_ENTRY_KEY], features["attention_mask"])
-            return features
+        for key, encode in ((BYPASS_ENTRY_KEY, self.encode_layers), (EMBEDDINGS_ENTRY_KEY, self.encode_embeddings)):
+            if key in features:
+                features[self.module_output_name] = encode(features[key], features["attention_mask"])
+                return features
         return super().forward(features, **kwargs)
 
     def encode_embeddings(self, inputs_embeds: Tensor, attention_mask: Tensor) -> Tensor:
-        """Run ``inputs_embeds`` (B, T, width) through the whole model, embedding layer included (word lookup skipped).
-
-        ``width`` is the embedding layer's, which is the hidden size except in factorised models (ELECTRA-small,
-        ALBERT: ``embedding_size`` < ``hidden_size``), checked here rather than failing inside the model.
-        """
+        """Run ``inputs_embeds`` (B, T, width) through the whole model, embedding layer included (word lookup skipped);
+        ``width`` is the embedding layer's (below the hidden size in ELECTRA-small, ALBERT), checked here."""
         width = self.model.get_input_embeddings().embedding_dim
         if inputs_embeds.ndim != 3 or inputs_embeds.shape[-1] != width:
             hint = (
@@ -103,11 +88,8 @@ class SharedEncoder(Transformer):
         return self.model(inputs_embeds=inputs_embeds, attention_mask=attention_mask, return_dict=True).last_hidden_state
 
     def encode_layers(self, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
-        """Run ``hidden_states`` (B, T, hidden) through the encoder layers only, masking padded positions.
-
-        The family-specific part is :func:`~sbert_nonling.modules.encoder_families.bypass_embedding_layer`
-        (a ValueError naming the supported families for any other model); this method checks the token shape.
-        """
+        """Run ``hidden_states`` (B, T, hidden) through the encoder layers only (:func:`bypass_embedding_layer`),
+        masking padded positions, after checking the shapes."""
         hidden_size = self.get_embedding_dimension()
         if hidden_states.ndim != 3 or hidden_states.shape[-1] != hidden_size:
             raise ValueError(

@@ -1,10 +1,5 @@
-"""Text rendering internals of :class:`~sbert_nonling.modules.pixel_renderer.PixelRenderer`: a private fontconfig
-over the pip-installed Noto fonts (``font_config``), a reusable Pango/Cairo canvas placing text as PIXEL does
-(``text_line``) and the record of library and font versions renders depend on (``environment``).
-
-Needs the ``pixel`` extra (``pip install 'sbert-nonling[pixel]'``) and the system's Pango and Cairo libraries;
-importing this package without them raises an ImportError that names both.
-"""
+"""Text rendering internals of :class:`~sbert_nonling.modules.pixel_renderer.PixelRenderer` (private fontconfig, Pango /
+Cairo canvas, library and font versions). Needs the ``pixel`` extra and the system's Pango and Cairo libraries."""
 
 from __future__ import annotations
 

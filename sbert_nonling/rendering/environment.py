@@ -1,9 +1,5 @@
-"""The rendering environment: the versions of the native libraries and font files a render depends on.
-
-A :class:`~sbert_nonling.modules.pixel_renderer.PixelRenderer` writes this record into its saved configuration and
-compares it with the loading machine's: renders are byte-identical only where Pango, Cairo, HarfBuzz, FreeType,
-fontconfig and the font files are the same (other versions may move antialiased pixels or glyph positions).
-"""
+"""The versions of the native libraries and font files a render depends on, which a
+:class:`~sbert_nonling.modules.pixel_renderer.PixelRenderer` records on save and compares on load."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
-"""A private fontconfig over the pip-installed Noto fonts, so text renders the same on every machine.
-
-Fontconfig normally reads the system's ``/etc/fonts/fonts.conf``: which fonts exist, and rules that change hinting,
-antialiasing and family substitution. Renders then depend on the machine. Here a ``fonts.conf`` that lists only the
-font packages' directories (plus a cache directory) is written to ``~/.cache/sbert-nonling/fontconfig/<key>``
-(``$XDG_CACHE_HOME`` is honoured; the key hashes the directories and the font packages' versions), loaded into a
-fontconfig configuration of its own, and attached to a Pango font map of its own. The process-wide default
-configuration, the ``FONTCONFIG_FILE`` variable and other users of fontconfig in the process are left untouched.
-"""
+"""A private fontconfig over the pip-installed Noto fonts, so text renders the same on every machine: a ``fonts.conf``
+listing only the font packages' directories, loaded into a fontconfig configuration and a Pango font map of its own
+(the system's fonts and rules, and the process-wide configuration, are left alone). See docs/pixel_renderer.md,
+"Fonts and reproducibility"."""
 
 from __future__ import annotations
 

@@ -28,28 +28,15 @@ class TextLineCanvas:
     """Draws a text into a ``height`` x ``width`` strip of ink coverage (0 = none, 255 = full ink), placed as PIXEL's
     ``PangoCairoTextRenderer`` places it (Rust et al., 2023, "Language Modelling with Pixels").
 
-    What it adds to Pango / Cairo: one Pango layout on a private font map (see
-    :mod:`sbert_nonling.rendering.font_config`) and one Cairo A8 surface, reused for every text, with PIXEL's
-    placement: ``(width, height) = pango_layout_get_pixel_size(layout)`` of the whole text, and the layout's top-left
-    corner moved to ``(x, height_of_strip / 2 - height / 2 - 2)`` before ``pango_cairo_show_layout``. The vertical
-    position therefore depends on the line height Pango computes for the text (a fallback font with a taller line box
-    moves it), exactly as in PIXEL. Pango starts a new line at a carriage return or a Unicode line / paragraph
-    separator, which makes the layout taller (so the text moves up) and puts the further lines below it. The whole
-    text is laid out; what lies beyond the strip is clipped. The font size is an absolute pixel size
-    (:func:`font_description_string`).
-
-    Rendering settings are fixed, not read from the machine: grayscale antialiasing, slight hinting, hinted metrics
-    and glyph positions rounded to whole pixels (what Cairo and Debian's default fontconfig rules give PIXEL), and the
-    language tag ``xx`` ("none"), which keeps ``LANGUAGE`` / ``PANGO_LANGUAGE`` from selecting regional glyph forms
-    (e.g. Japanese Han shapes). Characters no font covers are drawn as Pango's hex boxes.
-
+    One Pango layout on a private font map (:mod:`sbert_nonling.rendering.font_config`) and one Cairo A8 surface,
+    reused for every text; the layout's top-left corner goes to ``(x, height_of_strip / 2 - height / 2 - 2)`` with
+    ``(width, height)`` its pixel size, and the rendering settings are fixed (docs/pixel_renderer.md, "Geometry").
     Not thread-safe, and not picklable (the owner rebuilds it from its configuration).
 
     Args:
         width: strip width in pixels.
         height: strip height in pixels.
-        font_families: family names: the first is the primary font, the others are tried in order for characters it
-            lacks (then any other installed font).
+        font_families: the primary font family, then the fallbacks tried in order.
         font_size: font size in points.
         dpi: resolution; pixels per em = dpi / 72 * font_size.
         x: left edge of the text in pixels.
@@ -92,9 +79,8 @@ class TextLineCanvas:
         self._surface = cairocffi.ImageSurface(cairocffi.FORMAT_A8, width, height)
         self._cairo = cairocffi.Context(self._surface)
         self._cairo_pointer = pangocairo_ffi.cast("cairo_t *", self._cairo._pointer)
-        rows = np.ndarray((height, self._surface.get_stride()), dtype=np.uint8, buffer=self._surface.get_data())
-        self._rows = rows
-        self._coverage = rows[:, :width]
+        self._rows = np.ndarray((height, self._surface.get_stride()), dtype=np.uint8, buffer=self._surface.get_data())
+        self._coverage = self._rows[:, :width]
 
     def _check_families(self, requested: Sequence[str], extra_font_dirs: Sequence[str]) -> None:
         for family in requested:
@@ -109,11 +95,8 @@ class TextLineCanvas:
             )
 
     def draw(self, text: str) -> tuple[np.ndarray, int]:
-        """Draw ``text`` (valid Unicode without lone surrogates or U+0000) and return the coverage and the text's
-        logical width in pixels (``pango_layout_get_pixel_size``).
-
-        The coverage array is a view of the canvas, overwritten by the next call: copy what you keep.
-        """
+        """Draw ``text`` (without lone surrogates or U+0000); return the coverage (a view of the canvas, overwritten by
+        the next call) and the text's logical width in pixels."""
         data = text.encode("utf-8")
         pango.pango_layout_set_text(self._layout, data, len(data))
         pango.pango_layout_get_pixel_size(self._layout, self._size, self._size + 1)
