@@ -20,10 +20,9 @@ def build_pixel_model(
 ) -> SentenceTransformer:
     """``SentenceTransformer([ModalityRouter({"pixel": [PixelRenderer, PixelEncoder]}), Pooling(mean), Normalize])``.
 
-    Pixel Linguist's sentence encoder: text is rendered as PIXEL renders it, encoded without masking, and the
-    unmasked patch tokens (not [CLS]) are averaged and L2-normalised. "pixel" is the router's default route, so
-    ``model.encode(sentences)`` reads text as pixels (``task="pixel"`` selects it explicitly); the training-only
-    Linear+GELU+LayerNorm head belongs to the loss (``SymmetricInfoNCE(model, token_head="linear_gelu_layernorm")``).
+    Pixel Linguist's sentence encoder (docs/pixel_linguist.md): "pixel" is the router's default route, so
+    ``model.encode(sentences)`` reads text as pixels; the training-only head belongs to the loss
+    (``SymmetricInfoNCE(model, token_head="linear_gelu_layernorm")``).
 
     Args:
         encoder: a PIXEL checkpoint (Hub name such as ``Team-PIXEL/pixel-base`` or folder), or a PixelEncoder.

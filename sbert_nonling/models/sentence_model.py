@@ -108,25 +108,15 @@ def _continue_sentence_transformer(
     encoder = SharedEncoder.load(name, subfolder=subfolder)
     if max_seq_length not in (None, "auto") and max_seq_length != encoder.max_seq_length:
         logger.warning(
-            "Continuing %s with max_seq_length=%d instead of the model's own %s: longer inputs are cut to %d tokens.",
-            name,
-            max_seq_length,
-            encoder.max_seq_length,
-            max_seq_length,
+            f"Continuing {name} with max_seq_length={max_seq_length} instead of the model's own {encoder.max_seq_length}: "
+            f"longer inputs are cut to {max_seq_length} tokens."
         )
         encoder.max_seq_length = max_seq_length
-    own = [plain[index] for index in range(1, len(plain))]
-    if pooling is None:
-        downstream = own
-    else:
-        downstream = _pooling_modules(encoder, pooling)
-        logger.warning(
-            "Continuing %s with pooling=%r: its own modules %s are replaced by %s.",
-            name,
-            pooling,
-            [type(module).__name__ for module in own],
-            [type(module).__name__ for module in downstream],
-        )
+    own = list(plain)[1:]
+    downstream = own if pooling is None else _pooling_modules(encoder, pooling)
+    if pooling is not None:
+        replaced, new = [type(module).__name__ for module in own], [type(module).__name__ for module in downstream]
+        logger.warning(f"Continuing {name} with pooling={pooling!r}: its own modules {replaced} are replaced by {new}.")
     return _assemble(
         encoder,
         downstream,

@@ -79,17 +79,10 @@ class ImagePatchEmbed(FrontEnd):
         self.image_std = self.check_numbers("image_std", image_std, in_chans, positive=True)
         if self.embedding_dimension is not None:
             self.build_token_layers()
-        self.transform = v2.Compose(
-            [
-                v2.PILToTensor(),
-                v2.Resize(img_size, antialias=True),
-                v2.CenterCrop(img_size),
-                v2.ToDtype(torch.float32, scale=True),
-                v2.Normalize(self.image_mean, self.image_std),
-            ]
-        )
+        to_normalised = [v2.ToDtype(torch.float32, scale=True), v2.Normalize(self.image_mean, self.image_std)]
+        self.transform = v2.Compose([v2.PILToTensor(), v2.Resize(img_size, antialias=True), v2.CenterCrop(img_size), *to_normalised])
         # Images already img_size x img_size (e.g. the two-view augmentation's output) skip the resize and crop.
-        self.normalise = v2.Compose([v2.PILToTensor(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(self.image_mean, self.image_std)])
+        self.normalise = v2.Compose([v2.PILToTensor(), *to_normalised])
 
     @classmethod
     def from_vit(

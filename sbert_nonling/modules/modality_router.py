@@ -32,12 +32,10 @@ POSITION_NOTE = (
 class ModalityRouter(Router):
     """A :class:`~sentence_transformers.base.modules.Router` whose routes are modalities and share one encoder.
 
-    Every route is ``[front_end, encoder]`` (the text route is ``[encoder]``), and every route ends in the *same*
-    encoder object, so gradients from text, images, audio or rendered text all train one set of weights; the
-    modules after the router (Pooling, Dense, Normalize) are modality-agnostic. Routes are picked by the modality
-    inferred from the inputs (str -> "text", PIL image / 3-D array -> "image", 1-D/2-D array or
-    ``{"array", "sampling_rate"}`` dict -> "audio"), or by ``task`` (``model.encode(texts, task="pixel")``).
-    A model with a "pixel" route and no "text" route (Pixel Linguist) sends all text to the pixel route.
+    Every route is ``[front_end, encoder]`` (the text route ``[encoder]``) and ends in the *same* encoder object, so
+    all modalities train one set of weights (docs/architecture.md). Routes are picked by the modality inferred from
+    the inputs or by ``task`` (``model.encode(texts, task="pixel")``); a model with a "pixel" route and no "text"
+    route (Pixel Linguist) sends all text to the pixel route.
 
     What it adds to the built-in Router: routes restricted to :data:`MODALITY_ROUTES`, all ending in one shared
     encoder (checked); strict preprocessing (a mixed-modality batch, ``None`` or a non-string raises a ValueError
@@ -103,10 +101,8 @@ class ModalityRouter(Router):
     @classmethod
     def from_encoder(cls, encoder: InputModule, front_ends: dict[str, InputModule] | None = None, default_route: str | None = None) -> ModalityRouter:
         """Build the router: a "text" route ``[encoder]`` plus a ``[front_end, encoder]`` route per front-end."""
-        sub_modules: dict[str, list[Module]] = {"text": [encoder]}
-        for modality, front_end in (front_ends or {}).items():
-            sub_modules[modality] = [front_end, encoder]
-        return cls(sub_modules, default_route=default_route)
+        sub_modules: dict[str, list[Module]] = {modality: [front_end, encoder] for modality, front_end in (front_ends or {}).items()}
+        return cls({"text": [encoder], **sub_modules}, default_route=default_route)
 
     @property
     def encoder(self) -> nn.Module:

@@ -13,14 +13,10 @@ class PatchTokens(ViTEmbeddings):
     ``patch_size``), a learned [CLS] token first and, optionally, learned position embeddings added to every token.
 
     Reads ``pixel_values`` (B, C, H, W) (an image, or a (1, mel, frames) fbank map) and returns tokens
-    (B, 1 + N, hidden_size), N = (H / patch_size) (W / patch_size). A square position table is bicubically interpolated
-    to another square or rectangular grid (ViT's ``interpolate_pos_encoding``); a rectangular one (SSAST's 8 x 64) needs
-    the size it was built for. Without position embeddings (``position_embeddings=False``, AudioCSE's released layout)
-    the tokens carry no position.
-
-    The state dict is ViT's (``cls_token``, ``patch_embeddings.projection.{weight,bias}``, ``position_embeddings``), so a
-    ViT checkpoint's embeddings load as they are. Initialisation: the projection as ``nn.Conv2d``'s default, [CLS] and
-    positions truncated normal (std 0.02), drawn in that order.
+    (B, 1 + N, hidden_size). A square position table is bicubically interpolated to other grids; a rectangular one
+    (SSAST's 8 x 64) needs the size it was built for. The state dict is ViT's, so a ViT checkpoint's embeddings load
+    as they are. Initialisation: the projection as ``nn.Conv2d``'s default, [CLS] and positions truncated normal
+    (std 0.02), drawn in that order.
 
     Args:
         image_size: (height, width) of the map the position table is built for.

@@ -147,10 +147,8 @@ class PixelRenderer(InputModule):
         config = super().load_config(model_name_or_path, subfolder, *args, **kwargs)
         if config and "render_environment" not in config:
             logger.warning(
-                "This PixelRenderer config records no rendering library versions: it was saved by an sbert-nonling "
-                "version whose renders placed text one pixel lower than PIXEL's renderer (and differed for tabs, line "
-                "breaks and control characters). Renders now follow PIXEL exactly and may differ from those the model "
-                "was trained on."
+                "This PixelRenderer config records no rendering library versions: it was saved by an sbert-nonling version whose "
+                "renders differed from PIXEL's (text one pixel lower; tabs, line breaks, control characters), as the model's may."
             )
         hub_kwargs = {key: value for key, value in kwargs.items() if key != "config_filename"}
         folder = Path(load_dir_path(model_name_or_path, subfolder, **hub_kwargs) or Path(model_name_or_path) / subfolder)

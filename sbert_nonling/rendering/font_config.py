@@ -59,10 +59,7 @@ _pangoft2 = _native_ffi.dlopen(ctypes.util.find_library("pangoft2-1.0") or "libp
 
 def bundled_font_dirs() -> tuple[str, ...]:
     """The directories of the pip font packages, found through the installed packages themselves."""
-    return tuple(
-        str(importlib.resources.files(package).joinpath(folder)) if folder else str(importlib.resources.files(package))
-        for _, package, folder in BUNDLED_FONT_PACKAGES
-    )
+    return tuple(str(importlib.resources.files(package).joinpath(folder)) for _, package, folder in BUNDLED_FONT_PACKAGES)
 
 
 def fonts_conf_text(font_dirs: Sequence[str], cache_dir: str) -> str:
