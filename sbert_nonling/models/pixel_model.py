@@ -26,8 +26,7 @@ def build_pixel_model(
 
     Args:
         encoder: a PIXEL checkpoint (Hub name such as ``Team-PIXEL/pixel-base`` or folder), or a PixelEncoder.
-        max_patches: patches per rendered sentence (Pixel Linguist: 64; PIXEL pre-training: 529); a given
-            PixelEncoder must have the same.
+        max_patches: patches per rendered sentence (Pixel Linguist: 64), the same as a given PixelEncoder's.
         renderer_kwargs: other :class:`PixelRenderer` arguments (font, font size, dpi).
 
     Example:

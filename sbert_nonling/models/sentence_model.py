@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from typing import Literal
 
 from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
@@ -41,13 +42,11 @@ def build_sentence_model(
     model; unsup SimCSE's training-only MLP is the loss's (``SimCSELoss(..., training_head="mlp")``, never saved).
 
     Args:
-        encoder: a Hub name or folder (a sentence-transformers model, or a transformers encoder loaded as
-            :class:`SharedEncoder`), or a SharedEncoder.
-        pooling: one of :data:`POOLING_CHOICES`; None (default): a sentence-transformers model keeps its own
-            modules, any other encoder gets ``"cls"``. ``"cls"`` / ``"cls_mlp"`` on a causal decoder (whose first
-            token sees only itself) raise a ValueError.
-        max_seq_length: tokenizer truncation length. ``"auto"`` (default): SimCSE's 32 for a plain encoder, the
-            model's own for a sentence-transformers model; None keeps the model's / tokenizer's.
+        encoder: a Hub name or folder (sentence-transformers model or transformers encoder), or a SharedEncoder.
+        pooling: one of :data:`POOLING_CHOICES`; None: a sentence-transformers model's own modules, else ``"cls"``
+            (``"cls"`` / ``"cls_mlp"`` on a causal decoder raise a ValueError).
+        max_seq_length: truncation length; ``"auto"``: SimCSE's 32 for a plain encoder, else the model's own; None:
+            the model's / tokenizer's.
         front_ends: extra modality routes, e.g. ``{"image": ImagePatchEmbed(...)}``.
 
     Example:
@@ -103,9 +102,7 @@ def _continue_sentence_transformer(
         )
     modules_json = load_file_path(name, "modules.json")
     assert modules_json is not None  # is_sentence_transformer_model found it
-    with open(modules_json, encoding="utf8") as modules_file:
-        subfolder = json.load(modules_file)[0]["path"]
-    encoder = SharedEncoder.load(name, subfolder=subfolder)
+    encoder = SharedEncoder.load(name, subfolder=json.loads(Path(modules_json).read_text(encoding="utf8"))[0]["path"])
     if max_seq_length not in (None, "auto") and max_seq_length != encoder.max_seq_length:
         logger.warning(
             f"Continuing {name} with max_seq_length={max_seq_length} instead of the model's own {encoder.max_seq_length}: "

@@ -26,11 +26,8 @@ def word_piece_vocab(sentences: Iterable[str], vocab_size: int) -> dict[str, int
     characters = sorted({character for word in counts for character in word})
     tokens = list(SPECIAL_TOKENS) + characters + [f"##{character}" for character in characters]
     known = set(tokens)
-    for word, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        if len(tokens) >= vocab_size:
-            break
-        if word not in known:
-            tokens.append(word)
+    words = [word for word, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0])) if word not in known]
+    tokens += words[: max(vocab_size - len(tokens), 0)]
     return {token: index for index, token in enumerate(tokens)}
 
 

@@ -33,14 +33,12 @@ LAYOUTS: dict[str, dict[str, Any]] = {
 class AudioPatchEmbed(FrontEnd):
     """Turns waveforms into fbank patch tokens for the shared encoder (AudioCSE's audio front-end).
 
-    Contract: ``preprocess`` reads waveforms (arrays / tensors, or ``{"array", "sampling_rate"}`` dicts; bare arrays
-    are taken as 16 kHz), downmixes, resamples to 16 kHz, removes the mean and writes the kaldi fbank of
-    ``ASTFeatureExtractor`` (the paper's settings, not normalised), padded / cut to ``target_frames``, as
-    ``input_features`` (B, num_mel_bins, target_frames). ``forward`` applies SpecAugment (training), the layout's
-    normalisation and :class:`~sbert_nonling.modules.patch_tokens.PatchTokens`, and hands the tokens on
-    (:meth:`~sbert_nonling.modules.front_end.FrontEnd.hand_off`). Layouts (:data:`LAYOUTS`): ``"released"`` (the
-    AudioCSE code) and ``"ssast"`` (SSAST); see docs/visualcse.md. Jian et al., 2022, "Non-Linguistic Supervision for
-    Contrastive Learning of Sentence Embeddings"; Gong et al., 2022, SSAST.
+    Contract: ``preprocess`` reads waveforms (arrays / tensors at 16 kHz, or ``{"array", "sampling_rate"}`` dicts),
+    downmixed, resampled and mean-removed, and writes ``ASTFeatureExtractor``'s kaldi fbank (the paper's settings)
+    padded / cut to ``target_frames`` as ``input_features`` (B, num_mel_bins, target_frames). ``forward`` applies
+    SpecAugment (training), the layout's normalisation and :class:`~sbert_nonling.modules.patch_tokens.PatchTokens`,
+    and hands the tokens on. Layouts: :data:`LAYOUTS`, docs/visualcse.md (Jian et al., 2022, "Non-Linguistic
+    Supervision for Contrastive Learning of Sentence Embeddings"; Gong et al., 2022, SSAST).
 
     Args:
         num_mel_bins: fbank bins (128).

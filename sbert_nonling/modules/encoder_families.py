@@ -14,8 +14,7 @@ from transformers.masking_utils import create_bidirectional_mask, create_bidirec
 logger = logging.getLogger(__name__)
 
 #: A bypass adapter: ``(model, hidden_states (B, T, hidden), attention_mask (B, T)) -> last hidden state (B, T, hidden)``.
-#: Adapters take ``model: Any``: they reach family-specific submodules that PreTrainedModel does not declare. What each
-#: family's bypass runs and which embedding-layer parts it skips: docs/encoders.md, "Families".
+#: Adapters take ``model: Any`` (family-specific submodules); what each family's bypass runs: docs/encoders.md.
 BypassAdapter = Callable[[PreTrainedModel, Tensor, Tensor], Tensor]
 
 

@@ -84,8 +84,7 @@ class FrontEnd(InputModule):
 
     @staticmethod
     def check_numbers(name: str, values: Any, count: int, positive: bool = False) -> tuple[float, ...]:
-        """``values`` as a tuple if it holds ``count`` finite numbers (above 0 with ``positive``), else a ValueError
-        naming ``name``."""
+        """``values`` as a tuple if it holds ``count`` finite numbers (above 0 with ``positive``), else a ValueError."""
         numbers = values if isinstance(values, (list, tuple)) else ()
         valid = len(numbers) == count and all(
             isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and (value > 0 or not positive)

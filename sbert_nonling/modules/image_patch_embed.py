@@ -21,9 +21,8 @@ logger = logging.getLogger(__name__)
 class ImagePatchEmbed(FrontEnd):
     """Turns images into ViT patch tokens for the shared encoder (VisualCSE's image front-end).
 
-    Contract: ``preprocess`` reads PIL images (any mode and size), ``(H, W[, C])`` / ``(C, H, W)`` arrays, or
-    ``(3, H, W)`` float tensors that are already normalised pixel values, and writes ``pixel_values``
-    (B, 3, img_size, img_size): converted to RGB, resized (shorter side) and centre-cropped, ImageNet-normalised.
+    Contract: ``preprocess`` reads PIL images, ``(H, W[, C])`` / ``(C, H, W)`` arrays or normalised ``(3, H, W)`` float
+    tensors and writes ``pixel_values`` (B, 3, img_size, img_size): RGB, resized, centre-cropped, normalised.
     ``forward`` turns them into ViT tokens (:class:`~sbert_nonling.modules.patch_tokens.PatchTokens`) and hands them
     on (:meth:`~sbert_nonling.modules.front_end.FrontEnd.hand_off`). :meth:`from_vit` copies a ViT checkpoint's
     embeddings (the paper: ``google/vit-base-patch16-224-in21k``). Patch dropout and lower resolutions: docs/visualcse.md,
@@ -66,14 +65,12 @@ class ImagePatchEmbed(FrontEnd):
         token_keep_ratio: float = 1.0,
     ) -> None:
         super().__init__(embedding_dimension, encoder_entry, token_keep_ratio)
-        self.check_int("img_size", img_size, 1, 8192)
-        self.check_int("patch_size", patch_size, 1, img_size)
+        self.img_size = self.check_int("img_size", img_size, 1, 8192)
+        self.patch_size = self.check_int("patch_size", patch_size, 1, img_size)
         if img_size % patch_size:
             raise ValueError(f"patch_size={patch_size} does not divide img_size={img_size}.")
         if (img_size // patch_size) ** 2 > MAX_TOKENS:
             raise ValueError(f"img_size={img_size} / patch_size={patch_size} makes {(img_size // patch_size) ** 2} patches; at most {MAX_TOKENS}.")
-        self.img_size = img_size
-        self.patch_size = patch_size
         self.in_chans = self.check_int("in_chans", in_chans, 1, 4)
         self.image_mean = self.check_numbers("image_mean", image_mean, in_chans)
         self.image_std = self.check_numbers("image_std", image_std, in_chans, positive=True)

@@ -37,11 +37,9 @@ class ModalityRouter(Router):
     the inputs or by ``task`` (``model.encode(texts, task="pixel")``); a model with a "pixel" route and no "text"
     route (Pixel Linguist) sends all text to the pixel route.
 
-    What it adds to the built-in Router: routes restricted to :data:`MODALITY_ROUTES`, all ending in one shared
-    encoder (checked); strict preprocessing (a mixed-modality batch, ``None`` or a non-string raises a ValueError
-    naming the item by its position in the batch this module is given: docs/reliability.md, "Bad input"); audio dicts
-    routed as audio (the built-in Router takes them for legacy task-keyed dicts); and
-    :class:`~sbert_nonling.util.model_card_data.NonLinguisticModelCardData` for the model (:meth:`on_model_ready`).
+    What it adds to the built-in Router: routes restricted to :data:`MODALITY_ROUTES` and one shared encoder (checked);
+    strict preprocessing (a bad item is named by its position in the batch: docs/reliability.md, "Bad input"); audio
+    dicts routed as audio; and NonLinguisticModelCardData for the model (:meth:`on_model_ready`).
     Loading a saved model needs ``trust_remote_code=True``; :func:`sbert_nonling.export_text_model` writes the text
     route with built-in modules only.
 
@@ -66,8 +64,7 @@ class ModalityRouter(Router):
             model.encode(["A man is playing a guitar."])
     """
 
-    #: What a saved model with this router needs: sentence-transformers reads it from the saved
-    #: ``config_sentence_transformers.json``, where :class:`NonLinguisticModelCardData` writes it.
+    #: What a saved model needs, written to ``config_sentence_transformers.json`` by NonLinguisticModelCardData.
     requirements = {"sbert-nonling": {"specifier": f">={__version__}", "reason": "the model uses ModalityRouter"}}
 
     def __init__(
@@ -146,8 +143,7 @@ class ModalityRouter(Router):
 
     def infer_batch_modality(self, inputs: Sequence[Any]) -> Modality:
         """Infer the one modality of ``inputs``; raise a ValueError naming the item that is unknown or differs."""
-        batch_modality = None
-        first_index = 0
+        batch_modality, first_index = None, 0
         for index, item in enumerate(inputs):
             if item is None:
                 raise ValueError(f"input {index} is None; expected a sentence, an image or an audio waveform.")

@@ -9,20 +9,14 @@ from transformers.models.vit.modeling_vit import ViTEmbeddings
 
 
 class PatchTokens(ViTEmbeddings):
-    """transformers' ``ViTEmbeddings`` (Dosovitskiy et al., 2021): a Conv2d patch projection (kernel = stride =
-    ``patch_size``), a learned [CLS] token first and, optionally, learned position embeddings added to every token.
-
-    Reads ``pixel_values`` (B, C, H, W) (an image, or a (1, mel, frames) fbank map) and returns tokens
-    (B, 1 + N, hidden_size). A square position table is bicubically interpolated to other grids; a rectangular one
-    (SSAST's 8 x 64) needs the size it was built for. The state dict is ViT's, so a ViT checkpoint's embeddings load
-    as they are. Initialisation: the projection as ``nn.Conv2d``'s default, [CLS] and positions truncated normal
-    (std 0.02), drawn in that order.
+    """transformers' ``ViTEmbeddings`` (Dosovitskiy et al., 2021): Conv2d patch projection, a learned [CLS] token first
+    and, optionally, learned positions; (B, C, H, W) maps (images, or (1, mel, frames) fbanks) -> (B, 1 + N, hidden).
+    A square position table is bicubically interpolated to other grids. ViT's state dict; initialisation: Conv2d's
+    default, then [CLS] and positions truncated normal (std 0.02).
 
     Args:
         image_size: (height, width) of the map the position table is built for.
-        patch_size: patch side (ViT-base 16; AudioCSE 24).
-        num_channels: input channels (3 for images, 1 for an fbank).
-        hidden_size: token width.
+        patch_size, num_channels, hidden_size: patch side, input channels and token width (ViT-base: 16, 3, 768).
         position_embeddings: learn a position table (True) or add no positions (False).
 
     Example:

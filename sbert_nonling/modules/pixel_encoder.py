@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from typing import Any, Self, cast
 
 import torch
@@ -35,13 +36,10 @@ PIXEL_CONFIG_KEYS = (
 class PixelEncoder(Module):
     """The PIXEL encoder (a ViT-MAE encoder over a one-row strip of 16x16 patches) as a sentence-transformers module.
 
-    ``forward`` reads the ``pixel_values`` and patch ``attention_mask`` of
-    :class:`~sbert_nonling.modules.pixel_renderer.PixelRenderer`, runs :class:`~transformers.ViTMAEModel` with no
-    masking or shuffling and [CLS] always attended, and writes ``token_embeddings`` (B, max_patches, hidden) for the
-    *patches only*: a following ``Pooling(hidden, "mean")`` is PIXEL's mean over unmasked patches without [CLS].
-    The sin-cos position table is cut (or interpolated) to ``max_patches`` (:func:`resize_position_table`);
-    :meth:`from_pretrained` also reads PIXEL's own checkpoint format. Saved as a ``vit_mae`` checkpoint plus
-    ``pixel_encoder_config.json``.
+    ``forward`` runs :class:`~transformers.ViTMAEModel` on :class:`~sbert_nonling.modules.PixelRenderer`'s features
+    without masking or shuffling, [CLS] always attended, and writes ``token_embeddings`` (B, max_patches, hidden) for
+    the *patches only*: ``Pooling(hidden, "mean")`` is then PIXEL's mean over unmasked patches. :meth:`from_pretrained`
+    also reads PIXEL's checkpoint format; saved as a ``vit_mae`` checkpoint plus ``pixel_encoder_config.json``.
 
     Args:
         model: a ``ViTMAEModel`` whose ``image_size`` is ``(patch_size, max_patches * patch_size)``; use
@@ -110,8 +108,7 @@ class PixelEncoder(Module):
         A ValueError if it is neither, or lacks encoder parameters."""
         config_path = cached_file(model_name_or_path, "config.json", **hub_kwargs)
         assert config_path is not None  # cached_file raises for a missing file unless told not to
-        with open(config_path, encoding="utf8") as config_file:
-            stored = json.load(config_file)
+        stored = json.loads(Path(config_path).read_text(encoding="utf8"))
         model_type = stored.get("model_type")
         if model_type == "pixel":
             missing = [key for key in PIXEL_CONFIG_KEYS + ("image_size",) if key not in stored]
@@ -185,16 +182,12 @@ def resize_position_table(model: ViTMAEModel, max_patches: int) -> ViTMAEModel:
         resized = table[:, : 1 + max_patches]
     else:
         logger.warning("Interpolating %d stored patch positions to %d patches.", stored, max_patches)
-        patch_rows = torch.nn.functional.interpolate(table[:, 1:].transpose(1, 2), size=max_patches, mode="linear", align_corners=True).transpose(
-            1, 2
-        )
-        resized = torch.cat([table[:, :1], patch_rows], dim=1)
+        patch_rows = torch.nn.functional.interpolate(table[:, 1:].transpose(1, 2), size=max_patches, mode="linear", align_corners=True)
+        resized = torch.cat([table[:, :1], patch_rows.transpose(1, 2)], dim=1)
     config = ViTMAEConfig.from_dict({**model.config.to_dict(), "image_size": (patch_size, max_patches * patch_size)})
     # PreTrainedModel.to is decorated with functools.wraps(torch.nn.Module.to), so its stub is the unbound signature.
     resized_model = ViTMAEModel(config).to(table.dtype)  # type: ignore[arg-type]
-    state = model.state_dict()
-    state["embeddings.position_embeddings"] = resized.clone()
-    resized_model.load_state_dict(state)
+    resized_model.load_state_dict({**model.state_dict(), "embeddings.position_embeddings": resized.clone()})
     return resized_model
 
 

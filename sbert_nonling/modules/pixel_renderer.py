@@ -38,18 +38,13 @@ class PixelRenderer(InputModule):
     drawn exactly as PIXEL's own ``PangoCairoTextRenderer`` draws a single text (Rust et al., 2023, "Language
     Modelling with Pixels"; Team-PIXEL/pixel-base was pretrained on its renders).
 
-    Contract: ``preprocess`` reads a list of ``str`` and writes ``pixel_values`` (B, 3, patch_size,
-    max_patches * patch_size), float32 in [0, 1], the gray strip repeated on 3 channels, white background, not
-    normalised; and ``attention_mask`` (B, max_patches), long: 1 for the text patches and the end-of-sequence patch
-    (patches only: the encoder prepends its [CLS]). ``forward`` returns the features unchanged. Follow it with
-    :class:`~sbert_nonling.modules.pixel_encoder.PixelEncoder`.
+    Contract: ``preprocess`` reads a list of ``str`` and writes ``pixel_values`` (B, 3, patch_size, max_patches *
+    patch_size), float32 in [0, 1], gray on 3 channels, white background; and ``attention_mask`` (B, max_patches):
+    1 for the text patches and the end-of-sequence patch. Follow it with :class:`~sbert_nonling.modules.PixelEncoder`.
 
-    Geometry (text placement, the EOS patch at :meth:`eos_start`, the attention mask), text handling
-    (:func:`sanitize_text`) and fonts (Noto Sans + fallbacks from pip packages through a private fontconfig, so
-    renders are byte-identical wherever Pango, Cairo, FreeType and HarfBuzz are the same; the versions are recorded
-    in the saved config and a difference is logged on load; PIXEL's GoNotoCurrent through ``font_dirs``): see
-    docs/pixel_renderer.md. Needs the ``pixel`` extra and the system's Pango / Cairo libraries (an ImportError names
-    both).
+    Geometry (:meth:`eos_start`), text handling (:func:`sanitize_text`) and fonts (pip-installed Noto through a
+    private fontconfig; the library versions are recorded on save and compared on load): docs/pixel_renderer.md.
+    Needs the ``pixel`` extra and the system's Pango / Cairo libraries (an ImportError names both).
 
     Args:
         max_patches: patches per strip, the EOS patch included (PIXEL: 529; Pixel Linguist: 64).
@@ -59,11 +54,9 @@ class PixelRenderer(InputModule):
         font_family: primary font family (default "Noto Sans"; PIXEL used "Go Noto Current").
         fallback_fonts: families tried in order for characters the primary font lacks.
         pad_left: left margin in pixels (2); the same margin separates the text from the EOS patch.
-        font_dirs: extra font folders, added to the bundled Noto fonts, relative ones resolved against ``font_root``
-            (default: the working directory). In a saved config they must be relative to the renderer's folder and
-            stay inside the model folder (or a folder listed in ``SBERT_NONLING_FONT_DIRS``).
-        render_environment: the library and font versions a saved model recorded (see
-            :func:`sbert_nonling.rendering.render_environment`); a difference from this machine's is logged.
+        font_dirs: extra font folders, relative ones resolved against ``font_root`` (default: the working directory);
+            in a saved config, inside the model folder (or ``SBERT_NONLING_FONT_DIRS``).
+        render_environment: the versions a saved model recorded (:func:`sbert_nonling.rendering.render_environment`).
 
     Example:
         ::
@@ -158,9 +151,8 @@ class PixelRenderer(InputModule):
         font_dirs = config.get("font_dirs", [])
         if not isinstance(font_dirs, list) or not all(isinstance(item, str) for item in font_dirs):
             raise ValueError(f"{where}: font_dirs={font_dirs!r} must be a list of folder names relative to {folder}.")
-        allowed = [model_folder.resolve()] + [
-            Path(item).resolve() for item in os.environ.get("SBERT_NONLING_FONT_DIRS", "").split(os.pathsep) if item
-        ]
+        trusted = os.environ.get("SBERT_NONLING_FONT_DIRS", "").split(os.pathsep)
+        allowed = [model_folder.resolve(), *(Path(item).resolve() for item in trusted if item)]
         for directory in font_dirs:
             resolved = (folder / directory).resolve()
             if not any(resolved.is_relative_to(root) for root in allowed):

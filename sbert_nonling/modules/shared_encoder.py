@@ -72,16 +72,10 @@ class SharedEncoder(Transformer):
     def encode_embeddings(self, inputs_embeds: Tensor, attention_mask: Tensor) -> Tensor:
         """Run ``inputs_embeds`` (B, T, width) through the whole model, embedding layer included (word lookup skipped);
         ``width`` is the embedding layer's (below the hidden size in ELECTRA-small, ALBERT), checked here."""
-        width = self.model.get_input_embeddings().embedding_dim
+        width, hidden_size = self.model.get_input_embeddings().embedding_dim, self.get_embedding_dimension()
         if inputs_embeds.ndim != 3 or inputs_embeds.shape[-1] != width:
-            hint = (
-                ""
-                if width == self.get_embedding_dimension()
-                else (
-                    f" ({type(self.model).__name__} embeds tokens at width {width}, below its hidden size "
-                    f"{self.get_embedding_dimension()}: use encoder_entry='bypass', which takes hidden-size tokens)"
-                )
-            )
+            factorised = f" ({type(self.model).__name__} embeds tokens at width {width}, below its hidden size {hidden_size}: use "
+            hint = "" if width == hidden_size else f"{factorised}encoder_entry='bypass', which takes hidden-size tokens)"
             raise ValueError(
                 f"Front-end tokens must have shape (batch, tokens, {width}) to enter the embedding layer, got {tuple(inputs_embeds.shape)}{hint}."
             )

@@ -107,10 +107,8 @@ def _font_config_for(extra_font_dirs: Sequence[str]):
 
 
 def private_font_map(dpi: float, extra_font_dirs: Sequence[str] = ()):
-    """A new PangoCairo font map that sees only the bundled fonts (and ``extra_font_dirs``), at ``dpi``.
-
-    Returns a ``PangoFontMap *`` owned by the caller (released when garbage-collected).
-    """
+    """A new PangoCairo font map (``PangoFontMap *``, released when garbage-collected) that sees only the bundled
+    fonts (and ``extra_font_dirs``), at ``dpi``."""
     config = _font_config_for(extra_font_dirs)
     font_map = pango_ffi.gc(pangocairo.pango_cairo_font_map_new(), gobject.g_object_unref)
     _pangoft2.pango_fc_font_map_set_config(_native_ffi.cast("void *", int(pango_ffi.cast("uintptr_t", font_map))), config)

@@ -12,7 +12,8 @@ from pangocairocffi import pangocairo
 from pangocffi import ffi as pango_ffi
 from pangocffi import gobject, pango
 
-from sbert_nonling.rendering.font_config import font_families, private_font_map
+from sbert_nonling.rendering.font_config import font_families as rendering_font_families
+from sbert_nonling.rendering.font_config import private_font_map
 
 # PIXEL draws every text this many pixels above the vertical centre of the strip.
 PIXEL_LIFT_PX = 2
@@ -34,8 +35,7 @@ class TextLineCanvas:
     Not thread-safe, and not picklable (the owner rebuilds it from its configuration).
 
     Args:
-        width: strip width in pixels.
-        height: strip height in pixels.
+        width, height: strip size in pixels.
         font_families: the primary font family, then the fallbacks tried in order.
         font_size: font size in points.
         dpi: resolution; pixels per em = dpi / 72 * font_size.
@@ -53,11 +53,17 @@ class TextLineCanvas:
         x: int,
         extra_font_dirs: Sequence[str] = (),
     ) -> None:
-        self.width = width
-        self.height = height
-        self.x = x
+        self.width, self.height, self.x = width, height, x
         self._font_map = private_font_map(dpi, extra_font_dirs)
-        self._check_families(font_families, extra_font_dirs)
+        for family in font_families:
+            if not family or "," in family:
+                raise ValueError(f"font family {family!r} is not a single family name (empty, or contains a comma).")
+        available = rendering_font_families(self._font_map)
+        if missing := [family for family in font_families if family not in available]:
+            raise ValueError(
+                f"font families {missing} are not installed in the renderer's private font set (font_dirs="
+                f"{list(extra_font_dirs)}). Available: {available}. Add the font's directory with font_dirs=[...]."
+            )
         self._context = pango_ffi.gc(pango.pango_font_map_create_context(self._font_map), gobject.g_object_unref)
         options = cairocffi.FontOptions(
             antialias=cairocffi.ANTIALIAS_GRAY, hint_style=cairocffi.HINT_STYLE_SLIGHT, hint_metrics=cairocffi.HINT_METRICS_ON
@@ -79,18 +85,6 @@ class TextLineCanvas:
         self._cairo_pointer = pangocairo_ffi.cast("cairo_t *", self._cairo._pointer)
         self._rows = np.ndarray((height, self._surface.get_stride()), dtype=np.uint8, buffer=self._surface.get_data())
         self._coverage = self._rows[:, :width]
-
-    def _check_families(self, requested: Sequence[str], extra_font_dirs: Sequence[str]) -> None:
-        for family in requested:
-            if not family or "," in family:
-                raise ValueError(f"font family {family!r} is not a single family name (empty, or contains a comma).")
-        available = font_families(self._font_map)
-        missing = [family for family in requested if family not in available]
-        if missing:
-            raise ValueError(
-                f"font families {missing} are not installed in the renderer's private font set (font_dirs="
-                f"{list(extra_font_dirs)}). Available: {available}. Add the font's directory with font_dirs=[...]."
-            )
 
     def draw(self, text: str) -> tuple[np.ndarray, int]:
         """Draw ``text`` (without lone surrogates or U+0000); return the coverage (a view of the canvas, overwritten by
