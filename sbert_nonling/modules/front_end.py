@@ -141,7 +141,7 @@ class FrontEnd(InputModule):
     ) -> Self:
         """``Module.load``, then the weights through :func:`checkpoint_filter_fn`; a saved config the constructor
         refuses is a ValueError naming the file."""
-        hub_kwargs = {
+        hub_kwargs: dict[str, Any] = {
             "subfolder": subfolder,
             "token": token,
             "cache_folder": cache_folder,
