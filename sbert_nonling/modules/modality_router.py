@@ -163,8 +163,7 @@ class ModalityRouter(Router):
         return batch_modality
 
     def check_inputs(self, inputs: Sequence[Any], modality: Modality | None = None) -> Modality:
-        """The one modality of ``inputs`` (``modality`` if given); text items must be strings (a ValueError names
-        the first that is not, by its index in ``inputs``)."""
+        """The one modality of ``inputs`` (``modality`` if given); a ValueError names the first text item not a string."""
         if modality is None:
             modality = self.infer_batch_modality(inputs)
         if modality == "text":
@@ -181,8 +180,7 @@ class ModalityRouter(Router):
         return modality
 
     def check_task(self, task: str | None) -> None:
-        """Refuse a ``task`` that selects no route: neither a route name, nor a task of ``route_mappings``, nor one
-        of sentence-transformers' own tasks (:data:`GENERIC_TASKS`, which keep the default route)."""
+        """Refuse a ``task`` that is neither a route name, a task of ``route_mappings`` nor in :data:`GENERIC_TASKS`."""
         known = set(self.sub_modules) | {mapped for mapped, _ in self.route_mappings if mapped is not None}
         if task is not None and task not in known and task not in GENERIC_TASKS:
             raise ValueError(
