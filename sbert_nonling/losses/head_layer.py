@@ -55,7 +55,6 @@ class HeadLayer(nn.Module):
         return {"embedding_dimension": self.embedding_dimension, "hidden_dimension": self.hidden_dimension, "dropout": self.dropout}
 
 
-
 def build_head_layer(model: SentenceTransformer, hidden_dimension: int | None, dropout: float, head_layer: HeadLayer | None) -> HeadLayer | None:
     """``head_layer`` if given, else a new one of width ``hidden_dimension`` on the model's embedding (None: no layer)."""
     if head_layer is None and hidden_dimension is not None:

@@ -91,7 +91,8 @@ class PairClassificationLoss(HeadLayerLoss, SoftmaxLoss):
             raise ValueError(f"num_labels={num_labels!r} must be at least 2.")
         head_layer = build_head_layer(model, hidden_dimension, dropout, head_layer)
         dimension = head_layer.hidden_dimension if head_layer is not None else embedding_dimension(model)
-        super().__init__(model, embedding_dimension=dimension, num_labels=num_labels, loss_fct=loss_fct if loss_fct is not None else nn.CrossEntropyLoss())
+        loss_fct = loss_fct if loss_fct is not None else nn.CrossEntropyLoss()
+        super().__init__(model, embedding_dimension=dimension, num_labels=num_labels, loss_fct=loss_fct)
         self.pair_head = pair_head
         self.store_head_layer(head_layer)
         if pair_head == "bilinear":  # replaces SoftmaxLoss's nn.Linear on (u, v, |u - v|); called as classifier(u, v)
