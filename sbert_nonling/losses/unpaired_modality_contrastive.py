@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
@@ -12,17 +11,19 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.util import all_gather, all_gather_with_grad, get_rank
 from torch import Tensor, nn
 
+from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
-
-logger = logging.getLogger(__name__)
 
 ContrastiveMode = Literal["simclr", "supcon", "released_label_rank"]
 MODES: tuple[str, ...] = ("simclr", "supcon", "released_label_rank")
 
 
-class UnpairedModalityContrastiveLoss(nn.Module):
+class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):
+    config_keys = ("mode", "temperature", "training_head", "gather_across_devices")
+    bibtex_keys = ("jian2022nonlinguistic", "khosla2020supcon")
+
     def __init__(
         self,
         model: SentenceTransformer,
@@ -49,15 +50,11 @@ class UnpairedModalityContrastiveLoss(nn.Module):
           with :math:`P(i)` the other samples sharing :math:`i`'s label (its own second view included).
         - ``"simclr"`` (Chen et al., 2020, NT-Xent): the same formula with every input its own class, so the only
           positive of a view is the other view of the same input; labels are not needed.
-        - ``"released_label_rank"``: **reproduction only** — the objective of VisualCSE's released code ("new SupCon"
-          path), behind every published VisualCSE/AudioCSE number: cross-entropy over the :math:`N \times N` matrix
-          :math:`z^{(1)}_i \cdot z^{(2)}_j / \tau` between first and second views whose target column for row
-          :math:`i` is the rank of :math:`i`'s label among the sorted distinct labels of the batch. That column is an
-          essentially arbitrary image, rarely :math:`i`'s own second view (about 2% of rows with 48 images from 60
-          classes). Use it only to reproduce the published runs; it is not SupCon.
+        - ``"released_label_rank"``: **reproduction only**, the objective of VisualCSE's released code: cross-entropy
+          over the :math:`N \times N` matrix :math:`z^{(1)}_i \cdot z^{(2)}_j / \tau` whose target column for row
+          :math:`i` is the rank of :math:`i`'s label among the batch's sorted distinct labels (see docs/visualcse.md).
 
-        Under autocast the normalised embeddings, the logits :math:`z_i \cdot z_a / \tau` and the softmax are computed
-        in float32 (at :math:`\tau` = 0.05 a bfloat16 logit near 20 is only 0.125 precise).
+        The normalised embeddings, logits and softmax are computed in float32 under autocast (docs/reliability.md).
 
         Args:
             model: the SentenceTransformer being trained (its ModalityRouter routes the images / audio).
@@ -75,9 +72,8 @@ class UnpairedModalityContrastiveLoss(nn.Module):
             - Chen et al., A Simple Framework for Contrastive Learning of Visual Representations, ICML 2020.
 
         Requirements:
-            1. Two views of each input: two augmented images (see ``sbert_nonling.data.images.two_view_transform``) or
+            1. Two views of each input: two augmented images (``sbert_nonling.data.images.two_view_transform``) or
                the same audio clip twice (dropout is the augmentation).
-            2. ``"supcon"`` and ``"released_label_rank"`` need a ``label`` column.
 
         Inputs:
             +------------------------------------+------------------+
@@ -89,19 +85,12 @@ class UnpairedModalityContrastiveLoss(nn.Module):
             +------------------------------------+------------------+
 
         Recommendations:
-            - Train it next to a text loss with :class:`sbert_nonling.training.UnpairedModalityTrainer`, which gives
-              each modality its own optimizer and learning rate as the paper does (image lr 1e-6 vs text 3e-5).
-
-        Relations:
-            - ``"simclr"`` equals ``"supcon"`` with every input in its own class.
-            - For paired text <-> image data use :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss`
-              or the package's MultimodalAlignLoss instead.
+            - Train it next to a text loss with :class:`sbert_nonling.training.UnpairedModalityTrainer` (one optimizer
+              and learning rate per modality, as the paper). For paired text <-> image data use MultimodalAlignLoss.
 
         Example:
             ::
 
-                from datasets import Dataset
-                from PIL import Image
                 from sbert_nonling import ImagePatchEmbed, UnpairedModalityContrastiveLoss
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
@@ -166,29 +155,3 @@ class UnpairedModalityContrastiveLoss(nn.Module):
             view_2 = all_gather_with_grad(view_2)
         targets = torch.searchsorted(torch.unique(labels), labels)  # rank of each label among the sorted distinct ones
         return F.cross_entropy(view_1 @ view_2.T / self.temperature, targets)
-
-    def get_config_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "temperature": self.temperature,
-            "training_head": self.training_head,
-            "gather_across_devices": self.gather_across_devices,
-        }
-
-    @property
-    def citation(self) -> str:
-        return """
-@inproceedings{jian2022nonlinguistic,
-    title = {Non-Linguistic Supervision for Contrastive Learning of Sentence Embeddings},
-    author = {Jian, Yiren and Gao, Chongyang and Vosoughi, Soroush},
-    booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},
-    year = {2022},
-    url = {https://arxiv.org/abs/2209.09433}
-}
-@inproceedings{khosla2020supcon,
-    title = {Supervised Contrastive Learning},
-    author = {Khosla, Prannay and Teterwak, Piotr and Wang, Chen and Sarna, Aaron and Tian, Yonglong and Isola, Phillip and Maschinot, Aaron and Liu, Ce and Krishnan, Dilip},
-    booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},
-    year = {2020}
-}
-"""  # noqa: E501 (a BibTeX author list is one line)
