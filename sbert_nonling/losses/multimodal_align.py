@@ -10,6 +10,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import Tensor, nn
 
+from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.losses.damsm import DAMSMLoss, check_image_features
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
@@ -21,7 +22,18 @@ Direction = Literal["text_to_image", "symmetric"]
 MNRL_DIRECTIONS: dict[str, tuple[Any, ...]] = {"text_to_image": ("query_to_doc",), "symmetric": ("query_to_doc", "doc_to_query")}
 
 
-class MultimodalAlignLoss(nn.Module):
+class MultimodalAlignLoss(LossConfig, nn.Module):
+    config_keys = (
+        "image_dimension",
+        "grounding_weight",
+        "grounding_direction",
+        "grounding_temperature",
+        "projection_dimension",
+        "projection_head",
+        "local_weight",
+    )
+    bibtex_keys = ("zhang2022mcse",)
+
     def __init__(
         self,
         model: SentenceTransformer,
@@ -51,12 +63,10 @@ class MultimodalAlignLoss(nn.Module):
             \mathcal{L} = \mathcal{L}_{SimCSE} + \lambda \cdot \frac{1}{2N} \sum_{k=1}^{2} \sum_i \ell^{(k)}_i
                 \;[+ \text{image} \to \text{text term}] \;[+ \mu \cdot \mathcal{L}_{local}]
 
-        with :math:`g_t` = Linear(h, 256) + Tanh, :math:`g_v` = Linear(d_img, 256) + Tanh, :math:`\tau'` = 0.05.
-        ``grounding_direction="symmetric"`` averages the text -> image and image -> text cross-entropies (MACD's global
-        loss: :math:`\tau'` = 0.1, ``projection_head="linear"`` to 768). The local term (``local_weight`` :math:`\mu`
-        > 0; region features in the label column) is MACD's :class:`~sbert_nonling.losses.damsm.DAMSMLoss`, built here
-        and given the same model outputs. The terms come back as a dict (``simcse``, ``grounding``, ``local``), which
-        the trainer sums and logs; under autocast the heads run in half precision, everything after them in float32.
+        with :math:`g_t` = Linear(h, 256) + Tanh, :math:`g_v` = Linear(d_img, 256) + Tanh, :math:`\tau'` = 0.05 (MCSE).
+        ``grounding_direction="symmetric"`` adds the image -> text direction (MACD's global loss); the local term is
+        MACD's :class:`~sbert_nonling.losses.damsm.DAMSMLoss` (see docs/mcse_macd.md). The terms come back as a dict
+        (``simcse``, ``grounding``, ``local``), which the trainer sums and logs; float32 after the heads under autocast.
 
         Args:
             model: the SentenceTransformer being trained (pooling must give the [CLS] vector the paper grounds).
@@ -79,10 +89,6 @@ class MultimodalAlignLoss(nn.Module):
             - Cui, Zheng, Wang. Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning
               (MACD), EMNLP 2020.
 
-        Requirements:
-            1. Image features precomputed on the data side by a frozen encoder (``sbert-nonling features``), as the
-               papers do.
-
         Inputs:
             +------------------------------+----------------------------------------------------+
             | Texts                        | Labels                                             |
@@ -90,12 +96,11 @@ class MultimodalAlignLoss(nn.Module):
             | (caption, same caption)      | image features (d,) or region features (R, d)      |
             +------------------------------+----------------------------------------------------+
 
+            Image features are precomputed on the data side by a frozen encoder (``sbert-nonling features``).
+
         Relations:
             - The grounding term is :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss`
-              (``grounding_loss``: its ``directions``, ``partition_mode="per_direction"`` and ``gather_across_devices``)
-              between the projected captions (queries) and the projected images (documents), once per dropout view;
-              ``"symmetric"`` adds its ``"doc_to_query"`` direction. This class adds the training-only heads (never
-              exported), the view averaging, the SimCSE term and the DAMSM term.
+              (``grounding_loss``) between the projected captions (queries) and images (documents), once per view.
 
         Example:
             ::
@@ -118,25 +123,25 @@ class MultimodalAlignLoss(nn.Module):
             )
         super().__init__()
         self.model = model
-        self.image_dimension = image_dimension
         self.text_loss = text_loss
-        self.grounding_weight = grounding_weight
-        self.grounding_direction = grounding_direction
-        self.grounding_temperature = grounding_temperature
-        self.projection_dimension = projection_dimension
-        self.projection_head = projection_head
-        self.local_weight = local_weight
-        self.gather_across_devices = gather_across_devices
+        directions = MNRL_DIRECTIONS[grounding_direction]
         self.grounding_loss = MultipleNegativesRankingLoss(
             model,
             scale=1.0 / grounding_temperature,
             gather_across_devices=gather_across_devices,
-            directions=MNRL_DIRECTIONS[grounding_direction],
+            directions=directions,
             partition_mode="per_direction",
         )
-        hidden_size = embedding_dimension(model)
-        self.text_head = make_training_head(projection_head, hidden_size, projection_dimension, name="projection_head")
+        self.grounding_weight = grounding_weight
+        self.grounding_direction = grounding_direction
+        self.grounding_temperature = grounding_temperature
+        self.gather_across_devices = gather_across_devices
+        self.image_dimension = image_dimension
+        self.projection_dimension = projection_dimension
+        self.projection_head = projection_head
+        self.text_head = make_training_head(projection_head, embedding_dimension(model), projection_dimension, name="projection_head")
         self.image_head = make_training_head(projection_head, image_dimension, projection_dimension, name="projection_head")
+        self.local_weight = local_weight
         self.local_loss = DAMSMLoss(model, image_dimension, projection_dimension, gammas) if local_weight else None
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
@@ -167,36 +172,14 @@ class MultimodalAlignLoss(nn.Module):
         return losses
 
     def grounding_term(self, texts: Tensor, images: Tensor) -> Tensor:
-        """The ranking loss between projected captions (queries) and projected images (documents), (B, p) each, as a
-        float32 scalar. Computed in float64 (autocast off): the ranking loss subtracts the positive logit from the
-        row's logsumexp, two numbers near the scale (20), which float32 keeps to about 1e-6, a large relative error on
-        a near-zero loss; a cross-entropy's log-softmax, as MCSE computes it, has no such cancellation."""
+        """The ranking loss between projected captions (queries) and images (documents), (B, p) each, as a float32
+        scalar, computed in float64: the ranking loss subtracts the positive logit from the row's logsumexp, two
+        numbers near the scale (20), which float32 keeps only to about 1e-6, large on a near-zero loss."""
         with float32_math(texts, images) as (texts, images):
             # MultipleNegativesRankingLoss annotates labels as Tensor but never reads them.
             return self.grounding_loss.compute_loss_from_embeddings([texts.double(), images.double()], cast(Tensor, None)).float()
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {
-            "image_dimension": self.image_dimension,
-            "grounding_weight": self.grounding_weight,
-            "grounding_direction": self.grounding_direction,
-            "grounding_temperature": self.grounding_temperature,
-            "projection_dimension": self.projection_dimension,
-            "projection_head": self.projection_head,
-            "local_weight": self.local_weight,
-            "gammas": None if self.local_loss is None else list(self.local_loss.gammas),
-            "gather_across_devices": self.gather_across_devices,
-            "text_loss": None if self.text_loss is None else self.text_loss.get_config_dict(),
-        }
-
-    @property
-    def citation(self) -> str:
-        return """
-@inproceedings{zhang2022mcse,
-    title = {{MCSE}: Multimodal Contrastive Learning of Sentence Embeddings},
-    author = {Zhang, Miaoran and Mosbach, Marius and Adelani, David and Hedderich, Michael and Klakow, Dietrich},
-    booktitle = {North American Chapter of the Association for Computational Linguistics (NAACL)},
-    year = {2022},
-    url = {https://arxiv.org/abs/2204.10931}
-}
-"""
+        gammas = None if self.local_loss is None else list(self.local_loss.gammas)
+        text_loss = None if self.text_loss is None else self.text_loss.get_config_dict()
+        return {**super().get_config_dict(), "gammas": gammas, "gather_across_devices": self.gather_across_devices, "text_loss": text_loss}
