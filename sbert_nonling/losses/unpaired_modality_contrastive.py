@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import ClassVar, Literal
 
 import torch
 import torch.nn.functional as F
@@ -21,8 +21,8 @@ MODES: tuple[str, ...] = ("simclr", "supcon", "released_label_rank")
 
 
 class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):
-    config_keys = ("mode", "temperature", "training_head", "gather_across_devices")
-    bibtex_keys = ("jian2022nonlinguistic", "khosla2020supcon")
+    config_keys: ClassVar[tuple[str, ...]] = ("mode", "temperature", "training_head", "gather_across_devices")
+    bibtex_keys: ClassVar[tuple[str, ...]] = ("jian2022nonlinguistic", "khosla2020supcon")
 
     def __init__(
         self,
