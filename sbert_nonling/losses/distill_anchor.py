@@ -19,8 +19,8 @@ CosineTarget = Literal["token_embeddings", "sentence_embedding"]
 
 @runtime_checkable
 class LossFromOutputs(Protocol):
-    """What :class:`DistillAnchorLoss` needs from its base loss: the loss from model outputs the caller already has
-    (one output dict per batch column), so the student runs once per batch (SimCSELoss, MultimodalAlignLoss, DAMSMLoss)."""
+    """What :class:`DistillAnchorLoss` needs from its base loss: the loss from the model outputs of each column, so the
+    student runs once per batch (SimCSELoss, MultimodalAlignLoss, DAMSMLoss)."""
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> Tensor | dict[str, Tensor]: ...
 
@@ -47,11 +47,8 @@ class DistillAnchorLoss(LossConfig, nn.Module):
             \mathcal{L} = \mathcal{L}_{base} + w_{kl} \, T^2 \, \mathrm{KL}\big(p^{T}_{teacher} \,\|\, p^{T}_{student}\big)
                 + w_{cos} \, \big(1 - \overline{\cos}(s, t)\big)
 
-        - KL term: for each sentence :math:`i` of the first column, :math:`p^{T}(i) = \mathrm{softmax}_j(\cos(e_i, e_j)
-          / T)` over the batch (the in-batch similarity distribution), for teacher and student, temperature
-          :math:`T` = 2, scaled by :math:`T^2`.
-        - Cosine term: mean over non-pad tokens (``cosine_target="token_embeddings"``, MACD's last hidden states) or
-          over sentences (``"sentence_embedding"``) of :math:`1 - \cos(\text{student}, \text{teacher})`.
+        with :math:`p^{T}(i) = \mathrm{softmax}_j(\cos(e_i, e_j) / T)` the in-batch similarity distribution of each
+        sentence of the first column, and the cosine term averaged over non-pad tokens or over sentences.
 
         Both terms are computed in float32 under autocast (docs/reliability.md). The teacher runs once per batch
         column, under ``torch.no_grad`` and in eval mode, on the student's device; it is not a registered sub-module,
@@ -63,20 +60,16 @@ class DistillAnchorLoss(LossConfig, nn.Module):
             base_loss: the loss that trains the student (its terms are returned alongside), or None; a
                 :class:`LossFromOutputs` (a ValueError otherwise).
             teacher: the frozen reference; default a frozen deep copy of ``model`` taken now.
-            anchor_kl_weight, anchor_cosine_weight: weights of the two anchor terms (MACD's code: 5 and 1; paper form
-                :math:`\epsilon` soft-CE + (1 - :math:`\epsilon`)(1 - cos) with :math:`\epsilon` = 5/6 is the same
-                ratio). A zero weight disables its term.
-            anchor_distillation_temperature: :math:`T` of the KL term (softens both distributions; not a contrastive
-                temperature).
-            cosine_target: ``"token_embeddings"`` or ``"sentence_embedding"``.
+            anchor_kl_weight, anchor_cosine_weight: :math:`w_{kl}`, :math:`w_{cos}` (MACD's code: 5 and 1); 0 disables a term.
+            anchor_distillation_temperature: :math:`T` of the KL term (MACD: 2).
+            cosine_target: ``"token_embeddings"`` (MACD's last hidden states) or ``"sentence_embedding"``.
 
         Reproduction notes:
             MACD's code applies the KL term to MLM logits of re-masked tokens; a sentence encoder has no MLM head, so
             here it is on the in-batch similarity distribution (docs/mcse_macd.md).
 
         References:
-            - Cui, Zheng, Wang. Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning
-              (MACD), EMNLP 2020.
+            - Cui, Zheng, Wang. MACD, EMNLP 2020.
             - Li and Hoiem. Learning without Forgetting, ECCV 2016.
 
         Inputs:

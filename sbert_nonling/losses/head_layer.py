@@ -74,8 +74,7 @@ class HeadLayerLoss(LossConfig):
         self.dropout = head_layer.dropout if head_layer is not None else 0.0
 
     def check_batch(self, embeddings: list[Tensor], labels: Tensor | None, columns: int, check_labels: bool = True) -> None:
-        """Raise unless the batch has ``columns`` text columns (1: a sentence, 2: a pair) and, with ``check_labels``, one
-        label per example."""
+        """Raise unless the batch has ``columns`` text columns and, with ``check_labels``, one label per example."""
         if len(embeddings) != columns:
             expected = "one text column (a sentence)" if columns == 1 else "two text columns (a sentence pair)"
             raise ValueError(f"{type(self).__name__} expects {expected}, got {len(embeddings)}.")

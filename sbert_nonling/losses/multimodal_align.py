@@ -77,17 +77,14 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
             grounding_direction: ``"text_to_image"`` (MCSE) or ``"symmetric"`` (MACD).
             grounding_temperature: :math:`\tau'` (scale = 1 / temperature of the ranking loss: 0.05 is scale 20).
             projection_dimension: shared-space width (MCSE: 256; MACD: 768).
-            projection_head: kind of the two projection heads (:data:`~sbert_nonling.util.heads.TrainingHead`):
-                ``"mlp"``, Linear + Tanh (MCSE, the default), or ``"linear"`` (MACD).
-            local_weight: :math:`\mu`, weight of the DAMSM term (0 disables it).
-            gammas: DAMSM's (attention sharpness, word aggregation, scale).
+            projection_head: kind of the two projection heads: ``"mlp"``, Linear + Tanh (MCSE), or ``"linear"`` (MACD).
+            local_weight, gammas: :math:`\mu`, the weight of the DAMSM term (0 disables it), and DAMSM's gammas.
             gather_across_devices: use every process's captions and images as negatives (DDP), with gradients.
 
         References:
             - Zhang et al., MCSE: Multimodal Contrastive Learning of Sentence Embeddings, NAACL 2022, Eq. 3-5.
               https://arxiv.org/abs/2204.10931
-            - Cui, Zheng, Wang. Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning
-              (MACD), EMNLP 2020.
+            - Cui, Zheng, Wang. MACD, EMNLP 2020.
 
         Inputs:
             +------------------------------+----------------------------------------------------+

@@ -67,8 +67,7 @@ class PairClassificationLoss(HeadLayerLoss, SoftmaxLoss):
             +----------------------------+--------------------+
 
         Relations:
-            - Subclass of :class:`~sentence_transformers.sentence_transformer.losses.SoftmaxLoss`; with
-              ``pair_head="concat"`` and ``hidden_dimension=None`` it computes exactly SoftmaxLoss.
+            - With ``pair_head="concat"`` and ``hidden_dimension=None`` it computes exactly its parent SoftmaxLoss.
 
         Example:
             ::

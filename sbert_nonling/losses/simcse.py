@@ -28,21 +28,18 @@ class SimCSELoss(LossConfig, MultipleNegativesRankingLoss):
     ) -> None:
         r"""SimCSE (Gao et al., 2021): InfoNCE over the batch with cosine similarity and temperature :math:`\tau`.
 
-        For a batch of :math:`N` anchors :math:`h_i` with positives :math:`h_i^+` (and optional hard negatives
-        :math:`h_i^-`), after the optional training-only head :math:`g` (``Linear(h, h) + Tanh`` on the pooled
-        [CLS] vector):
+        For :math:`N` anchors :math:`h_i` with positives :math:`h_i^+` (and optional hard negatives :math:`h_i^-`),
+        after the optional training-only head :math:`g` (``Linear(h, h) + Tanh`` on the pooled [CLS] vector):
 
         .. math::
 
             \ell_i = -\log \frac{e^{\cos(g(h_i), g(h_i^+)) / \tau}}
                 {\sum_{j=1}^{N} \left( e^{\cos(g(h_i), g(h_j^+)) / \tau} + e^{\cos(g(h_i), g(h_j^-)) / \tau} \right)}
 
-        (the :math:`h_j^-` term only with hard negatives), averaged over :math:`i`; one direction, anchor ->
-        candidates, as in the paper.
-
-        Unsupervised SimCSE trains on ``(s, s)`` pairs (dropout is the augmentation) with the loss's MLP head,
-        dropped at inference; supervised SimCSE on ``(anchor, entailment, contradiction)`` triplets with the MLP in the
-        model (``pooling="cls_mlp"``, ``training_head="none"``); see docs/simcse.md.
+        averaged over :math:`i`; one direction, anchor -> candidates, as in the paper. Unsupervised SimCSE trains on
+        ``(s, s)`` pairs (dropout is the augmentation) with the loss's MLP head, dropped at inference; supervised
+        SimCSE on ``(anchor, entailment, contradiction)`` triplets with the MLP in the model (``pooling="cls_mlp"``,
+        ``training_head="none"``); see docs/simcse.md.
 
         Args:
             model: the SentenceTransformer to train.
@@ -63,9 +60,6 @@ class SimCSELoss(LossConfig, MultipleNegativesRankingLoss):
             +-------------------------------------------------+--------+
             | (anchor, entailment, contradiction) triplets    | none   |
             +-------------------------------------------------+--------+
-
-        Recommendations:
-            - Use ``BatchSamplers.NO_DUPLICATES`` so no sentence is its own in-batch negative.
 
         Relations:
             - Equals :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss` with
@@ -106,7 +100,6 @@ class SimCSELoss(LossConfig, MultipleNegativesRankingLoss):
             return super().compute_loss_from_embeddings(embeddings, cast(Tensor, labels))
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
-        """The loss from the model's outputs of each column (``outputs[i]["sentence_embedding"]``), through the training
-        head: for wrappers that run the model themselves and share its outputs (:class:`DistillAnchorLoss`,
-        :class:`MultimodalAlignLoss`)."""
+        """The loss from the model's outputs of each column, through the training head: for wrappers that run the
+        model themselves (:class:`DistillAnchorLoss`, :class:`MultimodalAlignLoss`)."""
         return self.compute_loss_from_embeddings([self.head(output["sentence_embedding"]) for output in outputs], labels)

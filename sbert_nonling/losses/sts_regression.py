@@ -52,8 +52,7 @@ class STSRegressionLoss(HeadLayerLoss, CosineSimilarityLoss):
             +----------------------------+----------------------+
 
         Relations:
-            - Subclass of :class:`~sentence_transformers.sentence_transformer.losses.CosineSimilarityLoss`; with
-              ``hidden_dimension=None`` it is exactly that loss.
+            - With ``hidden_dimension=None`` it is exactly its parent CosineSimilarityLoss.
 
         Example:
             ::

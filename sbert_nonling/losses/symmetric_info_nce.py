@@ -46,8 +46,7 @@ class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
         (configured with ``directions=("query_to_doc", "doc_to_query")``, ``partition_mode="per_direction"``): CLIP's
         learnable temperature, a loss-owned parameter :math:`\log(1/\tau)` with the scale clamped to ``max_scale``;
         and Pixel Linguist's training-only token head, owned by the loss so the saved model is the one evaluated.
-        Works for any pair of modalities the model routes. The similarities, the scale and the logsumexp are computed
-        in float32 under autocast (docs/reliability.md).
+        The similarities, the scale and the logsumexp are computed in float32 under autocast (docs/reliability.md).
 
         Args:
             model: the SentenceTransformer being trained.
@@ -123,9 +122,7 @@ class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
         mask = output["attention_mask"].unsqueeze(-1).to(tokens.dtype)
         return (tokens * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
 
-    # MultipleNegativesRankingLoss declares scale as a float attribute; a learnable temperature makes it a Tensor
-    # (the parent only multiplies similarities by it), so the property's type is wider than the parent's.
-    @property  # type: ignore[override]
+    @property  # type: ignore[override]  # a Tensor when learnable; the parent only multiplies similarities by it
     def scale(self) -> float | Tensor:
         """1 / temperature; with a learnable temperature, ``exp(logit_scale)`` clamped to ``max_scale``."""
         logit_scale = getattr(self, "logit_scale", None)

@@ -48,8 +48,7 @@ class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):
                   \log \frac{e^{z_i \cdot z_p / \tau}}{\sum_{a \ne i} e^{z_i \cdot z_a / \tau}}
 
           with :math:`P(i)` the other samples sharing :math:`i`'s label (its own second view included).
-        - ``"simclr"`` (Chen et al., 2020, NT-Xent): the same formula with every input its own class, so the only
-          positive of a view is the other view of the same input; labels are not needed.
+        - ``"simclr"`` (Chen et al., 2020, NT-Xent): the same with every input its own class (no labels needed).
         - ``"released_label_rank"``: **reproduction only**, the objective of VisualCSE's released code: cross-entropy
           over the :math:`N \times N` matrix :math:`z^{(1)}_i \cdot z^{(2)}_j / \tau` whose target column for row
           :math:`i` is the rank of :math:`i`'s label among the batch's sorted distinct labels (see docs/visualcse.md).
@@ -60,20 +59,14 @@ class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):
             model: the SentenceTransformer being trained (its ModalityRouter routes the images / audio).
             mode: ``"supcon"`` (default), ``"simclr"`` or ``"released_label_rank"``.
             temperature: :math:`\tau`; 0.07 as in SupCon and VisualCSE.
-            training_head: ``"mlp"`` (the paper's separate image MLP, owned by this loss, never saved with the model)
-                or ``"none"``.
-            gather_across_devices: under DDP, use the views of every process as candidates (with gradients), so
-                negatives come from the global batch.
+            training_head: ``"mlp"`` (the paper's image MLP, owned by this loss, never saved with the model) or ``"none"``.
+            gather_across_devices: under DDP, the views of every process are candidates (with gradients).
 
         References:
             - Jian, Gao, Vosoughi. Non-Linguistic Supervision for Contrastive Learning of Sentence Embeddings, NeurIPS 2022,
               Eq. 1 (L = L_text + w L_image) and Algorithm 1. https://arxiv.org/abs/2209.09433
             - Khosla et al., Supervised Contrastive Learning, NeurIPS 2020, Eq. 2. https://arxiv.org/abs/2004.11362
             - Chen et al., A Simple Framework for Contrastive Learning of Visual Representations, ICML 2020.
-
-        Requirements:
-            1. Two views of each input: two augmented images (``sbert_nonling.data.images.two_view_transform``) or
-               the same audio clip twice (dropout is the augmentation).
 
         Inputs:
             +------------------------------------+------------------+
@@ -83,6 +76,8 @@ class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):
             +------------------------------------+------------------+
             | (view 1, view 2) of images / audio | none (simclr)    |
             +------------------------------------+------------------+
+
+            Two augmented images (``sbert_nonling.data.images.two_view_transform``) or the same audio clip twice.
 
         Recommendations:
             - Train it next to a text loss with :class:`sbert_nonling.training.UnpairedModalityTrainer` (one optimizer
@@ -106,11 +101,11 @@ class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):
         if temperature <= 0:
             raise ValueError(f"temperature={temperature!r} must be positive (VisualCSE uses 0.07).")
         self.model = model
+        self.head = make_training_head(training_head, embedding_dimension(model))
         self.mode = mode
         self.temperature = temperature
         self.training_head = training_head
         self.gather_across_devices = gather_across_devices
-        self.head = make_training_head(training_head, embedding_dimension(model))
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
         embeddings = [output["sentence_embedding"] for output in forward_views(self.model, sentence_features)]
