@@ -22,11 +22,9 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
         up to floating-point order, the same gradients, with the encoder's activations alive for only
         ``mini_batch_size`` views at a time, for a second forward pass of every view (see docs/visualcse.md).
 
-        sentence-transformers' ``CachedLossMixin`` runs the three GradCache steps (embed every mini-batch without
-        gradients; the loss on all the embeddings, back-propagated to them and to the loss-owned head, whose
-        gradients are cached; re-embed each mini-batch with gradients in the outer backward pass). The head's cached
-        gradients are added there too, multiplied by the gradient the outer pass hands the loss, so fp16 loss scaling
-        and gradient accumulation reach the head as they reach the encoder.
+        sentence-transformers' ``CachedLossMixin`` runs the GradCache steps; the loss-owned head's gradients are cached
+        with the embeddings' and added in the outer backward pass, scaled by its gradient (fp16 loss scaling, gradient
+        accumulation) as the encoder's are.
 
         Args:
             model, mode, temperature, training_head, gather_across_devices: as :class:`UnpairedModalityContrastiveLoss`.

@@ -127,8 +127,7 @@ class DAMSMLoss(LossConfig, nn.Module):
         return self.compute_loss_from_outputs([self.model(next(iter(sentence_features)))], labels)
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
-        """The loss from the model output of the caption column (``outputs[0]``) and the region features (B, R, d):
-        for wrappers that run the model themselves (:class:`MultimodalAlignLoss`, :class:`DistillAnchorLoss`)."""
+        """The loss from the model output of the caption column and the region features (B, R, d), for wrappers."""
         output = outputs[0]
         regions = check_image_features(type(self).__name__, labels, output["token_embeddings"].shape[0], self.image_dimension, regions=True)
         words = self.word_head(output["token_embeddings"][:, 1:])  # (B, T - 1, p): [CLS] dropped

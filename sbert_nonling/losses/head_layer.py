@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.losses.merged_forward import embed_columns
 from torch import Tensor, nn
 
 from sbert_nonling.losses.base import LossConfig
@@ -63,9 +65,15 @@ def build_head_layer(model: SentenceTransformer, hidden_dimension: int | None, d
 
 
 class HeadLayerLoss(LossConfig):
-    """Mixin of the task losses: their (optionally shared) :class:`HeadLayer`, batch checks and citation."""
+    """Mixin of the task losses: their (optionally shared) :class:`HeadLayer`, forward, batch checks and citation."""
+
+    model: SentenceTransformer
+    compute_loss_from_embeddings: Callable[[list[Tensor], Tensor], Tensor]
 
     bibtex_keys = ("cs224n_contrastive_generalizable",)
+
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
+        return self.compute_loss_from_embeddings(embed_columns(self.model, sentence_features), labels)
 
     def store_head_layer(self, head_layer: HeadLayer | None) -> None:
         """Keep ``head_layer`` (the identity when None) and its settings, for the config."""

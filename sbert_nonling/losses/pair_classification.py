@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, Literal
 
 import torch
 from sentence_transformers import SentenceTransformer
-from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.sentence_transformer.losses import SoftmaxLoss
 from torch import Tensor, nn
 
@@ -96,9 +95,6 @@ class PairClassificationLoss(HeadLayerLoss, SoftmaxLoss):
         self.store_head_layer(head_layer)
         if pair_head == "bilinear":  # replaces SoftmaxLoss's nn.Linear on (u, v, |u - v|); called as classifier(u, v)
             self.classifier = nn.Bilinear(dimension, dimension, num_labels, device=model.device)  # type: ignore[assignment]
-
-    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
-        return self.compute_loss_from_embeddings(embed_columns(self.model, sentence_features), labels)
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor) -> Tensor:
         self.check_batch(embeddings, labels, columns=2)

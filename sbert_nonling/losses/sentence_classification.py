@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from sentence_transformers import SentenceTransformer
-from sentence_transformers.base.losses.merged_forward import embed_columns
 from torch import Tensor, nn
 
 from sbert_nonling.losses.head_layer import HeadLayer, HeadLayerLoss, build_head_layer
@@ -84,9 +83,6 @@ class SentenceClassificationLoss(HeadLayerLoss, nn.Module):
         self.loss_fct = loss_fct if loss_fct is not None else nn.CrossEntropyLoss()
         self.store_head_layer(build_head_layer(model, hidden_dimension, dropout, head_layer))
         self.classifier = nn.Linear(self.hidden_dimension or embedding_dimension(model), num_labels)
-
-    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
-        return self.compute_loss_from_embeddings(embed_columns(self.model, sentence_features), labels)
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor) -> Tensor:
         self.check_batch(embeddings, labels, columns=1)
