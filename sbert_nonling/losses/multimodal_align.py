@@ -121,23 +121,22 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
         super().__init__()
         self.model = model
         self.text_loss = text_loss
-        directions = MNRL_DIRECTIONS[grounding_direction]
         self.grounding_loss = MultipleNegativesRankingLoss(
             model,
             scale=1.0 / grounding_temperature,
             gather_across_devices=gather_across_devices,
-            directions=directions,
+            directions=MNRL_DIRECTIONS[grounding_direction],
             partition_mode="per_direction",
         )
         self.grounding_weight = grounding_weight
         self.grounding_direction = grounding_direction
         self.grounding_temperature = grounding_temperature
         self.gather_across_devices = gather_across_devices
+        self.text_head = make_training_head(projection_head, embedding_dimension(model), projection_dimension, name="projection_head")
+        self.image_head = make_training_head(projection_head, image_dimension, projection_dimension, name="projection_head")
         self.image_dimension = image_dimension
         self.projection_dimension = projection_dimension
         self.projection_head = projection_head
-        self.text_head = make_training_head(projection_head, embedding_dimension(model), projection_dimension, name="projection_head")
-        self.image_head = make_training_head(projection_head, image_dimension, projection_dimension, name="projection_head")
         self.local_weight = local_weight
         self.local_loss = DAMSMLoss(model, image_dimension, projection_dimension, gammas) if local_weight else None
 
@@ -149,13 +148,12 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
         return self.text_head(sentence_embeddings)
 
     def project_images(self, image_features: Tensor) -> Tensor:
-        """Image features (B, image_dimension), or region grids (B, regions, image_dimension) averaged first, in the shared
-        grounding space (B, projection_dimension), through the image head."""
+        """Image features (B, image_dimension), or region grids (B, regions, image_dimension) averaged first, through the
+        image head into the shared grounding space (B, projection_dimension)."""
         return self.image_head(image_features if image_features.ndim == 2 else image_features.mean(dim=1))
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
-        """The loss terms from the model outputs of the caption views and the label column (image features): for
-        wrappers that run the model themselves (:class:`DistillAnchorLoss`)."""
+        """The loss terms from the model outputs of the caption views and the image features, for wrappers."""
         batch_size = outputs[0]["sentence_embedding"].shape[0]
         image_features = check_image_features(type(self).__name__, labels, batch_size, self.image_dimension, regions=self.local_loss is not None)
         losses: dict[str, Tensor] = {}
