@@ -87,8 +87,7 @@ class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
             raise ValueError(f"temperature={temperature!r} must be positive (Pixel Linguist uses 0.05).")
         if learnable_temperature and not 1.0 / temperature <= max_scale:
             raise ValueError(f"1 / temperature = {1 / temperature:g} exceeds max_scale={max_scale:g}.")
-        self._initial_scale = 1.0 / temperature
-        self.logit_scale: nn.Parameter | None = None
+        self.logit_scale: nn.Parameter | None = None  # the parent's __init__ sets scale (1 / temperature) through the setter
         super().__init__(
             model,
             scale=1.0 / temperature,
