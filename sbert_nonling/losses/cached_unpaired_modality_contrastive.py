@@ -10,40 +10,21 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.losses.gradcache import CachedLossMixin
 from torch import Tensor
 
-from sbert_nonling.losses.unpaired_modality_contrastive import ContrastiveMode, UnpairedModalityContrastiveLoss
-from sbert_nonling.util.heads import TrainingHead
+from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
 
 
 class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityContrastiveLoss):
-    def __init__(
-        self,
-        model: SentenceTransformer,
-        mode: ContrastiveMode = "supcon",
-        temperature: float = 0.07,
-        training_head: TrainingHead = "mlp",
-        gather_across_devices: bool = False,
-        mini_batch_size: int = 8,
-        show_progress_bar: bool = False,
-    ) -> None:
+    config_keys = (*UnpairedModalityContrastiveLoss.config_keys, "mini_batch_size")
+    bibtex_keys = (*UnpairedModalityContrastiveLoss.bibtex_keys, "gao2021scaling")
+
+    def __init__(self, model: SentenceTransformer, *args: Any, mini_batch_size: int = 8, show_progress_bar: bool = False, **kwargs: Any) -> None:
         r""":class:`UnpairedModalityContrastiveLoss` computed with GradCache (Gao et al., 2021): the same loss and,
         up to floating-point order, the same gradients, with the encoder's activations alive for only
-        ``mini_batch_size`` views at a time.
+        ``mini_batch_size`` views at a time, for a second forward pass of every view (see docs/visualcse.md).
 
-        The image step is what needs memory in VisualCSE (48 images x 2 views x 197 tokens: ~18 GiB of fp32
-        activations on a BERT-base encoder, see docs/benchmarks.md); this caps it near a text step's. The cost is a
-        second forward pass of every view (about a third more compute).
-
-        What it adds over the library: sentence-transformers' ``CachedLossMixin`` (the three GradCache steps, with
-        dropout replayed by RNG snapshots) applied to this package's SupCon / SimCLR loss, whose whole-batch term
-        (every view against every other, the training head included) is computed once on the cached embeddings:
-
-        1. embed every mini-batch of both views without gradients;
-        2. :math:`\mathcal{L}` on the full batch of embeddings (see :class:`UnpairedModalityContrastiveLoss`),
-           back-propagated to the embeddings and the loss-owned head, whose gradients are cached;
-        3. in the outer backward pass, re-embed each mini-batch with gradients and push the cached gradients through
-           the encoder, and add the head's cached gradients: both multiplied by the gradient the outer pass hands
-           the loss, so fp16 loss scaling and gradient accumulation's division reach the head as they reach the
-           encoder (a head back-propagated in step 2 directly would miss both).
+        sentence-transformers' ``CachedLossMixin`` runs the GradCache steps; the loss-owned head's gradients are cached
+        with the embeddings' and added in the outer backward pass, scaled by its gradient (fp16 loss scaling, gradient
+        accumulation) as the encoder's are.
 
         Args:
             model, mode, temperature, training_head, gather_across_devices: as :class:`UnpairedModalityContrastiveLoss`.
@@ -66,7 +47,7 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
                 model = build_sentence_model(str(encoder), front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)})
                 loss = CachedUnpairedModalityContrastiveLoss(model, mode="supcon", mini_batch_size=8)
         """
-        super().__init__(model, mode=mode, temperature=temperature, training_head=training_head, gather_across_devices=gather_across_devices)
+        super().__init__(model, *args, **kwargs)
         if mini_batch_size < 1:
             raise ValueError(f"mini_batch_size={mini_batch_size!r} must be a positive number of views.")
         self.mini_batch_size = mini_batch_size
@@ -97,24 +78,6 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
             self._head_gradients = gradients[len(views) :]
             loss = loss.detach()
         return loss
-
-    def get_config_dict(self) -> dict[str, Any]:
-        return {**super().get_config_dict(), "mini_batch_size": self.mini_batch_size}
-
-    @property
-    def citation(self) -> str:
-        return (
-            super().citation
-            + """
-@misc{gao2021scaling,
-    title = {Scaling Deep Contrastive Learning Batch Size under Memory Limited Setup},
-    author = {Gao, Luyu and Zhang, Yunyi and Han, Jiawei and Callan, Jamie},
-    year = {2021},
-    eprint = {2101.06983},
-    archivePrefix = {arXiv}
-}
-"""
-        )
 
 
 @torch.no_grad()

@@ -10,19 +10,14 @@ import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 from torch import Tensor, nn
 
+from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.util.heads import embedding_dimension
 from sbert_nonling.util.precision import float32_math
 
 
 def damsm_scores(words: Tensor, word_mask: Tensor, regions: Tensor, gammas: tuple[float, float, float]) -> Tensor:
-    """DAMSM matching scores (AttnGAN, Xu et al. 2018, Eq. 7-10) of every text i against every image j: (B_t, B_i).
-
-    For each word t of text i, attention over the regions r of image j: alpha = softmax_r(gamma1 * cos(e_t, v_r)),
-    context c_t = sum_r alpha v_r; relevance cos(c_t, e_t); text-image score
-    gamma3 * log(sum_t exp(gamma2 * cos(c_t, e_t)))^(1 / gamma2) over the (unpadded) words.
-
-    Computed in float32 under autocast (cosines, attention softmax, the exp-sum over words); the scores are float32.
-    """
+    """DAMSM matching scores S(i, j) (AttnGAN Eq. 7-10; formula in :class:`DAMSMLoss`) of every text i against every
+    image j, (B_t, B_i), over the unpadded words; float32, also under autocast."""
     gamma1, gamma2, gamma3 = gammas
     with float32_math(words, regions) as (words, regions):
         words, regions = F.normalize(words, dim=-1), F.normalize(regions, dim=-1)
@@ -51,7 +46,10 @@ def check_image_features(owner: str, labels: Tensor | None, batch_size: int, ima
     return labels.float()
 
 
-class DAMSMLoss(nn.Module):
+class DAMSMLoss(LossConfig, nn.Module):
+    config_keys = ("image_dimension", "projection_dimension")
+    bibtex_keys = ("xu2018attngan",)
+
     def __init__(
         self,
         model: SentenceTransformer,
@@ -72,8 +70,8 @@ class DAMSMLoss(nn.Module):
 
             \mathcal{L} = \frac{1}{2} \big( \mathrm{CE}(S, \mathrm{diag}) + \mathrm{CE}(S^\top, \mathrm{diag}) \big)
 
-        each caption against the batch's images and each image against its captions (padded words left out); scores
-        (:func:`damsm_scores`) in float32 under autocast. The heads are the loss's: training-only, never saved.
+        each caption against the batch's images and each image against its captions (padded words left out), in
+        float32 under autocast. The heads are the loss's: training-only, never saved.
 
         Args:
             model: the SentenceTransformer being trained; its outputs must hold ``token_embeddings`` and
@@ -86,8 +84,7 @@ class DAMSMLoss(nn.Module):
         References:
             - Xu et al., AttnGAN: Fine-Grained Text to Image Generation with Attentional Generative Adversarial
               Networks, CVPR 2018, Eq. 7-11. https://arxiv.org/abs/1711.10485
-            - Cui, Zheng, Wang. Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning
-              (MACD), EMNLP 2020 (the local loss of its released code).
+            - Cui, Zheng, Wang. MACD, EMNLP 2020 (the local loss of its released code).
 
         Inputs:
             +------------------------------+-------------------------------------+
@@ -97,9 +94,7 @@ class DAMSMLoss(nn.Module):
             +------------------------------+-------------------------------------+
 
             Region grids are precomputed on the data side (``sbert-nonling features --regions``: 7 x 7 ResNet-50).
-
-        Relations:
-            - :class:`~sbert_nonling.losses.MultimodalAlignLoss` builds one for its ``local_weight`` term (MACD).
+            :class:`~sbert_nonling.losses.MultimodalAlignLoss` builds one for its ``local_weight`` term (MACD).
 
         Example:
             ::
@@ -132,8 +127,7 @@ class DAMSMLoss(nn.Module):
         return self.compute_loss_from_outputs([self.model(next(iter(sentence_features)))], labels)
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
-        """The loss from the model output of the caption column (``outputs[0]``) and the region features (B, R, d):
-        for wrappers that run the model themselves (:class:`MultimodalAlignLoss`, :class:`DistillAnchorLoss`)."""
+        """The loss from the model output of the caption column and the region features (B, R, d), for wrappers."""
         output = outputs[0]
         regions = check_image_features(type(self).__name__, labels, output["token_embeddings"].shape[0], self.image_dimension, regions=True)
         words = self.word_head(output["token_embeddings"][:, 1:])  # (B, T - 1, p): [CLS] dropped
@@ -142,16 +136,4 @@ class DAMSMLoss(nn.Module):
         return (F.cross_entropy(scores, targets) + F.cross_entropy(scores.T, targets)) / 2
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {"image_dimension": self.image_dimension, "projection_dimension": self.projection_dimension, "gammas": list(self.gammas)}
-
-    @property
-    def citation(self) -> str:
-        return """
-@inproceedings{xu2018attngan,
-    title = {{AttnGAN}: Fine-Grained Text to Image Generation with Attentional Generative Adversarial Networks},
-    author = {Xu, Tao and Zhang, Pengchuan and Huang, Qiuyu and Zhang, Han and Gan, Zhe and Huang, Xiaolei and He, Xiaodong},
-    booktitle = {Computer Vision and Pattern Recognition (CVPR)},
-    year = {2018},
-    url = {https://arxiv.org/abs/1711.10485}
-}
-"""
+        return {**super().get_config_dict(), "gammas": list(self.gammas)}

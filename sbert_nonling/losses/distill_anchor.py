@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 from torch import Tensor, nn
 
+from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.util.precision import float32_math
 
 CosineTarget = Literal["token_embeddings", "sentence_embedding"]
@@ -18,13 +19,16 @@ CosineTarget = Literal["token_embeddings", "sentence_embedding"]
 
 @runtime_checkable
 class LossFromOutputs(Protocol):
-    """What :class:`DistillAnchorLoss` needs from its base loss: the loss from model outputs the caller already has
-    (one output dict per batch column), so the student runs once per batch (SimCSELoss, MultimodalAlignLoss, DAMSMLoss)."""
+    """What :class:`DistillAnchorLoss` needs from its base loss: the loss from the model outputs of each column, so the
+    student runs once per batch (SimCSELoss, MultimodalAlignLoss, DAMSMLoss)."""
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> Tensor | dict[str, Tensor]: ...
 
 
-class DistillAnchorLoss(nn.Module):
+class DistillAnchorLoss(LossConfig, nn.Module):
+    config_keys = ("anchor_kl_weight", "anchor_cosine_weight", "anchor_distillation_temperature", "cosine_target")
+    bibtex_keys = ("cui2020macd",)
+
     def __init__(
         self,
         model: SentenceTransformer,
@@ -43,44 +47,29 @@ class DistillAnchorLoss(nn.Module):
             \mathcal{L} = \mathcal{L}_{base} + w_{kl} \, T^2 \, \mathrm{KL}\big(p^{T}_{teacher} \,\|\, p^{T}_{student}\big)
                 + w_{cos} \, \big(1 - \overline{\cos}(s, t)\big)
 
-        - KL term: for each sentence :math:`i` of the first column, :math:`p^{T}(i) = \mathrm{softmax}_j(\cos(e_i, e_j)
-          / T)` over the batch (the in-batch similarity distribution), for teacher and student, temperature
-          :math:`T` = 2, scaled by :math:`T^2`.
-        - Cosine term: mean over non-pad tokens (``cosine_target="token_embeddings"``, MACD's last hidden states) or
-          over sentences (``"sentence_embedding"``) of :math:`1 - \cos(\text{student}, \text{teacher})`.
+        with :math:`p^{T}(i) = \mathrm{softmax}_j(\cos(e_i, e_j) / T)` the in-batch similarity distribution of each
+        sentence of the first column, and the cosine term averaged over non-pad tokens or over sentences.
 
-        Both terms are computed in float32 under autocast: they measure small differences between student and teacher,
-        and a half-precision cosine near 1 is only 0.004 (bfloat16) or 0.0005 (float16) precise, so the anchor would
-        be rounding noise, even negative.
-
-        The teacher runs once per batch column, under ``torch.no_grad`` and in eval mode; it is frozen, never
-        optimised, not registered as a sub-module (so it is neither in the loss's state nor in any checkpoint or
-        saved model) and follows the student's device. The student's outputs are computed once and shared with
-        ``base_loss`` through its public ``compute_loss_from_outputs(outputs, labels)`` (the :class:`LossFromOutputs`
-        protocol: the model outputs of each column, returning a loss or a dict of terms); a base loss without it is
-        refused at construction.
+        Both terms are computed in float32 under autocast (docs/reliability.md). The teacher runs once per batch
+        column, under ``torch.no_grad`` and in eval mode, on the student's device; it is not a registered sub-module,
+        so never optimised, checkpointed or saved. The student runs once; ``base_loss`` gets its outputs through
+        ``compute_loss_from_outputs`` (:class:`LossFromOutputs`).
 
         Args:
             model: the student being trained.
-            base_loss: the loss that trains the student (its terms are returned alongside), or None. It must have
-                ``compute_loss_from_outputs`` (:class:`LossFromOutputs`; a ValueError otherwise).
+            base_loss: the loss that trains the student (its terms are returned alongside), or None; a
+                :class:`LossFromOutputs` (a ValueError otherwise).
             teacher: the frozen reference; default a frozen deep copy of ``model`` taken now.
-            anchor_kl_weight, anchor_cosine_weight: weights of the two anchor terms (MACD's code: 5 and 1; paper form
-                :math:`\epsilon` soft-CE + (1 - :math:`\epsilon`)(1 - cos) with :math:`\epsilon` = 5/6 is the same
-                ratio). A zero weight disables its term.
-            anchor_distillation_temperature: :math:`T` of the KL term (softens both distributions; not a contrastive
-                temperature).
-            cosine_target: ``"token_embeddings"`` or ``"sentence_embedding"``.
+            anchor_kl_weight, anchor_cosine_weight: :math:`w_{kl}`, :math:`w_{cos}` (MACD's code: 5 and 1); 0 disables a term.
+            anchor_distillation_temperature: :math:`T` of the KL term (MACD: 2).
+            cosine_target: ``"token_embeddings"`` (MACD's last hidden states) or ``"sentence_embedding"``.
 
         Reproduction notes:
-            MACD's released code applies the KL term to masked-language-model logits of re-masked tokens, which needs
-            an MLM head a sentence encoder does not have; here it is applied to the in-batch similarity
-            distribution of the sentence embeddings. The cosine term on last hidden states of non-pad tokens is as
-            in the code.
+            MACD's code applies the KL term to MLM logits of re-masked tokens; a sentence encoder has no MLM head, so
+            here it is on the in-batch similarity distribution (docs/mcse_macd.md).
 
         References:
-            - Cui, Zheng, Wang. Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning
-              (MACD), EMNLP 2020.
+            - Cui, Zheng, Wang. MACD, EMNLP 2020.
             - Li and Hoiem. Learning without Forgetting, ECCV 2016.
 
         Inputs:
@@ -116,13 +105,13 @@ class DistillAnchorLoss(nn.Module):
             raise ValueError(f"cosine_target={cosine_target!r} must be 'token_embeddings' or 'sentence_embedding'.")
         self.model = model
         self.base_loss = base_loss
+        frozen = copy.deepcopy(model) if teacher is None else teacher
+        frozen.eval().requires_grad_(False)
+        self._teacher = [frozen]  # a list: not a registered sub-module, so never optimised, checkpointed or saved
         self.anchor_kl_weight = anchor_kl_weight
         self.anchor_cosine_weight = anchor_cosine_weight
         self.anchor_distillation_temperature = anchor_distillation_temperature
         self.cosine_target = cosine_target
-        frozen = copy.deepcopy(model) if teacher is None else teacher
-        frozen.eval().requires_grad_(False)
-        self._teacher = [frozen]  # a list: not a registered sub-module, so never optimised, checkpointed or saved
 
     @property
     def teacher(self) -> SentenceTransformer:
@@ -169,21 +158,4 @@ class DistillAnchorLoss(nn.Module):
             return (distance * mask).sum() / mask.sum()
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {
-            "anchor_kl_weight": self.anchor_kl_weight,
-            "anchor_cosine_weight": self.anchor_cosine_weight,
-            "anchor_distillation_temperature": self.anchor_distillation_temperature,
-            "cosine_target": self.cosine_target,
-            "base_loss": None if self.base_loss is None else type(self.base_loss).__name__,
-        }
-
-    @property
-    def citation(self) -> str:
-        return """
-@inproceedings{cui2020macd,
-    title = {Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning},
-    author = {Cui, Wanyun and Zheng, Guangyu and Wang, Wei},
-    booktitle = {Empirical Methods in Natural Language Processing (EMNLP)},
-    year = {2020}
-}
-"""
+        return {**super().get_config_dict(), "base_loss": None if self.base_loss is None else type(self.base_loss).__name__}

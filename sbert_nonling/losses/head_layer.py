@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.losses.merged_forward import embed_columns
 from torch import Tensor, nn
+
+from sbert_nonling.losses.base import LossConfig
+from sbert_nonling.util.heads import embedding_dimension
 
 
 class HeadLayer(nn.Module):
     r"""First layer of a task head: :math:`f(h) = \mathrm{Dropout}_p(\mathrm{ReLU}(W h + b))`, ``W`` of shape
     (hidden_dimension, embedding_dimension).
 
-    Contract: maps sentence embeddings (B, embedding_dimension) to (B, hidden_dimension). It belongs to the task
-    losses that use it (:class:`~sbert_nonling.losses.PairClassificationLoss`,
-    :class:`~sbert_nonling.losses.STSRegressionLoss`, :class:`~sbert_nonling.losses.SentenceClassificationLoss`),
-    is optimised and checkpointed with them (``NonLinguisticTrainer``) and never enters the saved model. Pass the
-    *same* instance to several losses to share it: the paper shares the first MLP layer between its paraphrase and STS
-    heads, so both tasks shape one transformation of the embedding.
-
-    What it adds over sentence-transformers: its losses put their classifier directly on the embedding
-    (``SoftmaxLoss``) or compare raw embeddings (``CosineSimilarityLoss``); this is the shared hidden layer between
-    them.
+    Maps sentence embeddings (B, embedding_dimension) to (B, hidden_dimension). It belongs to the task losses that use it
+    (optimised and checkpointed with them, never saved with the model); pass the *same* instance to several losses to
+    share it, as the paper shares the first MLP layer of its paraphrase and STS heads (see docs/multitask.md).
 
     Args:
         embedding_dimension: size of the model's sentence embedding (``model.get_embedding_dimension()``).
@@ -58,11 +57,35 @@ class HeadLayer(nn.Module):
         return {"embedding_dimension": self.embedding_dimension, "hidden_dimension": self.hidden_dimension, "dropout": self.dropout}
 
 
-#: BibTeX of the method the task heads come from (a Stanford CS224N project report; cited by every task loss).
-MULTITASK_CITATION = """
-@misc{cs224n_contrastive_generalizable,
-    title = {Contrastive Learning for Generalizable Sentence Embeddings},
-    howpublished = {Stanford CS224N (Natural Language Processing with Deep Learning) project report},
-    note = {Multi-task BERT: contrastive pre-training, then sentiment / paraphrase / STS heads with an average loss}
-}
-"""
+def build_head_layer(model: SentenceTransformer, hidden_dimension: int | None, dropout: float, head_layer: HeadLayer | None) -> HeadLayer | None:
+    """``head_layer`` if given, else a new one of width ``hidden_dimension`` on the model's embedding (None: no layer)."""
+    if head_layer is None and hidden_dimension is not None:
+        return HeadLayer(embedding_dimension(model), hidden_dimension, dropout)
+    return head_layer
+
+
+class HeadLayerLoss(LossConfig):
+    """Mixin of the task losses: their (optionally shared) :class:`HeadLayer`, forward, batch checks and citation."""
+
+    model: SentenceTransformer
+    compute_loss_from_embeddings: Callable[[list[Tensor], Tensor], Tensor]
+
+    bibtex_keys = ("cs224n_contrastive_generalizable",)
+
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
+        return self.compute_loss_from_embeddings(embed_columns(self.model, sentence_features), labels)
+
+    def store_head_layer(self, head_layer: HeadLayer | None) -> None:
+        """Keep ``head_layer`` (the identity when None) and its settings, for the config."""
+        self.head_layer: nn.Module = head_layer if head_layer is not None else nn.Identity()
+        self.hidden_dimension = head_layer.hidden_dimension if head_layer is not None else None
+        self.dropout = head_layer.dropout if head_layer is not None else 0.0
+
+    def check_batch(self, embeddings: list[Tensor], labels: Tensor | None, columns: int, check_labels: bool = True) -> None:
+        """Raise unless the batch has ``columns`` text columns and, with ``check_labels``, one label per example."""
+        if len(embeddings) != columns:
+            expected = "one text column (a sentence)" if columns == 1 else "two text columns (a sentence pair)"
+            raise ValueError(f"{type(self).__name__} expects {expected}, got {len(embeddings)}.")
+        if check_labels and (labels is None or labels.numel() != embeddings[0].shape[0]):
+            found = None if labels is None else tuple(labels.shape)
+            raise ValueError(f"{type(self).__name__} expects {embeddings[0].shape[0]} labels (one per example), got {found}.")

@@ -10,6 +10,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import Tensor, nn
 
+from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.losses.damsm import DAMSMLoss, check_image_features
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
@@ -21,7 +22,18 @@ Direction = Literal["text_to_image", "symmetric"]
 MNRL_DIRECTIONS: dict[str, tuple[Any, ...]] = {"text_to_image": ("query_to_doc",), "symmetric": ("query_to_doc", "doc_to_query")}
 
 
-class MultimodalAlignLoss(nn.Module):
+class MultimodalAlignLoss(LossConfig, nn.Module):
+    config_keys = (
+        "image_dimension",
+        "grounding_weight",
+        "grounding_direction",
+        "grounding_temperature",
+        "projection_dimension",
+        "projection_head",
+        "local_weight",
+    )
+    bibtex_keys = ("zhang2022mcse",)
+
     def __init__(
         self,
         model: SentenceTransformer,
@@ -51,12 +63,10 @@ class MultimodalAlignLoss(nn.Module):
             \mathcal{L} = \mathcal{L}_{SimCSE} + \lambda \cdot \frac{1}{2N} \sum_{k=1}^{2} \sum_i \ell^{(k)}_i
                 \;[+ \text{image} \to \text{text term}] \;[+ \mu \cdot \mathcal{L}_{local}]
 
-        with :math:`g_t` = Linear(h, 256) + Tanh, :math:`g_v` = Linear(d_img, 256) + Tanh, :math:`\tau'` = 0.05.
-        ``grounding_direction="symmetric"`` averages the text -> image and image -> text cross-entropies (MACD's global
-        loss: :math:`\tau'` = 0.1, ``projection_head="linear"`` to 768). The local term (``local_weight`` :math:`\mu`
-        > 0; region features in the label column) is MACD's :class:`~sbert_nonling.losses.damsm.DAMSMLoss`, built here
-        and given the same model outputs. The terms come back as a dict (``simcse``, ``grounding``, ``local``), which
-        the trainer sums and logs; under autocast the heads run in half precision, everything after them in float32.
+        with :math:`g_t` = Linear(h, 256) + Tanh, :math:`g_v` = Linear(d_img, 256) + Tanh, :math:`\tau'` = 0.05 (MCSE).
+        ``grounding_direction="symmetric"`` adds the image -> text direction (MACD's global loss); the local term is
+        MACD's :class:`~sbert_nonling.losses.damsm.DAMSMLoss` (see docs/mcse_macd.md). The terms come back as a dict
+        (``simcse``, ``grounding``, ``local``), which the trainer sums and logs; float32 after the heads under autocast.
 
         Args:
             model: the SentenceTransformer being trained (pooling must give the [CLS] vector the paper grounds).
@@ -67,21 +77,14 @@ class MultimodalAlignLoss(nn.Module):
             grounding_direction: ``"text_to_image"`` (MCSE) or ``"symmetric"`` (MACD).
             grounding_temperature: :math:`\tau'` (scale = 1 / temperature of the ranking loss: 0.05 is scale 20).
             projection_dimension: shared-space width (MCSE: 256; MACD: 768).
-            projection_head: kind of the two projection heads (:data:`~sbert_nonling.util.heads.TrainingHead`):
-                ``"mlp"``, Linear + Tanh (MCSE, the default), or ``"linear"`` (MACD).
-            local_weight: :math:`\mu`, weight of the DAMSM term (0 disables it).
-            gammas: DAMSM's (attention sharpness, word aggregation, scale).
+            projection_head: kind of the two projection heads: ``"mlp"``, Linear + Tanh (MCSE), or ``"linear"`` (MACD).
+            local_weight, gammas: :math:`\mu`, the weight of the DAMSM term (0 disables it), and DAMSM's gammas.
             gather_across_devices: use every process's captions and images as negatives (DDP), with gradients.
 
         References:
             - Zhang et al., MCSE: Multimodal Contrastive Learning of Sentence Embeddings, NAACL 2022, Eq. 3-5.
               https://arxiv.org/abs/2204.10931
-            - Cui, Zheng, Wang. Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning
-              (MACD), EMNLP 2020.
-
-        Requirements:
-            1. Image features precomputed on the data side by a frozen encoder (``sbert-nonling features``), as the
-               papers do.
+            - Cui, Zheng, Wang. MACD, EMNLP 2020.
 
         Inputs:
             +------------------------------+----------------------------------------------------+
@@ -90,12 +93,11 @@ class MultimodalAlignLoss(nn.Module):
             | (caption, same caption)      | image features (d,) or region features (R, d)      |
             +------------------------------+----------------------------------------------------+
 
+            Image features are precomputed on the data side by a frozen encoder (``sbert-nonling features``).
+
         Relations:
             - The grounding term is :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss`
-              (``grounding_loss``: its ``directions``, ``partition_mode="per_direction"`` and ``gather_across_devices``)
-              between the projected captions (queries) and the projected images (documents), once per dropout view;
-              ``"symmetric"`` adds its ``"doc_to_query"`` direction. This class adds the training-only heads (never
-              exported), the view averaging, the SimCSE term and the DAMSM term.
+              (``grounding_loss``) between the projected captions (queries) and images (documents), once per view.
 
         Example:
             ::
@@ -118,15 +120,7 @@ class MultimodalAlignLoss(nn.Module):
             )
         super().__init__()
         self.model = model
-        self.image_dimension = image_dimension
         self.text_loss = text_loss
-        self.grounding_weight = grounding_weight
-        self.grounding_direction = grounding_direction
-        self.grounding_temperature = grounding_temperature
-        self.projection_dimension = projection_dimension
-        self.projection_head = projection_head
-        self.local_weight = local_weight
-        self.gather_across_devices = gather_across_devices
         self.grounding_loss = MultipleNegativesRankingLoss(
             model,
             scale=1.0 / grounding_temperature,
@@ -134,9 +128,16 @@ class MultimodalAlignLoss(nn.Module):
             directions=MNRL_DIRECTIONS[grounding_direction],
             partition_mode="per_direction",
         )
-        hidden_size = embedding_dimension(model)
-        self.text_head = make_training_head(projection_head, hidden_size, projection_dimension, name="projection_head")
+        self.grounding_weight = grounding_weight
+        self.grounding_direction = grounding_direction
+        self.grounding_temperature = grounding_temperature
+        self.gather_across_devices = gather_across_devices
+        self.text_head = make_training_head(projection_head, embedding_dimension(model), projection_dimension, name="projection_head")
         self.image_head = make_training_head(projection_head, image_dimension, projection_dimension, name="projection_head")
+        self.image_dimension = image_dimension
+        self.projection_dimension = projection_dimension
+        self.projection_head = projection_head
+        self.local_weight = local_weight
         self.local_loss = DAMSMLoss(model, image_dimension, projection_dimension, gammas) if local_weight else None
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
@@ -147,13 +148,12 @@ class MultimodalAlignLoss(nn.Module):
         return self.text_head(sentence_embeddings)
 
     def project_images(self, image_features: Tensor) -> Tensor:
-        """Image features (B, image_dimension), or region grids (B, regions, image_dimension) averaged first, in the shared
-        grounding space (B, projection_dimension), through the image head."""
+        """Image features (B, image_dimension), or region grids (B, regions, image_dimension) averaged first, through the
+        image head into the shared grounding space (B, projection_dimension)."""
         return self.image_head(image_features if image_features.ndim == 2 else image_features.mean(dim=1))
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
-        """The loss terms from the model outputs of the caption views and the label column (image features): for
-        wrappers that run the model themselves (:class:`DistillAnchorLoss`)."""
+        """The loss terms from the model outputs of the caption views and the image features, for wrappers."""
         batch_size = outputs[0]["sentence_embedding"].shape[0]
         image_features = check_image_features(type(self).__name__, labels, batch_size, self.image_dimension, regions=self.local_loss is not None)
         losses: dict[str, Tensor] = {}
@@ -167,36 +167,14 @@ class MultimodalAlignLoss(nn.Module):
         return losses
 
     def grounding_term(self, texts: Tensor, images: Tensor) -> Tensor:
-        """The ranking loss between projected captions (queries) and projected images (documents), (B, p) each, as a
-        float32 scalar. Computed in float64 (autocast off): the ranking loss subtracts the positive logit from the
-        row's logsumexp, two numbers near the scale (20), which float32 keeps to about 1e-6, a large relative error on
-        a near-zero loss; a cross-entropy's log-softmax, as MCSE computes it, has no such cancellation."""
+        """The ranking loss between projected captions (queries) and images (documents), (B, p) each, as a float32
+        scalar, computed in float64: the ranking loss subtracts the positive logit from the row's logsumexp, two
+        numbers near the scale (20), which float32 keeps only to about 1e-6, large on a near-zero loss."""
         with float32_math(texts, images) as (texts, images):
             # MultipleNegativesRankingLoss annotates labels as Tensor but never reads them.
             return self.grounding_loss.compute_loss_from_embeddings([texts.double(), images.double()], cast(Tensor, None)).float()
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {
-            "image_dimension": self.image_dimension,
-            "grounding_weight": self.grounding_weight,
-            "grounding_direction": self.grounding_direction,
-            "grounding_temperature": self.grounding_temperature,
-            "projection_dimension": self.projection_dimension,
-            "projection_head": self.projection_head,
-            "local_weight": self.local_weight,
-            "gammas": None if self.local_loss is None else list(self.local_loss.gammas),
-            "gather_across_devices": self.gather_across_devices,
-            "text_loss": None if self.text_loss is None else self.text_loss.get_config_dict(),
-        }
-
-    @property
-    def citation(self) -> str:
-        return """
-@inproceedings{zhang2022mcse,
-    title = {{MCSE}: Multimodal Contrastive Learning of Sentence Embeddings},
-    author = {Zhang, Miaoran and Mosbach, Marius and Adelani, David and Hedderich, Michael and Klakow, Dietrich},
-    booktitle = {North American Chapter of the Association for Computational Linguistics (NAACL)},
-    year = {2022},
-    url = {https://arxiv.org/abs/2204.10931}
-}
-"""
+        gammas = None if self.local_loss is None else list(self.local_loss.gammas)
+        text_loss = None if self.text_loss is None else self.text_loss.get_config_dict()
+        return {**super().get_config_dict(), "gammas": gammas, "gather_across_devices": self.gather_across_devices, "text_loss": text_loss}

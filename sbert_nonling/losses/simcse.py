@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
-from typing import Any, cast
+from typing import cast
 
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import Tensor
 
+from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 
-logger = logging.getLogger(__name__)
 
+class SimCSELoss(LossConfig, MultipleNegativesRankingLoss):
+    config_keys = ("temperature", "training_head", "gather_across_devices")
+    bibtex_keys = ("gao2021simcse",)
 
-class SimCSELoss(MultipleNegativesRankingLoss):
     def __init__(
         self,
         model: SentenceTransformer,
@@ -27,42 +28,29 @@ class SimCSELoss(MultipleNegativesRankingLoss):
     ) -> None:
         r"""SimCSE (Gao et al., 2021): InfoNCE over the batch with cosine similarity and temperature :math:`\tau`.
 
-        For a batch of :math:`N` anchors :math:`h_i` with positives :math:`h_i^+` (and optional hard negatives
-        :math:`h_i^-`), after the optional training-only head :math:`g` (``Linear(h, h) + Tanh`` on the pooled
-        [CLS] vector):
+        For :math:`N` anchors :math:`h_i` with positives :math:`h_i^+` (and optional hard negatives :math:`h_i^-`),
+        after the optional training-only head :math:`g` (``Linear(h, h) + Tanh`` on the pooled [CLS] vector):
 
         .. math::
 
             \ell_i = -\log \frac{e^{\cos(g(h_i), g(h_i^+)) / \tau}}
                 {\sum_{j=1}^{N} \left( e^{\cos(g(h_i), g(h_j^+)) / \tau} + e^{\cos(g(h_i), g(h_j^-)) / \tau} \right)}
 
-        (the :math:`h_j^-` term only with hard negatives), averaged over :math:`i`; one direction, anchor ->
-        candidates, as in the paper.
-
-        - Unsupervised SimCSE: the pair is the same sentence twice, ``(s, s)``; the two forward passes get
-          different dropout masks, which is the only augmentation. The MLP head is used in training and dropped at
-          inference (``training_head="mlp"``, the default): the model itself pools [CLS] as-is, so the saved model
-          encodes exactly what the STS evaluator measured during training.
-        - Supervised SimCSE: ``(anchor, entailment, contradiction)`` triplets; contradictions are extra in-batch
-          negatives. The MLP is kept at inference, so it belongs in the model (``build_sentence_model(...,
-          pooling="cls_mlp")``) and the loss adds none (``training_head="none"``).
+        averaged over :math:`i`; one direction, anchor -> candidates, as in the paper. Unsupervised SimCSE trains on
+        ``(s, s)`` pairs (dropout is the augmentation) with the loss's MLP head, dropped at inference; supervised
+        SimCSE on ``(anchor, entailment, contradiction)`` triplets with the MLP in the model (``pooling="cls_mlp"``,
+        ``training_head="none"``); see docs/simcse.md.
 
         Args:
             model: the SentenceTransformer to train.
             temperature: :math:`\tau`, 0.05 in the paper (scale = 1 / temperature = 20).
-            training_head: ``"mlp"`` applies a freshly initialised ``Linear(h, h) + Tanh`` to every embedding before
-                the similarity, owned by this loss (optimised by the trainer, never part of the saved model);
-                ``"none"`` uses the model's embeddings directly.
-            gather_across_devices: gather embeddings from all processes (with gradients) so that negatives come
-                from the global batch under DDP.
+            training_head: ``"mlp"``: a fresh ``Linear(h, h) + Tanh`` on every embedding, owned by this loss (never
+                saved with the model); ``"none"``: the model's embeddings.
+            gather_across_devices: under DDP, negatives from every process's batch (with gradients).
 
         References:
             - Gao, Yao, Chen. SimCSE: Simple Contrastive Learning of Sentence Embeddings. EMNLP 2021, Eq. 1 and 5.
               https://arxiv.org/abs/2104.08821
-
-        Requirements:
-            1. (anchor, positive) pairs or (anchor, positive, negative) triplets.
-            2. Large batches help (paper: 64 unsupervised with BERT, 512 supervised).
 
         Inputs:
             +-------------------------------------------------+--------+
@@ -73,14 +61,10 @@ class SimCSELoss(MultipleNegativesRankingLoss):
             | (anchor, entailment, contradiction) triplets    | none   |
             +-------------------------------------------------+--------+
 
-        Recommendations:
-            - Use ``BatchSamplers.NO_DUPLICATES`` so no sentence is its own in-batch negative.
-
         Relations:
             - Equals :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss` with
-              ``scale=1/temperature`` when ``training_head="none"``; adds the training-only MLP head of the paper,
-              and computes the similarities, logits / temperature and logsumexp in float32 under autocast (a bfloat16
-              logit near 1 / 0.05 = 20 is only 0.125 precise).
+              ``scale=1/temperature`` when ``training_head="none"``, computed in float32 under autocast
+              (docs/reliability.md).
 
         Example:
             ::
@@ -116,26 +100,6 @@ class SimCSELoss(MultipleNegativesRankingLoss):
             return super().compute_loss_from_embeddings(embeddings, cast(Tensor, labels))
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
-        """The loss from the model's outputs of each column (``outputs[i]["sentence_embedding"]``), through the training
-        head: for wrappers that run the model themselves and share its outputs (:class:`DistillAnchorLoss`,
-        :class:`MultimodalAlignLoss`)."""
+        """The loss from the model's outputs of each column, through the training head: for wrappers that run the
+        model themselves (:class:`DistillAnchorLoss`, :class:`MultimodalAlignLoss`)."""
         return self.compute_loss_from_embeddings([self.head(output["sentence_embedding"]) for output in outputs], labels)
-
-    def get_config_dict(self) -> dict[str, Any]:
-        return {
-            "temperature": self.temperature,
-            "training_head": self.training_head,
-            "gather_across_devices": self.gather_across_devices,
-        }
-
-    @property
-    def citation(self) -> str:
-        return """
-@inproceedings{gao2021simcse,
-    title = {{SimCSE}: Simple Contrastive Learning of Sentence Embeddings},
-    author = {Gao, Tianyu and Yao, Xingcheng and Chen, Danqi},
-    booktitle = {Empirical Methods in Natural Language Processing (EMNLP)},
-    year = {2021},
-    url = {https://arxiv.org/abs/2104.08821}
-}
-"""

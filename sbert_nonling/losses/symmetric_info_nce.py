@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Iterable
 from typing import Any, cast
@@ -12,14 +11,16 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import Tensor, nn
 
+from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
 
-logger = logging.getLogger(__name__)
 
+class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
+    config_keys = ("learnable_temperature", "max_scale", "gather_across_devices")
+    bibtex_keys = ("xiao2024pixel", "radford2021clip")
 
-class SymmetricInfoNCE(MultipleNegativesRankingLoss):
     def __init__(
         self,
         model: SentenceTransformer,
@@ -42,16 +43,10 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
         Optional hard negatives (extra columns) join the row-wise denominators.
 
         What it adds to :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss`
-        (which it configures with ``directions=("query_to_doc", "doc_to_query")``, ``partition_mode="per_direction"``):
-        a learnable temperature as CLIP has it, a log-scale parameter :math:`\log(1/\tau)` owned by the loss, its scale
-        clamped to ``max_scale`` (100, CLIP's cap), optimised by the trainer and checkpointed by
-        :class:`~sbert_nonling.training.NonLinguisticTrainer`; and Pixel Linguist's training-only token head
-        (``token_head="linear_gelu_layernorm"``: ``Linear + GELU + LayerNorm`` on every token, then the mean over the
-        unmasked tokens),
-        owned by the loss so the saved model is the one evaluated (mean pooling without the head). Works for any pair of modalities the model routes
-        (text <-> pixels of the same text, caption <-> image). Under autocast the similarities, the scale (the
-        learnable temperature and its clamp) and the logsumexp are computed in float32: at the clamp the logits
-        approach 100, where bfloat16 is only 0.5 precise.
+        (configured with ``directions=("query_to_doc", "doc_to_query")``, ``partition_mode="per_direction"``): CLIP's
+        learnable temperature, a loss-owned parameter :math:`\log(1/\tau)` with the scale clamped to ``max_scale``;
+        and Pixel Linguist's training-only token head, owned by the loss so the saved model is the one evaluated.
+        The similarities, the scale and the logsumexp are computed in float32 under autocast (docs/reliability.md).
 
         Args:
             model: the SentenceTransformer being trained.
@@ -59,11 +54,9 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
             learnable_temperature: learn :math:`\log(1/\tau)` (CLIP).
             max_scale: upper bound of :math:`1/\tau` when learnable.
             gather_across_devices: use every process's pairs as negatives (DDP), with gradients.
-            token_head: kind of the training-only head applied to every token before mean pooling
+            token_head: the training-only head on every token before the mean over unmasked tokens
                 (:func:`~sbert_nonling.util.heads.make_training_head`; Pixel Linguist: ``"linear_gelu_layernorm"``), or
-                ``"none"`` (the default) for the model's own sentence embedding. With a head the model must output
-                ``token_embeddings`` and ``attention_mask``, as every encoder here does; inference uses the model's own
-                pooling.
+                ``"none"`` (the default): the model's own sentence embedding.
 
         References:
             - Radford et al., Learning Transferable Visual Models From Natural Language Supervision (CLIP), 2021.
@@ -77,9 +70,6 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
             +------------------------------------------+--------+
             | (anchor, positive, negative_1, ...)      | none   |
             +------------------------------------------+--------+
-
-        Recommendations:
-            - ``BatchSamplers.NO_DUPLICATES``, so no pair is its own in-batch negative.
 
         Example:
             ::
@@ -97,8 +87,7 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
             raise ValueError(f"temperature={temperature!r} must be positive (Pixel Linguist uses 0.05).")
         if learnable_temperature and not 1.0 / temperature <= max_scale:
             raise ValueError(f"1 / temperature = {1 / temperature:g} exceeds max_scale={max_scale:g}.")
-        self._initial_scale = 1.0 / temperature
-        self.logit_scale: nn.Parameter | None = None
+        self.logit_scale: nn.Parameter | None = None  # the parent's __init__ sets scale (1 / temperature) through the setter
         super().__init__(
             model,
             scale=1.0 / temperature,
@@ -132,9 +121,7 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
         mask = output["attention_mask"].unsqueeze(-1).to(tokens.dtype)
         return (tokens * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
 
-    # MultipleNegativesRankingLoss declares scale as a float attribute; a learnable temperature makes it a Tensor
-    # (the parent only multiplies similarities by it), so the property's type is wider than the parent's.
-    @property  # type: ignore[override]
+    @property  # type: ignore[override]  # a Tensor when learnable; the parent only multiplies similarities by it
     def scale(self) -> float | Tensor:
         """1 / temperature; with a learnable temperature, ``exp(logit_scale)`` clamped to ``max_scale``."""
         logit_scale = getattr(self, "logit_scale", None)
@@ -147,28 +134,5 @@ class SymmetricInfoNCE(MultipleNegativesRankingLoss):
         self._initial_scale = float(value)
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {
-            "temperature": 1.0 / float(self.scale.detach() if isinstance(self.scale, Tensor) else self.scale),
-            "learnable_temperature": self.learnable_temperature,
-            "max_scale": self.max_scale,
-            "gather_across_devices": self.gather_across_devices,
-            "token_head": self.token_head_kind,
-        }
-
-    @property
-    def citation(self) -> str:
-        return """
-@article{xiao2024pixel,
-    title = {Pixel Sentence Representation Learning},
-    author = {Xiao, Chenghao and Huang, Zhuoxu and Chen, Danlu and Hudson, G Thomas and Li, Yizhi and Duan, Haoran and Lin, Chenghua and Fu, Jie and Han, Jungong and Al Moubayed, Noura},
-    journal = {arXiv preprint arXiv:2402.08183},
-    year = {2024}
-}
-
-@inproceedings{radford2021clip,
-    title = {Learning Transferable Visual Models From Natural Language Supervision},
-    author = {Radford, Alec and Kim, Jong Wook and Hallacy, Chris and Ramesh, Aditya and Goh, Gabriel and Agarwal, Sandhini and Sastry, Girish and Askell, Amanda and Mishkin, Pamela and Clark, Jack and Krueger, Gretchen and Sutskever, Ilya},
-    booktitle = {International Conference on Machine Learning (ICML)},
-    year = {2021}
-}
-"""  # noqa: E501 (a BibTeX author list is one line)
+        temperature = 1.0 / float(self.scale.detach() if isinstance(self.scale, Tensor) else self.scale)
+        return {"temperature": temperature, **super().get_config_dict(), "token_head": self.token_head_kind}

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
 import torch
 import torch.nn.functional as F
@@ -12,17 +11,19 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.util import all_gather, all_gather_with_grad, get_rank
 from torch import Tensor, nn
 
+from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
-
-logger = logging.getLogger(__name__)
 
 ContrastiveMode = Literal["simclr", "supcon", "released_label_rank"]
 MODES: tuple[str, ...] = ("simclr", "supcon", "released_label_rank")
 
 
-class UnpairedModalityContrastiveLoss(nn.Module):
+class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):
+    config_keys: ClassVar[tuple[str, ...]] = ("mode", "temperature", "training_head", "gather_across_devices")
+    bibtex_keys: ClassVar[tuple[str, ...]] = ("jian2022nonlinguistic", "khosla2020supcon")
+
     def __init__(
         self,
         model: SentenceTransformer,
@@ -47,37 +48,25 @@ class UnpairedModalityContrastiveLoss(nn.Module):
                   \log \frac{e^{z_i \cdot z_p / \tau}}{\sum_{a \ne i} e^{z_i \cdot z_a / \tau}}
 
           with :math:`P(i)` the other samples sharing :math:`i`'s label (its own second view included).
-        - ``"simclr"`` (Chen et al., 2020, NT-Xent): the same formula with every input its own class, so the only
-          positive of a view is the other view of the same input; labels are not needed.
-        - ``"released_label_rank"``: **reproduction only** — the objective of VisualCSE's released code ("new SupCon"
-          path), behind every published VisualCSE/AudioCSE number: cross-entropy over the :math:`N \times N` matrix
-          :math:`z^{(1)}_i \cdot z^{(2)}_j / \tau` between first and second views whose target column for row
-          :math:`i` is the rank of :math:`i`'s label among the sorted distinct labels of the batch. That column is an
-          essentially arbitrary image, rarely :math:`i`'s own second view (about 2% of rows with 48 images from 60
-          classes). Use it only to reproduce the published runs; it is not SupCon.
+        - ``"simclr"`` (Chen et al., 2020, NT-Xent): the same with every input its own class (no labels needed).
+        - ``"released_label_rank"``: **reproduction only**, the objective of VisualCSE's released code: cross-entropy
+          over the :math:`N \times N` matrix :math:`z^{(1)}_i \cdot z^{(2)}_j / \tau` whose target column for row
+          :math:`i` is the rank of :math:`i`'s label among the batch's sorted distinct labels (see docs/visualcse.md).
 
-        Under autocast the normalised embeddings, the logits :math:`z_i \cdot z_a / \tau` and the softmax are computed
-        in float32 (at :math:`\tau` = 0.05 a bfloat16 logit near 20 is only 0.125 precise).
+        The normalised embeddings, logits and softmax are computed in float32 under autocast (docs/reliability.md).
 
         Args:
             model: the SentenceTransformer being trained (its ModalityRouter routes the images / audio).
             mode: ``"supcon"`` (default), ``"simclr"`` or ``"released_label_rank"``.
             temperature: :math:`\tau`; 0.07 as in SupCon and VisualCSE.
-            training_head: ``"mlp"`` (the paper's separate image MLP, owned by this loss, never saved with the model)
-                or ``"none"``.
-            gather_across_devices: under DDP, use the views of every process as candidates (with gradients), so
-                negatives come from the global batch.
+            training_head: ``"mlp"`` (the paper's image MLP, owned by this loss, never saved with the model) or ``"none"``.
+            gather_across_devices: under DDP, the views of every process are candidates (with gradients).
 
         References:
             - Jian, Gao, Vosoughi. Non-Linguistic Supervision for Contrastive Learning of Sentence Embeddings, NeurIPS 2022,
               Eq. 1 (L = L_text + w L_image) and Algorithm 1. https://arxiv.org/abs/2209.09433
             - Khosla et al., Supervised Contrastive Learning, NeurIPS 2020, Eq. 2. https://arxiv.org/abs/2004.11362
             - Chen et al., A Simple Framework for Contrastive Learning of Visual Representations, ICML 2020.
-
-        Requirements:
-            1. Two views of each input: two augmented images (see ``sbert_nonling.data.images.two_view_transform``) or
-               the same audio clip twice (dropout is the augmentation).
-            2. ``"supcon"`` and ``"released_label_rank"`` need a ``label`` column.
 
         Inputs:
             +------------------------------------+------------------+
@@ -88,20 +77,15 @@ class UnpairedModalityContrastiveLoss(nn.Module):
             | (view 1, view 2) of images / audio | none (simclr)    |
             +------------------------------------+------------------+
 
-        Recommendations:
-            - Train it next to a text loss with :class:`sbert_nonling.training.UnpairedModalityTrainer`, which gives
-              each modality its own optimizer and learning rate as the paper does (image lr 1e-6 vs text 3e-5).
+            Two augmented images (``sbert_nonling.data.images.two_view_transform``) or the same audio clip twice.
 
-        Relations:
-            - ``"simclr"`` equals ``"supcon"`` with every input in its own class.
-            - For paired text <-> image data use :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss`
-              or the package's MultimodalAlignLoss instead.
+        Recommendations:
+            - Train it next to a text loss with :class:`sbert_nonling.training.UnpairedModalityTrainer` (one optimizer
+              and learning rate per modality, as the paper). For paired text <-> image data use MultimodalAlignLoss.
 
         Example:
             ::
 
-                from datasets import Dataset
-                from PIL import Image
                 from sbert_nonling import ImagePatchEmbed, UnpairedModalityContrastiveLoss
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
@@ -117,11 +101,11 @@ class UnpairedModalityContrastiveLoss(nn.Module):
         if temperature <= 0:
             raise ValueError(f"temperature={temperature!r} must be positive (VisualCSE uses 0.07).")
         self.model = model
+        self.head = make_training_head(training_head, embedding_dimension(model))
         self.mode = mode
         self.temperature = temperature
         self.training_head = training_head
         self.gather_across_devices = gather_across_devices
-        self.head = make_training_head(training_head, embedding_dimension(model))
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
         embeddings = [output["sentence_embedding"] for output in forward_views(self.model, sentence_features)]
@@ -166,29 +150,3 @@ class UnpairedModalityContrastiveLoss(nn.Module):
             view_2 = all_gather_with_grad(view_2)
         targets = torch.searchsorted(torch.unique(labels), labels)  # rank of each label among the sorted distinct ones
         return F.cross_entropy(view_1 @ view_2.T / self.temperature, targets)
-
-    def get_config_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "temperature": self.temperature,
-            "training_head": self.training_head,
-            "gather_across_devices": self.gather_across_devices,
-        }
-
-    @property
-    def citation(self) -> str:
-        return """
-@inproceedings{jian2022nonlinguistic,
-    title = {Non-Linguistic Supervision for Contrastive Learning of Sentence Embeddings},
-    author = {Jian, Yiren and Gao, Chongyang and Vosoughi, Soroush},
-    booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},
-    year = {2022},
-    url = {https://arxiv.org/abs/2209.09433}
-}
-@inproceedings{khosla2020supcon,
-    title = {Supervised Contrastive Learning},
-    author = {Khosla, Prannay and Teterwak, Piotr and Wang, Chen and Sarna, Aaron and Tian, Yonglong and Isola, Phillip and Maschinot, Aaron and Liu, Ce and Krishnan, Dilip},
-    booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},
-    year = {2020}
-}
-"""  # noqa: E501 (a BibTeX author list is one line)
