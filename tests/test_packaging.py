@@ -49,7 +49,7 @@ def test_the_wheel_ships_the_recipes_and_the_type_marker(dist):
     recipes = {name for name in names if name.startswith("sbert_nonling/recipes/") and name.endswith(".json")}
     assert {f"sbert_nonling/recipes/{path.name}" for path in (ROOT / "sbert_nonling" / "recipes").glob("*.json")} == recipes
     assert "sbert_nonling/recipes/simcse-unsup.json" in recipes
-    assert "sbert_nonling/py.typed" in names
+    assert {"sbert_nonling/py.typed", "sbert_nonling/losses/references.bib"} <= names  # the losses' citations read the .bib
     assert not any(name.startswith("tests/") for name in names)
     entry_points = next(name for name in names if name.endswith(".dist-info/entry_points.txt"))
     assert "sbert-nonling = sbert_nonling.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
@@ -61,7 +61,7 @@ def test_the_sdist_ships_the_recipes_and_the_type_marker(dist):
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     recipes = {name for name in names if name.startswith("sbert_nonling/recipes/") and name.endswith(".json")}
     assert {f"sbert_nonling/recipes/{path.name}" for path in (ROOT / "sbert_nonling" / "recipes").glob("*.json")} == recipes
-    assert {"sbert_nonling/py.typed", "setup.cfg", "setup.py", "README.md"} <= names
+    assert {"sbert_nonling/py.typed", "sbert_nonling/losses/references.bib", "setup.cfg", "setup.py", "README.md"} <= names
 
 
 def test_the_installed_wheel_imports_runs_its_command_and_trains_offline(dist, tmp_path, data_dir):
