@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple, TypeVar, Union
 
@@ -212,6 +214,18 @@ class Settings:
             if not prefix:
                 raise
             raise ValueError(f"{source}: stage {prefix[:-1]!r}: {error}") from None
+
+    def keywords_for(self, function: Callable[..., Any]) -> dict[str, Any]:
+        """The settings named like a keyword parameter of ``function`` (one with a default, or keyword-only): setting names
+        are the keywords of the losses and modules they feed, so ``MultimodalAlignLoss(model, image_dimension=...,
+        **config.keywords_for(MultimodalAlignLoss))`` passes every grounding setting."""
+        names = self.field_names()
+        parameters = inspect.signature(function).parameters.values()
+        return {
+            item.name: getattr(self, item.name)
+            for item in parameters
+            if item.name in names and (item.default is not item.empty or item.kind is item.KEYWORD_ONLY)
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a plain dict (a stage as a nested dict), as written to ``recipe.json``."""

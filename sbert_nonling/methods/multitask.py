@@ -210,7 +210,7 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
     evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
     contrastive_loss = None
     if contrastive_data is not None:
-        contrastive_loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head)
+        contrastive_loss = SimCSELoss(sentence_model, **config.keywords_for(SimCSELoss))
 
     stages: list[TrainingStage | ModelUpdate] = []
     if contrastive_runs:

@@ -131,9 +131,7 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
         args = stage_arguments(config, name, optimizer[kind], evaluator is not None)
 
         def loss() -> SymmetricInfoNCE:
-            return SymmetricInfoNCE(
-                pixel_model, temperature=config.temperature, token_head=config.token_head, gather_across_devices=args.world_size > 1
-            )
+            return SymmetricInfoNCE(pixel_model, gather_across_devices=args.world_size > 1, **config.keywords_for(SymmetricInfoNCE))
 
         return TrainingStage(
             name,

@@ -79,20 +79,7 @@ def starting_sentence_model(config: SentenceEncoderConfig, sentences: list[str],
         )
 
 
-def single_run_arguments(
-    config: SingleRunConfig, evaluating: bool, warmup: float, gradient_accumulation_steps: int = 1, interleaved: bool = False
-) -> SentenceTransformerTrainingArguments:
-    """The arguments of a single-run method's one training run: the config's text optimizer settings (learning rate,
-    batch size, epochs, max steps), checkpoints in ``checkpoints/``; see :func:`training_arguments`."""
-    return training_arguments(
-        config,
-        "checkpoints",
-        evaluating,
-        learning_rate=config.learning_rate,
-        batch_size=config.batch_size,
-        epochs=config.epochs,
-        max_steps=config.max_steps,
-        warmup=warmup,
-        gradient_accumulation_steps=gradient_accumulation_steps,
-        interleaved=interleaved,
-    )
+def single_run_arguments(config: SingleRunConfig, evaluating: bool, warmup: float, **options: Any) -> SentenceTransformerTrainingArguments:
+    """The arguments of a single-run method's one training run (:func:`training_arguments`): the config's settings named
+    like its keywords (learning rate, batch size, epochs, max steps, accumulation), checkpoints in ``checkpoints/``."""
+    return training_arguments(config, "checkpoints", evaluating, warmup=warmup, **config.keywords_for(training_arguments), **options)

@@ -47,7 +47,7 @@ def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
     sentence_model = starting_sentence_model(config, sentences)
     evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
     args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps)
-    loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head, gather_across_devices=args.world_size > 1)
+    loss = SimCSELoss(sentence_model, gather_across_devices=args.world_size > 1, **config.keywords_for(SimCSELoss))
     return MethodPlan(
         sentence_model, [TrainingStage("train", train_dataset, loss, args)], evaluator, training_data=data.card_lines("text_file", "nli_file")
     )

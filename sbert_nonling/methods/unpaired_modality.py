@@ -40,18 +40,10 @@ def _image_route(config: VisualCSEConfig, hidden_size: int, image_dir: str | Pat
         raise ValueError(f"{recipe_label(config)} trains on unpaired images: pass image_dir (one sub-folder per class).")
     dataset, _ = image_folder_dataset(image_dir, img_size=config.img_size, limit_per_class=config.images_per_class)
     if config.tiny or config.vit is None:  # a random patch embedding, trained from scratch
-        front_end = ImagePatchEmbed(
-            config.img_size,
-            config.patch_size,
-            embedding_dimension=hidden_size,
-            encoder_entry=config.encoder_entry,
-            token_keep_ratio=config.token_keep_ratio,
-        )
+        front_end = ImagePatchEmbed(embedding_dimension=hidden_size, **config.keywords_for(ImagePatchEmbed))
     else:  # positions interpolated if img_size differs from the checkpoint's
         with loading("ViT", config.vit, f"{recipe_label(config)}, setting 'vit'", VIT_OFFLINE):
-            front_end = ImagePatchEmbed.from_vit(
-                config.vit, encoder_entry=config.encoder_entry, img_size=config.img_size, token_keep_ratio=config.token_keep_ratio
-            )
+            front_end = ImagePatchEmbed.from_vit(config.vit, **config.keywords_for(ImagePatchEmbed.from_vit))
     return dataset, front_end
 
 
@@ -66,16 +58,7 @@ def _audio_route(
         )
     label_fn = label_from_regex(audio_label_regex) if audio_label_regex is not None else None
     dataset, _ = audio_folder_dataset(audio_dir, label_fn, limit=config.clips, limit_per_class=config.clips_per_class)
-    front_end = AudioPatchEmbed(
-        target_frames=config.target_frames,
-        embedding_dimension=hidden_size,
-        layout=config.audio_layout,
-        encoder_entry=config.encoder_entry,
-        freq_mask=config.freq_mask,
-        time_mask=config.time_mask,
-        token_keep_ratio=config.token_keep_ratio,
-    )
-    return dataset, front_end
+    return dataset, AudioPatchEmbed(embedding_dimension=hidden_size, layout=config.audio_layout, **config.keywords_for(AudioPatchEmbed))
 
 
 def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -> MethodPlan:
@@ -139,7 +122,7 @@ def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -
     joint = config.scheme == "joint"
     args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps, gradient_accumulation_steps=2 if joint else 1)
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
-    text_loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head, gather_across_devices=gather)
+    text_loss = SimCSELoss(sentence_model, gather_across_devices=gather, **config.keywords_for(SimCSELoss))
     modality_loss = UnpairedModalityContrastiveLoss(
         sentence_model, mode=config.modality_mode, temperature=config.modality_temperature, gather_across_devices=gather
     )
