@@ -49,7 +49,6 @@ def _train(
     resume: bool,
     config: MethodConfig,
     changes: list[dict[str, Any]],
-    sts_dir: str | Path | None,
     citations: list[str],
 ) -> dict[str, Any]:
     """One training stage: hooks, the trainer (checkpoints under ``output_dir``, each recording ``config`` and the
@@ -80,8 +79,6 @@ def _train(
         "step_seconds": dict(trainer.step_seconds),
         "step_counts": dict(trainer.step_counts),
     }
-    if plan.staged and sts_dir is not None:
-        entry["dev"] = evaluate_sts_dir(plan.model, sts_dir, "dev")
     return entry
 
 
@@ -109,14 +106,6 @@ def save_whole(write: Callable[[Path], object], folder: Path, checkpoints: Path 
         ) from error
 
 
-def _update(update: ModelUpdate, plan: MethodPlan, sts_dir: str | Path | None) -> dict[str, Any]:
-    update.apply(plan.model)
-    entry = {**update.record, "name": update.name}
-    if sts_dir is not None:
-        entry["dev"] = evaluate_sts_dir(plan.model, sts_dir, "dev")
-    return entry
-
-
 def run_method(
     config: MethodConfig,
     data: DataSources,
@@ -127,45 +116,34 @@ def run_method(
     allow_changed: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Run a method end to end and leave ``output_dir/model`` (the full model), ``output_dir/export`` (the plain text
-    checkpoint, where the plan has one), each with a model card, the checkpoints, ``output_dir/recipe.json``
-    (``config``) and ``output_dir/results.json`` (the returned result).
+    checkpoint, where the plan has one), each with a model card, the checkpoints, ``recipe.json`` (``config``) and
+    ``results.json`` (the returned result).
 
-    In order: the folder is created and checked for writing, and locked against a second run (:func:`run_lock`:
-    a run started on the same folder meanwhile is refused naming this one), :func:`prepare_output_dir` (a finished
-    or interrupted run is refused unless ``overwrite`` / ``resume``),
-    ``set_seed(config.seed)``, ``build(config, data)`` (front-ends and heads are drawn after the seed), the plan's
-    ``files`` written into ``output_dir``, dev scores before training (every dev task of ``data.sts_dir``, and the
-    multilingual STS-B dev sets of ``data.stsb_multi_dir``), the plan's stages in order (each stage's checkpoint
-    folder, e.g. ``checkpoints`` or ``stages/<name>/checkpoints``, under ``output_dir``; the best checkpoint on STS-B
-    dev is loaded at the end of each run when the plan has an evaluator; a staged plan scores dev after every
-    stage), dev scores after, the saved model and export, the plan's evaluations, the run record.
+    In order: the folder is checked, locked (:func:`run_lock`) and prepared (:func:`prepare_output_dir`);
+    ``set_seed(config.seed)``; ``build(config, data)``; the plan's ``files``; dev scores before (``data.sts_dir``,
+    ``data.stsb_multi_dir``); the plan's stages (checkpoints under ``output_dir``, best STS-B dev checkpoint loaded
+    at the end of each run; a staged plan scores dev after every stage); dev scores after; the saved model and
+    export; the plan's evaluations; the run record.
 
     Args:
         config: the method's settings (recorded in ``recipe.json`` and the model cards; ``config.seed`` seeds).
-        data: the run's data sources (:class:`DataSources`), given whole to the builder; its ``sts_dir`` and
-            ``stsb_multi_dir`` also give the dev scores before and after training.
+        data: the run's data sources, given whole to the builder.
         output_dir: run folder.
-        build: returns the :class:`MethodPlan` of ``(config, data)``; called once, after seeding. Default: the
-            builder of ``config.method`` (:data:`~sbert_nonling.methods.BUILDERS`).
-        resume: continue an interrupted single-run plan from its newest intact checkpoint (methods whose config is not
-            ``resumable`` are refused with a ValueError).
+        build: returns the :class:`MethodPlan` of ``(config, data)``; default: :data:`~sbert_nonling.methods.BUILDERS`.
+        resume: continue an interrupted single-run plan from its newest intact checkpoint (not for methods whose
+            config is not ``resumable``).
         overwrite: replace the run ``output_dir`` holds.
-        allow_changed: settings a resume may change (only those :func:`~sbert_nonling.training.run_settings.safe_to_change`
-            allows, e.g. ``eval_steps``); any other difference between ``config`` and the settings recorded in the
-            checkpoint is refused with a ValueError listing them. Accepted changes are recorded in the result
-            (``"settings_changed_on_resume"``: step, old and new values) and in later checkpoints.
+        allow_changed: settings a resume may change (:func:`~sbert_nonling.training.run_settings.safe_to_change`);
+            other differences from the checkpoint's settings are refused; accepted ones are recorded
+            (``"settings_changed_on_resume"``).
 
     Raises:
-        TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint (``resumable=False`` for
-            methods that restart as a whole).
+        TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint.
 
     Returns:
         ``{"recipe", "model", "export", "dev_before", "dev_after", "multilingual_before", "multilingual_after",
-        "precision", "dataloader_num_workers", "global_step", "best_checkpoint", ...}`` (the precision and worker count
-        this machine resolved ``auto`` to, also logged at the start), then for a single-run plan its run's ``"dev_curve"`` (``[[step,
-        STS-B dev], ...]``), ``"train_seconds"``, ``"step_seconds"`` / ``"step_counts"`` (forward + backward time and
-        batches per training dataset), for a staged plan ``"stages"`` (one entry per stage, the same fields plus its
-        ``record`` and dev scores; ``best_checkpoint`` is the last stage's), and one key per plan evaluation.
+        "precision", "dataloader_num_workers", "global_step", "best_checkpoint"}``, then for a single-run plan
+        :data:`RUN_FIELDS`, for a staged plan ``"stages"`` (one entry per stage), and one key per plan evaluation.
     """
     if resume and not config.resumable:
         raise ValueError(f"resume is not supported by {config.name or config.method} (a sequence of stage runs); start it again.")
@@ -190,9 +168,13 @@ def run_method(
         citations: list[str] = []
         for step in plan.stages:
             if isinstance(step, ModelUpdate):
-                entries.append(_update(step, plan, sts_dir))
+                step.apply(plan.model)
+                entry = {**step.record, "name": step.name}
             else:
-                entries.append(_train(step, plan, output_dir, resume, config, changes, sts_dir, citations))
+                entry = _train(step, plan, output_dir, resume, config, changes, citations)
+            if plan.staged and sts_dir is not None:
+                entry["dev"] = evaluate_sts_dir(plan.model, sts_dir, "dev")
+            entries.append(entry)
 
         result: dict[str, Any] = {
             "recipe": config.name,

@@ -93,24 +93,14 @@ def _coerce(annotation: Any, value: Any) -> Any:
             except _Mismatch:
                 continue
         raise _Mismatch(_type_name(annotation))
-    if annotation is type(None):
-        if value is None:
-            return None
-        raise _Mismatch("null")
-    if origin is list:
-        if not isinstance(value, (list, tuple)):
+    if origin in (list, dict):
+        if not isinstance(value, (list, tuple) if origin is list else dict):
             raise _Mismatch(_type_name(annotation))
-        (item_type,) = typing.get_args(annotation)
+        arguments = typing.get_args(annotation)
         try:
-            return [_coerce(item_type, item) for item in value]
-        except _Mismatch:
-            raise _Mismatch(_type_name(annotation)) from None
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise _Mismatch(_type_name(annotation))
-        key_type, value_type = typing.get_args(annotation)
-        try:
-            return {_coerce(key_type, key): _coerce(value_type, item) for key, item in value.items()}
+            if origin is list:
+                return [_coerce(arguments[0], item) for item in value]
+            return {_coerce(arguments[0], key): _coerce(arguments[1], item) for key, item in value.items()}
         except _Mismatch:
             raise _Mismatch(_type_name(annotation)) from None
     if annotation is Any:
@@ -157,15 +147,7 @@ class Settings:
             return
         minimum, maximum, above = item.metadata["minimum"], item.metadata["maximum"], item.metadata["above"]
         if (minimum is not None and value < minimum) or (maximum is not None and value > maximum) or (above is not None and value <= above):
-            valid = " and ".join(
-                part
-                for part in (
-                    f">= {minimum}" if minimum is not None else "",
-                    f"> {above}" if above is not None else "",
-                    f"<= {maximum}" if maximum is not None else "",
-                )
-                if part
-            )
+            valid = " and ".join(f"{sign} {bound}" for sign, bound in ((">=", minimum), (">", above), ("<=", maximum)) if bound is not None)
             raise ValueError(f"{self._where()} setting {item.name!r} must be {valid}, got {value!r}.")
 
     @classmethod

@@ -54,19 +54,14 @@ CARD_SETTINGS = (
 
 def _loading_snippet(form: CardForm, name: str) -> str:
     if form == "text":
-        return f"""```python
-from sentence_transformers import SentenceTransformer
-
-model = SentenceTransformer("{name}")  # plain sentence-transformers: no extra package needed
-embeddings = model.encode(["A man is playing a guitar.", "Someone plays the guitar."])
-print(model.similarity(embeddings, embeddings))
-```"""
-    route = "reads text as rendered pixels" if form == "pixel" else "routes text, images and audio"
+        install, load = "", f'"{name}")  # plain sentence-transformers: no extra package needed'
+    else:
+        install = "# pip install sbert-nonling   (the model's custom modules live in this package)\n"
+        load = f'"{name}", trust_remote_code=True)  # ' + ("reads text as rendered pixels" if form == "pixel" else "routes text, images and audio")
     return f"""```python
-# pip install sbert-nonling   (the model's custom modules live in this package)
-from sentence_transformers import SentenceTransformer
+{install}from sentence_transformers import SentenceTransformer
 
-model = SentenceTransformer("{name}", trust_remote_code=True)  # {route}
+model = SentenceTransformer({load}
 embeddings = model.encode(["A man is playing a guitar.", "Someone plays the guitar."])
 print(model.similarity(embeddings, embeddings))
 ```"""

@@ -155,28 +155,16 @@ def _examples(dataset: Dataset | DatasetDict) -> int | dict[str, int]:
 
 
 def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
-    """The multitask method's pieces, as two stages (a stage whose ``max_steps`` is 0 is left out):
-
-    1. ``contrastive``: :class:`SimCSELoss` (tau ``config.temperature``) on NLI triplets of ``nli_file`` (supervised
-       positives, contradictions as explicit negatives) and/or unsupervised ``(s, s)`` pairs of ``text_file``.
-    2. ``multitask``: training-only task heads, the ``config.tasks``: ``classification`` (STS-B train sentence ->
-       genre, :class:`SentenceClassificationLoss`), ``pair_classification`` (SICK train entailment,
-       :class:`PairClassificationLoss`), ``sts`` (STS-B train / SICK relatedness, :class:`STSRegressionLoss`),
-       optionally ``contrastive`` (stage 1's loss and data again). With ``config.share_head_layer`` the pair and STS
-       heads share their first layer. The tasks are mixed by ``config.scheme``
-       (:func:`~sbert_nonling.training.multitask_sampler.multitask_sampler_arguments`: ``average`` is one batch of
-       every task per optimizer step, losses averaged). The heads are built when the stage starts (after stage 1),
-       as the stage's loss function.
-
-    Each stage has its own optimizer settings (``config.contrastive`` / ``config.multitask``) and checkpoint folder
-    (``stages/<stage>/checkpoints``). Nothing is written or evaluated; ``transformers.set_seed(config.seed)`` first
-    reproduces the runner.
+    """The multitask method's pieces (docs/multitask.md), as two stages (one whose ``max_steps`` is 0 is left out):
+    ``contrastive`` (:class:`SimCSELoss` on NLI triplets and/or ``(s, s)`` pairs) and ``multitask`` (the
+    training-only heads of ``config.tasks``, see :data:`TASKS`, mixed by ``config.scheme``; built when the stage
+    starts). Each stage has its own optimizer settings and ``stages/<stage>/checkpoints``; call
+    ``transformers.set_seed(config.seed)`` first to reproduce the runner.
 
     Args:
         config: :class:`MultitaskConfig` (the ``multitask`` recipe).
-        data: ``nli_file`` / ``text_file`` (the contrastive data: at least one when the contrastive stage or task
-            runs); ``sts_dir``: SentEval-layout STS folder holding ``STSBenchmark/sts-train.csv`` and
-            ``SICK/SICK_train.txt`` (the tasks) and the dev sets (evaluation and model selection).
+        data: ``nli_file`` / ``text_file`` (the contrastive data); ``sts_dir``: SentEval-layout STS folder holding
+            ``STSBenchmark/sts-train.csv`` and ``SICK/SICK_train.txt`` (the tasks) and the dev sets.
 
     Example:
         ::

@@ -11,20 +11,14 @@ from sbert_nonling.methods.sentence_encoder import single_run_arguments, startin
 
 
 def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
-    """SimCSE's pieces: the sentence model, ``(s, s)`` pairs of ``text_file`` (``config.data == "text"``) or NLI
-    triplets of ``nli_file`` (``"nli"``), :class:`SimCSELoss` (InfoNCE with tau ``config.temperature``, dropout as
-    the augmentation, the optional training-only MLP head) and one run of :class:`NonLinguisticTrainer`. With
-    ``sts_dir`` the STS-B dev evaluator selects the best checkpoint.
-
-    Nothing is written and nothing is evaluated; call ``transformers.set_seed(config.seed)`` first to draw the loss
-    head as :func:`~sbert_nonling.app.runner.run_method` does. Checkpoints go to ``checkpoints/`` (relative to
-    the working directory, or to the run folder under the runner).
+    """SimCSE's pieces (docs/simcse.md): the sentence model, ``(s, s)`` pairs of ``text_file`` (``config.data ==
+    "text"``) or NLI triplets of ``nli_file`` (``"nli"``), :class:`SimCSELoss` and one run of
+    :class:`NonLinguisticTrainer`; with ``sts_dir`` the STS-B dev evaluator selects the best checkpoint. Nothing is
+    written or evaluated; call ``transformers.set_seed(config.seed)`` first to draw the head as the runner does.
 
     Args:
-        config: the method's settings (:class:`SimCSEConfig`; the ``simcse-unsup`` / ``simcse-sup`` recipes), the
-            starting encoder included (``config.model``, :func:`~sbert_nonling.methods.sentence_encoder.starting_sentence_model`).
-        data: ``text_file`` or ``nli_file`` (the training text, a local file or a Hub dataset); ``sts_dir``:
-            SentEval-layout STS folder for dev evaluation (none: no evaluation during training).
+        config: :class:`SimCSEConfig` (the ``simcse-unsup`` / ``simcse-sup`` recipes).
+        data: ``text_file`` or ``nli_file`` (a local file or a Hub dataset); ``sts_dir``: SentEval-layout STS folder.
 
     Example:
         ::

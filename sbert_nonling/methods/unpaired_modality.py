@@ -62,23 +62,16 @@ def _audio_route(
 
 
 def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -> MethodPlan:
-    """VisualCSE's / AudioCSE's pieces: the sentence model with a second route (``config.modality``) whose front-end
-    (:class:`ImagePatchEmbed`: a ViT's patch embedding or a random one; :class:`AudioPatchEmbed`: kaldi fbank
-    patches) feeds the same encoder; the text dataset with :class:`SimCSELoss` and the unpaired dataset (two views +
-    class label) with :class:`UnpairedModalityContrastiveLoss` (SupCon / SimCLR, tau ``config.modality_temperature``);
-    one run of :class:`UnpairedModalityTrainer`, which alternates a modality step (its own AdamW at
-    ``config.modality_learning_rate``) and a text step, or sums both losses (``scheme="joint"``, weight
-    ``config.modality_weight``, two accumulation steps).
-
-    Nothing is written and nothing is evaluated; ``transformers.set_seed(config.seed)`` first reproduces the runner's
-    front-end and heads. Checkpoints go to ``checkpoints/``.
+    """VisualCSE's / AudioCSE's pieces (docs/visualcse.md): the sentence model with a second route
+    (``config.modality``: :class:`ImagePatchEmbed` or :class:`AudioPatchEmbed`) into the same encoder, text batches
+    with :class:`SimCSELoss` and unpaired batches (two views + class) with :class:`UnpairedModalityContrastiveLoss`;
+    one run of :class:`UnpairedModalityTrainer` (alternating steps with their own optimizers, or ``scheme="joint"``).
+    Call ``transformers.set_seed(config.seed)`` first to draw the front-end and heads as the runner does.
 
     Args:
         config: :class:`VisualCSEConfig` (images) or :class:`AudioCSEConfig` (audio).
-        data: ``text_file`` / ``nli_file`` (``config.data``) and ``sts_dir`` as for
-            :func:`~sbert_nonling.methods.simcse.build_simcse`; ``image_dir`` (images in one sub-folder per class, or a
-            Hub image classification dataset) or ``audio_dir`` + ``audio_label_regex`` (the pattern whose first group
-            of a file name is the class; a Hub audio dataset's label column gives the classes, no pattern).
+        data: ``text_file`` / ``nli_file`` and ``sts_dir`` as for :func:`~sbert_nonling.methods.simcse.build_simcse`;
+            ``image_dir`` (one sub-folder per class, or a Hub dataset) or ``audio_dir`` + ``audio_label_regex``.
 
     Example:
         ::
