@@ -409,9 +409,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     features = add_command("features", help="frozen image features of a folder of images (for mcse / macd)")
     features.add_argument("--image-dir", required=True, help="folder of images (its files, not sub-folders)")
-    encoders = ["resnet50", "efficientnet-lite0"]
     features.add_argument(
-        "--encoder", default="resnet50", choices=encoders, help="resnet50: torchvision weights (downloaded); efficientnet-lite0: offline"
+        "--encoder",
+        default="resnet50",
+        choices=["resnet50", "efficientnet-lite0"],
+        help="resnet50: torchvision weights (downloaded); efficientnet-lite0: offline",
     )
     features.add_argument("--output", required=True, help="safetensors file to write")
     features.add_argument("--regions", action="store_true", help="also keep the 7 x 7 region grid (MACD's local term)")
