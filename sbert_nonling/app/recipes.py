@@ -29,13 +29,12 @@ def load_recipe(name: str, tiny: bool = False, overrides: dict[str, Any] | None 
     ``--set key=value``). An unknown key, a value of the wrong type or out of range, in the file or in the overrides,
     raises a ValueError naming the key and listing the valid settings.
 
-    Example:
-        ::
+    Example::
 
-            from sbert_nonling.app import load_recipe
+        from sbert_nonling.app import load_recipe
 
-            config = load_recipe("visualcse", overrides={"learning_rate": 1e-5})  # a VisualCSEConfig
-            print(config.modality_learning_rate)  # 1e-06, the paper's image AdamW rate
+        config = load_recipe("visualcse", overrides={"learning_rate": 1e-5})  # a VisualCSEConfig
+        print(config.modality_learning_rate)  # 1e-06, the paper's image AdamW rate
     """
     available = list_recipes()
     if name not in available:

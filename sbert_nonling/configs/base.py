@@ -31,11 +31,7 @@ def setting(default: Any, doc: str, *, minimum: float | None = None, maximum: fl
 
 def paper_default(base: type[MethodConfig], name: str, default: Any) -> Any:
     """The field ``name`` of ``base`` (same meaning and range) with another method's paper default."""
-    return setting(default, **{key: value for key, value in _field(base, name).metadata.items()})
-
-
-def _field(config_class: type, name: str) -> dataclasses.Field:
-    return next(item for item in dataclasses.fields(config_class) if item.name == name)
+    return setting(default, **next(item for item in dataclasses.fields(base) if item.name == name).metadata)
 
 
 class SettingDescription(NamedTuple):
@@ -115,15 +111,11 @@ def _coerce(annotation: Any, value: Any) -> Any:
 @dataclass
 class Settings:
     """Typed, validated settings: every field has a type, a documented meaning (``setting(default, doc, ...)``) and,
-    where it has one, a valid range. What this adds to a plain dataclass:
-
-    - validation on construction: a value of the wrong type or out of range raises a ValueError naming the field, the
-      value and what is valid (an int where a float is expected is converted; a bool never counts as a number);
-    - :meth:`from_dict` / :meth:`replace` (a recipe JSON, its tiny block, ``--set key=value``): an unknown key raises a
-      ValueError naming it and listing the valid ones; a field that is itself :class:`Settings` (a stage of a
-      multi-stage method) takes a dict of the settings that differ, or dotted keys (``contrastive.learning_rate``),
-      merged into its current value;
-    - :meth:`to_dict` / :meth:`describe` for ``recipe.json``, model cards and help texts.
+    where it has one, a valid range, checked on construction (a ValueError names the field, the value and what is
+    valid; an int is converted where a float is expected; a bool is never a number). :meth:`from_dict` /
+    :meth:`replace` take a recipe JSON, its tiny block or ``--set key=value`` (an unknown key is named, the valid ones
+    listed); a field that is itself :class:`Settings` (a stage) takes a dict of what differs, or dotted keys
+    (``contrastive.learning_rate``). :meth:`to_dict` / :meth:`describe` serve ``recipe.json``, cards and help texts.
     """
 
     def __post_init__(self) -> None:
@@ -235,19 +227,18 @@ class MethodConfig(Settings):
     """The settings of one training method (:class:`Settings`): the fields every method shares; subclasses add their
     method's, each with a default equal to the method's paper row (``METHODS.md``).
 
-    Example:
-        ::
+    Example::
 
-            from sbert_nonling.configs import MultitaskConfig, VisualCSEConfig
+        from sbert_nonling.configs import MultitaskConfig, VisualCSEConfig
 
-            config = VisualCSEConfig(learning_rate=1e-5)        # the paper's BERT-base row with another text rate
-            config = config.replace(modality_learning_rate=0.0)  # validated again
-            stages = MultitaskConfig().replace(**{"contrastive.batch_size": 128})  # one setting of one stage
-            print(stages.contrastive.batch_size, stages.contrastive.learning_rate)  # 128 3e-05
-            try:
-                VisualCSEConfig.from_dict({"learning_rate": "abc"})
-            except ValueError as error:
-                print(error)  # 'learning_rate' must be float, got 'abc' ...
+        config = VisualCSEConfig(learning_rate=1e-5)        # the paper's BERT-base row with another text rate
+        config = config.replace(modality_learning_rate=0.0)  # validated again
+        stages = MultitaskConfig().replace(**{"contrastive.batch_size": 128})  # one setting of one stage
+        print(stages.contrastive.batch_size, stages.contrastive.learning_rate)  # 128 3e-05
+        try:
+            VisualCSEConfig.from_dict({"learning_rate": "abc"})
+        except ValueError as error:
+            print(error)  # 'learning_rate' must be float, got 'abc' ...
     """
 
     #: The method this config trains (the ``"method"`` key of a recipe JSON).

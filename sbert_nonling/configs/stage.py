@@ -14,13 +14,12 @@ class StageConfig(Settings):
     differs from the paper's stage (``"contrastive": {"batch_size": 128}``), ``--set`` a dotted key
     (``--set contrastive.batch_size=128``).
 
-    Example:
-        ::
+    Example::
 
-            from sbert_nonling.configs import StageConfig
+        from sbert_nonling.configs import StageConfig
 
-            stage = StageConfig(learning_rate=1e-5, batch_size=32, epochs=10)
-            print(stage.replace(max_steps=0))  # ... max_steps=0 ...: the stage is left out
+        stage = StageConfig(learning_rate=1e-5, batch_size=32, epochs=10)
+        print(stage.replace(max_steps=0))  # ... max_steps=0 ...: the stage is left out
     """
 
     learning_rate: float = setting(3e-5, "AdamW learning rate of the stage", minimum=0.0)

@@ -91,22 +91,20 @@ def model_card(
 
     Args:
         recipe: the recipe settings the model was trained with (``get_recipe(...)`` after overrides).
-        form: ``"text"`` (plain export: loads with ``SentenceTransformer(name)``), ``"full"`` (multimodal model:
-            ``pip install sbert-nonling`` + ``trust_remote_code=True``) or ``"pixel"`` (text-as-pixels model, same).
+        form: ``"text"`` (plain export), ``"full"`` (multimodal) or ``"pixel"`` (the last two load with
+            ``pip install sbert-nonling`` + ``trust_remote_code=True``).
         scores: row label -> {STS task: Spearman x100, "avg": mean}, e.g. dev scores before / after training.
         training_data: one line per dataset used.
         name: the Hub id or folder shown in the loading snippet.
-        citations: the BibTeX of the losses that trained the model (:func:`loss_citations`: each loss declares its
-            method's papers), cited with sentence-transformers; an entry given twice is cited once.
+        citations: the BibTeX of the losses that trained the model (:func:`loss_citations`), each cited once.
 
-    Example:
-        ::
+    Example::
 
-            from sbert_nonling.export.model_card import model_card
-            from sbert_nonling.app import get_recipe
+        from sbert_nonling.export.model_card import model_card
+        from sbert_nonling.app import get_recipe
 
-            card = model_card(get_recipe("visualcse"), "text", {"STS-B dev": {"STSBenchmark": 82.1, "avg": 82.1}},
-                              ["wiki1m sentences", "ImageNet, 60 classes x 500 images"], name="me/visualcse-bert")
+        card = model_card(get_recipe("visualcse"), "text", {"STS-B dev": {"STSBenchmark": 82.1, "avg": 82.1}},
+                          ["wiki1m sentences", "ImageNet, 60 classes x 500 images"], name="me/visualcse-bert")
     """
     if form not in ("text", "full", "pixel"):
         raise ValueError(f"form={form!r} must be 'text', 'full' or 'pixel'.")

@@ -16,12 +16,9 @@ def push_to_hub(
     commit_message: str = "Upload sentence encoder trained with sbert-nonling",
     endpoint: str | None = None,
 ) -> str:
-    """Create ``repo_id`` (if needed) and upload every file of ``folder``, a model saved by ``model.save`` /
-    ``export_text_model`` / a recipe run (``OUT/model`` or ``OUT/export``), with its model card.
-
-    What it adds to ``SentenceTransformer.push_to_hub``: it publishes the folder exactly as it was evaluated and
-    saved (no reload, so no ``trust_remote_code`` round trip for multimodal models), and checks first that the
-    folder is a sentence-transformers model with a card.
+    """Create ``repo_id`` (if needed) and upload ``folder``, a saved model (``OUT/model``, ``OUT/export``) with its
+    model card, exactly as it was saved: unlike ``SentenceTransformer.push_to_hub``, no reload (no
+    ``trust_remote_code`` round trip); the folder is checked first.
 
     Args:
         folder: the saved model folder (holds ``modules.json`` and ``README.md``).
@@ -32,20 +29,16 @@ def push_to_hub(
         endpoint: another Hub endpoint (a mirror); default: the Hugging Face Hub.
 
     Returns:
-        The URL of the commit.
+        The URL of the commit; a ValueError if ``folder`` is not a saved model with a card.
 
-    Raises:
-        ValueError: ``folder`` is not a saved sentence-transformers model or has no model card.
+    Example::
 
-    Example:
-        ::
+        from sbert_nonling.export.publish import push_to_hub
+        from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-            from sbert_nonling.export.publish import push_to_hub
-            from sbert_nonling.models import build_sentence_model, build_tiny_encoder
-
-            encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
-            build_sentence_model(str(encoder)).save("export")  # modules.json + the README.md card it checks for
-            # push_to_hub("export", "me/visualcse-bert-base")  # needs the Hub and a write token; returns the commit URL
+        encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+        build_sentence_model(str(encoder)).save("export")  # modules.json + the README.md card it checks for
+        # push_to_hub("export", "me/visualcse-bert-base")  # needs the Hub and a write token; returns the commit URL
     """
     folder = Path(folder)
     if not (folder / "modules.json").is_file():

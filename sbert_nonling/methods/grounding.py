@@ -103,25 +103,24 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
             ``image_features`` and ``heldout_images_file``; ``text_file`` / ``nli_file`` and ``sts_dir`` as for
             :func:`~sbert_nonling.methods.simcse.build_simcse`.
 
-    Example:
-        ::
+    Example::
 
-            import os
-            from transformers import set_seed
+        import os
+        from transformers import set_seed
 
-            from sbert_nonling.methods import build_grounding
-            from sbert_nonling.app import load_recipe
-            from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_grounding
+        from sbert_nonling.app import load_recipe
+        from sbert_nonling.data import DataSources
 
-            data = os.environ["SBERT_NONLING_SHARED"] + "/data"
-            captions = open(data + "/corpus/flickr8k/Flickr8k.token.txt").read().splitlines()[:40]  # 8 photos x 5
-            open("captions.txt", "w").write("\\n".join(captions) + "\\n")
-            config = load_recipe("mcse", tiny=True, overrides={"max_steps": 2, "batch_size": 4})  # e.g. MCSEConfig()
-            set_seed(config.seed)
-            plan = build_grounding(config, DataSources(captions_file="captions.txt", image_dir=data + "/images/flickr8k",
-                                                       text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt"))
-            plan.stages[0].trainer(plan.model, plan.evaluator).train()
-            print(plan.evaluations["retrieval"](plan.model))  # {} without held-out images
+        data = os.environ["SBERT_NONLING_SHARED"] + "/data"
+        captions = open(data + "/corpus/flickr8k/Flickr8k.token.txt").read().splitlines()[:40]  # 8 photos x 5
+        open("captions.txt", "w").write("\\n".join(captions) + "\\n")
+        config = load_recipe("mcse", tiny=True, overrides={"max_steps": 2, "batch_size": 4})  # e.g. MCSEConfig()
+        set_seed(config.seed)
+        plan = build_grounding(config, DataSources(captions_file="captions.txt", image_dir=data + "/images/flickr8k",
+                                                   text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt"))
+        plan.stages[0].trainer(plan.model, plan.evaluator).train()
+        print(plan.evaluations["retrieval"](plan.model))  # {} without held-out images
     """
     text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file, captions_only=True)
     if data.captions_file is None:

@@ -166,23 +166,22 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
         data: ``nli_file`` / ``text_file`` (the contrastive data); ``sts_dir``: SentEval-layout STS folder holding
             ``STSBenchmark/sts-train.csv`` and ``SICK/SICK_train.txt`` (the tasks) and the dev sets.
 
-    Example:
-        ::
+    Example::
 
-            import os
-            from transformers import set_seed
+        import os
+        from transformers import set_seed
 
-            from sbert_nonling.methods import build_multitask
-            from sbert_nonling.app import load_recipe
-            from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_multitask
+        from sbert_nonling.app import load_recipe
+        from sbert_nonling.data import DataSources
 
-            data = os.environ["SBERT_NONLING_SHARED"] + "/data"
-            steps = {"contrastive.max_steps": 1, "multitask.max_steps": 1, "train_limit": 48}
-            config = load_recipe("multitask", tiny=True, overrides=steps)  # e.g. MultitaskConfig()
-            set_seed(config.seed)
-            plan = build_multitask(config, DataSources(nli_file=data + "/corpus/snli_devtest_triplets.csv", sts_dir=data + "/sts"))
-            for stage in plan.stages:  # contrastive, then multitask
-                stage.trainer(plan.model, plan.evaluator).train()
+        data = os.environ["SBERT_NONLING_SHARED"] + "/data"
+        steps = {"contrastive.max_steps": 1, "multitask.max_steps": 1, "train_limit": 48}
+        config = load_recipe("multitask", tiny=True, overrides=steps)  # e.g. MultitaskConfig()
+        set_seed(config.seed)
+        plan = build_multitask(config, DataSources(nli_file=data + "/corpus/snli_devtest_triplets.csv", sts_dir=data + "/sts"))
+        for stage in plan.stages:  # contrastive, then multitask
+            stage.trainer(plan.model, plan.evaluator).train()
     """
     _check_tasks(config)
     if data.sts_dir is None:

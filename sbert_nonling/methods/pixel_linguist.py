@@ -76,31 +76,30 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
         data: ``text_file`` (visual, topical), ``nli_file`` (reasoning), ``stsb_multi_dir`` (leapfrogging's
             parallel pairs), ``sts_dir`` (dev evaluation).
 
-    Example:
-        ::
+    Example::
 
-            import os
-            from transformers import set_seed
+        import os
+        from transformers import set_seed
 
-            from sbert_nonling.methods import ModelUpdate, build_pixel_linguist
-            from sbert_nonling.app import load_recipe
-            from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import ModelUpdate, build_pixel_linguist
+        from sbert_nonling.app import load_recipe
+        from sbert_nonling.data import DataSources
 
-            data = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus"
-            steps = {f"{stage}.max_steps": 1 for stage in ("visual", "topical", "reasoning")}
-            config = load_recipe("pixel-linguist", tiny=True, overrides=steps)  # e.g. PixelLinguistConfig(), PIXEL
-            set_seed(config.seed)
-            plan = build_pixel_linguist(config, DataSources(text_file=data + "/wiki1m_for_simcse.first11913.txt",
-                                                            nli_file=data + "/snli_devtest_triplets.csv"))
-            for step in plan.stages:
-                if isinstance(step, ModelUpdate):
-                    step.apply(plan.model)  # the visual runs' weight average
-                    continue
-                for hook in step.before:
-                    hook(plan.model)
-                step.trainer(plan.model, plan.evaluator).train()
-                for hook in step.after:
-                    hook(plan.model)
+        data = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus"
+        steps = {f"{stage}.max_steps": 1 for stage in ("visual", "topical", "reasoning")}
+        config = load_recipe("pixel-linguist", tiny=True, overrides=steps)  # e.g. PixelLinguistConfig(), PIXEL
+        set_seed(config.seed)
+        plan = build_pixel_linguist(config, DataSources(text_file=data + "/wiki1m_for_simcse.first11913.txt",
+                                                        nli_file=data + "/snli_devtest_triplets.csv"))
+        for step in plan.stages:
+            if isinstance(step, ModelUpdate):
+                step.apply(plan.model)  # the visual runs' weight average
+                continue
+            for hook in step.before:
+                hook(plan.model)
+            step.trainer(plan.model, plan.evaluator).train()
+            for hook in step.after:
+                hook(plan.model)
     """
     if config.tiny:
         encoder = PixelEncoder.from_config(max_patches=config.max_patches, **(config.tiny_encoder or {}))

@@ -53,18 +53,10 @@ def text_training_data(
 
 def starting_sentence_model(config: SentenceEncoderConfig, sentences: list[str], tiny_encoder: dict[str, Any] | None = None) -> SentenceTransformer:
     """The sentence model training starts from (:func:`build_sentence_model` with ``config.pooling`` and
-    ``config.max_seq_length``).
-
-    - ``config.tiny``: a small random BERT whose WordPiece vocabulary comes from ``sentences``
-      (:func:`build_tiny_encoder`, options ``tiny_encoder``), built in a temporary folder that is gone once the
-      model is loaded: nothing is written where the caller can see it.
-    - otherwise ``config.model`` (a Hub name or folder). A sentence-transformers model is continued as it is, keeping
-      what ``config.keep_model_modules`` names: ``"pooling"`` kept: its own Pooling / Dense / Normalize and prompts
-      (``config.pooling`` replaces them otherwise); ``"max_seq_length"`` kept: its own length
-      (``config.max_seq_length`` otherwise). :func:`~sbert_nonling.app.run.train_recipe` keeps every setting the
-      user did not override; a setting applied to the model is logged with the model's own value.
-
-    A model that cannot be loaded (offline and not cached, mistyped) raises one ValueError line naming it.
+    ``config.max_seq_length``): with ``config.tiny`` a small random BERT whose vocabulary comes from ``sentences``
+    (:func:`build_tiny_encoder` with ``tiny_encoder``, in a temporary folder), else ``config.model``; a
+    sentence-transformers model keeps what ``config.keep_model_modules`` names (its own pooling modules and prompts,
+    its max_seq_length). A model that cannot be loaded raises one ValueError line naming it.
     """
     if config.tiny:
         with tempfile.TemporaryDirectory(prefix="tiny-encoder-") as folder:

@@ -20,22 +20,21 @@ def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
         config: :class:`SimCSEConfig` (the ``simcse-unsup`` / ``simcse-sup`` recipes).
         data: ``text_file`` or ``nli_file`` (a local file or a Hub dataset); ``sts_dir``: SentEval-layout STS folder.
 
-    Example:
-        ::
+    Example::
 
-            import os
-            from transformers import set_seed
+        import os
+        from transformers import set_seed
 
-            from sbert_nonling.methods import build_simcse
-            from sbert_nonling.app import load_recipe
-            from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_simcse
+        from sbert_nonling.app import load_recipe
+        from sbert_nonling.data import DataSources
 
-            config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 2, "batch_size": 8})  # offline
-            set_seed(config.seed)
-            text_file = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt"
-            plan = build_simcse(config, DataSources(text_file=text_file))  # e.g. load_recipe("simcse-unsup"): bert-base
-            plan.stages[0].trainer(plan.model, plan.evaluator).train()
-            plan.model.save("simcse-bert")
+        config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 2, "batch_size": 8})  # offline
+        set_seed(config.seed)
+        text_file = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt"
+        plan = build_simcse(config, DataSources(text_file=text_file))  # e.g. load_recipe("simcse-unsup"): bert-base
+        plan.stages[0].trainer(plan.model, plan.evaluator).train()
+        plan.model.save("simcse-bert")
     """
     train_dataset, sentences = text_training_data(config, data.text_file, data.nli_file)
     sentence_model = starting_sentence_model(config, sentences)

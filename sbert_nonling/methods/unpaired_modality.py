@@ -73,25 +73,24 @@ def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -
         data: ``text_file`` / ``nli_file`` and ``sts_dir`` as for :func:`~sbert_nonling.methods.simcse.build_simcse`;
             ``image_dir`` (one sub-folder per class, or a Hub dataset) or ``audio_dir`` + ``audio_label_regex``.
 
-    Example:
-        ::
+    Example::
 
-            import os
-            import transformers
+        import os
+        import transformers
 
-            from sbert_nonling.methods import build_unpaired_modality
-            from sbert_nonling.app import load_recipe
-            from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_unpaired_modality
+        from sbert_nonling.app import load_recipe
+        from sbert_nonling.data import DataSources
 
-            data = os.environ["SBERT_NONLING_SHARED"] + "/data"
-            fast = {"max_steps": 2, "batch_size": 8, "images_per_class": 2, "modality_batch_size": 4}
-            config = load_recipe("visualcse", tiny=True, overrides=fast)  # e.g. VisualCSEConfig(max_steps=500), ViT
-            transformers.set_seed(config.seed)
-            plan = build_unpaired_modality(config, DataSources(text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt",
-                                                               image_dir=data + "/images/cifar10/train"))  # e.g. ImageNet
-            trainer = plan.stages[0].trainer(plan.model, plan.evaluator)  # an UnpairedModalityTrainer
-            trainer.train()
-            plan.model.save("visualcse-bert")  # text and image routes; export_text_model(...) for the text route alone
+        data = os.environ["SBERT_NONLING_SHARED"] + "/data"
+        fast = {"max_steps": 2, "batch_size": 8, "images_per_class": 2, "modality_batch_size": 4}
+        config = load_recipe("visualcse", tiny=True, overrides=fast)  # e.g. VisualCSEConfig(max_steps=500), ViT
+        transformers.set_seed(config.seed)
+        plan = build_unpaired_modality(config, DataSources(text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt",
+                                                           image_dir=data + "/images/cifar10/train"))  # e.g. ImageNet
+        trainer = plan.stages[0].trainer(plan.model, plan.evaluator)  # an UnpairedModalityTrainer
+        trainer.train()
+        plan.model.save("visualcse-bert")  # text and image routes; export_text_model(...) for the text route alone
     """
     text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file)
     sentence_model = starting_sentence_model(config, sentences)
