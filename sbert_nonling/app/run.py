@@ -8,17 +8,8 @@ from typing import Any
 
 from sbert_nonling.app.recipes import load_recipe
 from sbert_nonling.app.runner import run_method
-from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig
 from sbert_nonling.data.sources import DataSources
-
-
-def _cap_steps(config: MethodConfig, max_steps: int) -> MethodConfig:
-    """``config`` with training stopped after ``max_steps`` optimizer steps: of the run, or of each stage run (a stage
-    left out stays left out)."""
-    stages = config.stages()
-    capped = {name: stage.capped(max_steps) for name, stage in stages.items()} if stages else {"max_steps": max_steps}
-    return config.replace("the max_steps option", **capped)
 
 
 def train_recipe(
@@ -32,39 +23,34 @@ def train_recipe(
     overwrite: bool = False,
     allow_changed: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """Train ``recipe``: load it into its method's typed config (:func:`load_recipe`: file, tiny block, overrides,
-    ``max_steps`` cap) and run it with :func:`~sbert_nonling.app.runner.run_method`, which leaves ``output_dir/model``,
-    ``output_dir/export``, the checkpoints, ``recipe.json`` and ``results.json`` (docs/getting_started.md).
+    """Train ``recipe``: its method's typed config (:func:`load_recipe`: file, tiny block, overrides, ``max_steps``
+    cap) run by :func:`~sbert_nonling.app.runner.run_method`, whose result it returns (docs/getting_started.md).
 
     Args:
         recipe: a name from :func:`~sbert_nonling.app.recipes.list_recipes`.
         output_dir: run folder.
-        data: the data sources (:class:`~sbert_nonling.data.DataSources`); the method reads the ones it needs and
-            names a missing one; ``sts_dir`` gives dev scores before / after and best-checkpoint selection.
-        overrides: recipe settings to override, e.g. ``{"learning_rate": 1e-5}``, ``{"contrastive.batch_size": 32}``,
-            ``{"model": "all-MiniLM-L6-v2"}`` (a sentence-transformers model keeps its own pooling and
-            ``max_seq_length`` unless those are overridden too), ``{"precision": "bf16"}`` (docs/reliability.md).
-        tiny: start from a small random encoder built offline from the training text, with the recipe's ``tiny``
-            settings; not with an overridden ``model``.
+        data: the data sources (:class:`~sbert_nonling.data.DataSources`); the method names a missing one.
+        overrides: recipe settings, e.g. ``{"learning_rate": 1e-5}``, ``{"contrastive.batch_size": 32}``, ``{"model":
+            "all-MiniLM-L6-v2"}`` (a sentence-transformers model keeps its own pooling and ``max_seq_length`` unless
+            those are overridden too).
+        tiny: a small random encoder built offline, with the recipe's ``tiny`` settings; not with a ``model`` override.
         max_steps: stop after this many optimizer steps (of each stage run for the multi-stage methods).
-        resume: continue an interrupted run in ``output_dir`` from its newest intact checkpoint, exactly
-            (docs/reliability.md, "Exact resume"); not for pixel-linguist and multitask.
-        overwrite: replace the run ``output_dir`` holds (refused without it: :func:`prepare_output_dir`).
+        resume: continue an interrupted run exactly (docs/reliability.md); not for pixel-linguist and multitask.
+        overwrite: replace the run ``output_dir`` holds.
         allow_changed: settings a resume may change (:data:`~sbert_nonling.training.run_settings.SAFE_TO_CHANGE`).
 
     Raises:
-        CheckpointWriteError: writing a checkpoint failed; earlier checkpoints are intact, resume once fixed.
+        CheckpointWriteError: writing a checkpoint failed; earlier ones are intact, resume once fixed.
         TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint; resume continues.
-
-    Returns:
-        :func:`~sbert_nonling.app.runner.run_method`'s result.
     """
     overrides = overrides or {}
     if tiny and "model" in overrides:
         raise ValueError("Pass either tiny=True (a locally built encoder) or a model override, not both.")
     config = load_recipe(recipe, tiny=tiny, overrides=overrides)
-    if max_steps is not None:
-        config = _cap_steps(config, max_steps)
+    if max_steps is not None:  # of the run, or of each stage run (a stage left out stays left out)
+        stages = config.stages()
+        capped = {name: stage.capped(max_steps) for name, stage in stages.items()} if stages else {"max_steps": max_steps}
+        config = config.replace("the max_steps option", **capped)
     if isinstance(config, SentenceEncoderConfig):  # a sentence-transformers model keeps what is not set explicitly
         kept = [name for name in config.keep_model_modules if name not in overrides]
         config = config.replace("the overrides", keep_model_modules=kept)

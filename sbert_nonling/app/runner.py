@@ -43,13 +43,7 @@ def _output_dir(stage: TrainingStage) -> str:
 
 
 def _train(
-    stage: TrainingStage,
-    plan: MethodPlan,
-    output_dir: Path,
-    resume: bool,
-    config: MethodConfig,
-    changes: list[dict[str, Any]],
-    citations: list[str],
+    stage: TrainingStage, plan: MethodPlan, output_dir: Path, resume: bool, config: MethodConfig, changes: list[dict[str, Any]], citations: list[str]
 ) -> dict[str, Any]:
     """One training stage: hooks, the trainer (checkpoints under ``output_dir``, each recording ``config`` and the
     settings changed on resume), hooks; its log entry. The stage's losses' citations are added to ``citations``."""
@@ -115,35 +109,29 @@ def run_method(
     overwrite: bool = False,
     allow_changed: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """Run a method end to end and leave ``output_dir/model`` (the full model), ``output_dir/export`` (the plain text
-    checkpoint, where the plan has one), each with a model card, the checkpoints, ``recipe.json`` (``config``) and
-    ``results.json`` (the returned result).
-
-    In order: the folder is checked, locked (:func:`run_lock`) and prepared (:func:`prepare_output_dir`);
-    ``set_seed(config.seed)``; ``build(config, data)``; the plan's ``files``; dev scores before (``data.sts_dir``,
-    ``data.stsb_multi_dir``); the plan's stages (checkpoints under ``output_dir``, best STS-B dev checkpoint loaded
-    at the end of each run; a staged plan scores dev after every stage); dev scores after; the saved model and
-    export; the plan's evaluations; the run record.
+    """Run a method end to end: check, lock (:func:`run_lock`) and prepare (:func:`prepare_output_dir`) the folder;
+    ``set_seed(config.seed)``; ``build(config, data)``; write the plan's ``files``; dev scores before (``data.sts_dir``,
+    ``data.stsb_multi_dir``); the plan's stages (best STS-B dev checkpoint loaded at the end of each run; a staged plan
+    scores dev after every stage); dev scores after; save ``output_dir/model`` and ``output_dir/export`` (with model
+    cards); the plan's evaluations; ``recipe.json`` and ``results.json``.
 
     Args:
-        config: the method's settings (recorded in ``recipe.json`` and the model cards; ``config.seed`` seeds).
+        config: the method's settings (recorded; ``config.seed`` seeds).
         data: the run's data sources, given whole to the builder.
         output_dir: run folder.
-        build: returns the :class:`MethodPlan` of ``(config, data)``; default: :data:`~sbert_nonling.methods.BUILDERS`.
-        resume: continue an interrupted single-run plan from its newest intact checkpoint (not for methods whose
-            config is not ``resumable``).
+        build: makes the :class:`MethodPlan` of ``(config, data)``; default: :data:`~sbert_nonling.methods.BUILDERS`.
+        resume: continue an interrupted run of a ``resumable`` method from its newest intact checkpoint.
         overwrite: replace the run ``output_dir`` holds.
-        allow_changed: settings a resume may change (:func:`~sbert_nonling.training.run_settings.safe_to_change`);
-            other differences from the checkpoint's settings are refused; accepted ones are recorded
-            (``"settings_changed_on_resume"``).
+        allow_changed: settings a resume may change (:func:`~sbert_nonling.training.run_settings.safe_to_change`),
+            recorded as ``"settings_changed_on_resume"``; other changes are refused.
 
     Raises:
         TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint.
 
     Returns:
         ``{"recipe", "model", "export", "dev_before", "dev_after", "multilingual_before", "multilingual_after",
-        "precision", "dataloader_num_workers", "global_step", "best_checkpoint"}``, then for a single-run plan
-        :data:`RUN_FIELDS`, for a staged plan ``"stages"`` (one entry per stage), and one key per plan evaluation.
+        "precision", "dataloader_num_workers", "global_step", "best_checkpoint"}``, then :data:`RUN_FIELDS` (single
+        run) or ``"stages"`` (staged plan), and one key per plan evaluation.
     """
     if resume and not config.resumable:
         raise ValueError(f"resume is not supported by {config.name or config.method} (a sequence of stage runs); start it again.")

@@ -16,20 +16,17 @@ def push_to_hub(
     commit_message: str = "Upload sentence encoder trained with sbert-nonling",
     endpoint: str | None = None,
 ) -> str:
-    """Create ``repo_id`` (if needed) and upload ``folder``, a saved model (``OUT/model``, ``OUT/export``) with its
-    model card, exactly as it was saved: unlike ``SentenceTransformer.push_to_hub``, no reload (no
-    ``trust_remote_code`` round trip); the folder is checked first.
+    """Create ``repo_id`` (if needed) and upload ``folder``, a saved model with its model card, exactly as saved (no
+    reload, unlike ``SentenceTransformer.push_to_hub``); returns the commit URL. A ValueError if ``folder`` is not a
+    saved model with a card.
 
     Args:
-        folder: the saved model folder (holds ``modules.json`` and ``README.md``).
+        folder: the saved model folder (``OUT/model``, ``OUT/export``).
         repo_id: ``user/name`` or ``org/name`` on the Hub.
         token: a Hub token with write access; default: the one ``hf auth login`` stored.
         private: create the repository as private.
         commit_message: the commit's summary.
         endpoint: another Hub endpoint (a mirror); default: the Hugging Face Hub.
-
-    Returns:
-        The URL of the commit; a ValueError if ``folder`` is not a saved model with a card.
 
     Example::
 

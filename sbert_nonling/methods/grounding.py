@@ -22,12 +22,7 @@ from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
 from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.methods.plan import MethodPlan, TrainingStage
-from sbert_nonling.methods.sentence_encoder import (
-    recipe_label,
-    single_run_arguments,
-    starting_sentence_model,
-    text_training_data,
-)
+from sbert_nonling.methods.sentence_encoder import recipe_label, single_run_arguments, starting_sentence_model, text_training_data
 from sbert_nonling.modules.encoder_families import learned_position_embeddings
 from sbert_nonling.util.unreachable import loading
 

@@ -19,12 +19,7 @@ from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
 from sbert_nonling.methods.plan import MethodPlan, TrainingStage
-from sbert_nonling.methods.sentence_encoder import (
-    recipe_label,
-    single_run_arguments,
-    starting_sentence_model,
-    text_training_data,
-)
+from sbert_nonling.methods.sentence_encoder import recipe_label, single_run_arguments, starting_sentence_model, text_training_data
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.modules.modality_router import ModalityRouter
