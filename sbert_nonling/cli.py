@@ -35,14 +35,14 @@ def _print_result(result: dict[str, Any]) -> None:
 def _print_before_after(result: dict[str, Any]) -> None:
     from sbert_nonling.evaluation.table import format_sts_table
 
-    if result["dev_before"]:
-        print(format_sts_table({"before training": result["dev_before"], "after training": result["dev_after"]}))
-    if result.get("multilingual_before"):
-        short = {  # stsb_multi tasks by language code only, so the table fits a terminal
-            label: {name.removeprefix("STSBenchmarkMultilingualSTS-"): score for name, score in scores.items()}
-            for label, scores in (("before training", result["multilingual_before"]), ("after training", result["multilingual_after"]))
-        }
-        print(format_sts_table(short))
+    for key, shown in (("dev", dict), ("multilingual", _by_language)):
+        if result.get(f"{key}_before"):
+            print(format_sts_table({"before training": shown(result[f"{key}_before"]), "after training": shown(result[f"{key}_after"])}))
+
+
+def _by_language(scores: dict[str, float]) -> dict[str, float]:
+    """stsb_multi scores by language code only, so that a table fits a terminal."""
+    return {name.removeprefix("STSBenchmarkMultilingualSTS-"): score for name, score in scores.items()}
 
 
 def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
@@ -100,7 +100,6 @@ def _configure_output(verbose: bool) -> None:
 def _log_to_file(path: Path) -> logging.Handler:
     """Also write INFO-level logs of the package and of sentence-transformers to ``path`` (the console keeps its
     level); remove the returned handler when the run ends."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setLevel(logging.INFO)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -178,8 +177,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
             rows["sts"] = evaluate_sts(model, tasks, batch_size=args.batch_size, encode_kwargs=encode_kwargs)
     if "sts-multilingual" in args.tasks:
         multilingual = load_stsb_multi_dir(args.stsb_multi_dir, args.split)
-        scores = evaluate_sts(model, multilingual, batch_size=args.batch_size, encode_kwargs=encode_kwargs)
-        rows["sts-multilingual"] = {name.removeprefix("STSBenchmarkMultilingualSTS-"): value for name, value in scores.items()}
+        rows["sts-multilingual"] = _by_language(evaluate_sts(model, multilingual, batch_size=args.batch_size, encode_kwargs=encode_kwargs))
     if "visual-sts" in args.tasks:
         from sbert_nonling.evaluation.visual_sts import evaluate_visual_sts
 
@@ -259,8 +257,7 @@ def cmd_features(args: argparse.Namespace) -> None:
 def cmd_render(args: argparse.Namespace) -> None:
     from sbert_nonling.modules.pixel_renderer import render_preview
 
-    renderer_kwargs = {"max_patches": args.max_patches, "font_family": args.font_family}
-    num_patches = render_preview(args.text, args.output, scale=args.scale, **renderer_kwargs)
+    num_patches = render_preview(args.text, args.output, scale=args.scale, max_patches=args.max_patches, font_family=args.font_family)
     print(f"Rendered {len(args.text)} characters into {num_patches} of {args.max_patches} patches: {args.output}")
     _print_result({"output": str(args.output), "patches": num_patches, "max_patches": args.max_patches})
 

@@ -1,8 +1,5 @@
 """Recipes: one JSON file per published configuration (``sbert_nonling/recipes/<name>.json``), loaded into the
-method's typed config (:mod:`sbert_nonling.configs`).
-
-The configs (which import torch through the losses and modules) are imported where a recipe is loaded, so
-:func:`list_recipes` stays cheap: ``sbert-nonling train --help`` lists the recipes with it."""
+method's typed config (:mod:`sbert_nonling.configs`, imported on loading, so :func:`list_recipes` loads no torch)."""
 
 from __future__ import annotations
 

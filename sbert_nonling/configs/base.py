@@ -94,9 +94,9 @@ def _coerce(annotation: Any, value: Any) -> Any:
             raise _Mismatch(_type_name(annotation))
         arguments = typing.get_args(annotation)
         try:
-            if origin is list:
-                return [_coerce(arguments[0], item) for item in value]
-            return {_coerce(arguments[0], key): _coerce(arguments[1], item) for key, item in value.items()}
+            if isinstance(value, dict):
+                return {_coerce(arguments[0], key): _coerce(arguments[1], item) for key, item in value.items()}
+            return [_coerce(arguments[0], item) for item in value]
         except _Mismatch:
             raise _Mismatch(_type_name(annotation)) from None
     if annotation is Any:
@@ -252,9 +252,7 @@ class MethodConfig(Settings):
     reference: str = setting("", "the paper (URL or citation)")
     model: str = setting("bert-base-uncased", "Hub name or folder of the starting encoder")
     seed: int = setting(42, "seed of the trainer, the data order and every seeded draw", minimum=0)
-    precision: Precision = setting(
-        "auto", "auto (bf16 on a GPU with bf16, fp16 + loss scaling on an older GPU, fp32 on a CPU), fp32, fp16 (GPU) or bf16"
-    )
+    precision: Precision = setting("auto", "auto (bf16 or fp16 + loss scaling on a GPU, fp32 on a CPU), fp32, fp16 (GPU) or bf16")
     dataloader_num_workers: int | Literal["auto"] = setting(
         "auto", "DataLoader worker processes: auto (8 per GPU, at most the CPU cores per GPU; 0 on a CPU) or a number", minimum=0
     )

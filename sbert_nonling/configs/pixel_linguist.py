@@ -26,9 +26,7 @@ class PixelLinguistConfig(MethodConfig):
     eval_steps: int = paper_default(MethodConfig, "eval_steps", 100)
     max_patches: int = setting(64, "16 x 16 patches per rendered sentence", minimum=2)
     temperature: float = setting(0.05, "temperature of the symmetric InfoNCE softmax", above=0.0)
-    token_head: TrainingHead = setting(
-        "linear_gelu_layernorm", "training-only head on every patch token before pooling (dropped at inference), or none"
-    )
+    token_head: TrainingHead = setting("linear_gelu_layernorm", "training-only head on every patch token before pooling, or none")
     perturbation_sets: list[list[str]] = setting(
         [["insert"], ["delete"], ["substitute_visual"], ["substitute_keyboard"], ["swap"], ["shuffle"], ["conditional_shuffle"]],
         "visual stage: one run per set of perturbation names, weights averaged",
