@@ -80,19 +80,15 @@ def _configure_output(verbose: bool) -> None:
         handler.setLevel(level)
     if verbose:
         return
+    import datasets
     import huggingface_hub.utils
     import transformers.utils.logging
 
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()  # also huggingface_hub's; the Trainer's bar is not one of these
     huggingface_hub.utils.disable_progress_bars()
-    try:
-        import datasets
-    except ImportError:  # datasets only comes with the training extras
-        pass
-    else:
-        datasets.disable_progress_bars()
-        datasets.logging.set_verbosity_error()
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
     for message, category, _why in HARMLESS_WARNINGS:
         warnings.filterwarnings("ignore", message=message, category=category)
 

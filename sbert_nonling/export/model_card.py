@@ -110,12 +110,8 @@ def model_card(
         raise ValueError(f"form={form!r} must be 'text', 'full' or 'pixel'.")
     method = recipe.get("method", "simcse")
     tags = ["sentence-transformers", "sentence-similarity", "feature-extraction", "sbert-nonling", method.replace("_", "-")]
-    base = recipe.get("model")
-    front = ["---", "library_name: sentence-transformers", "pipeline_tag: sentence-similarity", "tags:"]
-    front += [f"- {tag}" for tag in tags]
-    if base and not recipe.get("tiny"):
-        front.append(f"base_model: {base}")
-    front.append("---")
+    base = [f"base_model: {recipe['model']}"] if recipe.get("model") and not recipe.get("tiny") else []
+    front = ["---", "library_name: sentence-transformers", "pipeline_tag: sentence-similarity", "tags:", *(f"- {tag}" for tag in tags), *base, "---"]
     settings = [f"- `{key}`: `{recipe[key]}`" for key in CARD_SETTINGS if key in recipe]
     parts = [
         "\n".join(front),
