@@ -145,7 +145,6 @@ def run_method(
         set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
         plan = (build or BUILDERS[config.method])(config, data)
         for name, write in plan.files.items():
-            output_dir.mkdir(parents=True, exist_ok=True)
             write(output_dir / name)
         sts_dir = data.sts_dir
         multilingual = load_stsb_multi_dir(data.stsb_multi_dir, "dev") if data.stsb_multi_dir else []

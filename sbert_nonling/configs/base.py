@@ -15,8 +15,7 @@ ConfigT = TypeVar("ConfigT", bound="Settings")
 
 #: A linear warmup then decay, or no decay (transformers' ``lr_scheduler_type`` names used by the recipes).
 SchedulerType = Literal["linear", "constant", "constant_with_warmup", "cosine"]
-#: Numeric precision of training: ``auto`` (bf16 on a GPU that has it, else fp16 with loss scaling on a GPU, fp32 on
-#: a CPU), or one of them explicitly.
+#: Numeric precision of training (:attr:`MethodConfig.precision`).
 Precision = Literal["auto", "fp32", "fp16", "bf16"]
 
 

@@ -12,12 +12,9 @@ from sbert_nonling.util.heads import TrainingHead
 
 @dataclass
 class PixelLinguistConfig(MethodConfig):
-    """Pixel Linguist: defaults are the paper's curriculum (PIXEL-base, 64 patches, symmetric InfoNCE tau 0.05 with a
-    training-only Linear + GELU + LayerNorm token head; visual alignment, one run per perturbation set at rate 0.1,
-    weights averaged; topical alignment on wiki spans; reasoning alignment on NLI entailment pairs; optional
-    cross-lingual leapfrogging). Each stage is a :class:`~sbert_nonling.configs.StageConfig`.
-    Paper: https://arxiv.org/abs/2402.08183. See :class:`~sbert_nonling.configs.base.MethodConfig`.
-    """
+    """Pixel Linguist: defaults are the paper's curriculum (PIXEL-base; visual, topical and reasoning alignment, then
+    optional cross-lingual leapfrogging; METHODS.md), each stage a :class:`~sbert_nonling.configs.StageConfig`.
+    Paper: https://arxiv.org/abs/2402.08183. See :class:`~sbert_nonling.configs.base.MethodConfig`."""
 
     method: ClassVar[str] = "pixel_linguist"
     resumable: ClassVar[bool] = False

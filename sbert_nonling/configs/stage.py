@@ -9,10 +9,9 @@ from sbert_nonling.configs.base import Settings, setting
 
 @dataclass
 class StageConfig(Settings):
-    """One stage's optimizer settings (multitask's contrastive and task-head stages, Pixel Linguist's visual, topical,
-    reasoning and parallel stages), nested in its method's config under the stage's name. A recipe gives only what
-    differs from the paper's stage (``"contrastive": {"batch_size": 128}``), ``--set`` a dotted key
-    (``--set contrastive.batch_size=128``).
+    """One stage's optimizer settings, nested in its method's config under the stage's name (multitask's
+    ``contrastive`` / ``multitask``, Pixel Linguist's ``visual`` / ``topical`` / ``reasoning`` / ``parallel``); a recipe
+    gives what differs (``"contrastive": {"batch_size": 128}``), ``--set`` a dotted key (``contrastive.batch_size=128``).
 
     Example::
 

@@ -195,9 +195,7 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
     datasets, labels, task_sentences = _task_datasets(config, Path(data.sts_dir)) if multitask_runs else ({}, {}, [])
     sentence_model = starting_sentence_model(config, sentences + task_sentences, tiny_encoder=config.tiny_encoder)
     evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
-    contrastive_loss = None
-    if contrastive_data is not None:
-        contrastive_loss = SimCSELoss(sentence_model, **config.keywords_for(SimCSELoss))
+    contrastive_loss = SimCSELoss(sentence_model, **config.keywords_for(SimCSELoss)) if contrastive_data is not None else None
 
     stages: list[TrainingStage | ModelUpdate] = []
     if contrastive_runs:
