@@ -40,9 +40,7 @@ class TrainingStage:
 
         config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 1, "batch_size": 8})  # e.g. SimCSEConfig()
         plan = build_simcse(config, DataSources(text_file=os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt"))
-        stage = plan.stages[0]
-        trainer = stage.trainer(plan.model, plan.evaluator)  # a NonLinguisticTrainer with SimCSELoss
-        trainer.train()
+        plan.stages[0].trainer(plan.model, plan.evaluator).train()  # a NonLinguisticTrainer with SimCSELoss
     """
 
     name: str

@@ -83,8 +83,7 @@ def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -
         transformers.set_seed(config.seed)
         plan = build_unpaired_modality(config, DataSources(text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt",
                                                            image_dir=data + "/images/cifar10/train"))  # e.g. ImageNet
-        trainer = plan.stages[0].trainer(plan.model, plan.evaluator)  # an UnpairedModalityTrainer
-        trainer.train()
+        plan.stages[0].trainer(plan.model, plan.evaluator).train()  # an UnpairedModalityTrainer
         plan.model.save("visualcse-bert")  # text and image routes; export_text_model(...) for the text route alone
     """
     text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file)
