@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from datasets import Dataset, DatasetDict
+from datasets import Dataset, DatasetDict, concatenate_datasets
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.sampler import BatchSamplers
 from torch import nn
@@ -112,11 +112,7 @@ def _task_datasets(config: MultitaskConfig, task_dir: Path) -> tuple[dict[str, D
             sentences1, sentences2, scores = (list(column) for column in zip(*rows))
             parts.append(sts_regression_dataset(sentences1, sentences2, scores, score_range))
             sentences += sentences1 + sentences2
-        datasets["sts"] = (
-            parts[0]
-            if len(parts) == 1
-            else Dataset.from_dict({column: [value for part in parts for value in part[column]] for column in ("sentence1", "sentence2", "score")})
-        )
+        datasets["sts"] = concatenate_datasets(parts)
     return datasets, labels, sentences
 
 
