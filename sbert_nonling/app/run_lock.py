@@ -29,13 +29,9 @@ def _holder(descriptor: int) -> str:
 
 @contextmanager
 def run_lock(output_dir: str | os.PathLike) -> Iterator[None]:
-    """Hold the lock of ``output_dir`` (created if needed) inside the block; another run that asks for it meanwhile
-    is refused with a ValueError naming the holder (process id, host, start time, command line).
-
-    The lock is an exclusive ``flock`` on :data:`LOCK_FILE`: the kernel releases it whenever the holder ends, on any
-    exit path (an exception, a signal, ``kill -9``), so a lock left by a dead process never blocks a later run.
-    Under DDP only the main process (``RANK`` 0) takes it. The file stays (with the last holder's record); it is
-    not part of the run. Folders on file systems without ``flock`` (some network mounts) are not protected.
+    """Hold the lock of ``output_dir`` inside the block; another run asking for it meanwhile is refused with a
+    ValueError naming the holder. An exclusive ``flock`` on :data:`LOCK_FILE`, which the kernel releases whenever the
+    holder ends (even ``kill -9``); only the main process (``RANK`` 0) takes it (docs/reliability.md).
     """
     if int(os.environ.get("RANK", "0")) != 0:
         yield

@@ -43,14 +43,7 @@ def _output_dir(stage: TrainingStage) -> str:
 
 
 def _train(
-    stage: TrainingStage,
-    plan: MethodPlan,
-    output_dir: Path,
-    resume: bool,
-    config: MethodConfig,
-    changes: list[dict[str, Any]],
-    sts_dir: str | Path | None,
-    citations: list[str],
+    stage: TrainingStage, plan: MethodPlan, output_dir: Path, resume: bool, config: MethodConfig, changes: list[dict[str, Any]], citations: list[str]
 ) -> dict[str, Any]:
     """One training stage: hooks, the trainer (checkpoints under ``output_dir``, each recording ``config`` and the
     settings changed on resume), hooks; its log entry. The stage's losses' citations are added to ``citations``."""
@@ -80,8 +73,6 @@ def _train(
         "step_seconds": dict(trainer.step_seconds),
         "step_counts": dict(trainer.step_counts),
     }
-    if plan.staged and sts_dir is not None:
-        entry["dev"] = evaluate_sts_dir(plan.model, sts_dir, "dev")
     return entry
 
 
@@ -109,14 +100,6 @@ def save_whole(write: Callable[[Path], object], folder: Path, checkpoints: Path 
         ) from error
 
 
-def _update(update: ModelUpdate, plan: MethodPlan, sts_dir: str | Path | None) -> dict[str, Any]:
-    update.apply(plan.model)
-    entry = {**update.record, "name": update.name}
-    if sts_dir is not None:
-        entry["dev"] = evaluate_sts_dir(plan.model, sts_dir, "dev")
-    return entry
-
-
 def run_method(
     config: MethodConfig,
     data: DataSources,
@@ -126,46 +109,29 @@ def run_method(
     overwrite: bool = False,
     allow_changed: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """Run a method end to end and leave ``output_dir/model`` (the full model), ``output_dir/export`` (the plain text
-    checkpoint, where the plan has one), each with a model card, the checkpoints, ``output_dir/recipe.json``
-    (``config``) and ``output_dir/results.json`` (the returned result).
-
-    In order: the folder is created and checked for writing, and locked against a second run (:func:`run_lock`:
-    a run started on the same folder meanwhile is refused naming this one), :func:`prepare_output_dir` (a finished
-    or interrupted run is refused unless ``overwrite`` / ``resume``),
-    ``set_seed(config.seed)``, ``build(config, data)`` (front-ends and heads are drawn after the seed), the plan's
-    ``files`` written into ``output_dir``, dev scores before training (every dev task of ``data.sts_dir``, and the
-    multilingual STS-B dev sets of ``data.stsb_multi_dir``), the plan's stages in order (each stage's checkpoint
-    folder, e.g. ``checkpoints`` or ``stages/<name>/checkpoints``, under ``output_dir``; the best checkpoint on STS-B
-    dev is loaded at the end of each run when the plan has an evaluator; a staged plan scores dev after every
-    stage), dev scores after, the saved model and export, the plan's evaluations, the run record.
+    """Run a method end to end: check, lock (:func:`run_lock`) and prepare (:func:`prepare_output_dir`) the folder;
+    ``set_seed(config.seed)``; ``build(config, data)``; write the plan's ``files``; dev scores before (``data.sts_dir``,
+    ``data.stsb_multi_dir``); the plan's stages (best STS-B dev checkpoint loaded at the end of each run; a staged plan
+    scores dev after every stage); dev scores after; save ``output_dir/model`` and ``output_dir/export`` (with model
+    cards); the plan's evaluations; ``recipe.json`` and ``results.json``.
 
     Args:
-        config: the method's settings (recorded in ``recipe.json`` and the model cards; ``config.seed`` seeds).
-        data: the run's data sources (:class:`DataSources`), given whole to the builder; its ``sts_dir`` and
-            ``stsb_multi_dir`` also give the dev scores before and after training.
+        config: the method's settings (recorded; ``config.seed`` seeds).
+        data: the run's data sources, given whole to the builder.
         output_dir: run folder.
-        build: returns the :class:`MethodPlan` of ``(config, data)``; called once, after seeding. Default: the
-            builder of ``config.method`` (:data:`~sbert_nonling.methods.BUILDERS`).
-        resume: continue an interrupted single-run plan from its newest intact checkpoint (methods whose config is not
-            ``resumable`` are refused with a ValueError).
+        build: makes the :class:`MethodPlan` of ``(config, data)``; default: :data:`~sbert_nonling.methods.BUILDERS`.
+        resume: continue an interrupted run of a ``resumable`` method from its newest intact checkpoint.
         overwrite: replace the run ``output_dir`` holds.
-        allow_changed: settings a resume may change (only those :func:`~sbert_nonling.training.run_settings.safe_to_change`
-            allows, e.g. ``eval_steps``); any other difference between ``config`` and the settings recorded in the
-            checkpoint is refused with a ValueError listing them. Accepted changes are recorded in the result
-            (``"settings_changed_on_resume"``: step, old and new values) and in later checkpoints.
+        allow_changed: settings a resume may change (:func:`~sbert_nonling.training.run_settings.safe_to_change`),
+            recorded as ``"settings_changed_on_resume"``; other changes are refused.
 
     Raises:
-        TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint (``resumable=False`` for
-            methods that restart as a whole).
+        TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint.
 
     Returns:
         ``{"recipe", "model", "export", "dev_before", "dev_after", "multilingual_before", "multilingual_after",
-        "precision", "dataloader_num_workers", "global_step", "best_checkpoint", ...}`` (the precision and worker count
-        this machine resolved ``auto`` to, also logged at the start), then for a single-run plan its run's ``"dev_curve"`` (``[[step,
-        STS-B dev], ...]``), ``"train_seconds"``, ``"step_seconds"`` / ``"step_counts"`` (forward + backward time and
-        batches per training dataset), for a staged plan ``"stages"`` (one entry per stage, the same fields plus its
-        ``record`` and dev scores; ``best_checkpoint`` is the last stage's), and one key per plan evaluation.
+        "precision", "dataloader_num_workers", "global_step", "best_checkpoint"}``, then :data:`RUN_FIELDS` (single
+        run) or ``"stages"`` (staged plan), and one key per plan evaluation.
     """
     if resume and not config.resumable:
         raise ValueError(f"resume is not supported by {config.name or config.method} (a sequence of stage runs); start it again.")
@@ -179,7 +145,6 @@ def run_method(
         set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
         plan = (build or BUILDERS[config.method])(config, data)
         for name, write in plan.files.items():
-            output_dir.mkdir(parents=True, exist_ok=True)
             write(output_dir / name)
         sts_dir = data.sts_dir
         multilingual = load_stsb_multi_dir(data.stsb_multi_dir, "dev") if data.stsb_multi_dir else []
@@ -190,9 +155,13 @@ def run_method(
         citations: list[str] = []
         for step in plan.stages:
             if isinstance(step, ModelUpdate):
-                entries.append(_update(step, plan, sts_dir))
+                step.apply(plan.model)
+                entry = {**step.record, "name": step.name}
             else:
-                entries.append(_train(step, plan, output_dir, resume, config, changes, sts_dir, citations))
+                entry = _train(step, plan, output_dir, resume, config, changes, citations)
+            if plan.staged and sts_dir is not None:
+                entry["dev"] = evaluate_sts_dir(plan.model, sts_dir, "dev")
+            entries.append(entry)
 
         result: dict[str, Any] = {
             "recipe": config.name,

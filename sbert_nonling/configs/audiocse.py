@@ -12,10 +12,8 @@ from sbert_nonling.modules.audio_patch_embed import AudioLayout
 
 @dataclass
 class AudioCSEConfig(UnpairedModalityConfig):
-    """AudioCSE: defaults are the BERT-base row (kaldi fbank 128 x 1024 frames, SpecAugment 48 / 192, patches into
-    the shared encoder, speaker = class, audio AdamW lr 2e-7; text as SimCSE-unsup).
-    Paper: https://arxiv.org/abs/2209.09433. See :class:`UnpairedModalityConfig`.
-    """
+    """AudioCSE: defaults are the BERT-base row (kaldi fbank patches with SpecAugment, speaker = class, audio AdamW lr
+    2e-7; text as SimCSE-unsup). Paper: https://arxiv.org/abs/2209.09433. See :class:`UnpairedModalityConfig`."""
 
     method: ClassVar[str] = "audiocse"
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple, TypeVar, Union
 
@@ -13,8 +15,7 @@ ConfigT = TypeVar("ConfigT", bound="Settings")
 
 #: A linear warmup then decay, or no decay (transformers' ``lr_scheduler_type`` names used by the recipes).
 SchedulerType = Literal["linear", "constant", "constant_with_warmup", "cosine"]
-#: Numeric precision of training: ``auto`` (bf16 on a GPU that has it, else fp16 with loss scaling on a GPU, fp32 on
-#: a CPU), or one of them explicitly.
+#: Numeric precision of training (:attr:`MethodConfig.precision`).
 Precision = Literal["auto", "fp32", "fp16", "bf16"]
 
 
@@ -29,11 +30,7 @@ def setting(default: Any, doc: str, *, minimum: float | None = None, maximum: fl
 
 def paper_default(base: type[MethodConfig], name: str, default: Any) -> Any:
     """The field ``name`` of ``base`` (same meaning and range) with another method's paper default."""
-    return setting(default, **{key: value for key, value in _field(base, name).metadata.items()})
-
-
-def _field(config_class: type, name: str) -> dataclasses.Field:
-    return next(item for item in dataclasses.fields(config_class) if item.name == name)
+    return setting(default, **next(item for item in dataclasses.fields(base) if item.name == name).metadata)
 
 
 class SettingDescription(NamedTuple):
@@ -91,24 +88,14 @@ def _coerce(annotation: Any, value: Any) -> Any:
             except _Mismatch:
                 continue
         raise _Mismatch(_type_name(annotation))
-    if annotation is type(None):
-        if value is None:
-            return None
-        raise _Mismatch("null")
-    if origin is list:
-        if not isinstance(value, (list, tuple)):
+    if origin in (list, dict):
+        if not isinstance(value, (list, tuple) if origin is list else dict):
             raise _Mismatch(_type_name(annotation))
-        (item_type,) = typing.get_args(annotation)
+        arguments = typing.get_args(annotation)
         try:
-            return [_coerce(item_type, item) for item in value]
-        except _Mismatch:
-            raise _Mismatch(_type_name(annotation)) from None
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise _Mismatch(_type_name(annotation))
-        key_type, value_type = typing.get_args(annotation)
-        try:
-            return {_coerce(key_type, key): _coerce(value_type, item) for key, item in value.items()}
+            if isinstance(value, dict):
+                return {_coerce(arguments[0], key): _coerce(arguments[1], item) for key, item in value.items()}
+            return [_coerce(arguments[0], item) for item in value]
         except _Mismatch:
             raise _Mismatch(_type_name(annotation)) from None
     if annotation is Any:
@@ -123,15 +110,11 @@ def _coerce(annotation: Any, value: Any) -> Any:
 @dataclass
 class Settings:
     """Typed, validated settings: every field has a type, a documented meaning (``setting(default, doc, ...)``) and,
-    where it has one, a valid range. What this adds to a plain dataclass:
-
-    - validation on construction: a value of the wrong type or out of range raises a ValueError naming the field, the
-      value and what is valid (an int where a float is expected is converted; a bool never counts as a number);
-    - :meth:`from_dict` / :meth:`replace` (a recipe JSON, its tiny block, ``--set key=value``): an unknown key raises a
-      ValueError naming it and listing the valid ones; a field that is itself :class:`Settings` (a stage of a
-      multi-stage method) takes a dict of the settings that differ, or dotted keys (``contrastive.learning_rate``),
-      merged into its current value;
-    - :meth:`to_dict` / :meth:`describe` for ``recipe.json``, model cards and help texts.
+    where it has one, a valid range, checked on construction (a ValueError names the field, the value and what is
+    valid; an int is converted where a float is expected; a bool is never a number). :meth:`from_dict` /
+    :meth:`replace` take a recipe JSON, its tiny block or ``--set key=value`` (an unknown key is named, the valid ones
+    listed); a field that is itself :class:`Settings` (a stage) takes a dict of what differs, or dotted keys
+    (``contrastive.learning_rate``). :meth:`to_dict` / :meth:`describe` serve ``recipe.json``, cards and help texts.
     """
 
     def __post_init__(self) -> None:
@@ -155,15 +138,7 @@ class Settings:
             return
         minimum, maximum, above = item.metadata["minimum"], item.metadata["maximum"], item.metadata["above"]
         if (minimum is not None and value < minimum) or (maximum is not None and value > maximum) or (above is not None and value <= above):
-            valid = " and ".join(
-                part
-                for part in (
-                    f">= {minimum}" if minimum is not None else "",
-                    f"> {above}" if above is not None else "",
-                    f"<= {maximum}" if maximum is not None else "",
-                )
-                if part
-            )
+            valid = " and ".join(f"{sign} {bound}" for sign, bound in ((">=", minimum), (">", above), ("<=", maximum)) if bound is not None)
             raise ValueError(f"{self._where()} setting {item.name!r} must be {valid}, got {value!r}.")
 
     @classmethod
@@ -213,6 +188,18 @@ class Settings:
                 raise
             raise ValueError(f"{source}: stage {prefix[:-1]!r}: {error}") from None
 
+    def keywords_for(self, function: Callable[..., Any]) -> dict[str, Any]:
+        """The settings named like a keyword parameter of ``function`` (one with a default, or keyword-only): setting names
+        are the keywords of the losses and modules they feed, so ``MultimodalAlignLoss(model, image_dimension=...,
+        **config.keywords_for(MultimodalAlignLoss))`` passes every grounding setting."""
+        names = self.field_names()
+        parameters = inspect.signature(function).parameters.values()
+        return {
+            item.name: getattr(self, item.name)
+            for item in parameters
+            if item.name in names and (item.default is not item.empty or item.kind is item.KEYWORD_ONLY)
+        }
+
     def to_dict(self) -> dict[str, Any]:
         """The settings as a plain dict (a stage as a nested dict), as written to ``recipe.json``."""
         return dataclasses.asdict(self)
@@ -239,19 +226,18 @@ class MethodConfig(Settings):
     """The settings of one training method (:class:`Settings`): the fields every method shares; subclasses add their
     method's, each with a default equal to the method's paper row (``METHODS.md``).
 
-    Example:
-        ::
+    Example::
 
-            from sbert_nonling.configs import MultitaskConfig, VisualCSEConfig
+        from sbert_nonling.configs import MultitaskConfig, VisualCSEConfig
 
-            config = VisualCSEConfig(learning_rate=1e-5)        # the paper's BERT-base row with another text rate
-            config = config.replace(modality_learning_rate=0.0)  # validated again
-            stages = MultitaskConfig().replace(**{"contrastive.batch_size": 128})  # one setting of one stage
-            print(stages.contrastive.batch_size, stages.contrastive.learning_rate)  # 128 3e-05
-            try:
-                VisualCSEConfig.from_dict({"learning_rate": "abc"})
-            except ValueError as error:
-                print(error)  # 'learning_rate' must be float, got 'abc' ...
+        config = VisualCSEConfig(learning_rate=1e-5)        # the paper's BERT-base row with another text rate
+        config = config.replace(modality_learning_rate=0.0)  # validated again
+        stages = MultitaskConfig().replace(**{"contrastive.batch_size": 128})  # one setting of one stage
+        print(stages.contrastive.batch_size, stages.contrastive.learning_rate)  # 128 3e-05
+        try:
+            VisualCSEConfig.from_dict({"learning_rate": "abc"})
+        except ValueError as error:
+            print(error)  # 'learning_rate' must be float, got 'abc' ...
     """
 
     #: The method this config trains (the ``"method"`` key of a recipe JSON).
@@ -265,9 +251,7 @@ class MethodConfig(Settings):
     reference: str = setting("", "the paper (URL or citation)")
     model: str = setting("bert-base-uncased", "Hub name or folder of the starting encoder")
     seed: int = setting(42, "seed of the trainer, the data order and every seeded draw", minimum=0)
-    precision: Precision = setting(
-        "auto", "auto (bf16 on a GPU with bf16, fp16 + loss scaling on an older GPU, fp32 on a CPU), fp32, fp16 (GPU) or bf16"
-    )
+    precision: Precision = setting("auto", "auto (bf16 or fp16 + loss scaling on a GPU, fp32 on a CPU), fp32, fp16 (GPU) or bf16")
     dataloader_num_workers: int | Literal["auto"] = setting(
         "auto", "DataLoader worker processes: auto (8 per GPU, at most the CPU cores per GPU; 0 on a CPU) or a number", minimum=0
     )

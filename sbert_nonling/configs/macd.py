@@ -14,12 +14,9 @@ from sbert_nonling.util.heads import TrainingHead
 
 @dataclass
 class MACDConfig(GroundingConfig):
-    """MACD: defaults are the paper's (captions only; symmetric global grounding, linear heads to 768, cosine x 10, plus
-    the DAMSM word-region term on a 7 x 7 ResNet-50 grid; anchored with KL (T = 2, weight 5) and token cosine (weight 1);
-    position embeddings frozen; lr 1e-4, batch 64 x 8 accumulation, 10 epochs, 10 % warmup).
-    Paper: EMNLP 2020, "Unsupervised Natural Language Inference via Decoupled Multimodal Contrastive Learning".
-    See :class:`GroundingConfig`.
-    """
+    """MACD: defaults are the paper's (captions only; symmetric grounding plus the word-region term; anchored to the
+    starting model; METHODS.md). Paper: EMNLP 2020, "Unsupervised Natural Language Inference via Decoupled Multimodal
+    Contrastive Learning". See :class:`GroundingConfig`."""
 
     method: ClassVar[str] = "macd"
 

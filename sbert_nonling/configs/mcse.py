@@ -12,10 +12,8 @@ from sbert_nonling.configs.sentence_encoder import SingleRunConfig
 
 @dataclass
 class MCSEConfig(GroundingConfig):
-    """MCSE: defaults are the wiki + Flickr30k BERT-base row (SimCSE-unsup on sentences; on caption batches SimCSE +
-    0.01 x text -> image InfoNCE, Linear + Tanh heads to 256, tau' 0.05, frozen ResNet-50 features; 3 epochs).
-    Paper: https://arxiv.org/abs/2204.10931. See :class:`GroundingConfig`.
-    """
+    """MCSE: defaults are the wiki + Flickr30k BERT-base row (SimCSE-unsup, plus text -> image InfoNCE on caption
+    batches over frozen ResNet-50 features). Paper: https://arxiv.org/abs/2204.10931. See :class:`GroundingConfig`."""
 
     method: ClassVar[str] = "mcse"
 

@@ -18,11 +18,9 @@ MultiTaskScheme = Literal["average", "round_robin", "proportional"]
 
 @dataclass
 class MultitaskConfig(SentenceEncoderConfig):
-    """Multi-task contrastive training ("Contrastive Learning for Generalizable Sentence Embeddings", Stanford CS224N):
-    stage 1 SimCSE on NLI triplets (tau 0.05); stage 2 training-only task heads (classification, bilinear pair
-    classification, STS cosine regression; shared first head layer; hidden 768, dropout 0.3) with the average loss.
-    Each stage is a :class:`~sbert_nonling.configs.StageConfig`: ``contrastive`` and ``multitask``. See :class:`SentenceEncoderConfig`.
-    """
+    """Multi-task contrastive training ("Contrastive Learning for Generalizable Sentence Embeddings", Stanford CS224N;
+    METHODS.md): stage 1 (``contrastive``) SimCSE on NLI triplets, stage 2 (``multitask``) training-only task heads with
+    the average loss, each a :class:`~sbert_nonling.configs.StageConfig`. See :class:`SentenceEncoderConfig`."""
 
     method: ClassVar[str] = "multitask"
     resumable: ClassVar[bool] = False

@@ -12,12 +12,9 @@ from sbert_nonling.util.heads import TrainingHead
 
 @dataclass
 class PixelLinguistConfig(MethodConfig):
-    """Pixel Linguist: defaults are the paper's curriculum (PIXEL-base, 64 patches, symmetric InfoNCE tau 0.05 with a
-    training-only Linear + GELU + LayerNorm token head; visual alignment, one run per perturbation set at rate 0.1,
-    weights averaged; topical alignment on wiki spans; reasoning alignment on NLI entailment pairs; optional
-    cross-lingual leapfrogging). Each stage is a :class:`~sbert_nonling.configs.StageConfig`.
-    Paper: https://arxiv.org/abs/2402.08183. See :class:`~sbert_nonling.configs.base.MethodConfig`.
-    """
+    """Pixel Linguist: defaults are the paper's curriculum (PIXEL-base; visual, topical and reasoning alignment, then
+    optional cross-lingual leapfrogging; METHODS.md), each stage a :class:`~sbert_nonling.configs.StageConfig`.
+    Paper: https://arxiv.org/abs/2402.08183. See :class:`~sbert_nonling.configs.base.MethodConfig`."""
 
     method: ClassVar[str] = "pixel_linguist"
     resumable: ClassVar[bool] = False
@@ -26,9 +23,7 @@ class PixelLinguistConfig(MethodConfig):
     eval_steps: int = paper_default(MethodConfig, "eval_steps", 100)
     max_patches: int = setting(64, "16 x 16 patches per rendered sentence", minimum=2)
     temperature: float = setting(0.05, "temperature of the symmetric InfoNCE softmax", above=0.0)
-    token_head: TrainingHead = setting(
-        "linear_gelu_layernorm", "training-only head on every patch token before pooling (dropped at inference), or none"
-    )
+    token_head: TrainingHead = setting("linear_gelu_layernorm", "training-only head on every patch token before pooling, or none")
     perturbation_sets: list[list[str]] = setting(
         [["insert"], ["delete"], ["substitute_visual"], ["substitute_keyboard"], ["swap"], ["shuffle"], ["conditional_shuffle"]],
         "visual stage: one run per set of perturbation names, weights averaged",

@@ -11,11 +11,9 @@ from sbert_nonling.configs.sentence_encoder import SingleRunConfig
 
 @dataclass
 class SimCSEConfig(SingleRunConfig):
-    """SimCSE: defaults are the unsupervised BERT-base row (wiki sentences, [CLS] with a training-only MLP, tau 0.05,
-    batch 64, lr 3e-5, one epoch, 32 tokens); the supervised row is the ``simcse-sup`` recipe (``data="nli"``,
-    ``pooling="cls_mlp"``, ``training_head="none"``, batch 512, lr 5e-5, 3 epochs). Paper:
-    https://arxiv.org/abs/2104.08821. See :class:`~sbert_nonling.configs.base.MethodConfig`.
-    """
+    """SimCSE: defaults are the unsupervised BERT-base row (METHODS.md); the supervised row is the ``simcse-sup`` recipe
+    (``data="nli"``, ``pooling="cls_mlp"``, ``training_head="none"``, batch 512, lr 5e-5, 3 epochs).
+    Paper: https://arxiv.org/abs/2104.08821. See :class:`~sbert_nonling.configs.sentence_encoder.SingleRunConfig`."""
 
     method: ClassVar[str] = "simcse"
 

@@ -9,18 +9,16 @@ from sbert_nonling.configs.base import Settings, setting
 
 @dataclass
 class StageConfig(Settings):
-    """One stage's optimizer settings (multitask's contrastive and task-head stages, Pixel Linguist's visual, topical,
-    reasoning and parallel stages), nested in its method's config under the stage's name. A recipe gives only what
-    differs from the paper's stage (``"contrastive": {"batch_size": 128}``), ``--set`` a dotted key
-    (``--set contrastive.batch_size=128``).
+    """One stage's optimizer settings, nested in its method's config under the stage's name (multitask's
+    ``contrastive`` / ``multitask``, Pixel Linguist's ``visual`` / ``topical`` / ``reasoning`` / ``parallel``); a recipe
+    gives what differs (``"contrastive": {"batch_size": 128}``), ``--set`` a dotted key (``contrastive.batch_size=128``).
 
-    Example:
-        ::
+    Example::
 
-            from sbert_nonling.configs import StageConfig
+        from sbert_nonling.configs import StageConfig
 
-            stage = StageConfig(learning_rate=1e-5, batch_size=32, epochs=10)
-            print(stage.replace(max_steps=0))  # ... max_steps=0 ...: the stage is left out
+        stage = StageConfig(learning_rate=1e-5, batch_size=32, epochs=10)
+        print(stage.replace(max_steps=0))  # ... max_steps=0 ...: the stage is left out
     """
 
     learning_rate: float = setting(3e-5, "AdamW learning rate of the stage", minimum=0.0)

@@ -29,6 +29,4 @@ class UnpairedModalityConfig(SimCSEConfig):
     modality_batch_size: int = setting(48, "images / clips per modality step", minimum=1)
     modality_learning_rate: float = setting(1e-6, "modality AdamW learning rate (alternating scheme)", minimum=0.0)
     modality_weight: float = setting(0.05, "weight of the modality loss (joint scheme)", minimum=0.0)
-    token_keep_ratio: float = setting(
-        1.0, "share of patch tokens each view keeps in training (FLIP patch dropout; 1: all, the paper)", above=0.0, maximum=1.0
-    )
+    token_keep_ratio: float = setting(1.0, "share of patch tokens a view keeps in training (FLIP patch dropout; 1: all)", above=0.0, maximum=1.0)

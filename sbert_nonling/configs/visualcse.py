@@ -11,10 +11,8 @@ from sbert_nonling.configs.unpaired_modality import UnpairedModalityConfig
 
 @dataclass
 class VisualCSEConfig(UnpairedModalityConfig):
-    """VisualCSE: defaults are the BERT-base row (ViT-B/16 in21k patch embedding bypassing BERT's embeddings, 224 px,
-    48 images per step, image AdamW lr 1e-6, SupCon tau 0.07, alternating steps; text as SimCSE-unsup).
-    Paper: https://arxiv.org/abs/2209.09433. See :class:`UnpairedModalityConfig`.
-    """
+    """VisualCSE: defaults are the BERT-base row (ViT-B/16 in21k patch embedding, SupCon on 48 images a step with its
+    own AdamW; text as SimCSE-unsup). Paper: https://arxiv.org/abs/2209.09433. See :class:`UnpairedModalityConfig`."""
 
     method: ClassVar[str] = "visualcse"
 

@@ -54,19 +54,14 @@ CARD_SETTINGS = (
 
 def _loading_snippet(form: CardForm, name: str) -> str:
     if form == "text":
-        return f"""```python
-from sentence_transformers import SentenceTransformer
-
-model = SentenceTransformer("{name}")  # plain sentence-transformers: no extra package needed
-embeddings = model.encode(["A man is playing a guitar.", "Someone plays the guitar."])
-print(model.similarity(embeddings, embeddings))
-```"""
-    route = "reads text as rendered pixels" if form == "pixel" else "routes text, images and audio"
+        install, load = "", f'"{name}")  # plain sentence-transformers: no extra package needed'
+    else:
+        install = "# pip install sbert-nonling   (the model's custom modules live in this package)\n"
+        load = f'"{name}", trust_remote_code=True)  # ' + ("reads text as rendered pixels" if form == "pixel" else "routes text, images and audio")
     return f"""```python
-# pip install sbert-nonling   (the model's custom modules live in this package)
-from sentence_transformers import SentenceTransformer
+{install}from sentence_transformers import SentenceTransformer
 
-model = SentenceTransformer("{name}", trust_remote_code=True)  # {route}
+model = SentenceTransformer({load}
 embeddings = model.encode(["A man is playing a guitar.", "Someone plays the guitar."])
 print(model.similarity(embeddings, embeddings))
 ```"""
@@ -96,33 +91,27 @@ def model_card(
 
     Args:
         recipe: the recipe settings the model was trained with (``get_recipe(...)`` after overrides).
-        form: ``"text"`` (plain export: loads with ``SentenceTransformer(name)``), ``"full"`` (multimodal model:
-            ``pip install sbert-nonling`` + ``trust_remote_code=True``) or ``"pixel"`` (text-as-pixels model, same).
+        form: ``"text"`` (plain export), ``"full"`` (multimodal) or ``"pixel"`` (the last two load with
+            ``pip install sbert-nonling`` + ``trust_remote_code=True``).
         scores: row label -> {STS task: Spearman x100, "avg": mean}, e.g. dev scores before / after training.
         training_data: one line per dataset used.
         name: the Hub id or folder shown in the loading snippet.
-        citations: the BibTeX of the losses that trained the model (:func:`loss_citations`: each loss declares its
-            method's papers), cited with sentence-transformers; an entry given twice is cited once.
+        citations: the BibTeX of the losses that trained the model (:func:`loss_citations`), each cited once.
 
-    Example:
-        ::
+    Example::
 
-            from sbert_nonling.export.model_card import model_card
-            from sbert_nonling.app import get_recipe
+        from sbert_nonling.export.model_card import model_card
+        from sbert_nonling.app import get_recipe
 
-            card = model_card(get_recipe("visualcse"), "text", {"STS-B dev": {"STSBenchmark": 82.1, "avg": 82.1}},
-                              ["wiki1m sentences", "ImageNet, 60 classes x 500 images"], name="me/visualcse-bert")
+        card = model_card(get_recipe("visualcse"), "text", {"STS-B dev": {"STSBenchmark": 82.1, "avg": 82.1}},
+                          ["wiki1m sentences", "ImageNet, 60 classes x 500 images"], name="me/visualcse-bert")
     """
     if form not in ("text", "full", "pixel"):
         raise ValueError(f"form={form!r} must be 'text', 'full' or 'pixel'.")
     method = recipe.get("method", "simcse")
     tags = ["sentence-transformers", "sentence-similarity", "feature-extraction", "sbert-nonling", method.replace("_", "-")]
-    base = recipe.get("model")
-    front = ["---", "library_name: sentence-transformers", "pipeline_tag: sentence-similarity", "tags:"]
-    front += [f"- {tag}" for tag in tags]
-    if base and not recipe.get("tiny"):
-        front.append(f"base_model: {base}")
-    front.append("---")
+    base = [f"base_model: {recipe['model']}"] if recipe.get("model") and not recipe.get("tiny") else []
+    front = ["---", "library_name: sentence-transformers", "pipeline_tag: sentence-similarity", "tags:", *(f"- {tag}" for tag in tags), *base, "---"]
     settings = [f"- `{key}`: `{recipe[key]}`" for key in CARD_SETTINGS if key in recipe]
     parts = [
         "\n".join(front),

@@ -16,36 +16,26 @@ def push_to_hub(
     commit_message: str = "Upload sentence encoder trained with sbert-nonling",
     endpoint: str | None = None,
 ) -> str:
-    """Create ``repo_id`` (if needed) and upload every file of ``folder``, a model saved by ``model.save`` /
-    ``export_text_model`` / a recipe run (``OUT/model`` or ``OUT/export``), with its model card.
-
-    What it adds to ``SentenceTransformer.push_to_hub``: it publishes the folder exactly as it was evaluated and
-    saved (no reload, so no ``trust_remote_code`` round trip for multimodal models), and checks first that the
-    folder is a sentence-transformers model with a card.
+    """Create ``repo_id`` (if needed) and upload ``folder``, a saved model with its model card, exactly as saved (no
+    reload, unlike ``SentenceTransformer.push_to_hub``); returns the commit URL. A ValueError if ``folder`` is not a
+    saved model with a card.
 
     Args:
-        folder: the saved model folder (holds ``modules.json`` and ``README.md``).
+        folder: the saved model folder (``OUT/model``, ``OUT/export``).
         repo_id: ``user/name`` or ``org/name`` on the Hub.
         token: a Hub token with write access; default: the one ``hf auth login`` stored.
         private: create the repository as private.
         commit_message: the commit's summary.
         endpoint: another Hub endpoint (a mirror); default: the Hugging Face Hub.
 
-    Returns:
-        The URL of the commit.
+    Example::
 
-    Raises:
-        ValueError: ``folder`` is not a saved sentence-transformers model or has no model card.
+        from sbert_nonling.export.publish import push_to_hub
+        from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-    Example:
-        ::
-
-            from sbert_nonling.export.publish import push_to_hub
-            from sbert_nonling.models import build_sentence_model, build_tiny_encoder
-
-            encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
-            build_sentence_model(str(encoder)).save("export")  # modules.json + the README.md card it checks for
-            # push_to_hub("export", "me/visualcse-bert-base")  # needs the Hub and a write token; returns the commit URL
+        encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+        build_sentence_model(str(encoder)).save("export")  # modules.json + the README.md card it checks for
+        # push_to_hub("export", "me/visualcse-bert-base")  # needs the Hub and a write token; returns the commit URL
     """
     folder = Path(folder)
     if not (folder / "modules.json").is_file():

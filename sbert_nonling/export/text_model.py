@@ -16,49 +16,40 @@ logger = logging.getLogger(__name__)
 
 
 def export_text_model(model: SentenceTransformer, path: str | Path, model_name: str | None = None) -> Path:
-    """Save the text route of ``model`` as a checkpoint that plain ``SentenceTransformer(path)`` loads anywhere.
-
-    The shared encoder becomes a built-in :class:`Transformer` (same weights, tokenizer and max_seq_length) and the
-    downstream modules (Pooling, Dense, Normalize, ...) are kept as they are, so the export encodes text exactly as
-    ``model`` does: no ``trust_remote_code``, no ``sbert_nonling`` import. Front-ends of other modalities and
-    anything training-only (loss heads) are not part of it.
+    """Save the text route of ``model`` as a checkpoint that plain ``SentenceTransformer(path)`` loads anywhere: the
+    shared encoder as a built-in :class:`Transformer` (same weights, tokenizer, max_seq_length) and the downstream
+    modules as they are, so it encodes text exactly as ``model`` does; other front-ends and loss heads are left out.
 
     Args:
         model: a model whose first module is a :class:`ModalityRouter` with a "text" route ``[encoder]``, or a plain
             ``Transformer`` model.
-        path: output folder.
+        path: output folder (returned).
         model_name: optional name for the model card.
 
-    Returns:
-        The output folder.
+    Example::
 
-    Example:
-        ::
+        from sentence_transformers import SentenceTransformer
+        from sbert_nonling import export_text_model
+        from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-            from sentence_transformers import SentenceTransformer
-            from sbert_nonling import export_text_model
-            from sbert_nonling.models import build_sentence_model, build_tiny_encoder
-
-            encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
-            trained_model = build_sentence_model(str(encoder), pooling="cls")  # e.g. a recipe run's plan.model
-            export_text_model(trained_model, "my-model-text")
-            plain = SentenceTransformer("my-model-text")  # no trust_remote_code needed
+        encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+        trained_model = build_sentence_model(str(encoder), pooling="cls")  # e.g. a recipe run's plan.model
+        export_text_model(trained_model, "my-model-text")
+        plain = SentenceTransformer("my-model-text")  # no trust_remote_code needed
     """
-    first = model[0]
-    if isinstance(first, ModalityRouter):
-        if "text" not in first.sub_modules:
-            raise ValueError(f"The ModalityRouter has no 'text' route to export; routes: {list(first.sub_modules)}.")
-        text_route = list(first.route_chain("text"))
+    encoder = model[0]
+    if isinstance(encoder, ModalityRouter):
+        if "text" not in encoder.sub_modules:
+            raise ValueError(f"The ModalityRouter has no 'text' route to export; routes: {list(encoder.sub_modules)}.")
+        text_route = list(encoder.route_chain("text"))
         if len(text_route) != 1:
             raise ValueError(
                 f"The 'text' route must be the shared encoder alone to export, but it is {[type(module).__name__ for module in text_route]}."
             )
         encoder = text_route[0]
-    else:
-        encoder = first
     if not isinstance(encoder, Transformer):
         raise ValueError(f"Cannot export a text model whose encoder is a {type(encoder).__name__}; expected a Transformer.")
-    downstream = [model[index] for index in range(1, len(model))]
+    downstream = list(model)[1:]
     for module in downstream:
         if not type(module).__module__.startswith("sentence_transformers."):
             raise ValueError(

@@ -1,8 +1,6 @@
-"""Method builders: each turns a method's typed config, its data and a starting model into the pieces of an ordinary
-sentence-transformers training (model, datasets, losses, evaluator, trainer class and arguments) as a
-:class:`MethodPlan` of one or more :class:`TrainingStage` s, without writing or evaluating anything. Run a plan with
-your own trainer calls, or with :func:`~sbert_nonling.app.runner.run_method` (dev scores, saving, export,
-run record). :data:`BUILDERS` names the builder of each method."""
+"""Method builders: each turns a method's typed config and data into the pieces of an ordinary sentence-transformers
+training, a :class:`MethodPlan` of :class:`TrainingStage` s, without writing or evaluating anything; run it with your
+own trainer calls or :func:`~sbert_nonling.app.runner.run_method`. :data:`BUILDERS` names the builder of each method."""
 
 from __future__ import annotations
 

@@ -22,12 +22,7 @@ from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
 from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.methods.plan import MethodPlan, TrainingStage
-from sbert_nonling.methods.sentence_encoder import (
-    recipe_label,
-    single_run_arguments,
-    starting_sentence_model,
-    text_training_data,
-)
+from sbert_nonling.methods.sentence_encoder import recipe_label, single_run_arguments, starting_sentence_model, text_training_data
 from sbert_nonling.modules.encoder_families import learned_position_embeddings
 from sbert_nonling.util.unreachable import loading
 
@@ -35,13 +30,6 @@ logger = logging.getLogger(__name__)
 
 #: Where a run keeps the image features it extracted while building (``sbert-nonling train ... --image-features``).
 IMAGE_FEATURES_FILE = "image_features.safetensors"
-
-
-def _read_heldout_names(heldout_images_file: str | Path | None) -> set[str]:
-    if heldout_images_file is None:
-        return set()
-    lines = Path(heldout_images_file).read_text(encoding="utf-8").splitlines()
-    return {line.strip() for line in lines if line.strip()}
 
 
 def _image_features(
@@ -96,51 +84,46 @@ def _freeze_position_embeddings(model) -> None:
 
 
 def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
-    """MCSE's / MACD's pieces: caption batches (the caption twice, as SimCSE's dropout views, + its image's frozen
-    features; one caption per image, seeded) with :class:`MultimodalAlignLoss` (SimCSE + caption <-> image InfoNCE
-    in a projected space, optionally the word-region DAMSM term), wrapped in :class:`DistillAnchorLoss` when
-    ``config.anchor`` (MACD: KL + token cosine to a frozen copy of the starting model); text batches with
-    :class:`SimCSELoss` interleaved with them (MCSE; none when ``config.data == "captions"``, MACD); position
-    embeddings frozen when ``config.freeze_position_embeddings``; one run of :class:`NonLinguisticTrainer`.
+    """MCSE's / MACD's pieces (docs/mcse_macd.md): caption batches (the caption twice + its image's frozen features)
+    with :class:`MultimodalAlignLoss`, wrapped in :class:`DistillAnchorLoss` when ``config.anchor`` (MACD), beside
+    text batches with :class:`SimCSELoss` unless ``config.data == "captions"``; one run of :class:`NonLinguisticTrainer`.
 
-    Image features come from ``image_features`` (``sbert-nonling features``) or are extracted now with
-    ``config.image_encoder``: then the plan's ``files`` keep them (``image_features.safetensors``; the runner writes
-    it, nothing is written here). Images listed in ``heldout_images_file`` stay out of training; the plan's
-    ``"retrieval"`` evaluation measures caption <-> image Recall@1/5 on them after training in the grounding loss's
-    space (``{}`` without held-out images). ``transformers.set_seed(config.seed)`` first reproduces the runner's heads.
+    Features extracted now (no ``image_features``) are kept by the plan's ``files``; the ``"retrieval"`` evaluation
+    scores caption <-> image Recall@1/5 on the held-out images (``{}`` without them). Call
+    ``transformers.set_seed(config.seed)`` first to draw the heads as the runner does.
 
     Args:
         config: :class:`MCSEConfig` or :class:`MACDConfig`.
-        data: ``captions_file`` (Flickr token file, CSV, JSONL) whose images are in ``image_dir``, or a Hub
-            image-caption dataset (which brings its images); ``image_features`` (precomputed; default: extracted now);
-            ``heldout_images_file`` (kept out of training for the retrieval evaluation); ``text_file`` / ``nli_file``
-            (``config.data``) and ``sts_dir`` as for :func:`~sbert_nonling.methods.simcse.build_simcse`.
+        data: ``captions_file`` (+ ``image_dir`` for a local file) or a Hub image-caption dataset; optional
+            ``image_features`` and ``heldout_images_file``; ``text_file`` / ``nli_file`` and ``sts_dir`` as for
+            :func:`~sbert_nonling.methods.simcse.build_simcse`.
 
-    Example:
-        ::
+    Example::
 
-            import os
-            from transformers import set_seed
+        import os
+        from transformers import set_seed
 
-            from sbert_nonling.methods import build_grounding
-            from sbert_nonling.app import load_recipe
-            from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_grounding
+        from sbert_nonling.app import load_recipe
+        from sbert_nonling.data import DataSources
 
-            data = os.environ["SBERT_NONLING_SHARED"] + "/data"
-            captions = open(data + "/corpus/flickr8k/Flickr8k.token.txt").read().splitlines()[:40]  # 8 photos x 5
-            open("captions.txt", "w").write("\\n".join(captions) + "\\n")
-            config = load_recipe("mcse", tiny=True, overrides={"max_steps": 2, "batch_size": 4})  # e.g. MCSEConfig()
-            set_seed(config.seed)
-            plan = build_grounding(config, DataSources(captions_file="captions.txt", image_dir=data + "/images/flickr8k",
-                                                       text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt"))
-            plan.stages[0].trainer(plan.model, plan.evaluator).train()
-            print(plan.evaluations["retrieval"](plan.model))  # {} without held-out images
+        data = os.environ["SBERT_NONLING_SHARED"] + "/data"
+        captions = open(data + "/corpus/flickr8k/Flickr8k.token.txt").read().splitlines()[:40]  # 8 photos x 5
+        open("captions.txt", "w").write("\\n".join(captions) + "\\n")
+        config = load_recipe("mcse", tiny=True, overrides={"max_steps": 2, "batch_size": 4})  # e.g. MCSEConfig()
+        set_seed(config.seed)
+        plan = build_grounding(config, DataSources(captions_file="captions.txt", image_dir=data + "/images/flickr8k",
+                                                   text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt"))
+        plan.stages[0].trainer(plan.model, plan.evaluator).train()
+        print(plan.evaluations["retrieval"](plan.model))  # {} without held-out images
     """
     text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file, captions_only=True)
     if data.captions_file is None:
         raise ValueError(f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local file).")
     pairs, images = load_caption_pairs(data.captions_file, data.image_dir)
-    heldout_names = _read_heldout_names(data.heldout_images_file)
+    heldout_names: set[str] = set()
+    if data.heldout_images_file is not None:
+        heldout_names = {line.strip() for line in Path(data.heldout_images_file).read_text(encoding="utf-8").splitlines()} - {""}
     heldout_pairs = [pair for pair in pairs if pair[0] in heldout_names]
     pairs = [pair for pair in pairs if pair[0] not in heldout_names]
     if data.heldout_images_file is not None and (not heldout_pairs or not pairs):
@@ -154,42 +137,18 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
     if config.freeze_position_embeddings:
         _freeze_position_embeddings(sentence_model)
     evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
-    args = single_run_arguments(
-        config,
-        evaluator is not None,
-        warmup=config.warmup_steps,
-        gradient_accumulation_steps=config.gradient_accumulation_steps,
-        interleaved=text_dataset is not None,
-    )
+    args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps, interleaved=text_dataset is not None)
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
-    text_loss = None
-    if text_dataset is not None:
-        text_loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head, gather_across_devices=gather)
+    text_loss = SimCSELoss(sentence_model, gather_across_devices=gather, **config.keywords_for(SimCSELoss)) if text_dataset is not None else None
     grounding = MultimodalAlignLoss(
-        sentence_model,
-        image_dimension=config.image_dimension,
-        text_loss=text_loss,
-        grounding_weight=config.grounding_weight,
-        grounding_direction=config.grounding_direction,
-        grounding_temperature=config.grounding_temperature,
-        projection_dimension=config.projection_dimension,
-        projection_head=config.projection_head,
-        local_weight=config.local_weight,
-        gather_across_devices=gather,
+        sentence_model, config.image_dimension, text_loss, gather_across_devices=gather, **config.keywords_for(MultimodalAlignLoss)
     )
     caption_loss: torch.nn.Module = grounding
     if config.anchor:
-        caption_loss = DistillAnchorLoss(
-            sentence_model,
-            base_loss=grounding,
-            anchor_kl_weight=config.anchor_kl_weight,
-            anchor_cosine_weight=config.anchor_cosine_weight,
-            anchor_distillation_temperature=config.anchor_distillation_temperature,
-        )
-    if text_dataset is None:
+        caption_loss = DistillAnchorLoss(sentence_model, base_loss=grounding, **config.keywords_for(DistillAnchorLoss))
+    if text_dataset is None or text_loss is None:
         stage = TrainingStage("train", caption_dataset, caption_loss, args)
     else:
-        assert text_loss is not None  # built above whenever there is a text dataset
         stage = TrainingStage(
             "train", DatasetDict({"text": text_dataset, "captions": caption_dataset}), {"text": text_loss, "captions": caption_loss}, args
         )

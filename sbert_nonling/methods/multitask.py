@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from datasets import Dataset, DatasetDict
+from datasets import Dataset, DatasetDict, concatenate_datasets
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.sampler import BatchSamplers
 from torch import nn
@@ -112,11 +112,7 @@ def _task_datasets(config: MultitaskConfig, task_dir: Path) -> tuple[dict[str, D
             sentences1, sentences2, scores = (list(column) for column in zip(*rows))
             parts.append(sts_regression_dataset(sentences1, sentences2, scores, score_range))
             sentences += sentences1 + sentences2
-        datasets["sts"] = (
-            parts[0]
-            if len(parts) == 1
-            else Dataset.from_dict({column: [value for part in parts for value in part[column]] for column in ("sentence1", "sentence2", "score")})
-        )
+        datasets["sts"] = concatenate_datasets(parts)
     return datasets, labels, sentences
 
 
@@ -155,46 +151,33 @@ def _examples(dataset: Dataset | DatasetDict) -> int | dict[str, int]:
 
 
 def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
-    """The multitask method's pieces, as two stages (a stage whose ``max_steps`` is 0 is left out):
-
-    1. ``contrastive``: :class:`SimCSELoss` (tau ``config.temperature``) on NLI triplets of ``nli_file`` (supervised
-       positives, contradictions as explicit negatives) and/or unsupervised ``(s, s)`` pairs of ``text_file``.
-    2. ``multitask``: training-only task heads, the ``config.tasks``: ``classification`` (STS-B train sentence ->
-       genre, :class:`SentenceClassificationLoss`), ``pair_classification`` (SICK train entailment,
-       :class:`PairClassificationLoss`), ``sts`` (STS-B train / SICK relatedness, :class:`STSRegressionLoss`),
-       optionally ``contrastive`` (stage 1's loss and data again). With ``config.share_head_layer`` the pair and STS
-       heads share their first layer. The tasks are mixed by ``config.scheme``
-       (:func:`~sbert_nonling.training.multitask_sampler.multitask_sampler_arguments`: ``average`` is one batch of
-       every task per optimizer step, losses averaged). The heads are built when the stage starts (after stage 1),
-       as the stage's loss function.
-
-    Each stage has its own optimizer settings (``config.contrastive`` / ``config.multitask``) and checkpoint folder
-    (``stages/<stage>/checkpoints``). Nothing is written or evaluated; ``transformers.set_seed(config.seed)`` first
-    reproduces the runner.
+    """The multitask method's pieces (docs/multitask.md), as two stages (one whose ``max_steps`` is 0 is left out):
+    ``contrastive`` (:class:`SimCSELoss` on NLI triplets and/or ``(s, s)`` pairs) and ``multitask`` (the
+    training-only heads of ``config.tasks``, see :data:`TASKS`, mixed by ``config.scheme``; built when the stage
+    starts). Each stage has its own optimizer settings and ``stages/<stage>/checkpoints``; call
+    ``transformers.set_seed(config.seed)`` first to reproduce the runner.
 
     Args:
         config: :class:`MultitaskConfig` (the ``multitask`` recipe).
-        data: ``nli_file`` / ``text_file`` (the contrastive data: at least one when the contrastive stage or task
-            runs); ``sts_dir``: SentEval-layout STS folder holding ``STSBenchmark/sts-train.csv`` and
-            ``SICK/SICK_train.txt`` (the tasks) and the dev sets (evaluation and model selection).
+        data: ``nli_file`` / ``text_file`` (the contrastive data); ``sts_dir``: SentEval-layout STS folder holding
+            ``STSBenchmark/sts-train.csv`` and ``SICK/SICK_train.txt`` (the tasks) and the dev sets.
 
-    Example:
-        ::
+    Example::
 
-            import os
-            from transformers import set_seed
+        import os
+        from transformers import set_seed
 
-            from sbert_nonling.methods import build_multitask
-            from sbert_nonling.app import load_recipe
-            from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_multitask
+        from sbert_nonling.app import load_recipe
+        from sbert_nonling.data import DataSources
 
-            data = os.environ["SBERT_NONLING_SHARED"] + "/data"
-            steps = {"contrastive.max_steps": 1, "multitask.max_steps": 1, "train_limit": 48}
-            config = load_recipe("multitask", tiny=True, overrides=steps)  # e.g. MultitaskConfig()
-            set_seed(config.seed)
-            plan = build_multitask(config, DataSources(nli_file=data + "/corpus/snli_devtest_triplets.csv", sts_dir=data + "/sts"))
-            for stage in plan.stages:  # contrastive, then multitask
-                stage.trainer(plan.model, plan.evaluator).train()
+        data = os.environ["SBERT_NONLING_SHARED"] + "/data"
+        steps = {"contrastive.max_steps": 1, "multitask.max_steps": 1, "train_limit": 48}
+        config = load_recipe("multitask", tiny=True, overrides=steps)  # e.g. MultitaskConfig()
+        set_seed(config.seed)
+        plan = build_multitask(config, DataSources(nli_file=data + "/corpus/snli_devtest_triplets.csv", sts_dir=data + "/sts"))
+        for stage in plan.stages:  # contrastive, then multitask
+            stage.trainer(plan.model, plan.evaluator).train()
     """
     _check_tasks(config)
     if data.sts_dir is None:
@@ -208,9 +191,7 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
     datasets, labels, task_sentences = _task_datasets(config, Path(data.sts_dir)) if multitask_runs else ({}, {}, [])
     sentence_model = starting_sentence_model(config, sentences + task_sentences, tiny_encoder=config.tiny_encoder)
     evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
-    contrastive_loss = None
-    if contrastive_data is not None:
-        contrastive_loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head)
+    contrastive_loss = SimCSELoss(sentence_model, **config.keywords_for(SimCSELoss)) if contrastive_data is not None else None
 
     stages: list[TrainingStage | ModelUpdate] = []
     if contrastive_runs:

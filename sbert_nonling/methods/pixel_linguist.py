@@ -65,54 +65,41 @@ def _required(data: Any, option: str, stage: str) -> Any:
 
 
 def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> MethodPlan:
-    """Pixel Linguist's curriculum on a PIXEL encoder reading rendered text (:func:`build_pixel_model`), as a
-    sequence of stages:
-
-    1. Visual alignment: from the same start, one run per entry of ``config.perturbation_sets`` on (text, perturbed
-       text) pairs of ``text_file``, then the runs' weights averaged uniformly (a :class:`ModelUpdate`).
-    2. Topical alignment: two random spans of each line of ``text_file`` (a line is a document) as positives.
-    3. Reasoning alignment: NLI (premise, entailment) pairs of ``nli_file``.
-    4. Optional cross-lingual leapfrogging (``config.leapfrog_iterations`` > 0): alternate parallel pairs (English
-       anchor, from the stsb_multi ``train`` files of ``config.parallel_languages`` in ``stsb_multi_dir``) and
-       English NLI.
-
-    Every run trains :class:`SymmetricInfoNCE` (tau ``config.temperature``, optional training-only token head),
-    built when the run starts after resetting the random state to ``config.seed``, with the stage's own
-    optimizer settings (``config.visual``, ``config.topical``, ``config.reasoning``, ``config.parallel``), its checkpoints in
-    ``stages/<run name>/checkpoints``. A stage whose ``max_steps`` is 0 is left out. Nothing is written or evaluated here.
+    """Pixel Linguist's curriculum (docs/pixel_linguist.md) on a PIXEL encoder reading rendered text: visual
+    alignment (one run per ``config.perturbation_sets`` entry from the same start, then a weight average), topical
+    alignment (two spans of a ``text_file`` line), reasoning alignment (NLI entailment pairs), and optional
+    cross-lingual leapfrogging (``config.leapfrog_iterations``). Every run trains :class:`SymmetricInfoNCE`, built
+    after resetting the seed, with its stage's optimizer settings; a stage whose ``max_steps`` is 0 is left out.
 
     Args:
-        config: :class:`PixelLinguistConfig` (the ``pixel-linguist`` recipe; ``config.model``: the PIXEL encoder,
-            ``config.tiny``: a random one).
-        data: ``text_file`` (visual and topical stages), ``nli_file`` (reasoning stage), ``stsb_multi_dir``
-            (leapfrogging's parallel pairs from the ``train`` files), ``sts_dir`` (dev evaluation and model selection
-            in every run).
+        config: :class:`PixelLinguistConfig` (the ``pixel-linguist`` recipe).
+        data: ``text_file`` (visual, topical), ``nli_file`` (reasoning), ``stsb_multi_dir`` (leapfrogging's
+            parallel pairs), ``sts_dir`` (dev evaluation).
 
-    Example:
-        ::
+    Example::
 
-            import os
-            from transformers import set_seed
+        import os
+        from transformers import set_seed
 
-            from sbert_nonling.methods import ModelUpdate, build_pixel_linguist
-            from sbert_nonling.app import load_recipe
-            from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import ModelUpdate, build_pixel_linguist
+        from sbert_nonling.app import load_recipe
+        from sbert_nonling.data import DataSources
 
-            data = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus"
-            steps = {f"{stage}.max_steps": 1 for stage in ("visual", "topical", "reasoning")}
-            config = load_recipe("pixel-linguist", tiny=True, overrides=steps)  # e.g. PixelLinguistConfig(), PIXEL
-            set_seed(config.seed)
-            plan = build_pixel_linguist(config, DataSources(text_file=data + "/wiki1m_for_simcse.first11913.txt",
-                                                            nli_file=data + "/snli_devtest_triplets.csv"))
-            for step in plan.stages:
-                if isinstance(step, ModelUpdate):
-                    step.apply(plan.model)  # the visual runs' weight average
-                    continue
-                for hook in step.before:
-                    hook(plan.model)
-                step.trainer(plan.model, plan.evaluator).train()
-                for hook in step.after:
-                    hook(plan.model)
+        data = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus"
+        steps = {f"{stage}.max_steps": 1 for stage in ("visual", "topical", "reasoning")}
+        config = load_recipe("pixel-linguist", tiny=True, overrides=steps)  # e.g. PixelLinguistConfig(), PIXEL
+        set_seed(config.seed)
+        plan = build_pixel_linguist(config, DataSources(text_file=data + "/wiki1m_for_simcse.first11913.txt",
+                                                        nli_file=data + "/snli_devtest_triplets.csv"))
+        for step in plan.stages:
+            if isinstance(step, ModelUpdate):
+                step.apply(plan.model)  # the visual runs' weight average
+                continue
+            for hook in step.before:
+                hook(plan.model)
+            step.trainer(plan.model, plan.evaluator).train()
+            for hook in step.after:
+                hook(plan.model)
     """
     if config.tiny:
         encoder = PixelEncoder.from_config(max_patches=config.max_patches, **(config.tiny_encoder or {}))
@@ -125,25 +112,14 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
     nli_pairs = [(premise, entailment) for premise, entailment, _ in read_nli_triplets(data.nli_file)] if data.nli_file else None
     nli = Dataset.from_dict(dict(zip(("anchor", "positive"), map(list, zip(*nli_pairs))))) if nli_pairs else None
 
-    optimizer = {"visual": config.visual, "topical": config.topical, "reasoning": config.reasoning, "parallel": config.parallel}
-
-    def run(kind: str, name: str, dataset: Dataset, before: list[ModelHook] | None = None, after: list[ModelHook] | None = None) -> TrainingStage:
-        args = stage_arguments(config, name, optimizer[kind], evaluator is not None)
+    def run(kind: str, name: str, dataset: Dataset, before: tuple[ModelHook, ...] = (), after: tuple[ModelHook, ...] = ()) -> TrainingStage:
+        args = stage_arguments(config, name, config.stages()[kind], evaluator is not None)
 
         def loss() -> SymmetricInfoNCE:
-            return SymmetricInfoNCE(
-                pixel_model, temperature=config.temperature, token_head=config.token_head, gather_across_devices=args.world_size > 1
-            )
+            return SymmetricInfoNCE(pixel_model, gather_across_devices=args.world_size > 1, **config.keywords_for(SymmetricInfoNCE))
 
         return TrainingStage(
-            name,
-            dataset,
-            loss,
-            args,
-            seed=config.seed,
-            record={"stage": kind, "pairs": len(dataset)},
-            before=before or [],
-            after=after or [],
+            name, dataset, loss, args, seed=config.seed, record={"stage": kind, "pairs": len(dataset)}, before=list(before), after=list(after)
         )
 
     stages: list[TrainingStage | ModelUpdate] = []
@@ -155,7 +131,7 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
                 PerturbationPairs(perturbation_set, rate=config.perturbation_rate, seed=config.seed), batched=True, remove_columns=["text"]
             )
             name = f"visual-{index}-{'+'.join(perturbation_set)}"
-            stages.append(run("visual", name, pairs, before=[average.restore_start], after=[average.collect]))
+            stages.append(run("visual", name, pairs, before=(average.restore_start,), after=(average.collect,)))
         stages.append(ModelUpdate("visual-average", average.apply, record={"stage": "average", "runs": len(config.perturbation_sets)}))
     if config.topical.max_steps != 0:
         sentences = _required(sentences, "text_file", "topical")

@@ -26,26 +26,21 @@ ModelHook = Callable[[SentenceTransformer], None]
 class TrainingStage:
     """One trainer run of a method: its dataset(s), loss(es), trainer arguments and trainer class.
 
-    ``loss`` is the loss (or ``{dataset name: loss}``), or a function that builds it when the stage starts: the
-    losses of a later stage own freshly initialised heads, drawn after the earlier stages ran (with ``seed`` set, the
-    random state is reset to it first, as Pixel Linguist does for every run of its curriculum). ``before`` /
-    ``after`` hooks run on the model around the training (e.g. restore the curriculum's start weights, keep the
-    trained weights for an average). ``record`` holds what a run's log entry says about the stage besides the
-    trainer's numbers (e.g. ``{"stage": "visual", "pairs": 1000}``).
+    ``loss`` is a loss, ``{dataset name: loss}``, or a function that builds it when the stage starts (the heads of a
+    later stage are drawn after the earlier stages ran; with ``seed`` set, the random state is reset to it first).
+    ``before`` / ``after`` hooks run on the model around the training; ``record`` is what the run's log entry says
+    about the stage besides the trainer's numbers (e.g. ``{"stage": "visual", "pairs": 1000}``).
 
-    Example:
-        ::
+    Example::
 
-            import os
-            from sbert_nonling.methods import build_simcse
-            from sbert_nonling.app import load_recipe
-            from sbert_nonling.data import DataSources
+        import os
+        from sbert_nonling.methods import build_simcse
+        from sbert_nonling.app import load_recipe
+        from sbert_nonling.data import DataSources
 
-            config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 1, "batch_size": 8})  # e.g. SimCSEConfig()
-            plan = build_simcse(config, DataSources(text_file=os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt"))
-            stage = plan.stages[0]
-            trainer = stage.trainer(plan.model, plan.evaluator)  # a NonLinguisticTrainer with SimCSELoss
-            trainer.train()
+        config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 1, "batch_size": 8})  # e.g. SimCSEConfig()
+        plan = build_simcse(config, DataSources(text_file=os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt"))
+        plan.stages[0].trainer(plan.model, plan.evaluator).train()  # a NonLinguisticTrainer with SimCSELoss
     """
 
     name: str
@@ -70,12 +65,7 @@ class TrainingStage:
     def trainer(self, model: SentenceTransformer, evaluator: SentenceEvaluator | None = None) -> NonLinguisticTrainer:
         """The stage's trainer for ``model`` (its loss built by :meth:`build_loss`); call ``.train()`` on it."""
         return self.trainer_class(
-            model=model,
-            args=self.args,
-            train_dataset=self.train_dataset,
-            loss=self.build_loss(),
-            evaluator=evaluator,
-            **self.trainer_kwargs,
+            model=model, args=self.args, train_dataset=self.train_dataset, loss=self.build_loss(), evaluator=evaluator, **self.trainer_kwargs
         )
 
 
@@ -93,14 +83,10 @@ class ModelUpdate:
 class MethodPlan:
     """A method's pieces, built and not yet trained: the model, its training stages in order, the dev evaluator.
 
-    ``staged`` plans (curricula, multi-stage methods) report every stage separately; a single-run plan reports its
-    one run's numbers. ``has_text_export``: the model has a token text route that
-    :func:`~sbert_nonling.export.text_model.export_text_model` turns into a plain checkpoint (a pixel model has
-    none) and ``card_form`` is the model card's form of the saved model. ``evaluations`` run after training (name ->
-    function of the trained model returning scores, e.g. MCSE's held-out retrieval); ``files`` are what the run keeps
-    beside the model (file name -> function writing it to a
-    path, e.g. image features extracted while building); ``training_data`` the model card's lines on the data
-    sources the plan trains on (:meth:`~sbert_nonling.data.DataSources.card_lines`).
+    ``staged`` plans report every stage separately. ``has_text_export``: the model has a token text route for
+    :func:`~sbert_nonling.export.text_model.export_text_model`; ``card_form``: the model card's form. ``evaluations``
+    run after training (name -> scores of the trained model); ``files`` are written beside the model (file name ->
+    writer of a path); ``training_data`` are the model card's data lines (:meth:`~sbert_nonling.data.DataSources.card_lines`).
     """
 
     model: SentenceTransformer

@@ -53,18 +53,10 @@ def text_training_data(
 
 def starting_sentence_model(config: SentenceEncoderConfig, sentences: list[str], tiny_encoder: dict[str, Any] | None = None) -> SentenceTransformer:
     """The sentence model training starts from (:func:`build_sentence_model` with ``config.pooling`` and
-    ``config.max_seq_length``).
-
-    - ``config.tiny``: a small random BERT whose WordPiece vocabulary comes from ``sentences``
-      (:func:`build_tiny_encoder`, options ``tiny_encoder``), built in a temporary folder that is gone once the
-      model is loaded: nothing is written where the caller can see it.
-    - otherwise ``config.model`` (a Hub name or folder). A sentence-transformers model is continued as it is, keeping
-      what ``config.keep_model_modules`` names: ``"pooling"`` kept: its own Pooling / Dense / Normalize and prompts
-      (``config.pooling`` replaces them otherwise); ``"max_seq_length"`` kept: its own length
-      (``config.max_seq_length`` otherwise). :func:`~sbert_nonling.app.run.train_recipe` keeps every setting the
-      user did not override; a setting applied to the model is logged with the model's own value.
-
-    A model that cannot be loaded (offline and not cached, mistyped) raises one ValueError line naming it.
+    ``config.max_seq_length``): with ``config.tiny`` a small random BERT whose vocabulary comes from ``sentences``
+    (:func:`build_tiny_encoder` with ``tiny_encoder``, in a temporary folder), else ``config.model``; a
+    sentence-transformers model keeps what ``config.keep_model_modules`` names (its own pooling modules and prompts,
+    its max_seq_length). A model that cannot be loaded raises one ValueError line naming it.
     """
     if config.tiny:
         with tempfile.TemporaryDirectory(prefix="tiny-encoder-") as folder:
@@ -79,20 +71,7 @@ def starting_sentence_model(config: SentenceEncoderConfig, sentences: list[str],
         )
 
 
-def single_run_arguments(
-    config: SingleRunConfig, evaluating: bool, warmup: float, gradient_accumulation_steps: int = 1, interleaved: bool = False
-) -> SentenceTransformerTrainingArguments:
-    """The arguments of a single-run method's one training run: the config's text optimizer settings (learning rate,
-    batch size, epochs, max steps), checkpoints in ``checkpoints/``; see :func:`training_arguments`."""
-    return training_arguments(
-        config,
-        "checkpoints",
-        evaluating,
-        learning_rate=config.learning_rate,
-        batch_size=config.batch_size,
-        epochs=config.epochs,
-        max_steps=config.max_steps,
-        warmup=warmup,
-        gradient_accumulation_steps=gradient_accumulation_steps,
-        interleaved=interleaved,
-    )
+def single_run_arguments(config: SingleRunConfig, evaluating: bool, warmup: float, **options: Any) -> SentenceTransformerTrainingArguments:
+    """The arguments of a single-run method's one training run (:func:`training_arguments`): the config's settings named
+    like its keywords (learning rate, batch size, epochs, max steps, accumulation), checkpoints in ``checkpoints/``."""
+    return training_arguments(config, "checkpoints", evaluating, warmup=warmup, **config.keywords_for(training_arguments), **options)

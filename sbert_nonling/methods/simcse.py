@@ -11,43 +11,36 @@ from sbert_nonling.methods.sentence_encoder import single_run_arguments, startin
 
 
 def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
-    """SimCSE's pieces: the sentence model, ``(s, s)`` pairs of ``text_file`` (``config.data == "text"``) or NLI
-    triplets of ``nli_file`` (``"nli"``), :class:`SimCSELoss` (InfoNCE with tau ``config.temperature``, dropout as
-    the augmentation, the optional training-only MLP head) and one run of :class:`NonLinguisticTrainer`. With
-    ``sts_dir`` the STS-B dev evaluator selects the best checkpoint.
-
-    Nothing is written and nothing is evaluated; call ``transformers.set_seed(config.seed)`` first to draw the loss
-    head as :func:`~sbert_nonling.app.runner.run_method` does. Checkpoints go to ``checkpoints/`` (relative to
-    the working directory, or to the run folder under the runner).
+    """SimCSE's pieces (docs/simcse.md): the sentence model, ``(s, s)`` pairs of ``text_file`` (``config.data ==
+    "text"``) or NLI triplets of ``nli_file`` (``"nli"``), :class:`SimCSELoss` and one run of
+    :class:`NonLinguisticTrainer`; with ``sts_dir`` the STS-B dev evaluator selects the best checkpoint. Nothing is
+    written or evaluated; call ``transformers.set_seed(config.seed)`` first to draw the head as the runner does.
 
     Args:
-        config: the method's settings (:class:`SimCSEConfig`; the ``simcse-unsup`` / ``simcse-sup`` recipes), the
-            starting encoder included (``config.model``, :func:`~sbert_nonling.methods.sentence_encoder.starting_sentence_model`).
-        data: ``text_file`` or ``nli_file`` (the training text, a local file or a Hub dataset); ``sts_dir``:
-            SentEval-layout STS folder for dev evaluation (none: no evaluation during training).
+        config: :class:`SimCSEConfig` (the ``simcse-unsup`` / ``simcse-sup`` recipes).
+        data: ``text_file`` or ``nli_file`` (a local file or a Hub dataset); ``sts_dir``: SentEval-layout STS folder.
 
-    Example:
-        ::
+    Example::
 
-            import os
-            from transformers import set_seed
+        import os
+        from transformers import set_seed
 
-            from sbert_nonling.methods import build_simcse
-            from sbert_nonling.app import load_recipe
-            from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_simcse
+        from sbert_nonling.app import load_recipe
+        from sbert_nonling.data import DataSources
 
-            config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 2, "batch_size": 8})  # offline
-            set_seed(config.seed)
-            text_file = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt"
-            plan = build_simcse(config, DataSources(text_file=text_file))  # e.g. load_recipe("simcse-unsup"): bert-base
-            plan.stages[0].trainer(plan.model, plan.evaluator).train()
-            plan.model.save("simcse-bert")
+        config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 2, "batch_size": 8})  # offline
+        set_seed(config.seed)
+        text_file = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt"
+        plan = build_simcse(config, DataSources(text_file=text_file))  # e.g. load_recipe("simcse-unsup"): bert-base
+        plan.stages[0].trainer(plan.model, plan.evaluator).train()
+        plan.model.save("simcse-bert")
     """
     train_dataset, sentences = text_training_data(config, data.text_file, data.nli_file)
     sentence_model = starting_sentence_model(config, sentences)
     evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
     args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps)
-    loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head, gather_across_devices=args.world_size > 1)
+    loss = SimCSELoss(sentence_model, gather_across_devices=args.world_size > 1, **config.keywords_for(SimCSELoss))
     return MethodPlan(
         sentence_model, [TrainingStage("train", train_dataset, loss, args)], evaluator, training_data=data.card_lines("text_file", "nli_file")
     )

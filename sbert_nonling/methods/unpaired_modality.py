@@ -19,12 +19,7 @@ from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
 from sbert_nonling.methods.plan import MethodPlan, TrainingStage
-from sbert_nonling.methods.sentence_encoder import (
-    recipe_label,
-    single_run_arguments,
-    starting_sentence_model,
-    text_training_data,
-)
+from sbert_nonling.methods.sentence_encoder import recipe_label, single_run_arguments, starting_sentence_model, text_training_data
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.modules.modality_router import ModalityRouter
@@ -40,18 +35,10 @@ def _image_route(config: VisualCSEConfig, hidden_size: int, image_dir: str | Pat
         raise ValueError(f"{recipe_label(config)} trains on unpaired images: pass image_dir (one sub-folder per class).")
     dataset, _ = image_folder_dataset(image_dir, img_size=config.img_size, limit_per_class=config.images_per_class)
     if config.tiny or config.vit is None:  # a random patch embedding, trained from scratch
-        front_end = ImagePatchEmbed(
-            config.img_size,
-            config.patch_size,
-            embedding_dimension=hidden_size,
-            encoder_entry=config.encoder_entry,
-            token_keep_ratio=config.token_keep_ratio,
-        )
+        front_end = ImagePatchEmbed(embedding_dimension=hidden_size, **config.keywords_for(ImagePatchEmbed))
     else:  # positions interpolated if img_size differs from the checkpoint's
         with loading("ViT", config.vit, f"{recipe_label(config)}, setting 'vit'", VIT_OFFLINE):
-            front_end = ImagePatchEmbed.from_vit(
-                config.vit, encoder_entry=config.encoder_entry, img_size=config.img_size, token_keep_ratio=config.token_keep_ratio
-            )
+            front_end = ImagePatchEmbed.from_vit(config.vit, **config.keywords_for(ImagePatchEmbed.from_vit))
     return dataset, front_end
 
 
@@ -66,56 +53,38 @@ def _audio_route(
         )
     label_fn = label_from_regex(audio_label_regex) if audio_label_regex is not None else None
     dataset, _ = audio_folder_dataset(audio_dir, label_fn, limit=config.clips, limit_per_class=config.clips_per_class)
-    front_end = AudioPatchEmbed(
-        target_frames=config.target_frames,
-        embedding_dimension=hidden_size,
-        layout=config.audio_layout,
-        encoder_entry=config.encoder_entry,
-        freq_mask=config.freq_mask,
-        time_mask=config.time_mask,
-        token_keep_ratio=config.token_keep_ratio,
-    )
-    return dataset, front_end
+    return dataset, AudioPatchEmbed(embedding_dimension=hidden_size, layout=config.audio_layout, **config.keywords_for(AudioPatchEmbed))
 
 
 def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -> MethodPlan:
-    """VisualCSE's / AudioCSE's pieces: the sentence model with a second route (``config.modality``) whose front-end
-    (:class:`ImagePatchEmbed`: a ViT's patch embedding or a random one; :class:`AudioPatchEmbed`: kaldi fbank
-    patches) feeds the same encoder; the text dataset with :class:`SimCSELoss` and the unpaired dataset (two views +
-    class label) with :class:`UnpairedModalityContrastiveLoss` (SupCon / SimCLR, tau ``config.modality_temperature``);
-    one run of :class:`UnpairedModalityTrainer`, which alternates a modality step (its own AdamW at
-    ``config.modality_learning_rate``) and a text step, or sums both losses (``scheme="joint"``, weight
-    ``config.modality_weight``, two accumulation steps).
-
-    Nothing is written and nothing is evaluated; ``transformers.set_seed(config.seed)`` first reproduces the runner's
-    front-end and heads. Checkpoints go to ``checkpoints/``.
+    """VisualCSE's / AudioCSE's pieces (docs/visualcse.md): the sentence model with a second route
+    (``config.modality``: :class:`ImagePatchEmbed` or :class:`AudioPatchEmbed`) into the same encoder, text batches
+    with :class:`SimCSELoss` and unpaired batches (two views + class) with :class:`UnpairedModalityContrastiveLoss`;
+    one run of :class:`UnpairedModalityTrainer` (alternating steps with their own optimizers, or ``scheme="joint"``).
+    Call ``transformers.set_seed(config.seed)`` first to draw the front-end and heads as the runner does.
 
     Args:
         config: :class:`VisualCSEConfig` (images) or :class:`AudioCSEConfig` (audio).
-        data: ``text_file`` / ``nli_file`` (``config.data``) and ``sts_dir`` as for
-            :func:`~sbert_nonling.methods.simcse.build_simcse`; ``image_dir`` (images in one sub-folder per class, or a
-            Hub image classification dataset) or ``audio_dir`` + ``audio_label_regex`` (the pattern whose first group
-            of a file name is the class; a Hub audio dataset's label column gives the classes, no pattern).
+        data: ``text_file`` / ``nli_file`` and ``sts_dir`` as for :func:`~sbert_nonling.methods.simcse.build_simcse`;
+            ``image_dir`` (one sub-folder per class, or a Hub dataset) or ``audio_dir`` + ``audio_label_regex``.
 
-    Example:
-        ::
+    Example::
 
-            import os
-            import transformers
+        import os
+        import transformers
 
-            from sbert_nonling.methods import build_unpaired_modality
-            from sbert_nonling.app import load_recipe
-            from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_unpaired_modality
+        from sbert_nonling.app import load_recipe
+        from sbert_nonling.data import DataSources
 
-            data = os.environ["SBERT_NONLING_SHARED"] + "/data"
-            fast = {"max_steps": 2, "batch_size": 8, "images_per_class": 2, "modality_batch_size": 4}
-            config = load_recipe("visualcse", tiny=True, overrides=fast)  # e.g. VisualCSEConfig(max_steps=500), ViT
-            transformers.set_seed(config.seed)
-            plan = build_unpaired_modality(config, DataSources(text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt",
-                                                               image_dir=data + "/images/cifar10/train"))  # e.g. ImageNet
-            trainer = plan.stages[0].trainer(plan.model, plan.evaluator)  # an UnpairedModalityTrainer
-            trainer.train()
-            plan.model.save("visualcse-bert")  # text and image routes; export_text_model(...) for the text route alone
+        data = os.environ["SBERT_NONLING_SHARED"] + "/data"
+        fast = {"max_steps": 2, "batch_size": 8, "images_per_class": 2, "modality_batch_size": 4}
+        config = load_recipe("visualcse", tiny=True, overrides=fast)  # e.g. VisualCSEConfig(max_steps=500), ViT
+        transformers.set_seed(config.seed)
+        plan = build_unpaired_modality(config, DataSources(text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt",
+                                                           image_dir=data + "/images/cifar10/train"))  # e.g. ImageNet
+        plan.stages[0].trainer(plan.model, plan.evaluator).train()  # an UnpairedModalityTrainer
+        plan.model.save("visualcse-bert")  # text and image routes; export_text_model(...) for the text route alone
     """
     text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file)
     sentence_model = starting_sentence_model(config, sentences)
@@ -139,7 +108,7 @@ def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -
     joint = config.scheme == "joint"
     args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps, gradient_accumulation_steps=2 if joint else 1)
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
-    text_loss = SimCSELoss(sentence_model, temperature=config.temperature, training_head=config.training_head, gather_across_devices=gather)
+    text_loss = SimCSELoss(sentence_model, gather_across_devices=gather, **config.keywords_for(SimCSELoss))
     modality_loss = UnpairedModalityContrastiveLoss(
         sentence_model, mode=config.modality_mode, temperature=config.modality_temperature, gather_across_devices=gather
     )

@@ -100,3 +100,13 @@ def test_a_stage_takes_what_differs_as_a_dict_or_dotted_keys_and_names_a_bad_one
         PixelLinguistConfig().replace("--set", **{"visual.batch_size": 0})
     with pytest.raises(ValueError, match=r"'image_dims' is not a setting of MCSEConfig \(method 'mcse'\)"):
         MCSEConfig.from_dict({"image_dims": 1280})
+
+
+def test_keywords_for_gives_the_settings_named_like_a_keyword_of_the_callable():
+    def loss(model, image_dimension, grounding_weight=0.0, gammas=(1.0,), *, learning_rate, other=None):
+        return model
+
+    config = MCSEConfig(grounding_weight=0.5, learning_rate=1e-5)
+    # ``model`` and ``image_dimension`` (no default) stay the caller's; ``gammas`` / ``other`` are no settings
+    assert config.keywords_for(loss) == {"grounding_weight": 0.5, "learning_rate": 1e-5}
+    assert StageConfig().keywords_for(loss) == {"learning_rate": 3e-5}
