@@ -14,7 +14,7 @@ from datasets import Array2D, Dataset, Features, List, Value
 from datasets import Image as ImageFeature
 
 from sbert_nonling.data.hub import CAPTION_ROLES, HubSource, hub_source, load_hub_columns
-from sbert_nonling.util.validation import check_sentence, split_lines
+from sbert_nonling.util.validation import check_sentence, read_lines
 
 logger = logging.getLogger(__name__)
 
@@ -26,15 +26,10 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
     With ``image_dir``, captions whose image file is absent there are skipped (the count is logged).
     """
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"Captions file {str(path)!r} does not exist.")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not valid UTF-8 (byte {error.start}); captions files are read as UTF-8.") from None
+    lines = read_lines(path, "Captions file")
     pairs: list[tuple[str, str]] = []
     if path.suffix == ".jsonl":
-        for line_number, line in enumerate(split_lines(text), start=1):
+        for line_number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
@@ -44,7 +39,7 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
             except (json.JSONDecodeError, KeyError, TypeError) as error:
                 raise ValueError(f"{path}:{line_number}: expected a JSON object with 'image' and 'caption' ({error}).") from None
     elif path.suffix == ".csv":
-        rows = list(csv.DictReader(split_lines(text)))
+        rows = list(csv.DictReader(lines))
         if rows and not {"image", "caption"} <= set(rows[0]):
             raise ValueError(f"{path}: expected columns 'image' and 'caption', found {sorted(rows[0])}.")
         pairs = [
@@ -52,7 +47,7 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
             for index, row in enumerate(rows)
         ]
     else:
-        for line_number, line in enumerate(split_lines(text), start=1):
+        for line_number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             image, separator, caption = line.partition("\t")

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,8 +15,6 @@ from tqdm.auto import tqdm
 
 from sbert_nonling.data import frozen_image_encoder
 from sbert_nonling.data.images import decode_image
-
-logger = logging.getLogger(__name__)
 
 #: MCSE's preprocessing for frozen image features: Resize 256, CenterCrop 224, then ImageNet normalisation
 #: (:data:`~sbert_nonling.data.frozen_image_encoder.NORMALIZE_TRANSFORM`).

@@ -7,35 +7,19 @@ sentence-transformers' column conventions (inputs first, then ``label`` / ``scor
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 
 from datasets import Dataset
 
-from sbert_nonling.util.validation import check_sentence, split_lines
-
-logger = logging.getLogger(__name__)
+from sbert_nonling.util.validation import check_sentence, read_tab_rows
 
 #: SICK's entailment judgements, in the order used as class ids.
 SICK_LABELS: tuple[str, ...] = ("ENTAILMENT", "NEUTRAL", "CONTRADICTION")
 
 
-def _read_tab_rows(path: Path, min_columns: int, header_prefix: str | None = None) -> list[tuple[int, list[str]]]:
-    if not path.is_file():
-        raise ValueError(f"Data file {str(path)!r} does not exist.")
-    try:
-        lines = split_lines(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not valid UTF-8 (byte {error.start}).") from None
-    rows = []
-    for line_number, line in enumerate(lines, start=1):
-        if not line.strip() or (line_number == 1 and header_prefix and line.startswith(header_prefix)):
-            continue
-        fields = line.split("\t")
-        if len(fields) < min_columns:
-            raise ValueError(f"{path}:{line_number}: expected at least {min_columns} TAB-separated columns, found {len(fields)}.")
-        rows.append((line_number, fields))
+def _rows(path: Path, min_columns: int, header_prefix: str | None = None) -> list[tuple[str, list[str]]]:
+    rows = read_tab_rows(path, min_columns, header_prefix)
     if not rows:
         raise ValueError(f"{path} holds no rows.")
     return rows
@@ -47,10 +31,8 @@ def read_sick_entailment(path: str | Path, limit: int | None = None) -> list[tup
     Columns: pair_ID, sentence_A, sentence_B, relatedness_score, entailment_judgment (TAB-separated, no quoting); a
     header line starting with ``pair_ID`` is skipped if present. Judgements must be one of :data:`SICK_LABELS`.
     """
-    path = Path(path)
     pairs = []
-    for line_number, fields in _read_tab_rows(path, min_columns=5, header_prefix="pair_ID"):
-        where = f"{path}:{line_number}"
+    for where, fields in _rows(Path(path), min_columns=5, header_prefix="pair_ID"):
         label = fields[4].strip()
         if label not in SICK_LABELS:
             raise ValueError(f"{where}: entailment_judgment {label!r} is not one of {list(SICK_LABELS)}.")
@@ -64,10 +46,8 @@ def read_stsb_genres(path: str | Path, limit: int | None = None) -> list[tuple[s
 
     The single-sentence classification task available offline here (the paper classifies SST sentiment).
     """
-    path = Path(path)
     seen: dict[str, str] = {}
-    for line_number, fields in _read_tab_rows(path, min_columns=7):
-        where = f"{path}:{line_number}"
+    for where, fields in _rows(Path(path), min_columns=7):
         genre = fields[0].strip()
         if not genre:
             raise ValueError(f"{where}: the genre column is empty.")

@@ -9,18 +9,9 @@ from pathlib import Path
 from datasets import Dataset
 
 from sbert_nonling.data.hub import NLI_ROLES, SENTENCE_ROLES, hub_source, load_hub_columns
-from sbert_nonling.util.validation import check_sentence, split_lines
+from sbert_nonling.util.validation import check_sentence, read_lines
 
 logger = logging.getLogger(__name__)
-
-
-def _open_utf8(path: Path) -> str:
-    if not path.is_file():
-        raise ValueError(f"Data file {str(path)!r} does not exist.")
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not valid UTF-8 (byte {error.start}).") from None
 
 
 def read_sentences(path: str | Path, limit: int | None = None) -> list[str]:
@@ -36,7 +27,7 @@ def read_sentences(path: str | Path, limit: int | None = None) -> list[str]:
                 raise ValueError(f"{path} row {row}: the text column must hold strings, got {line!r}.")
     else:
         path = Path(path)
-        lines = split_lines(_open_utf8(path))
+        lines = read_lines(path)
     sentences = [line.strip() for line in lines if line.strip()]
     if len(sentences) < len(lines):
         logger.info(f"{path}: skipped {len(lines) - len(sentences)} blank line(s)")
@@ -59,7 +50,7 @@ def read_nli_triplets(path: str | Path, limit: int | None = None) -> list[tuple[
         numbered = [(f"{path} row {index}", [row[name] for name in NLI_ROLES]) for index, row in enumerate(dataset)]
     else:
         path = Path(path)
-        rows = list(csv.reader(split_lines(_open_utf8(path))))
+        rows = list(csv.reader(read_lines(path)))
         if not rows or tuple(column.strip() for column in rows[0]) != NLI_ROLES:
             found = rows[0] if rows else "an empty file"
             raise ValueError(f"{path}: expected the header {','.join(NLI_ROLES)}, found {found!r}.")

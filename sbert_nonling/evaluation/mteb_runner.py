@@ -8,7 +8,6 @@ the result cache (``cache=None``), so a stale cached score is never reported.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,8 +18,6 @@ from sbert_nonling.util.optional import require_extra
 
 (mteb,) = require_extra("mteb", "The MTEB runner (sbert_nonling.evaluation.mteb_runner, sbert-nonling eval --mteb)")
 from mteb.models import ModelMeta, SentenceTransformerEncoderWrapper  # noqa: E402
-
-logger = logging.getLogger(__name__)
 
 MULTILINGUAL_TASK = "STSBenchmarkMultilingualSTS"
 #: MTEB split name under which local data is evaluated when it does not say its split (``STSData.split``); data

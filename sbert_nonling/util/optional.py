@@ -1,10 +1,5 @@
-"""Optional dependencies: the pip extras of sbert-nonling and the ImportError that names them.
-
-The core install (``pip install sbert-nonling``) covers every route except rendering text as pixels; the extras add
-``pixel`` (cairocffi / pangocffi / pangocairocffi and the pinned Noto font packages, over the system's Pango and
-Cairo libraries), ``plots`` (matplotlib), ``mteb`` (the MTEB runner) and ``efficientnet`` (the EfficientNet-Lite0
-image features); ``all`` installs every one.
-"""
+"""Optional dependencies: the pip extras of sbert-nonling (``pixel``, ``plots``, ``mteb``, ``efficientnet``, ``all``;
+see README.md) and the ImportError that names them."""
 
 from __future__ import annotations
 

@@ -23,21 +23,12 @@ def kept_patch_count(num_patches: int, token_keep_ratio: float) -> int:
 
 
 def drop_patch_tokens(tokens: Tensor, token_keep_ratio: float) -> Tensor:
-    r"""Keep the [CLS] token and a random ``token_keep_ratio`` share of the patch tokens of every row.
+    r"""Keep the [CLS] token and a random ``token_keep_ratio`` share of the patch tokens of every row (FLIP).
 
-    FLIP (Li et al., 2023) masks a random 50 % or 75 % of the image patches of every training example and encodes only
-    the rest: the encoder's cost falls with the token count (attention quadratically), and at inference the model sees
-    every patch. Here each row of ``tokens`` (B, 1 + N, D) -- every view of every example -- keeps its first token
-    ([CLS]) and :math:`K = \max(1, \mathrm{round}(r N))` patch tokens drawn uniformly without replacement, in their
-    original order, giving (B, 1 + K, D). Position embeddings must already be added, so each kept token carries the
-    position it had in the full grid.
-
-    Where the randomness comes from: the global torch generator of ``tokens``' device (one ``torch.rand(B, N)`` per
-    call, like dropout and SpecAugment). The trainer seeds it and saves / restores it in its checkpoints (exact
-    resume), and GradCache losses replay it in their second forward pass, which therefore keeps the same tokens.
-
-    What it adds over torch: the [CLS]-preserving, order-preserving row-wise gather (timm and open_clip ship the same
-    idea as ``PatchDropout``; neither is a dependency of this package).
+    Each row of ``tokens`` (B, 1 + N, D) keeps its first token and :math:`K = \max(1, \mathrm{round}(r N))` patch
+    tokens drawn uniformly without replacement, in their original order: (B, 1 + K, D). Position embeddings must
+    already be added. The draw uses the global torch generator of ``tokens``' device (seeded, checkpointed and replayed
+    by GradCache like dropout); timm and open_clip ship the same idea as ``PatchDropout``.
 
     Args:
         tokens: (B, 1 + N, D), [CLS] first.

@@ -1,10 +1,5 @@
-"""One ValueError line for a model, ViT or image CNN that cannot be loaded (offline, mistyped, not on the Hub).
-
-transformers, huggingface_hub and torchvision report a name that is neither a local folder nor reachable as an
-``OSError`` dozens of traceback lines deep, without the setting that named it. The builders of
-:mod:`sbert_nonling.methods` know that setting: they load through :func:`loading`, which turns the OSError into one
-line naming the thing, the setting (or flag) and how to proceed offline.
-"""
+"""One ValueError line, naming the setting and the offline way out, for a model, ViT or image CNN that cannot be loaded
+(transformers, huggingface_hub and torchvision raise an OSError dozens of traceback lines deep)."""
 
 from __future__ import annotations
 
@@ -18,18 +13,10 @@ def error_summary(error: BaseException) -> str:
     return f"{type(error).__name__}: {reason}"
 
 
-def unreachable_message(what: str, name: str, named_by: str, offline: str, error: BaseException) -> str:
-    """``"{what} {name!r} ({named_by}) could not be loaded ...: {first line of error} Offline: {offline}"``."""
-    return (
-        f"{what} {name!r} ({named_by}) could not be loaded, neither as a local folder nor from the Hugging Face Hub / "
-        f"the weights' download site: {error_summary(error)} Offline: {offline}"
-    )
-
-
 @contextmanager
 def loading(what: str, name: str, named_by: str, offline: str) -> Iterator[None]:
     """Run a load; an ``OSError`` it raises (no network, unknown name, missing files) becomes a one-line ValueError
-    (:func:`unreachable_message`), chained to the original for the full story.
+    naming ``what``, ``name``, the setting ``named_by`` and the ``offline`` way out, chained to the original.
 
     Example:
         ::
@@ -47,4 +34,7 @@ def loading(what: str, name: str, named_by: str, offline: str) -> Iterator[None]
     try:
         yield
     except OSError as error:
-        raise ValueError(unreachable_message(what, name, named_by, offline, error)) from error
+        raise ValueError(
+            f"{what} {name!r} ({named_by}) could not be loaded, neither as a local folder nor from the Hugging Face Hub / "
+            f"the weights' download site: {error_summary(error)} Offline: {offline}"
+        ) from error

@@ -1,13 +1,8 @@
 """One forward pass for several views of the same kind of input (dropout views, augmented image / audio views).
 
-sentence-transformers' :func:`~sentence_transformers.base.losses.merged_forward.merge_feature_batches` merges token
-batches (``input_ids`` / ``attention_mask``, padded to one width); it leaves front-end features (``pixel_values``,
-fbank patches, rendered strips: float tensors without token ids) to one forward per column. What this module adds:
-those are merged too when every view has the same shape, and the whole output dict (sentence embeddings, token
-embeddings, masks) is split back per view, for losses that read more than ``sentence_embedding``.
-
-The loss and its gradients are those of separate forwards up to dropout sampling (one dropout draw over the merged
-batch instead of one per view): every row is still computed independently of the other rows.
+What it adds over sentence-transformers' ``merge_feature_batches`` (token batches only): front-end features of equal
+shapes (``pixel_values``, fbank patches, rendered strips) are merged too, and the whole output dict is split back per
+view. Results equal separate forwards up to dropout sampling (rows stay independent).
 """
 
 from __future__ import annotations
@@ -81,12 +76,8 @@ def forward_views(model: nn.Module, features_list: Iterable[dict[str, Any]]) -> 
     output = model(merged)
     views = len(features_list)
     total = output["sentence_embedding"].shape[0]
-    split: list[dict[str, Any]] = [{} for _ in range(views)]
-    for key, value in output.items():
-        if isinstance(value, Tensor) and value.ndim >= 1 and value.shape[0] == total:
-            for index, chunk in enumerate(value.chunk(views, dim=0)):
-                split[index][key] = chunk
-        else:
-            for index in range(views):
-                split[index][key] = value
-    return split
+    split = {
+        key: value.chunk(views, dim=0) if isinstance(value, Tensor) and value.ndim >= 1 and value.shape[0] == total else [value] * views
+        for key, value in output.items()
+    }
+    return [{key: parts[index] for key, parts in split.items()} for index in range(views)]
