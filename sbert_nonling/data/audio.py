@@ -24,12 +24,9 @@ AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg")
 
 
 def read_audio(path: str | Path | io.BytesIO, name: str | None = None) -> dict[str, Any]:
-    """``{"array": float32 samples (samples[, channels]), "sampling_rate": Hz}``, or a ValueError naming the file
-    (``name``, default the path; ``path`` may be a file object, e.g. a Hub dataset's undecoded audio bytes).
-
-    Rejected: files soundfile cannot decode, files shorter than one 25 ms fbank window or longer than ``MAX_SECONDS``
-    (600 s; checked from the header, before decoding), and files holding NaN or infinite samples.
-    """
+    """``{"array": float32 samples (samples[, channels]), "sampling_rate": Hz}`` of a file or file object, or a
+    ValueError naming it (``name``, default the path): undecodable, shorter than one 25 ms fbank window, longer than
+    ``MAX_SECONDS`` (checked from the header), or holding NaN / infinite samples."""
     name = name or str(path)
     source = path if isinstance(path, io.BytesIO) else str(path)
     try:
@@ -73,18 +70,13 @@ def audio_folder_dataset(
     limit: int | None = None,
     limit_per_class: int | None = None,
 ) -> tuple[Dataset, list[str]]:
-    """Audio files of ``folder`` as an AudioCSE dataset: columns ``view_1`` and ``view_2`` hold the same clip (dropout
-    is the augmentation) as ``{"array", "sampling_rate"}`` dicts, ``label`` the class index of ``label_fn(file name)``.
-    Files are decoded when an item is read; the sorted class names are returned alongside.
+    """Audio files of ``folder`` as an AudioCSE dataset, and the sorted class names: ``view_1`` and ``view_2`` hold the
+    same clip (dropout is the augmentation) as ``{"array", "sampling_rate"}``, decoded when read; ``label`` is the class
+    index of ``label_fn(file name)``.
 
-    ``folder`` may instead name a Hub audio dataset, ``"owner/name?split=...&audio=COLUMN&label=COLUMN"``
-    (:func:`~sbert_nonling.data.hub.hub_source`; e.g. LibriSpeech speakers:
-    ``"openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id"``): the label column gives the classes
-    (``label_fn`` is not used) and its clips are decoded with soundfile when an item is read.
-
-    ``limit_per_class`` keeps the first clips of every class (files in sorted order, Hub rows in dataset order), so
-    a subset still holds every class, balanced as ``image_folder_dataset``'s; ``limit`` then keeps the first rows
-    of what is left (alone, it keeps the first files in sorted order: FSDD's first 64 are 2 of its 6 speakers).
+    ``folder`` may instead name a Hub audio dataset (``"openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id"``,
+    :func:`~sbert_nonling.data.hub.hub_source`), labelled by its label column. ``limit_per_class`` keeps the first clips
+    of every class, then ``limit`` the first rows of what is left (docs/data.md).
     """
     source = hub_source(folder, AUDIO_ROLES)
     if source is not None:
@@ -122,7 +114,6 @@ def _hub_audio_dataset(source: HubSource, limit: int | None, limit_per_class: in
 
 
 def _two_view_clips(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    """The dataset transform: each clip decoded once and served as both views, with its label."""
     clips = [_read_audio_value(item) for item in batch["audio"]]
     return {VIEW_COLUMNS[0]: clips, VIEW_COLUMNS[1]: clips, "label": batch["label"]}
 

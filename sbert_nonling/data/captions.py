@@ -27,34 +27,14 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
     """
     path = Path(path)
     lines = read_lines(path, "Captions file")
-    pairs: list[tuple[str, str]] = []
-    if path.suffix == ".jsonl":
-        for line_number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                image = _check_image_name(record["image"], f"{path}:{line_number} image")
-                pairs.append((image, check_sentence(record["caption"], f"{path}:{line_number} caption")))
-            except (json.JSONDecodeError, KeyError, TypeError) as error:
-                raise ValueError(f"{path}:{line_number}: expected a JSON object with 'image' and 'caption' ({error}).") from None
-    elif path.suffix == ".csv":
+    if path.suffix == ".csv":
         rows = list(csv.DictReader(lines))
         if rows and not {"image", "caption"} <= set(rows[0]):
             raise ValueError(f"{path}: expected columns 'image' and 'caption', found {sorted(rows[0])}.")
-        pairs = [
-            (_check_image_name(row["image"], f"{path}:{index + 2} image"), check_sentence(row["caption"], f"{path}:{index + 2} caption"))
-            for index, row in enumerate(rows)
-        ]
+        numbered: list[tuple[str, Any]] = [(f"{path}:{number}", row) for number, row in enumerate(rows, start=2)]
     else:
-        for line_number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            image, separator, caption = line.partition("\t")
-            if not separator:
-                raise ValueError(f"{path}:{line_number}: expected '<image>#<n><TAB><caption>'.")
-            image = _check_image_name(image.split("#")[0], f"{path}:{line_number} image")
-            pairs.append((image, check_sentence(caption.strip(), f"{path}:{line_number} caption")))
+        numbered = [(f"{path}:{number}", line) for number, line in enumerate(lines, start=1) if line.strip()]
+    pairs = [_caption_pair(where, row, path.suffix) for where, row in numbered]
     if image_dir is not None:
         available = {entry.name for entry in Path(image_dir).iterdir()}
         kept = [pair for pair in pairs if pair[0] in available]
@@ -67,9 +47,8 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
 
 
 def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """``(image name, caption)`` pairs of a Hub image-caption dataset (an ``image`` column and a ``caption`` column of
-    one caption or a list of captions per image, as Flickr30k / MS-COCO datasets hold them), and each name's undecoded
-    image. Names are the images' file names where the dataset keeps them (unique), else ``row-<index>``."""
+    """``(image name, caption)`` pairs of a Hub image-caption dataset (one caption or a list per image), and each name's
+    undecoded image; names are the images' unique file names, else ``row-<index>`` (docs/data.md)."""
     dataset = load_hub_columns(source, CAPTION_ROLES)
     if isinstance(dataset.features["image"], ImageFeature):
         dataset = dataset.cast_column("image", ImageFeature(decode=False))
@@ -87,9 +66,8 @@ def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[st
 
 
 def load_caption_pairs(captions: str | Path, image_dir: str | Path | None = None) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """``(image name, caption)`` pairs and each name's image (a file of ``image_dir``, or a Hub dataset's image), from
-    a local captions file (:func:`read_captions`, needs ``image_dir``) or a Hub image-caption dataset
-    (:func:`hub_caption_pairs`, which brings its images)."""
+    """``(image name, caption)`` pairs and each name's image, from a local captions file (:func:`read_captions`, with
+    ``image_dir``) or a Hub image-caption dataset (:func:`hub_caption_pairs`)."""
     source = hub_source(captions, CAPTION_ROLES)
     if source is not None:
         return hub_caption_pairs(source)
@@ -100,6 +78,24 @@ def load_caption_pairs(captions: str | Path, image_dir: str | Path | None = None
         )
     pairs = read_captions(captions, image_dir=image_dir)
     return pairs, {name: Path(image_dir) / name for name, _ in pairs}
+
+
+def _caption_pair(where: str, row: Any, suffix: str) -> tuple[str, str]:
+    """The checked (image, caption) of a CSV row (dict), JSONL line or token-file line."""
+    if suffix == ".jsonl":
+        try:
+            record = json.loads(row)
+            image, caption = record["image"], record["caption"]
+        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            raise ValueError(f"{where}: expected a JSON object with 'image' and 'caption' ({error}).") from None
+    elif suffix == ".csv":
+        image, caption = row["image"], row["caption"]
+    else:
+        image, separator, caption = row.partition("\t")
+        if not separator:
+            raise ValueError(f"{where}: expected '<image>#<n><TAB><caption>'.")
+        image, caption = image.split("#")[0], caption.strip()
+    return _check_image_name(image, f"{where} image"), check_sentence(caption, f"{where} caption")
 
 
 def _check_image_name(image: object, where: str) -> str:
@@ -123,15 +119,9 @@ def sample_one_caption_per_image(pairs: list[tuple[str, str]], seed: int = 42) -
 def caption_feature_dataset(
     pairs: list[tuple[str, str]], names: list[str], features: torch.Tensor, one_caption_per_image: bool = True, seed: int = 42
 ) -> Dataset:
-    """Columns ``anchor`` and ``positive`` (the caption twice: SimCSE's dropout views) and ``label`` (the image's
-    precomputed features, (d,) or (regions, d)) -- the input of MultimodalAlignLoss.
-
-    ``one_caption_per_image`` samples one caption per image (seeded), as MCSE does.
-
-    The label column is stored with its fixed shape and read as torch tensors, so the collator stacks a batch of
-    region features (64 x 49 x 1280) from Arrow buffers instead of building it from nested Python lists (20-40x faster,
-    benchmarks/data_share.py).
-    """
+    """Columns ``anchor`` and ``positive`` (the caption twice) and ``label`` (the image's features, (d,) or (regions, d)):
+    MultimodalAlignLoss's input. ``one_caption_per_image`` samples one caption per image (seeded), as MCSE does. Labels
+    are stored with their fixed shape and read as tensors (20-40x faster batches, benchmarks/data_share.py)."""
     if features.ndim not in (2, 3):
         raise ValueError(f"Image features must be (images, d) or (images, regions, d), got shape {tuple(features.shape)}.")
     if features.shape[0] != len(names):

@@ -29,9 +29,7 @@ ROW_COLUMN = "__row__"
 
 
 def two_view_transform(img_size: int = 224) -> v2.Compose:
-    """SimCLR / SupCon augmentation as in VisualCSE: RandomResizedCrop(img_size, scale 0.2-1), horizontal flip,
-    ColorJitter(0.4, 0.4, 0.4, 0.1) with p = 0.8, grayscale with p = 0.2. PIL in, PIL out: ImagePatchEmbed's
-    preprocess then applies the ImageNet normalisation."""
+    """SimCLR / SupCon augmentation as in VisualCSE, PIL in, PIL out (ImagePatchEmbed normalises)."""
     return v2.Compose(
         [
             v2.RandomResizedCrop(img_size, scale=(0.2, 1.0), antialias=True),
@@ -43,9 +41,8 @@ def two_view_transform(img_size: int = 224) -> v2.Compose:
 
 
 def open_image(path: str | Path | io.BytesIO, name: str | None = None) -> Image.Image:
-    """Decode an image file (or file object) fully as RGB (the first frame of an animation), or raise a ValueError
-    naming it (``name``, default the path): zero-byte, truncated, not an image, or larger than ``MAX_IMAGE_PIXELS``
-    (checked from the header, before decoding)."""
+    """Decode an image file (or file object) fully as RGB, or raise a ValueError naming it (``name``, default the path):
+    zero-byte, truncated, not an image, or larger than ``MAX_IMAGE_PIXELS`` (checked before decoding)."""
     name = name or str(path)
     try:
         with Image.open(path) as image:
@@ -75,12 +72,8 @@ def decode_image(item: Any, row: int) -> Image.Image:
 
 
 class SeededRow(int):
-    """A row index that carries the number of the draw it is read for (e.g. the sampler's pass over the dataset).
-
-    It is how a draw number travels from a batch sampler to the process that reads the row: a DataLoader worker
-    receives the batch's indices, never the sampler's state. It behaves as the plain index everywhere (a
-    ``ConcatDataset`` subtracting its offset keeps the draw); :class:`TwoViewDataset` seeds the row's views by it.
-    """
+    """A row index carrying the draw it is read for (the sampler's pass), so a DataLoader worker, which receives only
+    indices, can seed the row's views (:class:`TwoViewDataset`; docs/reliability.md). Otherwise a plain index."""
 
     draw: int
 
@@ -100,13 +93,8 @@ class SeededRow(int):
 
 
 class TwoViewTransform:
-    """The ``set_transform`` of two-view datasets: decode each item, then draw two SimCLR augmentations of it.
-
-    Where the randomness comes from: while :meth:`seeded` is active (:class:`TwoViewDataset` reading a
-    :class:`SeededRow`) an item's two views come from a generator seeded with ``(seed, row, draw)`` and the global RNG
-    is left untouched, so the views are the same in every run, after a resume and in any DataLoader worker, whatever
-    else consumed random numbers. Otherwise (a plain index) they come from the global torch RNG, anew on every read.
-    """
+    """The ``set_transform`` of two-view datasets: decode each item, then draw two SimCLR augmentations of it, seeded by
+    ``(seed, row, draw)`` inside :meth:`seeded` (the global RNG untouched), else from the global torch RNG."""
 
     def __init__(self, image_column: str, label_column: str | None, img_size: int, seed: int = 0) -> None:
         self.image_column = image_column
@@ -117,7 +105,6 @@ class TwoViewTransform:
 
     @contextlib.contextmanager
     def seeded(self, draw: int) -> Iterator[None]:
-        """Reads inside the block are the ``draw``-th of their rows (seeds their views), in this process."""
         self.draw = draw
         try:
             yield
@@ -140,8 +127,7 @@ class TwoViewTransform:
 
 
 def two_view_transform_of(dataset: Any) -> TwoViewTransform | None:
-    """The :class:`TwoViewTransform` serving ``dataset`` (a two-view dataset), or None for any other dataset. A
-    transform wrapped in a ``functools.partial`` (sentence-transformers adds the dataset name that way) is found."""
+    """The :class:`TwoViewTransform` serving ``dataset``, also inside a ``functools.partial``, or None."""
     transform = (getattr(dataset, "format", None) or {}).get("format_kwargs", {}).get("transform")
     while isinstance(transform, functools.partial) and not isinstance(transform, TwoViewTransform):
         transform = transform.keywords.get("transform", transform.func)
@@ -149,13 +135,8 @@ def two_view_transform_of(dataset: Any) -> TwoViewTransform | None:
 
 
 class TwoViewDataset(Dataset):
-    """A ``datasets.Dataset`` served through a :class:`TwoViewTransform`, whose rows read by a :class:`SeededRow`
-    index get the views of that draw.
-
-    What it adds over ``datasets.Dataset``: the draw number comes with the index, so seeded augmentations (and exact
-    resume) hold in DataLoader workers, persistent or not, and give the same views with any number of workers. Every
-    other read (a plain index, a slice, a column) is the plain dataset's.
-    """
+    """A ``datasets.Dataset`` served through a :class:`TwoViewTransform`; a row read by a :class:`SeededRow` gets the
+    views of that draw (the same with any number of DataLoader workers), any other read is the plain dataset's."""
 
     def __getitem__(self, key):
         views = two_view_transform_of(self) if isinstance(key, SeededRow) else None
@@ -166,17 +147,14 @@ class TwoViewDataset(Dataset):
 
 
 def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_column: str | None = "label", img_size: int = 224) -> Dataset:
-    """Serve ``dataset`` (a column of PIL images or image paths, plus optional integer labels) as a
-    :class:`TwoViewDataset` with columns ``view_1``, ``view_2`` (two independent augmentations, drawn anew every time
-    an item is read, or seeded by the draw of a :class:`SeededRow` index) and ``label``.
-
-    Images are decoded when an item is read (an ``Image`` feature is cast to ``decode=False`` and decoded here): a
-    file that cannot be decoded raises a ValueError naming its source row (in ``dataset``) and its path, at that item.
-    """
-    missing = [column for column in (image_column, label_column) if column is not None and column not in dataset.column_names]
+    """Serve ``dataset`` (images or image paths, plus optional integer labels) as a :class:`TwoViewDataset` with
+    columns ``view_1``, ``view_2`` (two augmentations) and ``label``. Images are decoded when an item is read; one that
+    cannot be raises a ValueError naming its source row and path."""
+    columns = [column for column in (image_column, label_column) if column is not None]
+    missing = [column for column in columns if column not in dataset.column_names]
     if missing:
         raise ValueError(f"The image dataset has no column(s) {missing}; columns: {dataset.column_names}.")
-    dataset = dataset.select_columns([column for column in (image_column, label_column) if column is not None])
+    dataset = dataset.select_columns(columns)
     if isinstance(dataset.features[image_column], ImageFeature) and dataset.features[image_column].decode:
         dataset = dataset.cast_column(image_column, ImageFeature(decode=False))
     dataset = dataset.add_column(ROW_COLUMN, list(range(len(dataset)))).flatten_indices()
@@ -186,12 +164,11 @@ def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_
 
 
 def image_folder_dataset(folder: str | Path, img_size: int = 224, limit_per_class: int | None = None) -> tuple[Dataset, list[str]]:
-    """Images in class sub-folders (``folder/<class>/*.jpg``, as CIFAR-10 / ImageNet folders are laid out) as a
-    two-view dataset; labels are the sorted class names' indices, returned alongside.
+    """Images in class sub-folders (``folder/<class>/*.jpg``) as a two-view dataset, and the sorted class names.
 
-    ``folder`` may instead name a Hub image classification dataset, ``"owner/name?split=...&image=COLUMN&label=COLUMN"``
-    (:func:`~sbert_nonling.data.hub.hub_source`; e.g. ``"frgfm/imagenette?config=320px"``): its label column's class
-    names (a ClassLabel's, else the sorted distinct values) and at most ``limit_per_class`` images per class, in order.
+    ``folder`` may instead name a Hub image dataset, ``"owner/name?split=...&image=COLUMN&label=COLUMN"``
+    (:func:`~sbert_nonling.data.hub.hub_source`; e.g. ``"frgfm/imagenette?config=320px"``). ``limit_per_class`` keeps
+    the first images of every class.
     """
     source = hub_source(folder, IMAGE_ROLES)
     if source is not None:

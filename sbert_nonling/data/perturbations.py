@@ -1,8 +1,7 @@
 """Visually grounded text perturbations (Pixel Linguist): seeded character typos, word shuffles and document spans.
 
-Every perturbation is a pure function ``f(text, rng, ...) -> str`` of a ``random.Random``: the same text, generator
-state and rates give the same output on every machine. :class:`PerturbationPairs` turns one into a dataset transform
-that makes (anchor, positive) pairs on the fly. No TextAttack dependency.
+Every perturbation is a pure function ``f(text, rng, ...) -> str`` of a ``random.Random`` (the same on every machine);
+:class:`PerturbationPairs` makes (anchor, positive) pairs of them on the fly.
 """
 
 from __future__ import annotations
@@ -48,19 +47,9 @@ _QWERTY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 def _keyboard_neighbours() -> dict[str, str]:
     """Keys touching each letter on a staggered QWERTY keyboard: left / right, the two above (same and next column),
     the two below (previous and same column)."""
-    neighbours = {}
-    for row_index, row in enumerate(_QWERTY_ROWS):
-        for column, key in enumerate(row):
-            near = [
-                (row_index, column - 1),
-                (row_index, column + 1),
-                (row_index - 1, column),
-                (row_index - 1, column + 1),
-                (row_index + 1, column - 1),
-                (row_index + 1, column),
-            ]
-            neighbours[key] = "".join(sorted(_QWERTY_ROWS[r][c] for r, c in near if 0 <= r < len(_QWERTY_ROWS) and 0 <= c < len(_QWERTY_ROWS[r])))
-    return neighbours
+    key_at = {(r, c): key for r, row in enumerate(_QWERTY_ROWS) for c, key in enumerate(row)}
+    offsets = ((0, -1), (0, 1), (-1, 0), (-1, 1), (1, -1), (1, 0))
+    return {key: "".join(sorted(key_at[r + dr, c + dc] for dr, dc in offsets if (r + dr, c + dc) in key_at)) for (r, c), key in key_at.items()}
 
 
 #: Keys next to each letter on a QWERTY keyboard.
@@ -180,9 +169,8 @@ PERTURBATIONS: dict[str, Callable[..., str]] = {
 class PerturbationPairs:
     """A ``Dataset.set_transform`` function: each text becomes (anchor = text, positive = perturbed text).
 
-    The perturbation of a text is drawn from a generator seeded with ``seed`` and a CRC32 of the text, so the pairs
-    are the same in every epoch, process and run. ``perturbations`` are names from :data:`PERTURBATIONS`, applied in
-    order (Pixel Linguist trains one run per perturbation set).
+    Seeded by ``seed`` and a CRC32 of the text (the same pairs in every epoch, process and run); ``perturbations`` are
+    names from :data:`PERTURBATIONS`, applied in order.
 
     Example:
         ::
@@ -206,7 +194,7 @@ class PerturbationPairs:
         self.text_column = text_column
 
     def perturb(self, text: str) -> str:
-        rng = random.Random(self.seed * 2**32 + zlib.crc32(text.encode("utf-8", "surrogatepass")))
+        rng = _text_rng(self.seed, text)
         for name in self.perturbations:
             text = PERTURBATIONS[name](text, rng, self.rate)
         return text
@@ -226,10 +214,9 @@ def perturbation_pairs_dataset(sentences: list[str], perturbations: list[str], r
 def span_pairs_dataset(documents: list[str], min_words: int = 5, max_words: int = 64, seed: int = 42) -> Dataset:
     """Topical alignment data: two :func:`random_spans` of each document as (anchor, positive), seeded per document
     (``seed`` and a CRC32 of the document, as :class:`PerturbationPairs`)."""
-    anchors, positives = [], []
-    for document in documents:
-        rng = random.Random(seed * 2**32 + zlib.crc32(document.encode("utf-8", "surrogatepass")))
-        anchor, positive = random_spans(document, rng, min_words, max_words)
-        anchors.append(anchor)
-        positives.append(positive)
-    return Dataset.from_dict({"anchor": anchors, "positive": positives})
+    spans = [random_spans(document, _text_rng(seed, document), min_words, max_words) for document in documents]
+    return Dataset.from_dict({"anchor": [anchor for anchor, _ in spans], "positive": [positive for _, positive in spans]})
+
+
+def _text_rng(seed: int, text: str) -> random.Random:
+    return random.Random(seed * 2**32 + zlib.crc32(text.encode("utf-8", "surrogatepass")))
