@@ -23,11 +23,7 @@ def alignment_uniformity(model: SentenceTransformer, task: STSData, positive_thr
         \ell_{align} = \mathbb{E}_{(x, y) \sim p_{pos}} \lVert f(x) - f(y) \rVert^2, \qquad
         \ell_{uniform} = \log \mathbb{E}_{x, y \sim p_{data}} e^{-2 \lVert f(x) - f(y) \rVert^2}
 
-    Positive pairs are the task's pairs with a gold score of at least ``positive_threshold`` (STS-B: 4 of 5); the
-    data distribution is every distinct sentence of the task. Lower is better for both.
-
-    Raises:
-        ValueError: no pair reaches the threshold.
+    over the pairs scored at least ``positive_threshold`` (p_pos) and every distinct sentence (p_data); lower is better.
     """
     positives = [index for index, score in enumerate(task.scores) if score >= positive_threshold]
     if not positives:

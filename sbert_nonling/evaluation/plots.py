@@ -1,5 +1,4 @@
-"""The PNG plots ``sbert-nonling eval --plots`` writes: geometry, anisotropy per language, training curves,
-robustness, rendered-text previews."""
+"""The PNG plots ``sbert-nonling eval --plots`` writes (see :func:`write_eval_plots`)."""
 
 from __future__ import annotations
 
@@ -100,10 +99,6 @@ def plot_rendered_previews(renderer: PixelRenderer, sentences: Sequence[str], pa
     return _save(figure, Path(path))
 
 
-def _pixel_renderer(model: SentenceTransformer) -> PixelRenderer | None:
-    return next((module for module in model.modules() if isinstance(module, PixelRenderer)), None)
-
-
 def write_eval_plots(
     model: SentenceTransformer,
     output_dir: str | Path,
@@ -113,11 +108,9 @@ def write_eval_plots(
     run_dir: str | Path | None = None,
     robustness_perturbations: Sequence[str] = ("substitute_visual", "swap", "shuffle"),
 ) -> list[Path]:
-    """Write every plot that the inputs allow into ``output_dir`` and return their paths.
-
-    Always: ``alignment_uniformity.png`` (STS-B dev) and ``robustness.png``. With ``stsb_multi_dir``:
-    ``anisotropy.png`` (dev sentences of each language). With ``run_dir`` (a recipe run folder): ``training_curves.png``
-    from its newest checkpoint's ``trainer_state.json``. For a model that reads text as pixels: ``rendered.png``.
+    """Write every plot the inputs allow into ``output_dir`` and return their paths: ``alignment_uniformity.png`` and
+    ``robustness.png`` (STS-B dev); ``anisotropy.png`` with ``stsb_multi_dir``; ``training_curves.png`` (newest
+    checkpoint's ``trainer_state.json``) with ``run_dir``; ``rendered.png`` for a model that reads text as pixels.
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -136,7 +129,7 @@ def write_eval_plots(
             raise ValueError(f"{str(run_dir)!r} holds no checkpoint-*/trainer_state.json to plot training curves from.")
         history = json.loads(states[-1].read_text(encoding="utf-8"))["log_history"]
         paths.append(plot_training_curves(history, output_dir / "training_curves.png"))
-    renderer = _pixel_renderer(model)
+    renderer = next((module for module in model.modules() if isinstance(module, PixelRenderer)), None)
     if renderer is not None:
         paths.append(plot_rendered_previews(renderer, stsb_dev.sentences1[:6], output_dir / "rendered.png"))
     return paths

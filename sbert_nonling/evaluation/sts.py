@@ -20,11 +20,8 @@ logger = logging.getLogger(__name__)
 class STSEvaluator(EmbeddingSimilarityEvaluator):
     """An :class:`EmbeddingSimilarityEvaluator` for one :class:`STSData` task, scoring cosine Spearman only.
 
-    What it adds: it is built from the local release files (:mod:`sbert_nonling.evaluation.sts_data`), is named
-    after the task (in training it logs ``eval_<task>_spearman_cosine``, e.g. ``eval_STSBenchmark_spearman_cosine``),
-    and passes ``encode_kwargs`` (e.g. ``{"task": "pixel"}`` to read text as pixels) to ``model.encode``. A task
-    whose gold scores are all equal (or that has no pairs) is refused with a ValueError when the evaluator is built,
-    instead of scoring NaN.
+    What it adds: it is named after the task (it logs ``eval_<task>_spearman_cosine``), passes ``encode_kwargs`` (e.g.
+    ``{"task": "pixel"}``) to ``model.encode``, and refuses a task without two different gold scores (NaN otherwise).
     """
 
     def __init__(self, data: STSData, batch_size: int = 64, encode_kwargs: dict[str, Any] | None = None) -> None:
@@ -57,12 +54,9 @@ STSB_HUB_DATASET = "sentence-transformers/stsb"
 
 def sts_dev_evaluator(sts_dir: str | Path | None, batch_size: int = 64) -> SequentialEvaluator:
     """The training-time evaluator: every dev task found in ``sts_dir`` (STS-B dev first, then SICK trial), or, with
-    ``sts_dir=None``, STS-B dev from the Hub (:data:`STSB_HUB_DATASET`, ``validation`` split).
-
-    Its primary metric is STS-B dev's cosine Spearman (``eval_STSBenchmark_spearman_cosine``,
-    :data:`~sbert_nonling.training.arguments.SELECTION_METRIC`), the only model-selection signal the papers allow.
-    A folder without STS-B dev is refused with a ValueError here, when a method builds its plan, before the first
-    training step (not at the first evaluation).
+    ``sts_dir=None``, STS-B dev from the Hub (:data:`STSB_HUB_DATASET`). Its primary metric is STS-B dev's cosine
+    Spearman (:data:`~sbert_nonling.training.arguments.SELECTION_METRIC`); a folder without STS-B dev is refused here,
+    before training starts.
     """
     if sts_dir is None:
         dev = load_dataset(STSB_HUB_DATASET, split="validation")
@@ -90,8 +84,7 @@ def evaluate_sts(
     scores: dict[str, float] = {}
     for task in tasks:
         evaluator = STSEvaluator(task, batch_size=batch_size, encode_kwargs=encode_kwargs)
-        metrics = evaluator(model)
-        scores[task.name] = 100.0 * metrics[evaluator.primary_metric]
+        scores[task.name] = 100.0 * evaluator(model)[evaluator.primary_metric]
         logger.info(f"{task.name}: {scores[task.name]:.2f} ({len(task)} pairs)")
     scores["avg"] = sum(scores.values()) / len(scores)
     return scores

@@ -68,11 +68,8 @@ def _parse_score(text: str, where: str) -> float:
 
 
 def read_sts_year(folder: str | Path, name: str) -> STSData:
-    """Read an STS12-16 folder in the "all" setting: every subset of the year concatenated into one task.
-
-    Pairs whose gold line is empty (unscored; many in STS15 and STS16) are skipped. Each input line carries the two
-    sentences as its first two TAB-separated fields (STS16 lines carry two more source fields).
-    """
+    """Read an STS12-16 folder in the "all" setting (every subset of the year in one task), skipping unscored pairs;
+    the sentences are the first two TAB-separated fields of each input line."""
     folder = Path(folder)
     if name not in STS_YEAR_SUBSETS:
         raise ValueError(f"Unknown STS year {name!r}; expected one of {list(STS_YEAR_SUBSETS)}.")
@@ -92,11 +89,8 @@ def read_sts_year(folder: str | Path, name: str) -> STSData:
             fields = line.split("\t")
             if len(fields) < 2:
                 raise ValueError(f"{where}: expected 2 TAB-separated sentences, found {len(fields)} field(s).")
-            data.add(
-                check_sentence(fields[0], f"{where} sentence 1"),
-                check_sentence(fields[1], f"{where} sentence 2"),
-                _parse_score(gold.strip(), f"{gold_path}:{line_number}"),
-            )
+            first, second = (check_sentence(fields[column], f"{where} sentence {column + 1}") for column in (0, 1))
+            data.add(first, second, _parse_score(gold.strip(), f"{gold_path}:{line_number}"))
     return data
 
 

@@ -27,21 +27,16 @@ def render_as_image(renderer: PixelRenderer, sentence: str) -> Image.Image:
 
 
 def evaluate_visual_sts(model: SentenceTransformer, tasks: Sequence[STSData], max_patches: int = 64, batch_size: int = 32) -> dict[str, float]:
-    """Cosine Spearman x100 per task (named ``Visual<task>``) and ``"avg"``, with both sentences of every pair
-    rendered by :func:`render_as_image` and encoded as images (the model needs an "image" route), in the spirit of
-    MTEB's VisualSTS tasks.
-
-    Raises:
-        ValueError: the model has no image route.
-    """
+    """Cosine Spearman x100 per task (named ``Visual<task>``) and ``"avg"``, both sentences rendered by
+    :func:`render_as_image` and encoded through the model's "image" route (a ValueError without one), as MTEB's
+    VisualSTS tasks do."""
     router = model[0]
     if "image" not in getattr(router, "sub_modules", {}):
         raise ValueError("visual-sts encodes rendered sentences as images: the model needs an 'image' route (VisualCSE).")
     renderer = PixelRenderer(max_patches=max_patches)
     scores: dict[str, float] = {}
     for task in tasks:
-        # EmbeddingSimilarityEvaluator annotates its inputs as list[str], but passes them to model.encode, which
-        # takes images as well (the library's annotation is narrower than what it accepts).
+        # typed list[str] by sentence-transformers, but handed to model.encode, which takes images
         images1: list[Any] = [render_as_image(renderer, sentence) for sentence in task.sentences1]
         images2: list[Any] = [render_as_image(renderer, sentence) for sentence in task.sentences2]
         evaluator = EmbeddingSimilarityEvaluator(
