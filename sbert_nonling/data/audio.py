@@ -15,7 +15,7 @@ from datasets import Audio as AudioFeature
 from datasets import Dataset
 
 from sbert_nonling.data.decoding import MAX_SECONDS, MIN_SAMPLES, SAMPLE_RATE
-from sbert_nonling.data.hub import AUDIO_ROLES, HubSource, class_indices, first_rows_per_class, hub_source, load_hub_columns
+from sbert_nonling.data.hub import AUDIO_ROLES, class_indices, first_rows_per_class, hub_source, load_hub_columns
 from sbert_nonling.data.images import VIEW_COLUMNS
 
 logger = logging.getLogger(__name__)
@@ -80,7 +80,16 @@ def audio_folder_dataset(
     """
     source = hub_source(folder, AUDIO_ROLES)
     if source is not None:
-        return _hub_audio_dataset(source, limit, limit_per_class)
+        dataset = load_hub_columns(source, AUDIO_ROLES)
+        if limit_per_class is not None:
+            dataset = dataset.select(first_rows_per_class(dataset["label"], limit_per_class))
+        dataset = dataset.select(range(min(limit, len(dataset)))) if limit is not None else dataset
+        if isinstance(dataset.features["audio"], AudioFeature):  # decoded here with soundfile, not by datasets
+            dataset = dataset.cast_column("audio", AudioFeature(decode=False))
+        dataset, classes = class_indices(dataset)
+        dataset.set_transform(_two_view_clips)
+        logger.info(f"{source}: {len(dataset)} clips in {len(classes)} classes")
+        return dataset, classes
     if label_fn is None:
         raise ValueError(f"Audio folder {str(folder)!r}: pass label_fn (e.g. label_from_regex(r'^(\\d+)-')) to label its files.")
     folder = Path(folder)
@@ -96,20 +105,6 @@ def audio_folder_dataset(
     dataset = Dataset.from_dict({"audio": [str(path) for path in files], "label": [classes.index(name) for name in names]})
     dataset.set_transform(_two_view_clips)
     logger.info(f"{folder}: {len(files)} clips in {len(classes)} classes")
-    return dataset, classes
-
-
-def _hub_audio_dataset(source: HubSource, limit: int | None, limit_per_class: int | None) -> tuple[Dataset, list[str]]:
-    dataset = load_hub_columns(source, AUDIO_ROLES)
-    if limit_per_class is not None:
-        dataset = dataset.select(first_rows_per_class(dataset["label"], limit_per_class))
-    if limit is not None:
-        dataset = dataset.select(range(min(limit, len(dataset))))
-    if isinstance(dataset.features["audio"], AudioFeature):  # decoded here with soundfile, not by datasets
-        dataset = dataset.cast_column("audio", AudioFeature(decode=False))
-    dataset, classes = class_indices(dataset)
-    dataset.set_transform(_two_view_clips)
-    logger.info(f"{source}: {len(dataset)} clips in {len(classes)} classes")
     return dataset, classes
 
 

@@ -14,24 +14,18 @@ Source = str | Path | None
 
 @dataclass(frozen=True)
 class DataSources:
-    """The files, folders or Hub datasets of a run; each method reads the ones it trains or evaluates on and refuses a
-    run that misses one it needs (naming it). Every training source may instead name a Hugging Face dataset,
-    ``"owner/name?split=...&config=...&ROLE=COLUMN"`` (:mod:`sbert_nonling.data.hub`; docs/data.md).
+    """The files, folders or Hub datasets (docs/data.md) of a run; each method reads the ones it needs, naming any missing.
 
     Args:
-        text_file: one sentence per line (SimCSE-unsup, the text side of VisualCSE / AudioCSE / MCSE, Pixel
-            Linguist's visual and topical stages).
-        nli_file: SimCSE-format NLI triplets CSV ``sent0,sent1,hard_neg`` (SimCSE-sup, multitask, Pixel Linguist's
-            reasoning stage).
-        sts_dir: SentEval-layout STS folder: dev evaluation, best-checkpoint selection, multitask's task files.
+        text_file: one sentence per line.
+        nli_file: SimCSE-format NLI triplets CSV ``sent0,sent1,hard_neg``.
+        sts_dir: SentEval-layout STS folder (dev evaluation, checkpoint selection, multitask's task files).
         image_dir: images in one sub-folder per class (VisualCSE), or the images of ``captions_file`` (MCSE, MACD).
-        audio_dir, audio_label_regex: audio files (AudioCSE) and the pattern whose first group of a file name is its
-            class (a Hub audio dataset labels clips by its label column instead).
-        captions_file: image-caption pairs (Flickr token file, CSV or JSONL; MCSE, MACD).
+        audio_dir, audio_label_regex: audio files (AudioCSE) and the pattern whose first group is a file's class.
+        captions_file: image-caption pairs (Flickr token file, CSV or JSONL).
         image_features: precomputed features of those images (``sbert-nonling features``); default: extracted.
-        heldout_images_file: image names, one per line, kept out of training and used for caption <-> image
-            retrieval after it (MCSE's evaluation).
-        stsb_multi_dir: stsb_multi_mt files (Pixel Linguist: multilingual dev scores, leapfrogging's parallel pairs).
+        heldout_images_file: image names, one per line, kept out of training for caption <-> image retrieval.
+        stsb_multi_dir: stsb_multi_mt files (Pixel Linguist's multilingual dev scores and parallel pairs).
 
     Example:
         ::

@@ -1,9 +1,6 @@
-"""Supervised task data for multi-task training: SICK entailment labels, STS-B genres, STS regression pairs.
-
-The STS *scores* are read by :mod:`sbert_nonling.evaluation.sts_data` (``read_stsb_csv``, ``read_sick``); this file
-reads the label columns those readers skip and turns (sentence(s), label) lists into ``datasets.Dataset`` objects in
-sentence-transformers' column conventions (inputs first, then ``label`` / ``score``).
-"""
+"""Supervised task data for multi-task training (SICK entailment labels, STS-B genres, STS regression pairs) as
+``datasets.Dataset`` objects in sentence-transformers' column order; the STS scores are read by
+:mod:`sbert_nonling.evaluation.sts_data`."""
 
 from __future__ import annotations
 
@@ -57,23 +54,10 @@ def read_stsb_genres(path: str | Path, limit: int | None = None) -> list[tuple[s
     return list(seen.items())[:limit]
 
 
-def _label_ids(labels: Sequence[str], label_names: Sequence[str] | None, what: str) -> tuple[list[int], tuple[str, ...]]:
-    names = tuple(label_names) if label_names is not None else tuple(sorted(set(labels)))
-    index = {name: position for position, name in enumerate(names)}
-    unknown = sorted(set(labels) - set(index))
-    if unknown:
-        raise ValueError(f"{what}: label(s) {unknown[:5]} are not in label_names={list(names)}.")
-    return [index[label] for label in labels], names
-
-
 def sentence_classification_dataset(examples: Sequence[tuple[str, str]], label_names: Sequence[str] | None = None) -> tuple[Dataset, tuple[str, ...]]:
     """Columns ``sentence``, ``label`` (class id) from (sentence, label name) pairs; returns the dataset and the
     label names in id order (default: sorted label names)."""
-    if not examples:
-        raise ValueError("sentence_classification_dataset needs at least one (sentence, label) example.")
-    sentences, labels = zip(*examples)
-    ids, names = _label_ids(labels, label_names, "sentence_classification_dataset")
-    return Dataset.from_dict({"sentence": list(sentences), "label": ids}), names
+    return _classification_dataset("sentence_classification_dataset", ("sentence",), examples, label_names)
 
 
 def pair_classification_dataset(
@@ -81,11 +65,21 @@ def pair_classification_dataset(
 ) -> tuple[Dataset, tuple[str, ...]]:
     """Columns ``sentence1``, ``sentence2``, ``label`` (class id) from (sentence1, sentence2, label name) rows
     (default label order: :data:`SICK_LABELS`); returns the dataset and the label names in id order."""
+    return _classification_dataset("pair_classification_dataset", ("sentence1", "sentence2"), examples, label_names)
+
+
+def _classification_dataset(
+    what: str, columns: tuple[str, ...], examples: Sequence[tuple[str, ...]], label_names: Sequence[str] | None
+) -> tuple[Dataset, tuple[str, ...]]:
     if not examples:
-        raise ValueError("pair_classification_dataset needs at least one (sentence1, sentence2, label) example.")
-    sentences1, sentences2, labels = zip(*examples)
-    ids, names = _label_ids(labels, label_names, "pair_classification_dataset")
-    return Dataset.from_dict({"sentence1": list(sentences1), "sentence2": list(sentences2), "label": ids}), names
+        raise ValueError(f"{what} needs at least one ({', '.join(columns)}, label) example.")
+    *texts, labels = zip(*examples)
+    names = tuple(label_names) if label_names is not None else tuple(sorted(set(labels)))
+    index = {name: position for position, name in enumerate(names)}
+    unknown = sorted(set(labels) - set(index))
+    if unknown:
+        raise ValueError(f"{what}: label(s) {unknown[:5]} are not in label_names={list(names)}.")
+    return Dataset.from_dict({**{column: list(text) for column, text in zip(columns, texts)}, "label": [index[label] for label in labels]}), names
 
 
 def sts_regression_dataset(

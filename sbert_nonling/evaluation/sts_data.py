@@ -1,13 +1,5 @@
-"""Readers for the STS evaluation sets in their release formats (SentEval's folder layout).
-
-Folder names under an STS directory, as SentEval lays them out::
-
-    STS12-en-test/STS.input.<subset>.txt + STS.gs.<subset>.txt   (STS12 ... STS16; test only)
-    STSBenchmark/sts-{train,dev,test}.csv
-    SICK/SICK_{train,trial,test_annotated}.txt
-
-and stsb_multi_mt's ``stsb-<lang>-{train,dev,test}.csv`` for multilingual STS-B. Task names are MTEB's.
-"""
+"""Readers for the STS evaluation sets in their release formats: SentEval's folder layout and stsb_multi_mt's
+``stsb-<lang>-<split>.csv`` (docs/evaluation.md, "Files"). Task names are MTEB's."""
 
 from __future__ import annotations
 

@@ -9,11 +9,7 @@ from typing import Any
 
 def lazy_names(package: str, namespace: dict[str, Any], names: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The module-level ``__getattr__`` and ``__dir__`` of ``package`` (its ``globals()`` is ``namespace``) for
-    ``names`` (public name -> the module that defines it): a name is imported from its module when first looked up,
-    then kept in ``namespace``; ``dir()`` lists them all.
-
-    What it adds over a plain import list: ``import sbert_nonling`` and ``sbert-nonling --help`` load neither torch nor
-    sentence-transformers, while ``from sbert_nonling import SimCSELoss`` works as a plain import would.
+    ``names`` (public name -> defining module): a name is imported when first looked up, then kept in ``namespace``.
 
     Example:
         ::
