@@ -20,11 +20,8 @@ logger = logging.getLogger(__name__)
 
 
 def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list[tuple[str, str]]:
-    """``(image file name, caption)`` pairs from a Flickr token file (``name.jpg#n<TAB>caption``), a CSV with
-    ``image,caption`` columns, or JSONL lines ``{"image": ..., "caption": ...}``.
-
-    With ``image_dir``, captions whose image file is absent there are skipped (the count is logged).
-    """
+    """``(image file name, caption)`` pairs from a Flickr token file (``name.jpg#n<TAB>caption``), an ``image,caption``
+    CSV or JSONL ``{"image": ..., "caption": ...}``; with ``image_dir``, captions whose image is absent are skipped."""
     path = Path(path)
     lines = read_lines(path, "Captions file")
     if path.suffix == ".csv":

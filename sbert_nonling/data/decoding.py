@@ -1,5 +1,4 @@
-"""Decoding of raw media, checked: any image to an RGB PIL image, any waveform to a mono 16 kHz tensor (what the image
-and audio front-ends and the datasets read), with a ValueError naming the bad item."""
+"""Checked decoding of raw media: any image to RGB PIL, any waveform to mono 16 kHz, a ValueError naming a bad item."""
 
 from __future__ import annotations
 
@@ -12,18 +11,13 @@ from PIL import Image
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
-#: Largest image accepted (width x height = 8192 x 8192 pixels, at most 256 MiB decoded as RGBA). Larger images are
-#: rejected with a ValueError before they are decoded or converted: a lazily opened file is never read in full.
+#: Largest image accepted (8192 x 8192 pixels, 256 MiB as RGBA), checked before a lazily opened file is decoded.
 MAX_IMAGE_PIXELS = 8192 * 8192
 
 
 def to_rgb_image(image: Any, where: str) -> Image.Image:
-    """Any PIL mode (RGB, L, LA, RGBA, P, CMYK, I;16, I, F, ...), uint8/uint16/float array (H, W[, C]) -> RGB PIL image.
-
-    Transparent pixels are composited on white; 16-bit and 32-bit images are scaled by their maximum possible value.
-    A lazily opened file (``Image.open``) is decoded here: data that cannot be decoded (a truncated or corrupt file,
-    a closed one) raises ``ValueError("{where}: Cannot decode image '<file>': <PIL's reason>")``.
-    """
+    """Any PIL mode or uint8/uint16/float array (H, W[, C]) -> RGB PIL image (transparency on white, 16/32-bit scaled
+    by their maximum); a lazily opened file that cannot be decoded raises a ValueError naming ``where`` and the file."""
     if isinstance(image, np.ndarray):
         image = _array_to_image(image, where)
     if not isinstance(image, Image.Image):

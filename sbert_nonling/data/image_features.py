@@ -24,11 +24,8 @@ FEATURE_TRANSFORM = v2.Compose([v2.PILToTensor(), v2.Resize(256, antialias=True)
 def extract_image_features(
     image_paths: Sequence[Any], encoder: frozen_image_encoder.FrozenImageEncoder, batch_size: int = 32, regions: bool = False
 ) -> dict[str, torch.Tensor]:
-    """``{"global": (N, C)}`` (plus ``"regions": (N, H * W, C)`` if asked) for the images, in the given order: image
-    files, PIL images or a Hub dataset's undecoded image values (``{"bytes", "path"}``).
-
-    A file that cannot be decoded raises a ValueError naming it.
-    """
+    """``{"global": (N, C)}`` (plus ``"regions": (N, H * W, C)`` if asked) of image files, PIL images or undecoded Hub
+    image values, in order (:func:`~sbert_nonling.data.images.decode_image`: a ValueError names a bad file)."""
     device = next(encoder.parameters()).device
     global_features, region_features = [], []
     for start in tqdm(range(0, len(image_paths), batch_size), desc="Image features", unit="batch"):

@@ -164,12 +164,8 @@ def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_
 
 
 def image_folder_dataset(folder: str | Path, img_size: int = 224, limit_per_class: int | None = None) -> tuple[Dataset, list[str]]:
-    """Images in class sub-folders (``folder/<class>/*.jpg``) as a two-view dataset, and the sorted class names.
-
-    ``folder`` may instead name a Hub image dataset, ``"owner/name?split=...&image=COLUMN&label=COLUMN"``
-    (:func:`~sbert_nonling.data.hub.hub_source`; e.g. ``"frgfm/imagenette?config=320px"``). ``limit_per_class`` keeps
-    the first images of every class.
-    """
+    """Images in class sub-folders (``folder/<class>/*.jpg``) or a Hub image dataset (``"frgfm/imagenette?config=320px"``,
+    docs/data.md) as a two-view dataset, and the class names; ``limit_per_class`` keeps the first images of each class."""
     source = hub_source(folder, IMAGE_ROLES)
     if source is not None:
         dataset, classes = class_indices(load_hub_columns(source, IMAGE_ROLES))

@@ -64,9 +64,10 @@ def _check_rate(rate: float) -> None:
         raise ValueError(f"rate={rate!r} must lie in [0, 1] (the share of words perturbed).")
 
 
-def _edit_words(text: str, rng: random.Random, rate: float, edit: Callable[[str, random.Random], str]) -> str:
+def _edit_words(text: str, rng: random.Random, rate: float, edit: Callable[[str, random.Random], str], min_length: int = 1) -> str:
+    """``edit`` applied to each word with probability ``rate`` (a draw per word), words shorter than ``min_length`` kept."""
     _check_rate(rate)
-    return _WORD.sub(lambda match: edit(match.group(), rng) if rng.random() < rate else match.group(), text)
+    return _WORD.sub(lambda match: edit(match.group(), rng) if rng.random() < rate and len(match.group()) >= min_length else match.group(), text)
 
 
 def insert_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
@@ -83,12 +84,10 @@ def delete_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
     """In each word of two or more characters with probability ``rate``, delete one random character."""
 
     def delete(word: str, r: random.Random) -> str:
-        if len(word) < 2:
-            return word
         i = r.randrange(len(word))
         return word[:i] + word[i + 1 :]
 
-    return _edit_words(text, rng, rate, delete)
+    return _edit_words(text, rng, rate, delete, min_length=2)
 
 
 def substitute_characters(text: str, rng: random.Random, rate: float = 0.1, kind: Literal["visual", "keyboard"] = "visual") -> str:
@@ -112,12 +111,10 @@ def swap_neighbours(text: str, rng: random.Random, rate: float = 0.1) -> str:
     """In each word of two or more characters with probability ``rate``, swap two adjacent characters."""
 
     def swap(word: str, r: random.Random) -> str:
-        if len(word) < 2:
-            return word
         i = r.randrange(len(word) - 1)
         return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
 
-    return _edit_words(text, rng, rate, swap)
+    return _edit_words(text, rng, rate, swap, min_length=2)
 
 
 def shuffle_words(text: str, rng: random.Random) -> str:
@@ -172,15 +169,14 @@ class PerturbationPairs:
     Seeded by ``seed`` and a CRC32 of the text (the same pairs in every epoch, process and run); ``perturbations`` are
     names from :data:`PERTURBATIONS`, applied in order.
 
-    Example:
-        ::
+    Example::
 
-            from datasets import Dataset
-            from sbert_nonling.data.perturbations import PerturbationPairs
+        from datasets import Dataset
+        from sbert_nonling.data.perturbations import PerturbationPairs
 
-            dataset = Dataset.from_dict({"text": ["A man is playing a guitar."]})
-            dataset.set_transform(PerturbationPairs(["substitute_visual", "swap"], rate=0.3))
-            dataset[0]  # {"anchor": "A man is playing a guitar.", "positive": "A mаn is plyaing a guitar."}
+        dataset = Dataset.from_dict({"text": ["A man is playing a guitar."]})
+        dataset.set_transform(PerturbationPairs(["substitute_visual", "swap"], rate=0.3))
+        dataset[0]  # {"anchor": "A man is playing a guitar.", "positive": "A mаn is plyaing a guitar."}
     """
 
     def __init__(self, perturbations: list[str], rate: float = 0.1, seed: int = 42, text_column: str = "text") -> None:

@@ -27,13 +27,12 @@ class DataSources:
         heldout_images_file: image names, one per line, kept out of training for caption <-> image retrieval.
         stsb_multi_dir: stsb_multi_mt files (Pixel Linguist's multilingual dev scores and parallel pairs).
 
-    Example:
-        ::
+    Example::
 
-            from sbert_nonling.data import DataSources
+        from sbert_nonling.data import DataSources
 
-            data = DataSources(text_file="wiki1m_for_simcse.txt", sts_dir="SentEval/data/downstream")
-            print(data.card_lines())  # ['text_file: wiki1m_for_simcse.txt', 'sts_dir: downstream']
+        data = DataSources(text_file="wiki1m_for_simcse.txt", sts_dir="SentEval/data/downstream")
+        print(data.card_lines())  # ['text_file: wiki1m_for_simcse.txt', 'sts_dir: downstream']
     """
 
     text_file: Source = None

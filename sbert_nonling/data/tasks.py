@@ -23,11 +23,8 @@ def _rows(path: Path, min_columns: int, header_prefix: str | None = None) -> lis
 
 
 def read_sick_entailment(path: str | Path, limit: int | None = None) -> list[tuple[str, str, str]]:
-    """(sentence_A, sentence_B, entailment_judgment) rows of a SICK release file.
-
-    Columns: pair_ID, sentence_A, sentence_B, relatedness_score, entailment_judgment (TAB-separated, no quoting); a
-    header line starting with ``pair_ID`` is skipped if present. Judgements must be one of :data:`SICK_LABELS`.
-    """
+    """(sentence_A, sentence_B, entailment_judgment) rows of a SICK release file (TAB-separated, optional ``pair_ID``
+    header; judgements in :data:`SICK_LABELS`)."""
     pairs = []
     for where, fields in _rows(Path(path), min_columns=5, header_prefix="pair_ID"):
         label = fields[4].strip()
@@ -39,10 +36,7 @@ def read_sick_entailment(path: str | Path, limit: int | None = None) -> list[tup
 
 def read_stsb_genres(path: str | Path, limit: int | None = None) -> list[tuple[str, str]]:
     """(sentence, genre) for every distinct sentence of an STS Benchmark release file (genre = column 1, e.g.
-    ``main-news``; both sentences of a row carry the row's genre). A sentence seen again keeps its first genre.
-
-    The single-sentence classification task available offline here (the paper classifies SST sentiment).
-    """
+    ``main-news``; a sentence keeps its first genre): the offline single-sentence task (the paper uses SST)."""
     seen: dict[str, str] = {}
     for where, fields in _rows(Path(path), min_columns=7):
         genre = fields[0].strip()

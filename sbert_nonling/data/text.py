@@ -15,9 +15,7 @@ logger = logging.getLogger(__name__)
 
 
 def read_sentences(path: str | Path, limit: int | None = None) -> list[str]:
-    """Sentences of a one-sentence-per-line UTF-8 file (SimCSE's wiki1m format), or of the ``text`` column of a Hub
-    dataset (``"owner/name?split=...&text=COLUMN"``, :func:`~sbert_nonling.data.hub.hub_source`); blank lines are
-    skipped."""
+    """Non-blank sentences of a one-sentence-per-line UTF-8 file (SimCSE's wiki1m) or of a Hub dataset's ``text``."""
     source = hub_source(path, SENTENCE_ROLES)
     if source is not None:
         lines = load_hub_columns(source, SENTENCE_ROLES)["text"]
@@ -37,12 +35,8 @@ def read_sentences(path: str | Path, limit: int | None = None) -> list[str]:
 
 
 def read_nli_triplets(path: str | Path, limit: int | None = None) -> list[tuple[str, str, str]]:
-    """(premise, entailment, contradiction) rows of a CSV in SimCSE's nli_for_simcse format, or of a Hub dataset's
-    ``sent0`` / ``sent1`` / ``hard_neg`` columns (``"owner/name?sent0=premise&..."``).
-
-    The header ``sent0,sent1,hard_neg`` is required; every row must have three non-empty fields, and the header
-    repeated further down (concatenated files) is refused rather than trained on as a triplet.
-    """
+    """(premise, entailment, contradiction) rows of a CSV in SimCSE's nli_for_simcse format (header
+    ``sent0,sent1,hard_neg`` required, not repeated) or of a Hub dataset's columns of those roles."""
     source = hub_source(path, NLI_ROLES)
     if source is not None:
         path = str(source)

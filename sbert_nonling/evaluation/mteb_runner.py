@@ -79,12 +79,9 @@ def evaluate_sts_mteb(
 
     Args:
         model: the model to evaluate.
-        tasks: local :class:`STSData` (offline: injected into the official tasks, results keep the official names;
-            multilingual STS-B languages are reported as ``STSBenchmarkMultilingualSTS-<lang>``), or MTEB task names
-            (online: mteb downloads the official test data).
+        tasks: local :class:`STSData` (offline, injected into the official tasks) or MTEB task names (downloaded).
         model_name, revision: the metadata MTEB records.
-        encode_kwargs: passed to ``model.encode``, e.g. ``{"task": "pixel"}``.
-        batch_size: encoding batch size.
+        encode_kwargs, batch_size: passed to ``model.encode``.
     """
     names = [task for task in tasks if isinstance(task, str)]
     if tasks and len(names) == len(tasks):

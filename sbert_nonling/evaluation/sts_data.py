@@ -30,8 +30,7 @@ STS_TASKS: tuple[str, ...] = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSB
 
 @dataclass
 class STSData:
-    """One STS task: parallel lists of sentence pairs and gold scores, plus where they came from and which split
-    they are (``"dev"`` / ``"test"``, set by :func:`load_sts_dir` / :func:`load_stsb_multi_dir`; ``""``: not said)."""
+    """One STS task: sentence pairs and gold scores, their source and split (``"dev"`` / ``"test"``; ``""``: not said)."""
 
     name: str
     sentences1: list[str] = field(default_factory=list)
@@ -120,10 +119,7 @@ def read_stsb_multi(path: str | Path, name: str) -> STSData:
 
 
 def load_sts_dir(sts_dir: str | Path, split: Split = "dev", tasks: tuple[str, ...] = STS_TASKS) -> list[STSData]:
-    """Every task of ``split`` found in ``sts_dir`` (dev: STS-B dev, SICK trial; test: the 7 tasks), in table order.
-
-    Raises a ValueError if the folder does not exist or holds none of them.
-    """
+    """Every task of ``split`` found in ``sts_dir`` (dev: STS-B dev, SICK trial; test: the 7 tasks), in table order."""
     if split not in SPLITS:
         raise ValueError(f"split={split!r} must be one of {list(SPLITS)}.")
     sts_dir = Path(sts_dir)

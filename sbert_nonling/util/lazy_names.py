@@ -11,16 +11,15 @@ def lazy_names(package: str, namespace: dict[str, Any], names: dict[str, str]) -
     """The module-level ``__getattr__`` and ``__dir__`` of ``package`` (its ``globals()`` is ``namespace``) for
     ``names`` (public name -> defining module): a name is imported when first looked up, then kept in ``namespace``.
 
-    Example:
-        ::
+    Example::
 
-            import types
+        import types
 
-            from sbert_nonling.util.lazy_names import lazy_names
+        from sbert_nonling.util.lazy_names import lazy_names
 
-            package = types.ModuleType("example")
-            package.__getattr__, package.__dir__ = lazy_names("example", vars(package), {"dedent": "textwrap"})
-            print(package.dedent("    text"))  # textwrap is imported here: text
+        package = types.ModuleType("example")
+        package.__getattr__, package.__dir__ = lazy_names("example", vars(package), {"dedent": "textwrap"})
+        print(package.dedent("    text"))  # textwrap is imported here: text
     """
 
     def getattr_(name: str) -> Any:

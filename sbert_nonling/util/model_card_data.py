@@ -25,11 +25,8 @@ class NonLinguisticModelCardData(SentenceTransformerModelCardData):
     """:class:`~sentence_transformers.SentenceTransformerModelCardData` for a model with this package's modules (every
     model with a :class:`~sbert_nonling.modules.ModalityRouter` gets it in ``on_model_ready``).
 
-    What it adds: (0) the modules' declared ``requirements`` are written into the saved
-    ``config_sentence_transformers.json``, so loading without the package fails early with a pip hint; (1) the usage
-    snippet loads with ``trust_remote_code=True`` after ``pip install sbert-nonling``; (2) widget examples are sampled
-    only from datasets holding text (image / audio-only rows would make sentence-transformers 6.2's
-    ``set_widget_examples`` raise IndexError). See docs/architecture.md.
+    What it adds (docs/architecture.md): the modules' ``requirements`` in the saved model config; a usage snippet with
+    ``pip install sbert-nonling`` and ``trust_remote_code=True``; widget examples from text datasets only.
     """
 
     def generate_usage_snippet(self) -> str:

@@ -37,14 +37,13 @@ def drop_patch_tokens(tokens: Tensor, token_keep_ratio: float) -> Tensor:
     References:
         - Li et al., 2023, Scaling Language-Image Pre-training via Masking (https://arxiv.org/abs/2212.00794).
 
-    Example:
-        ::
+    Example::
 
-            import torch
-            from sbert_nonling.util.patch_dropout import drop_patch_tokens
+        import torch
+        from sbert_nonling.util.patch_dropout import drop_patch_tokens
 
-            tokens = torch.randn(4, 1 + 196, 768)
-            drop_patch_tokens(tokens, 0.5).shape  # torch.Size([4, 99, 768]): [CLS] + 98 patches per row
+        tokens = torch.randn(4, 1 + 196, 768)
+        drop_patch_tokens(tokens, 0.5).shape  # torch.Size([4, 99, 768]): [CLS] + 98 patches per row
     """
     if token_keep_ratio >= 1.0:
         return tokens

@@ -18,18 +18,17 @@ def loading(what: str, name: str, named_by: str, offline: str) -> Iterator[None]
     """Run a load; an ``OSError`` it raises (no network, unknown name, missing files) becomes a one-line ValueError
     naming ``what``, ``name``, the setting ``named_by`` and the ``offline`` way out, chained to the original.
 
-    Example:
-        ::
+    Example::
 
-            from transformers import ViTModel
+        from transformers import ViTModel
 
-            from sbert_nonling.util.unreachable import loading
+        from sbert_nonling.util.unreachable import loading
 
-            try:
-                with loading("ViT", "google/vit-base-patch16-224-in21k", "the setting 'vit'", "--set vit=null"):
-                    vit = ViTModel.from_pretrained("google/vit-base-patch16-224-in21k")
-            except ValueError as error:  # offline (HF_HUB_OFFLINE=1) and not in the cache
-                print(error)  # ViT 'google/vit-base-patch16-224-in21k' (the setting 'vit') could not be loaded, ... Offline: --set vit=null
+        try:
+            with loading("ViT", "google/vit-base-patch16-224-in21k", "the setting 'vit'", "--set vit=null"):
+                vit = ViTModel.from_pretrained("google/vit-base-patch16-224-in21k")
+        except ValueError as error:  # offline (HF_HUB_OFFLINE=1) and not in the cache
+            print(error)  # ViT 'google/vit-base-patch16-224-in21k' (the setting 'vit') could not be loaded, ... Offline: --set vit=null
     """
     try:
         yield

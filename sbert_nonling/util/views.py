@@ -1,9 +1,5 @@
-"""One forward pass for several views of the same kind of input (dropout views, augmented image / audio views).
-
-What it adds over sentence-transformers' ``merge_feature_batches`` (token batches only): front-end features of equal
-shapes (``pixel_values``, fbank patches, rendered strips) are merged too, and the whole output dict is split back per
-view. Results equal separate forwards up to dropout sampling (rows stay independent).
-"""
+"""One forward pass for several views of one kind of input: sentence-transformers' ``merge_feature_batches`` (token
+batches), plus front-end features of equal shapes; the whole output dict is split back per view."""
 
 from __future__ import annotations
 
@@ -57,17 +53,16 @@ def merge_views(features_list: list[dict[str, Any]]) -> dict[str, Any] | None:
 def forward_views(model: nn.Module, features_list: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The model's output dict of every view, from one merged forward pass when the views allow it.
 
-    Example:
-        ::
+    Example::
 
-            from sbert_nonling.models import build_sentence_model, build_tiny_encoder
-            from sbert_nonling.util.views import forward_views
+        from sbert_nonling.models import build_sentence_model, build_tiny_encoder
+        from sbert_nonling.util.views import forward_views
 
-            sentences = ["A man is playing a guitar.", "A woman slices an onion."]
-            model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32))).train()  # offline; e.g. "bert-base-uncased"
-            features = model.preprocess(sentences)
-            outputs = forward_views(model, [features, features])  # two dropout views of one batch, one forward
-            view_1, view_2 = (output["sentence_embedding"] for output in outputs)
+        sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32))).train()  # offline; e.g. "bert-base-uncased"
+        features = model.preprocess(sentences)
+        outputs = forward_views(model, [features, features])  # two dropout views of one batch, one forward
+        view_1, view_2 = (output["sentence_embedding"] for output in outputs)
     """
     features_list = list(features_list)
     merged = merge_views(features_list)
