@@ -87,24 +87,21 @@ def audio_folder_dataset(
         if isinstance(dataset.features["audio"], AudioFeature):  # decoded here with soundfile, not by datasets
             dataset = dataset.cast_column("audio", AudioFeature(decode=False))
         dataset, classes = class_indices(dataset)
-        dataset.set_transform(_two_view_clips)
-        logger.info(f"{source}: {len(dataset)} clips in {len(classes)} classes")
-        return dataset, classes
-    if label_fn is None:
-        raise ValueError(f"Audio folder {str(folder)!r}: pass label_fn (e.g. label_from_regex(r'^(\\d+)-')) to label its files.")
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ValueError(f"Audio folder {str(folder)!r} does not exist.")
-    files = sorted(path for path in folder.iterdir() if path.suffix.lower() in AUDIO_EXTENSIONS)
-    if not files:
-        raise ValueError(f"No audio files ({', '.join(AUDIO_EXTENSIONS)}) in {str(folder)!r}.")
-    names = [label_fn(path.name) for path in files]
-    rows = first_rows_per_class(names, limit_per_class) if limit_per_class is not None else range(len(files))
-    files, names = [files[row] for row in rows][:limit], [names[row] for row in rows][:limit]
-    classes = sorted(set(names))
-    dataset = Dataset.from_dict({"audio": [str(path) for path in files], "label": [classes.index(name) for name in names]})
+    else:
+        if label_fn is None:
+            raise ValueError(f"Audio folder {str(folder)!r}: pass label_fn (e.g. label_from_regex(r'^(\\d+)-')) to label its files.")
+        if not Path(folder).is_dir():
+            raise ValueError(f"Audio folder {str(folder)!r} does not exist.")
+        files = sorted(path for path in Path(folder).iterdir() if path.suffix.lower() in AUDIO_EXTENSIONS)
+        if not files:
+            raise ValueError(f"No audio files ({', '.join(AUDIO_EXTENSIONS)}) in {str(folder)!r}.")
+        names = [label_fn(path.name) for path in files]
+        rows = first_rows_per_class(names, limit_per_class) if limit_per_class is not None else range(len(files))
+        files, names = [files[row] for row in rows][:limit], [names[row] for row in rows][:limit]
+        classes = sorted(set(names))
+        dataset = Dataset.from_dict({"audio": [str(path) for path in files], "label": [classes.index(name) for name in names]})
     dataset.set_transform(_two_view_clips)
-    logger.info(f"{folder}: {len(files)} clips in {len(classes)} classes")
+    logger.info(f"{source or folder}: {len(dataset)} clips in {len(classes)} classes")
     return dataset, classes
 
 

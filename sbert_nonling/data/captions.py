@@ -92,16 +92,11 @@ def _caption_pair(where: str, row: Any, suffix: str) -> tuple[str, str]:
         if not separator:
             raise ValueError(f"{where}: expected '<image>#<n><TAB><caption>'.")
         image, caption = image.split("#")[0], caption.strip()
-    return _check_image_name(image, f"{where} image"), check_sentence(caption, f"{where} caption")
-
-
-def _check_image_name(image: object, where: str) -> str:
-    """An image file name (JSON integers such as COCO ids become strings), or a ValueError naming ``where``."""
-    if isinstance(image, int) and not isinstance(image, bool):
+    if isinstance(image, int) and not isinstance(image, bool):  # JSON integers such as COCO ids
         image = str(image)
     if not isinstance(image, str) or not image.strip():
-        raise ValueError(f"{where} is {image!r}; expected a non-empty image file name.")
-    return image
+        raise ValueError(f"{where} image is {image!r}; expected a non-empty image file name.")
+    return image, check_sentence(caption, f"{where} caption")
 
 
 def sample_one_caption_per_image(pairs: list[tuple[str, str]], seed: int = 42) -> list[tuple[str, str]]:
