@@ -14,7 +14,7 @@ import soundfile
 from datasets import Audio as AudioFeature
 from datasets import Dataset
 
-from sbert_nonling.data.decoding import MAX_SECONDS, MIN_SAMPLES, SAMPLE_RATE
+from sbert_nonling.data.decoding import MAX_SECONDS, MIN_SAMPLES, SAMPLE_RATE, read_file_value
 from sbert_nonling.data.hub import AUDIO_ROLES, class_indices, first_rows_per_class, hub_source, load_hub_columns
 from sbert_nonling.data.images import VIEW_COLUMNS
 
@@ -106,16 +106,5 @@ def audio_folder_dataset(
 
 
 def _two_view_clips(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    clips = [_read_audio_value(item) for item in batch["audio"]]
+    clips = [read_file_value(item, read_audio, "audio") for item in batch["audio"]]
     return {VIEW_COLUMNS[0]: clips, VIEW_COLUMNS[1]: clips, "label": batch["label"]}
-
-
-def _read_audio_value(item: Any) -> dict[str, Any]:
-    """One audio column value: a file path, or a Hub dataset's undecoded ``{"bytes", "path"}``."""
-    if isinstance(item, dict) and item.get("bytes") is not None:
-        return read_audio(io.BytesIO(item["bytes"]), name=item.get("path") or "embedded audio bytes")
-    if isinstance(item, dict) and item.get("path"):
-        return read_audio(item["path"])
-    if isinstance(item, (str, Path)):
-        return read_audio(item)
-    raise ValueError(f"Audio value {str(item)[:80]!r} has neither bytes nor a path.")

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+import io
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
 import torchaudio
 from PIL import Image
+
+T = TypeVar("T")
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -50,6 +55,17 @@ def check_image_size(image: Image.Image, where: str) -> None:
             f"{where} has {image.width}x{image.height} = {image.width * image.height} pixels, more than "
             f"MAX_IMAGE_PIXELS={MAX_IMAGE_PIXELS} (8192x8192); resize it before encoding."
         )
+
+
+def read_file_value(item: Any, read: Callable[..., T], kind: str) -> T:
+    """``read`` of a column value naming a file: a path, or a Hub dataset's undecoded ``{"bytes", "path"}``."""
+    if isinstance(item, dict) and item.get("bytes") is not None:
+        return read(io.BytesIO(item["bytes"]), name=item.get("path") or f"embedded {kind} bytes")
+    if isinstance(item, dict) and item.get("path"):
+        return read(item["path"])
+    if isinstance(item, (str, Path)):
+        return read(item)
+    raise ValueError(f"{kind.capitalize()} value {str(item)[:80]!r} has neither bytes nor a path.")
 
 
 def _array_to_image(array: np.ndarray, where: str) -> Image.Image:

@@ -16,7 +16,7 @@ from datasets import Image as ImageFeature
 from PIL import Image, UnidentifiedImageError
 from torchvision.transforms import v2
 
-from sbert_nonling.data.decoding import check_image_size, to_rgb_image
+from sbert_nonling.data.decoding import check_image_size, read_file_value, to_rgb_image
 from sbert_nonling.data.hub import IMAGE_ROLES, class_indices, first_rows_per_class, hub_source, load_hub_columns
 
 logger = logging.getLogger(__name__)
@@ -58,15 +58,7 @@ def decode_image(item: Any, row: int) -> Image.Image:
     """One image-column value (a path, an undecoded ``{"bytes", "path"}`` image feature, or a PIL image) as RGB;
     a ValueError names the source row and the file."""
     try:
-        if isinstance(item, (str, Path)):
-            return open_image(item)
-        if isinstance(item, dict):
-            if item.get("bytes") is not None:
-                return open_image(io.BytesIO(item["bytes"]), name=item.get("path") or "embedded image bytes")
-            if item.get("path"):
-                return open_image(item["path"])
-            raise ValueError(f"image {item!r} has neither bytes nor a path.")
-        return to_rgb_image(item, "image")
+        return read_file_value(item, open_image, "image") if isinstance(item, (str, Path, dict)) else to_rgb_image(item, "image")
     except ValueError as error:
         raise ValueError(f"Image dataset row {row}: {error}") from None
 
@@ -171,29 +163,25 @@ def image_folder_dataset(folder: str | Path, img_size: int = 224, limit_per_clas
         dataset, classes = class_indices(load_hub_columns(source, IMAGE_ROLES))
         if limit_per_class is not None:
             dataset = dataset.select(first_rows_per_class(dataset["label"], limit_per_class))
-        logger.info(f"{source}: {len(dataset)} images in {len(classes)} classes")
-        return two_view_image_dataset(dataset, img_size=img_size), classes
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ValueError(f"Image folder {str(folder)!r} does not exist.")
-    classes = sorted(entry.name for entry in folder.iterdir() if entry.is_dir())
-    paths, labels = [], []
-    for label, name in enumerate(classes):
-        files = sorted(path for path in (folder / name).iterdir() if path.suffix.lower() in IMAGE_EXTENSIONS)
-        paths += [str(path) for path in files[:limit_per_class]]
-        labels += [label] * len(files[:limit_per_class])
-    if not paths:
-        raise ValueError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) in class sub-folders of {str(folder)!r}.")
-    empty = [name for label, name in enumerate(classes) if label not in set(labels)]
-    if empty:
-        logger.warning(f"{folder}: class folder(s) {empty} hold no images ({', '.join(IMAGE_EXTENSIONS)}); they are left out.")
-    if len(classes) - len(empty) < 2:
-        logger.warning(
-            f"{folder}: all images are in one class folder; a supervised contrastive loss (supcon) then treats every "
-            "image as a positive of every other. Put the images in one sub-folder per class, or use modality_loss=simclr."
-        )
-    logger.info(f"{folder}: {len(paths)} images in {len(classes)} classes")
-    dataset = Dataset.from_dict({"image": paths, "label": labels})
+    else:
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise ValueError(f"Image folder {str(folder)!r} does not exist.")
+        classes = sorted(entry.name for entry in folder.iterdir() if entry.is_dir())
+        files = [sorted(path for path in (folder / name).iterdir() if path.suffix.lower() in IMAGE_EXTENSIONS)[:limit_per_class] for name in classes]
+        if not any(files):
+            raise ValueError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) in class sub-folders of {str(folder)!r}.")
+        empty = [name for name, found in zip(classes, files) if not found]
+        if empty:
+            logger.warning(f"{folder}: class folder(s) {empty} hold no images ({', '.join(IMAGE_EXTENSIONS)}); they are left out.")
+        if len(classes) - len(empty) < 2:
+            logger.warning(
+                f"{folder}: all images are in one class folder; a supervised contrastive loss (supcon) then treats every "
+                "image as a positive of every other. Put the images in one sub-folder per class, or use modality_loss=simclr."
+            )
+        paths = [str(path) for found in files for path in found]
+        dataset = Dataset.from_dict({"image": paths, "label": [label for label, found in enumerate(files) for _ in found]})
+    logger.info(f"{source or folder}: {len(dataset)} images in {len(classes)} classes")
     return two_view_image_dataset(dataset, img_size=img_size), classes
 
 
