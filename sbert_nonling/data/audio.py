@@ -65,10 +65,7 @@ def label_from_regex(pattern: str) -> Callable[[str], str]:
 
 
 def audio_folder_dataset(
-    folder: str | Path,
-    label_fn: Callable[[str], Any] | None = None,
-    limit: int | None = None,
-    limit_per_class: int | None = None,
+    folder: str | Path, label_fn: Callable[[str], Any] | None = None, limit: int | None = None, limit_per_class: int | None = None
 ) -> tuple[Dataset, list[str]]:
     """Audio files of ``folder`` as an AudioCSE dataset, and the sorted class names: ``view_1`` and ``view_2`` hold the
     same clip (dropout is the augmentation) as ``{"array", "sampling_rate"}``, decoded when read; ``label`` is the class

@@ -33,9 +33,7 @@ def plot_alignment_uniformity(points: Mapping[str, Mapping[str, float]], path: s
     for label, point in points.items():
         axes.scatter(point["uniformity"], point["alignment"], s=40)
         axes.annotate(label, (point["uniformity"], point["alignment"]), textcoords="offset points", xytext=(5, 5))
-    axes.set_xlabel("uniformity (lower is better)")
-    axes.set_ylabel("alignment (lower is better)")
-    axes.set_title("STS-B: alignment vs uniformity")
+    axes.set(xlabel="uniformity (lower is better)", ylabel="alignment (lower is better)", title="STS-B: alignment vs uniformity")
     return _save(figure, Path(path))
 
 
@@ -43,9 +41,7 @@ def plot_anisotropy(values: Mapping[str, float], path: str | Path) -> Path:
     """Bars: mean cosine between distinct sentences, per language."""
     figure, axes = plt.subplots(figsize=(max(4, 0.6 * len(values) + 1), 3.5))
     axes.bar(list(values), list(values.values()))
-    axes.set_ylabel("mean cosine (anisotropy)")
-    axes.set_ylim(min(0.0, min(values.values())), 1.0)
-    axes.set_title("Anisotropy per language")
+    axes.set(ylabel="mean cosine (anisotropy)", ylim=(min(0.0, min(values.values())), 1.0), title="Anisotropy per language")
     return _save(figure, Path(path))
 
 
@@ -58,16 +54,14 @@ def plot_training_curves(log_history: Sequence[Mapping[str, Any]], path: str | P
     for key in loss_keys:
         points = [(entry["step"], entry[key]) for entry in log_history if key in entry]
         losses.plot(*zip(*points), label=key)
-    losses.set_xlabel("step")
-    losses.set_ylabel("loss")
+    losses.set(xlabel="step", ylabel="loss")
     losses.legend()
     points = [
         (entry["step"], 100 * entry["eval_STSBenchmark_spearman_cosine"]) for entry in log_history if "eval_STSBenchmark_spearman_cosine" in entry
     ]
     if points:
         dev.plot(*zip(*points), marker="o")
-    dev.set_xlabel("step")
-    dev.set_ylabel("STS-B dev Spearman x100")
+    dev.set(xlabel="step", ylabel="STS-B dev Spearman x100")
     return _save(figure, Path(path))
 
 
@@ -93,8 +87,7 @@ def plot_rendered_previews(renderer: PixelRenderer, sentences: Sequence[str], pa
     for axes, sentence in zip(rows[:, 0], sentences):
         strip, patches = renderer.render(sentence)
         axes.imshow(strip, cmap="gray", vmin=0, vmax=255, aspect="equal", interpolation="nearest")
-        axes.set_xticks([16 * index for index in range(0, renderer.max_patches + 1, 8)])
-        axes.set_yticks([])
+        axes.set(xticks=[16 * index for index in range(0, renderer.max_patches + 1, 8)], yticks=[])
         axes.set_title(f"{patches} patches: {sentence[:80]}", fontsize=7, loc="left")
     return _save(figure, Path(path))
 

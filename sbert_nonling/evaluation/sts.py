@@ -64,16 +64,12 @@ def sts_dev_evaluator(sts_dir: str | Path | None, batch_size: int = 64) -> Seque
                 f"--sts-dir {str(sts_dir)!r} holds no STS-B dev set (STSBenchmark/sts-dev.csv), whose score selects the "
                 f"best checkpoint during training; it holds {found}. Add it, or train without --sts-dir."
             )
-    evaluators = [STSEvaluator(task, batch_size=batch_size) for task in tasks]
-    # SequentialEvaluator reports the first evaluator's primary metric as its own.
-    return SequentialEvaluator(evaluators, main_score_function=lambda scores: scores[0])
+    # the first evaluator's (STS-B dev's) primary metric is the SequentialEvaluator's
+    return SequentialEvaluator([STSEvaluator(task, batch_size=batch_size) for task in tasks], main_score_function=lambda scores: scores[0])
 
 
 def evaluate_sts(
-    model: SentenceTransformer,
-    tasks: Sequence[STSData],
-    batch_size: int = 64,
-    encode_kwargs: dict[str, Any] | None = None,
+    model: SentenceTransformer, tasks: Sequence[STSData], batch_size: int = 64, encode_kwargs: dict[str, Any] | None = None
 ) -> dict[str, float]:
     """Cosine Spearman x100 per task, plus ``"avg"`` over the tasks, in the order given."""
     scores: dict[str, float] = {}
