@@ -29,15 +29,9 @@ class STSEvaluator(EmbeddingSimilarityEvaluator):
                 f"STS task {data.name!r}{where}: {value}; a Spearman correlation needs at least two different gold "
                 "scores (it would be NaN). Check the file."
             )
+        # main_similarity alone makes cosine the only similarity function
         super().__init__(
-            data.sentences1,
-            data.sentences2,
-            data.scores,
-            batch_size=batch_size,
-            main_similarity="cosine",
-            similarity_fn_names=["cosine"],
-            name=data.name,
-            write_csv=False,
+            data.sentences1, data.sentences2, data.scores, batch_size=batch_size, main_similarity="cosine", name=data.name, write_csv=False
         )
         self.encode_kwargs = dict(encode_kwargs or {})
 

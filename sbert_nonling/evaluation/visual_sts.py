@@ -40,14 +40,7 @@ def evaluate_visual_sts(model: SentenceTransformer, tasks: Sequence[STSData], ma
         images1: list[Any] = [render_as_image(renderer, sentence) for sentence in task.sentences1]
         images2: list[Any] = [render_as_image(renderer, sentence) for sentence in task.sentences2]
         evaluator = EmbeddingSimilarityEvaluator(
-            images1,
-            images2,
-            task.scores,
-            batch_size=batch_size,
-            main_similarity="cosine",
-            similarity_fn_names=["cosine"],
-            name=f"Visual{task.name}",
-            write_csv=False,
+            images1, images2, task.scores, batch_size=batch_size, main_similarity="cosine", name=f"Visual{task.name}", write_csv=False
         )
         scores[f"Visual{task.name}"] = 100.0 * evaluator(model)[evaluator.primary_metric]
     scores["avg"] = sum(scores.values()) / len(scores)
