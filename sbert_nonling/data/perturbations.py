@@ -42,18 +42,12 @@ VISUALLY_SIMILAR: dict[str, tuple[str, ...]] = {
     "z": ("2",),
 }
 _QWERTY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-
-
-def _keyboard_neighbours() -> dict[str, str]:
-    """Keys touching each letter on a staggered QWERTY keyboard: left / right, the two above (same and next column),
-    the two below (previous and same column)."""
-    key_at = {(r, c): key for r, row in enumerate(_QWERTY_ROWS) for c, key in enumerate(row)}
-    offsets = ((0, -1), (0, 1), (-1, 0), (-1, 1), (1, -1), (1, 0))
-    return {key: "".join(sorted(key_at[r + dr, c + dc] for dr, dc in offsets if (r + dr, c + dc) in key_at)) for (r, c), key in key_at.items()}
-
-
-#: Keys next to each letter on a QWERTY keyboard.
-KEYBOARD_NEIGHBOURS: dict[str, str] = _keyboard_neighbours()
+_KEY_AT = {(row, column): key for row, keys in enumerate(_QWERTY_ROWS) for column, key in enumerate(keys)}
+#: Keys next to each letter on a staggered QWERTY keyboard: left / right, the two above, the two below.
+KEYBOARD_NEIGHBOURS: dict[str, str] = {
+    key: "".join(sorted(_KEY_AT[r + dr, c + dc] for dr, dc in ((0, -1), (0, 1), (-1, 0), (-1, 1), (1, -1), (1, 0)) if (r + dr, c + dc) in _KEY_AT))
+    for (r, c), key in _KEY_AT.items()
+}
 _WORD = re.compile(r"\S+")
 _SUBSENTENCE_END = re.compile(r"(?<=[,.;:!?])\s+")
 LETTERS = "abcdefghijklmnopqrstuvwxyz"

@@ -5,6 +5,7 @@ created. The result cache is never used (``cache=None``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 from sentence_transformers import SentenceTransformer
@@ -92,21 +93,12 @@ def evaluate_sts_mteb(
             raise ValueError("tasks: either MTEB task names or STSData, not a mix of both.")
         mteb_tasks = local_mteb_tasks(local)
     wrapper = wrap_for_mteb(model, model_name, revision)
-    results = mteb.evaluate(
-        wrapper,
-        mteb_tasks,
-        cache=None,
-        co2_tracker=False,
-        show_progress_bar=False,
-        encode_kwargs={"batch_size": batch_size, "show_progress_bar": False, **(encode_kwargs or {})},
-    )
+    encode = {"batch_size": batch_size, "show_progress_bar": False, **(encode_kwargs or {})}
+    results = mteb.evaluate(wrapper, mteb_tasks, cache=None, co2_tracker=False, show_progress_bar=False, encode_kwargs=encode)
     scores: dict[str, float] = {}
     for task_result in results.task_results:
-        for split_scores in task_result.scores.values():
-            for subset in split_scores:
-                name = task_result.task_name
-                if name == MULTILINGUAL_TASK:
-                    name = f"{name}-{subset['hf_subset']}"
-                scores[name] = 100.0 * subset["cosine_spearman"]
+        for subset in chain.from_iterable(task_result.scores.values()):
+            suffix = f"-{subset['hf_subset']}" if task_result.task_name == MULTILINGUAL_TASK else ""
+            scores[task_result.task_name + suffix] = 100.0 * subset["cosine_spearman"]
     scores["avg"] = sum(scores.values()) / len(scores)
     return scores

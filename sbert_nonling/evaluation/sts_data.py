@@ -155,10 +155,8 @@ def load_stsb_multi_dir(directory: str | Path, split: Split = "dev", languages: 
     if split not in SPLITS:
         raise ValueError(f"split={split!r} must be one of {list(SPLITS)}.")
     directory = Path(directory)
-    paths = sorted(directory.glob(f"stsb-*-{split}.csv"))
-    available = {path.name.split("-")[1]: path for path in paths}
-    if languages is None:
-        languages = tuple(available)
+    available = {path.name.split("-")[1]: path for path in sorted(directory.glob(f"stsb-*-{split}.csv"))}
+    languages = tuple(available) if languages is None else languages
     missing = [language for language in languages if language not in available]
     if missing or not languages:
         raise ValueError(f"No stsb_multi {split} file for language(s) {missing or '(any)'} in {str(directory)!r}; found {sorted(available)}.")
