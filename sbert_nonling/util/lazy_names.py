@@ -14,7 +14,6 @@ def lazy_names(package: str, namespace: dict[str, Any], names: dict[str, str]) -
     Example::
 
         import types
-
         from sbert_nonling.util.lazy_names import lazy_names
 
         package = types.ModuleType("example")
@@ -29,7 +28,4 @@ def lazy_names(package: str, namespace: dict[str, Any], names: dict[str, str]) -
         namespace[name] = value  # later look-ups skip __getattr__
         return value
 
-    def dir_() -> list[str]:
-        return sorted({*namespace, *names})
-
-    return getattr_, dir_
+    return getattr_, lambda: sorted({*namespace, *names})

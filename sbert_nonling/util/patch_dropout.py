@@ -50,7 +50,6 @@ def drop_patch_tokens(tokens: Tensor, token_keep_ratio: float) -> Tensor:
     rows, length, width = tokens.shape
     patches = length - 1
     keep = kept_patch_count(patches, token_keep_ratio)
-    noise = torch.rand(rows, patches, device=tokens.device)
-    kept = noise.topk(keep, dim=1).indices.sort(dim=1).values + 1  # (B, K) token positions, [CLS] is position 0
+    kept = torch.rand(rows, patches, device=tokens.device).topk(keep, dim=1).indices.sort(dim=1).values + 1  # (B, K) positions, [CLS] is 0
     kept = torch.cat([torch.zeros(rows, 1, dtype=kept.dtype, device=kept.device), kept], dim=1)  # (B, 1 + K)
     return tokens.gather(1, kept.unsqueeze(-1).expand(-1, -1, width))

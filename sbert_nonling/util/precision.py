@@ -30,6 +30,5 @@ def float32_math(*tensors: Tensor) -> Iterator[list[Tensor]]:
         assert logits.dtype == torch.float32
     """
     device_type = tensors[0].device.type
-    has_autocast = torch.amp.is_autocast_available(device_type)
-    with torch.autocast(device_type, enabled=False) if has_autocast else nullcontext():
+    with torch.autocast(device_type, enabled=False) if torch.amp.is_autocast_available(device_type) else nullcontext():
         yield [tensor.to(torch.promote_types(tensor.dtype, torch.float32)) for tensor in tensors]

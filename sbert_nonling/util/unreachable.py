@@ -21,7 +21,6 @@ def loading(what: str, name: str, named_by: str, offline: str) -> Iterator[None]
     Example::
 
         from transformers import ViTModel
-
         from sbert_nonling.util.unreachable import loading
 
         try:

@@ -23,12 +23,9 @@ def _same_value(value: Any, other: Any) -> bool:
 def _merge_equal_shapes(features_list: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Concatenate views whose tensors all have the same shape and the batch as their first axis; None otherwise."""
     first = features_list[0]
-    if any(set(features) != set(first) for features in features_list[1:]):
+    rows = next((value.shape[0] for value in first.values() if isinstance(value, Tensor) and value.ndim >= 1), None)
+    if rows is None or any(set(features) != set(first) for features in features_list[1:]):
         return None
-    tensors = [value for value in first.values() if isinstance(value, Tensor) and value.ndim >= 1]
-    if not tensors:
-        return None
-    rows = tensors[0].shape[0]
     merged = {}
     for key, value in first.items():
         values = [features[key] for features in features_list]
