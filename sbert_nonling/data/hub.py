@@ -54,8 +54,7 @@ class HubSource:
 
 def hub_source(value: str | Path, roles: Sequence[str]) -> HubSource | None:
     """The Hub dataset ``value`` names (``owner/name?split=...&ROLE=COLUMN``, docs/data.md), or None when ``value``
-    exists on disk or is not of that form (a missing local path is left to the local reader). An unknown key is a
-    ValueError listing the valid ones (:data:`SOURCE_OPTIONS` and ``roles``)."""
+    exists on disk or is not of that form; an unknown key is a ValueError listing the valid ones."""
     if isinstance(value, Path) or Path(value).exists():
         return None
     name, _, query = value.partition("?")
@@ -98,8 +97,7 @@ def load_hub_columns(source: HubSource, roles: Sequence[str]) -> Dataset:
 
 
 def class_indices(dataset: Dataset, column: str = "label") -> tuple[Dataset, list[str]]:
-    """``dataset`` with ``column`` as class indices (0..K-1) and the class names: a ClassLabel's own names, else the
-    sorted distinct values (e.g. LibriSpeech speaker ids)."""
+    """``dataset`` with ``column`` as class indices and the class names (a ClassLabel's, else the sorted distinct values)."""
     feature = dataset.features[column]
     if isinstance(feature, ClassLabel):
         return dataset, list(feature.names)

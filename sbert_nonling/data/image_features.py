@@ -1,5 +1,4 @@
-"""Frozen image features for grounding losses (MCSE, MACD): extracted with a
-:class:`~sbert_nonling.data.frozen_image_encoder.FrozenImageEncoder`, saved and loaded as safetensors."""
+"""Frozen image features for grounding losses (MCSE, MACD): extracted, saved and loaded as safetensors."""
 
 from __future__ import annotations
 

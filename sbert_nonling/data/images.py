@@ -55,8 +55,7 @@ def open_image(path: str | Path | io.BytesIO, name: str | None = None) -> Image.
 
 
 def decode_image(item: Any, row: int) -> Image.Image:
-    """One image-column value (a path, an undecoded ``{"bytes", "path"}`` image feature, or a PIL image) as RGB;
-    a ValueError names the source row and the file."""
+    """One image-column value (a path, undecoded Hub bytes or a PIL image) as RGB; a ValueError names the row and file."""
     try:
         return read_file_value(item, open_image, "image") if isinstance(item, (str, Path, dict)) else to_rgb_image(item, "image")
     except ValueError as error:
@@ -139,9 +138,8 @@ class TwoViewDataset(Dataset):
 
 
 def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_column: str | None = "label", img_size: int = 224) -> Dataset:
-    """Serve ``dataset`` (images or image paths, plus optional integer labels) as a :class:`TwoViewDataset` with
-    columns ``view_1``, ``view_2`` (two augmentations) and ``label``. Images are decoded when an item is read; one that
-    cannot be raises a ValueError naming its source row and path."""
+    """Serve ``dataset`` (images or image paths, optional integer labels) as a :class:`TwoViewDataset` with columns
+    ``view_1``, ``view_2`` (two augmentations) and ``label``, decoding each image when its item is read."""
     columns = [column for column in (image_column, label_column) if column is not None]
     missing = [column for column in columns if column not in dataset.column_names]
     if missing:

@@ -202,8 +202,7 @@ def perturbation_pairs_dataset(sentences: list[str], perturbations: list[str], r
 
 
 def span_pairs_dataset(documents: list[str], min_words: int = 5, max_words: int = 64, seed: int = 42) -> Dataset:
-    """Topical alignment data: two :func:`random_spans` of each document as (anchor, positive), seeded per document
-    (``seed`` and a CRC32 of the document, as :class:`PerturbationPairs`)."""
+    """Topical alignment data: two :func:`random_spans` of each document as (anchor, positive), seeded per document."""
     spans = [random_spans(document, _text_rng(seed, document), min_words, max_words) for document in documents]
     return Dataset.from_dict({"anchor": [anchor for anchor, _ in spans], "positive": [positive for _, positive in spans]})
 

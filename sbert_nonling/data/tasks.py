@@ -1,6 +1,4 @@
-"""Supervised task data for multi-task training (SICK entailment labels, STS-B genres, STS regression pairs) as
-``datasets.Dataset`` objects in sentence-transformers' column order; the STS scores are read by
-:mod:`sbert_nonling.evaluation.sts_data`."""
+"""Supervised task data for multi-task training: SICK entailment labels, STS-B genres, STS regression pairs."""
 
 from __future__ import annotations
 
@@ -23,8 +21,7 @@ def _rows(path: Path, min_columns: int, header_prefix: str | None = None) -> lis
 
 
 def read_sick_entailment(path: str | Path, limit: int | None = None) -> list[tuple[str, str, str]]:
-    """(sentence_A, sentence_B, entailment_judgment) rows of a SICK release file (TAB-separated, optional ``pair_ID``
-    header; judgements in :data:`SICK_LABELS`)."""
+    """(sentence_A, sentence_B, entailment_judgment) rows of a SICK release file (judgements in :data:`SICK_LABELS`)."""
     pairs = []
     for where, fields in _rows(Path(path), min_columns=5, header_prefix="pair_ID"):
         label = fields[4].strip()

@@ -1,6 +1,5 @@
-"""Run STS through MTEB's official tasks: online by name, offline by injecting local data into the same task objects
-(docs/evaluation.md). Needs the ``mteb`` extra; set ``MTEB_CACHE`` before importing if ``~/.cache/mteb`` must not be
-created. The result cache is never used (``cache=None``)."""
+"""Run STS through MTEB's official tasks: online by name, offline by injecting local data into the same task objects.
+Needs the ``mteb`` extra; never uses MTEB's result cache (docs/evaluation.md, also on ``MTEB_CACHE``)."""
 
 from __future__ import annotations
 
@@ -37,9 +36,8 @@ def wrap_for_mteb(model: SentenceTransformer, model_name: str, revision: str | N
 
 
 def local_mteb_tasks(tasks: Sequence[STSData]) -> list:
-    """Official MTEB task objects holding the local data, offline (``STSBenchmarkMultilingualSTS-<lang>`` tasks merged
-    into the multilingual task, one subset per language), each with the data's own split as its only split
-    (:data:`LOCAL_SPLIT` if unknown). Pass them to your own ``mteb.evaluate`` (docs/evaluation.md)."""
+    """Official MTEB task objects holding the local data under its own split (``STSBenchmarkMultilingualSTS-<lang>`` as
+    subsets of the multilingual task), for your own ``mteb.evaluate`` (docs/evaluation.md)."""
     result, multilingual = [], {}
     for data in tasks:
         if data.name.startswith(f"{MULTILINGUAL_TASK}-"):

@@ -44,9 +44,8 @@ STSB_HUB_DATASET = "sentence-transformers/stsb"
 
 
 def sts_dev_evaluator(sts_dir: str | Path | None, batch_size: int = 64) -> SequentialEvaluator:
-    """The training-time evaluator: every dev task found in ``sts_dir`` (STS-B dev first, then SICK trial), or, with
-    ``sts_dir=None``, STS-B dev from the Hub (:data:`STSB_HUB_DATASET`). Its primary metric, STS-B dev's cosine
-    Spearman, selects checkpoints: a folder without STS-B dev is refused here, before training starts."""
+    """The training-time evaluator: every dev task found in ``sts_dir``, STS-B dev first (required: its cosine Spearman
+    selects checkpoints), or with ``sts_dir=None`` STS-B dev from the Hub (:data:`STSB_HUB_DATASET`)."""
     if sts_dir is None:
         dev = load_dataset(STSB_HUB_DATASET, split="validation")
         tasks = [STSData("STSBenchmark", list(dev["sentence1"]), list(dev["sentence2"]), list(dev["score"]), source=STSB_HUB_DATASET)]

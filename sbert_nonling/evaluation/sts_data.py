@@ -150,8 +150,7 @@ def load_sts_dir(sts_dir: str | Path, split: Split = "dev", tasks: tuple[str, ..
 
 
 def load_stsb_multi_dir(directory: str | Path, split: Split = "dev", languages: tuple[str, ...] | None = None) -> list[STSData]:
-    """The stsb_multi_mt files ``stsb-<lang>-<split>.csv`` of ``directory``, one task per language
-    (named ``STSBenchmarkMultilingualSTS-<lang>``)."""
+    """The stsb_multi_mt files ``stsb-<lang>-<split>.csv`` of ``directory``: tasks ``STSBenchmarkMultilingualSTS-<lang>``."""
     if split not in SPLITS:
         raise ValueError(f"split={split!r} must be one of {list(SPLITS)}.")
     directory = Path(directory)

@@ -27,9 +27,8 @@ def render_as_image(renderer: PixelRenderer, sentence: str) -> Image.Image:
 
 
 def evaluate_visual_sts(model: SentenceTransformer, tasks: Sequence[STSData], max_patches: int = 64, batch_size: int = 32) -> dict[str, float]:
-    """Cosine Spearman x100 per task (named ``Visual<task>``) and ``"avg"``, both sentences rendered by
-    :func:`render_as_image` and encoded through the model's "image" route (a ValueError without one), as MTEB's
-    VisualSTS tasks do."""
+    """Cosine Spearman x100 per task (``Visual<task>``) and ``"avg"``, the sentences rendered by :func:`render_as_image`
+    and encoded through the model's "image" route, as in MTEB's VisualSTS tasks."""
     router = model[0]
     if "image" not in getattr(router, "sub_modules", {}):
         raise ValueError("visual-sts encodes rendered sentences as images: the model needs an 'image' route (VisualCSE).")

@@ -19,8 +19,7 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...], str]] = {
 
 
 def missing_extra_message(feature: str, purpose: str, error: BaseException) -> str:
-    """The message of the ImportError raised when ``feature``'s extra is not usable: what failed, the pip command
-    and, where the extra loads native libraries, the Debian / Ubuntu system packages."""
+    """The ImportError message for ``feature``'s extra: what failed, the pip command and any Debian / Ubuntu packages."""
     extra, _, system_packages = EXTRAS[feature]
     message = (
         f"{purpose} needs the optional dependencies of sbert-nonling[{extra}] ({error}). Install them with: pip install 'sbert-nonling[{extra}]'"
@@ -33,9 +32,8 @@ def missing_extra_message(feature: str, purpose: str, error: BaseException) -> s
 
 
 def require_extra(feature: str, purpose: str) -> list[ModuleType]:
-    """Import the modules of ``feature`` (a key of :data:`EXTRAS`) and return them, or raise an ImportError naming
-    the pip extra (and the system packages) that provide them. A native library that cannot be loaded (``OSError``
-    from cffi's ``dlopen``) counts as missing too."""
+    """Import the modules of ``feature`` (a key of :data:`EXTRAS`), or raise an ImportError naming the pip extra (and
+    system packages); a native library that cannot be loaded (``OSError``) counts as missing."""
     _, modules, _ = EXTRAS[feature]
     try:
         return [importlib.import_module(name) for name in modules]

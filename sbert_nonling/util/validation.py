@@ -11,8 +11,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def replace_lone_surrogates(text: str) -> str:
-    """``text`` with every unpaired surrogate code point replaced by U+FFFD (a surrogate pair written as two code
-    points is joined into one character); such strings cannot be encoded as UTF-8 by tokenizers or renderers."""
+    """``text`` with unpaired surrogates replaced by U+FFFD (pairs joined), so tokenizers and renderers can encode it."""
     if _LONE_SURROGATE.search(text) is None:
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
