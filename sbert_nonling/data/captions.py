@@ -63,8 +63,7 @@ def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[st
 
 
 def load_caption_pairs(captions: str | Path, image_dir: str | Path | None = None) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """``(image name, caption)`` pairs and each name's image, from a local captions file (:func:`read_captions`, with
-    ``image_dir``) or a Hub image-caption dataset (:func:`hub_caption_pairs`)."""
+    """``(image name, caption)`` pairs and each name's image: :func:`read_captions` + ``image_dir``, or :func:`hub_caption_pairs`."""
     source = hub_source(captions, CAPTION_ROLES)
     if source is not None:
         return hub_caption_pairs(source)

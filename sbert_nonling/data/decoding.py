@@ -46,8 +46,7 @@ def to_rgb_image(image: Any, where: str) -> Image.Image:
 
 
 def check_image_size(image: Image.Image, where: str) -> None:
-    """Raise a ValueError naming ``where`` unless the image has 1 to :data:`MAX_IMAGE_PIXELS` pixels. Reads only the
-    size, so it runs on a lazily opened file before any pixel is decoded."""
+    """Raise a ValueError naming ``where`` unless the image has 1 to :data:`MAX_IMAGE_PIXELS` pixels (size only: no decoding)."""
     if image.width < 1 or image.height < 1:
         raise ValueError(f"{where} has size {image.size}; an image needs at least 1x1 pixels.")
     if image.width * image.height > MAX_IMAGE_PIXELS:

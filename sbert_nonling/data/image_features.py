@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torchvision.transforms import v2
 from tqdm.auto import tqdm
@@ -55,8 +56,6 @@ def save_image_features(path: str | Path, names: Sequence[str], features: dict[s
 
 def load_image_features(path: str | Path) -> tuple[list[str], dict[str, torch.Tensor]]:
     """The image names and features written by :func:`save_image_features`."""
-    from safetensors import safe_open
-
     with safe_open(str(path), framework="pt") as handle:
         names = json.loads((handle.metadata() or {}).get("names", "null"))
     if names is None:

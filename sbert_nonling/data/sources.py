@@ -47,8 +47,7 @@ class DataSources:
     stsb_multi_dir: Source = None
 
     def card_lines(self, *names: str) -> list[str]:
-        """One model-card line per source given among ``names`` (default: all), e.g. ``"text_file: wiki1m.txt"`` (a
-        local file's name; a Hub dataset as given)."""
+        """One model-card line per given source among ``names`` (default: all): a file's name or a Hub dataset as given."""
         given = [(name, getattr(self, name)) for name in names or [item.name for item in dataclasses.fields(self)]]
         return [f"{name}: {value if _names_hub_dataset(value) else Path(value).name}" for name, value in given if value is not None]
 

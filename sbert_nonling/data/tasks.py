@@ -46,16 +46,14 @@ def read_stsb_genres(path: str | Path, limit: int | None = None) -> list[tuple[s
 
 
 def sentence_classification_dataset(examples: Sequence[tuple[str, str]], label_names: Sequence[str] | None = None) -> tuple[Dataset, tuple[str, ...]]:
-    """Columns ``sentence``, ``label`` (class id) from (sentence, label name) pairs; returns the dataset and the
-    label names in id order (default: sorted label names)."""
+    """Columns ``sentence``, ``label`` (class id) from (sentence, label name) pairs, and the label names in id order."""
     return _classification_dataset("sentence_classification_dataset", ("sentence",), examples, label_names)
 
 
 def pair_classification_dataset(
     examples: Sequence[tuple[str, str, str]], label_names: Sequence[str] | None = SICK_LABELS
 ) -> tuple[Dataset, tuple[str, ...]]:
-    """Columns ``sentence1``, ``sentence2``, ``label`` (class id) from (sentence1, sentence2, label name) rows
-    (default label order: :data:`SICK_LABELS`); returns the dataset and the label names in id order."""
+    """Columns ``sentence1``, ``sentence2``, ``label`` (class id) from (sentence1, sentence2, label name), and the names."""
     return _classification_dataset("pair_classification_dataset", ("sentence1", "sentence2"), examples, label_names)
 
 

@@ -28,8 +28,7 @@ def alignment_uniformity(model: SentenceTransformer, task: STSData, positive_thr
     positives = [index for index, score in enumerate(task.scores) if score >= positive_threshold]
     if not positives:
         raise ValueError(f"{task.name}: no pair has a score >= {positive_threshold}; lower positive_threshold.")
-    first = _unit(model, [task.sentences1[index] for index in positives], batch_size)
-    second = _unit(model, [task.sentences2[index] for index in positives], batch_size)
+    first, second = (_unit(model, [sentences[index] for index in positives], batch_size) for sentences in (task.sentences1, task.sentences2))
     alignment = (first - second).pow(2).sum(dim=-1).mean()
     distinct = _unit(model, sorted(set(task.sentences1) | set(task.sentences2)), batch_size)
     uniformity = torch.pdist(distinct).pow(2).mul(-2).exp().mean().log()

@@ -1,5 +1,4 @@
-"""Readers for the STS evaluation sets in their release formats: SentEval's folder layout and stsb_multi_mt's
-``stsb-<lang>-<split>.csv`` (docs/evaluation.md, "Files"). Task names are MTEB's."""
+"""Readers for the STS evaluation sets in their release formats (docs/evaluation.md, "Files"); task names are MTEB's."""
 
 from __future__ import annotations
 
@@ -59,8 +58,7 @@ def _parse_score(text: str, where: str) -> float:
 
 
 def read_sts_year(folder: str | Path, name: str) -> STSData:
-    """Read an STS12-16 folder in the "all" setting (every subset of the year in one task), skipping unscored pairs;
-    the sentences are the first two TAB-separated fields of each input line."""
+    """Read an STS12-16 folder in the "all" setting (every subset of the year in one task), skipping unscored pairs."""
     folder = Path(folder)
     if name not in STS_YEAR_SUBSETS:
         raise ValueError(f"Unknown STS year {name!r}; expected one of {list(STS_YEAR_SUBSETS)}.")

@@ -32,8 +32,7 @@ def make_training_head(kind: TrainingHead, dimension: int, output_dimension: int
 
 
 def embedding_dimension(model: SentenceTransformer) -> int:
-    """``model``'s sentence embedding dimension, which every loss head is built for (a ValueError where the model has
-    none: sentence-transformers types it ``int | None``)."""
+    """``model``'s sentence embedding dimension, which loss heads are built for (a ValueError if it reports none)."""
     dimension = model.get_embedding_dimension()
     if dimension is None:
         raise ValueError(f"{type(model).__name__} reports no sentence embedding dimension: the loss cannot size its head.")

@@ -1,5 +1,4 @@
-"""Optional dependencies: the pip extras of sbert-nonling (``pixel``, ``plots``, ``mteb``, ``efficientnet``, ``all``;
-see README.md) and the ImportError that names them."""
+"""Optional dependencies: the pip extras of sbert-nonling (README.md) and the ImportError that names them."""
 
 from __future__ import annotations
 

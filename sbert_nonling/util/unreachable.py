@@ -1,5 +1,4 @@
-"""One ValueError line, naming the setting and the offline way out, for a model, ViT or image CNN that cannot be loaded
-(transformers, huggingface_hub and torchvision raise an OSError dozens of traceback lines deep)."""
+"""One ValueError line, naming the setting and the offline way out, for a model that cannot be loaded."""
 
 from __future__ import annotations
 

@@ -37,8 +37,7 @@ def read_lines(path: Path, what: str = "Data file") -> list[str]:
 
 
 def read_tab_rows(path: Path, min_columns: int, header_prefix: str | None = None) -> list[tuple[str, list[str]]]:
-    """``("path:line", fields)`` of every non-blank line of a TAB-separated release file (no quoting), a first line
-    starting with ``header_prefix`` skipped; a line with fewer than ``min_columns`` fields is a ValueError."""
+    """``("path:line", fields)`` of the non-blank lines of a TAB-separated file (a ``header_prefix`` first line skipped)."""
     rows = []
     for line_number, line in enumerate(read_lines(path), start=1):
         if not line.strip() or (line_number == 1 and header_prefix and line.startswith(header_prefix)):
@@ -62,8 +61,7 @@ def check_sentence(sentence: Any, where: str) -> str:
 
 
 def check_text_inputs(inputs: Sequence[Any], source: str = "input") -> None:
-    """Check that every item (every part of a pair) of a batch to encode is a ``str``, naming the first offending index.
-    Blank strings are valid here, as in plain sentence-transformers; data readers reject them (:func:`check_sentence`)."""
+    """Check that every item (or part of a pair) to encode is a ``str`` (blank is fine), naming the first bad index."""
     for index, item in enumerate(inputs):
         parts = item if isinstance(item, (tuple, list)) else (item,)
         for part in parts:

@@ -1,5 +1,4 @@
-"""One forward pass for several views of one kind of input: sentence-transformers' ``merge_feature_batches`` (token
-batches), plus front-end features of equal shapes; the whole output dict is split back per view."""
+"""One forward pass for several views of one kind of input (token batches, or front-end features of equal shapes)."""
 
 from __future__ import annotations
 
