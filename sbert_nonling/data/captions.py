@@ -44,8 +44,7 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
 
 
 def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """``(image name, caption)`` pairs of a Hub image-caption dataset (one caption or a list per image), and each name's
-    undecoded image; names are the images' unique file names, else ``row-<index>`` (docs/data.md)."""
+    """``(image name, caption)`` pairs of a Hub image-caption dataset and each name's undecoded image (docs/data.md)."""
     dataset = load_hub_columns(source, CAPTION_ROLES)
     if isinstance(dataset.features["image"], ImageFeature):
         dataset = dataset.cast_column("image", ImageFeature(decode=False))

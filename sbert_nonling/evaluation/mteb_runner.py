@@ -21,8 +21,7 @@ LOCAL_SPLIT = "local"
 
 
 def wrap_for_mteb(model: SentenceTransformer, model_name: str, revision: str | None = None, modalities: Sequence[str] = ("text",)):
-    """MTEB's SentenceTransformer wrapper with a real model name (``local/`` prefixed to a name without "/"), revision
-    and modalities; MTEB otherwise records ``no_model_name/available``."""
+    """MTEB's SentenceTransformer wrapper with a real model name (``local/<name>`` without "/"), revision and modalities."""
     wrapper = SentenceTransformerEncoderWrapper(model)
     name = model_name.strip("/").split("/")[-2:]
     fields = {

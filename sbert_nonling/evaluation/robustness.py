@@ -14,8 +14,7 @@ from sbert_nonling.evaluation.sts_data import STSData
 
 
 def perturb_task(task: STSData, perturbation: str, rate: float = 0.1, seed: int = 42) -> STSData:
-    """``task`` with both sentences of every pair perturbed (seeded per sentence, as
-    :class:`~sbert_nonling.data.perturbations.PerturbationPairs`; a sentence it would blank is kept)."""
+    """``task`` with both sentences of every pair perturbed (seeded per sentence; a sentence it would blank is kept)."""
     pairs = PerturbationPairs([perturbation], rate=rate, seed=seed)
 
     def perturbed(sentence: str) -> str:
