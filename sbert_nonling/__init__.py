@@ -43,6 +43,22 @@ _LAZY = {
     "export_text_model": "sbert_nonling.export.text_model",
 }
 
+
 __getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)
 
-__all__ = [*_LAZY, "__version__"]
+__all__ = [
+    "AudioPatchEmbed",
+    "CachedUnpairedModalityContrastiveLoss",
+    "DistillAnchorLoss",
+    "ImagePatchEmbed",
+    "ModalityRouter",
+    "MultimodalAlignLoss",
+    "PixelEncoder",
+    "PixelRenderer",
+    "SharedEncoder",
+    "SimCSELoss",
+    "SymmetricInfoNCE",
+    "UnpairedModalityContrastiveLoss",
+    "export_text_model",
+    "__version__",
+]
