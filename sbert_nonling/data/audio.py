@@ -24,9 +24,8 @@ AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg")
 
 
 def read_audio(path: str | Path | io.BytesIO, name: str | None = None) -> dict[str, Any]:
-    """``{"array": float32 samples (samples[, channels]), "sampling_rate": Hz}`` of a file or file object, or a
-    ValueError naming it (``name``, default the path): undecodable, shorter than one 25 ms fbank window, longer than
-    ``MAX_SECONDS`` (checked from the header), or holding NaN / infinite samples."""
+    """``{"array": float32 (samples[, channels]), "sampling_rate": Hz}`` of a file, or a ValueError naming it (``name``):
+    undecodable, shorter than one 25 ms fbank window, longer than ``MAX_SECONDS``, or holding NaN / infinite samples."""
     name = name or str(path)
     source = path if isinstance(path, io.BytesIO) else str(path)
     try:

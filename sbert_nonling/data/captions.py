@@ -109,9 +109,8 @@ def sample_one_caption_per_image(pairs: list[tuple[str, str]], seed: int = 42) -
 def caption_feature_dataset(
     pairs: list[tuple[str, str]], names: list[str], features: torch.Tensor, one_caption_per_image: bool = True, seed: int = 42
 ) -> Dataset:
-    """Columns ``anchor`` and ``positive`` (the caption twice) and ``label`` (the image's features, (d,) or (regions, d)):
-    MultimodalAlignLoss's input. ``one_caption_per_image`` samples one caption per image (seeded), as MCSE does. Labels
-    are stored with their fixed shape and read as tensors (20-40x faster batches, benchmarks/data_share.py)."""
+    """Columns ``anchor`` and ``positive`` (the caption twice) and ``label`` (the image's features, (d,) or (regions, d),
+    stored with their shape and read as tensors), for MultimodalAlignLoss; one caption per image (seeded), as MCSE."""
     if features.ndim not in (2, 3):
         raise ValueError(f"Image features must be (images, d) or (images, regions, d), got shape {tuple(features.shape)}.")
     if features.shape[0] != len(names):

@@ -93,8 +93,7 @@ MAX_SECONDS = 600
 
 
 def waveform_to_mono_16k(audio: Any, where: str) -> torch.Tensor:
-    """A waveform array / tensor (samples,), (channels, samples) or (samples, channels), or an
-    ``{"array", "sampling_rate"}`` dict -> float32 mono tensor at 16 kHz. Integer PCM is scaled to [-1, 1]."""
+    """A waveform (samples[, channels] either way round, or ``{"array", "sampling_rate"}``) -> float32 mono 16 kHz tensor."""
     sampling_rate = SAMPLE_RATE
     if isinstance(audio, dict):
         if "array" not in audio or "sampling_rate" not in audio:

@@ -74,8 +74,7 @@ def hub_source(value: str | Path, roles: Sequence[str]) -> HubSource | None:
 
 
 def load_hub_columns(source: HubSource, roles: Sequence[str]) -> Dataset:
-    """``source`` loaded with ``datasets.load_dataset``, reduced to the columns playing ``roles`` and renamed to them; a
-    dataset that cannot be loaded, or lacks a column, raises a ValueError naming it (and the columns it has)."""
+    """``source`` loaded by ``datasets.load_dataset``, reduced to the columns playing ``roles``, renamed to the roles."""
     try:
         dataset = load_dataset(source.name, source.config, split=source.split, data_files=source.data_files, revision=source.revision)
     except Exception as error:  # datasets raises many kinds (network, missing split / config, bad files)

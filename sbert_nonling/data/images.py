@@ -63,8 +63,7 @@ def decode_image(item: Any, row: int) -> Image.Image:
 
 
 class SeededRow(int):
-    """A row index carrying the draw it is read for (the sampler's pass), so a DataLoader worker, which receives only
-    indices, can seed the row's views (:class:`TwoViewDataset`; docs/reliability.md). Otherwise a plain index."""
+    """A row index carrying the draw (sampler pass) it is read for, which seeds its views in any DataLoader worker."""
 
     draw: int
 

@@ -85,8 +85,7 @@ def delete_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
 
 
 def substitute_characters(text: str, rng: random.Random, rate: float = 0.1, kind: Literal["visual", "keyboard"] = "visual") -> str:
-    """In each word with probability ``rate``, replace one letter by a visually similar character (``"visual"``) or by
-    a neighbouring QWERTY key (``"keyboard"``); words without such a letter stay as they are."""
+    """In each word with probability ``rate``, replace one letter by a look-alike (``"visual"``) or a QWERTY neighbour."""
     if kind not in ("visual", "keyboard"):
         raise ValueError(f"kind={kind!r} must be 'visual' or 'keyboard'.")
     table = VISUALLY_SIMILAR if kind == "visual" else KEYBOARD_NEIGHBOURS

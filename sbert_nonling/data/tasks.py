@@ -32,8 +32,7 @@ def read_sick_entailment(path: str | Path, limit: int | None = None) -> list[tup
 
 
 def read_stsb_genres(path: str | Path, limit: int | None = None) -> list[tuple[str, str]]:
-    """(sentence, genre) for every distinct sentence of an STS Benchmark release file (genre = column 1, e.g.
-    ``main-news``; a sentence keeps its first genre): the offline single-sentence task (the paper uses SST)."""
+    """(sentence, genre) for every distinct sentence of an STS Benchmark file (its first genre, e.g. ``main-news``)."""
     seen: dict[str, str] = {}
     for where, fields in _rows(Path(path), min_columns=7):
         genre = fields[0].strip()

@@ -15,8 +15,7 @@ from sbert_nonling.modules.pixel_renderer import PixelRenderer
 
 
 def render_as_image(renderer: PixelRenderer, sentence: str) -> Image.Image:
-    """``sentence`` as PIXEL renders it, the strip wrapped at patch boundaries into a square grid of patches
-    (64 patches -> 8 x 8 patches = 128 x 128 pixels), RGB, so that a square-image front-end sees all of it."""
+    """``sentence`` as PIXEL renders it, wrapped at patch boundaries into a square RGB grid (64 patches -> 128 x 128 px)."""
     strip, _ = renderer.render(sentence)
     side = int(np.ceil(np.sqrt(renderer.max_patches)))
     patch = renderer.patch_size
