@@ -66,13 +66,9 @@ def label_from_regex(pattern: str) -> Callable[[str], str]:
 def audio_folder_dataset(
     folder: str | Path, label_fn: Callable[[str], Any] | None = None, limit: int | None = None, limit_per_class: int | None = None
 ) -> tuple[Dataset, list[str]]:
-    """Audio files of ``folder`` as an AudioCSE dataset, and the sorted class names: ``view_1`` and ``view_2`` hold the
-    same clip (dropout is the augmentation) as ``{"array", "sampling_rate"}``, decoded when read; ``label`` is the class
-    index of ``label_fn(file name)``.
-
-    ``folder`` may instead name a Hub audio dataset (``"openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id"``,
-    :func:`~sbert_nonling.data.hub.hub_source`), labelled by its label column. ``limit_per_class`` keeps the first clips
-    of every class, then ``limit`` the first rows of what is left (docs/data.md).
+    """Audio files of ``folder`` (or a Hub audio dataset, docs/data.md) as an AudioCSE dataset, and the class names:
+    ``view_1`` and ``view_2`` hold the same clip (decoded when read), ``label`` the index of ``label_fn(file name)`` (or
+    the Hub label column). ``limit_per_class`` keeps the first clips of every class, then ``limit`` the first rows.
     """
     source = hub_source(folder, AUDIO_ROLES)
     if source is not None:

@@ -1,5 +1,4 @@
-"""Run STS through MTEB's official tasks: online by name, offline by injecting local data into the same task objects.
-Needs the ``mteb`` extra; never uses MTEB's result cache (docs/evaluation.md, also on ``MTEB_CACHE``)."""
+"""STS through MTEB's official tasks, online by name or offline with local data injected (``mteb`` extra; docs/evaluation.md)."""
 
 from __future__ import annotations
 
