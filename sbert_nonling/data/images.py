@@ -125,8 +125,7 @@ def two_view_transform_of(dataset: Any) -> TwoViewTransform | None:
 
 
 class TwoViewDataset(Dataset):
-    """A ``datasets.Dataset`` served through a :class:`TwoViewTransform`; a row read by a :class:`SeededRow` gets the
-    views of that draw (the same with any number of DataLoader workers), any other read is the plain dataset's."""
+    """A ``datasets.Dataset`` served through a :class:`TwoViewTransform`; a row read by a :class:`SeededRow` gets its draw."""
 
     def __getitem__(self, key):
         views = two_view_transform_of(self) if isinstance(key, SeededRow) else None

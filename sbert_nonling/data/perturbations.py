@@ -1,8 +1,5 @@
-"""Visually grounded text perturbations (Pixel Linguist): seeded character typos, word shuffles and document spans.
-
-Every perturbation is a pure function ``f(text, rng, ...) -> str`` of a ``random.Random`` (the same on every machine);
-:class:`PerturbationPairs` makes (anchor, positive) pairs of them on the fly.
-"""
+"""Visually grounded text perturbations (Pixel Linguist): seeded character typos, word shuffles and document spans,
+each a pure function ``f(text, rng, ...) -> str`` of a ``random.Random``."""
 
 from __future__ import annotations
 
@@ -159,8 +156,7 @@ PERTURBATIONS: dict[str, Callable[..., str]] = {
 class PerturbationPairs:
     """A ``Dataset.set_transform`` function: each text becomes (anchor = text, positive = perturbed text).
 
-    Seeded by ``seed`` and a CRC32 of the text (the same pairs in every epoch, process and run); ``perturbations`` are
-    names from :data:`PERTURBATIONS`, applied in order.
+    Seeded by ``seed`` and a CRC32 of the text (the same pairs in every run); applies :data:`PERTURBATIONS` in order.
 
     Example::
 

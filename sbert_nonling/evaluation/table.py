@@ -15,8 +15,7 @@ def format_sts_table(rows: Mapping[str, Mapping[str, float]]) -> str:
 
         from sbert_nonling.evaluation import format_sts_table
 
-        print(format_sts_table({"before": {"STSBenchmark": 20.1, "avg": 20.1},
-                                "after": {"STSBenchmark": 55.3, "avg": 55.3}}))
+        print(format_sts_table({"before": {"STSBenchmark": 20.1, "avg": 20.1}, "after": {"STSBenchmark": 55.3, "avg": 55.3}}))
     """
     if not rows:
         raise ValueError("format_sts_table needs at least one row.")

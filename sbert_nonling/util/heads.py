@@ -16,9 +16,8 @@ TRAINING_HEADS: tuple[str, ...] = ("mlp", "linear", "linear_gelu_layernorm", "no
 def make_training_head(kind: TrainingHead, dimension: int, output_dimension: int | None = None, name: str = "training_head") -> nn.Module:
     """A training-only head from ``dimension`` to ``output_dimension`` (default: ``dimension``).
 
-    ``"mlp"``: ``Linear + Tanh`` (SimCSE / VisualCSE, MCSE's projections); ``"linear"`` (MACD's projections);
-    ``"linear_gelu_layernorm"`` (Pixel Linguist's patch-token head); ``"none"``: identity (same dimensions). The Linear
-    is always the first module (state-dict key ``0.weight``); ``name`` is the argument named in the ValueError.
+    ``"mlp"``: Linear + Tanh (SimCSE, VisualCSE, MCSE); ``"linear"`` (MACD); ``"linear_gelu_layernorm"`` (Pixel Linguist);
+    ``"none"``: identity. The Linear is the first module (``0.weight``); ``name`` is named in the ValueError.
     """
     output_dimension = dimension if output_dimension is None else output_dimension
     if kind not in TRAINING_HEADS:

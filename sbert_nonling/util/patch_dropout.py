@@ -26,9 +26,8 @@ def drop_patch_tokens(tokens: Tensor, token_keep_ratio: float) -> Tensor:
     r"""Keep the [CLS] token and a random ``token_keep_ratio`` share of the patch tokens of every row (FLIP).
 
     Each row of ``tokens`` (B, 1 + N, D) keeps its first token and :math:`K = \max(1, \mathrm{round}(r N))` patch
-    tokens drawn uniformly without replacement, in their original order: (B, 1 + K, D). Position embeddings must
-    already be added. The draw uses the global torch generator of ``tokens``' device (seeded, checkpointed and replayed
-    by GradCache like dropout); timm and open_clip ship the same idea as ``PatchDropout``.
+    tokens drawn uniformly without replacement, in order: (B, 1 + K, D); position embeddings must already be added. The
+    draw uses the global torch generator of ``tokens``' device, like dropout (timm / open_clip: ``PatchDropout``).
 
     Args:
         tokens: (B, 1 + N, D), [CLS] first.

@@ -13,9 +13,8 @@ from torch import Tensor
 def float32_math(*tensors: Tensor) -> Iterator[list[Tensor]]:
     """Yields ``tensors`` in at least float32, with autocast switched off on their device for the ``with`` block.
 
-    Under autocast, matrix products and the ops after them stay in float16 / bfloat16 (about 3 significant digits), so
-    losses compute their similarities, logits, softmax / logsumexp and KL terms inside this block (docs/reliability.md,
-    "Mixed precision"). Float32 and float64 tensors pass unchanged and, without autocast, the block changes nothing.
+    Losses compute their similarities, logits, softmax / logsumexp and KL terms inside it (docs/reliability.md, "Mixed
+    precision"); float32 / float64 tensors pass unchanged, and without autocast the block changes nothing.
 
     Example::
 
