@@ -1,8 +1,7 @@
 """sbert-nonling: train sentence encoders with non-linguistic signal inside sentence-transformers.
 
-The public names are imported on first use (PEP 562), so ``import sbert_nonling`` and ``sbert-nonling --help`` do not
-load torch, transformers or sentence-transformers; ``from sbert_nonling import SimCSELoss`` works as before.
-"""
+The public names are imported on first use (:func:`~sbert_nonling.util.lazy_names.lazy_names`): importing the package
+loads no torch."""
 
 from __future__ import annotations
 
@@ -42,7 +41,6 @@ _LAZY = {
     "UnpairedModalityContrastiveLoss": "sbert_nonling.losses.unpaired_modality_contrastive",
     "export_text_model": "sbert_nonling.export.text_model",
 }
-
 
 __getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)
 

@@ -14,8 +14,8 @@ import soundfile
 from datasets import Audio as AudioFeature
 from datasets import Dataset
 
-from sbert_nonling.data.decoding import MAX_SECONDS, MIN_SAMPLES, SAMPLE_RATE
-from sbert_nonling.data.hub import AUDIO_ROLES, HubSource, class_indices, first_rows_per_class, hub_source, load_hub_columns
+from sbert_nonling.data.decoding import MAX_SECONDS, MIN_SAMPLES, SAMPLE_RATE, read_file_value
+from sbert_nonling.data.hub import AUDIO_ROLES, class_indices, first_rows_per_class, hub_source, load_hub_columns
 from sbert_nonling.data.images import VIEW_COLUMNS
 
 logger = logging.getLogger(__name__)
@@ -24,12 +24,8 @@ AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg")
 
 
 def read_audio(path: str | Path | io.BytesIO, name: str | None = None) -> dict[str, Any]:
-    """``{"array": float32 samples (samples[, channels]), "sampling_rate": Hz}``, or a ValueError naming the file
-    (``name``, default the path; ``path`` may be a file object, e.g. a Hub dataset's undecoded audio bytes).
-
-    Rejected: files soundfile cannot decode, files shorter than one 25 ms fbank window or longer than ``MAX_SECONDS``
-    (600 s; checked from the header, before decoding), and files holding NaN or infinite samples.
-    """
+    """``{"array": float32 (samples[, channels]), "sampling_rate": Hz}`` of a file, or a ValueError naming it (``name``):
+    undecodable, shorter than one 25 ms fbank window, longer than ``MAX_SECONDS``, or holding NaN / infinite samples."""
     name = name or str(path)
     source = path if isinstance(path, io.BytesIO) else str(path)
     try:
@@ -68,71 +64,39 @@ def label_from_regex(pattern: str) -> Callable[[str], str]:
 
 
 def audio_folder_dataset(
-    folder: str | Path,
-    label_fn: Callable[[str], Any] | None = None,
-    limit: int | None = None,
-    limit_per_class: int | None = None,
+    folder: str | Path, label_fn: Callable[[str], Any] | None = None, limit: int | None = None, limit_per_class: int | None = None
 ) -> tuple[Dataset, list[str]]:
-    """Audio files of ``folder`` as an AudioCSE dataset: columns ``view_1`` and ``view_2`` hold the same clip (dropout
-    is the augmentation) as ``{"array", "sampling_rate"}`` dicts, ``label`` the class index of ``label_fn(file name)``.
-    Files are decoded when an item is read; the sorted class names are returned alongside.
-
-    ``folder`` may instead name a Hub audio dataset, ``"owner/name?split=...&audio=COLUMN&label=COLUMN"``
-    (:func:`~sbert_nonling.data.hub.hub_source`; e.g. LibriSpeech speakers:
-    ``"openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id"``): the label column gives the classes
-    (``label_fn`` is not used) and its clips are decoded with soundfile when an item is read.
-
-    ``limit_per_class`` keeps the first clips of every class (files in sorted order, Hub rows in dataset order), so
-    a subset still holds every class, balanced as ``image_folder_dataset``'s; ``limit`` then keeps the first rows
-    of what is left (alone, it keeps the first files in sorted order: FSDD's first 64 are 2 of its 6 speakers).
+    """Audio files of ``folder`` (or a Hub audio dataset, docs/data.md) as an AudioCSE dataset, and the class names:
+    ``view_1`` and ``view_2`` hold the same clip (decoded when read), ``label`` the index of ``label_fn(file name)`` (or
+    the Hub label column). ``limit_per_class`` keeps the first clips of every class, then ``limit`` the first rows.
     """
     source = hub_source(folder, AUDIO_ROLES)
     if source is not None:
-        return _hub_audio_dataset(source, limit, limit_per_class)
-    if label_fn is None:
-        raise ValueError(f"Audio folder {str(folder)!r}: pass label_fn (e.g. label_from_regex(r'^(\\d+)-')) to label its files.")
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ValueError(f"Audio folder {str(folder)!r} does not exist.")
-    files = sorted(path for path in folder.iterdir() if path.suffix.lower() in AUDIO_EXTENSIONS)
-    if not files:
-        raise ValueError(f"No audio files ({', '.join(AUDIO_EXTENSIONS)}) in {str(folder)!r}.")
-    names = [label_fn(path.name) for path in files]
-    rows = first_rows_per_class(names, limit_per_class) if limit_per_class is not None else range(len(files))
-    files, names = [files[row] for row in rows][:limit], [names[row] for row in rows][:limit]
-    classes = sorted(set(names))
-    dataset = Dataset.from_dict({"audio": [str(path) for path in files], "label": [classes.index(name) for name in names]})
+        dataset = load_hub_columns(source, AUDIO_ROLES)
+        if limit_per_class is not None:
+            dataset = dataset.select(first_rows_per_class(dataset["label"], limit_per_class))
+        dataset = dataset.select(range(min(limit, len(dataset)))) if limit is not None else dataset
+        if isinstance(dataset.features["audio"], AudioFeature):  # decoded here with soundfile, not by datasets
+            dataset = dataset.cast_column("audio", AudioFeature(decode=False))
+        dataset, classes = class_indices(dataset)
+    else:
+        if label_fn is None:
+            raise ValueError(f"Audio folder {str(folder)!r}: pass label_fn (e.g. label_from_regex(r'^(\\d+)-')) to label its files.")
+        if not Path(folder).is_dir():
+            raise ValueError(f"Audio folder {str(folder)!r} does not exist.")
+        files = sorted(path for path in Path(folder).iterdir() if path.suffix.lower() in AUDIO_EXTENSIONS)
+        if not files:
+            raise ValueError(f"No audio files ({', '.join(AUDIO_EXTENSIONS)}) in {str(folder)!r}.")
+        names = [label_fn(path.name) for path in files]
+        rows = first_rows_per_class(names, limit_per_class) if limit_per_class is not None else range(len(files))
+        files, names = [files[row] for row in rows][:limit], [names[row] for row in rows][:limit]
+        classes = sorted(set(names))
+        dataset = Dataset.from_dict({"audio": [str(path) for path in files], "label": [classes.index(name) for name in names]})
     dataset.set_transform(_two_view_clips)
-    logger.info(f"{folder}: {len(files)} clips in {len(classes)} classes")
-    return dataset, classes
-
-
-def _hub_audio_dataset(source: HubSource, limit: int | None, limit_per_class: int | None) -> tuple[Dataset, list[str]]:
-    dataset = load_hub_columns(source, AUDIO_ROLES)
-    if limit_per_class is not None:
-        dataset = dataset.select(first_rows_per_class(dataset["label"], limit_per_class))
-    if limit is not None:
-        dataset = dataset.select(range(min(limit, len(dataset))))
-    if isinstance(dataset.features["audio"], AudioFeature):  # decoded here with soundfile, not by datasets
-        dataset = dataset.cast_column("audio", AudioFeature(decode=False))
-    dataset, classes = class_indices(dataset)
-    dataset.set_transform(_two_view_clips)
-    logger.info(f"{source}: {len(dataset)} clips in {len(classes)} classes")
+    logger.info(f"{source or folder}: {len(dataset)} clips in {len(classes)} classes")
     return dataset, classes
 
 
 def _two_view_clips(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    """The dataset transform: each clip decoded once and served as both views, with its label."""
-    clips = [_read_audio_value(item) for item in batch["audio"]]
+    clips = [read_file_value(item, read_audio, "audio") for item in batch["audio"]]
     return {VIEW_COLUMNS[0]: clips, VIEW_COLUMNS[1]: clips, "label": batch["label"]}
-
-
-def _read_audio_value(item: Any) -> dict[str, Any]:
-    """One audio column value: a file path, or a Hub dataset's undecoded ``{"bytes", "path"}``."""
-    if isinstance(item, dict) and item.get("bytes") is not None:
-        return read_audio(io.BytesIO(item["bytes"]), name=item.get("path") or "embedded audio bytes")
-    if isinstance(item, dict) and item.get("path"):
-        return read_audio(item["path"])
-    if isinstance(item, (str, Path)):
-        return read_audio(item)
-    raise ValueError(f"Audio value {str(item)[:80]!r} has neither bytes nor a path.")

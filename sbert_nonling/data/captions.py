@@ -14,52 +14,24 @@ from datasets import Array2D, Dataset, Features, List, Value
 from datasets import Image as ImageFeature
 
 from sbert_nonling.data.hub import CAPTION_ROLES, HubSource, hub_source, load_hub_columns
-from sbert_nonling.util.validation import check_sentence, split_lines
+from sbert_nonling.util.validation import check_sentence, read_lines
 
 logger = logging.getLogger(__name__)
 
 
 def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list[tuple[str, str]]:
-    """``(image file name, caption)`` pairs from a Flickr token file (``name.jpg#n<TAB>caption``), a CSV with
-    ``image,caption`` columns, or JSONL lines ``{"image": ..., "caption": ...}``.
-
-    With ``image_dir``, captions whose image file is absent there are skipped (the count is logged).
-    """
+    """``(image file name, caption)`` pairs from a Flickr token file (``name.jpg#n<TAB>caption``), an ``image,caption``
+    CSV or JSONL ``{"image": ..., "caption": ...}``; with ``image_dir``, captions whose image is absent are skipped."""
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"Captions file {str(path)!r} does not exist.")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not valid UTF-8 (byte {error.start}); captions files are read as UTF-8.") from None
-    pairs: list[tuple[str, str]] = []
-    if path.suffix == ".jsonl":
-        for line_number, line in enumerate(split_lines(text), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                image = _check_image_name(record["image"], f"{path}:{line_number} image")
-                pairs.append((image, check_sentence(record["caption"], f"{path}:{line_number} caption")))
-            except (json.JSONDecodeError, KeyError, TypeError) as error:
-                raise ValueError(f"{path}:{line_number}: expected a JSON object with 'image' and 'caption' ({error}).") from None
-    elif path.suffix == ".csv":
-        rows = list(csv.DictReader(split_lines(text)))
+    lines = read_lines(path, "Captions file")
+    if path.suffix == ".csv":
+        rows = list(csv.DictReader(lines))
         if rows and not {"image", "caption"} <= set(rows[0]):
             raise ValueError(f"{path}: expected columns 'image' and 'caption', found {sorted(rows[0])}.")
-        pairs = [
-            (_check_image_name(row["image"], f"{path}:{index + 2} image"), check_sentence(row["caption"], f"{path}:{index + 2} caption"))
-            for index, row in enumerate(rows)
-        ]
+        numbered: list[tuple[str, Any]] = [(f"{path}:{number}", row) for number, row in enumerate(rows, start=2)]
     else:
-        for line_number, line in enumerate(split_lines(text), start=1):
-            if not line.strip():
-                continue
-            image, separator, caption = line.partition("\t")
-            if not separator:
-                raise ValueError(f"{path}:{line_number}: expected '<image>#<n><TAB><caption>'.")
-            image = _check_image_name(image.split("#")[0], f"{path}:{line_number} image")
-            pairs.append((image, check_sentence(caption.strip(), f"{path}:{line_number} caption")))
+        numbered = [(f"{path}:{number}", line) for number, line in enumerate(lines, start=1) if line.strip()]
+    pairs = [_caption_pair(where, row, path.suffix) for where, row in numbered]
     if image_dir is not None:
         available = {entry.name for entry in Path(image_dir).iterdir()}
         kept = [pair for pair in pairs if pair[0] in available]
@@ -72,9 +44,7 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
 
 
 def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """``(image name, caption)`` pairs of a Hub image-caption dataset (an ``image`` column and a ``caption`` column of
-    one caption or a list of captions per image, as Flickr30k / MS-COCO datasets hold them), and each name's undecoded
-    image. Names are the images' file names where the dataset keeps them (unique), else ``row-<index>``."""
+    """``(image name, caption)`` pairs of a Hub image-caption dataset and each name's undecoded image (docs/data.md)."""
     dataset = load_hub_columns(source, CAPTION_ROLES)
     if isinstance(dataset.features["image"], ImageFeature):
         dataset = dataset.cast_column("image", ImageFeature(decode=False))
@@ -92,9 +62,7 @@ def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[st
 
 
 def load_caption_pairs(captions: str | Path, image_dir: str | Path | None = None) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """``(image name, caption)`` pairs and each name's image (a file of ``image_dir``, or a Hub dataset's image), from
-    a local captions file (:func:`read_captions`, needs ``image_dir``) or a Hub image-caption dataset
-    (:func:`hub_caption_pairs`, which brings its images)."""
+    """``(image name, caption)`` pairs and each name's image: :func:`read_captions` + ``image_dir``, or :func:`hub_caption_pairs`."""
     source = hub_source(captions, CAPTION_ROLES)
     if source is not None:
         return hub_caption_pairs(source)
@@ -107,13 +75,26 @@ def load_caption_pairs(captions: str | Path, image_dir: str | Path | None = None
     return pairs, {name: Path(image_dir) / name for name, _ in pairs}
 
 
-def _check_image_name(image: object, where: str) -> str:
-    """An image file name (JSON integers such as COCO ids become strings), or a ValueError naming ``where``."""
-    if isinstance(image, int) and not isinstance(image, bool):
+def _caption_pair(where: str, row: Any, suffix: str) -> tuple[str, str]:
+    """The checked (image, caption) of a CSV row (dict), JSONL line or token-file line."""
+    if suffix == ".jsonl":
+        try:
+            record = json.loads(row)
+            image, caption = record["image"], record["caption"]
+        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            raise ValueError(f"{where}: expected a JSON object with 'image' and 'caption' ({error}).") from None
+    elif suffix == ".csv":
+        image, caption = row["image"], row["caption"]
+    else:
+        image, separator, caption = row.partition("\t")
+        if not separator:
+            raise ValueError(f"{where}: expected '<image>#<n><TAB><caption>'.")
+        image, caption = image.split("#")[0], caption.strip()
+    if isinstance(image, int) and not isinstance(image, bool):  # JSON integers such as COCO ids
         image = str(image)
     if not isinstance(image, str) or not image.strip():
-        raise ValueError(f"{where} is {image!r}; expected a non-empty image file name.")
-    return image
+        raise ValueError(f"{where} image is {image!r}; expected a non-empty image file name.")
+    return image, check_sentence(caption, f"{where} caption")
 
 
 def sample_one_caption_per_image(pairs: list[tuple[str, str]], seed: int = 42) -> list[tuple[str, str]]:
@@ -128,15 +109,8 @@ def sample_one_caption_per_image(pairs: list[tuple[str, str]], seed: int = 42) -
 def caption_feature_dataset(
     pairs: list[tuple[str, str]], names: list[str], features: torch.Tensor, one_caption_per_image: bool = True, seed: int = 42
 ) -> Dataset:
-    """Columns ``anchor`` and ``positive`` (the caption twice: SimCSE's dropout views) and ``label`` (the image's
-    precomputed features, (d,) or (regions, d)) -- the input of MultimodalAlignLoss.
-
-    ``one_caption_per_image`` samples one caption per image (seeded), as MCSE does.
-
-    The label column is stored with its fixed shape and read as torch tensors, so the collator stacks a batch of
-    region features (64 x 49 x 1280) from Arrow buffers instead of building it from nested Python lists (20-40x faster,
-    benchmarks/data_share.py).
-    """
+    """Columns ``anchor`` and ``positive`` (the caption twice) and ``label`` (the image's features, (d,) or (regions, d),
+    stored with their shape and read as tensors), for MultimodalAlignLoss; one caption per image (seeded), as MCSE."""
     if features.ndim not in (2, 3):
         raise ValueError(f"Image features must be (images, d) or (images, regions, d), got shape {tuple(features.shape)}.")
     if features.shape[0] != len(names):

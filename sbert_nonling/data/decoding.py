@@ -1,29 +1,28 @@
-"""Decoding of raw media, checked: any image to an RGB PIL image, any waveform to a mono 16 kHz tensor (what the image
-and audio front-ends and the datasets read), with a ValueError naming the bad item."""
+"""Checked decoding of raw media: any image to RGB PIL, any waveform to mono 16 kHz, a ValueError naming a bad item."""
 
 from __future__ import annotations
 
-from typing import Any
+import io
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
 import torchaudio
 from PIL import Image
 
+T = TypeVar("T")
+
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
-#: Largest image accepted (width x height = 8192 x 8192 pixels, at most 256 MiB decoded as RGBA). Larger images are
-#: rejected with a ValueError before they are decoded or converted: a lazily opened file is never read in full.
+#: Largest image accepted (8192 x 8192 pixels, 256 MiB as RGBA), checked before a lazily opened file is decoded.
 MAX_IMAGE_PIXELS = 8192 * 8192
 
 
 def to_rgb_image(image: Any, where: str) -> Image.Image:
-    """Any PIL mode (RGB, L, LA, RGBA, P, CMYK, I;16, I, F, ...), uint8/uint16/float array (H, W[, C]) -> RGB PIL image.
-
-    Transparent pixels are composited on white; 16-bit and 32-bit images are scaled by their maximum possible value.
-    A lazily opened file (``Image.open``) is decoded here: data that cannot be decoded (a truncated or corrupt file,
-    a closed one) raises ``ValueError("{where}: Cannot decode image '<file>': <PIL's reason>")``.
-    """
+    """Any PIL mode or uint8/uint16/float array (H, W[, C]) -> RGB PIL image (transparency on white, 16/32-bit scaled
+    by their maximum); a lazily opened file that cannot be decoded raises a ValueError naming ``where`` and the file."""
     if isinstance(image, np.ndarray):
         image = _array_to_image(image, where)
     if not isinstance(image, Image.Image):
@@ -47,8 +46,7 @@ def to_rgb_image(image: Any, where: str) -> Image.Image:
 
 
 def check_image_size(image: Image.Image, where: str) -> None:
-    """Raise a ValueError naming ``where`` unless the image has 1 to :data:`MAX_IMAGE_PIXELS` pixels. Reads only the
-    size, so it runs on a lazily opened file before any pixel is decoded."""
+    """Raise a ValueError naming ``where`` unless the image has 1 to :data:`MAX_IMAGE_PIXELS` pixels (size only: no decoding)."""
     if image.width < 1 or image.height < 1:
         raise ValueError(f"{where} has size {image.size}; an image needs at least 1x1 pixels.")
     if image.width * image.height > MAX_IMAGE_PIXELS:
@@ -56,6 +54,17 @@ def check_image_size(image: Image.Image, where: str) -> None:
             f"{where} has {image.width}x{image.height} = {image.width * image.height} pixels, more than "
             f"MAX_IMAGE_PIXELS={MAX_IMAGE_PIXELS} (8192x8192); resize it before encoding."
         )
+
+
+def read_file_value(item: Any, read: Callable[..., T], kind: str) -> T:
+    """``read`` of a column value naming a file: a path, or a Hub dataset's undecoded ``{"bytes", "path"}``."""
+    if isinstance(item, dict) and item.get("bytes") is not None:
+        return read(io.BytesIO(item["bytes"]), name=item.get("path") or f"embedded {kind} bytes")
+    if isinstance(item, dict) and item.get("path"):
+        return read(item["path"])
+    if isinstance(item, (str, Path)):
+        return read(item)
+    raise ValueError(f"{kind.capitalize()} value {str(item)[:80]!r} has neither bytes nor a path.")
 
 
 def _array_to_image(array: np.ndarray, where: str) -> Image.Image:
@@ -84,8 +93,7 @@ MAX_SECONDS = 600
 
 
 def waveform_to_mono_16k(audio: Any, where: str) -> torch.Tensor:
-    """A waveform array / tensor (samples,), (channels, samples) or (samples, channels), or an
-    ``{"array", "sampling_rate"}`` dict -> float32 mono tensor at 16 kHz. Integer PCM is scaled to [-1, 1]."""
+    """A waveform (samples[, channels] either way round, or ``{"array", "sampling_rate"}``) -> float32 mono 16 kHz tensor."""
     sampling_rate = SAMPLE_RATE
     if isinstance(audio, dict):
         if "array" not in audio or "sampling_rate" not in audio:

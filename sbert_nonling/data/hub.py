@@ -1,5 +1,4 @@
-"""Training data from the Hugging Face Hub: a dataset name (+ split / config / files / column names) wherever a local
-data path is accepted."""
+"""Training data from the Hugging Face Hub wherever a local data path is accepted (docs/data.md)."""
 
 from __future__ import annotations
 
@@ -29,17 +28,13 @@ CAPTION_ROLES = ("image", "caption")
 
 @dataclass(frozen=True)
 class HubSource:
-    """A Hub dataset to read one kind of training data from.
+    """A Hub dataset to read one kind of training data from (the options are explained in docs/data.md).
 
     Args:
         name: the dataset repository, ``owner/name``.
-        split: the split to read.
-        config: the dataset configuration (subset), if it has several.
-        data_files: one file of the repository to read (e.g. ``wiki1m_for_simcse.txt``), for repositories of raw files.
-        revision: the repository revision, e.g. ``refs/convert/parquet`` for datasets published as loading scripts
-            (which ``datasets`` >= 4 no longer runs).
-        columns: role -> column name, for columns not named as the role (e.g. ``{"label": "speaker_id"}``); a field of
-            a struct column is named ``column.field`` (e.g. ``{"caption": "sentences.raw"}``).
+        split, config, data_files, revision: passed to ``datasets.load_dataset``.
+        columns: role -> column name, for columns not named as the role (``{"label": "speaker_id"}``; a struct
+            field is ``column.field``).
     """
 
     name: str
@@ -58,14 +53,8 @@ class HubSource:
 
 
 def hub_source(value: str | Path, roles: Sequence[str]) -> HubSource | None:
-    """The Hub dataset ``value`` names, or None when ``value`` is a local path.
-
-    ``value`` is local when it exists on disk or is not of the form ``owner/name[?key=value&...]``; a missing local
-    path is thus left to the local reader, which reports it. Query keys: ``split`` (default ``train``), ``config``,
-    ``data_files`` and the ``roles`` of the data kind, each naming the column that plays it, e.g.
-    ``"openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id"``. An unknown key is a ValueError
-    listing the valid ones.
-    """
+    """The Hub dataset ``value`` names (``owner/name?split=...&ROLE=COLUMN``, docs/data.md), or None when ``value``
+    exists on disk or is not of that form; an unknown key is a ValueError listing the valid ones."""
     if isinstance(value, Path) or Path(value).exists():
         return None
     name, _, query = value.partition("?")
@@ -80,20 +69,12 @@ def hub_source(value: str | Path, roles: Sequence[str]) -> HubSource | None:
     if unknown:
         raise ValueError(f"{value!r}: unknown option {unknown[0]!r}; valid options: {', '.join(valid)}.")
     return HubSource(
-        name,
-        split=options.get("split", "train"),
-        config=options.get("config"),
-        data_files=options.get("data_files"),
-        revision=options.get("revision"),
-        columns={role: options[role] for role in roles if role in options},
+        name, **{key: options[key] for key in SOURCE_OPTIONS if key in options}, columns={role: options[role] for role in roles if role in options}
     )
 
 
 def load_hub_columns(source: HubSource, roles: Sequence[str]) -> Dataset:
-    """``source`` loaded with ``datasets.load_dataset``, reduced to the columns playing ``roles`` and renamed to them.
-
-    A dataset that cannot be loaded (offline, a missing split or config, or a mistyped local path taken for a Hub
-    name), or that lacks a column, raises a ValueError naming it (and listing the columns it has)."""
+    """``source`` loaded by ``datasets.load_dataset``, reduced to the columns playing ``roles``, renamed to the roles."""
     try:
         dataset = load_dataset(source.name, source.config, split=source.split, data_files=source.data_files, revision=source.revision)
     except Exception as error:  # datasets raises many kinds (network, missing split / config, bad files)
@@ -115,8 +96,7 @@ def load_hub_columns(source: HubSource, roles: Sequence[str]) -> Dataset:
 
 
 def class_indices(dataset: Dataset, column: str = "label") -> tuple[Dataset, list[str]]:
-    """``dataset`` with ``column`` as class indices (0..K-1) and the class names: a ClassLabel's own names, else the
-    sorted distinct values (e.g. LibriSpeech speaker ids)."""
+    """``dataset`` with ``column`` as class indices and the class names (a ClassLabel's, else the sorted distinct values)."""
     feature = dataset.features[column]
     if isinstance(feature, ClassLabel):
         return dataset, list(feature.names)

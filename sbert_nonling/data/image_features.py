@@ -1,23 +1,20 @@
-"""Frozen image features for grounding losses (MCSE, MACD): extracted with a
-:class:`~sbert_nonling.data.frozen_image_encoder.FrozenImageEncoder`, saved and loaded as safetensors."""
+"""Frozen image features for grounding losses (MCSE, MACD): extracted, saved and loaded as safetensors."""
 
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torchvision.transforms import v2
 from tqdm.auto import tqdm
 
 from sbert_nonling.data import frozen_image_encoder
 from sbert_nonling.data.images import decode_image
-
-logger = logging.getLogger(__name__)
 
 #: MCSE's preprocessing for frozen image features: Resize 256, CenterCrop 224, then ImageNet normalisation
 #: (:data:`~sbert_nonling.data.frozen_image_encoder.NORMALIZE_TRANSFORM`).
@@ -27,11 +24,8 @@ FEATURE_TRANSFORM = v2.Compose([v2.PILToTensor(), v2.Resize(256, antialias=True)
 def extract_image_features(
     image_paths: Sequence[Any], encoder: frozen_image_encoder.FrozenImageEncoder, batch_size: int = 32, regions: bool = False
 ) -> dict[str, torch.Tensor]:
-    """``{"global": (N, C)}`` (plus ``"regions": (N, H * W, C)`` if asked) for the images, in the given order: image
-    files, PIL images or a Hub dataset's undecoded image values (``{"bytes", "path"}``).
-
-    A file that cannot be decoded raises a ValueError naming it.
-    """
+    """``{"global": (N, C)}`` (plus ``"regions": (N, H * W, C)`` if asked) of image files, PIL images or undecoded Hub
+    image values, in order (:func:`~sbert_nonling.data.images.decode_image`: a ValueError names a bad file)."""
     device = next(encoder.parameters()).device
     global_features, region_features = [], []
     for start in tqdm(range(0, len(image_paths), batch_size), desc="Image features", unit="batch"):
@@ -62,8 +56,6 @@ def save_image_features(path: str | Path, names: Sequence[str], features: dict[s
 
 def load_image_features(path: str | Path) -> tuple[list[str], dict[str, torch.Tensor]]:
     """The image names and features written by :func:`save_image_features`."""
-    from safetensors import safe_open
-
     with safe_open(str(path), framework="pt") as handle:
         names = json.loads((handle.metadata() or {}).get("names", "null"))
     if names is None:

@@ -16,7 +16,7 @@ from datasets import Image as ImageFeature
 from PIL import Image, UnidentifiedImageError
 from torchvision.transforms import v2
 
-from sbert_nonling.data.decoding import check_image_size, to_rgb_image
+from sbert_nonling.data.decoding import check_image_size, read_file_value, to_rgb_image
 from sbert_nonling.data.hub import IMAGE_ROLES, class_indices, first_rows_per_class, hub_source, load_hub_columns
 
 logger = logging.getLogger(__name__)
@@ -29,9 +29,7 @@ ROW_COLUMN = "__row__"
 
 
 def two_view_transform(img_size: int = 224) -> v2.Compose:
-    """SimCLR / SupCon augmentation as in VisualCSE: RandomResizedCrop(img_size, scale 0.2-1), horizontal flip,
-    ColorJitter(0.4, 0.4, 0.4, 0.1) with p = 0.8, grayscale with p = 0.2. PIL in, PIL out: ImagePatchEmbed's
-    preprocess then applies the ImageNet normalisation."""
+    """SimCLR / SupCon augmentation as in VisualCSE, PIL in, PIL out (ImagePatchEmbed normalises)."""
     return v2.Compose(
         [
             v2.RandomResizedCrop(img_size, scale=(0.2, 1.0), antialias=True),
@@ -43,9 +41,8 @@ def two_view_transform(img_size: int = 224) -> v2.Compose:
 
 
 def open_image(path: str | Path | io.BytesIO, name: str | None = None) -> Image.Image:
-    """Decode an image file (or file object) fully as RGB (the first frame of an animation), or raise a ValueError
-    naming it (``name``, default the path): zero-byte, truncated, not an image, or larger than ``MAX_IMAGE_PIXELS``
-    (checked from the header, before decoding)."""
+    """Decode an image file (or file object) fully as RGB, or raise a ValueError naming it (``name``, default the path):
+    zero-byte, truncated, not an image, or larger than ``MAX_IMAGE_PIXELS`` (checked before decoding)."""
     name = name or str(path)
     try:
         with Image.open(path) as image:
@@ -58,29 +55,15 @@ def open_image(path: str | Path | io.BytesIO, name: str | None = None) -> Image.
 
 
 def decode_image(item: Any, row: int) -> Image.Image:
-    """One image-column value (a path, an undecoded ``{"bytes", "path"}`` image feature, or a PIL image) as RGB;
-    a ValueError names the source row and the file."""
+    """One image-column value (a path, undecoded Hub bytes or a PIL image) as RGB; a ValueError names the row and file."""
     try:
-        if isinstance(item, (str, Path)):
-            return open_image(item)
-        if isinstance(item, dict):
-            if item.get("bytes") is not None:
-                return open_image(io.BytesIO(item["bytes"]), name=item.get("path") or "embedded image bytes")
-            if item.get("path"):
-                return open_image(item["path"])
-            raise ValueError(f"image {item!r} has neither bytes nor a path.")
-        return to_rgb_image(item, "image")
+        return read_file_value(item, open_image, "image") if isinstance(item, (str, Path, dict)) else to_rgb_image(item, "image")
     except ValueError as error:
         raise ValueError(f"Image dataset row {row}: {error}") from None
 
 
 class SeededRow(int):
-    """A row index that carries the number of the draw it is read for (e.g. the sampler's pass over the dataset).
-
-    It is how a draw number travels from a batch sampler to the process that reads the row: a DataLoader worker
-    receives the batch's indices, never the sampler's state. It behaves as the plain index everywhere (a
-    ``ConcatDataset`` subtracting its offset keeps the draw); :class:`TwoViewDataset` seeds the row's views by it.
-    """
+    """A row index carrying the draw (sampler pass) it is read for, which seeds its views in any DataLoader worker."""
 
     draw: int
 
@@ -100,13 +83,8 @@ class SeededRow(int):
 
 
 class TwoViewTransform:
-    """The ``set_transform`` of two-view datasets: decode each item, then draw two SimCLR augmentations of it.
-
-    Where the randomness comes from: while :meth:`seeded` is active (:class:`TwoViewDataset` reading a
-    :class:`SeededRow`) an item's two views come from a generator seeded with ``(seed, row, draw)`` and the global RNG
-    is left untouched, so the views are the same in every run, after a resume and in any DataLoader worker, whatever
-    else consumed random numbers. Otherwise (a plain index) they come from the global torch RNG, anew on every read.
-    """
+    """The ``set_transform`` of two-view datasets: decode each item, then draw two SimCLR augmentations of it, seeded by
+    ``(seed, row, draw)`` inside :meth:`seeded` (the global RNG untouched), else from the global torch RNG."""
 
     def __init__(self, image_column: str, label_column: str | None, img_size: int, seed: int = 0) -> None:
         self.image_column = image_column
@@ -117,7 +95,6 @@ class TwoViewTransform:
 
     @contextlib.contextmanager
     def seeded(self, draw: int) -> Iterator[None]:
-        """Reads inside the block are the ``draw``-th of their rows (seeds their views), in this process."""
         self.draw = draw
         try:
             yield
@@ -140,8 +117,7 @@ class TwoViewTransform:
 
 
 def two_view_transform_of(dataset: Any) -> TwoViewTransform | None:
-    """The :class:`TwoViewTransform` serving ``dataset`` (a two-view dataset), or None for any other dataset. A
-    transform wrapped in a ``functools.partial`` (sentence-transformers adds the dataset name that way) is found."""
+    """The :class:`TwoViewTransform` serving ``dataset``, also inside a ``functools.partial``, or None."""
     transform = (getattr(dataset, "format", None) or {}).get("format_kwargs", {}).get("transform")
     while isinstance(transform, functools.partial) and not isinstance(transform, TwoViewTransform):
         transform = transform.keywords.get("transform", transform.func)
@@ -149,13 +125,7 @@ def two_view_transform_of(dataset: Any) -> TwoViewTransform | None:
 
 
 class TwoViewDataset(Dataset):
-    """A ``datasets.Dataset`` served through a :class:`TwoViewTransform`, whose rows read by a :class:`SeededRow`
-    index get the views of that draw.
-
-    What it adds over ``datasets.Dataset``: the draw number comes with the index, so seeded augmentations (and exact
-    resume) hold in DataLoader workers, persistent or not, and give the same views with any number of workers. Every
-    other read (a plain index, a slice, a column) is the plain dataset's.
-    """
+    """A ``datasets.Dataset`` served through a :class:`TwoViewTransform`; a row read by a :class:`SeededRow` gets its draw."""
 
     def __getitem__(self, key):
         views = two_view_transform_of(self) if isinstance(key, SeededRow) else None
@@ -166,17 +136,13 @@ class TwoViewDataset(Dataset):
 
 
 def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_column: str | None = "label", img_size: int = 224) -> Dataset:
-    """Serve ``dataset`` (a column of PIL images or image paths, plus optional integer labels) as a
-    :class:`TwoViewDataset` with columns ``view_1``, ``view_2`` (two independent augmentations, drawn anew every time
-    an item is read, or seeded by the draw of a :class:`SeededRow` index) and ``label``.
-
-    Images are decoded when an item is read (an ``Image`` feature is cast to ``decode=False`` and decoded here): a
-    file that cannot be decoded raises a ValueError naming its source row (in ``dataset``) and its path, at that item.
-    """
-    missing = [column for column in (image_column, label_column) if column is not None and column not in dataset.column_names]
+    """Serve ``dataset`` (images or image paths, optional integer labels) as a :class:`TwoViewDataset` with columns
+    ``view_1``, ``view_2`` (two augmentations) and ``label``, decoding each image when its item is read."""
+    columns = [column for column in (image_column, label_column) if column is not None]
+    missing = [column for column in columns if column not in dataset.column_names]
     if missing:
         raise ValueError(f"The image dataset has no column(s) {missing}; columns: {dataset.column_names}.")
-    dataset = dataset.select_columns([column for column in (image_column, label_column) if column is not None])
+    dataset = dataset.select_columns(columns)
     if isinstance(dataset.features[image_column], ImageFeature) and dataset.features[image_column].decode:
         dataset = dataset.cast_column(image_column, ImageFeature(decode=False))
     dataset = dataset.add_column(ROW_COLUMN, list(range(len(dataset)))).flatten_indices()
@@ -186,41 +152,32 @@ def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_
 
 
 def image_folder_dataset(folder: str | Path, img_size: int = 224, limit_per_class: int | None = None) -> tuple[Dataset, list[str]]:
-    """Images in class sub-folders (``folder/<class>/*.jpg``, as CIFAR-10 / ImageNet folders are laid out) as a
-    two-view dataset; labels are the sorted class names' indices, returned alongside.
-
-    ``folder`` may instead name a Hub image classification dataset, ``"owner/name?split=...&image=COLUMN&label=COLUMN"``
-    (:func:`~sbert_nonling.data.hub.hub_source`; e.g. ``"frgfm/imagenette?config=320px"``): its label column's class
-    names (a ClassLabel's, else the sorted distinct values) and at most ``limit_per_class`` images per class, in order.
-    """
+    """Images in class sub-folders (``folder/<class>/*.jpg``) or a Hub image dataset (``"frgfm/imagenette?config=320px"``,
+    docs/data.md) as a two-view dataset, and the class names; ``limit_per_class`` keeps the first images of each class."""
     source = hub_source(folder, IMAGE_ROLES)
     if source is not None:
         dataset, classes = class_indices(load_hub_columns(source, IMAGE_ROLES))
         if limit_per_class is not None:
             dataset = dataset.select(first_rows_per_class(dataset["label"], limit_per_class))
-        logger.info(f"{source}: {len(dataset)} images in {len(classes)} classes")
-        return two_view_image_dataset(dataset, img_size=img_size), classes
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ValueError(f"Image folder {str(folder)!r} does not exist.")
-    classes = sorted(entry.name for entry in folder.iterdir() if entry.is_dir())
-    paths, labels = [], []
-    for label, name in enumerate(classes):
-        files = sorted(path for path in (folder / name).iterdir() if path.suffix.lower() in IMAGE_EXTENSIONS)
-        paths += [str(path) for path in files[:limit_per_class]]
-        labels += [label] * len(files[:limit_per_class])
-    if not paths:
-        raise ValueError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) in class sub-folders of {str(folder)!r}.")
-    empty = [name for label, name in enumerate(classes) if label not in set(labels)]
-    if empty:
-        logger.warning(f"{folder}: class folder(s) {empty} hold no images ({', '.join(IMAGE_EXTENSIONS)}); they are left out.")
-    if len(classes) - len(empty) < 2:
-        logger.warning(
-            f"{folder}: all images are in one class folder; a supervised contrastive loss (supcon) then treats every "
-            "image as a positive of every other. Put the images in one sub-folder per class, or use modality_loss=simclr."
-        )
-    logger.info(f"{folder}: {len(paths)} images in {len(classes)} classes")
-    dataset = Dataset.from_dict({"image": paths, "label": labels})
+    else:
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise ValueError(f"Image folder {str(folder)!r} does not exist.")
+        classes = sorted(entry.name for entry in folder.iterdir() if entry.is_dir())
+        files = [sorted(path for path in (folder / name).iterdir() if path.suffix.lower() in IMAGE_EXTENSIONS)[:limit_per_class] for name in classes]
+        if not any(files):
+            raise ValueError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) in class sub-folders of {str(folder)!r}.")
+        empty = [name for name, found in zip(classes, files) if not found]
+        if empty:
+            logger.warning(f"{folder}: class folder(s) {empty} hold no images ({', '.join(IMAGE_EXTENSIONS)}); they are left out.")
+        if len(classes) - len(empty) < 2:
+            logger.warning(
+                f"{folder}: all images are in one class folder; a supervised contrastive loss (supcon) then treats every "
+                "image as a positive of every other. Put the images in one sub-folder per class, or use modality_loss=simclr."
+            )
+        paths = [str(path) for found in files for path in found]
+        dataset = Dataset.from_dict({"image": paths, "label": [label for label, found in enumerate(files) for _ in found]})
+    logger.info(f"{source or folder}: {len(dataset)} images in {len(classes)} classes")
     return two_view_image_dataset(dataset, img_size=img_size), classes
 
 

@@ -7,31 +7,21 @@ from pathlib import Path
 
 from datasets import Dataset
 
-from sbert_nonling.util.validation import check_sentence
+from sbert_nonling.util.validation import check_sentence, read_lines
 
 
 def _stsb_multi_sentences(path: Path) -> list[str]:
     """Both sentences of every row of an stsb_multi_mt CSV (``sentence1,sentence2,score``), row by row."""
-    if not path.is_file():
-        raise ValueError(f"Parallel data file {str(path)!r} does not exist.")
     sentences = []
-    with open(path, encoding="utf-8", newline="") as handle:
-        for number, row in enumerate(csv.reader(handle), start=1):
-            if len(row) != 3:
-                raise ValueError(f"{path}:{number}: expected 3 columns (sentence1, sentence2, score), found {len(row)}.")
-            sentences += [check_sentence(row[0], f"{path}:{number} sentence1"), check_sentence(row[1], f"{path}:{number} sentence2")]
+    for number, row in enumerate(csv.reader(read_lines(path, "Parallel data file")), start=1):
+        if len(row) != 3:
+            raise ValueError(f"{path}:{number}: expected 3 columns (sentence1, sentence2, score), found {len(row)}.")
+        sentences += [check_sentence(row[0], f"{path}:{number} sentence1"), check_sentence(row[1], f"{path}:{number} sentence2")]
     return sentences
 
 
 def stsb_multi_parallel_pairs(directory: str | Path, languages: list[str], split: str = "train") -> list[tuple[str, str]]:
-    """(English, translation) sentence pairs from stsb_multi_mt files ``stsb-<lang>-<split>.csv``.
-
-    The files of one split are row-aligned translations of the English file; both sentences of every row become a
-    pair. Use the ``train`` split for training so the dev sets used for selection stay unseen.
-
-    Raises:
-        ValueError: a language file is missing or its rows do not align with the English file.
-    """
+    """(English, translation) pairs of both sentences of every row of the row-aligned ``stsb-<lang>-<split>.csv`` files."""
     directory = Path(directory)
     english = _stsb_multi_sentences(directory / f"stsb-en-{split}.csv")
     pairs: list[tuple[str, str]] = []

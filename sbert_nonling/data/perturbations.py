@@ -1,9 +1,5 @@
-"""Visually grounded text perturbations (Pixel Linguist): seeded character typos, word shuffles and document spans.
-
-Every perturbation is a pure function ``f(text, rng, ...) -> str`` of a ``random.Random``: the same text, generator
-state and rates give the same output on every machine. :class:`PerturbationPairs` turns one into a dataset transform
-that makes (anchor, positive) pairs on the fly. No TextAttack dependency.
-"""
+"""Visually grounded text perturbations (Pixel Linguist): seeded character typos, word shuffles and document spans,
+each a pure function ``f(text, rng, ...) -> str`` of a ``random.Random``."""
 
 from __future__ import annotations
 
@@ -43,28 +39,12 @@ VISUALLY_SIMILAR: dict[str, tuple[str, ...]] = {
     "z": ("2",),
 }
 _QWERTY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-
-
-def _keyboard_neighbours() -> dict[str, str]:
-    """Keys touching each letter on a staggered QWERTY keyboard: left / right, the two above (same and next column),
-    the two below (previous and same column)."""
-    neighbours = {}
-    for row_index, row in enumerate(_QWERTY_ROWS):
-        for column, key in enumerate(row):
-            near = [
-                (row_index, column - 1),
-                (row_index, column + 1),
-                (row_index - 1, column),
-                (row_index - 1, column + 1),
-                (row_index + 1, column - 1),
-                (row_index + 1, column),
-            ]
-            neighbours[key] = "".join(sorted(_QWERTY_ROWS[r][c] for r, c in near if 0 <= r < len(_QWERTY_ROWS) and 0 <= c < len(_QWERTY_ROWS[r])))
-    return neighbours
-
-
-#: Keys next to each letter on a QWERTY keyboard.
-KEYBOARD_NEIGHBOURS: dict[str, str] = _keyboard_neighbours()
+_KEY_AT = {(row, column): key for row, keys in enumerate(_QWERTY_ROWS) for column, key in enumerate(keys)}
+#: Keys next to each letter on a staggered QWERTY keyboard: left / right, the two above, the two below.
+KEYBOARD_NEIGHBOURS: dict[str, str] = {
+    key: "".join(sorted(_KEY_AT[r + dr, c + dc] for dr, dc in ((0, -1), (0, 1), (-1, 0), (-1, 1), (1, -1), (1, 0)) if (r + dr, c + dc) in _KEY_AT))
+    for (r, c), key in _KEY_AT.items()
+}
 _WORD = re.compile(r"\S+")
 _SUBSENTENCE_END = re.compile(r"(?<=[,.;:!?])\s+")
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -75,9 +55,10 @@ def _check_rate(rate: float) -> None:
         raise ValueError(f"rate={rate!r} must lie in [0, 1] (the share of words perturbed).")
 
 
-def _edit_words(text: str, rng: random.Random, rate: float, edit: Callable[[str, random.Random], str]) -> str:
+def _edit_words(text: str, rng: random.Random, rate: float, edit: Callable[[str, random.Random], str], min_length: int = 1) -> str:
+    """``edit`` applied to each word with probability ``rate`` (a draw per word), words shorter than ``min_length`` kept."""
     _check_rate(rate)
-    return _WORD.sub(lambda match: edit(match.group(), rng) if rng.random() < rate else match.group(), text)
+    return _WORD.sub(lambda match: edit(match.group(), rng) if rng.random() < rate and len(match.group()) >= min_length else match.group(), text)
 
 
 def insert_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
@@ -94,17 +75,14 @@ def delete_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
     """In each word of two or more characters with probability ``rate``, delete one random character."""
 
     def delete(word: str, r: random.Random) -> str:
-        if len(word) < 2:
-            return word
         i = r.randrange(len(word))
         return word[:i] + word[i + 1 :]
 
-    return _edit_words(text, rng, rate, delete)
+    return _edit_words(text, rng, rate, delete, min_length=2)
 
 
 def substitute_characters(text: str, rng: random.Random, rate: float = 0.1, kind: Literal["visual", "keyboard"] = "visual") -> str:
-    """In each word with probability ``rate``, replace one letter by a visually similar character (``"visual"``) or by
-    a neighbouring QWERTY key (``"keyboard"``); words without such a letter stay as they are."""
+    """In each word with probability ``rate``, replace one letter by a look-alike (``"visual"``) or a QWERTY neighbour."""
     if kind not in ("visual", "keyboard"):
         raise ValueError(f"kind={kind!r} must be 'visual' or 'keyboard'.")
     table = VISUALLY_SIMILAR if kind == "visual" else KEYBOARD_NEIGHBOURS
@@ -123,12 +101,10 @@ def swap_neighbours(text: str, rng: random.Random, rate: float = 0.1) -> str:
     """In each word of two or more characters with probability ``rate``, swap two adjacent characters."""
 
     def swap(word: str, r: random.Random) -> str:
-        if len(word) < 2:
-            return word
         i = r.randrange(len(word) - 1)
         return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
 
-    return _edit_words(text, rng, rate, swap)
+    return _edit_words(text, rng, rate, swap, min_length=2)
 
 
 def shuffle_words(text: str, rng: random.Random) -> str:
@@ -180,19 +156,16 @@ PERTURBATIONS: dict[str, Callable[..., str]] = {
 class PerturbationPairs:
     """A ``Dataset.set_transform`` function: each text becomes (anchor = text, positive = perturbed text).
 
-    The perturbation of a text is drawn from a generator seeded with ``seed`` and a CRC32 of the text, so the pairs
-    are the same in every epoch, process and run. ``perturbations`` are names from :data:`PERTURBATIONS`, applied in
-    order (Pixel Linguist trains one run per perturbation set).
+    Seeded by ``seed`` and a CRC32 of the text (the same pairs in every run); applies :data:`PERTURBATIONS` in order.
 
-    Example:
-        ::
+    Example::
 
-            from datasets import Dataset
-            from sbert_nonling.data.perturbations import PerturbationPairs
+        from datasets import Dataset
+        from sbert_nonling.data.perturbations import PerturbationPairs
 
-            dataset = Dataset.from_dict({"text": ["A man is playing a guitar."]})
-            dataset.set_transform(PerturbationPairs(["substitute_visual", "swap"], rate=0.3))
-            dataset[0]  # {"anchor": "A man is playing a guitar.", "positive": "A mаn is plyaing a guitar."}
+        dataset = Dataset.from_dict({"text": ["A man is playing a guitar."]})
+        dataset.set_transform(PerturbationPairs(["substitute_visual", "swap"], rate=0.3))
+        dataset[0]  # {"anchor": "A man is playing a guitar.", "positive": "A mаn is plyaing a guitar."}
     """
 
     def __init__(self, perturbations: list[str], rate: float = 0.1, seed: int = 42, text_column: str = "text") -> None:
@@ -206,7 +179,7 @@ class PerturbationPairs:
         self.text_column = text_column
 
     def perturb(self, text: str) -> str:
-        rng = random.Random(self.seed * 2**32 + zlib.crc32(text.encode("utf-8", "surrogatepass")))
+        rng = _text_rng(self.seed, text)
         for name in self.perturbations:
             text = PERTURBATIONS[name](text, rng, self.rate)
         return text
@@ -224,12 +197,10 @@ def perturbation_pairs_dataset(sentences: list[str], perturbations: list[str], r
 
 
 def span_pairs_dataset(documents: list[str], min_words: int = 5, max_words: int = 64, seed: int = 42) -> Dataset:
-    """Topical alignment data: two :func:`random_spans` of each document as (anchor, positive), seeded per document
-    (``seed`` and a CRC32 of the document, as :class:`PerturbationPairs`)."""
-    anchors, positives = [], []
-    for document in documents:
-        rng = random.Random(seed * 2**32 + zlib.crc32(document.encode("utf-8", "surrogatepass")))
-        anchor, positive = random_spans(document, rng, min_words, max_words)
-        anchors.append(anchor)
-        positives.append(positive)
-    return Dataset.from_dict({"anchor": anchors, "positive": positives})
+    """Topical alignment data: two :func:`random_spans` of each document as (anchor, positive), seeded per document."""
+    spans = [random_spans(document, _text_rng(seed, document), min_words, max_words) for document in documents]
+    return Dataset.from_dict({"anchor": [anchor for anchor, _ in spans], "positive": [positive for _, positive in spans]})
+
+
+def _text_rng(seed: int, text: str) -> random.Random:
+    return random.Random(seed * 2**32 + zlib.crc32(text.encode("utf-8", "surrogatepass")))

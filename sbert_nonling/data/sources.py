@@ -14,32 +14,25 @@ Source = str | Path | None
 
 @dataclass(frozen=True)
 class DataSources:
-    """The files, folders or Hub datasets of a run; each method reads the ones it trains or evaluates on and refuses a
-    run that misses one it needs (naming it). Every training source may instead name a Hugging Face dataset,
-    ``"owner/name?split=...&config=...&ROLE=COLUMN"`` (:mod:`sbert_nonling.data.hub`; docs/data.md).
+    """The files, folders or Hub datasets (docs/data.md) of a run; each method reads the ones it needs, naming any missing.
 
     Args:
-        text_file: one sentence per line (SimCSE-unsup, the text side of VisualCSE / AudioCSE / MCSE, Pixel
-            Linguist's visual and topical stages).
-        nli_file: SimCSE-format NLI triplets CSV ``sent0,sent1,hard_neg`` (SimCSE-sup, multitask, Pixel Linguist's
-            reasoning stage).
-        sts_dir: SentEval-layout STS folder: dev evaluation, best-checkpoint selection, multitask's task files.
+        text_file: one sentence per line.
+        nli_file: SimCSE-format NLI triplets CSV ``sent0,sent1,hard_neg``.
+        sts_dir: SentEval-layout STS folder (dev evaluation, checkpoint selection, multitask's task files).
         image_dir: images in one sub-folder per class (VisualCSE), or the images of ``captions_file`` (MCSE, MACD).
-        audio_dir, audio_label_regex: audio files (AudioCSE) and the pattern whose first group of a file name is its
-            class (a Hub audio dataset labels clips by its label column instead).
-        captions_file: image-caption pairs (Flickr token file, CSV or JSONL; MCSE, MACD).
+        audio_dir, audio_label_regex: audio files (AudioCSE) and the pattern whose first group is a file's class.
+        captions_file: image-caption pairs (Flickr token file, CSV or JSONL).
         image_features: precomputed features of those images (``sbert-nonling features``); default: extracted.
-        heldout_images_file: image names, one per line, kept out of training and used for caption <-> image
-            retrieval after it (MCSE's evaluation).
-        stsb_multi_dir: stsb_multi_mt files (Pixel Linguist: multilingual dev scores, leapfrogging's parallel pairs).
+        heldout_images_file: image names, one per line, kept out of training for caption <-> image retrieval.
+        stsb_multi_dir: stsb_multi_mt files (Pixel Linguist's multilingual dev scores and parallel pairs).
 
-    Example:
-        ::
+    Example::
 
-            from sbert_nonling.data import DataSources
+        from sbert_nonling.data import DataSources
 
-            data = DataSources(text_file="wiki1m_for_simcse.txt", sts_dir="SentEval/data/downstream")
-            print(data.card_lines())  # ['text_file: wiki1m_for_simcse.txt', 'sts_dir: downstream']
+        data = DataSources(text_file="wiki1m_for_simcse.txt", sts_dir="SentEval/data/downstream")
+        print(data.card_lines())  # ['text_file: wiki1m_for_simcse.txt', 'sts_dir: downstream']
     """
 
     text_file: Source = None
@@ -54,8 +47,7 @@ class DataSources:
     stsb_multi_dir: Source = None
 
     def card_lines(self, *names: str) -> list[str]:
-        """One model-card line per source given among ``names`` (default: all), e.g. ``"text_file: wiki1m.txt"`` (a
-        local file's name; a Hub dataset as given)."""
+        """One model-card line per given source among ``names`` (default: all): a file's name or a Hub dataset as given."""
         given = [(name, getattr(self, name)) for name in names or [item.name for item in dataclasses.fields(self)]]
         return [f"{name}: {value if _names_hub_dataset(value) else Path(value).name}" for name, value in given if value is not None]
 

@@ -1,56 +1,29 @@
-"""Supervised task data for multi-task training: SICK entailment labels, STS-B genres, STS regression pairs.
-
-The STS *scores* are read by :mod:`sbert_nonling.evaluation.sts_data` (``read_stsb_csv``, ``read_sick``); this file
-reads the label columns those readers skip and turns (sentence(s), label) lists into ``datasets.Dataset`` objects in
-sentence-transformers' column conventions (inputs first, then ``label`` / ``score``).
-"""
+"""Supervised task data for multi-task training: SICK entailment labels, STS-B genres, STS regression pairs."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 
 from datasets import Dataset
 
-from sbert_nonling.util.validation import check_sentence, split_lines
-
-logger = logging.getLogger(__name__)
+from sbert_nonling.util.validation import check_sentence, read_tab_rows
 
 #: SICK's entailment judgements, in the order used as class ids.
 SICK_LABELS: tuple[str, ...] = ("ENTAILMENT", "NEUTRAL", "CONTRADICTION")
 
 
-def _read_tab_rows(path: Path, min_columns: int, header_prefix: str | None = None) -> list[tuple[int, list[str]]]:
-    if not path.is_file():
-        raise ValueError(f"Data file {str(path)!r} does not exist.")
-    try:
-        lines = split_lines(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not valid UTF-8 (byte {error.start}).") from None
-    rows = []
-    for line_number, line in enumerate(lines, start=1):
-        if not line.strip() or (line_number == 1 and header_prefix and line.startswith(header_prefix)):
-            continue
-        fields = line.split("\t")
-        if len(fields) < min_columns:
-            raise ValueError(f"{path}:{line_number}: expected at least {min_columns} TAB-separated columns, found {len(fields)}.")
-        rows.append((line_number, fields))
+def _rows(path: Path, min_columns: int, header_prefix: str | None = None) -> list[tuple[str, list[str]]]:
+    rows = read_tab_rows(path, min_columns, header_prefix)
     if not rows:
         raise ValueError(f"{path} holds no rows.")
     return rows
 
 
 def read_sick_entailment(path: str | Path, limit: int | None = None) -> list[tuple[str, str, str]]:
-    """(sentence_A, sentence_B, entailment_judgment) rows of a SICK release file.
-
-    Columns: pair_ID, sentence_A, sentence_B, relatedness_score, entailment_judgment (TAB-separated, no quoting); a
-    header line starting with ``pair_ID`` is skipped if present. Judgements must be one of :data:`SICK_LABELS`.
-    """
-    path = Path(path)
+    """(sentence_A, sentence_B, entailment_judgment) rows of a SICK release file (judgements in :data:`SICK_LABELS`)."""
     pairs = []
-    for line_number, fields in _read_tab_rows(path, min_columns=5, header_prefix="pair_ID"):
-        where = f"{path}:{line_number}"
+    for where, fields in _rows(Path(path), min_columns=5, header_prefix="pair_ID"):
         label = fields[4].strip()
         if label not in SICK_LABELS:
             raise ValueError(f"{where}: entailment_judgment {label!r} is not one of {list(SICK_LABELS)}.")
@@ -59,15 +32,9 @@ def read_sick_entailment(path: str | Path, limit: int | None = None) -> list[tup
 
 
 def read_stsb_genres(path: str | Path, limit: int | None = None) -> list[tuple[str, str]]:
-    """(sentence, genre) for every distinct sentence of an STS Benchmark release file (genre = column 1, e.g.
-    ``main-news``; both sentences of a row carry the row's genre). A sentence seen again keeps its first genre.
-
-    The single-sentence classification task available offline here (the paper classifies SST sentiment).
-    """
-    path = Path(path)
+    """(sentence, genre) for every distinct sentence of an STS Benchmark file (its first genre, e.g. ``main-news``)."""
     seen: dict[str, str] = {}
-    for line_number, fields in _read_tab_rows(path, min_columns=7):
-        where = f"{path}:{line_number}"
+    for where, fields in _rows(Path(path), min_columns=7):
         genre = fields[0].strip()
         if not genre:
             raise ValueError(f"{where}: the genre column is empty.")
@@ -77,35 +44,30 @@ def read_stsb_genres(path: str | Path, limit: int | None = None) -> list[tuple[s
     return list(seen.items())[:limit]
 
 
-def _label_ids(labels: Sequence[str], label_names: Sequence[str] | None, what: str) -> tuple[list[int], tuple[str, ...]]:
-    names = tuple(label_names) if label_names is not None else tuple(sorted(set(labels)))
-    index = {name: position for position, name in enumerate(names)}
-    unknown = sorted(set(labels) - set(index))
-    if unknown:
-        raise ValueError(f"{what}: label(s) {unknown[:5]} are not in label_names={list(names)}.")
-    return [index[label] for label in labels], names
-
-
 def sentence_classification_dataset(examples: Sequence[tuple[str, str]], label_names: Sequence[str] | None = None) -> tuple[Dataset, tuple[str, ...]]:
-    """Columns ``sentence``, ``label`` (class id) from (sentence, label name) pairs; returns the dataset and the
-    label names in id order (default: sorted label names)."""
-    if not examples:
-        raise ValueError("sentence_classification_dataset needs at least one (sentence, label) example.")
-    sentences, labels = zip(*examples)
-    ids, names = _label_ids(labels, label_names, "sentence_classification_dataset")
-    return Dataset.from_dict({"sentence": list(sentences), "label": ids}), names
+    """Columns ``sentence``, ``label`` (class id) from (sentence, label name) pairs, and the label names in id order."""
+    return _classification_dataset("sentence_classification_dataset", ("sentence",), examples, label_names)
 
 
 def pair_classification_dataset(
     examples: Sequence[tuple[str, str, str]], label_names: Sequence[str] | None = SICK_LABELS
 ) -> tuple[Dataset, tuple[str, ...]]:
-    """Columns ``sentence1``, ``sentence2``, ``label`` (class id) from (sentence1, sentence2, label name) rows
-    (default label order: :data:`SICK_LABELS`); returns the dataset and the label names in id order."""
+    """Columns ``sentence1``, ``sentence2``, ``label`` (class id) from (sentence1, sentence2, label name), and the names."""
+    return _classification_dataset("pair_classification_dataset", ("sentence1", "sentence2"), examples, label_names)
+
+
+def _classification_dataset(
+    what: str, columns: tuple[str, ...], examples: Sequence[tuple[str, ...]], label_names: Sequence[str] | None
+) -> tuple[Dataset, tuple[str, ...]]:
     if not examples:
-        raise ValueError("pair_classification_dataset needs at least one (sentence1, sentence2, label) example.")
-    sentences1, sentences2, labels = zip(*examples)
-    ids, names = _label_ids(labels, label_names, "pair_classification_dataset")
-    return Dataset.from_dict({"sentence1": list(sentences1), "sentence2": list(sentences2), "label": ids}), names
+        raise ValueError(f"{what} needs at least one ({', '.join(columns)}, label) example.")
+    *texts, labels = zip(*examples)
+    names = tuple(label_names) if label_names is not None else tuple(sorted(set(labels)))
+    index = {name: position for position, name in enumerate(names)}
+    unknown = sorted(set(labels) - set(index))
+    if unknown:
+        raise ValueError(f"{what}: label(s) {unknown[:5]} are not in label_names={list(names)}.")
+    return Dataset.from_dict({**{column: list(text) for column, text in zip(columns, texts)}, "label": [index[label] for label in labels]}), names
 
 
 def sts_regression_dataset(

@@ -9,24 +9,13 @@ from pathlib import Path
 from datasets import Dataset
 
 from sbert_nonling.data.hub import NLI_ROLES, SENTENCE_ROLES, hub_source, load_hub_columns
-from sbert_nonling.util.validation import check_sentence, split_lines
+from sbert_nonling.util.validation import check_sentence, read_lines
 
 logger = logging.getLogger(__name__)
 
 
-def _open_utf8(path: Path) -> str:
-    if not path.is_file():
-        raise ValueError(f"Data file {str(path)!r} does not exist.")
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not valid UTF-8 (byte {error.start}).") from None
-
-
 def read_sentences(path: str | Path, limit: int | None = None) -> list[str]:
-    """Sentences of a one-sentence-per-line UTF-8 file (SimCSE's wiki1m format), or of the ``text`` column of a Hub
-    dataset (``"owner/name?split=...&text=COLUMN"``, :func:`~sbert_nonling.data.hub.hub_source`); blank lines are
-    skipped."""
+    """Non-blank sentences of a one-sentence-per-line UTF-8 file (SimCSE's wiki1m) or of a Hub dataset's ``text``."""
     source = hub_source(path, SENTENCE_ROLES)
     if source is not None:
         lines = load_hub_columns(source, SENTENCE_ROLES)["text"]
@@ -36,7 +25,7 @@ def read_sentences(path: str | Path, limit: int | None = None) -> list[str]:
                 raise ValueError(f"{path} row {row}: the text column must hold strings, got {line!r}.")
     else:
         path = Path(path)
-        lines = split_lines(_open_utf8(path))
+        lines = read_lines(path)
     sentences = [line.strip() for line in lines if line.strip()]
     if len(sentences) < len(lines):
         logger.info(f"{path}: skipped {len(lines) - len(sentences)} blank line(s)")
@@ -46,12 +35,7 @@ def read_sentences(path: str | Path, limit: int | None = None) -> list[str]:
 
 
 def read_nli_triplets(path: str | Path, limit: int | None = None) -> list[tuple[str, str, str]]:
-    """(premise, entailment, contradiction) rows of a CSV in SimCSE's nli_for_simcse format, or of a Hub dataset's
-    ``sent0`` / ``sent1`` / ``hard_neg`` columns (``"owner/name?sent0=premise&..."``).
-
-    The header ``sent0,sent1,hard_neg`` is required; every row must have three non-empty fields, and the header
-    repeated further down (concatenated files) is refused rather than trained on as a triplet.
-    """
+    """(premise, entailment, contradiction) rows of a SimCSE nli_for_simcse CSV (``sent0,sent1,hard_neg``) or Hub dataset."""
     source = hub_source(path, NLI_ROLES)
     if source is not None:
         path = str(source)
@@ -59,7 +43,7 @@ def read_nli_triplets(path: str | Path, limit: int | None = None) -> list[tuple[
         numbered = [(f"{path} row {index}", [row[name] for name in NLI_ROLES]) for index, row in enumerate(dataset)]
     else:
         path = Path(path)
-        rows = list(csv.reader(split_lines(_open_utf8(path))))
+        rows = list(csv.reader(read_lines(path)))
         if not rows or tuple(column.strip() for column in rows[0]) != NLI_ROLES:
             found = rows[0] if rows else "an empty file"
             raise ValueError(f"{path}: expected the header {','.join(NLI_ROLES)}, found {found!r}.")

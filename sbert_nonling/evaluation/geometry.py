@@ -23,17 +23,12 @@ def alignment_uniformity(model: SentenceTransformer, task: STSData, positive_thr
         \ell_{align} = \mathbb{E}_{(x, y) \sim p_{pos}} \lVert f(x) - f(y) \rVert^2, \qquad
         \ell_{uniform} = \log \mathbb{E}_{x, y \sim p_{data}} e^{-2 \lVert f(x) - f(y) \rVert^2}
 
-    Positive pairs are the task's pairs with a gold score of at least ``positive_threshold`` (STS-B: 4 of 5); the
-    data distribution is every distinct sentence of the task. Lower is better for both.
-
-    Raises:
-        ValueError: no pair reaches the threshold.
+    over the pairs scored at least ``positive_threshold`` (p_pos) and every distinct sentence (p_data); lower is better.
     """
     positives = [index for index, score in enumerate(task.scores) if score >= positive_threshold]
     if not positives:
         raise ValueError(f"{task.name}: no pair has a score >= {positive_threshold}; lower positive_threshold.")
-    first = _unit(model, [task.sentences1[index] for index in positives], batch_size)
-    second = _unit(model, [task.sentences2[index] for index in positives], batch_size)
+    first, second = (_unit(model, [sentences[index] for index in positives], batch_size) for sentences in (task.sentences1, task.sentences2))
     alignment = (first - second).pow(2).sum(dim=-1).mean()
     distinct = _unit(model, sorted(set(task.sentences1) | set(task.sentences2)), batch_size)
     uniformity = torch.pdist(distinct).pow(2).mul(-2).exp().mean().log()

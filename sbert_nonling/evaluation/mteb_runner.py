@@ -1,15 +1,9 @@
-"""Run STS through MTEB's official tasks: online by name, offline by injecting local data into the same task objects.
-
-Needs the ``mteb`` extra (``pip install 'sbert-nonling[mteb]'``): importing this module without it raises an
-ImportError naming the extra. Importing it imports mteb, so set ``MTEB_CACHE`` before if ``~/.cache/mteb`` must not
-be created (importing mteb creates its default cache folder); :func:`evaluate_sts_mteb` itself never reads or writes
-the result cache (``cache=None``), so a stale cached score is never reported.
-"""
+"""STS through MTEB's official tasks, online by name or offline with local data injected (``mteb`` extra; docs/evaluation.md)."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 from sentence_transformers import SentenceTransformer
@@ -20,21 +14,13 @@ from sbert_nonling.util.optional import require_extra
 (mteb,) = require_extra("mteb", "The MTEB runner (sbert_nonling.evaluation.mteb_runner, sbert-nonling eval --mteb)")
 from mteb.models import ModelMeta, SentenceTransformerEncoderWrapper  # noqa: E402
 
-logger = logging.getLogger(__name__)
-
 MULTILINGUAL_TASK = "STSBenchmarkMultilingualSTS"
-#: MTEB split name under which local data is evaluated when it does not say its split (``STSData.split``); data
-#: that does (``load_sts_dir``) is evaluated under ``"dev"`` / ``"test"``, so a result of STS-B dev reads
-#: ``STSBenchmark`` / ``dev``, never as the official test set.
+#: MTEB split name of local data that does not say its split (``STSData.split``; dev data is never reported as test).
 LOCAL_SPLIT = "local"
 
 
 def wrap_for_mteb(model: SentenceTransformer, model_name: str, revision: str | None = None, modalities: Sequence[str] = ("text",)):
-    """MTEB's SentenceTransformer wrapper with correct metadata (a name with a "/", a revision, the modalities).
-
-    Without it every local model is reported as ``no_model_name/available``. A name without "/" (a local folder
-    name) is prefixed with ``local/``.
-    """
+    """MTEB's SentenceTransformer wrapper with a real model name (``local/<name>`` without "/"), revision and modalities."""
     wrapper = SentenceTransformerEncoderWrapper(model)
     name = model_name.strip("/").split("/")[-2:]
     fields = {
@@ -47,19 +33,9 @@ def wrap_for_mteb(model: SentenceTransformer, model_name: str, revision: str | N
     return wrapper
 
 
-def _as_dataset(data: STSData):
-    from datasets import Dataset
-
-    return Dataset.from_dict({"sentence1": data.sentences1, "sentence2": data.sentences2, "score": data.scores})
-
-
 def local_mteb_tasks(tasks: Sequence[STSData]) -> list:
-    """Official MTEB task objects holding the local data, offline (``STSBenchmarkMultilingualSTS-<lang>`` tasks are
-    merged into the multilingual task with one subset per language). Each task's only split is the data's own
-    (``STSData.split``: ``"dev"`` or ``"test"``; :data:`LOCAL_SPLIT` if unknown): MTEB's result names it, so dev
-    data never passes for the official test set. Pass them to your own ``mteb.evaluate`` (docs/evaluation.md)."""
-    from datasets import DatasetDict
-
+    """Official MTEB task objects holding the local data under its own split (``STSBenchmarkMultilingualSTS-<lang>`` as
+    subsets of the multilingual task), for your own ``mteb.evaluate`` (docs/evaluation.md)."""
     result, multilingual = [], {}
     for data in tasks:
         if data.name.startswith(f"{MULTILINGUAL_TASK}-"):
@@ -67,20 +43,25 @@ def local_mteb_tasks(tasks: Sequence[STSData]) -> list:
             continue
         if data.name not in STS_TASKS:
             raise ValueError(f"Task {data.name!r} has no MTEB counterpart; MTEB STS tasks: {list(STS_TASKS)}.")
-        task = mteb.get_task(data.name)
-        split = data.split or LOCAL_SPLIT
-        task.filter_eval_splits([split])
-        task.dataset = DatasetDict({split: _as_dataset(data)})
-        task.data_loaded = True
-        result.append(task)
+        result.append(_inject(mteb.get_task(data.name), data.split, data))
     if multilingual:
         task = mteb.get_task(MULTILINGUAL_TASK, hf_subsets=list(multilingual))
-        split = next(iter(multilingual.values())).split or LOCAL_SPLIT
-        task.filter_eval_splits([split])
-        task.dataset = {language: DatasetDict({split: _as_dataset(data)}) for language, data in multilingual.items()}
-        task.data_loaded = True
-        result.append(task)
+        result.append(_inject(task, next(iter(multilingual.values())).split, multilingual))
     return result
+
+
+def _inject(task: Any, split: str, data: Any) -> Any:
+    """``task`` holding ``data`` (one STSData, or one per subset) as its only split (:data:`LOCAL_SPLIT` if not said)."""
+    from datasets import Dataset, DatasetDict
+
+    def splits(item: STSData) -> DatasetDict:
+        return DatasetDict({split: Dataset.from_dict({"sentence1": item.sentences1, "sentence2": item.sentences2, "score": item.scores})})
+
+    split = split or LOCAL_SPLIT
+    task.filter_eval_splits([split])
+    task.dataset = {subset: splits(item) for subset, item in data.items()} if isinstance(data, dict) else splits(data)
+    task.data_loaded = True
+    return task
 
 
 def evaluate_sts_mteb(
@@ -95,12 +76,9 @@ def evaluate_sts_mteb(
 
     Args:
         model: the model to evaluate.
-        tasks: local :class:`STSData` (offline: injected into the official tasks, results keep the official names;
-            multilingual STS-B languages are reported as ``STSBenchmarkMultilingualSTS-<lang>``), or MTEB task names
-            (online: mteb downloads the official test data).
+        tasks: local :class:`STSData` (offline, injected into the official tasks) or MTEB task names (downloaded).
         model_name, revision: the metadata MTEB records.
-        encode_kwargs: passed to ``model.encode``, e.g. ``{"task": "pixel"}``.
-        batch_size: encoding batch size.
+        encode_kwargs, batch_size: passed to ``model.encode``.
     """
     names = [task for task in tasks if isinstance(task, str)]
     if tasks and len(names) == len(tasks):
@@ -111,21 +89,12 @@ def evaluate_sts_mteb(
             raise ValueError("tasks: either MTEB task names or STSData, not a mix of both.")
         mteb_tasks = local_mteb_tasks(local)
     wrapper = wrap_for_mteb(model, model_name, revision)
-    results = mteb.evaluate(
-        wrapper,
-        mteb_tasks,
-        cache=None,
-        co2_tracker=False,
-        show_progress_bar=False,
-        encode_kwargs={"batch_size": batch_size, "show_progress_bar": False, **(encode_kwargs or {})},
-    )
+    encode = {"batch_size": batch_size, "show_progress_bar": False, **(encode_kwargs or {})}
+    results = mteb.evaluate(wrapper, mteb_tasks, cache=None, co2_tracker=False, show_progress_bar=False, encode_kwargs=encode)
     scores: dict[str, float] = {}
     for task_result in results.task_results:
-        for split_scores in task_result.scores.values():
-            for subset in split_scores:
-                name = task_result.task_name
-                if name == MULTILINGUAL_TASK:
-                    name = f"{name}-{subset['hf_subset']}"
-                scores[name] = 100.0 * subset["cosine_spearman"]
+        for subset in chain.from_iterable(task_result.scores.values()):
+            suffix = f"-{subset['hf_subset']}" if task_result.task_name == MULTILINGUAL_TASK else ""
+            scores[task_result.task_name + suffix] = 100.0 * subset["cosine_spearman"]
     scores["avg"] = sum(scores.values()) / len(scores)
     return scores

@@ -1,5 +1,4 @@
-"""The PNG plots ``sbert-nonling eval --plots`` writes: geometry, anisotropy per language, training curves,
-robustness, rendered-text previews."""
+"""The PNG plots ``sbert-nonling eval --plots`` writes (see :func:`write_eval_plots`)."""
 
 from __future__ import annotations
 
@@ -34,9 +33,7 @@ def plot_alignment_uniformity(points: Mapping[str, Mapping[str, float]], path: s
     for label, point in points.items():
         axes.scatter(point["uniformity"], point["alignment"], s=40)
         axes.annotate(label, (point["uniformity"], point["alignment"]), textcoords="offset points", xytext=(5, 5))
-    axes.set_xlabel("uniformity (lower is better)")
-    axes.set_ylabel("alignment (lower is better)")
-    axes.set_title("STS-B: alignment vs uniformity")
+    axes.set(xlabel="uniformity (lower is better)", ylabel="alignment (lower is better)", title="STS-B: alignment vs uniformity")
     return _save(figure, Path(path))
 
 
@@ -44,9 +41,7 @@ def plot_anisotropy(values: Mapping[str, float], path: str | Path) -> Path:
     """Bars: mean cosine between distinct sentences, per language."""
     figure, axes = plt.subplots(figsize=(max(4, 0.6 * len(values) + 1), 3.5))
     axes.bar(list(values), list(values.values()))
-    axes.set_ylabel("mean cosine (anisotropy)")
-    axes.set_ylim(min(0.0, min(values.values())), 1.0)
-    axes.set_title("Anisotropy per language")
+    axes.set(ylabel="mean cosine (anisotropy)", ylim=(min(0.0, min(values.values())), 1.0), title="Anisotropy per language")
     return _save(figure, Path(path))
 
 
@@ -59,16 +54,14 @@ def plot_training_curves(log_history: Sequence[Mapping[str, Any]], path: str | P
     for key in loss_keys:
         points = [(entry["step"], entry[key]) for entry in log_history if key in entry]
         losses.plot(*zip(*points), label=key)
-    losses.set_xlabel("step")
-    losses.set_ylabel("loss")
+    losses.set(xlabel="step", ylabel="loss")
     losses.legend()
     points = [
         (entry["step"], 100 * entry["eval_STSBenchmark_spearman_cosine"]) for entry in log_history if "eval_STSBenchmark_spearman_cosine" in entry
     ]
     if points:
         dev.plot(*zip(*points), marker="o")
-    dev.set_xlabel("step")
-    dev.set_ylabel("STS-B dev Spearman x100")
+    dev.set(xlabel="step", ylabel="STS-B dev Spearman x100")
     return _save(figure, Path(path))
 
 
@@ -94,14 +87,9 @@ def plot_rendered_previews(renderer: PixelRenderer, sentences: Sequence[str], pa
     for axes, sentence in zip(rows[:, 0], sentences):
         strip, patches = renderer.render(sentence)
         axes.imshow(strip, cmap="gray", vmin=0, vmax=255, aspect="equal", interpolation="nearest")
-        axes.set_xticks([16 * index for index in range(0, renderer.max_patches + 1, 8)])
-        axes.set_yticks([])
+        axes.set(xticks=[16 * index for index in range(0, renderer.max_patches + 1, 8)], yticks=[])
         axes.set_title(f"{patches} patches: {sentence[:80]}", fontsize=7, loc="left")
     return _save(figure, Path(path))
-
-
-def _pixel_renderer(model: SentenceTransformer) -> PixelRenderer | None:
-    return next((module for module in model.modules() if isinstance(module, PixelRenderer)), None)
 
 
 def write_eval_plots(
@@ -113,11 +101,9 @@ def write_eval_plots(
     run_dir: str | Path | None = None,
     robustness_perturbations: Sequence[str] = ("substitute_visual", "swap", "shuffle"),
 ) -> list[Path]:
-    """Write every plot that the inputs allow into ``output_dir`` and return their paths.
-
-    Always: ``alignment_uniformity.png`` (STS-B dev) and ``robustness.png``. With ``stsb_multi_dir``:
-    ``anisotropy.png`` (dev sentences of each language). With ``run_dir`` (a recipe run folder): ``training_curves.png``
-    from its newest checkpoint's ``trainer_state.json``. For a model that reads text as pixels: ``rendered.png``.
+    """Write every plot the inputs allow into ``output_dir`` and return their paths: ``alignment_uniformity.png`` and
+    ``robustness.png`` (STS-B dev); ``anisotropy.png`` with ``stsb_multi_dir``; ``training_curves.png`` (newest
+    checkpoint's ``trainer_state.json``) with ``run_dir``; ``rendered.png`` for a model that reads text as pixels.
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -136,7 +122,7 @@ def write_eval_plots(
             raise ValueError(f"{str(run_dir)!r} holds no checkpoint-*/trainer_state.json to plot training curves from.")
         history = json.loads(states[-1].read_text(encoding="utf-8"))["log_history"]
         paths.append(plot_training_curves(history, output_dir / "training_curves.png"))
-    renderer = _pixel_renderer(model)
+    renderer = next((module for module in model.modules() if isinstance(module, PixelRenderer)), None)
     if renderer is not None:
         paths.append(plot_rendered_previews(renderer, stsb_dev.sentences1[:6], output_dir / "rendered.png"))
     return paths

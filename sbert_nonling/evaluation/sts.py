@@ -18,14 +18,8 @@ logger = logging.getLogger(__name__)
 
 
 class STSEvaluator(EmbeddingSimilarityEvaluator):
-    """An :class:`EmbeddingSimilarityEvaluator` for one :class:`STSData` task, scoring cosine Spearman only.
-
-    What it adds: it is built from the local release files (:mod:`sbert_nonling.evaluation.sts_data`), is named
-    after the task (in training it logs ``eval_<task>_spearman_cosine``, e.g. ``eval_STSBenchmark_spearman_cosine``),
-    and passes ``encode_kwargs`` (e.g. ``{"task": "pixel"}`` to read text as pixels) to ``model.encode``. A task
-    whose gold scores are all equal (or that has no pairs) is refused with a ValueError when the evaluator is built,
-    instead of scoring NaN.
-    """
+    """An :class:`EmbeddingSimilarityEvaluator` of cosine Spearman for one :class:`STSData` task, named after it, passing
+    ``encode_kwargs`` to ``model.encode``; a task without two different gold scores (NaN otherwise) is refused."""
 
     def __init__(self, data: STSData, batch_size: int = 64, encode_kwargs: dict[str, Any] | None = None) -> None:
         if len(set(data.scores)) < 2:
@@ -35,15 +29,9 @@ class STSEvaluator(EmbeddingSimilarityEvaluator):
                 f"STS task {data.name!r}{where}: {value}; a Spearman correlation needs at least two different gold "
                 "scores (it would be NaN). Check the file."
             )
+        # main_similarity alone makes cosine the only similarity function
         super().__init__(
-            data.sentences1,
-            data.sentences2,
-            data.scores,
-            batch_size=batch_size,
-            main_similarity="cosine",
-            similarity_fn_names=["cosine"],
-            name=data.name,
-            write_csv=False,
+            data.sentences1, data.sentences2, data.scores, batch_size=batch_size, main_similarity="cosine", name=data.name, write_csv=False
         )
         self.encode_kwargs = dict(encode_kwargs or {})
 
@@ -56,14 +44,8 @@ STSB_HUB_DATASET = "sentence-transformers/stsb"
 
 
 def sts_dev_evaluator(sts_dir: str | Path | None, batch_size: int = 64) -> SequentialEvaluator:
-    """The training-time evaluator: every dev task found in ``sts_dir`` (STS-B dev first, then SICK trial), or, with
-    ``sts_dir=None``, STS-B dev from the Hub (:data:`STSB_HUB_DATASET`, ``validation`` split).
-
-    Its primary metric is STS-B dev's cosine Spearman (``eval_STSBenchmark_spearman_cosine``,
-    :data:`~sbert_nonling.training.arguments.SELECTION_METRIC`), the only model-selection signal the papers allow.
-    A folder without STS-B dev is refused with a ValueError here, when a method builds its plan, before the first
-    training step (not at the first evaluation).
-    """
+    """The training-time evaluator: every dev task found in ``sts_dir``, STS-B dev first (required: its cosine Spearman
+    selects checkpoints), or with ``sts_dir=None`` STS-B dev from the Hub (:data:`STSB_HUB_DATASET`)."""
     if sts_dir is None:
         dev = load_dataset(STSB_HUB_DATASET, split="validation")
         tasks = [STSData("STSBenchmark", list(dev["sentence1"]), list(dev["sentence2"]), list(dev["score"]), source=STSB_HUB_DATASET)]
@@ -75,23 +57,18 @@ def sts_dev_evaluator(sts_dir: str | Path | None, batch_size: int = 64) -> Seque
                 f"--sts-dir {str(sts_dir)!r} holds no STS-B dev set (STSBenchmark/sts-dev.csv), whose score selects the "
                 f"best checkpoint during training; it holds {found}. Add it, or train without --sts-dir."
             )
-    evaluators = [STSEvaluator(task, batch_size=batch_size) for task in tasks]
-    # SequentialEvaluator reports the first evaluator's primary metric as its own.
-    return SequentialEvaluator(evaluators, main_score_function=lambda scores: scores[0])
+    # the first evaluator's (STS-B dev's) primary metric is the SequentialEvaluator's
+    return SequentialEvaluator([STSEvaluator(task, batch_size=batch_size) for task in tasks], main_score_function=lambda scores: scores[0])
 
 
 def evaluate_sts(
-    model: SentenceTransformer,
-    tasks: Sequence[STSData],
-    batch_size: int = 64,
-    encode_kwargs: dict[str, Any] | None = None,
+    model: SentenceTransformer, tasks: Sequence[STSData], batch_size: int = 64, encode_kwargs: dict[str, Any] | None = None
 ) -> dict[str, float]:
     """Cosine Spearman x100 per task, plus ``"avg"`` over the tasks, in the order given."""
     scores: dict[str, float] = {}
     for task in tasks:
         evaluator = STSEvaluator(task, batch_size=batch_size, encode_kwargs=encode_kwargs)
-        metrics = evaluator(model)
-        scores[task.name] = 100.0 * metrics[evaluator.primary_metric]
+        scores[task.name] = 100.0 * evaluator(model)[evaluator.primary_metric]
         logger.info(f"{task.name}: {scores[task.name]:.2f} ({len(task)} pairs)")
     scores["avg"] = sum(scores.values()) / len(scores)
     return scores

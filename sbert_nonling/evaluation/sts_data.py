@@ -1,13 +1,4 @@
-"""Readers for the STS evaluation sets in their release formats (SentEval's folder layout).
-
-Folder names under an STS directory, as SentEval lays them out::
-
-    STS12-en-test/STS.input.<subset>.txt + STS.gs.<subset>.txt   (STS12 ... STS16; test only)
-    STSBenchmark/sts-{train,dev,test}.csv
-    SICK/SICK_{train,trial,test_annotated}.txt
-
-and stsb_multi_mt's ``stsb-<lang>-{train,dev,test}.csv`` for multilingual STS-B. Task names are MTEB's.
-"""
+"""Readers for the STS evaluation sets in their release formats (docs/evaluation.md, "Files"); task names are MTEB's."""
 
 from __future__ import annotations
 
@@ -17,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sbert_nonling.util.validation import check_sentence, split_lines
+from sbert_nonling.util.validation import check_sentence, read_lines, read_tab_rows
 
 Split = Literal["dev", "test"]
 SPLITS: tuple[str, ...] = ("dev", "test")
@@ -38,8 +29,7 @@ STS_TASKS: tuple[str, ...] = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSB
 
 @dataclass
 class STSData:
-    """One STS task: parallel lists of sentence pairs and gold scores, plus where they came from and which split
-    they are (``"dev"`` / ``"test"``, set by :func:`load_sts_dir` / :func:`load_stsb_multi_dir`; ``""``: not said)."""
+    """One STS task: sentence pairs and gold scores, their source and split (``"dev"`` / ``"test"``; ``""``: not said)."""
 
     name: str
     sentences1: list[str] = field(default_factory=list)
@@ -67,19 +57,8 @@ def _parse_score(text: str, where: str) -> float:
     return score
 
 
-def _read_lines(path: Path) -> list[str]:
-    try:
-        return split_lines(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not valid UTF-8 (byte {error.start}); STS files are read as UTF-8.") from None
-
-
 def read_sts_year(folder: str | Path, name: str) -> STSData:
-    """Read an STS12-16 folder in the "all" setting: every subset of the year concatenated into one task.
-
-    Pairs whose gold line is empty (unscored; many in STS15 and STS16) are skipped. Each input line carries the two
-    sentences as its first two TAB-separated fields (STS16 lines carry two more source fields).
-    """
+    """Read an STS12-16 folder in the "all" setting (every subset of the year in one task), skipping unscored pairs."""
     folder = Path(folder)
     if name not in STS_YEAR_SUBSETS:
         raise ValueError(f"Unknown STS year {name!r}; expected one of {list(STS_YEAR_SUBSETS)}.")
@@ -89,7 +68,7 @@ def read_sts_year(folder: str | Path, name: str) -> STSData:
         for path in (input_path, gold_path):
             if not path.is_file():
                 raise ValueError(f"{name}: missing file {path} (subsets of {name}: {list(STS_YEAR_SUBSETS[name])}).")
-        inputs, golds = _read_lines(input_path), _read_lines(gold_path)
+        inputs, golds = read_lines(input_path), read_lines(gold_path)
         if len(inputs) != len(golds):
             raise ValueError(f"{input_path} has {len(inputs)} lines but {gold_path} has {len(golds)}; they must be aligned.")
         for line_number, (line, gold) in enumerate(zip(inputs, golds), start=1):
@@ -99,30 +78,17 @@ def read_sts_year(folder: str | Path, name: str) -> STSData:
             fields = line.split("\t")
             if len(fields) < 2:
                 raise ValueError(f"{where}: expected 2 TAB-separated sentences, found {len(fields)} field(s).")
-            data.add(
-                check_sentence(fields[0], f"{where} sentence 1"),
-                check_sentence(fields[1], f"{where} sentence 2"),
-                _parse_score(gold.strip(), f"{gold_path}:{line_number}"),
-            )
+            first, second = (check_sentence(fields[column], f"{where} sentence {column + 1}") for column in (0, 1))
+            data.add(first, second, _parse_score(gold.strip(), f"{gold_path}:{line_number}"))
     return data
 
 
 def _read_tab_separated(path: Path, name: str, sentence_columns: tuple[int, int], score_column: int, header_prefix: str | None = None) -> STSData:
     """Rows of a TAB-separated release file read without any quoting; extra trailing columns are ignored."""
     data = STSData(name=name, source=str(path))
-    min_columns = max(*sentence_columns, score_column) + 1
-    for line_number, line in enumerate(_read_lines(path), start=1):
-        if not line.strip() or (line_number == 1 and header_prefix and line.startswith(header_prefix)):
-            continue
-        where = f"{path}:{line_number}"
-        fields = line.split("\t")
-        if len(fields) < min_columns:
-            raise ValueError(f"{where}: expected at least {min_columns} TAB-separated columns, found {len(fields)}.")
-        data.add(
-            check_sentence(fields[sentence_columns[0]], f"{where} sentence 1"),
-            check_sentence(fields[sentence_columns[1]], f"{where} sentence 2"),
-            _parse_score(fields[score_column], where),
-        )
+    for where, fields in read_tab_rows(path, max(*sentence_columns, score_column) + 1, header_prefix):
+        first, second = (check_sentence(fields[column], f"{where} sentence {number}") for number, column in enumerate(sentence_columns, 1))
+        data.add(first, second, _parse_score(fields[score_column], where))
     return data
 
 
@@ -140,30 +106,18 @@ def read_stsb_multi(path: str | Path, name: str) -> STSData:
     """Read an stsb_multi_mt file: comma-separated with CSV quoting, ``sentence1,sentence2,score``, no header."""
     path = Path(path)
     data = STSData(name=name, source=str(path))
-    with open(path, encoding="utf-8", newline="") as handle:
-        try:
-            rows = list(csv.reader(handle))
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{path}: not valid UTF-8 (byte {error.start}).") from None
-    for line_number, row in enumerate(rows, start=1):
+    for line_number, row in enumerate(csv.reader(read_lines(path)), start=1):
         if not row:
             continue
         where = f"{path}:{line_number}"
         if len(row) != 3:
             raise ValueError(f"{where}: expected 3 columns (sentence1, sentence2, score), found {len(row)}.")
-        data.add(
-            check_sentence(row[0], f"{where} sentence1"),
-            check_sentence(row[1], f"{where} sentence2"),
-            _parse_score(row[2], where),
-        )
+        data.add(check_sentence(row[0], f"{where} sentence1"), check_sentence(row[1], f"{where} sentence2"), _parse_score(row[2], where))
     return data
 
 
 def load_sts_dir(sts_dir: str | Path, split: Split = "dev", tasks: tuple[str, ...] = STS_TASKS) -> list[STSData]:
-    """Every task of ``split`` found in ``sts_dir`` (dev: STS-B dev, SICK trial; test: the 7 tasks), in table order.
-
-    Raises a ValueError if the folder does not exist or holds none of them.
-    """
+    """Every task of ``split`` found in ``sts_dir`` (dev: STS-B dev, SICK trial; test: the 7 tasks), in table order."""
     if split not in SPLITS:
         raise ValueError(f"split={split!r} must be one of {list(SPLITS)}.")
     sts_dir = Path(sts_dir)
@@ -172,20 +126,17 @@ def load_sts_dir(sts_dir: str | Path, split: Split = "dev", tasks: tuple[str, ..
     unknown = [task for task in tasks if task not in STS_TASKS]
     if unknown:
         raise ValueError(f"Unknown STS task(s) {unknown}; expected names from {list(STS_TASKS)}.")
+    files = {
+        "STSBenchmark": (sts_dir / "STSBenchmark" / STSB_FILES[split], read_stsb_csv),
+        "SICK-R": (sts_dir / "SICK" / SICK_FILES[split], read_sick),
+    }
     found: list[STSData] = []
     for task in tasks:
         if task in STS_YEAR_SUBSETS:
-            folder = sts_dir / f"{task}-en-test"
-            if split == "test" and folder.is_dir():
-                found.append(read_sts_year(folder, task))
-        elif task == "STSBenchmark":
-            path = sts_dir / "STSBenchmark" / STSB_FILES[split]
-            if path.is_file():
-                found.append(read_stsb_csv(path))
-        elif task == "SICK-R":
-            path = sts_dir / "SICK" / SICK_FILES[split]
-            if path.is_file():
-                found.append(read_sick(path))
+            if split == "test" and (sts_dir / f"{task}-en-test").is_dir():
+                found.append(read_sts_year(sts_dir / f"{task}-en-test", task))
+        elif files[task][0].is_file():
+            found.append(files[task][1](files[task][0]))
     if not found:
         raise ValueError(
             f"No STS {split} files found in {str(sts_dir)!r}; expected SentEval's layout, e.g. "
@@ -197,15 +148,12 @@ def load_sts_dir(sts_dir: str | Path, split: Split = "dev", tasks: tuple[str, ..
 
 
 def load_stsb_multi_dir(directory: str | Path, split: Split = "dev", languages: tuple[str, ...] | None = None) -> list[STSData]:
-    """The stsb_multi_mt files ``stsb-<lang>-<split>.csv`` of ``directory``, one task per language
-    (named ``STSBenchmarkMultilingualSTS-<lang>``)."""
+    """The stsb_multi_mt files ``stsb-<lang>-<split>.csv`` of ``directory``: tasks ``STSBenchmarkMultilingualSTS-<lang>``."""
     if split not in SPLITS:
         raise ValueError(f"split={split!r} must be one of {list(SPLITS)}.")
     directory = Path(directory)
-    paths = sorted(directory.glob(f"stsb-*-{split}.csv"))
-    available = {path.name.split("-")[1]: path for path in paths}
-    if languages is None:
-        languages = tuple(available)
+    available = {path.name.split("-")[1]: path for path in sorted(directory.glob(f"stsb-*-{split}.csv"))}
+    languages = tuple(available) if languages is None else languages
     missing = [language for language in languages if language not in available]
     if missing or not languages:
         raise ValueError(f"No stsb_multi {split} file for language(s) {missing or '(any)'} in {str(directory)!r}; found {sorted(available)}.")

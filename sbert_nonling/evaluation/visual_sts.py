@@ -15,8 +15,7 @@ from sbert_nonling.modules.pixel_renderer import PixelRenderer
 
 
 def render_as_image(renderer: PixelRenderer, sentence: str) -> Image.Image:
-    """``sentence`` as PIXEL renders it, the strip wrapped at patch boundaries into a square grid of patches
-    (64 patches -> 8 x 8 patches = 128 x 128 pixels), RGB, so that a square-image front-end sees all of it."""
+    """``sentence`` as PIXEL renders it, wrapped at patch boundaries into a square RGB grid (64 patches -> 128 x 128 px)."""
     strip, _ = renderer.render(sentence)
     side = int(np.ceil(np.sqrt(renderer.max_patches)))
     patch = renderer.patch_size
@@ -27,32 +26,19 @@ def render_as_image(renderer: PixelRenderer, sentence: str) -> Image.Image:
 
 
 def evaluate_visual_sts(model: SentenceTransformer, tasks: Sequence[STSData], max_patches: int = 64, batch_size: int = 32) -> dict[str, float]:
-    """Cosine Spearman x100 per task (named ``Visual<task>``) and ``"avg"``, with both sentences of every pair
-    rendered by :func:`render_as_image` and encoded as images (the model needs an "image" route), in the spirit of
-    MTEB's VisualSTS tasks.
-
-    Raises:
-        ValueError: the model has no image route.
-    """
+    """Cosine Spearman x100 per task (``Visual<task>``) and ``"avg"``, the sentences rendered by :func:`render_as_image`
+    and encoded through the model's "image" route, as in MTEB's VisualSTS tasks."""
     router = model[0]
     if "image" not in getattr(router, "sub_modules", {}):
         raise ValueError("visual-sts encodes rendered sentences as images: the model needs an 'image' route (VisualCSE).")
     renderer = PixelRenderer(max_patches=max_patches)
     scores: dict[str, float] = {}
     for task in tasks:
-        # EmbeddingSimilarityEvaluator annotates its inputs as list[str], but passes them to model.encode, which
-        # takes images as well (the library's annotation is narrower than what it accepts).
+        # typed list[str] by sentence-transformers, but handed to model.encode, which takes images
         images1: list[Any] = [render_as_image(renderer, sentence) for sentence in task.sentences1]
         images2: list[Any] = [render_as_image(renderer, sentence) for sentence in task.sentences2]
         evaluator = EmbeddingSimilarityEvaluator(
-            images1,
-            images2,
-            task.scores,
-            batch_size=batch_size,
-            main_similarity="cosine",
-            similarity_fn_names=["cosine"],
-            name=f"Visual{task.name}",
-            write_csv=False,
+            images1, images2, task.scores, batch_size=batch_size, main_similarity="cosine", name=f"Visual{task.name}", write_csv=False
         )
         scores[f"Visual{task.name}"] = 100.0 * evaluator(model)[evaluator.primary_metric]
     scores["avg"] = sum(scores.values()) / len(scores)

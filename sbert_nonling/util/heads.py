@@ -16,29 +16,22 @@ TRAINING_HEADS: tuple[str, ...] = ("mlp", "linear", "linear_gelu_layernorm", "no
 def make_training_head(kind: TrainingHead, dimension: int, output_dimension: int | None = None, name: str = "training_head") -> nn.Module:
     """A training-only head from ``dimension`` to ``output_dimension`` (default: ``dimension``).
 
-    ``"mlp"``: ``Linear + Tanh`` (SimCSE / VisualCSE's head on the pooled vector, MCSE's projection heads);
-    ``"linear"``: ``Linear`` alone (MACD's projection heads); ``"linear_gelu_layernorm"``: ``Linear + GELU + LayerNorm``
-    (Pixel Linguist's head on every patch token before mean pooling); ``"none"``: identity (no head; ``dimension``
-    must then equal ``output_dimension``). The Linear is always the head's first module (state-dict key ``0.weight``).
-    ``name`` is the caller's argument, named in the ValueError for an unknown kind.
+    ``"mlp"``: Linear + Tanh (SimCSE, VisualCSE, MCSE); ``"linear"`` (MACD); ``"linear_gelu_layernorm"`` (Pixel Linguist);
+    ``"none"``: identity. The Linear is the first module (``0.weight``); ``name`` is named in the ValueError.
     """
     output_dimension = dimension if output_dimension is None else output_dimension
-    if kind == "mlp":
-        return nn.Sequential(nn.Linear(dimension, output_dimension), nn.Tanh())
-    if kind == "linear":
-        return nn.Sequential(nn.Linear(dimension, output_dimension))
-    if kind == "linear_gelu_layernorm":
-        return nn.Sequential(nn.Linear(dimension, output_dimension), nn.GELU(), nn.LayerNorm(output_dimension))
+    if kind not in TRAINING_HEADS:
+        raise ValueError(f"{name}={kind!r} must be one of {list(TRAINING_HEADS)}.")
     if kind == "none":
         if output_dimension != dimension:
             raise ValueError(f"A 'none' head keeps the dimension: {dimension} != {output_dimension}.")
         return nn.Identity()
-    raise ValueError(f"{name}={kind!r} must be one of {list(TRAINING_HEADS)}.")
+    after = {"mlp": (nn.Tanh,), "linear": (), "linear_gelu_layernorm": (nn.GELU, lambda: nn.LayerNorm(output_dimension))}[kind]
+    return nn.Sequential(nn.Linear(dimension, output_dimension), *(layer() for layer in after))
 
 
 def embedding_dimension(model: SentenceTransformer) -> int:
-    """``model``'s sentence embedding dimension, which every loss head is built for (a ValueError where the model has
-    none: sentence-transformers types it ``int | None``)."""
+    """``model``'s sentence embedding dimension, which loss heads are built for (a ValueError if it reports none)."""
     dimension = model.get_embedding_dimension()
     if dimension is None:
         raise ValueError(f"{type(model).__name__} reports no sentence embedding dimension: the loss cannot size its head.")

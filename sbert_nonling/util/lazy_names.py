@@ -9,22 +9,16 @@ from typing import Any
 
 def lazy_names(package: str, namespace: dict[str, Any], names: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The module-level ``__getattr__`` and ``__dir__`` of ``package`` (its ``globals()`` is ``namespace``) for
-    ``names`` (public name -> the module that defines it): a name is imported from its module when first looked up,
-    then kept in ``namespace``; ``dir()`` lists them all.
+    ``names`` (public name -> defining module): a name is imported when first looked up, then kept in ``namespace``.
 
-    What it adds over a plain import list: ``import sbert_nonling`` and ``sbert-nonling --help`` load neither torch nor
-    sentence-transformers, while ``from sbert_nonling import SimCSELoss`` works as a plain import would.
+    Example::
 
-    Example:
-        ::
+        import types
+        from sbert_nonling.util.lazy_names import lazy_names
 
-            import types
-
-            from sbert_nonling.util.lazy_names import lazy_names
-
-            package = types.ModuleType("example")
-            package.__getattr__, package.__dir__ = lazy_names("example", vars(package), {"dedent": "textwrap"})
-            print(package.dedent("    text"))  # textwrap is imported here: text
+        package = types.ModuleType("example")
+        package.__getattr__, package.__dir__ = lazy_names("example", vars(package), {"dedent": "textwrap"})
+        print(package.dedent("    text"))  # textwrap is imported here: text
     """
 
     def getattr_(name: str) -> Any:
@@ -34,7 +28,4 @@ def lazy_names(package: str, namespace: dict[str, Any], names: dict[str, str]) -
         namespace[name] = value  # later look-ups skip __getattr__
         return value
 
-    def dir_() -> list[str]:
-        return sorted({*namespace, *names})
-
-    return getattr_, dir_
+    return getattr_, lambda: sorted({*namespace, *names})

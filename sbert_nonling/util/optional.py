@@ -1,10 +1,4 @@
-"""Optional dependencies: the pip extras of sbert-nonling and the ImportError that names them.
-
-The core install (``pip install sbert-nonling``) covers every route except rendering text as pixels; the extras add
-``pixel`` (cairocffi / pangocffi / pangocairocffi and the pinned Noto font packages, over the system's Pango and
-Cairo libraries), ``plots`` (matplotlib), ``mteb`` (the MTEB runner) and ``efficientnet`` (the EfficientNet-Lite0
-image features); ``all`` installs every one.
-"""
+"""Optional dependencies: the pip extras of sbert-nonling (README.md) and the ImportError that names them."""
 
 from __future__ import annotations
 
@@ -24,8 +18,7 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...], str]] = {
 
 
 def missing_extra_message(feature: str, purpose: str, error: BaseException) -> str:
-    """The message of the ImportError raised when ``feature``'s extra is not usable: what failed, the pip command
-    and, where the extra loads native libraries, the Debian / Ubuntu system packages."""
+    """The ImportError message for ``feature``'s extra: what failed, the pip command and any Debian / Ubuntu packages."""
     extra, _, system_packages = EXTRAS[feature]
     message = (
         f"{purpose} needs the optional dependencies of sbert-nonling[{extra}] ({error}). Install them with: pip install 'sbert-nonling[{extra}]'"
@@ -38,9 +31,8 @@ def missing_extra_message(feature: str, purpose: str, error: BaseException) -> s
 
 
 def require_extra(feature: str, purpose: str) -> list[ModuleType]:
-    """Import the modules of ``feature`` (a key of :data:`EXTRAS`) and return them, or raise an ImportError naming
-    the pip extra (and the system packages) that provide them. A native library that cannot be loaded (``OSError``
-    from cffi's ``dlopen``) counts as missing too."""
+    """Import the modules of ``feature`` (a key of :data:`EXTRAS`), or raise an ImportError naming the pip extra (and
+    system packages); a native library that cannot be loaded (``OSError``) counts as missing."""
     _, modules, _ = EXTRAS[feature]
     try:
         return [importlib.import_module(name) for name in modules]

@@ -23,21 +23,11 @@ def kept_patch_count(num_patches: int, token_keep_ratio: float) -> int:
 
 
 def drop_patch_tokens(tokens: Tensor, token_keep_ratio: float) -> Tensor:
-    r"""Keep the [CLS] token and a random ``token_keep_ratio`` share of the patch tokens of every row.
+    r"""Keep the [CLS] token and a random ``token_keep_ratio`` share of the patch tokens of every row (FLIP).
 
-    FLIP (Li et al., 2023) masks a random 50 % or 75 % of the image patches of every training example and encodes only
-    the rest: the encoder's cost falls with the token count (attention quadratically), and at inference the model sees
-    every patch. Here each row of ``tokens`` (B, 1 + N, D) -- every view of every example -- keeps its first token
-    ([CLS]) and :math:`K = \max(1, \mathrm{round}(r N))` patch tokens drawn uniformly without replacement, in their
-    original order, giving (B, 1 + K, D). Position embeddings must already be added, so each kept token carries the
-    position it had in the full grid.
-
-    Where the randomness comes from: the global torch generator of ``tokens``' device (one ``torch.rand(B, N)`` per
-    call, like dropout and SpecAugment). The trainer seeds it and saves / restores it in its checkpoints (exact
-    resume), and GradCache losses replay it in their second forward pass, which therefore keeps the same tokens.
-
-    What it adds over torch: the [CLS]-preserving, order-preserving row-wise gather (timm and open_clip ship the same
-    idea as ``PatchDropout``; neither is a dependency of this package).
+    Each row of ``tokens`` (B, 1 + N, D) keeps its first token and :math:`K = \max(1, \mathrm{round}(r N))` patch
+    tokens drawn uniformly without replacement, in order: (B, 1 + K, D); position embeddings must already be added. The
+    draw uses the global torch generator of ``tokens``' device, like dropout (timm / open_clip: ``PatchDropout``).
 
     Args:
         tokens: (B, 1 + N, D), [CLS] first.
@@ -46,21 +36,19 @@ def drop_patch_tokens(tokens: Tensor, token_keep_ratio: float) -> Tensor:
     References:
         - Li et al., 2023, Scaling Language-Image Pre-training via Masking (https://arxiv.org/abs/2212.00794).
 
-    Example:
-        ::
+    Example::
 
-            import torch
-            from sbert_nonling.util.patch_dropout import drop_patch_tokens
+        import torch
+        from sbert_nonling.util.patch_dropout import drop_patch_tokens
 
-            tokens = torch.randn(4, 1 + 196, 768)
-            drop_patch_tokens(tokens, 0.5).shape  # torch.Size([4, 99, 768]): [CLS] + 98 patches per row
+        tokens = torch.randn(4, 1 + 196, 768)
+        drop_patch_tokens(tokens, 0.5).shape  # torch.Size([4, 99, 768]): [CLS] + 98 patches per row
     """
     if token_keep_ratio >= 1.0:
         return tokens
     rows, length, width = tokens.shape
     patches = length - 1
     keep = kept_patch_count(patches, token_keep_ratio)
-    noise = torch.rand(rows, patches, device=tokens.device)
-    kept = noise.topk(keep, dim=1).indices.sort(dim=1).values + 1  # (B, K) token positions, [CLS] is position 0
+    kept = torch.rand(rows, patches, device=tokens.device).topk(keep, dim=1).indices.sort(dim=1).values + 1  # (B, K) positions, [CLS] is 0
     kept = torch.cat([torch.zeros(rows, 1, dtype=kept.dtype, device=kept.device), kept], dim=1)  # (B, 1 + K)
     return tokens.gather(1, kept.unsqueeze(-1).expand(-1, -1, width))

@@ -4,29 +4,49 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def replace_lone_surrogates(text: str) -> str:
-    """``text`` with every unpaired surrogate code point replaced by U+FFFD (a surrogate pair written as two code
-    points is joined into one character); such strings cannot be encoded as UTF-8 by tokenizers or renderers."""
+    """``text`` with unpaired surrogates replaced by U+FFFD (pairs joined), so tokenizers and renderers can encode it."""
     if _LONE_SURROGATE.search(text) is None:
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines of a text file's content, split at ``\\n`` only (``open`` has already turned ``\\r\\n`` and ``\\r`` into it).
-
-    ``str.splitlines`` would also split at vertical tabs, form feeds, U+001C-U+001E, U+0085, U+2028 and U+2029, characters that can
-    sit inside one sentence of a line-based file and would shift every later line. A final empty line is dropped.
-    """
+    """Lines of a text file's content, split at ``\\n`` only (``str.splitlines`` would also split at form feeds, U+0085,
+    U+2028 and other characters that can sit inside a sentence, shifting every later line). A final empty line is dropped."""
     lines = text.split("\n")
     if lines and not lines[-1]:
         lines.pop()
     return lines
+
+
+def read_lines(path: Path, what: str = "Data file") -> list[str]:
+    """The lines (:func:`split_lines`) of a UTF-8 file, or a ValueError naming it (``what`` and path): missing or not UTF-8."""
+    if not path.is_file():
+        raise ValueError(f"{what} {str(path)!r} does not exist.")
+    try:
+        return split_lines(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not valid UTF-8 (byte {error.start}).") from None
+
+
+def read_tab_rows(path: Path, min_columns: int, header_prefix: str | None = None) -> list[tuple[str, list[str]]]:
+    """``("path:line", fields)`` of the non-blank lines of a TAB-separated file (a ``header_prefix`` first line skipped)."""
+    rows = []
+    for line_number, line in enumerate(read_lines(path), start=1):
+        if not line.strip() or (line_number == 1 and header_prefix and line.startswith(header_prefix)):
+            continue
+        fields = line.split("\t")
+        if len(fields) < min_columns:
+            raise ValueError(f"{path}:{line_number}: expected at least {min_columns} TAB-separated columns, found {len(fields)}.")
+        rows.append((f"{path}:{line_number}", fields))
+    return rows
 
 
 def check_sentence(sentence: Any, where: str) -> str:
@@ -41,12 +61,7 @@ def check_sentence(sentence: Any, where: str) -> str:
 
 
 def check_text_inputs(inputs: Sequence[Any], source: str = "input") -> None:
-    """Check a batch of sentences or sentence pairs to encode, naming the first offending item by its index.
-
-    Every item (every part of a pair) must be a ``str``; empty and whitespace-only strings are valid inputs, encoded
-    as the tokenizer or renderer encodes them (``""`` is ``[CLS] [SEP]`` to a BERT tokenizer, as in plain
-    sentence-transformers). Data files are stricter: their readers reject blank fields with :func:`check_sentence`.
-    """
+    """Check that every item (or part of a pair) to encode is a ``str`` (blank is fine), naming the first bad index."""
     for index, item in enumerate(inputs):
         parts = item if isinstance(item, (tuple, list)) else (item,)
         for part in parts:

@@ -1,14 +1,4 @@
-"""One forward pass for several views of the same kind of input (dropout views, augmented image / audio views).
-
-sentence-transformers' :func:`~sentence_transformers.base.losses.merged_forward.merge_feature_batches` merges token
-batches (``input_ids`` / ``attention_mask``, padded to one width); it leaves front-end features (``pixel_values``,
-fbank patches, rendered strips: float tensors without token ids) to one forward per column. What this module adds:
-those are merged too when every view has the same shape, and the whole output dict (sentence embeddings, token
-embeddings, masks) is split back per view, for losses that read more than ``sentence_embedding``.
-
-The loss and its gradients are those of separate forwards up to dropout sampling (one dropout draw over the merged
-batch instead of one per view): every row is still computed independently of the other rows.
-"""
+"""One forward pass for several views of one kind of input (token batches, or front-end features of equal shapes)."""
 
 from __future__ import annotations
 
@@ -32,12 +22,9 @@ def _same_value(value: Any, other: Any) -> bool:
 def _merge_equal_shapes(features_list: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Concatenate views whose tensors all have the same shape and the batch as their first axis; None otherwise."""
     first = features_list[0]
-    if any(set(features) != set(first) for features in features_list[1:]):
+    rows = next((value.shape[0] for value in first.values() if isinstance(value, Tensor) and value.ndim >= 1), None)
+    if rows is None or any(set(features) != set(first) for features in features_list[1:]):
         return None
-    tensors = [value for value in first.values() if isinstance(value, Tensor) and value.ndim >= 1]
-    if not tensors:
-        return None
-    rows = tensors[0].shape[0]
     merged = {}
     for key, value in first.items():
         values = [features[key] for features in features_list]
@@ -62,17 +49,16 @@ def merge_views(features_list: list[dict[str, Any]]) -> dict[str, Any] | None:
 def forward_views(model: nn.Module, features_list: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The model's output dict of every view, from one merged forward pass when the views allow it.
 
-    Example:
-        ::
+    Example::
 
-            from sbert_nonling.models import build_sentence_model, build_tiny_encoder
-            from sbert_nonling.util.views import forward_views
+        from sbert_nonling.models import build_sentence_model, build_tiny_encoder
+        from sbert_nonling.util.views import forward_views
 
-            sentences = ["A man is playing a guitar.", "A woman slices an onion."]
-            model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32))).train()  # offline; e.g. "bert-base-uncased"
-            features = model.preprocess(sentences)
-            outputs = forward_views(model, [features, features])  # two dropout views of one batch, one forward
-            view_1, view_2 = (output["sentence_embedding"] for output in outputs)
+        sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32))).train()  # offline; e.g. "bert-base-uncased"
+        features = model.preprocess(sentences)
+        outputs = forward_views(model, [features, features])  # two dropout views of one batch, one forward
+        view_1, view_2 = (output["sentence_embedding"] for output in outputs)
     """
     features_list = list(features_list)
     merged = merge_views(features_list)
@@ -81,12 +67,8 @@ def forward_views(model: nn.Module, features_list: Iterable[dict[str, Any]]) -> 
     output = model(merged)
     views = len(features_list)
     total = output["sentence_embedding"].shape[0]
-    split: list[dict[str, Any]] = [{} for _ in range(views)]
-    for key, value in output.items():
-        if isinstance(value, Tensor) and value.ndim >= 1 and value.shape[0] == total:
-            for index, chunk in enumerate(value.chunk(views, dim=0)):
-                split[index][key] = chunk
-        else:
-            for index in range(views):
-                split[index][key] = value
-    return split
+    split = {
+        key: value.chunk(views, dim=0) if isinstance(value, Tensor) and value.ndim >= 1 and value.shape[0] == total else [value] * views
+        for key, value in output.items()
+    }
+    return [{key: parts[index] for key, parts in split.items()} for index in range(views)]
