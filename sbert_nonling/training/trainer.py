@@ -42,25 +42,17 @@ from sbert_nonling.training.step_timer import StepTimerCallback
 logger = logging.getLogger(__name__)
 
 
-def _class_names(model: nn.Module) -> set[str]:
-    return {f"{type(module).__module__}.{type(module).__qualname__}" for module in model.modules()}
-
-
 def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathLike) -> None:
-    """Copy the weights saved in ``checkpoint`` (a trainer checkpoint of ``model``) into ``model``.
-
-    The checkpoint is loaded as a SentenceTransformer, which imports the classes its ``modules.json`` and
-    ``router_config.json`` name: only when each of them is a class ``model`` already consists of, so that no code
-    the run did not already run is imported (sentence-transformers' own trainer does the same through a private
-    loader); otherwise a ValueError names the foreign class.
-    """
+    """Copy the weights saved in ``checkpoint`` (a trainer checkpoint of ``model``) into ``model``; a ValueError names
+    any module class its ``modules.json`` / ``router_config.json`` name that ``model`` does not consist of (so no code
+    the run did not already run is imported, as sentence-transformers' trainer checks through a private loader)."""
     named = []
     for name, key in (("modules.json", "type"), ("router_config.json", None)):
         path = os.path.join(checkpoint, name)
         if os.path.isfile(path):
             content = json.loads(Path(path).read_text(encoding="utf8"))
             named += [entry[key] for entry in content] if key else list(content.get("types", {}).values())
-    foreign = sorted(set(named) - _class_names(model))
+    foreign = sorted(set(named) - {f"{type(module).__module__}.{type(module).__qualname__}" for module in model.modules()})
     if foreign:
         raise ValueError(
             f"{checkpoint} names module classes the model being trained does not use ({', '.join(foreign)}); it is not a checkpoint of this run."
@@ -78,56 +70,22 @@ def source_rows(dataset: Dataset) -> Dataset:
 
 class NonLinguisticTrainer(SentenceTransformerTrainer):
     """``SentenceTransformerTrainer`` plus the package's training callbacks, for losses that own parameters and runs
-    that must survive interruptions.
+    that must survive interruptions (see docs/reliability.md, "The trainer's callbacks" and "Exact resume").
 
-    It is a plain sentence-transformers trainer with these callbacks added (each usable on its own with any
-    ``SentenceTransformerTrainer``: ``trainer.add_callback(...)``, see docs/reliability.md):
+    Callbacks added (each documented in its own class, each usable with a plain ``SentenceTransformerTrainer``):
+    :class:`~sbert_nonling.training.step_timer.StepTimerCallback` (:attr:`step_timer`),
+    :class:`~sbert_nonling.training.loss_gradient_averaging.LossGradientAveragingCallback`,
+    :class:`~sbert_nonling.training.finite_training.FiniteTrainingCallback`,
+    :class:`~sbert_nonling.training.loss_state.LossStateCallback` (:attr:`loss_state`),
+    :class:`~sbert_nonling.training.run_settings.RunSettingsCallback` (:attr:`run_settings`),
+    :class:`~sbert_nonling.training.checkpoint_marker.CheckpointMarkerCallback`, which is handed the arguments'
+    ``save_total_limit`` (:attr:`args` is a copy without it; the object passed in is left as it is), and
+    :class:`~sbert_nonling.training.preemption.PreemptionCallback` (:attr:`preemption`).
 
-    - :class:`~sbert_nonling.training.step_timer.StepTimerCallback` (:attr:`step_timer`): :attr:`step_seconds` and
-      :attr:`step_counts` hold, per training dataset name (``"train"`` for a single dataset), the wall time of its
-      forward + backward passes and how many batches it took, e.g. the image steps' share of a VisualCSE run.
-    - :class:`~sbert_nonling.training.loss_gradient_averaging.LossGradientAveragingCallback`: under DDP only the
-      model is wrapped; the gradients of loss-owned parameters are averaged across processes before every optimizer
-      step, as DDP does for the model, so the heads stay identical in every process.
-    - :class:`~sbert_nonling.training.loss_state.LossStateCallback` (:attr:`loss_state`): the losses' own
-      parameters (MCSE's projection heads, SimCSE's training-only MLP, a learnable temperature), which
-      sentence-transformers optimises but neither checkpoints nor restores, go to ``loss_state.safetensors`` in every
-      checkpoint and are restored on resume. They never enter the saved model.
-    - :class:`~sbert_nonling.training.checkpoint_marker.CheckpointMarkerCallback`: a checkpoint counts as written
-      only once everything in it is; its :data:`~sbert_nonling.training.checkpoints.COMPLETE_MARKER` file, listing
-      every file with its size and SHA-256, is written last, and only then are older checkpoints rotated out
-      (``save_total_limit``), so a failed or interrupted save never costs an earlier checkpoint. The trainer hands
-      the callback the ``save_total_limit`` of its arguments and keeps for itself (:attr:`args`) a copy without it:
-      transformers rotates inside its checkpoint writing, before any callback can mark the new checkpoint complete,
-      and has no public way to rotate later. The arguments object passed in is left as it is.
-    - :class:`~sbert_nonling.training.preemption.PreemptionCallback` (:attr:`preemption`): SIGTERM / SIGINT during
-      ``train`` finish the current optimizer step, write a complete checkpoint and raise
-      :class:`~sbert_nonling.training.preemption.TrainingPreempted`.
-    - :class:`~sbert_nonling.training.finite_training.FiniteTrainingCallback`: non-finite weights after a step, or a
-      NaN selection score, stop the run with
-      :class:`~sbert_nonling.training.finite_training.TrainingDiverged` before that step is saved; ``training_step``
-      checks every step's loss the same way.
-    - :class:`~sbert_nonling.training.run_settings.RunSettingsCallback` (:attr:`run_settings`): once its
-      ``settings`` are set (the recipe runner sets the method's config), every checkpoint records them, so that a
-      resume with other settings can be refused
-      (:func:`~sbert_nonling.training.run_settings.check_resume_settings`).
-
-    What remains in the trainer, through documented overrides: ``get_data_collator`` wraps the collator's
-    preprocessing in :class:`~sbert_nonling.training.reuse_identical_columns.ReuseIdenticalColumns` (identical
-    columns, SimCSE's (s, s) or AudioCSE's two views of one clip, preprocessed once per batch); ``get_batch_sampler``
-    checks media datasets for duplicates on their stored rows (:func:`source_rows`); ``train`` resolves
-    ``resume_from_checkpoint=True`` to the newest complete checkpoint whose files still match the marker
-    (:func:`~sbert_nonling.training.checkpoints.newest_intact_checkpoint`: a damaged one is skipped with a warning
-    naming the file; none: a warning, then a fresh start), tells :attr:`loss_state` where it resumes from, and handles
-    the signals. One private override remains, ``_save_checkpoint``, for what no public hook allows (see its
-    docstring): the marker of a folder written again is removed before the first byte is rewritten, and a failed
-    write (disk full, no permission) stops the run with a :class:`~sbert_nonling.training.checkpoints.CheckpointWriteError`
-    naming the folder and the free space.
-
-    transformers restores the RNG states only after the first batch after a resume is drawn (the data loader draws
-    its own seed then); random data augmentation therefore must not use the global RNG to be exact across a resume:
-    the two-view image datasets seed each item's views by (seed, row, pass) instead (:class:`TwoViewDataset`: the pass
-    travels with the index, so this holds in DataLoader workers too).
+    Overrides: ``get_data_collator`` (:class:`ReuseIdenticalColumns`), ``get_batch_sampler`` (duplicates of media
+    datasets checked on :func:`source_rows`), ``training_step`` (a non-finite loss raises ``TrainingDiverged``),
+    ``train`` (``resume_from_checkpoint=True`` is the newest intact checkpoint; signals handled) and the private
+    ``_save_checkpoint`` (see its docstring).
     """
 
     def __init__(self, *args, **kwargs) -> None:
@@ -206,10 +164,8 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         generator: torch.Generator | None = None,
         seed: int = 0,
     ) -> BatchSampler | None:
-        """sentence-transformers' batch sampler, except that the no-duplicates check of a dataset with a
-        ``set_transform`` (the image / audio datasets: decode + augment on read) compares its stored rows (file path
-        or bytes, :func:`source_rows`) instead of reading every candidate through the transform, which decoded and
-        augmented each image once more per check and compared PIL objects by their printed memory address."""
+        """sentence-transformers' batch sampler; the no-duplicates check of a dataset with a ``set_transform`` (media:
+        decode + augment on read) compares its stored rows (:func:`source_rows`), not decoded objects."""
         no_duplicates = self.args.batch_sampler in (BatchSamplers.NO_DUPLICATES, BatchSamplers.NO_DUPLICATES_HASHED)
         if no_duplicates and isinstance(dataset, Dataset) and dataset.format["type"] == "custom":
             dataset = source_rows(dataset)
@@ -266,14 +222,9 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         return TrainOutput(self.state.global_step, metrics["train_loss"], metrics)
 
     def _save_checkpoint(self, model: nn.Module, trial=None) -> None:
-        """transformers' checkpoint, with what happens around its writing that no public hook reaches.
-
-        Overridden although private, because no public hook runs (1) before transformers starts writing a checkpoint:
-        a folder written again after a resume loses its old marker here, before the first byte is rewritten; (2)
-        around the writes: a failure (disk full, no permission) becomes a :class:`CheckpointWriteError` naming the
-        folder instead of a bare OSError / RuntimeError from torch.save. (Rotation needs no override: transformers
-        is given no ``save_total_limit``, see :class:`CheckpointMarkerCallback`.)
-        """
+        """transformers' checkpoint; overridden although private, as no public hook runs before or around the writes:
+        a folder written again loses its old marker before the first byte is rewritten, and a failed write (disk full,
+        no permission) becomes a :class:`CheckpointWriteError` naming the folder."""
         folder = os.path.join(self._get_output_dir(trial=trial), f"{CHECKPOINT_PREFIX}{self.state.global_step}")
         if self.args.should_save:
             remove_complete_marker(folder)
