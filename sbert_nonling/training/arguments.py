@@ -68,18 +68,12 @@ def training_arguments(
     """The trainer arguments of one training run of ``config``'s method: dev evaluation, best-checkpoint selection,
     no duplicates.
 
-    ``config`` gives what every run of the method shares (``seed``, ``precision``, the DataLoader settings,
-    ``lr_scheduler_type``, ``eval_steps``); the keyword arguments the run's own optimizer settings (a multi-stage method has one set per
-    stage). ``output_dir`` is the checkpoint folder (relative paths are relative to the working directory, or to the
-    run folder under :func:`~sbert_nonling.app.runner.run_method`). ``warmup`` is a step count, or a fraction of
-    the training steps when below 1. ``interleaved`` mixes a text and a caption dataset as MCSE does
-    (:class:`InterleavedBatchSampler`).
-
-    ``config.precision`` (:func:`resolved_precision`): bf16 trains under bf16 autocast, on the CPU as on a GPU; fp16
-    under fp16 autocast with loss scaling (GPU). bf16 on a CPU without native bf16 (:func:`cpu_has_native_bf16`) is
-    allowed but logged as a warning: it is far slower than fp32 there. ``config.dataloader_num_workers``
-    (:func:`resolved_workers`) worker processes read and augment the data, persistent across epochs and
-    evaluations; ``dataloader_pin_memory`` pins batches where a GPU takes them (``auto``)."""
+    ``config`` gives what every run of the method shares (seed, precision: :func:`resolved_precision`, DataLoader
+    workers: :func:`resolved_workers`, schedule type, ``eval_steps``); the keyword arguments give the run's own
+    optimizer settings. ``output_dir`` is the checkpoint folder (relative to the run folder under
+    :func:`~sbert_nonling.app.runner.run_method`). ``warmup`` is a step count, or a fraction of the training steps
+    below 1. ``interleaved`` mixes text and caption batches as MCSE does (:class:`InterleavedBatchSampler`). bf16 on a
+    CPU without native bf16 (:func:`cpu_has_native_bf16`) is logged as a warning: it is far slower than fp32 there."""
     precision = resolved_precision(config.precision)
     on_cpu = not torch.cuda.is_available()
     if precision == "bf16" and on_cpu and not cpu_has_native_bf16():
