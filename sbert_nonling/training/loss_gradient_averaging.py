@@ -11,19 +11,11 @@ from sbert_nonling.training.loss_state import Losses, loss_parameters
 
 
 class LossGradientAveragingCallback(TrainerCallback):
-    """Under distributed data parallel training, averages the gradients of the parameters the losses own over all
-    processes before each optimizer step.
-
-    DDP wraps only the model: the gradients of a loss's own parameters (MCSE's projection heads, SimCSE's
-    training-only MLP, a learnable temperature) would stay per-process, and the heads of different processes would
-    drift apart. At ``on_pre_optimizer_step`` (after the last backward pass of the step, gradient accumulation
-    included) each such gradient is all-reduced and divided by the world size, i.e. the mean over processes, as DDP
-    computes it for the model. Gradient clipping (``max_grad_norm``) covers only the model's parameters and has run
-    by then; the losses' gradients are never clipped, with or without this callback. In a single process it does
-    nothing. Every process must take the same kind of step (the same losses with gradients), which the package's
-    batch samplers guarantee.
-
-    What it adds over sentence-transformers: gradient synchronisation of parameters outside the DDP-wrapped model.
+    """Under distributed data parallel training, averages the gradients of the parameters the losses own (projection
+    heads, SimCSE's training MLP, learnable temperatures: outside the DDP-wrapped model) over all processes at
+    ``on_pre_optimizer_step``, as DDP does for the model, so the heads stay identical in every process (see
+    docs/reliability.md). Gradient clipping has run by then and covers only the model. In a single process it does
+    nothing. Every process must take the same kind of step, which the package's batch samplers guarantee.
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).

@@ -27,11 +27,8 @@ def _named_losses(losses: Losses) -> list[tuple[str, nn.Module]]:
 
 
 def loss_state_dict(losses: Losses, model: nn.Module) -> dict[str, Tensor]:
-    """The parameters and buffers the losses own, i.e. everything in their state dicts that is not the model's.
-
-    Keys are ``<dataset name>.<key>`` (``loss.<key>`` for a single loss); a tensor shared by several losses (e.g.
-    SimCSE's head, shared by the text loss and MultimodalAlignLoss) is stored once, under its first key.
-    """
+    """The parameters and buffers the losses own (in their state dicts, not the model's), keyed ``<dataset name>.<key>``
+    (``loss.<key>`` for a single loss); a tensor shared by several losses is stored once, under its first key."""
     model_tensors = {id(tensor) for tensor in (*model.parameters(), *model.buffers())}
     state, seen = {}, set()
     for name, loss in _named_losses(losses):
@@ -69,25 +66,16 @@ def load_loss_state_dict(losses: Losses, state: dict[str, Tensor]) -> None:
 class LossStateCallback(TrainerCallback):
     """Saves the losses' own parameters in every checkpoint and restores them when training resumes.
 
-    sentence-transformers optimises loss-owned parameters (MCSE's projection heads, SimCSE's training-only MLP, a
-    learnable temperature) but neither saves them in checkpoints nor restores them on
-    ``train(resume_from_checkpoint=...)``: a resumed run would continue with freshly initialised heads. This callback
-    writes :func:`loss_state_dict` to :data:`LOSS_STATE_FILE` in each checkpoint folder (``on_save``, main process,
-    not with ``save_only_model``) and copies it back into the losses when training starts from a checkpoint
-    (``on_train_begin``, after transformers has loaded the model, optimizer and schedule, before the first step).
-    The heads never enter the saved model.
-
-    What it adds over transformers / sentence-transformers: checkpointing of parameters that live outside the model.
+    sentence-transformers optimises loss-owned parameters (projection heads, SimCSE's training MLP, learnable
+    temperatures) but neither checkpoints nor restores them. This callback writes :func:`loss_state_dict` to
+    :data:`LOSS_STATE_FILE` in each checkpoint (``on_save``, not with ``save_only_model``) and copies it back into the
+    losses on resume (``on_train_begin``, before the first step); the heads never enter the saved model. Add it before
+    :class:`~sbert_nonling.training.checkpoint_marker.CheckpointMarkerCallback`, whose marker must list this file.
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).
-        resume_from_checkpoint: the checkpoint folder training resumes from. Callbacks are not told it; when None, a
-            resumed run (``state.global_step > 0`` at the start) reads ``<output_dir>/checkpoint-<step>``, which is
-            what ``train(resume_from_checkpoint=True)`` resumes from. Set it when resuming from a folder elsewhere.
-
-    A write failure raises :class:`~sbert_nonling.training.checkpoints.CheckpointWriteError` naming the folder.
-    Add it before :class:`~sbert_nonling.training.checkpoint_marker.CheckpointMarkerCallback`, whose marker must
-    list this file.
+        resume_from_checkpoint: the checkpoint folder training resumes from (callbacks are not told it); when None, a
+            resumed run reads ``<output_dir>/checkpoint-<step>``, as ``train(resume_from_checkpoint=True)`` does.
 
     Example::
 

@@ -8,6 +8,8 @@ from typing import Any
 from torch import Tensor
 from torch.optim.lr_scheduler import LRScheduler
 
+from sbert_nonling.training.modality_optimizer import load_named_states
+
 
 class ModalitySchedule:
     """One learning-rate scheduler per sub-optimizer of a
@@ -15,11 +17,9 @@ class ModalitySchedule:
     its ``lr_scheduler``: every optimizer step advances all of them, so each modality keeps its own base rate (image
     1e-6, text 3e-5) under the same schedule (warmup, linear decay).
 
-    What it adds over ``torch.optim.lr_scheduler``: a scheduler works on one optimizer's groups, and the
-    ModalityOptimizer lists only its active sub-optimizer's groups (each shared parameter once, for fp16 loss
-    scaling); this steps, saves and restores the sub-optimizers' own schedulers together. ``get_last_lr`` lists the
-    rates in the order of ``schedules`` (the first is the one transformers logs as ``learning_rate``);
-    :meth:`last_rates` names them.
+    A torch scheduler works on one optimizer's groups and the ModalityOptimizer lists only the active one's; this
+    steps, saves and restores the sub-optimizers' schedulers together. ``get_last_lr`` lists the rates in the order of
+    ``schedules`` (transformers logs the first as ``learning_rate``); :meth:`last_rates` names them.
 
     Args:
         schedules: dataset name -> the scheduler of that dataset's optimizer.
@@ -65,7 +65,4 @@ class ModalitySchedule:
         return {name: schedule.state_dict() for name, schedule in self.schedules.items()}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        if set(state_dict) != set(self.schedules):
-            raise ValueError(f"Scheduler state for {sorted(state_dict)} cannot be loaded into {sorted(self.schedules)}.")
-        for name, schedule in self.schedules.items():
-            schedule.load_state_dict(state_dict[name])
+        load_named_states(self.schedules, state_dict, "Scheduler")
