@@ -38,17 +38,14 @@ class TrainingPreempted(RuntimeError):
 
 
 class PreemptionCallback(TrainerCallback):
-    """Turns SIGTERM / SIGINT into a clean stop through the trainer's public control flags.
+    """Turns SIGTERM / SIGINT into a clean stop through the trainer's public control flags (transformers handles no
+    signals).
 
     While :meth:`handling_signals` is active, the first signal only records itself; at the end of the current
-    optimizer step (``on_step_end``) the callback sets ``control.should_save`` and ``control.should_training_stop``,
-    so the trainer writes a complete checkpoint (everything a periodic one holds, the losses' own state included)
-    and leaves its loop; the caller then raises :class:`TrainingPreempted` (see :meth:`stop_signal`). A second signal
-    exits the process at once (status 128 + signal number): the checkpoint being written then has no completion
-    marker, so resume never takes it and uses the previous complete one. Under DDP the processes agree at every step
-    end (one all-reduce of a flag), so all of them stop after the same step.
-
-    What it adds over transformers: signal handling (the Trainer has none) mapped onto its ``TrainerControl`` flags.
+    optimizer step the callback sets ``control.should_save`` and ``control.should_training_stop``, so the trainer
+    writes a complete checkpoint and leaves its loop; the caller then raises :class:`TrainingPreempted` (see
+    :attr:`stop_signal`). A second signal exits at once (status 128 + signal number), leaving an unmarked checkpoint
+    that resume skips. Under DDP the processes agree at every step end, so all of them stop after the same step.
     """
 
     def __init__(self) -> None:
@@ -60,14 +57,12 @@ class PreemptionCallback(TrainerCallback):
         return self._signal_number
 
     def _handle(self, signal_number: int, frame) -> None:
+        name = signal.Signals(signal_number).name
         if self._signal_number is not None:
-            name = signal.Signals(signal_number).name
-            sys.stderr.write(f"\n{name} again: exiting now; the checkpoint being written is incomplete and resume skips it.\n")
-            sys.stderr.flush()
+            print(f"\n{name} again: exiting now; the checkpoint being written is incomplete and resume skips it.", file=sys.stderr, flush=True)
             os._exit(128 + signal_number)  # at once: no clean-up that could touch the checkpoints
         self._signal_number = signal_number
-        sys.stderr.write(f"\n{signal.Signals(signal_number).name}: finishing this step and writing a checkpoint (send it again to exit at once).\n")
-        sys.stderr.flush()
+        print(f"\n{name}: finishing this step and writing a checkpoint (send it again to exit at once).", file=sys.stderr, flush=True)
 
     @contextmanager
     def handling_signals(self) -> Iterator[None]:
@@ -85,12 +80,10 @@ class PreemptionCallback(TrainerCallback):
                 signal.signal(number, handler)
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
-        requested = self._signal_number is not None
         if torch.distributed.is_available() and torch.distributed.is_initialized() and args.world_size > 1:
             flag = torch.tensor([self._signal_number or 0], device=args.device)
             torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
             self._signal_number = int(flag.item()) or None
-            requested = self._signal_number is not None
-        if requested:
+        if self._signal_number is not None:
             control.should_save = True
             control.should_training_stop = True

@@ -13,18 +13,14 @@ from sbert_nonling.training.loss_state import Losses
 
 
 class StepTimerCallback(TrainerCallback):
-    """Measures the wall time of every training batch's forward and backward passes, per training dataset.
+    """Measures the wall time of every training batch's forward and backward passes, per training dataset (the
+    Trainer logs only the whole run's throughput).
 
     :attr:`step_seconds` and :attr:`step_counts` hold, per dataset name (``"train"`` for a single loss), the summed
-    seconds and the number of batches, e.g. the image steps' share of a VisualCSE run. A batch is timed from the
-    start of its step (``on_step_begin``) or the end of the previous batch of the same step (``on_substep_end``,
-    gradient accumulation) to its end (``on_substep_end``, or ``on_pre_optimizer_step`` for the step's last batch):
-    the optimizer step, logging, evaluation and checkpointing are outside. Callbacks are not told which dataset a
-    batch came from, so a forward pre-hook on each loss names the dataset whose loss the batch runs through (hooks
-    registered at ``on_train_begin``, removed at ``on_train_end``); a loss object shared by several datasets is
-    timed under their names joined with ``"+"``.
-
-    What it adds over transformers: per-dataset timing (the Trainer logs only the whole run's throughput).
+    seconds and the number of batches. A batch is timed from the start of its step, or the end of the previous batch
+    of the step, to its end; the optimizer step, logging, evaluation and saving are outside. A forward pre-hook on
+    each loss names the batch's dataset (callbacks are not told it); a loss shared by several datasets is timed under
+    their names joined with ``"+"``.
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).

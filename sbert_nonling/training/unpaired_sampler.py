@@ -17,16 +17,10 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
     """Yields, for every text batch, first one batch of each modality dataset and then the text batch (the order of
     VisualCSE's released training loop: image step, then text step).
 
-    What it adds over the built-in multi-dataset samplers: the text dataset alone sets the epoch length; modality
-    datasets of any (smaller or larger) size are reshuffled and cycled as often as needed, with their own batch
-    size, so nothing requires pairing or equal lengths. Text batches come from the trainer's batch sampler of the
-    text dataset (e.g. ``NO_DUPLICATES``). Shuffling is drawn from a generator seeded with ``seed + epoch``.
-
-    Under DDP with ``num_replicas`` processes, every step draws ``num_replicas`` consecutive batches of the *same*
-    dataset; the trainer's data loader hands batch ``k`` of each group to process ``k``, so all processes take the
-    image (or text) step together, on different images (or sentences), and the union of their batches is exactly the
-    batch a single process with ``num_replicas`` times the batch size would take (a trailing incomplete group of
-    text batches is dropped).
+    Unlike the built-in multi-dataset samplers, the text dataset alone sets the epoch length (its batches come from
+    the trainer's batch sampler, e.g. ``NO_DUPLICATES``); modality datasets of any size are reshuffled (seeded by
+    ``seed + epoch``) and cycled with their own batch size. Under DDP every step is ``num_replicas`` consecutive
+    batches of the *same* dataset, one per process (docs/reliability.md, "Distributed training").
 
     Args:
         dataset: the trainer's ConcatDataset of the training datasets, in ``train_dataset`` dict order.
@@ -60,9 +54,8 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
         self.modality_indices = [index for index in range(len(sizes)) if index != text_index]
 
     def _cycle(self, index: int, generator: torch.Generator, offset: int) -> Iterator[list[int]]:
-        """Reshuffled passes over modality dataset ``index`` (its rows start at ``offset`` in the concatenation); each
-        index carries its pass (:class:`SeededRow`), so datasets that augment (two-view images) seed the row's views
-        by it, in whichever process reads it."""
+        """Reshuffled passes over modality dataset ``index`` (rows from ``offset`` in the concatenation); each index
+        carries its pass (:class:`SeededRow`), by which augmenting datasets seed the row's views in any process."""
         size, batch_size = self.dataset.cumulative_sizes[index] - offset, self.batch_sizes[index]
         for passes in count():
             order = torch.randperm(size, generator=generator).tolist()

@@ -22,24 +22,15 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
     """Trains one model on a text dataset and unpaired modality datasets (images, audio), each with its own loss.
 
     ``train_dataset`` and ``loss`` are dicts with the same keys, e.g. ``{"image": ..., "text": ...}``; batches come
-    in the order of :class:`UnpairedBatchSampler` (one batch of each modality, then one text batch; the text dataset
-    sets the epoch length and modality datasets cycle). Two optimisation schemes:
+    in the order of :class:`UnpairedBatchSampler`. Two optimisation schemes (docs/visualcse.md):
 
-    - ``"alternating"`` (VisualCSE's Algorithm 1 and released code): every batch is its own optimizer step, taken
-      by that dataset's own AdamW (own moments, own learning rate from ``learning_rates``, the text dataset's being
-      ``args.learning_rate``) over all parameters plus that dataset's loss parameters. Because each modality has its
-      own Adam, its learning rate — not a loss weight — sets how strongly it moves the shared encoder (Adam ignores a
-      constant loss scale). One schedule scales every rate. Needs ``gradient_accumulation_steps=1``. The parameter
-      groups come from sentence-transformers' optimizer construction, so ``args.learning_rate_mapping`` (pattern ->
-      rate, e.g. ``{"front_ends": 1e-4}``) and the weight-decay rules apply in every dataset's optimizer: a mapped
-      parameter is stepped at the mapped rate by whichever optimizer steps it.
-    - ``"joint"`` (a single-optimizer port): the gradients of one batch per dataset are accumulated into one step of
-      one optimizer, i.e. the gradient of L_text + w * L_modality (each modality loss multiplied by its ``weights``
-      entry; transformers divides every accumulated loss by the same accumulation count). Needs
-      ``gradient_accumulation_steps`` = number of datasets.
-
-    What it adds over :class:`NonLinguisticTrainer` (which checkpoints loss-owned heads): the unpaired batch order with per-dataset batch sizes, the
-    per-dataset optimizers (:class:`ModalityOptimizer`) and the loss weights of the joint scheme.
+    - ``"alternating"`` (VisualCSE's Algorithm 1): every batch is its own optimizer step, taken by that dataset's own
+      optimizer (:class:`ModalityOptimizer`; own learning rate from ``learning_rates``, the text dataset's being
+      ``args.learning_rate``) over the model's and that loss's parameters; one schedule scales every rate. The groups
+      come from sentence-transformers' optimizer construction, so ``args.learning_rate_mapping`` and the weight-decay
+      rules apply in every dataset's optimizer. Needs ``gradient_accumulation_steps=1``.
+    - ``"joint"``: one batch per dataset accumulated into one step of one optimizer, i.e. the gradient of
+      L_text + w * L_modality (``weights``). Needs ``gradient_accumulation_steps`` = number of datasets.
 
     Args:
         text_dataset: key of the text dataset in ``train_dataset`` (its batch size is the trainer's).
