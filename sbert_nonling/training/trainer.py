@@ -9,7 +9,6 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 import torch
 from datasets import Dataset
@@ -155,29 +154,15 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         collator.preprocess_fn = ReuseIdenticalColumns(collator.preprocess_fn)
         return collator
 
-    def get_batch_sampler(
-        self,
-        dataset: Dataset,
-        batch_size: int,
-        drop_last: bool,
-        valid_label_columns: list[str] | None = None,
-        generator: torch.Generator | None = None,
-        seed: int = 0,
-    ) -> BatchSampler | None:
+    def get_batch_sampler(self, dataset: Dataset, *args, **kwargs) -> BatchSampler | None:
         """sentence-transformers' batch sampler; the no-duplicates check of a dataset with a ``set_transform`` (media:
         decode + augment on read) compares its stored rows (:func:`source_rows`), not decoded objects."""
         no_duplicates = self.args.batch_sampler in (BatchSamplers.NO_DUPLICATES, BatchSamplers.NO_DUPLICATES_HASHED)
         if no_duplicates and isinstance(dataset, Dataset) and dataset.format["type"] == "custom":
             dataset = source_rows(dataset)
-        return super().get_batch_sampler(dataset, batch_size, drop_last, valid_label_columns, generator, seed)
+        return super().get_batch_sampler(dataset, *args, **kwargs)
 
-    def train(
-        self,
-        resume_from_checkpoint: str | bool | None = None,
-        trial: Any = None,  # transformers: optuna.Trial | dict[str, Any] | None (optuna is optional)
-        ignore_keys_for_eval: list[str] | None = None,
-        **kwargs,
-    ) -> TrainOutput:
+    def train(self, resume_from_checkpoint: str | bool | None = None, *args, **kwargs) -> TrainOutput:
         assert self.args.output_dir is not None  # TrainingArguments fills its default ("trainer_output")
         if resume_from_checkpoint is True:
             resume_from_checkpoint = newest_intact_checkpoint(self.args.output_dir)
@@ -186,27 +171,24 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         elif resume_from_checkpoint:
             verify_checkpoint(resume_from_checkpoint)
         self.loss_state.resume_from_checkpoint = resume_from_checkpoint or None
-        if resume_from_checkpoint and self._training_complete(resume_from_checkpoint):
-            return self._finish_complete_run(resume_from_checkpoint)
+        if resume_from_checkpoint and (finished := self._finish_complete_run(resume_from_checkpoint)) is not None:
+            return finished
         with self.preemption.handling_signals():
-            output = super().train(resume_from_checkpoint=resume_from_checkpoint, trial=trial, ignore_keys_for_eval=ignore_keys_for_eval, **kwargs)
+            output = super().train(resume_from_checkpoint, *args, **kwargs)
         if self.preemption.stop_signal is not None:
             checkpoint = os.path.join(self.args.output_dir, f"{CHECKPOINT_PREFIX}{self.state.global_step}")
             raise TrainingPreempted(self.preemption.stop_signal, checkpoint)
         return output
 
-    def _training_complete(self, checkpoint: str) -> bool:
-        """Whether ``checkpoint`` was written after the run's last optimizer step (its own trainer state says so):
-        transformers would take one step more on resume, since its loop checks ``max_steps`` only after a step."""
-        recorded = json.loads(Path(checkpoint, "trainer_state.json").read_text(encoding="utf8"))
-        max_steps = self.args.max_steps if self.args.max_steps > 0 else recorded["max_steps"]
-        return recorded["global_step"] >= max_steps > 0
-
-    def _finish_complete_run(self, checkpoint: str) -> TrainOutput:
-        """End a run whose training ``checkpoint`` shows complete as the uninterrupted run ended: its trainer state,
-        its loss heads and its model weights (those of the best checkpoint with ``load_best_model_at_end``), no step."""
+    def _finish_complete_run(self, checkpoint: str) -> TrainOutput | None:
+        """None unless ``checkpoint`` was written after the run's last optimizer step (transformers would take one step
+        more on resume: its loop checks ``max_steps`` after a step); then end the run as the uninterrupted one ended:
+        its trainer state, loss heads and model weights (the best checkpoint's with ``load_best_model_at_end``)."""
         started = time.time()
-        self.state = TrainerState.load_from_json(os.path.join(checkpoint, "trainer_state.json"))
+        state = TrainerState.load_from_json(os.path.join(checkpoint, "trainer_state.json"))
+        if not state.global_step >= (self.args.max_steps if self.args.max_steps > 0 else state.max_steps) > 0:
+            return None
+        self.state = state
         weights = checkpoint
         if self.args.load_best_model_at_end and self.state.best_model_checkpoint:
             if os.path.isdir(self.state.best_model_checkpoint):
