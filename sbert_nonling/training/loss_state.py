@@ -90,9 +90,8 @@ class LossStateCallback(TrainerCallback):
         dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
         args = SentenceTransformerTrainingArguments(output_dir="checkpoints", max_steps=1, report_to="none")
         loss = SimCSELoss(model, training_head="mlp")
-        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
-        trainer.add_callback(LossStateCallback(loss))
-        trainer.add_callback(CheckpointMarkerCallback())
+        callbacks = [LossStateCallback(loss), CheckpointMarkerCallback()]
+        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss, callbacks=callbacks)
         trainer.train()  # later: trainer.train(resume_from_checkpoint=True) restores loss.head too
     """
 

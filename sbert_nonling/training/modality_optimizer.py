@@ -10,26 +10,22 @@ from torch.optim import Optimizer
 
 class ModalityOptimizer(Optimizer):
     """Holds one optimizer per dataset (e.g. ``{"image": AdamW(lr=1e-6), "text": AdamW(lr=3e-5)}``) over shared
-    parameters, and steps only the :attr:`active` one: VisualCSE's Algorithm 1, where the image batch is
-    back-propagated and stepped by its own AdamW (own state, own learning rate) before the text batch is stepped by
-    the text AdamW.
+    parameters and steps only the :attr:`active` one (VisualCSE's Algorithm 1: each modality its own AdamW).
 
-    It presents the sub-optimizers to the transformers Trainer (and accelerate) as one optimizer: ``param_groups``
-    are the *active* sub-optimizer's groups (the same dict objects), so fp16 loss scaling, clipping and the inf / NaN
-    check see each shared gradient exactly once (docs/reliability.md); ``state_dict`` holds every sub-optimizer's
-    state. The sub-optimizers' schedules are :class:`~sbert_nonling.training.modality_schedule.ModalitySchedule`'s.
+    To the Trainer it is one optimizer: ``param_groups`` are the *active* sub-optimizer's groups (the same dicts), so
+    fp16 loss scaling and clipping see each shared gradient once (docs/reliability.md); ``state_dict`` holds every
+    sub-optimizer's state. Their schedules are :class:`~sbert_nonling.training.modality_schedule.ModalitySchedule`'s.
 
-    Example:
-        ::
+    Example::
 
-            import torch
-            from sbert_nonling.training import ModalityOptimizer
+        import torch
+        from sbert_nonling.training import ModalityOptimizer
 
-            weight = torch.nn.Parameter(torch.zeros(2))
-            optimizer = ModalityOptimizer({"image": torch.optim.SGD([weight], lr=0.1), "text": torch.optim.SGD([weight], lr=1.0)})
-            optimizer.set_active("text")
-            weight.grad = torch.ones(2)
-            optimizer.step()  # the text SGD: weight is now [-1, -1]
+        weight = torch.nn.Parameter(torch.zeros(2))
+        optimizer = ModalityOptimizer({"image": torch.optim.SGD([weight], lr=0.1), "text": torch.optim.SGD([weight], lr=1.0)})
+        optimizer.set_active("text")
+        weight.grad = torch.ones(2)
+        optimizer.step()  # the text SGD: weight is now [-1, -1]
     """
 
     def __init__(self, optimizers: dict[str, Optimizer]) -> None:

@@ -12,30 +12,25 @@ from sbert_nonling.training.modality_optimizer import load_named_states
 
 
 class ModalitySchedule:
-    """One learning-rate scheduler per sub-optimizer of a
-    :class:`~sbert_nonling.training.modality_optimizer.ModalityOptimizer`, presented to the transformers Trainer as
-    its ``lr_scheduler``: every optimizer step advances all of them, so each modality keeps its own base rate (image
-    1e-6, text 3e-5) under the same schedule (warmup, linear decay).
-
-    A torch scheduler works on one optimizer's groups and the ModalityOptimizer lists only the active one's; this
-    steps, saves and restores the sub-optimizers' schedulers together. ``get_last_lr`` lists the rates in the order of
+    """The schedulers of a :class:`~sbert_nonling.training.modality_optimizer.ModalityOptimizer`'s sub-optimizers as
+    the Trainer's one ``lr_scheduler``: every optimizer step advances, and checkpoints save, all of them, so each
+    modality keeps its own base rate under the same schedule. ``get_last_lr`` lists the rates in the order of
     ``schedules`` (transformers logs the first as ``learning_rate``); :meth:`last_rates` names them.
 
     Args:
         schedules: dataset name -> the scheduler of that dataset's optimizer.
 
-    Example:
-        ::
+    Example::
 
-            import torch
-            from sbert_nonling.training import ModalitySchedule
+        import torch
+        from sbert_nonling.training import ModalitySchedule
 
-            weight = torch.nn.Parameter(torch.zeros(1))
-            text, image = torch.optim.SGD([weight], lr=1.0), torch.optim.SGD([weight], lr=0.1)
-            halve = lambda step: 0.5
-            schedule = ModalitySchedule({"text": torch.optim.lr_scheduler.LambdaLR(text, halve),
-                                         "image": torch.optim.lr_scheduler.LambdaLR(image, halve)})
-            print(schedule.last_rates())  # {'text': 0.5, 'image': 0.05}
+        weight = torch.nn.Parameter(torch.zeros(1))
+        text, image = torch.optim.SGD([weight], lr=1.0), torch.optim.SGD([weight], lr=0.1)
+        halve = lambda step: 0.5
+        schedule = ModalitySchedule({"text": torch.optim.lr_scheduler.LambdaLR(text, halve),
+                                     "image": torch.optim.lr_scheduler.LambdaLR(image, halve)})
+        print(schedule.last_rates())  # {'text': 0.5, 'image': 0.05}
     """
 
     def __init__(self, schedules: dict[str, LRScheduler]) -> None:

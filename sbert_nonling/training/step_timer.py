@@ -39,8 +39,7 @@ class StepTimerCallback(TrainerCallback):
         losses = {"wiki": SimCSELoss(model), "captions": SimCSELoss(model)}  # e.g. {"image": image_loss, "text": text_loss}
         args = SentenceTransformerTrainingArguments("checkpoints", max_steps=2, report_to="none", multi_dataset_batch_sampler="round_robin")
         timer = StepTimerCallback(losses)
-        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=datasets, loss=losses, callbacks=[timer])
-        trainer.train()
+        SentenceTransformerTrainer(model=model, args=args, train_dataset=datasets, loss=losses, callbacks=[timer]).train()
         print({name: timer.step_seconds[name] / timer.step_counts[name] for name in timer.step_counts})  # seconds per batch
     """
 

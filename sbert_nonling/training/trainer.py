@@ -23,13 +23,7 @@ from transformers.trainer_utils import TrainOutput
 
 from sbert_nonling.data.images import ROW_COLUMN
 from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
-from sbert_nonling.training.checkpoints import (
-    CHECKPOINT_PREFIX,
-    newest_intact_checkpoint,
-    remove_complete_marker,
-    verify_checkpoint,
-    write_failure,
-)
+from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, newest_intact_checkpoint, remove_complete_marker, verify_checkpoint, write_failure
 from sbert_nonling.training.finite_training import FiniteTrainingCallback, check_finite_loss
 from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE, LossStateCallback, load_loss_state_dict

@@ -15,14 +15,13 @@ def average_state_dicts(states: list[dict[str, Tensor]]) -> dict[str, Tensor]:
     Raises:
         ValueError: no states, or states whose keys, shapes or non-float values differ (naming the tensor).
 
-    Example:
-        ::
+    Example::
 
-            import torch
-            from sbert_nonling.training.weight_averaging import average_state_dicts
+        import torch
+        from sbert_nonling.training.weight_averaging import average_state_dicts
 
-            model, run_a, run_b = torch.nn.Linear(4, 2), torch.nn.Linear(4, 2), torch.nn.Linear(4, 2)  # e.g. fine-tuned copies
-            model.load_state_dict(average_state_dicts([run_a.state_dict(), run_b.state_dict()]))
+        model, run_a, run_b = torch.nn.Linear(4, 2), torch.nn.Linear(4, 2), torch.nn.Linear(4, 2)  # e.g. fine-tuned copies
+        model.load_state_dict(average_state_dicts([run_a.state_dict(), run_b.state_dict()]))
     """
     if not states:
         raise ValueError("average_state_dicts needs at least one state dict.")
