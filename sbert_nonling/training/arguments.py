@@ -103,14 +103,12 @@ def training_arguments(
         multi_dataset_batch_sampler=InterleavedBatchSampler if interleaved else MultiDatasetBatchSamplers.PROPORTIONAL,
         eval_strategy="steps" if evaluating else "no",
         eval_steps=config.eval_steps,
-        save_strategy="steps",
         save_steps=config.eval_steps,
         save_total_limit=2,
         load_best_model_at_end=evaluating,
         metric_for_best_model=SELECTION_METRIC if evaluating else None,
         greater_is_better=True,
         logging_steps=max(1, config.eval_steps // 5),
-        report_to="none",
     )
 
 

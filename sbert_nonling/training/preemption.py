@@ -1,5 +1,4 @@
-"""Stop training cleanly on SIGTERM / SIGINT (preemptible machines, cluster schedulers, Ctrl-C): finish the step,
-write a complete checkpoint, stop."""
+"""Stop training cleanly on SIGTERM / SIGINT (preemption, schedulers, Ctrl-C): finish the step, checkpoint, stop."""
 
 from __future__ import annotations
 
@@ -38,37 +37,32 @@ class TrainingPreempted(RuntimeError):
 
 
 class PreemptionCallback(TrainerCallback):
-    """Turns SIGTERM / SIGINT into a clean stop through the trainer's public control flags (transformers handles no
-    signals).
+    """Turns SIGTERM / SIGINT into a clean stop through the trainer's public control flags.
 
     While :meth:`handling_signals` is active, the first signal only records itself; at the end of the current
     optimizer step the callback sets ``control.should_save`` and ``control.should_training_stop``, so the trainer
     writes a complete checkpoint and leaves its loop; the caller then raises :class:`TrainingPreempted` (see
-    :attr:`stop_signal`). A second signal exits at once (status 128 + signal number), leaving an unmarked checkpoint
+    ``stop_signal``). A second signal exits at once (status 128 + signal number), leaving an unmarked checkpoint
     that resume skips. Under DDP the processes agree at every step end, so all of them stop after the same step.
     """
 
     def __init__(self) -> None:
-        self._signal_number: int | None = None
-
-    @property
-    def stop_signal(self) -> int | None:
-        """The signal that asked the run to stop, or None."""
-        return self._signal_number
+        #: The signal that asked the run to stop, or None.
+        self.stop_signal: int | None = None
 
     def _handle(self, signal_number: int, frame) -> None:
         name = signal.Signals(signal_number).name
-        if self._signal_number is not None:
+        if self.stop_signal is not None:
             print(f"\n{name} again: exiting now; the checkpoint being written is incomplete and resume skips it.", file=sys.stderr, flush=True)
             os._exit(128 + signal_number)  # at once: no clean-up that could touch the checkpoints
-        self._signal_number = signal_number
+        self.stop_signal = signal_number
         print(f"\n{name}: finishing this step and writing a checkpoint (send it again to exit at once).", file=sys.stderr, flush=True)
 
     @contextmanager
     def handling_signals(self) -> Iterator[None]:
         """Handle :data:`STOP_SIGNALS` inside the block (main thread only: Python delivers signals there) and put
         the previous handlers back after it."""
-        self._signal_number = None
+        self.stop_signal = None
         if threading.current_thread() is not threading.main_thread():
             yield
             return
@@ -81,9 +75,9 @@ class PreemptionCallback(TrainerCallback):
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
         if torch.distributed.is_available() and torch.distributed.is_initialized() and args.world_size > 1:
-            flag = torch.tensor([self._signal_number or 0], device=args.device)
+            flag = torch.tensor([self.stop_signal or 0], device=args.device)
             torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
-            self._signal_number = int(flag.item()) or None
-        if self._signal_number is not None:
+            self.stop_signal = int(flag.item()) or None
+        if self.stop_signal is not None:
             control.should_save = True
             control.should_training_stop = True

@@ -92,7 +92,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         self.args = copy.copy(self.args)  # rotation is the marker callback's, after the marker: none by transformers
         self.args.save_total_limit = None
         # Order matters on_save: the loss state and the settings are written before the marker that lists them.
-        callbacks = (
+        for callback in (
             self.step_timer,
             LossGradientAveragingCallback(self.loss),
             FiniteTrainingCallback(self.loss),
@@ -100,8 +100,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             self.run_settings,
             checkpoint_marker,
             self.preemption,
-        )
-        for callback in callbacks:
+        ):
             self.add_callback(callback)
 
     @property

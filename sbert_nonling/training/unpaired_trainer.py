@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import torch
@@ -14,8 +13,6 @@ from sbert_nonling.training.modality_optimizer import ModalityOptimizer
 from sbert_nonling.training.modality_schedule import ModalitySchedule
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.unpaired_sampler import UnpairedBatchSampler
-
-logger = logging.getLogger(__name__)
 
 
 class UnpairedModalityTrainer(NonLinguisticTrainer):
@@ -71,10 +68,10 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
                 f"UnpairedModalityTrainer needs train_dataset and loss dicts holding the text dataset {text_dataset!r} "
                 f"and at least one modality dataset; got datasets {names}."
             )
+        modalities = set(names) - {text_dataset}
         for setting, values in (("batch_sizes", self.batch_sizes), ("learning_rates", self.learning_rates), ("weights", self.weights)):
-            unknown = set(values) - set(names) - {text_dataset}
-            if unknown or text_dataset in values:
-                raise ValueError(f"{setting} keys must be modality dataset names {sorted(set(names) - {text_dataset})}; got {sorted(values)}.")
+            if not set(values) <= modalities:
+                raise ValueError(f"{setting} keys must be modality dataset names {sorted(modalities)}; got {sorted(values)}.")
         expected_accumulation = 1 if scheme == "alternating" else len(names)
         if self.args.gradient_accumulation_steps != expected_accumulation:
             raise ValueError(
