@@ -28,9 +28,8 @@ def cpu_has_native_bf16() -> bool:
 
 
 def resolved_precision(precision: str) -> str:
-    """``fp32``, ``fp16`` or ``bf16`` for a config's ``precision`` on this machine: ``auto`` is bf16 on a GPU that
-    computes it (Ampere and later), fp16 with loss scaling on an older GPU, fp32 on a CPU. An explicit ``fp16``
-    without a GPU raises a ValueError (accelerate would silently train in fp32: fp16 loss scaling is GPU-only)."""
+    """``fp32``, ``fp16`` or ``bf16`` for a config's ``precision``: ``auto`` is bf16 on a GPU that computes it, fp16 on
+    an older GPU, fp32 on a CPU; ``fp16`` without a GPU is a ValueError (accelerate would silently train in fp32)."""
     if precision == "auto":
         if not torch.cuda.is_available():
             return "fp32"
@@ -41,9 +40,8 @@ def resolved_precision(precision: str) -> str:
 
 
 def resolved_workers(workers: int | str) -> int:
-    """DataLoader worker processes for a config's ``dataloader_num_workers``: ``auto`` is 8 per GPU (at most the
-    CPU cores per GPU; 0 if the machine has a single core), 0 on a CPU, where the training step and the data
-    compete for the same cores."""
+    """DataLoader workers for a config's ``dataloader_num_workers``: ``auto`` is 8 per GPU (at most the CPU cores per
+    GPU; 0 with a single core), 0 on a CPU, where the training step and the data compete for the same cores."""
     if workers != "auto":
         return int(workers)
     if not torch.cuda.is_available():
@@ -68,12 +66,10 @@ def training_arguments(
     """The trainer arguments of one training run of ``config``'s method: dev evaluation, best-checkpoint selection,
     no duplicates.
 
-    ``config`` gives what every run of the method shares (seed, precision: :func:`resolved_precision`, DataLoader
-    workers: :func:`resolved_workers`, schedule type, ``eval_steps``); the keyword arguments give the run's own
-    optimizer settings. ``output_dir`` is the checkpoint folder (relative to the run folder under
-    :func:`~sbert_nonling.app.runner.run_method`). ``warmup`` is a step count, or a fraction of the training steps
-    below 1. ``interleaved`` mixes text and caption batches as MCSE does (:class:`InterleavedBatchSampler`). bf16 on a
-    CPU without native bf16 (:func:`cpu_has_native_bf16`) is logged as a warning: it is far slower than fp32 there."""
+    ``config`` gives what every run of the method shares (:func:`resolved_precision`, :func:`resolved_workers`, seed,
+    schedule, ``eval_steps``); the keyword arguments the run's optimizer settings (``warmup``: steps, or a fraction of
+    the training steps below 1; ``interleaved``: MCSE's :class:`InterleavedBatchSampler`). bf16 on a CPU without
+    native bf16 (:func:`cpu_has_native_bf16`) logs a warning: it is far slower than fp32 there."""
     precision = resolved_precision(config.precision)
     on_cpu = not torch.cuda.is_available()
     if precision == "bf16" and on_cpu and not cpu_has_native_bf16():

@@ -11,15 +11,11 @@ from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, write_complete
 
 
 class CheckpointMarkerCallback(TrainerCallback):
-    """Writes the :data:`~sbert_nonling.training.checkpoints.COMPLETE_MARKER` of every checkpoint once everything in
-    it is written (``on_save``: every file's size and SHA-256, :func:`~sbert_nonling.training.checkpoints.write_complete_marker`),
-    then keeps the ``save_total_limit`` newest checkpoints (and the best one), deleting older ones.
-
-    Rotation is this callback's, after the marker, so a failed or interrupted save never costs an earlier complete
-    checkpoint: transformers rotates inside its checkpoint writing, before any callback runs, so with a plain
-    ``SentenceTransformerTrainer`` leave ``save_total_limit`` out of the arguments and give it here (see
-    docs/reliability.md). Add it after every callback that writes into checkpoint folders. A write failure raises
-    :class:`~sbert_nonling.training.checkpoints.CheckpointWriteError`.
+    """Writes the completion marker of every checkpoint (every file's size and SHA-256,
+    :func:`~sbert_nonling.training.checkpoints.write_complete_marker`) once everything in it is written, then keeps
+    the ``save_total_limit`` newest checkpoints (and the best one). Rotating after the marker, never before as
+    transformers does, keeps earlier checkpoints through a failed save: with a plain trainer, give the limit here, not
+    in the arguments (docs/reliability.md). Add it after every callback that writes into checkpoint folders.
 
     Args:
         save_total_limit: how many checkpoints to keep (the best one of ``load_best_model_at_end`` always stays);

@@ -1,5 +1,4 @@
-"""Trainer checkpoint folders: the completion marker that lists what a checkpoint holds, its verification on resume,
-and the error a failed write stops a run with."""
+"""Trainer checkpoint folders: the completion marker listing their files, its check on resume, failed-write errors."""
 
 from __future__ import annotations
 

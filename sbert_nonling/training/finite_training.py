@@ -1,5 +1,4 @@
-"""Stop a diverging run: a non-finite loss, non-finite weights or a NaN dev score end training with an error naming
-the step, before anything non-finite is saved."""
+"""Stop a diverging run (non-finite loss or weights, NaN dev score) with an error naming the step, before it is saved."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The losses' own parameters (projection heads, learnable temperatures) in trainer checkpoints: saved with every
-checkpoint, restored on resume."""
+"""The losses' own parameters (projection heads, learnable temperatures): saved in every checkpoint, restored on resume."""
 
 from __future__ import annotations
 
@@ -66,11 +65,9 @@ def load_loss_state_dict(losses: Losses, state: dict[str, Tensor]) -> None:
 class LossStateCallback(TrainerCallback):
     """Saves the losses' own parameters in every checkpoint and restores them when training resumes.
 
-    sentence-transformers optimises loss-owned parameters (projection heads, SimCSE's training MLP, learnable
-    temperatures) but neither checkpoints nor restores them. This callback writes :func:`loss_state_dict` to
-    :data:`LOSS_STATE_FILE` in each checkpoint (``on_save``, not with ``save_only_model``) and copies it back into the
-    losses on resume (``on_train_begin``, before the first step); the heads never enter the saved model. Add it before
-    :class:`~sbert_nonling.training.checkpoint_marker.CheckpointMarkerCallback`, whose marker must list this file.
+    sentence-transformers optimises loss-owned parameters but neither checkpoints nor restores them. This writes
+    :func:`loss_state_dict` to :data:`LOSS_STATE_FILE` in each checkpoint (not with ``save_only_model``) and loads it
+    back on resume, before the first step; the heads never enter the saved model. Add it before the marker callback.
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).

@@ -39,11 +39,9 @@ class TrainingPreempted(RuntimeError):
 class PreemptionCallback(TrainerCallback):
     """Turns SIGTERM / SIGINT into a clean stop through the trainer's public control flags.
 
-    While :meth:`handling_signals` is active, the first signal only records itself; at the end of the current
-    optimizer step the callback sets ``control.should_save`` and ``control.should_training_stop``, so the trainer
-    writes a complete checkpoint and leaves its loop; the caller then raises :class:`TrainingPreempted` (see
-    ``stop_signal``). A second signal exits at once (status 128 + signal number), leaving an unmarked checkpoint
-    that resume skips. Under DDP the processes agree at every step end, so all of them stop after the same step.
+    Inside :meth:`handling_signals` the first signal is recorded (``stop_signal``); at the end of the optimizer step
+    the trainer is told to save and stop, and the caller raises :class:`TrainingPreempted`. A second signal exits at
+    once (status 128 + signal number). Under DDP all processes stop after the same step.
     """
 
     def __init__(self) -> None:

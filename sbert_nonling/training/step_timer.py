@@ -13,14 +13,10 @@ from sbert_nonling.training.loss_state import Losses
 
 
 class StepTimerCallback(TrainerCallback):
-    """Measures the wall time of every training batch's forward and backward passes, per training dataset (the
-    Trainer logs only the whole run's throughput).
-
-    :attr:`step_seconds` and :attr:`step_counts` hold, per dataset name (``"train"`` for a single loss), the summed
-    seconds and the number of batches. A batch is timed from the start of its step, or the end of the previous batch
-    of the step, to its end; the optimizer step, logging, evaluation and saving are outside. A forward pre-hook on
-    each loss names the batch's dataset (callbacks are not told it); a loss shared by several datasets is timed under
-    their names joined with ``"+"``.
+    """Measures the wall time of every training batch's forward and backward passes (not the optimizer step, logging,
+    evaluation or saving), per training dataset: :attr:`step_seconds` and :attr:`step_counts` hold, per dataset name
+    (``"train"`` for a single loss; names joined by ``"+"`` for a loss shared by several), the summed seconds and the
+    number of batches. A forward pre-hook on each loss names the batch's dataset (callbacks are not told it).
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).

@@ -1,5 +1,4 @@
-"""SentenceTransformerTrainer with the package's training callbacks: loss-owned parameters checkpointed, checkpoints
-marked complete, loss gradients averaged across processes, clean stops on signals, per-dataset step times."""
+"""SentenceTransformerTrainer with the package's training callbacks (checkpointed loss heads, marked checkpoints, ...)."""
 
 from __future__ import annotations
 
@@ -55,30 +54,23 @@ def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathL
 
 
 def source_rows(dataset: Dataset) -> Dataset:
-    """``dataset`` as stored, without its ``set_transform`` (and without the row-number column the two-view image
-    datasets add): what a duplicate check should compare for media datasets, whose transform decodes and augments."""
+    """``dataset`` as stored, without its ``set_transform`` (and the two-view images' row-number column): what a
+    duplicate check compares for media datasets, whose transform decodes and augments."""
     raw = dataset.with_format(None)
     return raw.remove_columns([ROW_COLUMN]) if ROW_COLUMN in raw.column_names else raw
 
 
 class NonLinguisticTrainer(SentenceTransformerTrainer):
     """``SentenceTransformerTrainer`` plus the package's training callbacks, for losses that own parameters and runs
-    that must survive interruptions (see docs/reliability.md, "The trainer's callbacks" and "Exact resume").
+    that must survive interruptions (docs/reliability.md: "The trainer's callbacks", "Exact resume").
 
-    Callbacks added (each documented in its own class, each usable with a plain ``SentenceTransformerTrainer``):
-    :class:`~sbert_nonling.training.step_timer.StepTimerCallback` (:attr:`step_timer`),
-    :class:`~sbert_nonling.training.loss_gradient_averaging.LossGradientAveragingCallback`,
-    :class:`~sbert_nonling.training.finite_training.FiniteTrainingCallback`,
-    :class:`~sbert_nonling.training.loss_state.LossStateCallback` (:attr:`loss_state`),
-    :class:`~sbert_nonling.training.run_settings.RunSettingsCallback` (:attr:`run_settings`),
-    :class:`~sbert_nonling.training.checkpoint_marker.CheckpointMarkerCallback`, which is handed the arguments'
-    ``save_total_limit`` (:attr:`args` is a copy without it; the object passed in is left as it is), and
-    :class:`~sbert_nonling.training.preemption.PreemptionCallback` (:attr:`preemption`).
-
-    Overrides: ``get_data_collator`` (:class:`ReuseIdenticalColumns`), ``get_batch_sampler`` (duplicates of media
-    datasets checked on :func:`source_rows`), ``training_step`` (a non-finite loss raises ``TrainingDiverged``),
-    ``train`` (``resume_from_checkpoint=True`` is the newest intact checkpoint; signals handled) and the private
-    ``_save_checkpoint`` (see its docstring).
+    It adds :class:`StepTimerCallback` (:attr:`step_timer`), :class:`LossGradientAveragingCallback`,
+    :class:`FiniteTrainingCallback`, :class:`LossStateCallback` (:attr:`loss_state`), :class:`RunSettingsCallback`
+    (:attr:`run_settings`), :class:`CheckpointMarkerCallback` (handed the arguments' ``save_total_limit``: :attr:`args`
+    is a copy without it) and :class:`PreemptionCallback` (:attr:`preemption`). Its overrides preprocess identical
+    columns once (``get_data_collator``), check media datasets for duplicates on :func:`source_rows`, stop on a
+    non-finite loss (``training_step``), resume from the newest intact checkpoint (``train``) and keep a checkpoint's
+    marker true to it (``_save_checkpoint``).
     """
 
     def __init__(self, *args, **kwargs) -> None:
@@ -114,8 +106,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         return self.step_timer.step_counts
 
     def compute_loss(self, model, inputs, return_outputs: bool = False, num_items_in_batch=None):
-        """sentence-transformers' loss of the batch; in training, the loss of a named dataset (a multi-dataset run) is
-        kept for the next log (:meth:`log`)."""
+        """sentence-transformers' loss; in training, a named dataset's loss is kept for the next :meth:`log`."""
         name = inputs.get("dataset_name")
         result = super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
         if name is not None and model.training:
