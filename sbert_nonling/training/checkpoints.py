@@ -39,9 +39,8 @@ def _fsync_directory(folder: Path) -> None:
 
 
 def write_complete_marker(folder: str | os.PathLike, step: int) -> None:
-    """Mark ``folder`` complete: flush every file to the disk and record its size and SHA-256 in
-    :data:`COMPLETE_MARKER`, written to a temporary name, fsync'ed and renamed into place (a kill leaves either no
-    marker or a whole one)."""
+    """Mark ``folder`` complete: flush every file to the disk and record its size and SHA-256 in :data:`COMPLETE_MARKER`,
+    written whole or not at all (a temporary file, fsync'ed and renamed into place)."""
     folder = Path(folder)
     files: dict[str, dict[str, Any]] = {}
     for path in sorted(folder.rglob("*")):

@@ -31,9 +31,7 @@ class MultiTaskAverageBatchSampler(RoundRobinBatchSampler):
     each task contributes ``num_replicas`` consecutive batches per group (one per process).
 
     Args:
-        dataset: the trainer's ConcatDataset of the task datasets.
-        batch_samplers: the trainer's per-dataset batch samplers.
-        generator, seed: as for the built-in samplers.
+        dataset, batch_samplers, generator, seed: as for the built-in samplers.
         num_replicas: processes sharing the batches; default: the torch.distributed world size (1 if not distributed).
     """
 
@@ -83,8 +81,7 @@ class MultiTaskAverageBatchSampler(RoundRobinBatchSampler):
 def multitask_sampler_arguments(scheme: MultiTaskScheme, num_tasks: int) -> dict[str, Any]:
     """The trainer arguments a scheme needs: ``multi_dataset_batch_sampler`` and ``gradient_accumulation_steps``.
 
-    ``average`` -> :class:`MultiTaskAverageBatchSampler` with one accumulation step per task (losses averaged);
-    ``round_robin`` / ``proportional`` -> sentence-transformers' ``ROUND_ROBIN`` / ``PROPORTIONAL`` (one task per step).
+    ``average``: :class:`MultiTaskAverageBatchSampler`, one accumulation step per task; else ST's sampler of that name.
     """
     if scheme not in MULTITASK_SCHEMES:
         raise ValueError(f"scheme={scheme!r} must be one of {list(MULTITASK_SCHEMES)}.")

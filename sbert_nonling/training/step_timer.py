@@ -54,15 +54,13 @@ class StepTimerCallback(TrainerCallback):
         if self._batch_start is not None and self._batch_dataset is None:  # the first loss of a timed batch names it
             self._batch_dataset = dataset
 
-    def _end_batch(self) -> None:
+    def _end_batch(self, restart: bool) -> None:
+        """Count the batch being timed, if a loss ran, then time the next one (``restart``) or none."""
         if self._batch_start is not None and self._batch_dataset is not None:
             self.step_seconds[self._batch_dataset] += time.perf_counter() - self._batch_start
             self.step_counts[self._batch_dataset] += 1
         self._batch_dataset = None
-
-    def _start_batch(self) -> None:
-        self._batch_dataset = None
-        self._batch_start = time.perf_counter()
+        self._batch_start = time.perf_counter() if restart else None
 
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
         self._remove_hooks()
@@ -76,15 +74,13 @@ class StepTimerCallback(TrainerCallback):
         self._batch_start = None
 
     def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
-        self._start_batch()
+        self._end_batch(restart=True)  # nothing to count: the last step's batches ended before its optimizer step
 
     def on_substep_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
-        self._end_batch()
-        self._start_batch()
+        self._end_batch(restart=True)
 
     def on_pre_optimizer_step(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
-        self._end_batch()
-        self._batch_start = None
+        self._end_batch(restart=False)
 
     def _remove_hooks(self) -> None:
         for hook in self._hooks:

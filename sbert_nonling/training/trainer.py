@@ -35,9 +35,8 @@ logger = logging.getLogger(__name__)
 
 
 def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathLike) -> None:
-    """Copy the weights saved in ``checkpoint`` (a trainer checkpoint of ``model``) into ``model``; a ValueError names
-    any module class its ``modules.json`` / ``router_config.json`` name that ``model`` does not consist of (so no code
-    the run did not already run is imported, as sentence-transformers' trainer checks through a private loader)."""
+    """Copy the weights of ``checkpoint`` (a trainer checkpoint of ``model``) into ``model``; a ValueError names any
+    module class it names that ``model`` does not use (so no code the run did not already run is imported)."""
     named = []
     for name, key in (("modules.json", "type"), ("router_config.json", None)):
         path = os.path.join(checkpoint, name)
@@ -116,17 +115,15 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         """transformers' log, plus ``loss_<dataset>`` in a multi-dataset run: the mean loss of that dataset's batches
-        since the last log, in this process (``loss`` mixes them all; VisualCSE's image and text losses differ in
-        scale)."""
+        since the last log, in this process (``loss`` mixes them all)."""
         if "loss" in logs and self.dataset_losses:
             logs = {**logs, **{f"loss_{name}": round(torch.stack(losses).float().mean().item(), 4) for name, losses in self.dataset_losses.items()}}
             self.dataset_losses = {}
         super().log(logs, start_time)
 
     def training_step(self, model: nn.Module, inputs: dict, num_items_in_batch=None) -> torch.Tensor:
-        """transformers' training step; a NaN or infinite loss stops the run with
-        :class:`~sbert_nonling.training.finite_training.TrainingDiverged` before the optimizer applies it (under fp16
-        the gradient scaler skips such steps itself, so the check is left to it)."""
+        """transformers' training step; a NaN or infinite loss raises ``TrainingDiverged`` before the optimizer applies
+        it (under fp16 the gradient scaler skips such steps itself)."""
         loss = super().training_step(model, inputs, num_items_in_batch)
         if not self.args.fp16:
             check_finite_loss(loss, self.state.global_step + 1, self.args.output_dir)
@@ -165,9 +162,8 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         return output
 
     def _finish_complete_run(self, checkpoint: str) -> TrainOutput | None:
-        """None unless ``checkpoint`` was written after the run's last optimizer step (transformers would take one step
-        more on resume: its loop checks ``max_steps`` after a step); then end the run as the uninterrupted one ended:
-        its trainer state, loss heads and model weights (the best checkpoint's with ``load_best_model_at_end``)."""
+        """None unless ``checkpoint`` is past the last step (where transformers would take one step more); then end the
+        run as the uninterrupted one ended: its trainer state, loss heads and (best checkpoint's) model weights."""
         started = time.time()
         state = TrainerState.load_from_json(os.path.join(checkpoint, "trainer_state.json"))
         if not state.global_step >= (self.args.max_steps if self.args.max_steps > 0 else state.max_steps) > 0:

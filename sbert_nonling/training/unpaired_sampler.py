@@ -23,8 +23,7 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
     batches of the *same* dataset, one per process (docs/reliability.md, "Distributed training").
 
     Args:
-        dataset: the trainer's ConcatDataset of the training datasets, in ``train_dataset`` dict order.
-        batch_samplers: the trainer's per-dataset batch samplers (only the text one is used).
+        dataset, batch_samplers: the trainer's ConcatDataset and per-dataset batch samplers (only the text one is used).
         text_index: position of the text dataset among the datasets.
         batch_sizes: batch size per dataset position for the modality datasets.
         generator, seed: as for the built-in samplers.

@@ -22,12 +22,10 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
     in the order of :class:`UnpairedBatchSampler`. Two optimisation schemes (docs/visualcse.md):
 
     - ``"alternating"`` (VisualCSE's Algorithm 1): every batch is its own optimizer step, taken by that dataset's own
-      optimizer (:class:`ModalityOptimizer`; own learning rate from ``learning_rates``, the text dataset's being
-      ``args.learning_rate``) over the model's and that loss's parameters; one schedule scales every rate. The groups
-      come from sentence-transformers' optimizer construction, so ``args.learning_rate_mapping`` and the weight-decay
-      rules apply in every dataset's optimizer. Needs ``gradient_accumulation_steps=1``.
-    - ``"joint"``: one batch per dataset accumulated into one step of one optimizer, i.e. the gradient of
-      L_text + w * L_modality (``weights``). Needs ``gradient_accumulation_steps`` = number of datasets.
+      optimizer (:class:`ModalityOptimizer`, sentence-transformers' parameter groups and ``learning_rate_mapping``)
+      under one schedule. Needs ``gradient_accumulation_steps=1``.
+    - ``"joint"``: one batch per dataset accumulated into one optimizer step, the gradient of L_text + w * L_modality.
+      Needs ``gradient_accumulation_steps`` = number of datasets.
 
     Args:
         text_dataset: key of the text dataset in ``train_dataset`` (its batch size is the trainer's).
@@ -90,9 +88,7 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
 
     def create_optimizer(self, model=None) -> torch.optim.Optimizer:
         if self.optimizer is None and self.scheme == "alternating":
-            # sentence-transformers' own construction over every loss (weight decay rules, learning_rate_mapping
-            # groups, the losses' own parameters), then each dataset's optimizer keeps the groups' parameters its
-            # loss trains: the model's plus its own heads.
+            # sentence-transformers' parameter groups over every loss; each dataset's optimizer keeps what its loss trains.
             optimizer_cls, optimizer_kwargs = self.get_optimizer_cls_and_kwargs(self.args)
             if set(optimizer_kwargs) & {"params", "model"} or "optimizer_dict" not in optimizer_kwargs:
                 raise ValueError(
@@ -110,17 +106,15 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         return super().create_optimizer(model)
 
     def create_scheduler(self, num_training_steps: int, optimizer: torch.optim.Optimizer | None = None):
-        """transformers' scheduler (``lr_scheduler_type``, warmup) for each dataset's optimizer under the alternating
-        scheme, stepped together (:class:`ModalitySchedule`; the text rate first, so the logged ``learning_rate`` is
-        the text optimizer's); the trainer's own scheduler under the joint scheme."""
+        """Under the alternating scheme, transformers' scheduler for each dataset's optimizer, stepped together
+        (:class:`ModalitySchedule`; the text rate first: it is the logged ``learning_rate``)."""
         if self.lr_scheduler is not None or self.modality_optimizer is None:
             return super().create_scheduler(num_training_steps, optimizer)
         schedules = {}
         for name in [self.text_dataset] + [name for name in self.dataset_names if name != self.text_dataset]:
             self.lr_scheduler = None
             schedules[name] = super().create_scheduler(num_training_steps, self.modality_optimizer.optimizers[name])
-        # transformers annotates lr_scheduler as its constructor's LambdaLR, but the trainer only calls step() /
-        # get_last_lr() / state_dict() on it, which ModalitySchedule provides.
+        # typed LambdaLR by transformers, which only calls step() / get_last_lr() / state_dict() on it
         self.lr_scheduler = ModalitySchedule(schedules)  # type: ignore[assignment]
         return self.lr_scheduler
 
@@ -135,8 +129,7 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         return (result[0] * weight, result[1]) if return_outputs else result * weight
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        """:class:`NonLinguisticTrainer`'s log, plus ``learning_rate_<dataset>`` under the alternating scheme: each
-        dataset's optimizer's rate in the last step (``learning_rate`` is the text optimizer's, read at the same time)."""
+        """:class:`NonLinguisticTrainer`'s log, plus each dataset's optimizer's rate (``learning_rate_<dataset>``)."""
         if "loss" in logs and isinstance(self.lr_scheduler, ModalitySchedule):
             logs = {**logs, **{f"learning_rate_{name}": rate for name, rate in self.lr_scheduler.stepped_rates.items()}}
         super().log(logs, start_time)
