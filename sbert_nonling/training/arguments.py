@@ -63,8 +63,7 @@ def training_arguments(
     gradient_accumulation_steps: int = 1,
     interleaved: bool = False,
 ) -> SentenceTransformerTrainingArguments:
-    """The trainer arguments of one training run of ``config``'s method: dev evaluation, best-checkpoint selection,
-    no duplicates.
+    """The trainer arguments of one training run of ``config``'s method (dev evaluation, best checkpoint, no duplicates).
 
     ``config`` gives what every run of the method shares (:func:`resolved_precision`, :func:`resolved_workers`, seed,
     schedule, ``eval_steps``); the keyword arguments the run's optimizer settings (``warmup``: steps, or a fraction of

@@ -64,9 +64,8 @@ def remove_complete_marker(folder: str | os.PathLike) -> None:
 
 
 def checkpoint_damage(folder: str | os.PathLike) -> str | None:
-    """None if every file the marker of ``folder`` lists is there with its recorded size and SHA-256, else a sentence
-    naming the first file that is not. A marker of an older version (the step number only) lists nothing and is
-    trusted as before."""
+    """None if every file the marker of ``folder`` lists is there with its recorded size and SHA-256 (or the marker is an
+    older version's, the step number only), else a sentence naming the first file that is not."""
     folder = Path(folder)
     text = (folder / COMPLETE_MARKER).read_text(encoding="utf8")
     try:
@@ -105,9 +104,8 @@ def last_complete_checkpoint(output_dir: str | os.PathLike) -> str | None:
 
 
 def newest_intact_checkpoint(output_dir: str | os.PathLike) -> str | None:
-    """The newest complete checkpoint of ``output_dir`` whose files match its marker, or None if none is complete. A
-    damaged one (a file truncated, changed or missing) is skipped with a warning naming the file; if every complete
-    checkpoint is damaged, a ValueError names them all."""
+    """The newest complete checkpoint of ``output_dir`` whose files match its marker (a damaged one is skipped with a
+    warning), or None if none is complete; a ValueError names the damage if every complete checkpoint is damaged."""
     damaged = []
     for folder in complete_checkpoints(output_dir):
         damage = checkpoint_damage(folder)

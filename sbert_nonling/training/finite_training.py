@@ -47,10 +47,9 @@ def check_finite_loss(loss: torch.Tensor, step: int, output_dir: str | os.PathLi
 
 
 class FiniteTrainingCallback(TrainerCallback):
-    """Stops training with :class:`TrainingDiverged` when a weight of the model or of the losses' own heads is NaN or
-    infinite (checked ``on_step_end`` before a checkpoint is written and at the last step), or the selection metric
-    (``metric_for_best_model``) of an evaluation is NaN (``on_evaluate``). transformers checks neither; every step's
-    loss is :func:`check_finite_loss`'s (called by :class:`~sbert_nonling.training.trainer.NonLinguisticTrainer`).
+    """Stops training with :class:`TrainingDiverged` when a weight of the model or of the losses' heads is NaN or
+    infinite (checked before a checkpoint is written and at the last step), or an evaluation's selection metric is NaN
+    (transformers checks neither). Each step's loss is :func:`check_finite_loss`'s (NonLinguisticTrainer calls it).
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (its own parameters are checked too).

@@ -13,11 +13,9 @@ from torch.utils.data import BatchSampler, ConcatDataset
 
 class InterleavedBatchSampler(MultiDatasetDefaultBatchSampler):
     """Yields the batches of the first dataset (text) in order and, after every ``len(text) // len(captions)`` of
-    them, one batch of the second dataset (captions), as MCSE mixes wiki and caption batches.
-
-    Pass the class as ``multi_dataset_batch_sampler`` with ``train_dataset={"text": ..., "captions": ...}`` (text
-    first); nothing is cycled. Under DDP every step is ``num_replicas`` (default: the world size) consecutive batches
-    of one dataset, one per process; incomplete trailing groups are dropped.
+    them, one batch of the second (captions), as MCSE mixes them: pass the class as ``multi_dataset_batch_sampler``
+    with ``train_dataset={"text": ..., "captions": ...}``. Under DDP every step is ``num_replicas`` (default: the world
+    size) consecutive batches of one dataset, one per process; incomplete trailing groups are dropped.
     """
 
     def __init__(

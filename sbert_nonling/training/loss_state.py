@@ -52,8 +52,7 @@ def loss_parameters(losses: Losses, model: nn.Module) -> list[nn.Parameter]:
 
 
 def load_loss_state_dict(losses: Losses, state: dict[str, Tensor]) -> None:
-    """Copy a :func:`loss_state_dict` back into the losses' own tensors (in place, so shared tensors stay shared and
-    the optimizer keeps pointing at them)."""
+    """Copy a :func:`loss_state_dict` into the losses' own tensors, in place (shared tensors and the optimizer agree)."""
     targets = {f"{name}.{key}": tensor for name, loss in _named_losses(losses) for key, tensor in loss.state_dict(keep_vars=True).items()}
     unknown = sorted(set(state) - set(targets))
     if unknown:

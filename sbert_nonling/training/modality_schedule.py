@@ -26,10 +26,8 @@ class ModalitySchedule:
         from sbert_nonling.training import ModalitySchedule
 
         weight = torch.nn.Parameter(torch.zeros(1))
-        text, image = torch.optim.SGD([weight], lr=1.0), torch.optim.SGD([weight], lr=0.1)
-        halve = lambda step: 0.5
-        schedule = ModalitySchedule({"text": torch.optim.lr_scheduler.LambdaLR(text, halve),
-                                     "image": torch.optim.lr_scheduler.LambdaLR(image, halve)})
+        optimizers = {"text": torch.optim.SGD([weight], lr=1.0), "image": torch.optim.SGD([weight], lr=0.1)}
+        schedule = ModalitySchedule({name: torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 0.5) for name, opt in optimizers.items()})
         print(schedule.last_rates())  # {'text': 0.5, 'image': 0.05}
     """
 
@@ -43,8 +41,7 @@ class ModalitySchedule:
     def step(self) -> None:
         self.stepped_rates = self.last_rates()
         with warnings.catch_warnings():
-            # Each optimizer step is taken by one sub-optimizer, so on the first step torch warns, wrongly here, that
-            # the others' schedulers stepped before their optimizers.
+            # Only one sub-optimizer steps: torch warns, wrongly here, that the others' schedulers stepped before them.
             warnings.filterwarnings("ignore", message=r"Detected call of `lr_scheduler.step\(\)` before `optimizer.step\(\)`")
             for schedule in self.schedules.values():
                 schedule.step()

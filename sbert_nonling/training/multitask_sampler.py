@@ -21,14 +21,11 @@ _PASS_EPOCH_STRIDE = 1_000_003
 
 
 class MultiTaskAverageBatchSampler(RoundRobinBatchSampler):
-    """Yields one batch of every dataset in turn, ``(task 1, task 2, ..., task K), (task 1, ...)``, so that with
-    ``gradient_accumulation_steps = K`` each optimizer step's gradient is that of the *average* of the K task losses
-    (the paper's multi-task average loss).
-
-    Unlike :class:`~sentence_transformers.base.sampler.RoundRobinBatchSampler` (same order, but it stops when the
-    *smallest* dataset is exhausted), the *largest* dataset sets the epoch; a smaller one is cycled, its batch sampler
-    re-iterated with a fresh epoch number (so it reshuffles), and the number of batches is a multiple of K. Under DDP
-    each task contributes ``num_replicas`` consecutive batches per group (one per process).
+    """Yields one batch of every dataset in turn, ``(task 1, ..., task K), (task 1, ...)``, so that with
+    ``gradient_accumulation_steps = K`` each optimizer step's gradient is that of the paper's *average* of the K task
+    losses. Unlike :class:`~sentence_transformers.base.sampler.RoundRobinBatchSampler`, the *largest* dataset sets the
+    epoch (smaller ones are cycled, reshuffled by a fresh epoch number) and the number of batches is a multiple of K.
+    Under DDP each task contributes ``num_replicas`` consecutive batches per group (one per process).
 
     Args:
         dataset, batch_samplers, generator, seed: as for the built-in samplers.

@@ -22,8 +22,7 @@ class TrainingPreempted(RuntimeError):
     Args:
         signal_number: the signal that stopped the run.
         checkpoint: the checkpoint folder written at the stop.
-        resumable: False for the recipes that run a sequence of trainers (multitask, pixel-linguist), which do not
-            resume: the message then says to start the run again.
+        resumable: False for the recipes that run a sequence of trainers and do not resume (multitask, pixel-linguist).
     """
 
     def __init__(self, signal_number: int, checkpoint: str, resumable: bool = True) -> None:

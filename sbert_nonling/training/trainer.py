@@ -184,9 +184,8 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         return TrainOutput(self.state.global_step, metrics["train_loss"], metrics)
 
     def _save_checkpoint(self, model: nn.Module, trial=None) -> None:
-        """transformers' checkpoint; overridden although private, as no public hook runs before or around the writes:
-        a folder written again loses its old marker before the first byte is rewritten, and a failed write (disk full,
-        no permission) becomes a :class:`CheckpointWriteError` naming the folder."""
+        """transformers' checkpoint (private, but no public hook runs before or around the writes): a folder written again
+        loses its old marker first, and a failed write becomes a :class:`CheckpointWriteError` naming the folder."""
         folder = os.path.join(self._get_output_dir(trial=trial), f"{CHECKPOINT_PREFIX}{self.state.global_step}")
         if self.args.should_save:
             remove_complete_marker(folder)

@@ -14,13 +14,12 @@ from sbert_nonling.data.images import SeededRow
 
 
 class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
-    """Yields, for every text batch, first one batch of each modality dataset and then the text batch (the order of
-    VisualCSE's released training loop: image step, then text step).
+    """Yields, for every text batch, first one batch of each modality dataset, then the text batch (VisualCSE's order).
 
-    Unlike the built-in multi-dataset samplers, the text dataset alone sets the epoch length (its batches come from
-    the trainer's batch sampler, e.g. ``NO_DUPLICATES``); modality datasets of any size are reshuffled (seeded by
-    ``seed + epoch``) and cycled with their own batch size. Under DDP every step is ``num_replicas`` consecutive
-    batches of the *same* dataset, one per process (docs/reliability.md, "Distributed training").
+    The text dataset alone sets the epoch length (its batches come from the trainer's batch sampler, e.g.
+    ``NO_DUPLICATES``); modality datasets of any size are reshuffled (seeded by ``seed + epoch``) and cycled with their
+    own batch size. Under DDP every step is ``num_replicas`` consecutive batches of the *same* dataset, one per
+    process (docs/reliability.md, "Distributed training").
 
     Args:
         dataset, batch_samplers: the trainer's ConcatDataset and per-dataset batch samplers (only the text one is used).
@@ -51,8 +50,7 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
         self.modality_indices = [index for index in range(len(sizes)) if index != text_index]
 
     def _cycle(self, index: int, generator: torch.Generator, offset: int) -> Iterator[list[int]]:
-        """Reshuffled passes over modality dataset ``index`` (rows from ``offset`` in the concatenation); each index
-        carries its pass (:class:`SeededRow`), by which augmenting datasets seed the row's views in any process."""
+        """Reshuffled passes over dataset ``index`` (rows from ``offset``), each index a :class:`SeededRow` of its pass."""
         size, batch_size = self.dataset.cumulative_sizes[index] - offset, self.batch_sizes[index]
         for passes in count():
             order = torch.randperm(size, generator=generator).tolist()

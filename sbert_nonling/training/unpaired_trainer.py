@@ -56,8 +56,7 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         self.modality_optimizer: ModalityOptimizer | None = None
         model, train_dataset = kwargs.get("model"), kwargs.get("train_dataset")
         if model is not None and isinstance(train_dataset, dict) and text_dataset in train_dataset and not model.model_card_data.widget:
-            # The model card's widget examples are sentences: take them from the text dataset (sentence-transformers
-            # fails to pick them from datasets whose rows hold only images / audio).
+            # The model card's widget examples are sentences: sentence-transformers fails to pick them from media rows.
             model.model_card_data.set_widget_examples(DatasetDict({text_dataset: train_dataset[text_dataset]}))
         super().__init__(*args, **kwargs)
         names = list(self.train_dataset) if isinstance(self.train_dataset, dict) else []

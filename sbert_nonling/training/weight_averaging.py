@@ -7,10 +7,8 @@ from torch import Tensor
 
 
 def average_state_dicts(states: list[dict[str, Tensor]]) -> dict[str, Tensor]:
-    """The element-wise mean of ``states`` (state dicts of one architecture), as a model soup averages them.
-
-    Floating-point tensors are averaged in float64 and cast back to their dtype; other tensors (integer buffers such
-    as position ids) must be identical in every state and are kept.
+    """The element-wise mean of ``states`` (state dicts of one architecture), as a model soup averages them:
+    floating-point tensors averaged in float64 and cast back; other tensors (e.g. position ids) kept, and must agree.
 
     Raises:
         ValueError: no states, or states whose keys, shapes or non-float values differ (naming the tensor).
