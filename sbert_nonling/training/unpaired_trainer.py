@@ -81,8 +81,7 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
     def get_multi_dataset_batch_sampler(
         self, dataset: ConcatDataset, batch_samplers: list[BatchSampler], generator: torch.Generator | None = None, seed: int | None = 0
     ) -> BatchSampler:
-        text_batch_size = self.args.per_device_train_batch_size
-        sizes = {index: self.batch_sizes.get(name, text_batch_size) for index, name in enumerate(self.dataset_names)}
+        sizes = {index: self.batch_sizes.get(name, self.args.per_device_train_batch_size) for index, name in enumerate(self.dataset_names)}
         return UnpairedBatchSampler(dataset, batch_samplers, self.dataset_names.index(self.text_dataset), sizes, generator=generator, seed=seed or 0)
 
     def create_optimizer(self, model=None) -> torch.optim.Optimizer:
