@@ -41,7 +41,7 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
     ) -> None:
         super().__init__(dataset, batch_samplers, generator=generator, seed=seed)
         self.num_replicas = get_world_size() if num_replicas is None else num_replicas
-        sizes = [len(part) for part in dataset.datasets]
+        sizes = [end - start for start, end in zip([0, *dataset.cumulative_sizes], dataset.cumulative_sizes)]
         for index, batch_size in batch_sizes.items():
             if index != text_index and not 0 < batch_size <= sizes[index]:
                 raise ValueError(f"Batch size {batch_size} for dataset {index} must be between 1 and its size ({sizes[index]}).")
