@@ -1,5 +1,4 @@
-"""Training: trainers, callbacks, optimizers and samplers on top of sentence-transformers' trainer (the runners that
-use them, recipes included, are the application layer, :mod:`sbert_nonling.app`)."""
+"""Training: trainers, callbacks, optimizers and samplers on top of sentence-transformers' (runners: :mod:`sbert_nonling.app`)."""
 
 from __future__ import annotations
 

@@ -28,9 +28,8 @@ def cpu_has_native_bf16() -> bool:
 
 
 def resolved_precision(precision: str) -> str:
-    """``fp32``, ``fp16`` or ``bf16`` for a config's ``precision`` on this machine: ``auto`` is bf16 on a GPU that
-    computes it (Ampere and later), fp16 with loss scaling on an older GPU, fp32 on a CPU. An explicit ``fp16``
-    without a GPU raises a ValueError (accelerate would silently train in fp32: fp16 loss scaling is GPU-only)."""
+    """``fp32``, ``fp16`` or ``bf16`` for a config's ``precision``: ``auto`` is bf16 on a GPU that computes it, fp16 on
+    an older GPU, fp32 on a CPU; ``fp16`` without a GPU is a ValueError (accelerate would silently train in fp32)."""
     if precision == "auto":
         if not torch.cuda.is_available():
             return "fp32"
@@ -41,9 +40,8 @@ def resolved_precision(precision: str) -> str:
 
 
 def resolved_workers(workers: int | str) -> int:
-    """DataLoader worker processes for a config's ``dataloader_num_workers``: ``auto`` is 8 per GPU (at most the
-    CPU cores per GPU; 0 if the machine has a single core), 0 on a CPU, where the training step and the data
-    compete for the same cores."""
+    """DataLoader workers for a config's ``dataloader_num_workers``: ``auto`` is 8 per GPU (at most the CPU cores per
+    GPU; 0 with a single core), 0 on a CPU, where the training step and the data compete for the same cores."""
     if workers != "auto":
         return int(workers)
     if not torch.cuda.is_available():
@@ -65,21 +63,12 @@ def training_arguments(
     gradient_accumulation_steps: int = 1,
     interleaved: bool = False,
 ) -> SentenceTransformerTrainingArguments:
-    """The trainer arguments of one training run of ``config``'s method: dev evaluation, best-checkpoint selection,
-    no duplicates.
+    """The trainer arguments of one training run of ``config``'s method (dev evaluation, best checkpoint, no duplicates).
 
-    ``config`` gives what every run of the method shares (``seed``, ``precision``, the DataLoader settings,
-    ``lr_scheduler_type``, ``eval_steps``); the keyword arguments the run's own optimizer settings (a multi-stage method has one set per
-    stage). ``output_dir`` is the checkpoint folder (relative paths are relative to the working directory, or to the
-    run folder under :func:`~sbert_nonling.app.runner.run_method`). ``warmup`` is a step count, or a fraction of
-    the training steps when below 1. ``interleaved`` mixes a text and a caption dataset as MCSE does
-    (:class:`InterleavedBatchSampler`).
-
-    ``config.precision`` (:func:`resolved_precision`): bf16 trains under bf16 autocast, on the CPU as on a GPU; fp16
-    under fp16 autocast with loss scaling (GPU). bf16 on a CPU without native bf16 (:func:`cpu_has_native_bf16`) is
-    allowed but logged as a warning: it is far slower than fp32 there. ``config.dataloader_num_workers``
-    (:func:`resolved_workers`) worker processes read and augment the data, persistent across epochs and
-    evaluations; ``dataloader_pin_memory`` pins batches where a GPU takes them (``auto``)."""
+    ``config`` gives what every run of the method shares (:func:`resolved_precision`, :func:`resolved_workers`, seed,
+    schedule, ``eval_steps``); the keyword arguments the run's optimizer settings (``warmup``: steps, or a fraction of
+    the training steps below 1; ``interleaved``: MCSE's :class:`InterleavedBatchSampler`). bf16 on a CPU without
+    native bf16 (:func:`cpu_has_native_bf16`) logs a warning: it is far slower than fp32 there."""
     precision = resolved_precision(config.precision)
     on_cpu = not torch.cuda.is_available()
     if precision == "bf16" and on_cpu and not cpu_has_native_bf16():
@@ -109,14 +98,12 @@ def training_arguments(
         multi_dataset_batch_sampler=InterleavedBatchSampler if interleaved else MultiDatasetBatchSamplers.PROPORTIONAL,
         eval_strategy="steps" if evaluating else "no",
         eval_steps=config.eval_steps,
-        save_strategy="steps",
         save_steps=config.eval_steps,
         save_total_limit=2,
         load_best_model_at_end=evaluating,
         metric_for_best_model=SELECTION_METRIC if evaluating else None,
         greater_is_better=True,
         logging_steps=max(1, config.eval_steps // 5),
-        report_to="none",
     )
 
 

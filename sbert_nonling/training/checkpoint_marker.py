@@ -11,29 +11,15 @@ from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, write_complete
 
 
 class CheckpointMarkerCallback(TrainerCallback):
-    """Writes the :data:`~sbert_nonling.training.checkpoints.COMPLETE_MARKER` of every checkpoint once everything in
-    it is written, then keeps the ``save_total_limit`` newest checkpoints (and the best one), deleting older ones.
-
-    ``on_save`` fires after transformers has written the checkpoint (model, optimizer and schedule, RNG and trainer
-    states) and after the callbacks added before this one have added their files (e.g. :class:`LossStateCallback`):
-    the marker, listing every file with its size and SHA-256
-    (:func:`~sbert_nonling.training.checkpoints.write_complete_marker`), is therefore the checkpoint's last file, and
-    :func:`~sbert_nonling.training.checkpoints.newest_intact_checkpoint` resumes only from folders that hold one and
-    still match it. A write failure raises :class:`~sbert_nonling.training.checkpoints.CheckpointWriteError` naming
-    the folder and the free space.
-
-    Rotation is this callback's own, after the marker, so a failed or interrupted save never costs an earlier
-    complete checkpoint. transformers rotates by ``TrainingArguments.save_total_limit`` inside its checkpoint writing,
-    before any callback can mark the new checkpoint complete: with a plain ``SentenceTransformerTrainer``, leave
-    ``save_total_limit`` out of the arguments and give it here.
-    :class:`~sbert_nonling.training.trainer.NonLinguisticTrainer` does so with the limit of its arguments.
+    """Writes the completion marker of every checkpoint (every file's size and SHA-256,
+    :func:`~sbert_nonling.training.checkpoints.write_complete_marker`) once everything in it is written, then keeps
+    the ``save_total_limit`` newest checkpoints (and the best one). Rotating after the marker, never before as
+    transformers does, keeps earlier checkpoints through a failed save: with a plain trainer, give the limit here, not
+    in the arguments (docs/reliability.md). Add it after every callback that writes into checkpoint folders.
 
     Args:
         save_total_limit: how many checkpoints to keep (the best one of ``load_best_model_at_end`` always stays);
             None keeps them all.
-
-    What it adds over transformers: a checkpoint is known complete (and verifiable) instead of merely present.
-    Add it after every callback that writes into checkpoint folders.
     """
 
     def __init__(self, save_total_limit: int | None = None) -> None:

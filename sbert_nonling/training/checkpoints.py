@@ -1,5 +1,4 @@
-"""Trainer checkpoint folders: the completion marker that lists what a checkpoint holds, its verification on resume,
-and the error a failed write stops a run with."""
+"""Trainer checkpoint folders: the completion marker listing their files, its check on resume, failed-write errors."""
 
 from __future__ import annotations
 
@@ -40,9 +39,8 @@ def _fsync_directory(folder: Path) -> None:
 
 
 def write_complete_marker(folder: str | os.PathLike, step: int) -> None:
-    """Mark ``folder`` complete: flush every file to the disk and record its size and SHA-256 in
-    :data:`COMPLETE_MARKER`, written to a temporary name, fsync'ed and renamed into place (a kill leaves either no
-    marker or a whole one)."""
+    """Mark ``folder`` complete: flush every file to the disk and record its size and SHA-256 in :data:`COMPLETE_MARKER`,
+    written whole or not at all (a temporary file, fsync'ed and renamed into place)."""
     folder = Path(folder)
     files: dict[str, dict[str, Any]] = {}
     for path in sorted(folder.rglob("*")):
@@ -66,9 +64,8 @@ def remove_complete_marker(folder: str | os.PathLike) -> None:
 
 
 def checkpoint_damage(folder: str | os.PathLike) -> str | None:
-    """None if every file the marker of ``folder`` lists is there with its recorded size and SHA-256, else a sentence
-    naming the first file that is not. A marker of an older version (the step number only) lists nothing and is
-    trusted as before."""
+    """None if every file the marker of ``folder`` lists is there with its recorded size and SHA-256 (or the marker is an
+    older version's, the step number only), else a sentence naming the first file that is not."""
     folder = Path(folder)
     text = (folder / COMPLETE_MARKER).read_text(encoding="utf8")
     try:
@@ -89,35 +86,28 @@ def checkpoint_damage(folder: str | os.PathLike) -> str | None:
     return None
 
 
-def checkpoint_folders(output_dir: str | os.PathLike) -> list[Path]:
-    """The ``checkpoint-<step>`` folders of ``output_dir``, newest step first."""
+def complete_checkpoints(output_dir: str | os.PathLike) -> list[Path]:
+    """The ``checkpoint-<step>`` folders of ``output_dir`` whose saving finished (holding a marker), newest step first."""
     output_dir = Path(output_dir)
-    if not output_dir.is_dir():
-        return []
     steps = [
         (int(path.name[len(CHECKPOINT_PREFIX) :]), path)
-        for path in output_dir.iterdir()
-        if path.is_dir() and path.name.startswith(CHECKPOINT_PREFIX) and path.name[len(CHECKPOINT_PREFIX) :].isdigit()
+        for path in (output_dir.iterdir() if output_dir.is_dir() else ())
+        if path.name.startswith(CHECKPOINT_PREFIX) and path.name[len(CHECKPOINT_PREFIX) :].isdigit() and (path / COMPLETE_MARKER).is_file()
     ]
     return [path for _, path in sorted(steps, reverse=True)]
 
 
 def last_complete_checkpoint(output_dir: str | os.PathLike) -> str | None:
     """The ``checkpoint-<step>`` folder of ``output_dir`` with the highest step whose saving finished, or None."""
-    complete = [path for path in checkpoint_folders(output_dir) if (path / COMPLETE_MARKER).is_file()]
+    complete = complete_checkpoints(output_dir)
     return str(complete[0]) if complete else None
 
 
 def newest_intact_checkpoint(output_dir: str | os.PathLike) -> str | None:
-    """The newest complete checkpoint of ``output_dir`` whose files match its marker, or None if none is complete.
-
-    A damaged one (a file truncated, changed or missing after it was written: a disk or copy fault) is skipped with a
-    warning naming the file; if every complete checkpoint is damaged, a ValueError names them all.
-    """
+    """The newest complete checkpoint of ``output_dir`` whose files match its marker (a damaged one is skipped with a
+    warning), or None if none is complete; a ValueError names the damage if every complete checkpoint is damaged."""
     damaged = []
-    for folder in checkpoint_folders(output_dir):
-        if not (folder / COMPLETE_MARKER).is_file():
-            continue  # its saving never finished
+    for folder in complete_checkpoints(output_dir):
         damage = checkpoint_damage(folder)
         if damage is None:
             return str(folder)
@@ -133,8 +123,7 @@ def newest_intact_checkpoint(output_dir: str | os.PathLike) -> str | None:
 
 def verify_checkpoint(folder: str | os.PathLike) -> None:
     """Check an explicitly named checkpoint to resume from as :func:`newest_intact_checkpoint` checks the ones it
-    picks: a folder with a completion marker, every file as the marker lists it, the optimizer state and the trainer
-    state present. A ValueError names what is wrong."""
+    picks, and that it holds the optimizer and trainer states; a ValueError names what is wrong."""
     folder = Path(folder)
     where = f"resume_from_checkpoint={str(folder)!r}"
     if not folder.is_dir():
@@ -156,13 +145,12 @@ def verify_checkpoint(folder: str | os.PathLike) -> None:
 
 
 def write_failure(folder: str | os.PathLike, error: BaseException) -> CheckpointWriteError:
-    """The error a run stops with when writing checkpoint ``folder`` failed with ``error``: it names the folder,
-    the free space on its disk and the earlier complete checkpoints (untouched: rotation only runs after a
-    checkpoint is complete)."""
+    """The error a run stops with when writing checkpoint ``folder`` failed with ``error``: it names the folder, the
+    free space on its disk and the earlier complete checkpoints (untouched: rotation runs after the marker)."""
     folder = Path(folder)
     existing = next(path for path in (folder, *folder.parents) if path.exists())  # the folder may not exist yet
     free = shutil.disk_usage(existing).free
-    intact = [path.name for path in checkpoint_folders(folder.parent) if path != folder and (path / COMPLETE_MARKER).is_file()]
+    intact = [path.name for path in complete_checkpoints(folder.parent) if path != folder]
     if intact:
         kept = f"the earlier checkpoints ({', '.join(intact)}) are intact"
         how = "then run the same command again with --resume (resume=True)"

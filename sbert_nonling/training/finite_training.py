@@ -1,5 +1,4 @@
-"""Stop a diverging run: a non-finite loss, non-finite weights or a NaN dev score end training with an error naming
-the step, before anything non-finite is saved."""
+"""Stop a diverging run (non-finite loss or weights, NaN dev score) with an error naming the step, before it is saved."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ from sbert_nonling.training.loss_state import Losses, loss_state_dict
 
 
 class TrainingDiverged(RuntimeError):
-    """Training produced a non-finite loss, non-finite weights or a NaN dev score; the run stopped before saving
-    anything non-finite (its earlier checkpoints, all finite, are kept)."""
+    """Training produced a non-finite loss, non-finite weights or a NaN dev score; nothing non-finite was saved."""
 
 
 def non_finite_parameters(named_tensors: Iterable[tuple[str, torch.Tensor]]) -> list[str]:
@@ -49,15 +47,9 @@ def check_finite_loss(loss: torch.Tensor, step: int, output_dir: str | os.PathLi
 
 
 class FiniteTrainingCallback(TrainerCallback):
-    """Stops training with :class:`TrainingDiverged` when a weight of the model or of the losses' own heads is NaN or
-    infinite (``on_step_end`` of a step whose checkpoint is about to be written, and of the last step: a full pass over
-    the weights is kept off the other steps, whose loss :func:`check_finite_loss` checks), or the selection metric of an
-    evaluation (``metric_for_best_model``) is NaN (``on_evaluate``): a NaN score would otherwise be compared as a
-    score, and the run end as a success with a NaN model.
-
-    What it adds over transformers: transformers logs a NaN loss as the running average (``logging_nan_inf_filter``)
-    and goes on; it has no check of the weights. :class:`~sbert_nonling.training.trainer.NonLinguisticTrainer` also
-    checks every step's loss (:func:`check_finite_loss`).
+    """Stops training with :class:`TrainingDiverged` when a weight of the model or of the losses' heads is NaN or
+    infinite (checked before a checkpoint is written and at the last step), or an evaluation's selection metric is NaN
+    (transformers checks neither). Each step's loss is :func:`check_finite_loss`'s (NonLinguisticTrainer calls it).
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (its own parameters are checked too).

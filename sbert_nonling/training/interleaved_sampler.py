@@ -13,14 +13,9 @@ from torch.utils.data import BatchSampler, ConcatDataset
 
 class InterleavedBatchSampler(MultiDatasetDefaultBatchSampler):
     """Yields the batches of the first dataset (text) in order and, after every ``len(text) // len(captions)`` of
-    them, one batch of the second dataset (captions), as MCSE mixes wiki and caption batches.
-
-    Pass the class as ``multi_dataset_batch_sampler`` with ``train_dataset={"text": ..., "captions": ...}`` (text
-    first). Every caption batch is used once per epoch; nothing is cycled.
-
-    Under DDP with ``num_replicas`` processes every step is a group of ``num_replicas`` consecutive batches of one
-    dataset (process ``k`` takes batch ``k`` of the group), so all processes take a text or a caption step together;
-    incomplete trailing groups are dropped. ``num_replicas`` defaults to the torch.distributed world size.
+    them, one batch of the second (captions), as MCSE mixes them: pass the class as ``multi_dataset_batch_sampler``
+    with ``train_dataset={"text": ..., "captions": ...}``. Under DDP every step is ``num_replicas`` (default: the world
+    size) consecutive batches of one dataset, one per process; incomplete trailing groups are dropped.
     """
 
     def __init__(

@@ -11,19 +11,9 @@ from sbert_nonling.training.loss_state import Losses, loss_parameters
 
 
 class LossGradientAveragingCallback(TrainerCallback):
-    """Under distributed data parallel training, averages the gradients of the parameters the losses own over all
-    processes before each optimizer step.
-
-    DDP wraps only the model: the gradients of a loss's own parameters (MCSE's projection heads, SimCSE's
-    training-only MLP, a learnable temperature) would stay per-process, and the heads of different processes would
-    drift apart. At ``on_pre_optimizer_step`` (after the last backward pass of the step, gradient accumulation
-    included) each such gradient is all-reduced and divided by the world size, i.e. the mean over processes, as DDP
-    computes it for the model. Gradient clipping (``max_grad_norm``) covers only the model's parameters and has run
-    by then; the losses' gradients are never clipped, with or without this callback. In a single process it does
-    nothing. Every process must take the same kind of step (the same losses with gradients), which the package's
-    batch samplers guarantee.
-
-    What it adds over sentence-transformers: gradient synchronisation of parameters outside the DDP-wrapped model.
+    """Under DDP, averages the gradients of the parameters the losses own (heads, learnable temperatures: outside the
+    DDP-wrapped model) over all processes before each optimizer step, as DDP does for the model's, so the heads stay
+    identical in every process (docs/reliability.md); clipping has run by then. In a single process it does nothing.
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).
@@ -41,9 +31,8 @@ class LossGradientAveragingCallback(TrainerCallback):
         dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
         args = SentenceTransformerTrainingArguments(output_dir="checkpoints", max_steps=1, report_to="none")
         loss = SimCSELoss(model, training_head="mlp")  # its MLP lives outside the DDP-wrapped model (e.g. MCSE's heads too)
-        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
-        trainer.add_callback(LossGradientAveragingCallback(loss))  # torchrun --nproc_per_node 2 script.py
-        trainer.train()  # in a single process the callback does nothing
+        trainer = SentenceTransformerTrainer(model, args, train_dataset=dataset, loss=loss, callbacks=[LossGradientAveragingCallback(loss)])
+        trainer.train()  # torchrun --nproc_per_node 2 script.py; in a single process the callback does nothing
     """
 
     def __init__(self, loss: Losses) -> None:

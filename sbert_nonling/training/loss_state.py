@@ -1,5 +1,4 @@
-"""The losses' own parameters (projection heads, learnable temperatures) in trainer checkpoints: saved with every
-checkpoint, restored on resume."""
+"""The losses' own parameters (projection heads, learnable temperatures): saved in every checkpoint, restored on resume."""
 
 from __future__ import annotations
 
@@ -27,11 +26,8 @@ def _named_losses(losses: Losses) -> list[tuple[str, nn.Module]]:
 
 
 def loss_state_dict(losses: Losses, model: nn.Module) -> dict[str, Tensor]:
-    """The parameters and buffers the losses own, i.e. everything in their state dicts that is not the model's.
-
-    Keys are ``<dataset name>.<key>`` (``loss.<key>`` for a single loss); a tensor shared by several losses (e.g.
-    SimCSE's head, shared by the text loss and MultimodalAlignLoss) is stored once, under its first key.
-    """
+    """The parameters and buffers the losses own (in their state dicts, not the model's), keyed ``<dataset name>.<key>``
+    (``loss.<key>`` for a single loss); a tensor shared by several losses is stored once, under its first key."""
     model_tensors = {id(tensor) for tensor in (*model.parameters(), *model.buffers())}
     state, seen = {}, set()
     for name, loss in _named_losses(losses):
@@ -56,8 +52,7 @@ def loss_parameters(losses: Losses, model: nn.Module) -> list[nn.Parameter]:
 
 
 def load_loss_state_dict(losses: Losses, state: dict[str, Tensor]) -> None:
-    """Copy a :func:`loss_state_dict` back into the losses' own tensors (in place, so shared tensors stay shared and
-    the optimizer keeps pointing at them)."""
+    """Copy a :func:`loss_state_dict` into the losses' own tensors, in place (shared tensors and the optimizer agree)."""
     targets = {f"{name}.{key}": tensor for name, loss in _named_losses(losses) for key, tensor in loss.state_dict(keep_vars=True).items()}
     unknown = sorted(set(state) - set(targets))
     if unknown:
@@ -69,25 +64,14 @@ def load_loss_state_dict(losses: Losses, state: dict[str, Tensor]) -> None:
 class LossStateCallback(TrainerCallback):
     """Saves the losses' own parameters in every checkpoint and restores them when training resumes.
 
-    sentence-transformers optimises loss-owned parameters (MCSE's projection heads, SimCSE's training-only MLP, a
-    learnable temperature) but neither saves them in checkpoints nor restores them on
-    ``train(resume_from_checkpoint=...)``: a resumed run would continue with freshly initialised heads. This callback
-    writes :func:`loss_state_dict` to :data:`LOSS_STATE_FILE` in each checkpoint folder (``on_save``, main process,
-    not with ``save_only_model``) and copies it back into the losses when training starts from a checkpoint
-    (``on_train_begin``, after transformers has loaded the model, optimizer and schedule, before the first step).
-    The heads never enter the saved model.
-
-    What it adds over transformers / sentence-transformers: checkpointing of parameters that live outside the model.
+    sentence-transformers optimises loss-owned parameters but neither checkpoints nor restores them. This writes
+    :func:`loss_state_dict` to :data:`LOSS_STATE_FILE` in each checkpoint (not with ``save_only_model``) and loads it
+    back on resume, before the first step; the heads never enter the saved model. Add it before the marker callback.
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).
-        resume_from_checkpoint: the checkpoint folder training resumes from. Callbacks are not told it; when None, a
-            resumed run (``state.global_step > 0`` at the start) reads ``<output_dir>/checkpoint-<step>``, which is
-            what ``train(resume_from_checkpoint=True)`` resumes from. Set it when resuming from a folder elsewhere.
-
-    A write failure raises :class:`~sbert_nonling.training.checkpoints.CheckpointWriteError` naming the folder.
-    Add it before :class:`~sbert_nonling.training.checkpoint_marker.CheckpointMarkerCallback`, whose marker must
-    list this file.
+        resume_from_checkpoint: the checkpoint folder training resumes from (callbacks are not told it); when None, a
+            resumed run reads ``<output_dir>/checkpoint-<step>``, as ``train(resume_from_checkpoint=True)`` does.
 
     Example::
 
@@ -102,9 +86,8 @@ class LossStateCallback(TrainerCallback):
         dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
         args = SentenceTransformerTrainingArguments(output_dir="checkpoints", max_steps=1, report_to="none")
         loss = SimCSELoss(model, training_head="mlp")
-        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
-        trainer.add_callback(LossStateCallback(loss))
-        trainer.add_callback(CheckpointMarkerCallback())
+        callbacks = [LossStateCallback(loss), CheckpointMarkerCallback()]
+        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss, callbacks=callbacks)
         trainer.train()  # later: trainer.train(resume_from_checkpoint=True) restores loss.head too
     """
 

@@ -10,29 +10,22 @@ from torch.optim import Optimizer
 
 class ModalityOptimizer(Optimizer):
     """Holds one optimizer per dataset (e.g. ``{"image": AdamW(lr=1e-6), "text": AdamW(lr=3e-5)}``) over shared
-    parameters, and steps only the :attr:`active` one: VisualCSE's Algorithm 1, where the image batch is
-    back-propagated and stepped by its own AdamW (own state, own learning rate) before the text batch is stepped by
-    the text AdamW.
+    parameters and steps only the :attr:`active` one (VisualCSE's Algorithm 1: each modality its own AdamW).
 
-    What it adds over ``torch.optim``: it presents the sub-optimizers to the transformers Trainer (and accelerate) as
-    one optimizer. ``param_groups`` are the *active* sub-optimizer's groups (the same dict objects), so every shared
-    parameter is listed once: ``GradScaler.unscale_`` (fp16 loss scaling), gradient clipping and the inf / NaN check
-    see each gradient exactly once (listing the shared parameters once per sub-optimizer unscaled them once per
-    sub-optimizer, i.e. divided the gradients by the loss scale twice). ``state_dict`` holds every sub-optimizer's
-    state, so checkpoints resume each modality's Adam moments. The learning-rate schedule of every sub-optimizer is
-    :class:`~sbert_nonling.training.modality_schedule.ModalitySchedule`'s.
+    To the Trainer it is one optimizer: ``param_groups`` are the *active* sub-optimizer's groups (the same dicts), so
+    fp16 loss scaling and clipping see each shared gradient once (docs/reliability.md); ``state_dict`` holds every
+    sub-optimizer's state. Their schedules are :class:`~sbert_nonling.training.modality_schedule.ModalitySchedule`'s.
 
-    Example:
-        ::
+    Example::
 
-            import torch
-            from sbert_nonling.training import ModalityOptimizer
+        import torch
+        from sbert_nonling.training import ModalityOptimizer
 
-            weight = torch.nn.Parameter(torch.zeros(2))
-            optimizer = ModalityOptimizer({"image": torch.optim.SGD([weight], lr=0.1), "text": torch.optim.SGD([weight], lr=1.0)})
-            optimizer.set_active("text")
-            weight.grad = torch.ones(2)
-            optimizer.step()  # the text SGD: weight is now [-1, -1]
+        weight = torch.nn.Parameter(torch.zeros(2))
+        optimizer = ModalityOptimizer({"image": torch.optim.SGD([weight], lr=0.1), "text": torch.optim.SGD([weight], lr=1.0)})
+        optimizer.set_active("text")
+        weight.grad = torch.ones(2)
+        optimizer.step()  # the text SGD: weight is now [-1, -1]
     """
 
     def __init__(self, optimizers: dict[str, Optimizer]) -> None:
@@ -40,8 +33,7 @@ class ModalityOptimizer(Optimizer):
             raise ValueError("ModalityOptimizer needs at least one optimizer.")
         self.optimizers = dict(optimizers)
         self.active = next(iter(self.optimizers))
-        # Optimizer.__init__ sets up hooks and bookkeeping over the shared parameters, each once; the groups used from
-        # then on are the active sub-optimizer's own dicts.
+        # Optimizer.__init__'s bookkeeping over the shared parameters, each once; then the active one's groups are used.
         parameters = {
             id(parameter): parameter for optimizer in self.optimizers.values() for group in optimizer.param_groups for parameter in group["params"]
         }
@@ -68,9 +60,13 @@ class ModalityOptimizer(Optimizer):
         return {name: optimizer.state_dict() for name, optimizer in self.optimizers.items()}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        if set(state_dict) != set(self.optimizers):
-            raise ValueError(f"Optimizer state for {sorted(state_dict)} cannot be loaded into {sorted(self.optimizers)}.")
-        for name, optimizer in self.optimizers.items():
-            optimizer.load_state_dict(state_dict[name])
-        # load_state_dict builds new group dicts: point at them again.
-        self.set_active(self.active)
+        load_named_states(self.optimizers, state_dict, "Optimizer")
+        self.set_active(self.active)  # load_state_dict builds new group dicts: point at them again
+
+
+def load_named_states(owners: dict[str, Any], state_dict: dict[str, Any], kind: str) -> None:
+    """Load ``state_dict`` (one state per dataset name) into ``owners``, the optimizers or schedulers of those names."""
+    if set(state_dict) != set(owners):
+        raise ValueError(f"{kind} state for {sorted(state_dict)} cannot be loaded into {sorted(owners)}.")
+    for name, owner in owners.items():
+        owner.load_state_dict(state_dict[name])

@@ -8,34 +8,27 @@ from typing import Any
 from torch import Tensor
 from torch.optim.lr_scheduler import LRScheduler
 
+from sbert_nonling.training.modality_optimizer import load_named_states
+
 
 class ModalitySchedule:
-    """One learning-rate scheduler per sub-optimizer of a
-    :class:`~sbert_nonling.training.modality_optimizer.ModalityOptimizer`, presented to the transformers Trainer as
-    its ``lr_scheduler``: every optimizer step advances all of them, so each modality keeps its own base rate (image
-    1e-6, text 3e-5) under the same schedule (warmup, linear decay).
-
-    What it adds over ``torch.optim.lr_scheduler``: a scheduler works on one optimizer's groups, and the
-    ModalityOptimizer lists only its active sub-optimizer's groups (each shared parameter once, for fp16 loss
-    scaling); this steps, saves and restores the sub-optimizers' own schedulers together. ``get_last_lr`` lists the
-    rates in the order of ``schedules`` (the first is the one transformers logs as ``learning_rate``);
-    :meth:`last_rates` names them.
+    """The schedulers of a :class:`~sbert_nonling.training.modality_optimizer.ModalityOptimizer`'s sub-optimizers as
+    the Trainer's one ``lr_scheduler``: every optimizer step advances, and checkpoints save, all of them, so each
+    modality keeps its own base rate under the same schedule. ``get_last_lr`` lists the rates in the order of
+    ``schedules`` (transformers logs the first as ``learning_rate``); :meth:`last_rates` names them.
 
     Args:
         schedules: dataset name -> the scheduler of that dataset's optimizer.
 
-    Example:
-        ::
+    Example::
 
-            import torch
-            from sbert_nonling.training import ModalitySchedule
+        import torch
+        from sbert_nonling.training import ModalitySchedule
 
-            weight = torch.nn.Parameter(torch.zeros(1))
-            text, image = torch.optim.SGD([weight], lr=1.0), torch.optim.SGD([weight], lr=0.1)
-            halve = lambda step: 0.5
-            schedule = ModalitySchedule({"text": torch.optim.lr_scheduler.LambdaLR(text, halve),
-                                         "image": torch.optim.lr_scheduler.LambdaLR(image, halve)})
-            print(schedule.last_rates())  # {'text': 0.5, 'image': 0.05}
+        weight = torch.nn.Parameter(torch.zeros(1))
+        optimizers = {"text": torch.optim.SGD([weight], lr=1.0), "image": torch.optim.SGD([weight], lr=0.1)}
+        schedule = ModalitySchedule({name: torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 0.5) for name, opt in optimizers.items()})
+        print(schedule.last_rates())  # {'text': 0.5, 'image': 0.05}
     """
 
     def __init__(self, schedules: dict[str, LRScheduler]) -> None:
@@ -48,8 +41,7 @@ class ModalitySchedule:
     def step(self) -> None:
         self.stepped_rates = self.last_rates()
         with warnings.catch_warnings():
-            # Each optimizer step is taken by one sub-optimizer, so on the first step torch warns, wrongly here, that
-            # the others' schedulers stepped before their optimizers.
+            # Only one sub-optimizer steps: torch warns, wrongly here, that the others' schedulers stepped before them.
             warnings.filterwarnings("ignore", message=r"Detected call of `lr_scheduler.step\(\)` before `optimizer.step\(\)`")
             for schedule in self.schedules.values():
                 schedule.step()
@@ -65,7 +57,4 @@ class ModalitySchedule:
         return {name: schedule.state_dict() for name, schedule in self.schedules.items()}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        if set(state_dict) != set(self.schedules):
-            raise ValueError(f"Scheduler state for {sorted(state_dict)} cannot be loaded into {sorted(self.schedules)}.")
-        for name, schedule in self.schedules.items():
-            schedule.load_state_dict(state_dict[name])
+        load_named_states(self.schedules, state_dict, "Scheduler")

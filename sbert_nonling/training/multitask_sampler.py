@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Iterator
+from itertools import count
 from typing import Any
 
-from sentence_transformers.base.sampler import (
-    MultiDatasetBatchSamplers,
-    RoundRobinBatchSampler,
-)
+from sentence_transformers.base.sampler import MultiDatasetBatchSamplers, RoundRobinBatchSampler
 from sentence_transformers.util import get_world_size
 from torch.utils.data import BatchSampler
 
@@ -23,36 +21,18 @@ _PASS_EPOCH_STRIDE = 1_000_003
 
 
 class MultiTaskAverageBatchSampler(RoundRobinBatchSampler):
-    """Yields one batch of every dataset in turn, ``(task 1, task 2, ..., task K), (task 1, ...)``, so that with
-    ``gradient_accumulation_steps = K`` each optimizer step accumulates exactly one batch per task. The trainer
-    divides every batch's loss by the accumulation steps, so the step's gradient is that of the *average* of the K
-    task losses — the paper's multi-task average loss.
-
-    What it adds over :class:`~sentence_transformers.base.sampler.RoundRobinBatchSampler` (which gives the same
-    order but stops when the *smallest* dataset is exhausted): the *largest* dataset sets the epoch; a smaller one is
-    reshuffled and cycled (its batch sampler is re-iterated with a fresh epoch number, so ``NO_DUPLICATES`` and
-    seeded samplers reshuffle too), and the number of batches is always a multiple of K, so accumulation groups
-    never straddle tasks or epochs.
-
-    Under DDP with ``num_replicas`` processes each task contributes ``num_replicas`` consecutive batches per group;
-    the trainer's data loader hands batch ``r`` of every ``num_replicas`` consecutive ones to process ``r``, so every
-    process still sees task 1, task 2, ..., task K in step.
+    """Yields one batch of every dataset in turn, ``(task 1, ..., task K), (task 1, ...)``, so that with
+    ``gradient_accumulation_steps = K`` each optimizer step's gradient is that of the paper's *average* of the K task
+    losses. Unlike :class:`~sentence_transformers.base.sampler.RoundRobinBatchSampler`, the *largest* dataset sets the
+    epoch (smaller ones are cycled, reshuffled by a fresh epoch number) and the number of batches is a multiple of K.
+    Under DDP each task contributes ``num_replicas`` consecutive batches per group (one per process).
 
     Args:
-        dataset: the trainer's ConcatDataset of the task datasets.
-        batch_samplers: the trainer's per-dataset batch samplers.
-        generator, seed: as for the built-in samplers.
+        dataset, batch_samplers, generator, seed: as for the built-in samplers.
         num_replicas: processes sharing the batches; default: the torch.distributed world size (1 if not distributed).
     """
 
-    def __init__(
-        self,
-        dataset,
-        batch_samplers: list[BatchSampler],
-        generator=None,
-        seed: int = 0,
-        num_replicas: int | None = None,
-    ) -> None:
+    def __init__(self, dataset, batch_samplers: list[BatchSampler], generator=None, seed: int = 0, num_replicas: int | None = None) -> None:
         super().__init__(dataset, batch_samplers, generator=generator, seed=seed)
         self.num_replicas = get_world_size() if num_replicas is None else num_replicas
         if self.num_replicas < 1:
@@ -66,15 +46,12 @@ class MultiTaskAverageBatchSampler(RoundRobinBatchSampler):
     def _cycle(self, index: int) -> Iterator[list[int]]:
         """Batches of dataset ``index``: its first pass with the current epoch, later passes reshuffled."""
         sampler = self.batch_samplers[index]
-        passes = 0
-        while True:
-            produced = False
+        for passes in count(1):
+            batch = None
             for batch in sampler:
-                produced = True
                 yield batch
-            if not produced:
+            if batch is None:
                 raise ValueError(f"Dataset {index}'s batch sampler yielded no batch in a pass; it cannot be cycled.")
-            passes += 1
             if hasattr(sampler, "set_epoch"):
                 sampler.set_epoch(self.epoch + passes * _PASS_EPOCH_STRIDE)
 
@@ -101,11 +78,7 @@ class MultiTaskAverageBatchSampler(RoundRobinBatchSampler):
 def multitask_sampler_arguments(scheme: MultiTaskScheme, num_tasks: int) -> dict[str, Any]:
     """The trainer arguments a scheme needs: ``multi_dataset_batch_sampler`` and ``gradient_accumulation_steps``.
 
-    ``average`` -> :class:`MultiTaskAverageBatchSampler` with one accumulation step per task (losses averaged);
-    ``round_robin`` -> ST's ``ROUND_ROBIN`` (one task per step, in turn, until the smallest task is exhausted);
-    ``proportional`` -> ST's ``PROPORTIONAL`` (one task per step, drawn at random in proportion to its size, every
-    example used once per epoch). Set both on the training arguments, e.g.
-    ``for key, value in multitask_sampler_arguments("average", 3).items(): setattr(args, key, value)``.
+    ``average``: :class:`MultiTaskAverageBatchSampler`, one accumulation step per task; else ST's sampler of that name.
     """
     if scheme not in MULTITASK_SCHEMES:
         raise ValueError(f"scheme={scheme!r} must be one of {list(MULTITASK_SCHEMES)}.")

@@ -1,5 +1,4 @@
-"""Stop training cleanly on SIGTERM / SIGINT (preemptible machines, cluster schedulers, Ctrl-C): finish the step,
-write a complete checkpoint, stop."""
+"""Stop training cleanly on SIGTERM / SIGINT (preemption, schedulers, Ctrl-C): finish the step, checkpoint, stop."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ class TrainingPreempted(RuntimeError):
     Args:
         signal_number: the signal that stopped the run.
         checkpoint: the checkpoint folder written at the stop.
-        resumable: False for the recipes that run a sequence of trainers (multitask, pixel-linguist), which do not
-            resume: the message then says to start the run again.
+        resumable: False for the recipes that run a sequence of trainers and do not resume (multitask, pixel-linguist).
     """
 
     def __init__(self, signal_number: int, checkpoint: str, resumable: bool = True) -> None:
@@ -40,40 +38,28 @@ class TrainingPreempted(RuntimeError):
 class PreemptionCallback(TrainerCallback):
     """Turns SIGTERM / SIGINT into a clean stop through the trainer's public control flags.
 
-    While :meth:`handling_signals` is active, the first signal only records itself; at the end of the current
-    optimizer step (``on_step_end``) the callback sets ``control.should_save`` and ``control.should_training_stop``,
-    so the trainer writes a complete checkpoint (everything a periodic one holds, the losses' own state included)
-    and leaves its loop; the caller then raises :class:`TrainingPreempted` (see :meth:`stop_signal`). A second signal
-    exits the process at once (status 128 + signal number): the checkpoint being written then has no completion
-    marker, so resume never takes it and uses the previous complete one. Under DDP the processes agree at every step
-    end (one all-reduce of a flag), so all of them stop after the same step.
-
-    What it adds over transformers: signal handling (the Trainer has none) mapped onto its ``TrainerControl`` flags.
+    Inside :meth:`handling_signals` the first signal is recorded (``stop_signal``); at the end of the optimizer step
+    the trainer is told to save and stop, and the caller raises :class:`TrainingPreempted`. A second signal exits at
+    once (status 128 + signal number). Under DDP all processes stop after the same step.
     """
 
     def __init__(self) -> None:
-        self._signal_number: int | None = None
-
-    @property
-    def stop_signal(self) -> int | None:
-        """The signal that asked the run to stop, or None."""
-        return self._signal_number
+        #: The signal that asked the run to stop, or None.
+        self.stop_signal: int | None = None
 
     def _handle(self, signal_number: int, frame) -> None:
-        if self._signal_number is not None:
-            name = signal.Signals(signal_number).name
-            sys.stderr.write(f"\n{name} again: exiting now; the checkpoint being written is incomplete and resume skips it.\n")
-            sys.stderr.flush()
+        name = signal.Signals(signal_number).name
+        if self.stop_signal is not None:
+            print(f"\n{name} again: exiting now; the checkpoint being written is incomplete and resume skips it.", file=sys.stderr, flush=True)
             os._exit(128 + signal_number)  # at once: no clean-up that could touch the checkpoints
-        self._signal_number = signal_number
-        sys.stderr.write(f"\n{signal.Signals(signal_number).name}: finishing this step and writing a checkpoint (send it again to exit at once).\n")
-        sys.stderr.flush()
+        self.stop_signal = signal_number
+        print(f"\n{name}: finishing this step and writing a checkpoint (send it again to exit at once).", file=sys.stderr, flush=True)
 
     @contextmanager
     def handling_signals(self) -> Iterator[None]:
         """Handle :data:`STOP_SIGNALS` inside the block (main thread only: Python delivers signals there) and put
         the previous handlers back after it."""
-        self._signal_number = None
+        self.stop_signal = None
         if threading.current_thread() is not threading.main_thread():
             yield
             return
@@ -85,12 +71,10 @@ class PreemptionCallback(TrainerCallback):
                 signal.signal(number, handler)
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
-        requested = self._signal_number is not None
         if torch.distributed.is_available() and torch.distributed.is_initialized() and args.world_size > 1:
-            flag = torch.tensor([self._signal_number or 0], device=args.device)
+            flag = torch.tensor([self.stop_signal or 0], device=args.device)
             torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
-            self._signal_number = int(flag.item()) or None
-            requested = self._signal_number is not None
-        if requested:
+            self.stop_signal = int(flag.item()) or None
+        if self.stop_signal is not None:
             control.should_save = True
             control.should_training_stop = True

@@ -15,17 +15,10 @@ def _same_inputs(inputs: list[Any], other: list[Any]) -> bool:
 
 
 class ReuseIdenticalColumns:
-    """Wraps a data collator's ``preprocess_fn``: a column whose inputs are those of the column before it (and whose
-    prompt / task / max_length are too) gets a copy of that column's features instead of a second preprocessing.
-
-    Unsupervised SimCSE's ``anchor`` and ``positive`` are the same sentences and AudioCSE's two view columns the same
-    clip (SpecAugment is applied in the forward pass, per view): each batch is then tokenised / fbank'ed once.
-    Preprocessing is deterministic, so the features are exactly those a second call would give; random per-view
-    augmentation (images) happens in the dataset, so those views are never the same objects and are preprocessed
-    separately. :class:`~sbert_nonling.training.trainer.NonLinguisticTrainer` installs it in ``get_data_collator``;
-    with another trainer: ``trainer.data_collator.preprocess_fn = ReuseIdenticalColumns(trainer.data_collator.preprocess_fn)``.
-
-    What it adds over sentence-transformers: its collator preprocesses every column, identical or not.
+    """Wraps a data collator's ``preprocess_fn``: a column whose inputs (and prompt / task / max_length) are those of
+    the column before it, e.g. SimCSE's (s, s) or AudioCSE's two views of one clip, gets a copy of that column's
+    (deterministic) features instead of a second preprocessing. :class:`~sbert_nonling.training.trainer.NonLinguisticTrainer`
+    installs it; with another trainer: ``trainer.data_collator.preprocess_fn = ReuseIdenticalColumns(trainer.data_collator.preprocess_fn)``.
 
     Args:
         preprocess_fn: the collator's preprocessing, ``preprocess_fn(inputs, **kwargs) -> features``.

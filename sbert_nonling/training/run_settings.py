@@ -17,8 +17,7 @@ logger = logging.getLogger(__name__)
 
 #: The file of a checkpoint folder that holds the run's settings: ``{"settings": {...}, "changes": [...]}``.
 RUN_SETTINGS_FILE = "run_settings.json"
-#: Settings a resumed run may change with ``allow_changed`` (``--allow-changed KEY``): they change when the run is
-#: evaluated and saved, or how data is loaded, not what is computed. Any key starting with ``dataloader_`` is too.
+#: Settings a resumed run may change (``--allow-changed KEY``; ``dataloader_*`` too): none changes what is computed.
 SAFE_TO_CHANGE = ("eval_steps", "description", "reference")
 
 
@@ -28,14 +27,9 @@ def safe_to_change(key: str) -> bool:
 
 
 class RunSettingsCallback(TrainerCallback):
-    """Writes the run's settings (``settings``, e.g. ``MethodConfig.to_dict()``) and the settings changed by earlier
-    resumes (``changes``) to :data:`RUN_SETTINGS_FILE` in every checkpoint (``on_save``), so that a resume can be
-    compared with the run it continues (:func:`check_resume_settings`). Nothing is written while ``settings`` is None.
-
-    What it adds over transformers: transformers keeps ``training_args.bin`` but never compares it on resume (only a
-    few logging intervals), and knows nothing of the method's own settings (temperature, pooling, heads).
-    Add it before :class:`~sbert_nonling.training.checkpoint_marker.CheckpointMarkerCallback`.
-    """
+    """Writes the run's ``settings`` (e.g. ``MethodConfig.to_dict()``) and the ``changes`` of earlier resumes to
+    :data:`RUN_SETTINGS_FILE` in every checkpoint (none while ``settings`` is None), for :func:`check_resume_settings`.
+    Add it before the ``CheckpointMarkerCallback``."""
 
     def __init__(self, settings: Mapping[str, Any] | None = None, changes: list[dict[str, Any]] | None = None) -> None:
         self.settings = settings
@@ -57,9 +51,8 @@ def check_resume_settings(checkpoint: str | os.PathLike, settings: Mapping[str, 
     """Compare the settings of a run about to resume from ``checkpoint`` with those recorded in it.
 
     Returns the run's history of changed settings, this resume's appended (``{"step": N, "changed": {key: [old,
-    new]}}``), for the run record. Raises ValueError listing every differing setting with both values, unless each is
-    named in ``allow_changed`` and :func:`safe_to_change`; naming an unsafe one is refused too. A checkpoint of an
-    older version (no :data:`RUN_SETTINGS_FILE`) is not compared (a warning says so).
+    new]}}``). Raises ValueError listing every differing setting unless each is in ``allow_changed`` and
+    :func:`safe_to_change` (an unsafe one there is refused too). A checkpoint of an older version is not compared.
     """
     path = Path(checkpoint) / RUN_SETTINGS_FILE
     allow_changed = set(allow_changed)

@@ -13,18 +13,10 @@ from sbert_nonling.training.loss_state import Losses
 
 
 class StepTimerCallback(TrainerCallback):
-    """Measures the wall time of every training batch's forward and backward passes, per training dataset.
-
-    :attr:`step_seconds` and :attr:`step_counts` hold, per dataset name (``"train"`` for a single loss), the summed
-    seconds and the number of batches, e.g. the image steps' share of a VisualCSE run. A batch is timed from the
-    start of its step (``on_step_begin``) or the end of the previous batch of the same step (``on_substep_end``,
-    gradient accumulation) to its end (``on_substep_end``, or ``on_pre_optimizer_step`` for the step's last batch):
-    the optimizer step, logging, evaluation and checkpointing are outside. Callbacks are not told which dataset a
-    batch came from, so a forward pre-hook on each loss names the dataset whose loss the batch runs through (hooks
-    registered at ``on_train_begin``, removed at ``on_train_end``); a loss object shared by several datasets is
-    timed under their names joined with ``"+"``.
-
-    What it adds over transformers: per-dataset timing (the Trainer logs only the whole run's throughput).
+    """Measures the wall time of every training batch's forward and backward passes (not the optimizer step, logging,
+    evaluation or saving), per training dataset: :attr:`step_seconds` and :attr:`step_counts` hold, per dataset name
+    (``"train"`` for a single loss; names joined by ``"+"`` for a loss shared by several), the summed seconds and the
+    number of batches. A forward pre-hook on each loss names the batch's dataset (callbacks are not told it).
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).
@@ -43,8 +35,7 @@ class StepTimerCallback(TrainerCallback):
         losses = {"wiki": SimCSELoss(model), "captions": SimCSELoss(model)}  # e.g. {"image": image_loss, "text": text_loss}
         args = SentenceTransformerTrainingArguments("checkpoints", max_steps=2, report_to="none", multi_dataset_batch_sampler="round_robin")
         timer = StepTimerCallback(losses)
-        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=datasets, loss=losses, callbacks=[timer])
-        trainer.train()
+        SentenceTransformerTrainer(model=model, args=args, train_dataset=datasets, loss=losses, callbacks=[timer]).train()
         print({name: timer.step_seconds[name] / timer.step_counts[name] for name in timer.step_counts})  # seconds per batch
     """
 
@@ -63,15 +54,13 @@ class StepTimerCallback(TrainerCallback):
         if self._batch_start is not None and self._batch_dataset is None:  # the first loss of a timed batch names it
             self._batch_dataset = dataset
 
-    def _end_batch(self) -> None:
+    def _end_batch(self, restart: bool) -> None:
+        """Count the batch being timed, if a loss ran, then time the next one (``restart``) or none."""
         if self._batch_start is not None and self._batch_dataset is not None:
             self.step_seconds[self._batch_dataset] += time.perf_counter() - self._batch_start
             self.step_counts[self._batch_dataset] += 1
         self._batch_dataset = None
-
-    def _start_batch(self) -> None:
-        self._batch_dataset = None
-        self._batch_start = time.perf_counter()
+        self._batch_start = time.perf_counter() if restart else None
 
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
         self._remove_hooks()
@@ -85,15 +74,13 @@ class StepTimerCallback(TrainerCallback):
         self._batch_start = None
 
     def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
-        self._start_batch()
+        self._end_batch(restart=True)  # nothing to count: the last step's batches ended before its optimizer step
 
     def on_substep_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
-        self._end_batch()
-        self._start_batch()
+        self._end_batch(restart=True)
 
     def on_pre_optimizer_step(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
-        self._end_batch()
-        self._batch_start = None
+        self._end_batch(restart=False)
 
     def _remove_hooks(self) -> None:
         for hook in self._hooks:

@@ -1,5 +1,4 @@
-"""SentenceTransformerTrainer with the package's training callbacks: loss-owned parameters checkpointed, checkpoints
-marked complete, loss gradients averaged across processes, clean stops on signals, per-dataset step times."""
+"""SentenceTransformerTrainer with the package's training callbacks (checkpointed loss heads, marked checkpoints, ...)."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 import torch
 from datasets import Dataset
@@ -24,13 +22,7 @@ from transformers.trainer_utils import TrainOutput
 
 from sbert_nonling.data.images import ROW_COLUMN
 from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
-from sbert_nonling.training.checkpoints import (
-    CHECKPOINT_PREFIX,
-    newest_intact_checkpoint,
-    remove_complete_marker,
-    verify_checkpoint,
-    write_failure,
-)
+from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, newest_intact_checkpoint, remove_complete_marker, verify_checkpoint, write_failure
 from sbert_nonling.training.finite_training import FiniteTrainingCallback, check_finite_loss
 from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE, LossStateCallback, load_loss_state_dict
@@ -42,25 +34,16 @@ from sbert_nonling.training.step_timer import StepTimerCallback
 logger = logging.getLogger(__name__)
 
 
-def _class_names(model: nn.Module) -> set[str]:
-    return {f"{type(module).__module__}.{type(module).__qualname__}" for module in model.modules()}
-
-
 def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathLike) -> None:
-    """Copy the weights saved in ``checkpoint`` (a trainer checkpoint of ``model``) into ``model``.
-
-    The checkpoint is loaded as a SentenceTransformer, which imports the classes its ``modules.json`` and
-    ``router_config.json`` name: only when each of them is a class ``model`` already consists of, so that no code
-    the run did not already run is imported (sentence-transformers' own trainer does the same through a private
-    loader); otherwise a ValueError names the foreign class.
-    """
+    """Copy the weights of ``checkpoint`` (a trainer checkpoint of ``model``) into ``model``; a ValueError names any
+    module class it names that ``model`` does not use (so no code the run did not already run is imported)."""
     named = []
     for name, key in (("modules.json", "type"), ("router_config.json", None)):
         path = os.path.join(checkpoint, name)
         if os.path.isfile(path):
             content = json.loads(Path(path).read_text(encoding="utf8"))
             named += [entry[key] for entry in content] if key else list(content.get("types", {}).values())
-    foreign = sorted(set(named) - _class_names(model))
+    foreign = sorted(set(named) - {f"{type(module).__module__}.{type(module).__qualname__}" for module in model.modules()})
     if foreign:
         raise ValueError(
             f"{checkpoint} names module classes the model being trained does not use ({', '.join(foreign)}); it is not a checkpoint of this run."
@@ -70,64 +53,23 @@ def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathL
 
 
 def source_rows(dataset: Dataset) -> Dataset:
-    """``dataset`` as stored, without its ``set_transform`` (and without the row-number column the two-view image
-    datasets add): what a duplicate check should compare for media datasets, whose transform decodes and augments."""
+    """``dataset`` as stored, without its ``set_transform`` (and the two-view images' row-number column): what a
+    duplicate check compares for media datasets, whose transform decodes and augments."""
     raw = dataset.with_format(None)
     return raw.remove_columns([ROW_COLUMN]) if ROW_COLUMN in raw.column_names else raw
 
 
 class NonLinguisticTrainer(SentenceTransformerTrainer):
     """``SentenceTransformerTrainer`` plus the package's training callbacks, for losses that own parameters and runs
-    that must survive interruptions.
+    that must survive interruptions (docs/reliability.md: "The trainer's callbacks", "Exact resume").
 
-    It is a plain sentence-transformers trainer with these callbacks added (each usable on its own with any
-    ``SentenceTransformerTrainer``: ``trainer.add_callback(...)``, see docs/reliability.md):
-
-    - :class:`~sbert_nonling.training.step_timer.StepTimerCallback` (:attr:`step_timer`): :attr:`step_seconds` and
-      :attr:`step_counts` hold, per training dataset name (``"train"`` for a single dataset), the wall time of its
-      forward + backward passes and how many batches it took, e.g. the image steps' share of a VisualCSE run.
-    - :class:`~sbert_nonling.training.loss_gradient_averaging.LossGradientAveragingCallback`: under DDP only the
-      model is wrapped; the gradients of loss-owned parameters are averaged across processes before every optimizer
-      step, as DDP does for the model, so the heads stay identical in every process.
-    - :class:`~sbert_nonling.training.loss_state.LossStateCallback` (:attr:`loss_state`): the losses' own
-      parameters (MCSE's projection heads, SimCSE's training-only MLP, a learnable temperature), which
-      sentence-transformers optimises but neither checkpoints nor restores, go to ``loss_state.safetensors`` in every
-      checkpoint and are restored on resume. They never enter the saved model.
-    - :class:`~sbert_nonling.training.checkpoint_marker.CheckpointMarkerCallback`: a checkpoint counts as written
-      only once everything in it is; its :data:`~sbert_nonling.training.checkpoints.COMPLETE_MARKER` file, listing
-      every file with its size and SHA-256, is written last, and only then are older checkpoints rotated out
-      (``save_total_limit``), so a failed or interrupted save never costs an earlier checkpoint. The trainer hands
-      the callback the ``save_total_limit`` of its arguments and keeps for itself (:attr:`args`) a copy without it:
-      transformers rotates inside its checkpoint writing, before any callback can mark the new checkpoint complete,
-      and has no public way to rotate later. The arguments object passed in is left as it is.
-    - :class:`~sbert_nonling.training.preemption.PreemptionCallback` (:attr:`preemption`): SIGTERM / SIGINT during
-      ``train`` finish the current optimizer step, write a complete checkpoint and raise
-      :class:`~sbert_nonling.training.preemption.TrainingPreempted`.
-    - :class:`~sbert_nonling.training.finite_training.FiniteTrainingCallback`: non-finite weights after a step, or a
-      NaN selection score, stop the run with
-      :class:`~sbert_nonling.training.finite_training.TrainingDiverged` before that step is saved; ``training_step``
-      checks every step's loss the same way.
-    - :class:`~sbert_nonling.training.run_settings.RunSettingsCallback` (:attr:`run_settings`): once its
-      ``settings`` are set (the recipe runner sets the method's config), every checkpoint records them, so that a
-      resume with other settings can be refused
-      (:func:`~sbert_nonling.training.run_settings.check_resume_settings`).
-
-    What remains in the trainer, through documented overrides: ``get_data_collator`` wraps the collator's
-    preprocessing in :class:`~sbert_nonling.training.reuse_identical_columns.ReuseIdenticalColumns` (identical
-    columns, SimCSE's (s, s) or AudioCSE's two views of one clip, preprocessed once per batch); ``get_batch_sampler``
-    checks media datasets for duplicates on their stored rows (:func:`source_rows`); ``train`` resolves
-    ``resume_from_checkpoint=True`` to the newest complete checkpoint whose files still match the marker
-    (:func:`~sbert_nonling.training.checkpoints.newest_intact_checkpoint`: a damaged one is skipped with a warning
-    naming the file; none: a warning, then a fresh start), tells :attr:`loss_state` where it resumes from, and handles
-    the signals. One private override remains, ``_save_checkpoint``, for what no public hook allows (see its
-    docstring): the marker of a folder written again is removed before the first byte is rewritten, and a failed
-    write (disk full, no permission) stops the run with a :class:`~sbert_nonling.training.checkpoints.CheckpointWriteError`
-    naming the folder and the free space.
-
-    transformers restores the RNG states only after the first batch after a resume is drawn (the data loader draws
-    its own seed then); random data augmentation therefore must not use the global RNG to be exact across a resume:
-    the two-view image datasets seed each item's views by (seed, row, pass) instead (:class:`TwoViewDataset`: the pass
-    travels with the index, so this holds in DataLoader workers too).
+    It adds :class:`StepTimerCallback` (:attr:`step_timer`), :class:`LossGradientAveragingCallback`,
+    :class:`FiniteTrainingCallback`, :class:`LossStateCallback` (:attr:`loss_state`), :class:`RunSettingsCallback`
+    (:attr:`run_settings`), :class:`CheckpointMarkerCallback` (handed the arguments' ``save_total_limit``: :attr:`args`
+    is a copy without it) and :class:`PreemptionCallback` (:attr:`preemption`). Its overrides preprocess identical
+    columns once (``get_data_collator``), check media datasets for duplicates on :func:`source_rows`, stop on a
+    non-finite loss (``training_step``), resume from the newest intact checkpoint (``train``) and keep a checkpoint's
+    marker true to it (``_save_checkpoint``).
     """
 
     def __init__(self, *args, **kwargs) -> None:
@@ -141,7 +83,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         self.args = copy.copy(self.args)  # rotation is the marker callback's, after the marker: none by transformers
         self.args.save_total_limit = None
         # Order matters on_save: the loss state and the settings are written before the marker that lists them.
-        callbacks = (
+        for callback in (
             self.step_timer,
             LossGradientAveragingCallback(self.loss),
             FiniteTrainingCallback(self.loss),
@@ -149,8 +91,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             self.run_settings,
             checkpoint_marker,
             self.preemption,
-        )
-        for callback in callbacks:
+        ):
             self.add_callback(callback)
 
     @property
@@ -164,8 +105,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         return self.step_timer.step_counts
 
     def compute_loss(self, model, inputs, return_outputs: bool = False, num_items_in_batch=None):
-        """sentence-transformers' loss of the batch; in training, the loss of a named dataset (a multi-dataset run) is
-        kept for the next log (:meth:`log`)."""
+        """sentence-transformers' loss; in training, a named dataset's loss is kept for the next :meth:`log`."""
         name = inputs.get("dataset_name")
         result = super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
         if name is not None and model.training:
@@ -175,17 +115,15 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         """transformers' log, plus ``loss_<dataset>`` in a multi-dataset run: the mean loss of that dataset's batches
-        since the last log, in this process (``loss`` mixes them all; VisualCSE's image and text losses differ in
-        scale)."""
+        since the last log, in this process (``loss`` mixes them all)."""
         if "loss" in logs and self.dataset_losses:
             logs = {**logs, **{f"loss_{name}": round(torch.stack(losses).float().mean().item(), 4) for name, losses in self.dataset_losses.items()}}
             self.dataset_losses = {}
         super().log(logs, start_time)
 
     def training_step(self, model: nn.Module, inputs: dict, num_items_in_batch=None) -> torch.Tensor:
-        """transformers' training step; a NaN or infinite loss stops the run with
-        :class:`~sbert_nonling.training.finite_training.TrainingDiverged` before the optimizer applies it (under fp16
-        the gradient scaler skips such steps itself, so the check is left to it)."""
+        """transformers' training step; a NaN or infinite loss raises ``TrainingDiverged`` before the optimizer applies
+        it (under fp16 the gradient scaler skips such steps itself)."""
         loss = super().training_step(model, inputs, num_items_in_batch)
         if not self.args.fp16:
             check_finite_loss(loss, self.state.global_step + 1, self.args.output_dir)
@@ -197,31 +135,15 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         collator.preprocess_fn = ReuseIdenticalColumns(collator.preprocess_fn)
         return collator
 
-    def get_batch_sampler(
-        self,
-        dataset: Dataset,
-        batch_size: int,
-        drop_last: bool,
-        valid_label_columns: list[str] | None = None,
-        generator: torch.Generator | None = None,
-        seed: int = 0,
-    ) -> BatchSampler | None:
-        """sentence-transformers' batch sampler, except that the no-duplicates check of a dataset with a
-        ``set_transform`` (the image / audio datasets: decode + augment on read) compares its stored rows (file path
-        or bytes, :func:`source_rows`) instead of reading every candidate through the transform, which decoded and
-        augmented each image once more per check and compared PIL objects by their printed memory address."""
+    def get_batch_sampler(self, dataset: Dataset, *args, **kwargs) -> BatchSampler | None:
+        """sentence-transformers' batch sampler; the no-duplicates check of a dataset with a ``set_transform`` (media:
+        decode + augment on read) compares its stored rows (:func:`source_rows`), not decoded objects."""
         no_duplicates = self.args.batch_sampler in (BatchSamplers.NO_DUPLICATES, BatchSamplers.NO_DUPLICATES_HASHED)
         if no_duplicates and isinstance(dataset, Dataset) and dataset.format["type"] == "custom":
             dataset = source_rows(dataset)
-        return super().get_batch_sampler(dataset, batch_size, drop_last, valid_label_columns, generator, seed)
+        return super().get_batch_sampler(dataset, *args, **kwargs)
 
-    def train(
-        self,
-        resume_from_checkpoint: str | bool | None = None,
-        trial: Any = None,  # transformers: optuna.Trial | dict[str, Any] | None (optuna is optional)
-        ignore_keys_for_eval: list[str] | None = None,
-        **kwargs,
-    ) -> TrainOutput:
+    def train(self, resume_from_checkpoint: str | bool | None = None, *args, **kwargs) -> TrainOutput:
         assert self.args.output_dir is not None  # TrainingArguments fills its default ("trainer_output")
         if resume_from_checkpoint is True:
             resume_from_checkpoint = newest_intact_checkpoint(self.args.output_dir)
@@ -230,27 +152,23 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         elif resume_from_checkpoint:
             verify_checkpoint(resume_from_checkpoint)
         self.loss_state.resume_from_checkpoint = resume_from_checkpoint or None
-        if resume_from_checkpoint and self._training_complete(resume_from_checkpoint):
-            return self._finish_complete_run(resume_from_checkpoint)
+        if resume_from_checkpoint and (finished := self._finish_complete_run(resume_from_checkpoint)) is not None:
+            return finished
         with self.preemption.handling_signals():
-            output = super().train(resume_from_checkpoint=resume_from_checkpoint, trial=trial, ignore_keys_for_eval=ignore_keys_for_eval, **kwargs)
+            output = super().train(resume_from_checkpoint, *args, **kwargs)
         if self.preemption.stop_signal is not None:
             checkpoint = os.path.join(self.args.output_dir, f"{CHECKPOINT_PREFIX}{self.state.global_step}")
             raise TrainingPreempted(self.preemption.stop_signal, checkpoint)
         return output
 
-    def _training_complete(self, checkpoint: str) -> bool:
-        """Whether ``checkpoint`` was written after the run's last optimizer step (its own trainer state says so):
-        transformers would take one step more on resume, since its loop checks ``max_steps`` only after a step."""
-        recorded = json.loads(Path(checkpoint, "trainer_state.json").read_text(encoding="utf8"))
-        max_steps = self.args.max_steps if self.args.max_steps > 0 else recorded["max_steps"]
-        return recorded["global_step"] >= max_steps > 0
-
-    def _finish_complete_run(self, checkpoint: str) -> TrainOutput:
-        """End a run whose training ``checkpoint`` shows complete as the uninterrupted run ended: its trainer state,
-        its loss heads and its model weights (those of the best checkpoint with ``load_best_model_at_end``), no step."""
+    def _finish_complete_run(self, checkpoint: str) -> TrainOutput | None:
+        """None unless ``checkpoint`` is past the last step (where transformers would take one step more); then end the
+        run as the uninterrupted one ended: its trainer state, loss heads and (best checkpoint's) model weights."""
         started = time.time()
-        self.state = TrainerState.load_from_json(os.path.join(checkpoint, "trainer_state.json"))
+        state = TrainerState.load_from_json(os.path.join(checkpoint, "trainer_state.json"))
+        if not state.global_step >= (self.args.max_steps if self.args.max_steps > 0 else state.max_steps) > 0:
+            return None
+        self.state = state
         weights = checkpoint
         if self.args.load_best_model_at_end and self.state.best_model_checkpoint:
             if os.path.isdir(self.state.best_model_checkpoint):
@@ -266,14 +184,8 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         return TrainOutput(self.state.global_step, metrics["train_loss"], metrics)
 
     def _save_checkpoint(self, model: nn.Module, trial=None) -> None:
-        """transformers' checkpoint, with what happens around its writing that no public hook reaches.
-
-        Overridden although private, because no public hook runs (1) before transformers starts writing a checkpoint:
-        a folder written again after a resume loses its old marker here, before the first byte is rewritten; (2)
-        around the writes: a failure (disk full, no permission) becomes a :class:`CheckpointWriteError` naming the
-        folder instead of a bare OSError / RuntimeError from torch.save. (Rotation needs no override: transformers
-        is given no ``save_total_limit``, see :class:`CheckpointMarkerCallback`.)
-        """
+        """transformers' checkpoint (private, but no public hook runs before or around the writes): a folder written again
+        loses its old marker first, and a failed write becomes a :class:`CheckpointWriteError` naming the folder."""
         folder = os.path.join(self._get_output_dir(trial=trial), f"{CHECKPOINT_PREFIX}{self.state.global_step}")
         if self.args.should_save:
             remove_complete_marker(folder)

@@ -14,23 +14,15 @@ from sbert_nonling.data.images import SeededRow
 
 
 class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
-    """Yields, for every text batch, first one batch of each modality dataset and then the text batch (the order of
-    VisualCSE's released training loop: image step, then text step).
+    """Yields, for every text batch, first one batch of each modality dataset, then the text batch (VisualCSE's order).
 
-    What it adds over the built-in multi-dataset samplers: the text dataset alone sets the epoch length; modality
-    datasets of any (smaller or larger) size are reshuffled and cycled as often as needed, with their own batch
-    size, so nothing requires pairing or equal lengths. Text batches come from the trainer's batch sampler of the
-    text dataset (e.g. ``NO_DUPLICATES``). Shuffling is drawn from a generator seeded with ``seed + epoch``.
-
-    Under DDP with ``num_replicas`` processes, every step draws ``num_replicas`` consecutive batches of the *same*
-    dataset; the trainer's data loader hands batch ``k`` of each group to process ``k``, so all processes take the
-    image (or text) step together, on different images (or sentences), and the union of their batches is exactly the
-    batch a single process with ``num_replicas`` times the batch size would take (a trailing incomplete group of
-    text batches is dropped).
+    The text dataset alone sets the epoch length (its batches come from the trainer's batch sampler, e.g.
+    ``NO_DUPLICATES``); modality datasets of any size are reshuffled (seeded by ``seed + epoch``) and cycled with their
+    own batch size. Under DDP every step is ``num_replicas`` consecutive batches of the *same* dataset, one per
+    process (docs/reliability.md, "Distributed training").
 
     Args:
-        dataset: the trainer's ConcatDataset of the training datasets, in ``train_dataset`` dict order.
-        batch_samplers: the trainer's per-dataset batch samplers (only the text one is used).
+        dataset, batch_samplers: the trainer's ConcatDataset and per-dataset batch samplers (only the text one is used).
         text_index: position of the text dataset among the datasets.
         batch_sizes: batch size per dataset position for the modality datasets.
         generator, seed: as for the built-in samplers.
@@ -51,18 +43,14 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
         self.num_replicas = get_world_size() if num_replicas is None else num_replicas
         sizes = [end - start for start, end in zip([0, *dataset.cumulative_sizes], dataset.cumulative_sizes)]
         for index, batch_size in batch_sizes.items():
-            if index == text_index:
-                continue
-            if not 0 < batch_size <= sizes[index]:
+            if index != text_index and not 0 < batch_size <= sizes[index]:
                 raise ValueError(f"Batch size {batch_size} for dataset {index} must be between 1 and its size ({sizes[index]}).")
         self.text_index = text_index
         self.batch_sizes = batch_sizes
         self.modality_indices = [index for index in range(len(sizes)) if index != text_index]
 
     def _cycle(self, index: int, generator: torch.Generator, offset: int) -> Iterator[list[int]]:
-        """Reshuffled passes over modality dataset ``index`` (its rows start at ``offset`` in the concatenation); each
-        index carries its pass (:class:`SeededRow`), so datasets that augment (two-view images) seed the row's views
-        by it, in whichever process reads it."""
+        """Reshuffled passes over dataset ``index`` (rows from ``offset``), each index a :class:`SeededRow` of its pass."""
         size, batch_size = self.dataset.cumulative_sizes[index] - offset, self.batch_sizes[index]
         for passes in count():
             order = torch.randperm(size, generator=generator).tolist()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import torch
@@ -15,31 +14,18 @@ from sbert_nonling.training.modality_schedule import ModalitySchedule
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.unpaired_sampler import UnpairedBatchSampler
 
-logger = logging.getLogger(__name__)
-
 
 class UnpairedModalityTrainer(NonLinguisticTrainer):
     """Trains one model on a text dataset and unpaired modality datasets (images, audio), each with its own loss.
 
     ``train_dataset`` and ``loss`` are dicts with the same keys, e.g. ``{"image": ..., "text": ...}``; batches come
-    in the order of :class:`UnpairedBatchSampler` (one batch of each modality, then one text batch; the text dataset
-    sets the epoch length and modality datasets cycle). Two optimisation schemes:
+    in the order of :class:`UnpairedBatchSampler`. Two optimisation schemes (docs/visualcse.md):
 
-    - ``"alternating"`` (VisualCSE's Algorithm 1 and released code): every batch is its own optimizer step, taken
-      by that dataset's own AdamW (own moments, own learning rate from ``learning_rates``, the text dataset's being
-      ``args.learning_rate``) over all parameters plus that dataset's loss parameters. Because each modality has its
-      own Adam, its learning rate — not a loss weight — sets how strongly it moves the shared encoder (Adam ignores a
-      constant loss scale). One schedule scales every rate. Needs ``gradient_accumulation_steps=1``. The parameter
-      groups come from sentence-transformers' optimizer construction, so ``args.learning_rate_mapping`` (pattern ->
-      rate, e.g. ``{"front_ends": 1e-4}``) and the weight-decay rules apply in every dataset's optimizer: a mapped
-      parameter is stepped at the mapped rate by whichever optimizer steps it.
-    - ``"joint"`` (a single-optimizer port): the gradients of one batch per dataset are accumulated into one step of
-      one optimizer, i.e. the gradient of L_text + w * L_modality (each modality loss multiplied by its ``weights``
-      entry; transformers divides every accumulated loss by the same accumulation count). Needs
-      ``gradient_accumulation_steps`` = number of datasets.
-
-    What it adds over :class:`NonLinguisticTrainer` (which checkpoints loss-owned heads): the unpaired batch order with per-dataset batch sizes, the
-    per-dataset optimizers (:class:`ModalityOptimizer`) and the loss weights of the joint scheme.
+    - ``"alternating"`` (VisualCSE's Algorithm 1): every batch is its own optimizer step, taken by that dataset's own
+      optimizer (:class:`ModalityOptimizer`, sentence-transformers' parameter groups and ``learning_rate_mapping``)
+      under one schedule. Needs ``gradient_accumulation_steps=1``.
+    - ``"joint"``: one batch per dataset accumulated into one optimizer step, the gradient of L_text + w * L_modality.
+      Needs ``gradient_accumulation_steps`` = number of datasets.
 
     Args:
         text_dataset: key of the text dataset in ``train_dataset`` (its batch size is the trainer's).
@@ -70,8 +56,7 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         self.modality_optimizer: ModalityOptimizer | None = None
         model, train_dataset = kwargs.get("model"), kwargs.get("train_dataset")
         if model is not None and isinstance(train_dataset, dict) and text_dataset in train_dataset and not model.model_card_data.widget:
-            # The model card's widget examples are sentences: take them from the text dataset (sentence-transformers
-            # fails to pick them from datasets whose rows hold only images / audio).
+            # The model card's widget examples are sentences: sentence-transformers fails to pick them from media rows.
             model.model_card_data.set_widget_examples(DatasetDict({text_dataset: train_dataset[text_dataset]}))
         super().__init__(*args, **kwargs)
         names = list(self.train_dataset) if isinstance(self.train_dataset, dict) else []
@@ -80,10 +65,10 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
                 f"UnpairedModalityTrainer needs train_dataset and loss dicts holding the text dataset {text_dataset!r} "
                 f"and at least one modality dataset; got datasets {names}."
             )
+        modalities = set(names) - {text_dataset}
         for setting, values in (("batch_sizes", self.batch_sizes), ("learning_rates", self.learning_rates), ("weights", self.weights)):
-            unknown = set(values) - set(names) - {text_dataset}
-            if unknown or text_dataset in values:
-                raise ValueError(f"{setting} keys must be modality dataset names {sorted(set(names) - {text_dataset})}; got {sorted(values)}.")
+            if not set(values) <= modalities:
+                raise ValueError(f"{setting} keys must be modality dataset names {sorted(modalities)}; got {sorted(values)}.")
         expected_accumulation = 1 if scheme == "alternating" else len(names)
         if self.args.gradient_accumulation_steps != expected_accumulation:
             raise ValueError(
@@ -96,15 +81,12 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
     def get_multi_dataset_batch_sampler(
         self, dataset: ConcatDataset, batch_samplers: list[BatchSampler], generator: torch.Generator | None = None, seed: int | None = 0
     ) -> BatchSampler:
-        text_batch_size = self.args.per_device_train_batch_size
-        sizes = {index: self.batch_sizes.get(name, text_batch_size) for index, name in enumerate(self.dataset_names)}
+        sizes = {index: self.batch_sizes.get(name, self.args.per_device_train_batch_size) for index, name in enumerate(self.dataset_names)}
         return UnpairedBatchSampler(dataset, batch_samplers, self.dataset_names.index(self.text_dataset), sizes, generator=generator, seed=seed or 0)
 
     def create_optimizer(self, model=None) -> torch.optim.Optimizer:
         if self.optimizer is None and self.scheme == "alternating":
-            # sentence-transformers' own construction over every loss (weight decay rules, learning_rate_mapping
-            # groups, the losses' own parameters), then each dataset's optimizer keeps the groups' parameters its
-            # loss trains: the model's plus its own heads.
+            # sentence-transformers' parameter groups over every loss; each dataset's optimizer keeps what its loss trains.
             optimizer_cls, optimizer_kwargs = self.get_optimizer_cls_and_kwargs(self.args)
             if set(optimizer_kwargs) & {"params", "model"} or "optimizer_dict" not in optimizer_kwargs:
                 raise ValueError(
@@ -122,17 +104,15 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         return super().create_optimizer(model)
 
     def create_scheduler(self, num_training_steps: int, optimizer: torch.optim.Optimizer | None = None):
-        """transformers' scheduler (``lr_scheduler_type``, warmup) for each dataset's optimizer under the alternating
-        scheme, stepped together (:class:`ModalitySchedule`; the text rate first, so the logged ``learning_rate`` is
-        the text optimizer's); the trainer's own scheduler under the joint scheme."""
+        """Under the alternating scheme, transformers' scheduler for each dataset's optimizer, stepped together
+        (:class:`ModalitySchedule`; the text rate first: it is the logged ``learning_rate``)."""
         if self.lr_scheduler is not None or self.modality_optimizer is None:
             return super().create_scheduler(num_training_steps, optimizer)
         schedules = {}
         for name in [self.text_dataset] + [name for name in self.dataset_names if name != self.text_dataset]:
             self.lr_scheduler = None
             schedules[name] = super().create_scheduler(num_training_steps, self.modality_optimizer.optimizers[name])
-        # transformers annotates lr_scheduler as its constructor's LambdaLR, but the trainer only calls step() /
-        # get_last_lr() / state_dict() on it, which ModalitySchedule provides.
+        # typed LambdaLR by transformers, which only calls step() / get_last_lr() / state_dict() on it
         self.lr_scheduler = ModalitySchedule(schedules)  # type: ignore[assignment]
         return self.lr_scheduler
 
@@ -147,8 +127,7 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         return (result[0] * weight, result[1]) if return_outputs else result * weight
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        """:class:`NonLinguisticTrainer`'s log, plus ``learning_rate_<dataset>`` under the alternating scheme: each
-        dataset's optimizer's rate in the last step (``learning_rate`` is the text optimizer's, read at the same time)."""
+        """:class:`NonLinguisticTrainer`'s log, plus each dataset's optimizer's rate (``learning_rate_<dataset>``)."""
         if "loss" in logs and isinstance(self.lr_scheduler, ModalitySchedule):
             logs = {**logs, **{f"learning_rate_{name}": rate for name, rate in self.lr_scheduler.stepped_rates.items()}}
         super().log(logs, start_time)

@@ -7,30 +7,26 @@ from torch import Tensor
 
 
 def average_state_dicts(states: list[dict[str, Tensor]]) -> dict[str, Tensor]:
-    """The element-wise mean of ``states`` (state dicts of one architecture), as a model soup averages them.
-
-    Floating-point tensors are averaged in float64 and cast back to their dtype; other tensors (integer buffers such
-    as position ids) must be identical in every state and are kept.
+    """The element-wise mean of ``states`` (state dicts of one architecture), as a model soup averages them:
+    floating-point tensors averaged in float64 and cast back; other tensors (e.g. position ids) kept, and must agree.
 
     Raises:
         ValueError: no states, or states whose keys, shapes or non-float values differ (naming the tensor).
 
-    Example:
-        ::
+    Example::
 
-            import torch
-            from sbert_nonling.training.weight_averaging import average_state_dicts
+        import torch
+        from sbert_nonling.training.weight_averaging import average_state_dicts
 
-            model, run_a, run_b = torch.nn.Linear(4, 2), torch.nn.Linear(4, 2), torch.nn.Linear(4, 2)  # e.g. fine-tuned copies
-            model.load_state_dict(average_state_dicts([run_a.state_dict(), run_b.state_dict()]))
+        model, run_a, run_b = torch.nn.Linear(4, 2), torch.nn.Linear(4, 2), torch.nn.Linear(4, 2)  # e.g. fine-tuned copies
+        model.load_state_dict(average_state_dicts([run_a.state_dict(), run_b.state_dict()]))
     """
     if not states:
         raise ValueError("average_state_dicts needs at least one state dict.")
     first = states[0]
     for index, state in enumerate(states[1:], start=1):
         if state.keys() != first.keys():
-            difference = sorted(set(state) ^ set(first))[:5]
-            raise ValueError(f"State {index} has different keys than state 0 (e.g. {difference}).")
+            raise ValueError(f"State {index} has different keys than state 0 (e.g. {sorted(set(state) ^ set(first))[:5]}).")
     averaged = {}
     for name, tensor in first.items():
         tensors = [state[name] for state in states]
