@@ -8,7 +8,6 @@ produces results prints one JSON object as its last line. Quiet by default (:fun
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import functools
 import json
@@ -58,8 +57,6 @@ def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
     return overrides
 
 
-LOGGED_PACKAGES = ("sbert_nonling", "sentence_transformers")
-
 #: Python warnings the quiet console drops, each (message regex, category, why it is harmless).
 HARMLESS_WARNINGS: tuple[tuple[str, type[Warning], str], ...] = (
     (
@@ -93,29 +90,17 @@ def _configure_output(verbose: bool) -> None:
         warnings.filterwarnings("ignore", message=message, category=category)
 
 
-def _log_to_file(path: Path) -> logging.Handler:
-    """Also write INFO-level logs of the package and of sentence-transformers to ``path`` (the console keeps its
-    level); remove the returned handler when the run ends."""
-    handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setLevel(logging.INFO)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    for name in LOGGED_PACKAGES:
-        logging.getLogger(name).addHandler(handler)
-        logging.getLogger(name).setLevel(logging.INFO)
-    return handler
-
-
 def cmd_train(args: argparse.Namespace) -> int | None:
-    """Train a recipe; a run stopped by a signal or a failed checkpoint write returns its exit status (128 + the
-    signal number, or 1) after printing what happened and how to resume."""
-    from sbert_nonling.app.output_folder import make_output_dir
+    """Train a recipe (or, with ``--dry-run``, say what the run would do); a run stopped by a signal, a failed
+    checkpoint write or a crash returns its exit status (128 + the signal number, or 1) after saying what happened and
+    how to resume."""
     from sbert_nonling.app.run import train_recipe
+    from sbert_nonling.app.runner import TrainingCrashed
     from sbert_nonling.data.sources import DataSources
     from sbert_nonling.training.checkpoints import CheckpointWriteError
     from sbert_nonling.training.finite_training import TrainingDiverged
     from sbert_nonling.training.preemption import TrainingPreempted
 
-    handler = _log_to_file(make_output_dir(args.output) / "train.log")
     try:
         data = DataSources(**{item.name: getattr(args, item.name) for item in dataclasses.fields(DataSources)})
         chosen = {name: getattr(args, name) for name in ("model", "precision") if getattr(args, name) is not None}
@@ -129,21 +114,37 @@ def cmd_train(args: argparse.Namespace) -> int | None:
             resume=args.resume,
             overwrite=args.overwrite,
             allow_changed=tuple(args.allow_changed),
+            dry_run=args.dry_run,
+            allow_unused_datasets=args.allow_unused_datasets,
         )
     except TrainingPreempted as stop:
         print(f"sbert-nonling train: {stop}", file=sys.stderr)
         return 128 + stop.signal_number
-    except (CheckpointWriteError, TrainingDiverged) as error:
+    except (CheckpointWriteError, TrainingDiverged, TrainingCrashed) as error:
         print(f"sbert-nonling train: error: {error}", file=sys.stderr)
         return 1
-    finally:
-        for name in LOGGED_PACKAGES:
-            logging.getLogger(name).removeHandler(handler)
-        with contextlib.suppress(OSError):  # a log that cannot be flushed (full disk) must not hide the run's error
-            handler.close()
-    _print_before_after(result)
+    if args.dry_run:
+        _print_plan_summary(result)
+    else:
+        _print_before_after(result)
     _print_result(result)
     return None
+
+
+def _print_plan_summary(summary: dict[str, Any]) -> None:
+    writes = summary["writes"]
+    print(f"{summary['recipe']}: {summary['precision']} ({summary['precision_setting']}), {summary['dataloader_num_workers']} DataLoader workers")
+    print(
+        f"writes {writes['folder']}"
+        + (f" (trains in {writes['trains_in']}, which replaces the earlier run when it finishes)" if "trains_in" in writes else "")
+    )
+    for stage in summary["stages"]:
+        if stage.get("weight_update"):
+            print(f"  {stage['name']}: weight update")
+        else:
+            batches = ", ".join(f"{name} {count}" for name, count in stage["batches"].items())
+            print(f"  {stage['name']}: {stage['optimizer_steps']} optimizer steps ({stage['trainer']}); batches: {batches}")
+    print("Nothing was written (--dry-run).")
 
 
 def cmd_eval(args: argparse.Namespace) -> None:
@@ -343,7 +344,22 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY",
         help="with --resume: accept this setting differing from the run's (eval_steps, description, reference, dataloader_*; recorded)",
     )
-    train.add_argument("--overwrite", action="store_true", help="replace the run --output already holds (refused without it)")
+    train.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the run --output already holds (refused without it); the earlier run stays whole until the new one has finished",
+    )
+    train.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check every input and build the plan, print each stage's optimizer steps per dataset, the precision, the "
+        "DataLoader workers and where the run would write; write nothing",
+    )
+    train.add_argument(
+        "--allow-unused-datasets",
+        action="store_true",
+        help="train even when --max-steps ends before a dataset's first batch (a warning instead of an error)",
+    )
     train.add_argument(
         "--precision",
         choices=["auto", "fp32", "fp16", "bf16"],

@@ -22,6 +22,8 @@ def train_recipe(
     resume: bool = False,
     overwrite: bool = False,
     allow_changed: tuple[str, ...] = (),
+    dry_run: bool = False,
+    allow_unused_datasets: bool = False,
 ) -> dict[str, Any]:
     """Train ``recipe``: its method's typed config (:func:`load_recipe`: file, tiny block, overrides, ``max_steps``
     cap) run by :func:`~sbert_nonling.app.runner.run_method`, whose result it returns (docs/getting_started.md).
@@ -34,16 +36,24 @@ def train_recipe(
             "all-MiniLM-L6-v2"}`` (a sentence-transformers model keeps its own pooling and ``max_seq_length`` unless
             those are overridden too).
         tiny: a small random encoder built offline, with the recipe's ``tiny`` settings; not with a ``model`` override.
-        max_steps: stop after this many optimizer steps (of each stage run for the multi-stage methods).
+        max_steps: stop after this many optimizer steps (of each stage run for the multi-stage methods); at least 1.
         resume: continue an interrupted run exactly (docs/reliability.md); not for pixel-linguist and multitask.
-        overwrite: replace the run ``output_dir`` holds.
+        overwrite: replace the run ``output_dir`` holds, once the new run has finished (the earlier run stays whole
+            until then).
         allow_changed: settings a resume may change (:data:`~sbert_nonling.training.run_settings.SAFE_TO_CHANGE`).
+        dry_run: check every input and build the plan, then return what the run would do (precision, DataLoader
+            workers, where it writes, optimizer steps and batches per dataset of each stage) and touch nothing.
+        allow_unused_datasets: let a ``max_steps`` cap leave a training dataset without a batch (a warning); by
+            default such a cap is refused before the first step.
 
     Raises:
+        TrainingCrashed: training failed (a DataLoader worker died, out of memory); names the last checkpoint.
         CheckpointWriteError: writing a checkpoint failed; earlier ones are intact, resume once fixed.
         TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint; resume continues.
     """
     overrides = overrides or {}
+    if max_steps is not None and max_steps < 1:
+        raise ValueError(f"--max-steps (max_steps) must be at least 1, got {max_steps}; leave it out to train the recipe's full run.")
     if tiny and "model" in overrides:
         raise ValueError("Pass either tiny=True (a locally built encoder) or a model override, not both.")
     config = load_recipe(recipe, tiny=tiny, overrides=overrides)
@@ -54,4 +64,13 @@ def train_recipe(
     if isinstance(config, SentenceEncoderConfig):  # a sentence-transformers model keeps what is not set explicitly
         kept = [name for name in config.keep_model_modules if name not in overrides]
         config = config.replace("the overrides", keep_model_modules=kept)
-    return run_method(config, data, output_dir, resume=resume, overwrite=overwrite, allow_changed=allow_changed)
+    return run_method(
+        config,
+        data,
+        output_dir,
+        resume=resume,
+        overwrite=overwrite,
+        allow_changed=allow_changed,
+        dry_run=dry_run,
+        allow_unused_datasets=allow_unused_datasets,
+    )

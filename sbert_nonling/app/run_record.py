@@ -19,7 +19,8 @@ def write_run_record(
     citations: Sequence[str] = (),
 ) -> None:
     """Write ``OUT/recipe.json`` (the settings used, overrides applied), ``OUT/results.json`` (what the run returned)
-    and a model card (README.md) into each saved model folder (``forms``: folder key in ``result`` -> card form),
+    and a model card (README.md) into each saved model folder ``OUT/<key>`` (``forms``: folder key in ``result`` ->
+    card form; ``result[key]`` is the path the card names, where the folder will be once a replacement has moved in),
     citing ``citations`` (the run's losses': :func:`~sbert_nonling.export.model_card.loss_citations`)."""
     output_dir = Path(output_dir)
     (output_dir / "recipe.json").write_text(json.dumps(dict(settings), indent=2, sort_keys=True), encoding="utf-8")
@@ -27,4 +28,4 @@ def write_run_record(
     scores = {label: result[key] for key, label in (("dev_before", "dev, before training"), ("dev_after", "dev, after training")) if result.get(key)}
     for key, form in forms.items():
         if result.get(key):
-            write_model_card(result[key], settings, form, scores=scores, training_data=data, name=str(result[key]), citations=citations)
+            write_model_card(output_dir / key, settings, form, scores=scores, training_data=data, name=str(result[key]), citations=citations)

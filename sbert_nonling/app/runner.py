@@ -1,4 +1,4 @@
-"""The one runner of every method: seed, build the plan, score dev, run its stages, save, export, record the run."""
+"""The one runner of every method: check the folder, build the plan, score dev, run its stages, save, export, record."""
 
 from __future__ import annotations
 
@@ -6,26 +6,38 @@ import logging
 import os
 import shutil
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from safetensors import SafetensorError
 from transformers import set_seed
 
-from sbert_nonling.app.output_folder import make_output_dir, prepare_output_dir
+from sbert_nonling.app.output_folder import RunFolder, check_output_dir, check_output_target, complete_replacement, make_output_dir
+from sbert_nonling.app.plan_summary import (
+    log_stage_summary,
+    log_summary_header,
+    plan_summary,
+    stage_output_dir,
+    stage_summary,
+    stage_trainer,
+    summary_header,
+)
 from sbert_nonling.app.run_lock import run_lock
+from sbert_nonling.app.run_log import run_log
 from sbert_nonling.app.run_record import write_run_record
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.sts import evaluate_sts, evaluate_sts_dir
-from sbert_nonling.evaluation.sts_data import load_stsb_multi_dir
+from sbert_nonling.evaluation.sts_data import load_sts_dir, load_stsb_multi_dir
 from sbert_nonling.export.model_card import loss_citations
 from sbert_nonling.export.text_model import export_text_model
 from sbert_nonling.methods import BUILDERS
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
-from sbert_nonling.training.arguments import dev_curve, resolved_precision, resolved_workers
+from sbert_nonling.training.arguments import dev_curve, resolved_precision, resolved_workers, scores_at_best_checkpoint
 from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint, newest_intact_checkpoint
 from sbert_nonling.training.finite_training import TrainingDiverged, non_finite_parameters
+from sbert_nonling.training.planned_batches import BatchPlan, planned_batches
 from sbert_nonling.training.preemption import TrainingPreempted
 from sbert_nonling.training.run_settings import check_resume_settings
 
@@ -36,33 +48,98 @@ logger = logging.getLogger(__name__)
 RUN_FIELDS = ("best_checkpoint", "global_step", "dev_curve", "train_seconds", "step_seconds", "step_counts")
 
 
-def _output_dir(stage: TrainingStage) -> str:
-    output_dir = stage.args.output_dir
-    assert output_dir is not None  # TrainingArguments fills its default ("trainer_output")
-    return output_dir
+class TrainingCrashed(RuntimeError):
+    """Training stopped on an error that is not the input's (a DataLoader worker killed, out of memory, a failed step):
+    one sentence naming what happened and the last complete checkpoint; the traceback is in ``train.log``.
+
+    Args:
+        stage: the training stage that failed.
+        step: the last optimizer step that finished.
+        error: the error.
+        checkpoint: the last complete checkpoint of the stage, or None.
+    """
+
+    def __init__(self, stage: str, step: int, error: BaseException, checkpoint: str | None) -> None:
+        what = str(error).strip().splitlines()[0] if str(error).strip() else "no message"
+        kept = (
+            f"The last complete checkpoint is {checkpoint}: fix the cause, then run the same command with --resume (resume=True)."
+            if checkpoint
+            else "No checkpoint had been written: fix the cause, then run the same command again."
+        )
+        super().__init__(f"Training stage {stage!r} failed after step {step}: {type(error).__name__}: {what}. {kept}")
+        self.checkpoint = checkpoint
 
 
-def _train(
-    stage: TrainingStage, plan: MethodPlan, output_dir: Path, resume: bool, config: MethodConfig, changes: list[dict[str, Any]], citations: list[str]
-) -> dict[str, Any]:
-    """One training stage: hooks, the trainer (checkpoints under ``output_dir``, each recording ``config`` and the
-    settings changed on resume), hooks; its log entry. The stage's losses' citations are added to ``citations``."""
-    resumable = config.resumable
+@dataclass
+class RunContext:
+    """What the stages of one run share: where it writes, what its checkpoints record, how it resumes.
+
+    Args:
+        run_dir: the folder the run writes into (the run folder, or the folder of a replacement).
+        settings: the run's settings, recorded in every checkpoint.
+        changes: the settings changed on resume, recorded too.
+        resume: continue from the newest intact checkpoint.
+        resumable: whether the method resumes (a preempted stage of another method says to start again).
+        allow_unused_datasets: train on (with a warning) when a step cap leaves a dataset without a batch.
+        precision, dataloader_num_workers: the resolved precision and workers, recorded in the results.
+        citations: the losses' citations, collected stage by stage.
+    """
+
+    run_dir: Path
+    settings: dict[str, Any]
+    changes: list[dict[str, Any]]
+    resume: bool
+    resumable: bool
+    allow_unused_datasets: bool = False
+    precision: str = "fp32"
+    dataloader_num_workers: int = 0
+    citations: list[str] = field(default_factory=list)
+
+
+def check_step_cap(stage: TrainingStage, batches: BatchPlan) -> None:
+    """A ValueError when the stage's step cap leaves a training dataset without a batch, naming the dataset, the step of
+    its first batch in the batch order, and what to pass instead."""
+    if not batches.unused:
+        return
+    name = batches.unused[0]
+    first = batches.first_step[name]
+    order = f"{batches.sampler} gives {name!r} its first batch at step {first}" if first else f"{batches.sampler} gives {name!r} no batch"
+    reads = ", ".join(f"{count} of {dataset!r}" for dataset, count in batches.batches.items() if count)
+    fix = f"Raise --max-steps (max_steps) to at least {first}" if first else f"Give {name!r} at least one full batch of rows"
+    raise ValueError(
+        f"Stage {stage.name!r}: its {batches.optimizer_steps} steps read no batch of the {name!r} dataset ({reads} "
+        f"batches): {order}. {fix}, or pass --allow-unused-datasets (allow_unused_datasets=True) to train without it."
+    )
+
+
+def _train(stage: TrainingStage, plan: MethodPlan, run: RunContext) -> tuple[dict[str, Any], dict[str, float]]:
+    """One training stage: hooks, the trainer (its step cap checked, then trained), hooks. Returns its log entry and the
+    dev scores logged for the checkpoint the model ends with ({} if unknown: :func:`scores_at_best_checkpoint`)."""
     for hook in stage.before:
         hook(plan.model)
-    stage.args.output_dir = str(output_dir / _output_dir(stage))
-    trainer = stage.trainer(plan.model, plan.evaluator)
-    trainer.run_settings.settings, trainer.run_settings.changes = config.to_dict(), changes
+    trainer = stage_trainer(stage, plan, run.run_dir)
+    batches = planned_batches(trainer)
+    log_stage_summary(stage_summary(stage, trainer, batches))
+    if not run.allow_unused_datasets:
+        check_step_cap(stage, batches)
+    elif batches.unused:
+        logger.warning(f"Stage {stage.name!r} trains without {', '.join(map(repr, batches.unused))}: its step cap ends before their first batch.")
+    trainer.run_settings.settings, trainer.run_settings.changes = run.settings, run.changes
     try:
-        train_output = trainer.train(resume_from_checkpoint=True if resume else None)
+        train_output = trainer.train(resume_from_checkpoint=True if run.resume else None)
     except TrainingPreempted as stop:
-        if resumable:
+        if run.resumable:
             raise
         # the stage's checkpoint is complete, but the method restarts as a whole
         raise TrainingPreempted(stop.signal_number, stop.checkpoint, resumable=False) from None
+    except (TrainingDiverged, CheckpointWriteError, ValueError):
+        raise
+    except Exception as error:  # a DataLoader worker killed, out of memory, ...: one sentence; the traceback in train.log
+        logger.info("Training failed:", exc_info=True)
+        raise TrainingCrashed(stage.name, trainer.state.global_step, error, last_complete_checkpoint(trainer.args.output_dir)) from error
     for hook in stage.after:
         hook(plan.model)
-    citations.extend(loss_citations(trainer.loss))
+    run.citations.extend(loss_citations(trainer.loss))
     entry = {
         **stage.record,
         "name": stage.name,
@@ -73,7 +150,7 @@ def _train(
         "step_seconds": dict(trainer.step_seconds),
         "step_counts": dict(trainer.step_counts),
     }
-    return entry
+    return entry, ({} if stage.after else scores_at_best_checkpoint(trainer.state))
 
 
 def save_whole(write: Callable[[Path], object], folder: Path, checkpoints: Path | None = None) -> None:
@@ -108,12 +185,19 @@ def run_method(
     resume: bool = False,
     overwrite: bool = False,
     allow_changed: Iterable[str] = (),
+    dry_run: bool = False,
+    allow_unused_datasets: bool = False,
 ) -> dict[str, Any]:
-    """Run a method end to end: check, lock (:func:`run_lock`) and prepare (:func:`prepare_output_dir`) the folder;
-    ``set_seed(config.seed)``; ``build(config, data)``; write the plan's ``files``; dev scores before (``data.sts_dir``,
-    ``data.stsb_multi_dir``); the plan's stages (best STS-B dev checkpoint loaded at the end of each run; a staged plan
-    scores dev after every stage); dev scores after; save ``output_dir/model`` and ``output_dir/export`` (with model
-    cards); the plan's evaluations; ``recipe.json`` and ``results.json``.
+    """Run a method end to end: check the folder (nothing is changed yet: :func:`check_output_dir`);
+    ``set_seed(config.seed)``; ``build(config, data)``, which reads and checks the data; log the plan (also into
+    ``OUT/train.log``); write the plan's ``files``; dev scores before (``data.sts_dir``, ``data.stsb_multi_dir``); the
+    plan's stages (each refuses a step cap that leaves a dataset without a batch before its first step; the best STS-B
+    dev checkpoint is loaded at the end of each run; a staged plan scores dev after every stage); dev scores after;
+    save ``output_dir/model`` and ``output_dir/export`` (with model cards); the plan's evaluations; ``recipe.json`` and
+    ``results.json``.
+
+    A run that replaces another (``overwrite``) trains in ``output_dir/.incoming`` and takes the earlier run's place
+    only once it has finished: bad input, a crash or a kill leave the earlier run whole.
 
     Args:
         config: the method's settings (recorded; ``config.seed`` seeds).
@@ -121,78 +205,124 @@ def run_method(
         output_dir: run folder.
         build: makes the :class:`MethodPlan` of ``(config, data)``; default: :data:`~sbert_nonling.methods.BUILDERS`.
         resume: continue an interrupted run of a ``resumable`` method from its newest intact checkpoint.
-        overwrite: replace the run ``output_dir`` holds.
+        overwrite: replace the run ``output_dir`` holds, once the new run has finished.
         allow_changed: settings a resume may change (:func:`~sbert_nonling.training.run_settings.safe_to_change`),
             recorded as ``"settings_changed_on_resume"``; other changes are refused.
+        dry_run: check every input and build the plan, then return its :func:`plan_summary` without creating,
+            training or writing anything.
+        allow_unused_datasets: let a step cap leave a training dataset without a batch (a warning instead of an error).
 
     Raises:
         TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint.
+        TrainingCrashed: training failed (a DataLoader worker died, out of memory, ...); it names the last checkpoint.
 
     Returns:
         ``{"recipe", "model", "export", "dev_before", "dev_after", "multilingual_before", "multilingual_after",
         "precision", "dataloader_num_workers", "global_step", "best_checkpoint"}``, then :data:`RUN_FIELDS` (single
-        run) or ``"stages"`` (staged plan), and one key per plan evaluation.
+        run) or ``"stages"`` (staged plan), and one key per plan evaluation. With ``dry_run``: the plan summary.
     """
     if resume and not config.resumable:
         raise ValueError(f"resume is not supported by {config.name or config.method} (a sequence of stage runs); start it again.")
     precision, workers = resolved_precision(config.precision), resolved_workers(config.dataloader_num_workers)
+    build = build or BUILDERS[config.method]
+    if dry_run:
+        folder = check_output_dir(check_output_target(output_dir), resume=resume, overwrite=overwrite, resumable=config.resumable)
+        set_seed(config.seed)
+        summary = plan_summary(config, build(config, data), folder, precision, workers)
+        log_summary_header(summary)
+        for stage in summary["stages"]:
+            log_stage_summary(stage)
+        return summary
     output_dir = make_output_dir(output_dir)
-    logger.info(f"{config.name or config.method}: training in {precision} ({config.precision}) with {workers} DataLoader workers")
     with run_lock(output_dir):  # one writer per folder, from the first check to the run record
-        output_dir = prepare_output_dir(output_dir, resume=resume, overwrite=overwrite, resumable=config.resumable)
-        checkpoint = newest_intact_checkpoint(output_dir / "checkpoints") if resume else None
+        complete_replacement(output_dir)  # a replacement killed while it moved in: finish moving it
+        folder = check_output_dir(output_dir, resume=resume, overwrite=overwrite, resumable=config.resumable)
+        checkpoint = newest_intact_checkpoint(folder.run_dir / "checkpoints") if resume else None
         changes = check_resume_settings(checkpoint, config.to_dict(), allow_changed) if checkpoint else []
         set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
-        plan = (build or BUILDERS[config.method])(config, data)
-        for name, write in plan.files.items():
-            write(output_dir / name)
-        sts_dir = data.sts_dir
-        multilingual = load_stsb_multi_dir(data.stsb_multi_dir, "dev") if data.stsb_multi_dir else []
-        dev_before = evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {}
-        multilingual_before = evaluate_sts(plan.model, multilingual) if multilingual else {}
+        plan = build(config, data)
+        run_dir = folder.run_dir if resume else folder.begin()
+        run = RunContext(run_dir, config.to_dict(), changes, resume, config.resumable, allow_unused_datasets, precision, workers)
+        with run_log(output_dir / "train.log"):
+            log_summary_header(summary_header(config, folder, plan.has_text_export, precision, workers))
+            result = _run_plan(config, plan, data, folder, run)
+        folder.finish()
+    return result
 
-        entries: list[dict[str, Any]] = []
-        citations: list[str] = []
-        for step in plan.stages:
-            if isinstance(step, ModelUpdate):
-                step.apply(plan.model)
-                entry = {**step.record, "name": step.name}
-            else:
-                entry = _train(step, plan, output_dir, resume, config, changes, citations)
-            if plan.staged and sts_dir is not None:
-                entry["dev"] = evaluate_sts_dir(plan.model, sts_dir, "dev")
-            entries.append(entry)
 
-        result: dict[str, Any] = {
-            "recipe": config.name,
-            "model": str(output_dir / "model"),
-            "export": str(output_dir / "export") if plan.has_text_export else None,
-            "dev_before": dev_before,
-            "dev_after": evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {},
-            "multilingual_before": multilingual_before,
-            "multilingual_after": evaluate_sts(plan.model, multilingual) if multilingual else {},
-            "precision": precision,
-            "dataloader_num_workers": workers,
-        }
-        checkpoints = next((Path(_output_dir(step)) for step in plan.stages if isinstance(step, TrainingStage)), None)
-        bad = non_finite_parameters(plan.model.state_dict().items())
-        if bad:  # e.g. a weight average of diverged runs: never saved
-            raise TrainingDiverged(f"The trained model holds NaN or infinite weights ({bad[0]}, {len(bad)} in all); it was not saved.")
-        save_whole(lambda folder: plan.model.save(str(folder)), output_dir / "model", checkpoints)
-        if plan.has_text_export:
-            save_whole(lambda folder: export_text_model(plan.model, folder), output_dir / "export", checkpoints)
-        runs = [entry for step, entry in zip(plan.stages, entries) if isinstance(step, TrainingStage)]
-        if plan.staged:
-            result["stages"] = entries
-            result["global_step"] = sum(entry["global_step"] for entry in runs)
-            result["best_checkpoint"] = runs[-1]["best_checkpoint"] if runs else None
+def _run_plan(config: MethodConfig, plan: MethodPlan, data: DataSources, folder: RunFolder, run: RunContext) -> dict[str, Any]:
+    """Everything :func:`run_method` does after the checks: train, score, save and record in ``run.run_dir``; the
+    result names the paths the run will have in ``folder.output_dir``."""
+    run_dir = run.run_dir
+    for name, write in plan.files.items():
+        write(run_dir / name)
+    sts_dir = data.sts_dir
+    multilingual = load_stsb_multi_dir(data.stsb_multi_dir, "dev") if data.stsb_multi_dir else []
+    dev_before = evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {}
+    multilingual_before = evaluate_sts(plan.model, multilingual) if multilingual else {}
+
+    entries: list[dict[str, Any]] = []
+    logged_dev: dict[str, float] = {}
+    for step in plan.stages:
+        if isinstance(step, ModelUpdate):
+            step.apply(plan.model)
+            entry = {**step.record, "name": step.name}
         else:
-            (run,) = runs
-            result.update({field: run[field] for field in RUN_FIELDS})
-        if changes:
-            result["settings_changed_on_resume"] = changes
-        for name, evaluate in plan.evaluations.items():
-            result[name] = evaluate(plan.model)
-        forms = {"model": plan.card_form, "export": "text"} if plan.has_text_export else {"model": plan.card_form}
-        write_run_record(output_dir, config.to_dict(), result, forms, plan.training_data, citations)
-        return result
+            entry, logged_dev = _train(step, plan, run)
+        if plan.staged and sts_dir is not None:
+            entry["dev"] = evaluate_sts_dir(plan.model, sts_dir, "dev")
+        entries.append(entry)
+
+    result: dict[str, Any] = {
+        "recipe": config.name,
+        "model": str(folder.output_dir / "model"),
+        "export": str(folder.output_dir / "export") if plan.has_text_export else None,
+        "dev_before": dev_before,
+        "dev_after": _dev_after(plan, sts_dir, logged_dev) if sts_dir else {},
+        "multilingual_before": multilingual_before,
+        "multilingual_after": evaluate_sts(plan.model, multilingual) if multilingual else {},
+        "precision": run.precision,
+        "dataloader_num_workers": run.dataloader_num_workers,
+    }
+    training = [step for step in plan.stages if isinstance(step, TrainingStage)]
+    checkpoints = stage_output_dir(training[0], run_dir) if training else None
+    bad = non_finite_parameters(plan.model.state_dict().items())
+    if bad:  # e.g. a weight average of diverged runs: never saved
+        raise TrainingDiverged(f"The trained model holds NaN or infinite weights ({bad[0]}, {len(bad)} in all); it was not saved.")
+    save_whole(lambda folder: plan.model.save(str(folder)), run_dir / "model", checkpoints)
+    if plan.has_text_export:
+        save_whole(lambda folder: export_text_model(plan.model, folder), run_dir / "export", checkpoints)
+    runs = [_in_run_folder(entry, run_dir, folder.output_dir) for step, entry in zip(plan.stages, entries) if isinstance(step, TrainingStage)]
+    if plan.staged:
+        result["stages"] = [_in_run_folder(entry, run_dir, folder.output_dir) for entry in entries]
+        result["global_step"] = sum(entry["global_step"] for entry in runs)
+        result["best_checkpoint"] = runs[-1]["best_checkpoint"] if runs else None
+    else:
+        (single,) = runs
+        result.update({name: single[name] for name in RUN_FIELDS})
+    if run.changes:
+        result["settings_changed_on_resume"] = run.changes
+    for name, evaluate in plan.evaluations.items():
+        result[name] = evaluate(plan.model)
+    forms = {"model": plan.card_form, "export": "text"} if plan.has_text_export else {"model": plan.card_form}
+    write_run_record(run_dir, run.settings, result, forms, plan.training_data, run.citations)
+    return result
+
+
+def _dev_after(plan: MethodPlan, sts_dir: str | Path, logged: dict[str, float]) -> dict[str, float]:
+    """The trained model's dev scores: those the trainer logged for the best checkpoint it loaded, when it scored every dev
+    task there (the same evaluator on the same weights), else a new evaluation."""
+    names = [task.name for task in load_sts_dir(sts_dir, "dev")]
+    if plan.staged or not all(name in logged for name in names):
+        return evaluate_sts_dir(plan.model, sts_dir, "dev")
+    scores = {name: logged[name] for name in names}
+    scores["avg"] = sum(scores.values()) / len(scores)
+    return scores
+
+
+def _in_run_folder(entry: dict[str, Any], run_dir: Path, output_dir: Path) -> dict[str, Any]:
+    """A stage's log entry with its checkpoint paths named as they will be once a replacement has moved in."""
+    best = entry.get("best_checkpoint")
+    if best is None or run_dir == output_dir:
+        return entry
+    return {**entry, "best_checkpoint": str(output_dir / Path(best).relative_to(run_dir))}

@@ -10,6 +10,7 @@ from typing import Any
 import torch
 from sentence_transformers import SentenceTransformerTrainingArguments
 from sentence_transformers.base.sampler import BatchSamplers, MultiDatasetBatchSamplers
+from transformers import TrainerState
 
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.configs.stage import StageConfig
@@ -127,3 +128,19 @@ def stage_arguments(config: MethodConfig, run: str, stage: StageConfig, evaluati
 def dev_curve(log_history: list[dict[str, Any]]) -> list[list[float]]:
     """``[[step, STS-B dev x100], ...]`` of the evaluations logged during training (``trainer.state.log_history``)."""
     return [[entry["step"], 100.0 * entry[SELECTION_METRIC]] for entry in log_history if SELECTION_METRIC in entry]
+
+
+def scores_at_best_checkpoint(state: TrainerState) -> dict[str, float]:
+    """The STS scores (x100, by task name) logged when the best checkpoint (``state.best_global_step``) was evaluated:
+    the scores of the weights ``load_best_model_at_end`` gives the model. {} without a best checkpoint."""
+    if state.best_model_checkpoint is None or state.best_global_step is None:
+        return {}
+    for entry in state.log_history:
+        if entry.get("step") == state.best_global_step and SELECTION_METRIC in entry:
+            prefix, suffix = "eval_", "_spearman_cosine"
+            return {
+                key.removeprefix(prefix).removesuffix(suffix): 100.0 * value
+                for key, value in entry.items()
+                if key.startswith(prefix) and key.endswith(suffix)
+            }
+    return {}

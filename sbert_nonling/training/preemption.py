@@ -39,8 +39,9 @@ class PreemptionCallback(TrainerCallback):
     """Turns SIGTERM / SIGINT into a clean stop through the trainer's public control flags.
 
     Inside :meth:`handling_signals` the first signal is recorded (``stop_signal``); at the end of the optimizer step
-    the trainer is told to save and stop, and the caller raises :class:`TrainingPreempted`. A second signal exits at
-    once (status 128 + signal number). Under DDP all processes stop after the same step.
+    the trainer is told to save and stop (without loading the best checkpoint), and the caller raises
+    :class:`TrainingPreempted`. A second signal exits at once (status 128 + signal number). Under DDP all processes stop
+    after the same step.
     """
 
     def __init__(self) -> None:
@@ -78,3 +79,9 @@ class PreemptionCallback(TrainerCallback):
         if self.stop_signal is not None:
             control.should_save = True
             control.should_training_stop = True
+
+    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        """After the stop's checkpoint is written, the run ends without loading its best checkpoint: that is done when
+        it resumes and finishes (``args`` is already saved in the checkpoint; ``NonLinguisticTrainer`` passes its own copy)."""
+        if self.stop_signal is not None:
+            args.load_best_model_at_end = False
