@@ -311,7 +311,7 @@ def test_macd_recipe_trains_captions_with_the_anchor(tmp_path, flickr_subset):
     assert result["global_step"] == 2 and result["retrieval"] == {}
     assert "cui2020macd" in cited(result["model"])  # DistillAnchorLoss: MACD
     listed = sorted(path.name for path in (tmp_path / "run").iterdir() if path.name != ".run.lock")  # the run lock stays
-    assert listed == ["checkpoints", "export", "model", "recipe.json", "results.json"]
+    assert listed == ["checkpoints", "export", "model", "recipe.json", "results.json", "train.log"]  # a Python run logs too
 
 
 def test_macd_on_a_rotary_encoder_has_no_position_table_to_freeze(tmp_path, flickr_subset, wiki_sentences, caplog):
