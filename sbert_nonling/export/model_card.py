@@ -174,11 +174,12 @@ def _model_lines(recipe: Mapping[str, Any], form: CardForm, routes: Sequence[str
         lines.append(f"Routes: {', '.join(f'`{route}`' for route in routes)}, all ending in the one shared encoder.")
     if "image_encoder" in recipe:  # caption grounding: the image side is training data, not part of the model
         features = next((line.partition(": ")[2] for line in training_data if line.startswith("image_features: ")), None)
-        source = f"read from `{features}`" if features else f"`{recipe['image_encoder']}` (setting `image_encoder`)"
-        lines.append(
-            f"Captions were grounded in frozen image features ({recipe.get('image_dimension', '?')}-d) {source}; "
-            "the image features and the grounding heads were used in training only and are not part of the model."
-        )
+        dimension = recipe.get("image_dimension", "?")
+        if features:
+            grounded = f"frozen image features ({dimension}-d) read from `{features}` (the setting `image_encoder` unused)"
+        else:
+            grounded = f"frozen `{recipe['image_encoder']}` image features ({dimension}-d, setting `image_encoder`)"
+        lines.append(f"Captions were grounded in {grounded}; the image features and the grounding heads served in training only.")
     return lines
 
 
@@ -211,7 +212,7 @@ def _eval_results(
         EvalResult(
             task_type="retrieval",
             task_name="Caption-image retrieval (training-only grounding heads)",
-            dataset_type=captions or "captions",
+            dataset_type=(captions or "captions").partition("?")[0],
             dataset_name=f"held-out images of {captions or 'the captions'}",
             metric_type=metric,
             metric_name=metric.replace("_", " "),
@@ -282,7 +283,11 @@ def model_card(
         model_name=name if eval_results else None,
         eval_results=eval_results or None,
     )
-    shown = {**recipe, "model": base.get("base_model") or Path(recipe["model"]).name} if "model" in recipe else recipe
+    shown = dict(recipe)  # the model setting as published: its Hub name or a folder's name; a tiny run did not use it
+    if recipe.get("tiny"):
+        shown.pop("model", None)
+    elif "model" in recipe:
+        shown["model"] = base.get("base_model") or Path(recipe["model"]).name
     settings = [f"- `{key}`: `{shown[key]}`" for key in CARD_SETTINGS if key in shown]
     parts = [
         f"---\n{card_data.to_yaml()}\n---",
@@ -310,7 +315,7 @@ def model_card(
         rows = "\n".join(f"| {metric.replace('_', ' ')} | {value:.2f} |" for metric, value in retrieval.items())
         evaluation.append(
             "Caption <-> image retrieval on held-out images, Recall@K x100, in the grounding loss's shared space (its "
-            f"projection heads are used in training only, so the saved model alone does not reproduce it).\n\n| | |\n|---|---:|\n{rows}"
+            f"projection heads are used in training only, so the saved model alone does not reproduce it).\n\n| | Recall x100 |\n|---|---:|\n{rows}"
         )
     if evaluation:
         parts.append("## Evaluation\n\n" + "\n\n".join(evaluation))

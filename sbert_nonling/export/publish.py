@@ -101,7 +101,7 @@ def push_to_hub(
     if dry_run is not None:
         target = Path(dry_run)
         if target.exists() and (not target.is_dir() or any(target.iterdir())):
-            raise ValueError(f"dry_run={str(target)!r} already exists and is not an empty folder; give a new folder.")
+            raise ValueError(f"The dry-run folder {str(target)!r} already holds files; give a new or empty folder.")
         _stage(folder, card, target, shutil.copy2)
         return str(target)
     with tempfile.TemporaryDirectory(prefix="sbert-nonling-push-") as staging:
