@@ -129,7 +129,8 @@ def base_model_card_data(model: str) -> dict[str, Any]:
     ``base_model`` (its Hub name), and the ``license`` and ``language`` its own card declares.
 
     A Hub name is the base model as given; its card is read where the Hugging Face cache holds it. A local folder is
-    named by the Hub repository it is a copy of where the folder says so (:func:`_hub_name_of_folder`), and has no
+    named by the Hub repository it is a copy of where the folder says so (a Hugging Face cache snapshot,
+    ``.../models--org--name/snapshots/<commit>``, or a README.md whose loading code names a Hub id), and has no
     ``base_model`` otherwise: a card never publishes a local path. Its README.md gives the license and language.
 
     Example::
@@ -139,13 +140,13 @@ def base_model_card_data(model: str) -> dict[str, Any]:
         print(base_model_card_data("sentence-transformers/all-MiniLM-L6-v2"))  # {'base_model': 'sentence-transformers/all-MiniLM-L6-v2', ...}
     """
     folder = Path(model)
+    hub_name: str | None = None
+    readme: Path | None = None
     if folder.exists():
         hub_name, readme = _hub_name_of_folder(folder), folder / "README.md"
     elif HUB_MODEL_ID.match(model):
         cached = try_to_load_from_cache(model, "README.md")
         hub_name, readme = model, Path(cached) if isinstance(cached, str) else None
-    else:  # neither a folder here nor a Hub id
-        hub_name, readme = None, None
     card_data: dict[str, Any] = {"base_model": hub_name} if hub_name else {}
     if readme is not None and readme.is_file():
         declared = ModelCard.load(readme, ignore_metadata_errors=True).data
@@ -333,11 +334,12 @@ def card_for_repo(card: str, repo_id: str) -> str:
 
         from sbert_nonling.export.model_card import card_for_repo
 
-        print(card_for_repo('```python\nmodel = SentenceTransformer("runs/first/export")\n```', "me/encoder"))
+        card = '```python\\nmodel = SentenceTransformer("runs/first/export")\\n```\\n'  # a run's card loads its folder
+        print(card_for_repo(card, "me/encoder"))  # ... SentenceTransformer("me/encoder") ...
     """
     card = LOADING_CALL.sub(f'SentenceTransformer("{repo_id}"', card)
     repo_card = ModelCard(card, ignore_metadata_errors=True)
-    if not repo_card.data.eval_results:
+    if not isinstance(repo_card.data, ModelCardData) or not repo_card.data.eval_results:
         return card
     repo_card.data.model_name = repo_id
     return str(repo_card)
