@@ -172,7 +172,8 @@ def _model_lines(recipe: Mapping[str, Any], form: CardForm, routes: Sequence[str
     if form == "text":
         lines.append("This folder holds the text route alone, in sentence-transformers' own modules.")
     elif routes:
-        lines.append(f"Routes: {', '.join(f'`{route}`' for route in routes)}, all ending in the one shared encoder.")
+        shared = ", all ending in the one shared encoder" if len(routes) > 1 else ""
+        lines.append(f"Routes: {', '.join(f'`{route}`' for route in routes)}{shared}.")
     if "image_encoder" in recipe:  # caption grounding: the image side is training data, not part of the model
         features = next((line.partition(": ")[2] for line in training_data if line.startswith("image_features: ")), None)
         dimension = recipe.get("image_dimension", "?")

@@ -55,4 +55,4 @@ def test_cards_carry_every_score_the_run_computed_and_the_routes_of_the_saved_mo
             ("captions.txt", "image_to_text_R@5"): 37.5,
         }
         assert "| image to text R@5 | 37.50 |" in card.text and "| dev, after training | 33.50 | 33.50 |" in card.text
-    assert "Routes: `text`," in full.text and "# encodes text\n" in full.text  # the saved model's one route
+    assert "Routes: `text`.\n" in full.text and "# encodes text\n" in full.text  # the saved model's one route

@@ -57,7 +57,7 @@ def test_full_model_cards_describe_the_routes_the_saved_model_has(tiny_encoder_d
     build_sentence_model(tiny_encoder_dir, front_ends={"image": image}).save(str(tmp_path / "two"))
     one = write_model_card(tmp_path / "one", get_recipe("simcse-unsup"), "full", name="me/one").read_text()
     two = write_model_card(tmp_path / "two", get_recipe("visualcse"), "full", name="me/two").read_text()
-    assert 'SentenceTransformer("me/one", trust_remote_code=True)  # encodes text\n' in one and "Routes: `text`," in one
+    assert 'SentenceTransformer("me/one", trust_remote_code=True)  # encodes text\n' in one and "Routes: `text`.\n" in one
     assert 'SentenceTransformer("me/two", trust_remote_code=True)  # encodes text and images\n' in two and "Routes: `text`, `image`," in two
     assert not any(word in one for word in ("image", "audio")) and "audio" not in two
     with pytest.raises(ValueError, match="'video' is not a route"):
