@@ -19,7 +19,7 @@ from sbert_nonling.export.model_card import card_for_repo
 from sbert_nonling.util.unreachable import error_summary
 
 
-def upload_files(folder: Path) -> list[str]:
+def _upload_files(folder: Path) -> list[str]:
     """The files of ``folder`` an upload sends (relative POSIX paths; not ``.git`` / ``.cache/huggingface``, as
     ``HfApi.upload_folder`` leaves them out)."""
     paths = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
@@ -29,7 +29,7 @@ def upload_files(folder: Path) -> list[str]:
 def _stage(folder: Path, card: str, target: Path, place: Callable[[Path, Path], object]) -> None:
     """Lay out the upload in ``target``: each file of ``folder`` placed by ``place(source, destination)`` (a copy or a
     link), README.md the published ``card``."""
-    for name in upload_files(folder):
+    for name in _upload_files(folder):
         destination = target / name
         destination.parent.mkdir(parents=True, exist_ok=True)
         if name == "README.md":
