@@ -224,6 +224,11 @@ def cmd_export(args: argparse.Namespace) -> None:
 def cmd_push(args: argparse.Namespace) -> None:
     from sbert_nonling.export.publish import push_to_hub
 
+    if args.dry_run:
+        path = push_to_hub(args.folder, args.repo_id, dry_run=args.dry_run)
+        print(f"The upload of {args.folder} to {args.repo_id} is in {path}, its card published for {args.repo_id}; nothing was uploaded.")
+        _print_result({"repo_id": args.repo_id, "dry_run": path})
+        return
     url = push_to_hub(args.folder, args.repo_id, token=args.token, private=args.private)
     print(f"Uploaded {args.folder} to {args.repo_id}: {url}")
     _print_result({"repo_id": args.repo_id, "commit": url})
@@ -414,6 +419,9 @@ def build_parser() -> argparse.ArgumentParser:
     push.add_argument("repo_id", help="user/name or org/name on the Hugging Face Hub")
     push.add_argument("--token", help="Hub token with write access; default: the one `hf auth login` stored")
     push.add_argument("--private", action="store_true", help="create the repository as private")
+    push.add_argument(
+        "--dry-run", metavar="DIR", help="write the exact upload (every file, the card as published) to the new folder DIR; upload nothing"
+    )
     push.set_defaults(handler=cmd_push)
 
     features = add_command("features", help="frozen image features of a folder of images (for mcse / macd)")

@@ -9,6 +9,10 @@ from typing import Any
 
 from sbert_nonling.export.model_card import CardForm, write_model_card
 
+#: The score tables of a card: result key -> row label.
+DEV_ROWS = {"dev_before": "dev, before training", "dev_after": "dev, after training"}
+MULTILINGUAL_ROWS = {"multilingual_before": "dev, before training", "multilingual_after": "dev, after training"}
+
 
 def write_run_record(
     output_dir: str | Path,
@@ -21,11 +25,25 @@ def write_run_record(
     """Write ``OUT/recipe.json`` (the settings used, overrides applied), ``OUT/results.json`` (what the run returned)
     and a model card (README.md) into each saved model folder ``OUT/<key>`` (``forms``: folder key in ``result`` ->
     card form; ``result[key]`` is the path the card names, where the folder will be once a replacement has moved in),
-    citing ``citations`` (the run's losses': :func:`~sbert_nonling.export.model_card.loss_citations`)."""
+    citing ``citations`` (the run's losses': :func:`~sbert_nonling.export.model_card.loss_citations`).
+
+    The cards carry the scores ``result`` holds: STS dev before / after training (``dev_*``), multilingual STS-B dev
+    (``multilingual_*``) and held-out caption <-> image retrieval (``retrieval``)."""
     output_dir = Path(output_dir)
     (output_dir / "recipe.json").write_text(json.dumps(dict(settings), indent=2, sort_keys=True), encoding="utf-8")
     (output_dir / "results.json").write_text(json.dumps(dict(result), indent=2, sort_keys=True), encoding="utf-8")
-    scores = {label: result[key] for key, label in (("dev_before", "dev, before training"), ("dev_after", "dev, after training")) if result.get(key)}
+    scores = {label: result[key] for key, label in DEV_ROWS.items() if result.get(key)}
+    multilingual = {label: result[key] for key, label in MULTILINGUAL_ROWS.items() if result.get(key)}
     for key, form in forms.items():
         if result.get(key):
-            write_model_card(output_dir / key, settings, form, scores=scores, training_data=data, name=str(result[key]), citations=citations)
+            write_model_card(
+                output_dir / key,
+                settings,
+                form,
+                scores=scores,
+                training_data=data,
+                name=str(result[key]),
+                citations=citations,
+                retrieval=result.get("retrieval"),
+                multilingual_scores=multilingual,
+            )

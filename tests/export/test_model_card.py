@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
+from huggingface_hub import ModelCard, ModelCardData
 from sentence_transformers import SentenceTransformer
 
 from sbert_nonling.app import get_recipe, train_recipe
 from sbert_nonling.data import DataSources
-from sbert_nonling.export.model_card import bibtex_entries, loss_citations, model_card
+from sbert_nonling.export.model_card import bibtex_entries, card_for_repo, loss_citations, model_card, write_model_card
 from tests.conftest import cited, wiki_file
 
 
@@ -17,7 +20,7 @@ def test_cards_carry_method_data_scores_loading_code_and_the_losses_citations(ti
     scores = {"dev, after training": {"STSBenchmark": 82.5, "SICK-R": 71.25, "avg": 76.875}}
     losses = {"image": UnpairedModalityContrastiveLoss(tiny_model), "text": SimCSELoss(tiny_model)}
     text = model_card(get_recipe("visualcse"), "text", scores, ["text_file: wiki1m.txt"], name="me/visualcse", citations=loss_citations(losses))
-    assert text.startswith("---\nlibrary_name: sentence-transformers") and "base_model: bert-base-uncased" in text
+    assert text.startswith("---\n") and "\nlibrary_name: sentence-transformers\n" in text and "\nbase_model: bert-base-uncased\n" in text
     assert 'SentenceTransformer("me/visualcse")' in text and "trust_remote_code" not in text
     assert "| dev, after training | 82.50 | 71.25 | 76.88 |" in text and "text_file: wiki1m.txt" in text
     assert "jian2022nonlinguistic" in text and "gao2021simcse" in text and "reimers2019sentencebert" in text
@@ -28,6 +31,91 @@ def test_cards_carry_method_data_scores_loading_code_and_the_losses_citations(ti
     assert "rendered pixels" in model_card(get_recipe("pixel-linguist"), "pixel")
     with pytest.raises(ValueError, match="form='onnx'"):
         model_card(get_recipe("mcse"), "onnx")
+
+
+def _metadata(card: str) -> ModelCardData:
+    return ModelCard(card).data
+
+
+def test_an_mcse_card_names_the_image_features_the_run_grounded_in():
+    tiny = model_card(get_recipe("mcse", tiny=True), "text")  # the tiny block extracts efficientnet-lite0 features
+    assert "frozen `efficientnet-lite0` image features (1280-d, setting `image_encoder`)" in tiny
+    assert "ResNet" not in tiny and "resnet" not in tiny
+    paper = model_card(get_recipe("mcse"), "text")
+    assert "frozen `resnet50` image features (2048-d" in paper and "efficientnet" not in paper
+    given = model_card(get_recipe("mcse", tiny=True), "text", training_data=["captions_file: captions.txt", "image_features: coco.safetensors"])
+    assert "read from `coco.safetensors` (the setting `image_encoder` unused)" in given
+    assert "image features" not in model_card(get_recipe("simcse-unsup"), "text")  # no caption grounding, no such line
+
+
+def test_full_model_cards_describe_the_routes_the_saved_model_has(tiny_encoder_dir, tmp_path):
+    from sbert_nonling import ImagePatchEmbed
+    from sbert_nonling.models import build_sentence_model
+
+    build_sentence_model(tiny_encoder_dir).save(str(tmp_path / "one"))
+    image = ImagePatchEmbed(img_size=16, patch_size=8, embedding_dimension=32)
+    build_sentence_model(tiny_encoder_dir, front_ends={"image": image}).save(str(tmp_path / "two"))
+    one = write_model_card(tmp_path / "one", get_recipe("simcse-unsup"), "full", name="me/one").read_text()
+    two = write_model_card(tmp_path / "two", get_recipe("visualcse"), "full", name="me/two").read_text()
+    assert 'SentenceTransformer("me/one", trust_remote_code=True)  # encodes text\n' in one and "Routes: `text`.\n" in one
+    assert 'SentenceTransformer("me/two", trust_remote_code=True)  # encodes text and images\n' in two and "Routes: `text`, `image`," in two
+    assert not any(word in one for word in ("image", "audio")) and "audio" not in two
+    with pytest.raises(ValueError, match="'video' is not a route"):
+        model_card(get_recipe("visualcse"), "full", routes=["text", "video"])
+
+
+def test_cards_carry_scores_model_index_and_hub_metadata():
+    scores = {
+        "dev, before training": {"STSBenchmark": 20.0, "avg": 20.0},
+        "dev, after training": {"STSBenchmark": 61.25, "SICK-R": 55.5, "avg": 58.375},
+    }
+    retrieval = {"text_to_image_R@1": 12.5, "image_to_text_R@1": 25.0}
+    data = ["text_file: wiki.txt", "captions_file: nlphuji/flickr30k?split=test"]
+    card = model_card(get_recipe("mcse"), "text", scores, data, name="me/mcse", retrieval=retrieval)
+    metadata = _metadata(card)
+    assert metadata.base_model == "bert-base-uncased" and metadata.datasets == ["nlphuji/flickr30k"]
+    assert metadata.model_name == "me/mcse"
+    index = {(result.dataset_type, result.metric_type): result.metric_value for result in metadata.eval_results}
+    assert index == {  # the trained model's scores: the last row, and retrieval
+        ("STSBenchmark", "spearman_cosine"): 61.25,
+        ("SICK-R", "spearman_cosine"): 55.5,
+        ("nlphuji/flickr30k", "text_to_image_R@1"): 12.5,
+        ("nlphuji/flickr30k", "image_to_text_R@1"): 25.0,
+    }
+    assert "| text to image R@1 | 12.50 |" in card and "| dev, before training | 20.00 | - | 20.00 |" in card
+    multilingual = {"dev, after training": {"STSBenchmarkMultilingualSTS-de": 40.0, "avg": 40.0}}
+    pixel = model_card(get_recipe("pixel-linguist"), "pixel", multilingual_scores=multilingual, routes=["pixel"])
+    assert "| | de | Avg |" in pixel and "| dev, after training | 40.00 | 40.00 |" in pixel and "# encodes text as rendered pixels" in pixel
+
+
+def test_the_base_model_is_its_hub_name_or_left_out_never_a_local_path(tiny_model, tiny_encoder_dir, tmp_path):
+    copy = tmp_path / "site-packages" / "all-MiniLM-L6-v2"  # a Hub model's folder, whose own card names it
+    tiny_model.model_card_data.model_id, tiny_model.model_card_data.license = "sentence-transformers/all-MiniLM-L6-v2", "apache-2.0"
+    tiny_model.model_card_data.language = ["en"]
+    tiny_model.save(str(copy))
+    snapshot = tmp_path / "hub" / "models--sentence-transformers--all-mpnet-base-v2" / "snapshots" / ("0" * 40)
+    shutil.copytree(tiny_encoder_dir, snapshot)  # the Hugging Face cache's layout names the repository
+    cards = {
+        folder: model_card(get_recipe("simcse-unsup", overrides={"model": str(folder)}), "text") for folder in (copy, snapshot, tiny_encoder_dir)
+    }
+    copied = _metadata(cards[copy])
+    assert (copied.base_model, copied.license, copied.language) == ("sentence-transformers/all-MiniLM-L6-v2", "apache-2.0", ["en"])
+    assert "- `model`: `sentence-transformers/all-MiniLM-L6-v2`" in cards[copy]
+    assert _metadata(cards[snapshot]).base_model == "sentence-transformers/all-mpnet-base-v2"
+    assert _metadata(cards[tiny_encoder_dir]).base_model is None  # a folder that names no Hub repository
+    assert f"- `model`: `{Path(tiny_encoder_dir).name}`" in cards[tiny_encoder_dir]
+    assert all(str(tmp_path) not in card and str(tiny_encoder_dir) not in card for card in cards.values())
+
+
+def test_the_published_card_loads_the_repo_and_names_its_model_index_after_it(tmp_path):
+    scores = {"dev, after training": {"STSBenchmark": 61.25, "avg": 61.25}}
+    local = model_card(get_recipe("simcse-unsup"), "text", scores, name=str(tmp_path / "export"))
+    published = card_for_repo(local, "me/encoder")
+    assert f'SentenceTransformer("{tmp_path / "export"}")' in local and str(tmp_path) not in published
+    assert 'model = SentenceTransformer("me/encoder")  # plain sentence-transformers' in published
+    assert _metadata(published).model_name == "me/encoder"
+    plain = "```python\nmodel = SentenceTransformer('sentence_transformers_model_id')\n```\n"  # a card without metadata
+    assert card_for_repo(plain, "me/encoder") == '```python\nmodel = SentenceTransformer("me/encoder")\n```\n'
 
 
 def test_bibtex_entries_split_and_keep_the_first_of_each_key():
