@@ -45,7 +45,10 @@ def test_unsupervised_recipe_trains_selects_on_dev_and_exports(tmp_path, data_di
     assert sorted(evaluated) == [2, 4, 6]
     best_step = max(evaluated, key=evaluated.get)
     assert result["best_checkpoint"].endswith(f"checkpoint-{best_step}")
-    assert result["dev_after"]["STSBenchmark"] == pytest.approx(100 * evaluated[best_step], abs=1e-3)
+    assert result["dev_after"]["STSBenchmark"] == 100 * evaluated[best_step]  # the best checkpoint's scores, not scored again
+    log = (tmp_path / "run" / "train.log").read_text(encoding="utf-8")
+    assert log.count("sbert_nonling.evaluation.sts: STSBenchmark:") == 1  # dev_before only
+    assert "simcse-unsup: training in fp32 (auto) with 0 DataLoader workers" in log and "6 optimizer steps; batches train: 6" in log
     full = SentenceTransformer(result["model"], trust_remote_code=True)
     plain = SentenceTransformer(result["export"])
     np.testing.assert_allclose(plain.encode(["a test sentence"]), full.encode(["a test sentence"]), atol=1e-6)
@@ -295,6 +298,51 @@ def test_mcse_recipe_interleaves_caption_batches_and_keeps_heads_out_of_the_mode
     assert not any("head" in key for key in model_keys)
     modules = json.loads((tmp_path / "run" / "export" / "modules.json").read_text())
     assert [module["type"].rsplit(".", 1)[1] for module in modules] == ["Transformer", "Pooling"]
+
+
+def _mcse_data(tmp_path, data_dir, flickr_subset, lines):
+    return DataSources(
+        text_file=_small_text_file(tmp_path, data_dir, lines=lines),
+        captions_file=flickr_subset / "captions.txt",
+        image_dir=flickr_subset / "images",
+        image_features=flickr_subset / "features.safetensors",
+    )
+
+
+def test_a_step_cap_that_leaves_the_captions_out_is_refused_before_training(tmp_path, data_dir, flickr_subset, caplog):
+    # 640 sentences at batch 8 and the 12 photos' captions: a caption batch after every 40 text batches
+    data = _mcse_data(tmp_path, data_dir, flickr_subset, 640)
+    with pytest.raises(
+        ValueError,
+        match=r"read no batch of the 'captions' dataset \(6 of 'text' batches\): InterleavedBatchSampler gives 'captions' its first batch at step 41\. Raise --max-steps \(max_steps\) to at least 41",
+    ):
+        train_recipe("mcse", tmp_path / "run", data, tiny=True, max_steps=6, overrides={"batch_size": 8})
+    assert not list((tmp_path / "run").glob("checkpoints/*"))
+    result = train_recipe("mcse", tmp_path / "run", data, tiny=True, max_steps=6, overrides={"batch_size": 8}, allow_unused_datasets=True)
+    assert result["step_counts"] == {"text": 6} and "trains without 'captions'" in caplog.text
+
+
+@pytest.mark.parametrize("max_steps", [0, -5])
+def test_max_steps_below_one_is_refused(tmp_path, max_steps):
+    with pytest.raises(ValueError, match=rf"--max-steps \(max_steps\) must be at least 1, got {max_steps}"):
+        train_recipe("simcse-unsup", tmp_path / "run", DataSources(text_file=tmp_path / "unread.txt"), tiny=True, max_steps=max_steps)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_dry_run_checks_the_inputs_and_says_what_each_stage_reads_without_writing(tmp_path, data_dir, flickr_subset):
+    data = _mcse_data(tmp_path, data_dir, flickr_subset, 640)
+    summary = train_recipe("mcse", tmp_path / "run", data, tiny=True, max_steps=48, overrides={"batch_size": 8}, dry_run=True)
+    (stage,) = summary["stages"]
+    assert stage["batches"] == {"text": 47, "captions": 1} and stage["optimizer_steps"] == 48
+    assert stage["batch_order"] == "InterleavedBatchSampler" and summary["precision"] == "fp32"
+    assert summary["writes"] == {
+        "folder": str(tmp_path / "run"),
+        "model": str(tmp_path / "run" / "model"),
+        "export": str(tmp_path / "run" / "export"),
+    }
+    assert not (tmp_path / "run").exists()
+    with pytest.raises(ValueError, match="does not exist"):
+        train_recipe("mcse", tmp_path / "run", DataSources(text_file=tmp_path / "missing.txt"), tiny=True, dry_run=True)
 
 
 def test_macd_recipe_trains_captions_with_the_anchor(tmp_path, flickr_subset):
