@@ -368,3 +368,52 @@ def test_features_with_an_unreachable_cnn_is_one_line_naming_it_and_the_flag(tmp
     (message,) = [line for line in run.stderr.splitlines() if line.strip()]
     assert message.startswith("sbert-nonling features: error: Image encoder 'resnet50' (--encoder) could not be loaded")
     assert "--encoder efficientnet-lite0" in message
+
+
+def test_train_dry_run_prints_the_plan_and_writes_nothing(tmp_path, data_dir):
+    from tests.conftest import cli_environment, tiny_train_command
+
+    text_file = wiki_file(tmp_path / "wiki.txt", 64)
+    command = tiny_train_command(text_file, tmp_path / "run", "--max-steps", "5", "--dry-run")
+    completed = subprocess.run(command, env=cli_environment(), capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    lines = completed.stdout.splitlines()
+    assert lines[0] == "simcse-unsup: fp32 (auto), 0 DataLoader workers" and lines[1] == f"writes {tmp_path / 'run'}"
+    assert "  train: 5 optimizer steps (NonLinguisticTrainer); batches: train 5" in lines
+    assert json.loads(lines[-1])["stages"][0]["batches"] == {"train": 5}
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("steps", ["0", "-5"])
+def test_train_refuses_max_steps_below_one(tmp_path, steps):
+    assert main(["train", "simcse-unsup", "--tiny", "--max-steps", steps, "--text-file", str(tmp_path), "--output", str(tmp_path / "run")]) == 2
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_a_killed_dataloader_worker_ends_the_run_in_one_sentence_naming_the_checkpoint(tmp_path, data_dir):
+    import os
+    import signal
+    import time
+
+    from sbert_nonling.training.checkpoints import COMPLETE_MARKER
+    from tests.conftest import cli_environment
+
+    text_file = wiki_file(tmp_path / "wiki.txt", 200)
+    command = [
+        *[sys.executable, "-m", "sbert_nonling.cli", "train", "visualcse", "--tiny", "--max-steps", "400"],
+        *["--text-file", str(text_file), "--image-dir", str(data_dir / "images" / "cifar10" / "train")],
+        *["--output", str(tmp_path / "run"), "--set", "dataloader_num_workers=2", "--set", "eval_steps=4", "--set", "batch_size=8"],
+    ]
+    process = subprocess.Popen(command, env=cli_environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not list((tmp_path / "run").glob(f"checkpoints/checkpoint-*/{COMPLETE_MARKER}")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+    os.kill(int(workers[0]), signal.SIGKILL)
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 1
+    error_lines = [line.rsplit("\r", 1)[-1] for line in stderr.splitlines() if "error" in line.lower() or "Traceback" in line]
+    assert len(error_lines) == 1 and "Traceback" not in stderr and "lost sys.stderr" not in stderr, stderr[-3000:]
+    assert f"DataLoader worker (pid {workers[0]}) is killed by signal: Killed" in error_lines[0]
+    assert f"The last complete checkpoint is {tmp_path / 'run' / 'checkpoints'}/checkpoint-" in error_lines[0]

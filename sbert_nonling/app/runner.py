@@ -60,7 +60,7 @@ class TrainingCrashed(RuntimeError):
     """
 
     def __init__(self, stage: str, step: int, error: BaseException, checkpoint: str | None) -> None:
-        what = str(error).strip().splitlines()[0] if str(error).strip() else "no message"
+        what = str(error).strip().splitlines()[0].rstrip(".") if str(error).strip() else "no message"
         kept = (
             f"The last complete checkpoint is {checkpoint}: fix the cause, then run the same command with --resume (resume=True)."
             if checkpoint
