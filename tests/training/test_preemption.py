@@ -45,3 +45,36 @@ def test_a_signal_finishes_the_step_saves_and_stops(tmp_path, tiny_encoder_dir, 
 def test_the_message_of_a_recipe_that_does_not_resume():
     stop = TrainingPreempted(signal.SIGTERM, "runs/x/stages/topical/checkpoints/checkpoint-7", resumable=False)
     assert "does not resume: start it again with --overwrite" in str(stop) and "--resume" not in str(stop)
+
+
+@pytest.mark.parametrize("stopped", [False, True])
+def test_a_stopped_run_exits_without_loading_its_best_checkpoint(tmp_path, tiny_encoder_dir, wiki_sentences, small_sts_dir, caplog, stopped):
+    import logging
+
+    from sbert_nonling.evaluation.sts import sts_dev_evaluator
+    from sbert_nonling.losses.simcse import SimCSELoss
+    from sbert_nonling.models import build_sentence_model
+    from sbert_nonling.training import NonLinguisticTrainer
+    from tests.training.conftest import small_run_arguments
+    from tests.training.test_checkpoints import sentence_pairs_dataset
+
+    model = build_sentence_model(tiny_encoder_dir)
+    args = small_run_arguments(
+        tmp_path, 4, eval_strategy="steps", eval_steps=2, load_best_model_at_end=True, metric_for_best_model="eval_STSBenchmark_spearman_cosine"
+    )
+    trainer = NonLinguisticTrainer(
+        model=model,
+        args=args,
+        train_dataset=sentence_pairs_dataset(wiki_sentences[:64]),
+        loss=SimCSELoss(model),
+        evaluator=sts_dev_evaluator(small_sts_dir),
+    )
+    if stopped:
+        trainer.add_callback(SignalDuringStep(signal.SIGTERM, step=4))
+    with caplog.at_level(logging.INFO, logger="sentence_transformers"):
+        if stopped:
+            with pytest.raises(TrainingPreempted):
+                trainer.train()
+        else:
+            trainer.train()
+    assert ("Loading best model" in caplog.text) is not stopped  # resume loads it when the run finishes
