@@ -16,11 +16,11 @@ from torch import nn
 from sbert_nonling.modules.encoder_families import attends_causally
 from sbert_nonling.modules.modality_router import ModalityRouter
 from sbert_nonling.modules.shared_encoder import SharedEncoder
+from sbert_nonling.util.choices import PoolingChoice
 from sbert_nonling.util.model_card_data import NonLinguisticModelCardData
 
 logger = logging.getLogger(__name__)
 
-PoolingChoice = Literal["cls", "cls_mlp", "mean", "lasttoken"]
 POOLING_CHOICES: tuple[str, ...] = ("cls", "cls_mlp", "mean", "lasttoken")
 #: The papers' truncation length (SimCSE), applied to a plain encoder unless another is given.
 SIMCSE_MAX_SEQ_LENGTH = 32
