@@ -45,7 +45,7 @@ def train_recipe(
     """
     overrides = overrides or {}
     if tiny and "model" in overrides:
-        raise ValueError("Pass either tiny=True (a locally built encoder) or a model override, not both.")
+        raise ValueError("Pass either --tiny (tiny=True: a locally built encoder) or --model (a model override), not both.")
     config = load_recipe(recipe, tiny=tiny, overrides=overrides)
     if max_steps is not None:  # of the run, or of each stage run (a stage left out stays left out)
         stages = config.stages()
