@@ -308,7 +308,7 @@ def cmd_robustness(args: argparse.Namespace) -> None:
     labels = [Path(name).name or name for name in args.models]
     if len(set(labels)) < len(labels):  # e.g. several run_x/model folders: label them by the whole path given
         labels = list(args.models)
-    models = {}
+    models: dict[str, SentenceTransformer] = {}
     for label, name in zip(labels, args.models):
         with loading("Model", name, "the models argument", MODEL_OFFLINE):
             models[label] = SentenceTransformer(name, trust_remote_code=args.trust_remote_code)

@@ -521,3 +521,10 @@ def test_every_hint_in_a_message_names_a_real_flag_setting_or_keyword():
         named = re.findall(r"(?<![\w.-])([a-z][a-z0-9_]*)=(?!=)", text)
         wrong += [(name, f"{key}=") for key in named if key not in settings | keywords | set(OTHER_NAMES)]
     assert wrong == []
+
+
+def test_the_hub_dataset_form_the_checks_accept_is_the_one_the_readers_read():
+    from sbert_nonling.cli import HUB_NAME
+    from sbert_nonling.data.hub import HUB_NAME as READERS_HUB_NAME
+
+    assert HUB_NAME.pattern == READERS_HUB_NAME.pattern
