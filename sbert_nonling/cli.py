@@ -1,8 +1,10 @@
 """``sbert-nonling``: train / eval / robustness / export / push / features / render / demo. The only module that parses command-line arguments.
 
-Heavy libraries are imported inside the subcommands, so ``--help`` answers without loading them. A subcommand that
-produces results prints one JSON object as its last line. Quiet by default (:func:`_configure_output`); ``--verbose``
-(before or after the subcommand) brings the libraries' bars and logs back and logs this package at INFO level.
+Heavy libraries are imported inside the subcommands, so ``--help`` answers without loading them, and every argument
+mistake (an unknown recipe or setting, a malformed ``--set``, a missing input path) is refused by
+:func:`check_arguments` before they are loaded. A subcommand that produces results prints one JSON object as its
+last line. Quiet by default (:func:`_configure_output`); ``--verbose`` (before or after the subcommand) brings the
+libraries' bars and logs back and logs this package at INFO level.
 """
 
 from __future__ import annotations
@@ -12,13 +14,55 @@ import dataclasses
 import functools
 import json
 import logging
+import re
 import sys
 import textwrap
 import warnings
 from pathlib import Path
 from typing import Any
 
+#: What ``sbert-nonling --help`` says the tool is.
+DESCRIPTION = (
+    "Train sentence encoders with non-linguistic signal (images, audio, text rendered as pixels) on sentence-transformers, "
+    "then evaluate, export and publish them."
+)
 DEMO_RECIPE = "visualcse"
+#: A Hub repository: ``owner/name`` (the form data options take for a Hub dataset, as
+#: :data:`sbert_nonling.data.hub.HUB_NAME`, whose module imports ``datasets``) or, for a model, also a bare ``name``.
+HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+HUB_MODEL_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+#: The input paths each subcommand's options name (destination, flag, whether it is a folder); the train / demo data
+#: options in :data:`HUB_DATA` also take a Hub dataset, ``owner/name?split=...``.
+INPUT_PATHS: dict[str, tuple[tuple[str, str, bool], ...]] = {
+    "train": (
+        ("text_file", "--text-file", False),
+        ("nli_file", "--nli-file", False),
+        ("sts_dir", "--sts-dir", True),
+        ("image_dir", "--image-dir", True),
+        ("audio_dir", "--audio-dir", True),
+        ("captions_file", "--captions-file", False),
+        ("image_features", "--image-features", False),
+        ("heldout_images_file", "--heldout-images", False),
+        ("stsb_multi_dir", "--stsb-multi-dir", True),
+    ),
+    "eval": (("sts_dir", "--sts-dir", True), ("stsb_multi_dir", "--stsb-multi-dir", True), ("run_dir", "--run-dir", True)),
+    "robustness": (("sts_dir", "--sts-dir", True),),
+    "push": (("folder", "the folder argument", True),),
+    "features": (("image_dir", "--image-dir", True),),
+    "demo": (("sts_dir", "--sts-dir", True), ("text_file", "--text-file", False), ("image_dir", "--image-dir", True)),
+}
+HUB_DATA = ("text_file", "nli_file", "image_dir", "audio_dir", "captions_file")
+#: The model each subcommand loads (destination, how the message names it); a Hub name passes, a path must exist.
+MODEL_ARGUMENTS = {
+    "train": ("model", "--model"),
+    "demo": ("model", "--model"),
+    "eval": ("model", "the model argument"),
+    "export": ("model", "the model argument"),
+}
+#: How a model named on the command line is loaded offline.
+MODEL_OFFLINE = "pass the folder of a saved model instead (OUT/model or OUT/export of sbert-nonling train, or a folder written by model.save)."
+#: Python-side advice in the libraries' errors, as this command line says it.
+COMMAND_LINE_WORDING = (("the argument `trust_remote_code=True`", "--trust-remote-code"),)
 #: Loading a model never imports code named by its folder unless asked: sentence-transformers' own rule, which
 #: covers every class outside ``sentence_transformers.*``, this package's modules included.
 TRUST_HELP = (
@@ -90,6 +134,73 @@ def _configure_output(verbose: bool) -> None:
         warnings.filterwarnings("ignore", message=message, category=category)
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """Refuse an argument mistake with one ValueError sentence before any heavy library is loaded: an unknown recipe
+    (the closest names listed), a ``--set`` without ``=``, an unknown setting or a bad value (:func:`load_recipe`
+    validates the whole config, which imports no torch), ``--tiny`` with ``--model``, an input path that does not
+    exist or is of the wrong kind (a data option may also name a Hub dataset), a model path that does not exist.
+
+    Args:
+        args: the parsed arguments of one subcommand.
+    """
+    for name, flag, folder in INPUT_PATHS.get(args.command, ()):
+        if getattr(args, name) is not None:
+            _check_input_path(getattr(args, name), flag, folder, hub=name in HUB_DATA and args.command in ("train", "demo"))
+    if args.command in MODEL_ARGUMENTS:
+        name, named_by = MODEL_ARGUMENTS[args.command]
+        if getattr(args, name) is not None:
+            _check_model_name(getattr(args, name), named_by)
+    if args.command == "robustness":
+        for model in args.models:
+            _check_model_name(model, "the models argument")
+    if args.command == "eval":
+        needs = {"sts": args.sts_dir, "visual-sts": args.sts_dir, "sts-multilingual": args.stsb_multi_dir}
+        missing = [task for task in args.tasks if needs[task] is None]
+        if missing or (args.plots and args.sts_dir is None):
+            raise ValueError(
+                f"--tasks {' '.join(missing) or 'with --plots'} needs --sts-dir (sts, visual-sts, plots) / --stsb-multi-dir (sts-multilingual)."
+            )
+    if args.command == "train":
+        from sbert_nonling.app.recipes import load_recipe
+
+        if args.tiny and args.model is not None:
+            raise ValueError("Pass either --tiny (a small random encoder built offline) or --model, not both.")
+        if args.max_steps is not None and args.max_steps < 1:
+            raise ValueError(f"--max-steps must be at least 1, got {args.max_steps}; leave it out to train the recipe's full run.")
+        chosen = {name: getattr(args, name) for name in ("model", "precision") if getattr(args, name) is not None}
+        load_recipe(args.recipe, tiny=args.tiny, overrides={**_parse_overrides(args.set), **chosen})
+
+
+def _check_input_path(value: str, flag: str, folder: bool, hub: bool) -> None:
+    """Raise a ValueError unless ``value`` is an existing folder (``folder``) or file, or, with ``hub``, names a Hub
+    dataset (``owner/name?...``, read later)."""
+    path = Path(value)
+    if path.exists():
+        if folder and not path.is_dir():
+            raise ValueError(f"{flag} {value!r} is a file; it takes a folder.")
+        if not folder and path.is_dir():
+            raise ValueError(f"{flag} {value!r} is a folder; it takes a file.")
+        return
+    if hub and HUB_NAME.match(value.partition("?")[0]):
+        return
+    hub_form = ", and it is not a Hub dataset name (owner/name?split=...)" if hub else ""
+    raise ValueError(f"{flag} {value!r} does not exist{hub_form}.")
+
+
+def _check_model_name(value: str, named_by: str) -> None:
+    """Raise a ValueError unless ``value`` exists on disk or can be a Hub model name (``name`` or ``owner/name``)."""
+    if not Path(value).exists() and not HUB_MODEL_NAME.match(value):
+        raise ValueError(f"Model folder {value!r} ({named_by}) does not exist, and it is not a Hub model name (owner/name).")
+
+
+def for_the_command_line(error: BaseException) -> str:
+    """``error``'s message on one line, its Python-side advice (:data:`COMMAND_LINE_WORDING`) given as flags."""
+    message = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    for python, flag in COMMAND_LINE_WORDING:
+        message = message.replace(python, flag)
+    return message
+
+
 def cmd_train(args: argparse.Namespace) -> int | None:
     """Train a recipe (or, with ``--dry-run``, say what the run would do); a run stopped by a signal, a failed
     checkpoint write or a crash returns its exit status (128 + the signal number, or 1) after saying what happened and
@@ -153,14 +264,10 @@ def cmd_eval(args: argparse.Namespace) -> None:
     from sbert_nonling.evaluation.sts import evaluate_sts
     from sbert_nonling.evaluation.sts_data import load_sts_dir, load_stsb_multi_dir
     from sbert_nonling.evaluation.table import format_sts_table
+    from sbert_nonling.util.unreachable import loading
 
-    needs = {"sts": args.sts_dir, "visual-sts": args.sts_dir, "sts-multilingual": args.stsb_multi_dir}
-    missing = [task for task in args.tasks if needs[task] is None]
-    if missing or (args.plots and args.sts_dir is None):
-        raise ValueError(
-            f"--tasks {' '.join(missing) or 'with --plots'} needs --sts-dir (sts, visual-sts, plots) / --stsb-multi-dir (sts-multilingual)."
-        )
-    model = SentenceTransformer(args.model, trust_remote_code=args.trust_remote_code)
+    with loading("Model", args.model, "the model argument", MODEL_OFFLINE):
+        model = SentenceTransformer(args.model, trust_remote_code=args.trust_remote_code)
     encode_kwargs = {"task": args.route} if args.route else None
     label = Path(args.model).name or args.model
     rows: dict[str, dict[str, float]] = {}
@@ -198,12 +305,16 @@ def cmd_robustness(args: argparse.Namespace) -> None:
     from sbert_nonling.data.perturbations import PERTURBATIONS
     from sbert_nonling.evaluation.robustness import format_robustness_table, robustness_report
     from sbert_nonling.evaluation.sts_data import load_sts_dir
+    from sbert_nonling.util.unreachable import loading
 
     task = load_sts_dir(args.sts_dir, "dev", tasks=("STSBenchmark",))[0]
     labels = [Path(name).name or name for name in args.models]
     if len(set(labels)) < len(labels):  # e.g. several run_x/model folders: label them by the whole path given
         labels = list(args.models)
-    models = {label: SentenceTransformer(name, trust_remote_code=args.trust_remote_code) for label, name in zip(labels, args.models)}
+    models: dict[str, SentenceTransformer] = {}
+    for label, name in zip(labels, args.models):
+        with loading("Model", name, "the models argument", MODEL_OFFLINE):
+            models[label] = SentenceTransformer(name, trust_remote_code=args.trust_remote_code)
     perturbations = args.perturbations or tuple(PERTURBATIONS)
     report = robustness_report(models, task, perturbations=perturbations, rate=args.rate, seed=args.seed)
     print(format_robustness_table(report))
@@ -241,8 +352,6 @@ def cmd_features(args: argparse.Namespace) -> None:
     from sbert_nonling.util.unreachable import loading
 
     folder = Path(args.image_dir)
-    if not folder.is_dir():
-        raise ValueError(f"Image folder {str(folder)!r} does not exist.")
     names = sorted(path.name for path in folder.iterdir() if path.suffix.lower() in IMAGE_EXTENSIONS)
     if not names:
         raise ValueError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) in {str(folder)!r}.")
@@ -299,7 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
         "show everything: the libraries' progress bars (loading weights, writing shards, dataset maps), "
         "their warnings, and this package's INFO logs (default: quiet)"
     )
-    parser = argparse.ArgumentParser(prog="sbert-nonling", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="sbert-nonling", description=DESCRIPTION)
     parser.add_argument("-v", "--verbose", action="store_true", help=verbose_help)
     # Each subcommand takes -v / --verbose too; SUPPRESS keeps a flag given before the subcommand from being reset.
     verbose_flag = argparse.ArgumentParser(add_help=False)
@@ -310,7 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     recipes = textwrap.fill(", ".join(list_recipes()), width=78, break_on_hyphens=False, break_long_words=False)
     train = add_command(
         "train",
-        help="train a recipe (see sbert_nonling/recipes/)",
+        help="train a recipe (sbert-nonling train --help lists them)",
         epilog=f"recipes:\n{textwrap.indent(recipes, '  ')}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # the epilog keeps its lines: names stay whole
@@ -368,7 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--precision",
         choices=["auto", "fp32", "fp16", "bf16"],
-        help="auto (default): bf16 on a GPU with bf16, fp16 with loss scaling on an older GPU, fp32 on a CPU (docs/reliability.md)",
+        help="auto (default): bf16 on a GPU with bf16, fp16 with loss scaling on an older GPU, fp32 on a CPU",
     )
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
     train.set_defaults(handler=cmd_train)
@@ -402,7 +511,11 @@ def build_parser() -> argparse.ArgumentParser:
     robustness = add_command("robustness", help="STS-B dev change and representation shift under typos and shuffles (Pixel Linguist Table 1)")
     robustness.add_argument("models", nargs="+", help="model folders or Hub names, compared side by side")
     robustness.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is perturbed)")
-    robustness.add_argument("--perturbations", nargs="*", help="names from sbert_nonling.data.perturbations; default: all")
+    robustness.add_argument(
+        "--perturbations",
+        nargs="*",
+        help="perturbation names, e.g. insert delete swap shuffle (an unknown name is refused with the list); default: all",
+    )
     robustness.add_argument("--rate", type=float, default=0.1, help="share of words a character perturbation edits")
     robustness.add_argument("--seed", type=int, default=42, help="seed of the perturbations (each sentence is seeded by it)")
     robustness.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
@@ -458,11 +571,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    _configure_output(args.verbose)
     try:
+        check_arguments(args)
+        _configure_output(args.verbose)
         return args.handler(args) or 0
     except (ValueError, ImportError) as error:  # bad input, or an optional extra that is not installed
-        print(f"sbert-nonling {args.command}: error: {error}", file=sys.stderr)
+        print(f"sbert-nonling {args.command}: error: {for_the_command_line(error)}", file=sys.stderr)
         return 2
 
 

@@ -1,13 +1,15 @@
 from __future__ import annotations
 
+import ast
 import json
+import re
 import subprocess
 import sys
 
 import pytest
 
 from sbert_nonling.cli import main
-from tests.conftest import wiki_file
+from tests.conftest import cli_environment, wiki_file
 
 
 @pytest.fixture(autouse=True)
@@ -55,7 +57,8 @@ def test_eval_prints_the_table_and_a_json_last_line(exported_tiny, small_sts_dir
 def test_eval_of_a_full_model_needs_trust_remote_code(exported_tiny, small_sts_dir, capsys):
     full = exported_tiny.parent / "full"
     assert main(["eval", str(full), "--sts-dir", str(small_sts_dir)]) == 2
-    assert "trust_remote_code" in capsys.readouterr().err
+    (message,) = capsys.readouterr().err.splitlines()  # the library's two lines, its advice given as the flag
+    assert message.endswith("Please pass --trust-remote-code to allow custom code to be run.") and "trust_remote_code=True" not in message
     assert main(["eval", str(full), "--sts-dir", str(small_sts_dir), "--trust-remote-code", "--json"]) == 0
 
 
@@ -167,7 +170,16 @@ def test_a_second_train_into_a_finished_run_is_refused_unless_overwrite(tmp_path
 
 
 def test_resume_of_a_folder_without_a_checkpoint_says_so(tmp_path, capsys):
-    argv = ["train", "simcse-unsup", "--tiny", "--text-file", str(tmp_path / "unread.txt"), "--output", str(tmp_path / "run"), "--resume"]
+    argv = [
+        "train",
+        "simcse-unsup",
+        "--tiny",
+        "--text-file",
+        str(wiki_file(tmp_path / "wiki.txt", 16)),
+        "--output",
+        str(tmp_path / "run"),
+        "--resume",
+    ]
     assert main(argv) == 2
     assert "holds no complete checkpoint to resume from" in capsys.readouterr().err
 
@@ -318,7 +330,7 @@ def test_an_output_that_cannot_hold_a_run_is_one_sentence(tmp_path, capsys):
     import os
 
     (tmp_path / "a-file").write_text("not a folder")
-    argv = ["train", "simcse-unsup", "--tiny", "--text-file", str(tmp_path / "unread.txt")]
+    argv = ["train", "simcse-unsup", "--tiny", "--text-file", str(wiki_file(tmp_path / "wiki.txt", 16))]
     assert main([*argv, "--output", str(tmp_path / "a-file")]) == 2
     assert f"--output '{tmp_path / 'a-file'}' is a file, not a folder" in capsys.readouterr().err
     assert main([*argv, "--output", str(tmp_path / "a-file" / "run")]) == 2
@@ -368,6 +380,154 @@ def test_features_with_an_unreachable_cnn_is_one_line_naming_it_and_the_flag(tmp
     (message,) = [line for line in run.stderr.splitlines() if line.strip()]
     assert message.startswith("sbert-nonling features: error: Image encoder 'resnet50' (--encoder) could not be loaded")
     assert "--encoder efficientnet-lite0" in message
+
+
+#: main() in a fresh process; the last line of its output names the heavy libraries it imported.
+REFUSAL_SCRIPT = (
+    "import sys\n"
+    "from sbert_nonling.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "heavy = ('torch', 'transformers', 'sentence_transformers', 'datasets')\n"
+    "print('imported:', [name for name in heavy if name in sys.modules])\n"
+    "sys.exit(code)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "simcse-unsupp", "--output", "run"], "Unknown recipe 'simcse-unsupp' (closest: 'simcse-unsup', 'simcse-sup'); recipes: "),
+        (["train", "simcse-unsup", "--output", "run", "--set", "learning_rate"], "--set expects key=value, got 'learning_rate'."),
+        (["train", "simcse-unsup", "--output", "run", "--set", "learnin_rate=1e-5"], "'learnin_rate' is not a setting of SimCSEConfig"),
+        (["train", "visualcse", "--output", "run", "--set", "learning_rate=abc"], "'learning_rate' must be float, got 'abc' (str)."),
+        (["train", "visualcse", "--output", "run", "--set", "tiny=true"], "'tiny' is set by the tiny option (--tiny), not overridden."),
+        (["train", "simcse-unsup", "--output", "run", "--tiny", "--model", "bert-base-uncased"], "Pass either --tiny (a small random"),
+        (
+            ["train", "simcse-unsup", "--output", "run", "--text-file", "missing.txt"],
+            "--text-file 'missing.txt' does not exist, and it is not a Hub dataset name (owner/name?split=...).",
+        ),
+        (["train", "visualcse", "--output", "run", "--image-dir", "a-file.txt"], "--image-dir 'a-file.txt' is a file; it takes a folder."),
+        (["train", "simcse-unsup", "--output", "run", "--text-file", "sts"], "--text-file 'sts' is a folder; it takes a file."),
+        (["train", "mcse", "--output", "run", "--heldout-images", "missing.txt"], "--heldout-images 'missing.txt' does not exist."),
+        (["train", "mcse", "--output", "run", "--image-features", "owner/features"], "--image-features 'owner/features' does not exist."),
+        (["train", "pixel-linguist", "--output", "run", "--stsb-multi-dir", "missing"], "--stsb-multi-dir 'missing' does not exist."),
+        (["train", "simcse-unsup", "--output", "run", "--model", "runs/old/model"], "Model folder 'runs/old/model' (--model) does not exist"),
+        (["eval", "runs/old/model", "--sts-dir", "sts"], "Model folder 'runs/old/model' (the model argument) does not exist, and it is not"),
+        (["eval", "some-model", "--sts-dir", "missing"], "--sts-dir 'missing' does not exist."),
+        (["eval", "some-model", "--tasks", "sts-multilingual"], "--tasks sts-multilingual needs --sts-dir"),
+        (["robustness", "./missing", "--sts-dir", "sts"], "Model folder './missing' (the models argument) does not exist"),
+        (["export", "./missing", "export"], "Model folder './missing' (the model argument) does not exist"),
+        (["push", "missing", "me/name"], "the folder argument 'missing' does not exist."),
+        (["features", "--image-dir", "missing", "--output", "features.safetensors"], "--image-dir 'missing' does not exist."),
+        (["demo", "--sts-dir", "sts", "--text-file", "missing.txt", "--image-dir", "sts"], "--text-file 'missing.txt' does not exist, and it"),
+    ],
+)
+def test_an_argument_mistake_is_one_sentence_before_any_heavy_import(argv, message, tmp_path):
+    """Refused with rc 2 and one line, before torch and the libraries are imported (the time this takes is in
+    benchmarks/cli_refusals.py), and before the output folder is touched."""
+    (tmp_path / "sts").mkdir()
+    (tmp_path / "a-file.txt").write_text("not a folder\n")
+    run = subprocess.run([sys.executable, "-c", REFUSAL_SCRIPT, *argv], capture_output=True, text=True, cwd=tmp_path, env=cli_environment())
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    (line,) = run.stderr.splitlines()
+    assert line.startswith(f"sbert-nonling {argv[0]}: error: ") and message in line
+    assert run.stdout.splitlines()[-1] == "imported: []"
+    assert not (tmp_path / "run").exists() and not (tmp_path / "export").exists()
+
+
+def test_data_options_naming_hub_datasets_pass_the_argument_checks():
+    from sbert_nonling.cli import build_parser, check_arguments
+
+    argv = ["train", "visualcse", "--output", "run", "--text-file", "owner/wiki?split=train", "--image-dir", "owner/images?image=img&label=y"]
+    check_arguments(build_parser().parse_args(argv))  # read (and any bad option named) when the run loads them
+    check_arguments(build_parser().parse_args(["eval", "sentence-transformers/all-MiniLM-L6-v2", "--sts-dir", "."]))
+
+
+@pytest.mark.parametrize("command", ["eval", "robustness"])
+def test_a_model_that_cannot_be_loaded_offline_is_one_sentence_naming_it_and_the_offline_way(command, small_sts_dir, tmp_path):
+    argv = [sys.executable, "-m", "sbert_nonling.cli", command, "sentence-transformers/all-mpnet-base-v2", "--sts-dir", str(small_sts_dir)]
+    env = {**cli_environment(), "HF_HOME": str(tmp_path / "empty-hf-home")}  # nothing cached, HF_HUB_OFFLINE=1
+    run = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    (message,) = [line for line in run.stderr.splitlines() if line.strip()]
+    argument = "the model argument" if command == "eval" else "the models argument"
+    assert message.startswith(f"sbert-nonling {command}: error: Model 'sentence-transformers/all-mpnet-base-v2' ({argument}) could not be loaded")
+    assert message.endswith(
+        "Offline: pass the folder of a saved model instead (OUT/model or OUT/export of sbert-nonling train, or a folder written by model.save)."
+    )
+
+
+def test_help_describes_the_tool_and_points_to_nothing_a_pip_user_lacks():
+    from sbert_nonling.cli import DESCRIPTION, build_parser
+
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0]
+    texts = [parser.description, *(action.help for action in commands._choices_actions)]
+    texts += [action.help for sub in commands.choices.values() for action in sub._actions]
+    assert parser.description == DESCRIPTION and "module" not in DESCRIPTION
+    assert [text for text in texts if text and ("sbert_nonling/" in text or "sbert_nonling." in text or "docs/" in text)] == []
+
+
+#: Names a message may give as ``name=`` that are neither a setting nor a keyword of this package, each with what it is.
+OTHER_NAMES = {
+    "model_type": "the field of a transformers config that names its family",
+    "optim": "transformers' TrainingArguments field naming the optimizer",
+    "sampling_rate": "the key of an audio dict that holds the rate",
+    "caption": "a column role of a Hub caption dataset (owner/name?caption=COLUMN)",
+}
+
+
+def _message_texts() -> list[tuple[str, str]]:
+    """(file, literal text) of every message the package builds: the arguments of an exception, a warning, a log
+    record or a print (an f-string's literal parts joined)."""
+    from pathlib import Path
+
+    messages = []
+    for path in (Path(__file__).resolve().parents[1] / "sbert_nonling").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if called.endswith(("Error", "Exception", "Unreachable", "warning", "warn", "info", "print")):
+                    parts = [item.value for argument in node.args for item in ast.walk(argument) if isinstance(item, ast.Constant)]
+                    messages.append((path.name, "".join(part for part in parts if isinstance(part, str))))
+    return messages
+
+
+def test_every_hint_in_a_message_names_a_real_flag_setting_or_keyword():
+    """A ``--flag`` is an option of the CLI, ``--set KEY=`` / ``setting 'KEY'`` a recipe setting, and ``name=`` a setting
+    or a keyword of the package's functions (e.g. the single-class image folder warning once advised the non-existent
+    ``modality_loss=simclr``)."""
+    from pathlib import Path
+
+    from sbert_nonling.cli import build_parser
+    from sbert_nonling.configs import METHOD_CONFIGS
+
+    parser = build_parser()
+    flags = {option for action in parser._actions for option in action.option_strings}
+    for sub in parser._subparsers._group_actions[0].choices.values():
+        flags |= {option for action in sub._actions for option in action.option_strings}
+    settings = {row.name for config in METHOD_CONFIGS.values() for row in config.describe()}
+    settings |= {name for config in METHOD_CONFIGS.values() for name in config.field_names()}
+    keywords = set()
+    for path in (Path(__file__).resolve().parents[1] / "sbert_nonling").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef):
+                keywords |= {argument.arg for argument in [*node.args.args, *node.args.kwonlyargs]}
+    wrong = []
+    for name, text in _message_texts():
+        wrong += [(name, flag) for flag in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", text) if flag not in flags]
+        named_settings = re.findall(r"--set ([a-z_][\w.]*)=", text) + re.findall(r"setting '([\w.]+)'", text)
+        wrong += [(name, key) for key in named_settings if key not in settings]
+        named = re.findall(r"(?<![\w.-])([a-z][a-z0-9_]*)=(?!=)", text)
+        wrong += [(name, f"{key}=") for key in named if key not in settings | keywords | set(OTHER_NAMES)]
+    assert wrong == []
+
+
+def test_the_hub_dataset_form_the_checks_accept_is_the_one_the_readers_read():
+    from sbert_nonling.cli import HUB_NAME
+    from sbert_nonling.data.hub import HUB_NAME as READERS_HUB_NAME
+
+    assert HUB_NAME.pattern == READERS_HUB_NAME.pattern
 
 
 def test_train_dry_run_prints_the_plan_and_writes_nothing(tmp_path, data_dir):

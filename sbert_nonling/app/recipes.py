@@ -3,6 +3,7 @@ method's typed config (:mod:`sbert_nonling.configs`, imported on loading, so :fu
 
 from __future__ import annotations
 
+import difflib
 import json
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,9 @@ def load_recipe(name: str, tiny: bool = False, overrides: dict[str, Any] | None 
     """
     available = list_recipes()
     if name not in available:
-        raise ValueError(f"Unknown recipe {name!r}; available recipes: {available}.")
+        close = difflib.get_close_matches(name, available, n=3)
+        closest = f" (closest: {', '.join(repr(recipe) for recipe in close)})" if close else ""
+        raise ValueError(f"Unknown recipe {name!r}{closest}; recipes: {', '.join(available)}.")
     recipe = json.loads((resources.files("sbert_nonling") / "recipes" / f"{name}.json").read_text(encoding="utf-8"))
     return config_from_recipe(recipe, f"recipe file {name}.json", tiny=tiny, overrides=overrides)
 

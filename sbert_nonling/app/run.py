@@ -55,7 +55,7 @@ def train_recipe(
     if max_steps is not None and max_steps < 1:
         raise ValueError(f"--max-steps (max_steps) must be at least 1, got {max_steps}; leave it out to train the recipe's full run.")
     if tiny and "model" in overrides:
-        raise ValueError("Pass either tiny=True (a locally built encoder) or a model override, not both.")
+        raise ValueError("Pass either --tiny (tiny=True: a locally built encoder) or --model (a model override), not both.")
     config = load_recipe(recipe, tiny=tiny, overrides=overrides)
     if max_steps is not None:  # of the run, or of each stage run (a stage left out stays left out)
         stages = config.stages()

@@ -136,7 +136,7 @@ def _train(stage: TrainingStage, plan: MethodPlan, run: RunContext) -> tuple[dic
         raise
     except Exception as error:  # a DataLoader worker killed, out of memory, ...: one sentence; the traceback in train.log
         logger.info("Training failed:", exc_info=True)
-        raise TrainingCrashed(stage.name, trainer.state.global_step, error, last_complete_checkpoint(trainer.args.output_dir)) from error
+        raise TrainingCrashed(stage.name, trainer.state.global_step, error, last_complete_checkpoint(stage_output_dir(stage, run.run_dir))) from error
     for hook in stage.after:
         hook(plan.model)
     run.citations.extend(loss_citations(trainer.loss))

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from sbert_nonling.configs.base import paper_default, setting
 from sbert_nonling.configs.unpaired_modality import UnpairedModality, UnpairedModalityConfig
-from sbert_nonling.modules.audio_patch_embed import AudioLayout
+from sbert_nonling.util.choices import AudioLayout
 
 
 @dataclass

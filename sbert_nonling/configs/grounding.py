@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 from sbert_nonling.configs.base import setting
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig
-from sbert_nonling.losses.multimodal_align import Direction
-from sbert_nonling.util.heads import TrainingHead
+from sbert_nonling.util.choices import Direction, TrainingHead
 
 
 @dataclass

@@ -8,8 +8,7 @@ from typing import ClassVar
 from sbert_nonling.configs.base import paper_default
 from sbert_nonling.configs.grounding import GroundingConfig
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig, TextData
-from sbert_nonling.losses.multimodal_align import Direction
-from sbert_nonling.util.heads import TrainingHead
+from sbert_nonling.util.choices import Direction, TrainingHead
 
 
 @dataclass

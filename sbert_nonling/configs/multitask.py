@@ -8,8 +8,7 @@ from typing import Any, ClassVar, Literal
 from sbert_nonling.configs.base import paper_default, setting
 from sbert_nonling.configs.sentence_encoder import ModelOwnSetting, SentenceEncoderConfig
 from sbert_nonling.configs.stage import StageConfig
-from sbert_nonling.losses.pair_classification import PairHead
-from sbert_nonling.util.heads import TrainingHead
+from sbert_nonling.util.choices import PairHead, TrainingHead
 
 #: How stage 2 mixes tasks: ``average`` (one batch of every task per optimizer step, losses averaged), or
 #: ``round_robin`` / ``proportional`` (sentence-transformers' samplers, one task's batch per optimizer step).

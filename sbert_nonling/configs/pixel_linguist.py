@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from sbert_nonling.configs.base import MethodConfig, paper_default, setting
 from sbert_nonling.configs.stage import StageConfig
-from sbert_nonling.util.heads import TrainingHead
+from sbert_nonling.util.choices import TrainingHead
 
 
 @dataclass

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sbert_nonling.configs.base import MethodConfig, setting
-from sbert_nonling.models.sentence_model import PoolingChoice
-from sbert_nonling.util.heads import TrainingHead
+from sbert_nonling.util.choices import PoolingChoice, TrainingHead
 
 #: The settings of a sentence-transformers model that a continued model can keep as its own.
 ModelOwnSetting = Literal["pooling", "max_seq_length"]

@@ -7,8 +7,7 @@ from typing import Literal
 
 from sbert_nonling.configs.base import setting
 from sbert_nonling.configs.simcse import SimCSEConfig
-from sbert_nonling.losses.unpaired_modality_contrastive import ContrastiveMode
-from sbert_nonling.modules.shared_encoder import EncoderEntry
+from sbert_nonling.util.choices import ContrastiveMode, EncoderEntry
 
 #: How modality and text steps share training: alternating (each with its own optimizer) or joint (one weighted sum).
 Scheme = Literal["alternating", "joint"]

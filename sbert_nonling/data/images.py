@@ -173,7 +173,8 @@ def image_folder_dataset(folder: str | Path, img_size: int = 224, limit_per_clas
         if len(classes) - len(empty) < 2:
             logger.warning(
                 f"{folder}: all images are in one class folder; a supervised contrastive loss (supcon) then treats every "
-                "image as a positive of every other. Put the images in one sub-folder per class, or use modality_loss=simclr."
+                "image as a positive of every other. Put the images in one sub-folder per class, or use the setting "
+                "modality_mode=simclr (--set modality_mode=simclr)."
             )
         paths = [str(path) for found in files for path in found]
         dataset = Dataset.from_dict({"image": paths, "label": [label for label, found in enumerate(files) for _ in found]})

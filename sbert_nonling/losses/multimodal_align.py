@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import torch
 from sentence_transformers import SentenceTransformer
@@ -13,11 +13,11 @@ from torch import Tensor, nn
 from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.losses.damsm import DAMSMLoss, check_image_features
 from sbert_nonling.losses.simcse import SimCSELoss
-from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
+from sbert_nonling.util.choices import Direction, TrainingHead
+from sbert_nonling.util.heads import embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
 
-Direction = Literal["text_to_image", "symmetric"]
 #: MultipleNegativesRankingLoss's directions for each grounding direction (queries: captions; documents: images).
 MNRL_DIRECTIONS: dict[str, tuple[Any, ...]] = {"text_to_image": ("query_to_doc",), "symmetric": ("query_to_doc", "doc_to_query")}
 

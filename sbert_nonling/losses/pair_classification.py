@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from sentence_transformers import SentenceTransformer
@@ -11,10 +11,10 @@ from sentence_transformers.sentence_transformer.losses import SoftmaxLoss
 from torch import Tensor, nn
 
 from sbert_nonling.losses.head_layer import HeadLayer, HeadLayerLoss, build_head_layer
+from sbert_nonling.util.choices import PairHead
 from sbert_nonling.util.heads import embedding_dimension
 from sbert_nonling.util.precision import float32_math
 
-PairHead = Literal["bilinear", "concat"]
 PAIR_HEADS: tuple[str, ...] = ("bilinear", "concat")
 
 

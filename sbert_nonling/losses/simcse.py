@@ -11,7 +11,8 @@ from sentence_transformers.sentence_transformer.losses import MultipleNegativesR
 from torch import Tensor
 
 from sbert_nonling.losses.base import LossConfig
-from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
+from sbert_nonling.util.choices import TrainingHead
+from sbert_nonling.util.heads import embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -12,11 +12,11 @@ from sentence_transformers.util import all_gather, all_gather_with_grad, get_ran
 from torch import Tensor, nn
 
 from sbert_nonling.losses.base import LossConfig
-from sbert_nonling.util.heads import TrainingHead, embedding_dimension, make_training_head
+from sbert_nonling.util.choices import ContrastiveMode, TrainingHead
+from sbert_nonling.util.heads import embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
 
-ContrastiveMode = Literal["simclr", "supcon", "released_label_rank"]
 MODES: tuple[str, ...] = ("simclr", "supcon", "released_label_rank")
 
 

@@ -27,7 +27,7 @@ from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, rea
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.evaluation.sts_data import read_sick, read_stsb_csv
 from sbert_nonling.losses.head_layer import HeadLayer
-from sbert_nonling.losses.pair_classification import PairClassificationLoss, PairHead
+from sbert_nonling.losses.pair_classification import PairClassificationLoss
 from sbert_nonling.losses.sentence_classification import SentenceClassificationLoss
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.sts_regression import STSRegressionLoss
@@ -35,6 +35,7 @@ from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.methods.sentence_encoder import starting_sentence_model
 from sbert_nonling.training.arguments import stage_arguments
 from sbert_nonling.training.multitask_sampler import multitask_sampler_arguments
+from sbert_nonling.util.choices import PairHead
 from sbert_nonling.util.heads import embedding_dimension
 
 #: Task name -> what it trains on (files under the task folder, SentEval's layout) and its head.

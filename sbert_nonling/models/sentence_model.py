@@ -16,14 +16,20 @@ from torch import nn
 from sbert_nonling.modules.encoder_families import attends_causally
 from sbert_nonling.modules.modality_router import ModalityRouter
 from sbert_nonling.modules.shared_encoder import SharedEncoder
+from sbert_nonling.util.choices import PoolingChoice
 from sbert_nonling.util.model_card_data import NonLinguisticModelCardData
+from sbert_nonling.util.unreachable import loading
 
 logger = logging.getLogger(__name__)
 
-PoolingChoice = Literal["cls", "cls_mlp", "mean", "lasttoken"]
 POOLING_CHOICES: tuple[str, ...] = ("cls", "cls_mlp", "mean", "lasttoken")
 #: The papers' truncation length (SimCSE), applied to a plain encoder unless another is given.
 SIMCSE_MAX_SEQ_LENGTH = 32
+#: What to pass instead of a Hub name that cannot be reached.
+ENCODER_OFFLINE = (
+    "pass the path of a local folder that holds it (one saved with save_pretrained or model.save), or build a small "
+    "random encoder with build_tiny_encoder."
+)
 
 
 def build_sentence_model(
@@ -42,7 +48,8 @@ def build_sentence_model(
     model; unsup SimCSE's training-only MLP is the loss's (``SimCSELoss(..., training_head="mlp")``, never saved).
 
     Args:
-        encoder: a Hub name or folder (sentence-transformers model or transformers encoder), or a SharedEncoder.
+        encoder: a Hub name or folder (sentence-transformers model or transformers encoder), or a SharedEncoder; one
+            that cannot be loaded (offline, unknown name) raises a one-line ValueError naming it and the offline way.
         pooling: one of :data:`POOLING_CHOICES`; None: a sentence-transformers model's own modules, else ``"cls"``
             (``"cls"`` / ``"cls_mlp"`` on a causal decoder raise a ValueError).
         max_seq_length: truncation length; ``"auto"``: SimCSE's 32 for a plain encoder, else the model's own; None:
@@ -63,17 +70,17 @@ def build_sentence_model(
     """
     if pooling is not None and pooling not in POOLING_CHOICES:
         raise ValueError(f"pooling={pooling!r} is not one of {list(POOLING_CHOICES)}.")
-    if isinstance(encoder, str) and is_sentence_transformer_model(encoder):
-        return _continue_sentence_transformer(encoder, pooling, max_seq_length, front_ends)
-    if max_seq_length == "auto":
-        max_seq_length = SIMCSE_MAX_SEQ_LENGTH
+    length = SIMCSE_MAX_SEQ_LENGTH if max_seq_length == "auto" else max_seq_length  # of a plain encoder
     shared: SharedEncoder  # Transformer.__init__'s untyped decorator makes SharedEncoder(...) an Any to mypy
     if isinstance(encoder, str):
-        shared = SharedEncoder(encoder, max_seq_length=max_seq_length)
+        with loading("Encoder", encoder, "the encoder argument of build_sentence_model", ENCODER_OFFLINE):
+            if is_sentence_transformer_model(encoder):
+                return _continue_sentence_transformer(encoder, pooling, max_seq_length, front_ends)
+            shared = SharedEncoder(encoder, max_seq_length=length)
     else:
         shared = encoder
-        if max_seq_length is not None:
-            shared.max_seq_length = max_seq_length
+        if length is not None:
+            shared.max_seq_length = length
     return _assemble(shared, _pooling_modules(shared, pooling or "cls"), front_ends)
 
 

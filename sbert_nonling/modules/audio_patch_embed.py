@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import torch
 import torchaudio
@@ -15,11 +15,10 @@ from transformers import ASTFeatureExtractor
 from sbert_nonling.data.decoding import SAMPLE_RATE, waveform_to_mono_16k
 from sbert_nonling.modules.front_end import FrontEnd
 from sbert_nonling.modules.patch_tokens import PatchTokens
-from sbert_nonling.modules.shared_encoder import EncoderEntry
+from sbert_nonling.util.choices import AudioLayout, EncoderEntry
 
 logger = logging.getLogger(__name__)
 
-AudioLayout = Literal["released", "ssast"]
 #: SSAST's fbank normalisation: (fbank - mean) / (2 * std) with AudioSet statistics.
 SSAST_MEAN, SSAST_STD = -4.2677393, 4.5689974
 LAYOUTS: dict[str, dict[str, Any]] = {

@@ -11,7 +11,8 @@ import torch
 from sentence_transformers.base.modules import InputModule
 from torch import nn
 
-from sbert_nonling.modules.shared_encoder import ENTRY_KEYS, EncoderEntry
+from sbert_nonling.modules.shared_encoder import ENTRY_KEYS
+from sbert_nonling.util.choices import EncoderEntry
 from sbert_nonling.util.patch_dropout import check_token_keep_ratio, drop_patch_tokens
 
 #: The most patch tokens a front-end may make (its position table) and the widest token it may make: a saved config

@@ -13,7 +13,7 @@ from torchvision.transforms import v2
 from sbert_nonling.data.decoding import IMAGENET_MEAN, IMAGENET_STD, to_rgb_image
 from sbert_nonling.modules.front_end import MAX_TOKENS, FrontEnd
 from sbert_nonling.modules.patch_tokens import PatchTokens
-from sbert_nonling.modules.shared_encoder import EncoderEntry
+from sbert_nonling.util.choices import EncoderEntry
 
 logger = logging.getLogger(__name__)
 

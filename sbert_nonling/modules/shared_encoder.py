@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from sentence_transformers.base.modules.transformer import ProcessingKwargs
 from sentence_transformers.sentence_transformer.modules import Transformer
@@ -14,8 +14,6 @@ from sbert_nonling.modules.encoder_families import bypass_embedding_layer
 from sbert_nonling.util.validation import replace_lone_surrogates
 
 logger = logging.getLogger(__name__)
-
-EncoderEntry = Literal["embeddings", "bypass"]
 
 #: Feature key a front-end writes to enter through the encoder's embedding layer (word embeddings are skipped, the
 #: model's own position / token-type embeddings and embedding LayerNorm are applied).

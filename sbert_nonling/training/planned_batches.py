@@ -5,11 +5,13 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import torch
-from datasets import DatasetDict
+from datasets import Dataset, DatasetDict
+from sentence_transformers.base.sampler import MultiDatasetDefaultBatchSampler
 from sentence_transformers.base.trainer import BaseTrainer
-from torch.utils.data import ConcatDataset
+from torch.utils.data import BatchSampler, ConcatDataset
 
 
 @dataclass(frozen=True)
@@ -69,13 +71,16 @@ def planned_batches(trainer: BaseTrainer) -> BatchPlan:
     args = trainer.args
     accumulation = args.gradient_accumulation_steps * args.world_size  # batches per optimizer step, all processes
     dataset = trainer.train_dataset
-    if not isinstance(dataset, DatasetDict):
+    if isinstance(dataset, Dataset):
         batches_per_epoch = math.ceil(len(dataset) / args.train_batch_size)
         steps = args.max_steps if args.max_steps > 0 else math.ceil(args.num_train_epochs * batches_per_epoch / accumulation)
         return BatchPlan({"train": steps * accumulation}, {"train": 1}, steps, "")
+    if not isinstance(dataset, DatasetDict):
+        raise ValueError(f"planned_batches needs a Dataset or a DatasetDict as the training dataset, got {type(dataset).__name__}.")
     generator = torch.Generator().manual_seed(args.seed)
-    batch_samplers = [
-        trainer.get_batch_sampler(
+    batch_samplers: list[BatchSampler] = []
+    for part in dataset.values():
+        batch_sampler = trainer.get_batch_sampler(
             part,
             batch_size=args.train_batch_size,
             drop_last=args.dataloader_drop_last,
@@ -83,9 +88,9 @@ def planned_batches(trainer: BaseTrainer) -> BatchPlan:
             generator=generator,
             seed=args.seed,
         )
-        for part in dataset.values()
-    ]
-    concatenated = ConcatDataset(list(dataset.values()))
+        assert batch_sampler is not None  # None only for an IterableDataset, which a DatasetDict does not hold
+        batch_samplers.append(batch_sampler)
+    concatenated: ConcatDataset[Any] = ConcatDataset(list(dataset.values()))
     sampler = trainer.get_multi_dataset_batch_sampler(dataset=concatenated, batch_samplers=batch_samplers, generator=generator, seed=args.seed)
     epochs = math.ceil(args.num_train_epochs)
     total = args.max_steps * accumulation if args.max_steps > 0 else epochs * len(sampler)
@@ -94,7 +99,8 @@ def planned_batches(trainer: BaseTrainer) -> BatchPlan:
     first_step: dict[str, int | None] = dict.fromkeys(names)
     position = 0
     for epoch in range(max(1, math.ceil(total / max(1, len(sampler))))):
-        sampler.set_epoch(epoch)
+        if isinstance(sampler, MultiDatasetDefaultBatchSampler):
+            sampler.set_epoch(epoch)
         for batch in sampler:
             if position == total:
                 break
@@ -104,7 +110,8 @@ def planned_batches(trainer: BaseTrainer) -> BatchPlan:
                 first_step[name] = position // accumulation + 1
             position += 1
     if any(step is None for step in first_step.values()):  # reached in a later step than the cap, or never
-        sampler.set_epoch(0)
+        if isinstance(sampler, MultiDatasetDefaultBatchSampler):
+            sampler.set_epoch(0)
         for index, batch in enumerate(sampler):
             name = names[bisect.bisect_right(concatenated.cumulative_sizes, int(batch[0]))]
             if first_step[name] is None:

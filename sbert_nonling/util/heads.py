@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from torch import nn
+
+from sbert_nonling.util.choices import TrainingHead
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-TrainingHead = Literal["mlp", "linear", "linear_gelu_layernorm", "none"]
 TRAINING_HEADS: tuple[str, ...] = ("mlp", "linear", "linear_gelu_layernorm", "none")
 
 

@@ -12,10 +12,26 @@ def error_summary(error: BaseException) -> str:
     return f"{type(error).__name__}: {reason}"
 
 
+class ModelUnreachable(ValueError):
+    """A model that could not be loaded (:func:`loading`'s one line); an enclosing :func:`loading`, which knows how
+    the caller named the model, says it again in its own terms. ``cause``: the library's error."""
+
+    def __init__(self, message: str, cause: OSError) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
 @contextmanager
 def loading(what: str, name: str, named_by: str, offline: str) -> Iterator[None]:
     """Run a load; an ``OSError`` it raises (no network, unknown name, missing files) becomes a one-line ValueError
-    naming ``what``, ``name``, the setting ``named_by`` and the ``offline`` way out, chained to the original.
+    (:class:`ModelUnreachable`) naming ``what``, ``name``, the setting ``named_by`` and the ``offline`` way out,
+    chained to the original. One raised by a nested ``loading`` (a library function's own) is named again by this one.
+
+    Args:
+        what: the kind of model, e.g. ``"Model"`` or ``"Image encoder"``.
+        name: the Hub name or path that was given.
+        named_by: the setting, argument or flag that named it.
+        offline: what to do instead without the network.
 
     Example::
 
@@ -30,8 +46,10 @@ def loading(what: str, name: str, named_by: str, offline: str) -> Iterator[None]
     """
     try:
         yield
-    except OSError as error:
-        raise ValueError(
+    except (OSError, ModelUnreachable) as error:
+        cause = error.cause if isinstance(error, ModelUnreachable) else error
+        raise ModelUnreachable(
             f"{what} {name!r} ({named_by}) could not be loaded, neither as a local folder nor from the Hugging Face Hub / "
-            f"the weights' download site: {error_summary(error)} Offline: {offline}"
-        ) from error
+            f"the weights' download site: {error_summary(cause)} Offline: {offline}",
+            cause,
+        ) from cause

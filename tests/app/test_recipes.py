@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from importlib import resources
 
 import pytest
 
 from sbert_nonling.app.recipes import config_from_recipe, get_recipe, list_recipes, load_recipe
 from sbert_nonling.configs import METHOD_CONFIGS, MACDConfig, VisualCSEConfig
+from tests.conftest import cli_environment
 
 #: The recipe holding each method's paper row (the config's defaults).
 PAPER_ROWS = {
@@ -93,3 +96,23 @@ def test_a_recipe_file_holds_only_what_differs_from_its_config():
         resolved = load_recipe(name).to_dict()
         for key, value in recipe.get("tiny", {}).items():
             assert resolved[key] != value or isinstance(value, dict), f"{name}: tiny {key} repeats the recipe's {value!r}"
+
+
+def test_an_unknown_recipe_names_the_closest_and_every_recipe():
+    with pytest.raises(ValueError) as raised:
+        load_recipe("simcse-unsupp")
+    assert str(raised.value) == f"Unknown recipe 'simcse-unsupp' (closest: 'simcse-unsup', 'simcse-sup'); recipes: {', '.join(list_recipes())}."
+
+
+def test_loading_and_validating_every_recipe_imports_no_torch():
+    """The CLI checks a recipe and its --set overrides before it loads the heavy libraries (sbert-nonling train)."""
+    script = (
+        "import sys\n"
+        "from sbert_nonling.app.recipes import list_recipes, load_recipe\n"
+        "for name in list_recipes():\n"
+        "    load_recipe(name, tiny=True, overrides={'seed': 1}).describe()\n"
+        "heavy = ('torch', 'transformers', 'sentence_transformers', 'datasets')\n"
+        "print('imported:', [name for name in heavy if name in sys.modules])\n"
+    )
+    output = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=cli_environment()).stdout
+    assert output.splitlines()[-1] == "imported: []"

@@ -111,3 +111,13 @@ def test_a_model_without_a_transformer_first_is_refused(tmp_path, tiny_encoder_d
 def test_unknown_pooling_is_refused(tiny_encoder_dir):
     with pytest.raises(ValueError, match=r"pooling='max' is not one of \['cls', 'cls_mlp', 'mean', 'lasttoken'\]"):
         build_sentence_model(tiny_encoder_dir, pooling="max")
+
+
+def test_an_encoder_that_cannot_be_loaded_is_one_sentence_naming_it_and_the_offline_way():
+    """HF_HUB_OFFLINE=1 (tests/conftest.py) and nothing cached: transformers' OSError becomes one line."""
+    with pytest.raises(ValueError) as raised:
+        build_sentence_model("nobody/no-such-encoder")
+    message = str(raised.value)
+    assert "\n" not in message and isinstance(raised.value.__cause__, OSError)
+    assert message.startswith("Encoder 'nobody/no-such-encoder' (the encoder argument of build_sentence_model) could not be loaded")
+    assert message.endswith("or build a small random encoder with build_tiny_encoder.")

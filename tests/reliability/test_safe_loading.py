@@ -157,7 +157,7 @@ def test_no_command_imports_code_a_model_folder_names_unless_asked(tiny_model, t
     for model in (folder, full):
         assert main(arguments(model)) == 2
         error = capsys.readouterr().err
-        assert "trust_remote_code" in error and "Traceback" not in error
+        assert "--trust-remote-code" in error and "Traceback" not in error
     assert not (folder / "executed").exists()
     # in a real process too (nothing imported at start-up runs it either)
     completed = subprocess.run(

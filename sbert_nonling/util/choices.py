@@ -1,0 +1,21 @@
+"""The value sets (``Literal`` aliases) that the typed configs share with the modules and losses they configure, in
+a module that imports no torch: validating a recipe (:mod:`sbert_nonling.configs`) loads no heavy library."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+#: Kind of a training-only head owned by a loss (:func:`sbert_nonling.util.heads.make_training_head`).
+TrainingHead = Literal["mlp", "linear", "linear_gelu_layernorm", "none"]
+#: Pooling of :func:`sbert_nonling.models.build_sentence_model` (``cls_mlp``: sup SimCSE's Dense kept at inference).
+PoolingChoice = Literal["cls", "cls_mlp", "mean", "lasttoken"]
+#: Where a front-end's tokens enter the shared encoder: its embedding layer or straight into its layers.
+EncoderEntry = Literal["embeddings", "bypass"]
+#: Patch layout of :class:`sbert_nonling.modules.AudioPatchEmbed`: the released VisualCSE code's or SSAST's.
+AudioLayout = Literal["released", "ssast"]
+#: Mode of :class:`sbert_nonling.losses.UnpairedModalityContrastiveLoss`.
+ContrastiveMode = Literal["simclr", "supcon", "released_label_rank"]
+#: Grounding direction of :class:`sbert_nonling.losses.MultimodalAlignLoss`: captions to images (MCSE) or both (MACD).
+Direction = Literal["text_to_image", "symmetric"]
+#: Pair classifier of :class:`sbert_nonling.losses.PairClassificationLoss`.
+PairHead = Literal["bilinear", "concat"]
