@@ -39,4 +39,9 @@ class SingleRunConfig(SentenceEncoderConfig):
     batch_size: int = setting(64, "text batch size per device", minimum=1)
     learning_rate: float = setting(3e-5, "text (encoder) AdamW learning rate", minimum=0.0)
     epochs: int = setting(1, "passes over the training data (unless max_steps is set)", minimum=1)
-    max_steps: int = setting(-1, "stop after this many optimizer steps (-1: run the epochs)", minimum=-1)
+    max_steps: int = setting(-1, "stop after this many optimizer steps (-1: run the epochs; 0 is refused)", minimum=-1)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.max_steps == 0:  # transformers would read 0 as "run the epochs"
+            raise ValueError(f"{self._where()} setting 'max_steps' must be -1 (run the epochs) or at least 1, got 0.")

@@ -35,3 +35,11 @@ def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields)
     assert check_own_fields(SingleRunConfig) == {"data", "batch_size", "learning_rate", "epochs", "max_steps"}
     with pytest.raises(ValueError, match=r"'data' must be one of \['text', 'nli', 'captions'\], got 'wiki'"):
         SingleRunConfig(data="wiki")
+
+
+def test_max_steps_zero_is_refused_not_read_as_the_epochs():
+    from sbert_nonling.app.recipes import load_recipe
+
+    with pytest.raises(ValueError, match=r"setting 'max_steps' must be -1 \(run the epochs\) or at least 1, got 0"):
+        load_recipe("simcse-unsup", overrides={"max_steps": 0})
+    assert load_recipe("simcse-unsup", overrides={"max_steps": 1}).max_steps == 1
