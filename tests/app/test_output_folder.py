@@ -192,15 +192,15 @@ def _copy_of(run, destination):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("bad", ["missing", "empty"])
-def test_overwrite_with_bad_input_leaves_the_finished_run_and_its_log_untouched(tmp_path, finished_cli_run, bad):
+@pytest.mark.parametrize("bad", ["missing text file", "empty text file", "no --overwrite"])
+def test_a_refused_run_leaves_the_finished_run_and_its_log_untouched(tmp_path, finished_cli_run, bad):
     run = _copy_of(finished_cli_run[0], tmp_path / "victim")
     before = tree(run)
-    text_file = tmp_path / "wiki.txt"
-    if bad == "empty":
+    text_file = finished_cli_run[1] if bad == "no --overwrite" else tmp_path / "wiki.txt"
+    if bad == "empty text file":
         text_file.write_text("")
-    command = tiny_train_command(text_file, run, "--max-steps", "2", "--overwrite")
-    completed = subprocess.run(command, env=cli_environment(), capture_output=True, text=True)
+    flags = ("--max-steps", "2") if bad == "no --overwrite" else ("--max-steps", "2", "--overwrite")
+    completed = subprocess.run(tiny_train_command(text_file, run, *flags), env=cli_environment(), capture_output=True, text=True)
     assert completed.returncode == 2 and "Traceback" not in completed.stderr, completed.stderr[-2000:]
     assert tree(run) == before  # the model, export, checkpoints, results.json and train.log are as they were
 
