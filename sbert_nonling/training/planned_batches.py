@@ -40,8 +40,8 @@ class BatchPlan:
 def planned_batches(trainer: BaseTrainer) -> BatchPlan:
     """The batches per training dataset that ``trainer.train()`` will read, from the trainer's own batch samplers
     (:meth:`get_batch_sampler`, :meth:`get_multi_dataset_batch_sampler`, built as its DataLoader builds them, with
-    their own generator: the global random state is not touched) and its ``max_steps``, epochs and gradient
-    accumulation. Batches are index lists: no row is collated, decoded or augmented.
+    their own generator: the global random state is not touched; later epochs are counted in the first one's order)
+    and its ``max_steps``, epochs and gradient accumulation. Batches are index lists: no row is collated, decoded or augmented.
 
     sentence-transformers builds the batch order only inside ``train()``; this reads it ahead, so that a run can refuse a
     step cap that would leave a dataset out before its first step (``InterleavedBatchSampler`` puts one caption batch
@@ -92,28 +92,19 @@ def planned_batches(trainer: BaseTrainer) -> BatchPlan:
         batch_samplers.append(batch_sampler)
     concatenated: ConcatDataset[Any] = ConcatDataset(list(dataset.values()))
     sampler = trainer.get_multi_dataset_batch_sampler(dataset=concatenated, batch_samplers=batch_samplers, generator=generator, seed=args.seed)
-    epochs = math.ceil(args.num_train_epochs)
-    total = args.max_steps * accumulation if args.max_steps > 0 else epochs * len(sampler)
+    epoch_length = len(sampler)
+    total = args.max_steps * accumulation if args.max_steps > 0 else math.ceil(args.num_train_epochs) * epoch_length
     names = list(dataset)
-    batches = dict.fromkeys(names, 0)
-    first_step: dict[str, int | None] = dict.fromkeys(names)
-    position = 0
-    for epoch in range(max(1, math.ceil(total / max(1, len(sampler))))):
-        if isinstance(sampler, MultiDatasetDefaultBatchSampler):
-            sampler.set_epoch(epoch)
-        for batch in sampler:
-            if position == total:
-                break
-            name = names[bisect.bisect_right(concatenated.cumulative_sizes, int(batch[0]))]
-            batches[name] += 1
-            if first_step[name] is None:
-                first_step[name] = position // accumulation + 1
-            position += 1
-    if any(step is None for step in first_step.values()):  # reached in a later step than the cap, or never
-        if isinstance(sampler, MultiDatasetDefaultBatchSampler):
-            sampler.set_epoch(0)
-        for index, batch in enumerate(sampler):
-            name = names[bisect.bisect_right(concatenated.cumulative_sizes, int(batch[0]))]
-            if first_step[name] is None:
-                first_step[name] = index // accumulation + 1
+    # the dataset of each batch of the first epoch, as far as the run reads it or until every dataset has appeared
+    sequence: list[int] = []
+    if isinstance(sampler, MultiDatasetDefaultBatchSampler):
+        sampler.set_epoch(0)
+    for batch in sampler:
+        if len(sequence) >= min(total, epoch_length) and len(set(sequence)) == len(names):
+            break
+        sequence.append(bisect.bisect_right(concatenated.cumulative_sizes, int(batch[0])))
+    full_epochs, rest = divmod(total, epoch_length) if epoch_length else (0, 0)  # later epochs: the first one's order
+    counted = sequence * full_epochs + sequence[:rest] if full_epochs else sequence[:total]
+    batches = {name: counted.count(index) for index, name in enumerate(names)}
+    first_step = {name: sequence.index(index) // accumulation + 1 if index in sequence else None for index, name in enumerate(names)}
     return BatchPlan(batches, first_step, math.ceil(total / accumulation), type(sampler).__name__)

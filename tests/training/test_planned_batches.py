@@ -49,3 +49,11 @@ def test_a_single_dataset_run_counts_its_epochs(tmp_path, tiny_model, wiki_sente
     pairs = Dataset.from_dict({"anchor": wiki_sentences[:20], "positive": wiki_sentences[:20]})
     plan = planned_batches(NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=pairs, loss=SimCSELoss(tiny_model)))
     assert plan.batches == {"train": 6} and plan.optimizer_steps == 6 and plan.unused == []
+
+
+def test_epochs_of_several_datasets_are_counted_whole(tmp_path, tiny_model, wiki_sentences):
+    trainer = _trainer(tiny_model, tmp_path, wiki_sentences[:40], InterleavedBatchSampler, -1)
+    trainer.args.num_train_epochs = 2
+    plan = planned_batches(trainer)
+    trainer.train()
+    assert plan.batches == dict(trainer.step_counts) == {"text": 20, "captions": 6}
