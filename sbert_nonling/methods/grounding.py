@@ -147,7 +147,7 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
     if config.anchor:
         caption_loss = DistillAnchorLoss(sentence_model, base_loss=grounding, **config.keywords_for(DistillAnchorLoss))
     if text_dataset is None or text_loss is None:
-        stage = TrainingStage("train", caption_dataset, caption_loss, args)
+        stage = TrainingStage("train", caption_dataset, caption_loss, args, trainer_kwargs={"train_dataset_name": "captions"})
     else:
         stage = TrainingStage(
             "train", DatasetDict({"text": text_dataset, "captions": caption_dataset}), {"text": text_loss, "captions": caption_loss}, args

@@ -200,8 +200,16 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
         loss: nn.Module | dict[str, nn.Module] = (
             dict.fromkeys(contrastive_data, contrastive_loss) if isinstance(contrastive_data, DatasetDict) else contrastive_loss
         )
+        named = {} if isinstance(contrastive_data, DatasetDict) else {"train_dataset_name": "nli" if data.nli_file is not None else "text"}
         stages.append(
-            TrainingStage("contrastive", contrastive_data, loss, args, record={"stage": "contrastive", "examples": _examples(contrastive_data)})
+            TrainingStage(
+                "contrastive",
+                contrastive_data,
+                loss,
+                args,
+                trainer_kwargs=named,
+                record={"stage": "contrastive", "examples": _examples(contrastive_data)},
+            )
         )
     if multitask_runs:
         if "contrastive" in config.tasks:

@@ -119,7 +119,15 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
             return SymmetricInfoNCE(pixel_model, gather_across_devices=args.world_size > 1, **config.keywords_for(SymmetricInfoNCE))
 
         return TrainingStage(
-            name, dataset, loss, args, seed=config.seed, record={"stage": kind, "pairs": len(dataset)}, before=list(before), after=list(after)
+            name,
+            dataset,
+            loss,
+            args,
+            trainer_kwargs={"train_dataset_name": kind},
+            seed=config.seed,
+            record={"stage": kind, "pairs": len(dataset)},
+            before=list(before),
+            after=list(after),
         )
 
     stages: list[TrainingStage | ModelUpdate] = []

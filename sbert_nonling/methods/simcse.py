@@ -42,5 +42,8 @@ def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
     args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps)
     loss = SimCSELoss(sentence_model, gather_across_devices=args.world_size > 1, **config.keywords_for(SimCSELoss))
     return MethodPlan(
-        sentence_model, [TrainingStage("train", train_dataset, loss, args)], evaluator, training_data=data.card_lines("text_file", "nli_file")
+        sentence_model,
+        [TrainingStage("train", train_dataset, loss, args, trainer_kwargs={"train_dataset_name": config.data})],
+        evaluator,
+        training_data=data.card_lines("text_file", "nli_file"),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from sentence_transformers import SentenceTransformerTrainer
 
@@ -67,3 +68,14 @@ def test_evaluation_during_training_scores_stsb_dev_alone_unless_eval_tasks_all(
         names[eval_tasks] = [evaluator.name for evaluator in plan.evaluator.evaluators]
     assert names == {"selection": ["STSBenchmark"], "all": ["STSBenchmark", "SICK-R"]}
     assert load_recipe("simcse-unsup").eval_tasks == "selection"
+
+
+@pytest.mark.parametrize(("recipe", "name"), [("simcse-unsup", "text"), ("simcse-sup", "nli")])
+def test_step_counts_name_the_one_dataset(recipe, name, tmp_path, monkeypatch, data_dir):
+    """Keyed by dataset name as in the recipes with several datasets (text + image, text + captions), not "train"."""
+    monkeypatch.chdir(tmp_path)
+    data = DataSources(text_file=_text_file(tmp_path, data_dir), nli_file=data_dir / "corpus" / "snli_devtest_triplets.csv")
+    plan = build_simcse(load_recipe(recipe, tiny=True, overrides={"batch_size": 8, "max_steps": 2}), data)
+    trainer = plan.stages[0].trainer(plan.model)
+    trainer.train()
+    assert dict(trainer.step_counts) == {name: 2}
