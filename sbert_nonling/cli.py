@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import json
 import logging
+import os
 import sys
 import textwrap
 import warnings
@@ -111,12 +112,15 @@ def _configure_output(verbose: bool) -> None:
     for handler in logging.getLogger().handlers:
         if not any(isinstance(item, FirstOccurrence) for item in handler.filters):
             handler.addFilter(FirstOccurrence())
+    # tqdm takes its defaults from TQDM_* variables when first imported (by datasets, below): bars that no switch
+    # reaches (sentence-transformers' "Computing widget examples") are off too
+    os.environ.setdefault("TQDM_DISABLE", "1")
     import datasets
     import huggingface_hub.utils
     import transformers.utils.logging
 
-    transformers.utils.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()  # also huggingface_hub's; the Trainer's bar is not one of these
+    transformers.utils.logging.set_verbosity_error()  # also turns the Trainer's bar off (its disable_tqdm default)
+    transformers.utils.logging.disable_progress_bar()  # also huggingface_hub's
     huggingface_hub.utils.disable_progress_bars()
     datasets.disable_progress_bars()
     datasets.logging.set_verbosity_error()
