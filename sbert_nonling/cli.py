@@ -112,9 +112,14 @@ def _configure_output(verbose: bool) -> None:
     for handler in logging.getLogger().handlers:
         if not any(isinstance(item, FirstOccurrence) for item in handler.filters):
             handler.addFilter(FirstOccurrence())
-    # tqdm takes its defaults from TQDM_* variables when first imported (by datasets, below): bars that no switch
-    # reaches (sentence-transformers' "Computing widget examples") are off too
-    os.environ.setdefault("TQDM_DISABLE", "1")
+    # tqdm reads its TQDM_* defaults once, when first imported: imported here with TQDM_DISABLE set, the bars that no
+    # library switch reaches (sentence-transformers' "Computing widget examples") are off too; the processes this one
+    # starts do not inherit the setting (a user's own TQDM_DISABLE is left as it is)
+    if "TQDM_DISABLE" not in os.environ:
+        os.environ["TQDM_DISABLE"] = "1"
+        import tqdm  # noqa: F401
+
+        del os.environ["TQDM_DISABLE"]
     import datasets
     import huggingface_hub.utils
     import transformers.utils.logging

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -13,13 +12,12 @@ from tests.conftest import wiki_file
 
 @pytest.fixture(autouse=True)
 def _restore_library_output():
-    """main() quiets transformers, huggingface_hub, datasets and tqdm process-wide, as a CLI should; the tests after
-    these get the libraries' defaults back."""
+    """main() quiets transformers, huggingface_hub and datasets process-wide, as a CLI should; the tests after these
+    get the libraries' defaults back."""
     import datasets
     import huggingface_hub.utils
     import transformers.utils.logging
 
-    tqdm_disable = os.environ.get("TQDM_DISABLE")
     states = (
         transformers.utils.logging.get_verbosity(),
         datasets.logging.get_verbosity(),
@@ -36,8 +34,6 @@ def _restore_library_output():
         transformers.utils.logging.enable_progress_bar()
     if not states[4]:
         huggingface_hub.utils.enable_progress_bars()
-    if tqdm_disable is None:  # set by a quiet main(); the processes that later tests start must not inherit it
-        os.environ.pop("TQDM_DISABLE", None)
 
 
 @pytest.fixture
@@ -433,3 +429,4 @@ def test_eval_mteb_labels_its_row_and_says_a_superseded_task_once(exported_tiny,
     stderr, lines = _quiet_run(["eval", str(exported_tiny), "--sts-dir", str(small_sts_dir), "--mteb"])
     assert stderr.decode("utf-8").count("is superseded by") <= 1 and b"Warning:" not in stderr, stderr.decode("utf-8")
     assert [line.split()[0:3] for line in lines if line.startswith("export")] == [["export", "(sts,", "MTEB)"]]
+
