@@ -429,4 +429,3 @@ def test_eval_mteb_labels_its_row_and_says_a_superseded_task_once(exported_tiny,
     stderr, lines = _quiet_run(["eval", str(exported_tiny), "--sts-dir", str(small_sts_dir), "--mteb"])
     assert stderr.decode("utf-8").count("is superseded by") <= 1 and b"Warning:" not in stderr, stderr.decode("utf-8")
     assert [line.split()[0:3] for line in lines if line.startswith("export")] == [["export", "(sts,", "MTEB)"]]
-
