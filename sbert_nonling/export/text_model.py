@@ -82,13 +82,13 @@ def export_text_model(model: SentenceTransformer, path: str | Path, model_name: 
         default_prompt_name=model.default_prompt_name,
         model_card_data=SentenceTransformerModelCardData(local_files_only=True, model_name=model_name),
     )
-    if not replace:
-        plain.save(str(path), model_name=model_name)
-    else:
+    if replace:  # written beside the old export, which is replaced only once the new one is whole
         with tempfile.TemporaryDirectory(prefix=f".{path.name}.", dir=path.parent) as staging:
             written = Path(staging, "export")
             plain.save(str(written), model_name=model_name)
             shutil.rmtree(path)
             written.rename(path)
+    else:
+        plain.save(str(path), model_name=model_name)
     logger.info(f"Text model exported to {path}")
     return path
