@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import json
 import logging
+import os
 import re
 import sys
 import textwrap
@@ -109,27 +110,67 @@ HARMLESS_WARNINGS: tuple[tuple[str, type[Warning], str], ...] = (
         "torch's DataLoader on a machine without a GPU (e.g. --set dataloader_pin_memory=true on a CPU): it skips "
         "pinning, which only speeds up copies to a GPU; the batches are the same",
     ),
+    (
+        r"The `get_sentence_embedding_dimension` method has been renamed",
+        FutureWarning,
+        "mteb (eval --mteb) calls sentence-transformers' old name of get_embedding_dimension, which still works",
+    ),
+    (
+        r"The task '[^']+' is superseded by",
+        UserWarning,
+        "eval --mteb puts the local STS files into MTEB's original tasks, to score the same pairs as the local "
+        "evaluator; the newer task versions hold other data. MTEB also logs this once",
+    ),
 )
 
 
+class FirstOccurrence(logging.Filter):
+    """Passes each distinct log record (logger, level, message) once: a library that repeats a warning (e.g. once per
+    saved checkpoint) shows it on the console once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[tuple[str, int, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, record.levelno, record.getMessage())
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+
 def _configure_output(verbose: bool) -> None:
-    """Console verbosity. Quiet: the libraries' progress bars off (not the Trainer's), transformers logs errors only,
-    :data:`HARMLESS_WARNINGS` filtered. Verbose: the libraries' defaults, and the root logger prints INFO records."""
+    """Console verbosity. Quiet: the libraries' progress bars off, transformers logs errors only, each warning shown
+    once (log records through :class:`FirstOccurrence`, Python warnings by message), :data:`HARMLESS_WARNINGS`
+    dropped. Verbose: the libraries' defaults, and the root logger prints INFO records."""
     level = logging.INFO if verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     for handler in logging.getLogger().handlers:  # INFO records that loggers pass up for train.log stay off the console
         handler.setLevel(level)
     if verbose:
         return
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(item, FirstOccurrence) for item in handler.filters):
+            handler.addFilter(FirstOccurrence())
+    # tqdm reads its TQDM_* defaults once, when first imported: imported here with TQDM_DISABLE set, the bars that no
+    # library switch reaches (sentence-transformers' "Computing widget examples") are off too; the processes this one
+    # starts do not inherit the setting (a user's own TQDM_DISABLE is left as it is)
+    if "TQDM_DISABLE" not in os.environ:
+        os.environ["TQDM_DISABLE"] = "1"
+        import tqdm  # noqa: F401
+
+        del os.environ["TQDM_DISABLE"]
     import datasets
     import huggingface_hub.utils
     import transformers.utils.logging
 
-    transformers.utils.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()  # also huggingface_hub's; the Trainer's bar is not one of these
+    transformers.utils.logging.set_verbosity_error()  # also turns the Trainer's bar off (its disable_tqdm default)
+    transformers.utils.logging.disable_progress_bar()  # also huggingface_hub's
     huggingface_hub.utils.disable_progress_bars()
     datasets.disable_progress_bars()
     datasets.logging.set_verbosity_error()
+    warnings.filterwarnings("once", append=True)  # after Python's defaults, which keep deprecation notices hidden
     for message, category, _why in HARMLESS_WARNINGS:
         warnings.filterwarnings("ignore", message=message, category=category)
 
@@ -287,7 +328,8 @@ def cmd_eval(args: argparse.Namespace) -> None:
 
         rows["visual-sts"] = evaluate_visual_sts(model, load_sts_dir(args.sts_dir, args.split, tasks=("STSBenchmark",)))
     for name, scores in rows.items():
-        print(format_sts_table({f"{label} ({name})": scores}))
+        source = ", MTEB" if name == "sts" and args.mteb else ""  # MTEB's scores of the same pairs, told apart from ours
+        print(format_sts_table({f"{label} ({name}{source})": scores}))
     result: dict[str, Any] = dict(rows)
     if args.plots:
         from sbert_nonling.evaluation.plots import write_eval_plots
@@ -327,7 +369,7 @@ def cmd_export(args: argparse.Namespace) -> None:
     from sbert_nonling.export.text_model import export_text_model
 
     model = SentenceTransformer(args.model, trust_remote_code=args.trust_remote_code)
-    path = export_text_model(model, args.output)
+    path = export_text_model(model, args.output, overwrite=args.overwrite)
     print(f"Text model written to {path}; load it with SentenceTransformer({str(path)!r}).")
     _print_result({"export": str(path)})
 
@@ -523,7 +565,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = add_command("export", help="write the text path as a plain sentence-transformers checkpoint")
     export.add_argument("model", help="full model folder (a multimodal model needs --trust-remote-code)")
-    export.add_argument("output", help="output folder")
+    export.add_argument("output", help="output folder (refused if it holds files, unless --overwrite)")
+    export.add_argument("--overwrite", action="store_true", help="replace what the output folder holds")
     export.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
     export.set_defaults(handler=cmd_export)
 

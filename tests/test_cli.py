@@ -577,3 +577,64 @@ def test_a_killed_dataloader_worker_ends_the_run_in_one_sentence_naming_the_chec
     assert len(error_lines) == 1 and "Traceback" not in stderr and "lost sys.stderr" not in stderr, stderr[-3000:]
     assert f"DataLoader worker (pid {workers[0]}) is killed by signal: Killed" in error_lines[0]
     assert f"The last complete checkpoint is {tmp_path / 'run' / 'checkpoints'}/checkpoint-" in error_lines[0]
+
+
+def test_export_refuses_an_existing_export_unless_overwrite(exported_tiny, tmp_path, capsys):
+    argv = ["export", str(exported_tiny.parent / "full"), str(exported_tiny), "--trust-remote-code"]
+    (exported_tiny / "note.txt").write_text("kept")
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert f"sbert-nonling export: error: Export folder '{exported_tiny}' is not empty" in error and "--overwrite" in error
+    assert (exported_tiny / "note.txt").is_file()
+    assert main([*argv, "--overwrite"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == {"export": str(exported_tiny)}
+    assert not (exported_tiny / "note.txt").exists()
+    (tmp_path / "a-file").write_text("not a folder")
+    assert main(["export", str(exported_tiny.parent / "full"), str(tmp_path / "a-file"), "--trust-remote-code", "--overwrite"]) == 2
+    assert f"Export target '{tmp_path / 'a-file'}' is a file, not a folder" in capsys.readouterr().err
+
+
+def _quiet_run(argv: list[str]) -> tuple[bytes, list[str]]:
+    """The raw stderr and the terminal lines (stderr, then stdout) of a quiet ``sbert-nonling`` process."""
+    from tests.conftest import cli_environment
+
+    run = subprocess.run([sys.executable, "-m", "sbert_nonling.cli", *argv], capture_output=True, env=cli_environment(), timeout=600)
+    assert run.returncode == 0, run.stderr.decode("utf-8")[-2000:]
+    return run.stderr, _terminal_lines(run.stderr) + _terminal_lines(run.stdout)
+
+
+def test_audiocse_shows_the_card_asset_warning_once_and_no_progress_bar(tmp_path, data_dir):
+    """Every saved card (checkpoints, model) tries to write the audio rows of the dataset table as wav files; the
+    console says so once. No bar either (sentence-transformers' "Computing widget examples")."""
+    audio = tmp_path / "audio"
+    audio.mkdir()
+    for path in sorted((data_dir / "audio" / "fsdd").glob("[01]_*_[0-3].wav")):  # 2 digits x 6 speakers x 4 takes
+        (audio / path.name).symlink_to(path)
+    text_file = wiki_file(tmp_path / "wiki.txt", 64)
+    argv = ["train", "audiocse", "--tiny", "--max-steps", "4", "--text-file", str(text_file), "--audio-dir", str(audio)]
+    argv += ["--audio-label-regex", r"^\d+_([a-z]+)_", "--output", str(tmp_path / "run"), "--set", "eval_steps=2", "--set", "batch_size=8"]
+    stderr, lines = _quiet_run(argv)
+    assert [line for line in lines if "Could not save predict example asset" in line] == [
+        "WARNING sentence_transformers.base.model_card: Could not save predict example asset of type dict"
+    ]
+    assert b"%|" not in stderr, stderr.decode("utf-8")  # no tqdm bar, not even one erased after it ran
+    assert all(line.startswith(("{'", '{"')) for line in lines[1:]), "\n".join(lines)  # then the logs and the JSON line
+    assert json.loads(lines[-1])["global_step"] == 4
+
+
+def test_mcse_draws_no_retrieval_progress_bar(tmp_path, flickr_subset, small_sts_dir):
+    heldout = tmp_path / "heldout.txt"
+    heldout.write_text("\n".join(sorted(path.name for path in (flickr_subset / "images").iterdir())[:3]) + "\n", encoding="utf-8")
+    argv = ["train", "mcse", "--tiny", "--max-steps", "2", "--text-file", str(wiki_file(tmp_path / "wiki.txt", 64))]
+    argv += ["--captions-file", str(flickr_subset / "captions.txt"), "--image-dir", str(flickr_subset / "images")]
+    argv += ["--image-features", str(flickr_subset / "features.safetensors"), "--heldout-images", str(heldout)]
+    argv += ["--sts-dir", str(small_sts_dir), "--output", str(tmp_path / "run"), "--set", "batch_size=8"]
+    stderr, lines = _quiet_run(argv)
+    assert b"%|" not in stderr and not any("Batches" in line for line in lines), stderr.decode("utf-8")
+    assert set(json.loads(lines[-1])["retrieval"]) == {"text_to_image_R@1", "text_to_image_R@5", "image_to_text_R@1", "image_to_text_R@5"}
+
+
+def test_eval_mteb_labels_its_row_and_says_a_superseded_task_once(exported_tiny, small_sts_dir):
+    stderr, lines = _quiet_run(["eval", str(exported_tiny), "--sts-dir", str(small_sts_dir), "--mteb"])
+    assert stderr.decode("utf-8").count("is superseded by") <= 1 and b"Warning:" not in stderr, stderr.decode("utf-8")
+    assert [line.split()[0:3] for line in lines if line.startswith("export")] == [["export", "(sts,", "MTEB)"]]

@@ -15,6 +15,8 @@ ConfigT = TypeVar("ConfigT", bound="Settings")
 
 #: A linear warmup then decay, or no decay (transformers' ``lr_scheduler_type`` names used by the recipes).
 SchedulerType = Literal["linear", "constant", "constant_with_warmup", "cosine"]
+#: What the evaluations during training score (:attr:`MethodConfig.eval_tasks`).
+EvalTasks = Literal["selection", "all"]
 #: Numeric precision of training (:attr:`MethodConfig.precision`).
 Precision = Literal["auto", "fp32", "fp16", "bf16"]
 
@@ -259,6 +261,11 @@ class MethodConfig(Settings):
     tiny: bool = setting(False, "set when the recipe's tiny block (small offline encoder) was applied")
     lr_scheduler_type: SchedulerType = setting("linear", "transformers' learning-rate schedule")
     eval_steps: int = setting(125, "STS-B dev evaluation and checkpoint interval (optimizer steps)", minimum=1)
+    eval_tasks: EvalTasks = setting(
+        "selection",
+        "what the evaluation every eval_steps scores: selection (STS-B dev alone, which selects the best checkpoint) or "
+        "all (every dev task of the STS folder); dev_before / dev_after score all of them either way",
+    )
 
     def _where(self) -> str:
         return f"{type(self).__name__}{f' (recipe {self.name!r})' if self.name else ''}"

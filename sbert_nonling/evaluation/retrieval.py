@@ -41,8 +41,9 @@ def evaluate_retrieval(
     ks: Sequence[int] = (1, 5),
     batch_size: int = 64,
 ) -> dict[str, float]:
-    """Recall@K of held-out caption-image pairs (frozen ``image_features``) in ``loss``'s shared space, as MCSE reports."""
-    texts = model.encode(list(captions), batch_size=batch_size, convert_to_tensor=True)
+    """Recall@K of held-out caption-image pairs (frozen ``image_features``) in ``loss``'s shared space, as MCSE reports
+    (an evaluation inside a run: no progress bar, as sentence-transformers' evaluators)."""
+    texts = model.encode(list(captions), batch_size=batch_size, convert_to_tensor=True, show_progress_bar=False)
     was_training = loss.training
     loss.eval()
     try:

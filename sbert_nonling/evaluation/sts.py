@@ -12,6 +12,7 @@ from datasets import load_dataset
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator, SequentialEvaluator
 
+from sbert_nonling.configs.base import EvalTasks
 from sbert_nonling.evaluation.sts_data import STS_TASKS, Split, STSData, load_sts_dir
 
 logger = logging.getLogger(__name__)
@@ -43,22 +44,26 @@ class STSEvaluator(EmbeddingSimilarityEvaluator):
 STSB_HUB_DATASET = "sentence-transformers/stsb"
 
 
-def sts_dev_evaluator(sts_dir: str | Path | None, batch_size: int = 64) -> SequentialEvaluator:
-    """The training-time evaluator: every dev task found in ``sts_dir``, STS-B dev first (required: its cosine Spearman
-    selects checkpoints), or with ``sts_dir=None`` STS-B dev from the Hub (:data:`STSB_HUB_DATASET`)."""
+def sts_dev_evaluator(sts_dir: str | Path | None, tasks: EvalTasks = "all", batch_size: int = 64) -> SequentialEvaluator:
+    """The training-time evaluator: STS-B dev (required: its cosine Spearman selects checkpoints) found in ``sts_dir``,
+    or with ``sts_dir=None`` from the Hub (:data:`STSB_HUB_DATASET`); with ``tasks="all"`` every other dev task found
+    in ``sts_dir`` after it, with ``tasks="selection"`` none."""
+    if tasks not in ("selection", "all"):
+        raise ValueError(f"tasks={tasks!r} must be 'selection' (STS-B dev alone) or 'all' (every dev task of sts_dir).")
     if sts_dir is None:
         dev = load_dataset(STSB_HUB_DATASET, split="validation")
-        tasks = [STSData("STSBenchmark", list(dev["sentence1"]), list(dev["sentence2"]), list(dev["score"]), source=STSB_HUB_DATASET)]
+        dev_tasks = [STSData("STSBenchmark", list(dev["sentence1"]), list(dev["sentence2"]), list(dev["score"]), source=STSB_HUB_DATASET)]
     else:
-        tasks = load_sts_dir(sts_dir, split="dev")
-        if not tasks or tasks[0].name != "STSBenchmark":
-            found = ", ".join(task.name for task in tasks) or "no dev task"
+        dev_tasks = load_sts_dir(sts_dir, split="dev")
+        if not dev_tasks or dev_tasks[0].name != "STSBenchmark":
+            found = ", ".join(task.name for task in dev_tasks) or "no dev task"
             raise ValueError(
                 f"--sts-dir {str(sts_dir)!r} holds no STS-B dev set (STSBenchmark/sts-dev.csv), whose score selects the "
                 f"best checkpoint during training; it holds {found}. Add it, or train without --sts-dir."
             )
+    scored = dev_tasks if tasks == "all" else dev_tasks[:1]
     # the first evaluator's (STS-B dev's) primary metric is the SequentialEvaluator's
-    return SequentialEvaluator([STSEvaluator(task, batch_size=batch_size) for task in tasks], main_score_function=lambda scores: scores[0])
+    return SequentialEvaluator([STSEvaluator(task, batch_size=batch_size) for task in scored], main_score_function=lambda scores: scores[0])
 
 
 def evaluate_sts(

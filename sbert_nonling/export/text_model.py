@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import shutil
 import tempfile
 from pathlib import Path
 from typing import cast
@@ -15,7 +16,7 @@ from sbert_nonling.modules.modality_router import ModalityRouter
 logger = logging.getLogger(__name__)
 
 
-def export_text_model(model: SentenceTransformer, path: str | Path, model_name: str | None = None) -> Path:
+def export_text_model(model: SentenceTransformer, path: str | Path, model_name: str | None = None, overwrite: bool = False) -> Path:
     """Save the text route of ``model`` as a checkpoint that plain ``SentenceTransformer(path)`` loads anywhere: the
     shared encoder as a built-in :class:`Transformer` (same weights, tokenizer, max_seq_length) and the downstream
     modules as they are, so it encodes text exactly as ``model`` does; other front-ends and loss heads are left out.
@@ -23,8 +24,10 @@ def export_text_model(model: SentenceTransformer, path: str | Path, model_name: 
     Args:
         model: a model whose first module is a :class:`ModalityRouter` with a "text" route ``[encoder]``, or a plain
             ``Transformer`` model.
-        path: output folder (returned).
+        path: output folder (returned); it must not exist or be empty, unless ``overwrite``.
         model_name: optional name for the model card.
+        overwrite: replace what the folder ``path`` holds (the new export is written beside it first, so a failed
+            export leaves it as it was).
 
     Example::
 
@@ -37,6 +40,14 @@ def export_text_model(model: SentenceTransformer, path: str | Path, model_name: 
         export_text_model(trained_model, "my-model-text")
         plain = SentenceTransformer("my-model-text")  # no trust_remote_code needed
     """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"Export target {str(path)!r} is a file, not a folder; choose a folder (it is created if missing).")
+    replace = path.is_dir() and any(path.iterdir())
+    if replace and not overwrite:
+        raise ValueError(
+            f"Export folder {str(path)!r} is not empty; choose another folder, or pass --overwrite (overwrite=True) to replace what it holds."
+        )
     encoder = model[0]
     if isinstance(encoder, ModalityRouter):
         if "text" not in encoder.sub_modules:
@@ -71,7 +82,13 @@ def export_text_model(model: SentenceTransformer, path: str | Path, model_name: 
         default_prompt_name=model.default_prompt_name,
         model_card_data=SentenceTransformerModelCardData(local_files_only=True, model_name=model_name),
     )
-    path = Path(path)
-    plain.save(str(path), model_name=model_name)
+    if replace:  # written beside the old export, which is replaced only once the new one is whole
+        with tempfile.TemporaryDirectory(prefix=f".{path.name}.", dir=path.parent) as staging:
+            written = Path(staging, "export")
+            plain.save(str(written), model_name=model_name)
+            shutil.rmtree(path)
+            written.rename(path)
+    else:
+        plain.save(str(path), model_name=model_name)
     logger.info(f"Text model exported to {path}")
     return path

@@ -136,7 +136,7 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
     sentence_model = starting_sentence_model(config, sentences + [caption for _, caption in pairs])
     if config.freeze_position_embeddings:
         _freeze_position_embeddings(sentence_model)
-    evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
+    evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps, interleaved=text_dataset is not None)
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
     text_loss = SimCSELoss(sentence_model, gather_across_devices=gather, **config.keywords_for(SimCSELoss)) if text_dataset is not None else None
@@ -147,7 +147,7 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
     if config.anchor:
         caption_loss = DistillAnchorLoss(sentence_model, base_loss=grounding, **config.keywords_for(DistillAnchorLoss))
     if text_dataset is None or text_loss is None:
-        stage = TrainingStage("train", caption_dataset, caption_loss, args)
+        stage = TrainingStage("train", caption_dataset, caption_loss, args, trainer_kwargs={"train_dataset_name": "captions"})
     else:
         stage = TrainingStage(
             "train", DatasetDict({"text": text_dataset, "captions": caption_dataset}), {"text": text_loss, "captions": caption_loss}, args

@@ -191,7 +191,7 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
         raise ValueError("The contrastive stage trains on NLI triplets or sentences: pass nli_file (sent0,sent1,hard_neg CSV) or text_file.")
     datasets, labels, task_sentences = _task_datasets(config, Path(data.sts_dir)) if multitask_runs else ({}, {}, [])
     sentence_model = starting_sentence_model(config, sentences + task_sentences, tiny_encoder=config.tiny_encoder)
-    evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
+    evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     contrastive_loss = SimCSELoss(sentence_model, **config.keywords_for(SimCSELoss)) if contrastive_data is not None else None
 
     stages: list[TrainingStage | ModelUpdate] = []
@@ -201,8 +201,16 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
         loss: nn.Module | dict[str, nn.Module] = (
             dict.fromkeys(contrastive_data, contrastive_loss) if isinstance(contrastive_data, DatasetDict) else contrastive_loss
         )
+        named = {} if isinstance(contrastive_data, DatasetDict) else {"train_dataset_name": "nli" if data.nli_file is not None else "text"}
         stages.append(
-            TrainingStage("contrastive", contrastive_data, loss, args, record={"stage": "contrastive", "examples": _examples(contrastive_data)})
+            TrainingStage(
+                "contrastive",
+                contrastive_data,
+                loss,
+                args,
+                trainer_kwargs=named,
+                record={"stage": "contrastive", "examples": _examples(contrastive_data)},
+            )
         )
     if multitask_runs:
         if "contrastive" in config.tasks:

@@ -107,7 +107,7 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
         with loading("PIXEL encoder", config.model, MODEL_SETTING, MODEL_OFFLINE):
             encoder = PixelEncoder.from_pretrained(config.model, max_patches=config.max_patches)
     pixel_model = build_pixel_model(encoder, max_patches=config.max_patches)
-    evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
+    evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     sentences = read_sentences(data.text_file) if data.text_file else None
     nli_pairs = [(premise, entailment) for premise, entailment, _ in read_nli_triplets(data.nli_file)] if data.nli_file else None
     nli = Dataset.from_dict(dict(zip(("anchor", "positive"), map(list, zip(*nli_pairs))))) if nli_pairs else None
@@ -119,7 +119,15 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
             return SymmetricInfoNCE(pixel_model, gather_across_devices=args.world_size > 1, **config.keywords_for(SymmetricInfoNCE))
 
         return TrainingStage(
-            name, dataset, loss, args, seed=config.seed, record={"stage": kind, "pairs": len(dataset)}, before=list(before), after=list(after)
+            name,
+            dataset,
+            loss,
+            args,
+            trainer_kwargs={"train_dataset_name": kind},
+            seed=config.seed,
+            record={"stage": kind, "pairs": len(dataset)},
+            before=list(before),
+            after=list(after),
         )
 
     stages: list[TrainingStage | ModelUpdate] = []

@@ -38,9 +38,12 @@ def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
     """
     train_dataset, sentences = text_training_data(config, data.text_file, data.nli_file)
     sentence_model = starting_sentence_model(config, sentences)
-    evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
+    evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps)
     loss = SimCSELoss(sentence_model, gather_across_devices=args.world_size > 1, **config.keywords_for(SimCSELoss))
     return MethodPlan(
-        sentence_model, [TrainingStage("train", train_dataset, loss, args)], evaluator, training_data=data.card_lines("text_file", "nli_file")
+        sentence_model,
+        [TrainingStage("train", train_dataset, loss, args, trainer_kwargs={"train_dataset_name": config.data})],
+        evaluator,
+        training_data=data.card_lines("text_file", "nli_file"),
     )

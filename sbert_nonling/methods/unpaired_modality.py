@@ -104,7 +104,7 @@ def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -
         )
     router.add_route(config.modality, front_end)
 
-    evaluator = sts_dev_evaluator(data.sts_dir) if data.sts_dir is not None else None
+    evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     joint = config.scheme == "joint"
     args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps, gradient_accumulation_steps=2 if joint else 1)
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch

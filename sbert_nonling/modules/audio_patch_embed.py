@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,9 +33,10 @@ LAYOUTS: dict[str, dict[str, Any]] = {
 class AudioPatchEmbed(FrontEnd):
     """Turns waveforms into fbank patch tokens for the shared encoder (AudioCSE's audio front-end).
 
-    Contract: ``preprocess`` reads waveforms (arrays / tensors at 16 kHz, or ``{"array", "sampling_rate"}`` dicts),
-    downmixed, resampled and mean-removed, and writes ``ASTFeatureExtractor``'s kaldi fbank (the paper's settings)
-    padded / cut to ``target_frames`` as ``input_features`` (B, num_mel_bins, target_frames). ``forward`` applies
+    Contract: ``preprocess`` reads waveforms (arrays / tensors at 16 kHz, or ``{"array", "sampling_rate"}`` dicts; not
+    file paths, which :func:`~sbert_nonling.data.audio.read_audio` reads), downmixed, resampled and mean-removed, and
+    writes ``ASTFeatureExtractor``'s kaldi fbank (the paper's settings) padded / cut to ``target_frames`` as
+    ``input_features`` (B, num_mel_bins, target_frames). ``forward`` applies
     SpecAugment (training), the layout's normalisation and :class:`~sbert_nonling.modules.patch_tokens.PatchTokens`,
     and hands the tokens on. Layouts: :data:`LAYOUTS`, docs/visualcse.md (Jian et al., 2022, "Non-Linguistic
     Supervision for Contrastive Learning of Sentence Embeddings"; Gong et al., 2022, SSAST).
@@ -105,6 +107,12 @@ class AudioPatchEmbed(FrontEnd):
 
     def preprocess(self, inputs: Sequence[Any], prompt: str | None = None, **kwargs) -> dict[str, torch.Tensor]:
         self.check_width_known()
+        for index, audio in enumerate(inputs):
+            if isinstance(audio, (str, os.PathLike)):  # as the image route, which takes images and not their paths
+                raise ValueError(
+                    f"audio {index} is a path ({str(audio)!r}); the audio route takes waveforms, not files. Read it first: "
+                    "sbert_nonling.data.audio.read_audio(path) gives its {'array', 'sampling_rate'} dict."
+                )
         waveforms = [waveform_to_mono_16k(audio, f"audio {index}") for index, audio in enumerate(inputs)]
         centred = [(waveform - waveform.mean()).numpy() for waveform in waveforms]  # the released code's mean removal
         fbank = self.feature_extractor(centred, sampling_rate=SAMPLE_RATE, return_tensors="pt")["input_values"]  # (B, frames, mel)

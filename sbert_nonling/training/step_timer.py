@@ -14,12 +14,14 @@ from sbert_nonling.training.loss_state import Losses
 
 class StepTimerCallback(TrainerCallback):
     """Measures the wall time of every training batch's forward and backward passes (not the optimizer step, logging,
-    evaluation or saving), per training dataset: :attr:`step_seconds` and :attr:`step_counts` hold, per dataset name
-    (``"train"`` for a single loss; names joined by ``"+"`` for a loss shared by several), the summed seconds and the
-    number of batches. A forward pre-hook on each loss names the batch's dataset (callbacks are not told it).
+    evaluation or saving), per training dataset: :attr:`step_seconds` and :attr:`step_counts` hold, per dataset name,
+    the summed seconds and the number of batches. The names are those of the trainer's dict of datasets (joined by
+    ``"+"`` for a loss shared by several), or ``dataset_name`` for a single dataset. A forward pre-hook on each loss
+    names the batch's dataset (callbacks are not told it).
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).
+        dataset_name: the name of the one training dataset of a single loss, e.g. ``"text"`` (default ``"train"``).
 
     Example::
 
@@ -39,9 +41,9 @@ class StepTimerCallback(TrainerCallback):
         print({name: timer.step_seconds[name] / timer.step_counts[name] for name in timer.step_counts})  # seconds per batch
     """
 
-    def __init__(self, loss: Losses) -> None:
+    def __init__(self, loss: Losses, dataset_name: str = "train") -> None:
         names: dict[int, tuple[nn.Module, list[str]]] = {}
-        for name, module in loss.items() if isinstance(loss, dict) else [("train", loss)]:
+        for name, module in loss.items() if isinstance(loss, dict) else [(dataset_name, loss)]:
             names.setdefault(id(module), (module, []))[1].append(name)
         self._named_losses = [(module, "+".join(dataset_names)) for module, dataset_names in names.values()]
         self.step_seconds: dict[str, float] = defaultdict(float)

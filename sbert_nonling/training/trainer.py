@@ -70,12 +70,16 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     columns once (``get_data_collator``), check media datasets for duplicates on :func:`source_rows`, stop on a
     non-finite loss (``training_step``), resume from the newest intact checkpoint (``train``) and keep a checkpoint's
     marker true to it (``_save_checkpoint``).
+
+    Args:
+        train_dataset_name: what :attr:`step_seconds` / :attr:`step_counts` call a single training dataset, e.g.
+            ``"text"`` (a dict of datasets keeps its names); the other arguments are ``SentenceTransformerTrainer``'s.
     """
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, train_dataset_name: str = "train", **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.dataset_losses: dict[str, list[torch.Tensor]] = {}
-        self.step_timer = StepTimerCallback(self.loss)
+        self.step_timer = StepTimerCallback(self.loss, train_dataset_name)
         self.loss_state = LossStateCallback(self.loss)
         self.preemption = PreemptionCallback()
         self.run_settings = RunSettingsCallback()

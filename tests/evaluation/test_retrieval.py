@@ -26,3 +26,17 @@ def test_evaluate_retrieval_uses_the_loss_heads(tiny_model):
     assert set(scores) == {"text_to_image_R@1", "image_to_text_R@1", "text_to_image_R@5", "image_to_text_R@5"}
     assert scores["text_to_image_R@5"] == 100.0 and 0.0 <= scores["text_to_image_R@1"] <= 100.0
     assert loss.training  # restored
+
+
+def test_evaluate_retrieval_draws_no_progress_bar_when_training_logs_at_info(tiny_model, capfd):
+    """A training run logs sentence-transformers at INFO for train.log, which turns encode's bar on by default."""
+    import logging
+
+    logger = logging.getLogger("sentence_transformers")
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        evaluate_retrieval(tiny_model, MultimodalAlignLoss(tiny_model, image_dimension=6), ["a dog runs", "a man rides"], [0, 1], torch.randn(2, 6))
+    finally:
+        logger.setLevel(level)
+    assert "Batches" not in capfd.readouterr().err

@@ -58,3 +58,15 @@ def test_constant_gold_scores_are_refused_naming_the_task_and_file(small_sts_dir
     (tmp_path / "sts-dev.csv").write_text("\n".join(constant) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"STS task 'STSBenchmark' \(.*sts-dev.csv\): every gold score is 2.5; a Spearman"):
         STSEvaluator(read_stsb_csv(tmp_path / "sts-dev.csv"))
+
+
+def test_the_selection_evaluator_scores_stsb_dev_alone(small_sts_dir, tiny_model):
+    from sbert_nonling.evaluation import sts_dev_evaluator
+
+    assert [evaluator.name for evaluator in sts_dev_evaluator(small_sts_dir).evaluators] == ["STSBenchmark", "SICK-R"]
+    selection = sts_dev_evaluator(small_sts_dir, "selection")
+    assert [evaluator.name for evaluator in selection.evaluators] == ["STSBenchmark"]
+    scores = selection(tiny_model)
+    assert scores["sequential_score"] == scores["STSBenchmark_spearman_cosine"] and not any("SICK" in key for key in scores)
+    with pytest.raises(ValueError, match=r"tasks='stsb' must be 'selection' \(STS-B dev alone\) or 'all'"):
+        sts_dev_evaluator(small_sts_dir, "stsb")

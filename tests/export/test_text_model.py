@@ -50,3 +50,20 @@ def test_export_rejects_what_a_plain_checkpoint_cannot_hold(tiny_model, tmp_path
     tiny_model.append(Custom())
     with pytest.raises(ValueError, match="not a built-in sentence-transformers module"):
         export_text_model(tiny_model, tmp_path / "export")
+
+
+def test_export_refuses_a_file_or_a_non_empty_folder_unless_overwrite(tiny_model, tmp_path):
+    (tmp_path / "a-file").write_text("not a folder")
+    with pytest.raises(ValueError, match=r"Export target '.*a-file' is a file, not a folder; choose a folder"):
+        export_text_model(tiny_model, tmp_path / "a-file")
+    first = export_text_model(tiny_model, tmp_path / "export")
+    (first / "stale.txt").write_text("left by an earlier export")
+    weights = {path.name: path.read_bytes() for path in first.rglob("*.safetensors")}
+    with pytest.raises(ValueError, match=r"Export folder '.*export' is not empty; .*--overwrite \(overwrite=True\)"):
+        export_text_model(tiny_model, first)
+    assert (first / "stale.txt").is_file()  # refused: untouched
+    (tmp_path / "empty").mkdir()
+    assert export_text_model(tiny_model, tmp_path / "empty") == tmp_path / "empty"  # an empty folder is no export to lose
+    assert export_text_model(tiny_model, first, overwrite=True) == first
+    assert not (first / "stale.txt").exists() and {path.name: path.read_bytes() for path in first.rglob("*.safetensors")} == weights
+    assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".")] == []  # no staging folder left

@@ -60,7 +60,9 @@ def test_macd_anchors_captions_only_and_keeps_positions_frozen(tmp_path, monkeyp
     assert stage.args.warmup_steps == config.warmup_steps == 0.1 and stage.args.gradient_accumulation_steps == config.gradient_accumulation_steps
     position = plan.model[0].encoder.auto_model.embeddings.position_embeddings.weight
     initial = position.detach().clone()
-    stage.trainer(plan.model).train()
+    trainer = stage.trainer(plan.model)
+    trainer.train()
+    assert set(trainer.step_counts) == {"captions"}  # its one dataset's name, as the text + captions runs report both
     assert not position.requires_grad
     torch.testing.assert_close(position, initial)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from sentence_transformers import SentenceTransformerTrainer
 
@@ -55,3 +56,26 @@ def test_sup_reads_nli_triplets_into_the_mlp_pooling(tmp_path, data_dir):
     assert plan.stages[0].train_dataset.column_names == ["anchor", "positive", "negative"] and len(plan.stages[0].train_dataset) == 32
     assert plan.evaluator is None and not plan.stages[0].args.load_best_model_at_end
     assert [type(module).__name__ for module in plan.model][-1] == "Dense"  # cls_mlp: the MLP stays in the model
+
+
+def test_evaluation_during_training_scores_stsb_dev_alone_unless_eval_tasks_all(tmp_path, data_dir, small_sts_dir):
+    """The evaluator every eval_steps serves checkpoint selection (STS-B dev); the full dev table comes before and after."""
+    text_file = _text_file(tmp_path, data_dir)
+    names = {}
+    for eval_tasks in ("selection", "all"):
+        config = load_recipe("simcse-unsup", tiny=True, overrides={"batch_size": 8, "max_steps": 2, "eval_tasks": eval_tasks})
+        plan = build_simcse(config, DataSources(text_file=text_file, sts_dir=small_sts_dir))
+        names[eval_tasks] = [evaluator.name for evaluator in plan.evaluator.evaluators]
+    assert names == {"selection": ["STSBenchmark"], "all": ["STSBenchmark", "SICK-R"]}
+    assert load_recipe("simcse-unsup").eval_tasks == "selection"
+
+
+@pytest.mark.parametrize(("recipe", "name"), [("simcse-unsup", "text"), ("simcse-sup", "nli")])
+def test_step_counts_name_the_one_dataset(recipe, name, tmp_path, monkeypatch, data_dir):
+    """Keyed by dataset name as in the recipes with several datasets (text + image, text + captions), not "train"."""
+    monkeypatch.chdir(tmp_path)
+    data = DataSources(text_file=_text_file(tmp_path, data_dir), nli_file=data_dir / "corpus" / "snli_devtest_triplets.csv")
+    plan = build_simcse(load_recipe(recipe, tiny=True, overrides={"batch_size": 8, "max_steps": 2}), data)
+    trainer = plan.stages[0].trainer(plan.model)
+    trainer.train()
+    assert dict(trainer.step_counts) == {name: 2}

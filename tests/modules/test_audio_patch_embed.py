@@ -82,6 +82,18 @@ def test_bad_audio_is_named(audio, message):
         AudioPatchEmbed(embedding_dimension=16).preprocess([audio])
 
 
+def test_an_audio_file_path_is_refused_saying_how_to_read_it(tiny_encoder_dir, data_dir):
+    """ST's router sends a string ending in .wav to the audio route: a sentence saying so, not "has shape ()"."""
+    wav = data_dir / "audio" / "fsdd" / "0_george_0.wav"
+    model = build_sentence_model(tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(embedding_dimension=32)})
+    refusal = r"audio 0 is a path \('.*0_george_0\.wav'\); the audio route takes waveforms, not files\. Read it first: .*read_audio\(path\)"
+    with pytest.raises(ValueError, match=refusal):
+        model.encode([str(wav)])
+    with pytest.raises(ValueError, match=refusal):
+        AudioPatchEmbed(embedding_dimension=16).preprocess([wav])
+    assert model.encode([read_audio(wav)]).shape == (1, 32)  # read first, it encodes
+
+
 def test_layouts_give_the_paper_token_counts():
     fbank = torch.randn(2, 128, 1024)
     released = AudioPatchEmbed(embedding_dimension=16, layout="released")({"input_features": fbank})[BYPASS_ENTRY_KEY]

@@ -59,12 +59,13 @@ def test_one_loss_object_for_two_datasets_is_timed_under_both_names(tiny_model, 
     assert dict(timer.step_counts) == {"a+b": 2} and timer.step_seconds["a+b"] > 0
 
 
-def test_a_single_loss_is_timed_as_train(tiny_model, wiki_sentences, tmp_path):
+def test_a_single_loss_is_timed_as_train_or_its_given_dataset_name(tiny_model, wiki_sentences, tmp_path):
     loss = SimCSELoss(tiny_model, training_head="none")
     timer = StepTimerCallback(loss)
     args = SentenceTransformerTrainingArguments(
         output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=4, save_strategy="no", report_to="none"
     )
     train_dataset = sentence_pairs_dataset(wiki_sentences[:16])
-    SentenceTransformerTrainer(model=tiny_model, args=args, train_dataset=train_dataset, loss=loss, callbacks=[timer]).train()
-    assert dict(timer.step_counts) == {"train": 2}
+    named = StepTimerCallback(loss, "text")
+    SentenceTransformerTrainer(model=tiny_model, args=args, train_dataset=train_dataset, loss=loss, callbacks=[timer, named]).train()
+    assert dict(timer.step_counts) == {"train": 2} and dict(named.step_counts) == {"text": 2}
