@@ -22,11 +22,14 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from sbert_nonling.util.validation import check_export_target
+
 #: What ``sbert-nonling --help`` says the tool is.
 DESCRIPTION = (
     "Train sentence encoders with non-linguistic signal (images, audio, text rendered as pixels) on sentence-transformers, "
     "then evaluate, export and publish them."
 )
+
 DEMO_RECIPE = "visualcse"
 #: A Hub repository: ``owner/name`` (the form data options take for a Hub dataset, as
 #: :data:`sbert_nonling.data.hub.HUB_NAME`, whose module imports ``datasets``) or, for a model, also a bare ``name``.
@@ -191,6 +194,8 @@ def check_arguments(args: argparse.Namespace) -> None:
         name, named_by = MODEL_ARGUMENTS[args.command]
         if getattr(args, name) is not None:
             _check_model_name(getattr(args, name), named_by)
+    if args.command == "export":
+        check_export_target(args.output, args.overwrite)
     if args.command == "robustness":
         for model in args.models:
             _check_model_name(model, "the models argument")
@@ -498,7 +503,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY",
-        help="with --resume: accept this setting differing from the run's (eval_steps, description, reference, dataloader_*; recorded)",
+        help="with --resume: accept this setting differing from the run's (eval_steps, eval_tasks, description, reference, dataloader_*; recorded)",
     )
     train.add_argument(
         "--overwrite",

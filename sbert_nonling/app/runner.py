@@ -310,12 +310,12 @@ def _run_plan(config: MethodConfig, plan: MethodPlan, data: DataSources, folder:
 
 
 def _dev_after(plan: MethodPlan, sts_dir: str | Path, logged: dict[str, float]) -> dict[str, float]:
-    """The trained model's dev scores: those the trainer logged for the best checkpoint it loaded, when it scored every dev
-    task there (the same evaluator on the same weights), else a new evaluation."""
-    names = [task.name for task in load_sts_dir(sts_dir, "dev")]
-    if plan.staged or not all(name in logged for name in names):
-        return evaluate_sts_dir(plan.model, sts_dir, "dev")
-    scores = {name: logged[name] for name in names}
+    """The trained model's dev scores. A task the trainer scored for the best checkpoint it loaded (the same evaluator on
+    the same weights) is taken from its log; only the others are scored (all of them after a staged plan)."""
+    tasks = load_sts_dir(sts_dir, "dev")
+    reused = {} if plan.staged else {task.name: logged[task.name] for task in tasks if task.name in logged}
+    scored = evaluate_sts(plan.model, [task for task in tasks if task.name not in reused]) if len(reused) < len(tasks) else {}
+    scores = {task.name: reused[task.name] if task.name in reused else scored[task.name] for task in tasks}
     scores["avg"] = sum(scores.values()) / len(scores)
     return scores
 

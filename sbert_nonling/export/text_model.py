@@ -12,6 +12,7 @@ from sentence_transformers import SentenceTransformer, SentenceTransformerModelC
 from sentence_transformers.sentence_transformer.modules import Transformer
 
 from sbert_nonling.modules.modality_router import ModalityRouter
+from sbert_nonling.util.validation import check_export_target
 
 logger = logging.getLogger(__name__)
 
@@ -41,13 +42,7 @@ def export_text_model(model: SentenceTransformer, path: str | Path, model_name: 
         plain = SentenceTransformer("my-model-text")  # no trust_remote_code needed
     """
     path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"Export target {str(path)!r} is a file, not a folder; choose a folder (it is created if missing).")
-    replace = path.is_dir() and any(path.iterdir())
-    if replace and not overwrite:
-        raise ValueError(
-            f"Export folder {str(path)!r} is not empty; choose another folder, or pass --overwrite (overwrite=True) to replace what it holds."
-        )
+    replace = check_export_target(path, overwrite)
     encoder = model[0]
     if isinstance(encoder, ModalityRouter):
         if "text" not in encoder.sub_modules:

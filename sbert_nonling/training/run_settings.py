@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 #: The file of a checkpoint folder that holds the run's settings: ``{"settings": {...}, "changes": [...]}``.
 RUN_SETTINGS_FILE = "run_settings.json"
 #: Settings a resumed run may change (``--allow-changed KEY``; ``dataloader_*`` too): none changes what is computed.
-SAFE_TO_CHANGE = ("eval_steps", "description", "reference")
+SAFE_TO_CHANGE = ("eval_steps", "eval_tasks", "description", "reference")
 
 
 def safe_to_change(key: str) -> bool:

@@ -69,3 +69,22 @@ def check_text_inputs(inputs: Sequence[Any], source: str = "input") -> None:
                 raise ValueError(f"{source} {index} is None; expected a string.")
             if not isinstance(part, str):
                 raise ValueError(f"{source} {index} holds a {type(part).__name__} ({part!r:.80}); expected a string.")
+
+
+def check_export_target(path: str | Path, overwrite: bool = False) -> bool:
+    """Check a folder a model is to be written into: a ValueError when it is a file, or a folder holding files without
+    ``overwrite``. Returns whether it holds files (to be replaced). Imports nothing heavy, so the CLI checks it first.
+
+    Args:
+        path: the folder (it need not exist).
+        overwrite: whether what the folder holds may be replaced.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"Export target {str(path)!r} is a file, not a folder; choose a folder (it is created if missing).")
+    holds_files = path.is_dir() and any(path.iterdir())
+    if holds_files and not overwrite:
+        raise ValueError(
+            f"Export folder {str(path)!r} is not empty; choose another folder, or pass --overwrite (overwrite=True) to replace what it holds."
+        )
+    return holds_files
