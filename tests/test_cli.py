@@ -625,7 +625,7 @@ def test_audiocse_shows_the_card_asset_warning_once_and_no_progress_bar(tmp_path
 def test_mcse_draws_no_retrieval_progress_bar(tmp_path, flickr_subset, small_sts_dir):
     heldout = tmp_path / "heldout.txt"
     heldout.write_text("\n".join(sorted(path.name for path in (flickr_subset / "images").iterdir())[:3]) + "\n", encoding="utf-8")
-    argv = ["train", "mcse", "--tiny", "--max-steps", "2", "--text-file", str(wiki_file(tmp_path / "wiki.txt", 64))]
+    argv = ["train", "mcse", "--tiny", "--max-steps", "5", "--text-file", str(wiki_file(tmp_path / "wiki.txt", 64))]
     argv += ["--captions-file", str(flickr_subset / "captions.txt"), "--image-dir", str(flickr_subset / "images")]
     argv += ["--image-features", str(flickr_subset / "features.safetensors"), "--heldout-images", str(heldout)]
     argv += ["--sts-dir", str(small_sts_dir), "--output", str(tmp_path / "run"), "--set", "batch_size=8"]
