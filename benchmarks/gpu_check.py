@@ -16,8 +16,8 @@ the dev evaluation, saving and export). It reports:
   own head) per precision: at the paper's batch (48 images x 2 views at 224 px + 64 sentences x 2 views x 32 tokens,
   BERT-base shape 768 x 12, random weights), or with ``--quick`` at 8 images + 16 sentences on the tiny shape.
   ``torch.cuda.max_memory_allocated`` on a GPU, the process's peak resident set on the CPU (:func:`reset_peak_memory`);
-- a 2-step DDP run (2 processes under ``torch.distributed.run``) of SimCSE and VisualCSE: nccl on a machine with two
-  or more GPUs (fewer: skipped with the reason), gloo on the CPU.
+- a 2-step DDP run (2 processes under ``torch.distributed.run``) of SimCSE and of VisualCSE, one launch and one row
+  each: nccl on a machine with two or more GPUs (fewer: skipped with the reason), gloo on the CPU.
 
 Every check is isolated and reported as soon as it is measured: its row (``check`` = ``family``, ``plain_simcse``,
 ``memory`` or ``ddp``; ``status`` = ``passed``, ``failed`` or ``skipped``) is printed and appended to a JSON-lines
