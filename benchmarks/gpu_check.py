@@ -132,6 +132,7 @@ class RowLog:
         return row
 
     def failed(self) -> list[dict]:
+        """The rows whose status is ``failed``."""
         return [row for row in self.rows if row["status"] == "failed"]
 
 
