@@ -14,6 +14,7 @@ from sbert_nonling.data import DataSources, image_folder_dataset, read_nli_tripl
 from sbert_nonling.data.audio import audio_folder_dataset, read_audio
 from sbert_nonling.data.captions import hub_caption_pairs
 from sbert_nonling.data.hub import CAPTION_ROLES, HubSource, hub_source, load_hub_columns
+from tests.conftest import wiki_file
 
 
 @pytest.fixture
@@ -156,11 +157,11 @@ def test_mcse_trains_on_a_hub_caption_dataset(hub_datasets, flickr_subset, data_
     result = train_recipe(
         "mcse",
         tmp_path / "run",
-        DataSources(text_file=data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt", captions_file="nlphuji/flickr30k?split=test"),
+        DataSources(text_file=wiki_file(tmp_path / "wiki.txt", 64), captions_file="nlphuji/flickr30k?split=test"),
         tiny=True,
-        max_steps=2,
+        max_steps=3,
     )
-    assert result["global_step"] == 2
+    assert result["global_step"] == 3 and result["step_counts"] == {"text": 2, "captions": 1}  # a caption batch trained
     with safe_open(str(tmp_path / "run" / "image_features.safetensors"), framework="pt") as handle:
         names = json.loads(handle.metadata()["names"])
         assert len(names) == 4 and handle.get_tensor("global").shape == (4, 1280)
