@@ -3,11 +3,14 @@ identical-column collator and the no-duplicates check of media datasets."""
 
 from __future__ import annotations
 
+import traceback
+
 import pytest
 import torch
 from safetensors.torch import load_file
+from torch.utils._python_dispatch import TorchDispatchMode
 from sentence_transformers import SentenceTransformerTrainingArguments
-from transformers import TrainerCallback
+from transformers import IntervalStrategy, TrainerCallback
 
 from sbert_nonling import SimCSELoss
 from sbert_nonling.data import sentence_pairs_dataset
@@ -238,3 +241,112 @@ def test_resuming_a_run_whose_training_is_complete_takes_no_step(tiny_encoder_di
     for key, value in resumed.model.state_dict().items():
         torch.testing.assert_close(value, final[key], rtol=0, atol=0, msg=key)
     torch.testing.assert_close(resumed_loss.head[0].weight.detach(), head, rtol=0, atol=0)
+
+
+#: Innermost Python files of ``aten._local_scalar_dense`` calls that are not the package's: transformers' SDPA mask
+#: check (``padding_mask.all()``, which no setting turns off) and torchaudio's SpecAugment masks (``torch.rand(1)``
+#: read back on the host: CPU tensors even when training on a GPU, so no device synchronisation there).
+OTHERS_SYNCS = ("transformers/masking_utils.py", "torchaudio/functional/functional.py")
+
+
+class HostSyncs(TorchDispatchMode):
+    """Records the Python call site of every host-device synchronisation (``aten._local_scalar_dense``: ``.item()``,
+    ``bool(tensor)``, ``.tolist()``, ...) dispatched while it is active, innermost frame first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sites: list[list[str]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func is torch.ops.aten._local_scalar_dense.default:
+            frames = [frame for frame in traceback.extract_stack()[:-1] if "/torch/" not in frame.filename]
+            self.sites.append([f"{frame.filename}:{frame.lineno}" for frame in reversed(frames[-4:])])
+        return func(*args, **(kwargs or {}))
+
+
+class StepSyncs(TrainerCallback):
+    """The host syncs of every optimizer step whose end neither logs, evaluates nor saves, by step (those of
+    :data:`OTHERS_SYNCS` counted apart, in :attr:`others`)."""
+
+    def __init__(self) -> None:
+        self.ordinary: dict[int, list[list[str]]] = {}
+        self.others = 0
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self.mode = HostSyncs()
+        self.mode.__enter__()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.mode.__exit__(None, None, None)
+        if control.should_log or control.should_evaluate or control.should_save or state.global_step >= state.max_steps:
+            return
+        own = [site for site in self.mode.sites if not site[0].split(":")[0].endswith(OTHERS_SYNCS)]
+        self.others += len(self.mode.sites) - len(own)
+        self.ordinary[state.global_step] = own
+
+
+@pytest.fixture(scope="module")
+def family_inputs(tmp_path_factory, data_dir):
+    """Small copies of the shared data: 128 wiki sentences, 100 NLI triplets, STS / SICK task files."""
+    root = tmp_path_factory.mktemp("family-inputs")
+
+    def head(source, target, pick):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("\n".join(pick(source.read_text(encoding="utf-8").splitlines())) + "\n", encoding="utf-8")
+        return target
+
+    wiki = head(data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt", root / "wiki.txt", lambda lines: lines[:128])
+    nli = head(data_dir / "corpus" / "snli_devtest_triplets.csv", root / "nli.csv", lambda lines: lines[:100])
+    for folder, name, pick in (
+        ("STSBenchmark", "sts-dev.csv", lambda lines: lines[:60]),
+        ("SICK", "SICK_trial.txt", lambda lines: lines[:60]),
+        ("STSBenchmark", "sts-train.csv", lambda lines: lines[::40]),
+        ("SICK", "SICK_train.txt", lambda lines: lines[::30]),
+    ):
+        head(data_dir / "sts" / folder / name, root / "tasks" / folder / name, pick)
+    return {"wiki": wiki, "nli": nli, "tasks": root / "tasks"}
+
+
+def family_plan(family, inputs, data_dir, flickr_subset, steps):
+    """The tiny-recipe plan of ``family`` (its builder, as ``train_recipe`` runs it) for ``steps`` steps per stage."""
+    from sbert_nonling.app import load_recipe
+    from sbert_nonling.data import DataSources
+    from sbert_nonling.methods import build_grounding, build_multitask, build_simcse, build_unpaired_modality
+
+    if family == "simcse":
+        return build_simcse(load_recipe("simcse-unsup", tiny=True, overrides={"batch_size": 8, "max_steps": steps}), DataSources(text_file=inputs["wiki"]))
+    if family == "visualcse":
+        config = load_recipe("visualcse", tiny=True, overrides={"batch_size": 8, "max_steps": steps, "images_per_class": 2, "modality_batch_size": 4})
+        return build_unpaired_modality(config, DataSources(text_file=inputs["wiki"], image_dir=data_dir / "images" / "cifar10" / "train"))
+    if family == "audiocse":
+        config = load_recipe("audiocse", tiny=True, overrides={"batch_size": 8, "max_steps": steps, "clips": 16, "modality_batch_size": 4})
+        audio = DataSources(text_file=inputs["wiki"], audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_")
+        return build_unpaired_modality(config, audio)
+    if family in ("mcse", "macd"):
+        config = load_recipe(family, tiny=True, overrides={"batch_size": 6, "max_steps": steps})
+        captions = DataSources(
+            captions_file=flickr_subset / "captions.txt",
+            image_dir=flickr_subset / "images",
+            image_features=flickr_subset / "features.safetensors",
+            text_file=inputs["wiki"],
+        )
+        return build_grounding(config, captions)
+    overrides = {"train_limit": 48, "contrastive.batch_size": 8, "multitask.batch_size": 8, "contrastive.max_steps": steps, "multitask.max_steps": steps}
+    return build_multitask(load_recipe("multitask", tiny=True, overrides=overrides), DataSources(nli_file=inputs["nli"], sts_dir=inputs["tasks"]))
+
+
+@pytest.mark.parametrize("family", ["simcse", "visualcse", "audiocse", "mcse", "macd", "multitask"])
+def test_an_ordinary_training_step_never_waits_for_the_device(family, family_inputs, data_dir, flickr_subset, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    plan = family_plan(family, family_inputs, data_dir, flickr_subset, steps=5)
+    for index, stage in enumerate(plan.stages):
+        stage.args.eval_strategy, stage.args.load_best_model_at_end = IntervalStrategy.NO, False  # multitask evaluates on STS dev
+        trainer = stage.trainer(plan.model)
+        trainer.args.output_dir = str(tmp_path / f"stage-{index}")
+        trainer.args.set_logging(strategy="steps", steps=3, report_to="none")
+        trainer.args.set_save(strategy="no")
+        syncs = StepSyncs()
+        trainer.add_callback(syncs)
+        trainer.train()
+        assert sorted(syncs.ordinary) == [1, 2, 4], stage.name  # step 3 logs, step 5 is the last
+        assert syncs.ordinary == {1: [], 2: [], 4: []}, stage.name
