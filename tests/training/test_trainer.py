@@ -8,8 +8,8 @@ import traceback
 import pytest
 import torch
 from safetensors.torch import load_file
-from torch.utils._python_dispatch import TorchDispatchMode
 from sentence_transformers import SentenceTransformerTrainingArguments
+from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import IntervalStrategy, TrainerCallback
 
 from sbert_nonling import SimCSELoss
@@ -314,7 +314,9 @@ def family_plan(family, inputs, data_dir, flickr_subset, steps):
     from sbert_nonling.methods import build_grounding, build_multitask, build_simcse, build_unpaired_modality
 
     if family == "simcse":
-        return build_simcse(load_recipe("simcse-unsup", tiny=True, overrides={"batch_size": 8, "max_steps": steps}), DataSources(text_file=inputs["wiki"]))
+        return build_simcse(
+            load_recipe("simcse-unsup", tiny=True, overrides={"batch_size": 8, "max_steps": steps}), DataSources(text_file=inputs["wiki"])
+        )
     if family == "visualcse":
         config = load_recipe("visualcse", tiny=True, overrides={"batch_size": 8, "max_steps": steps, "images_per_class": 2, "modality_batch_size": 4})
         return build_unpaired_modality(config, DataSources(text_file=inputs["wiki"], image_dir=data_dir / "images" / "cifar10" / "train"))
@@ -331,7 +333,13 @@ def family_plan(family, inputs, data_dir, flickr_subset, steps):
             text_file=inputs["wiki"],
         )
         return build_grounding(config, captions)
-    overrides = {"train_limit": 48, "contrastive.batch_size": 8, "multitask.batch_size": 8, "contrastive.max_steps": steps, "multitask.max_steps": steps}
+    overrides = {
+        "train_limit": 48,
+        "contrastive.batch_size": 8,
+        "multitask.batch_size": 8,
+        "contrastive.max_steps": steps,
+        "multitask.max_steps": steps,
+    }
     return build_multitask(load_recipe("multitask", tiny=True, overrides=overrides), DataSources(nli_file=inputs["nli"], sts_dir=inputs["tasks"]))
 
 
