@@ -5,7 +5,7 @@ from the shared folder, as ``benchmarks/gpu_check.py`` builds it, and its stage 
 trainer (``NonLinguisticTrainer`` / ``UnpairedModalityTrainer``: every callback of a real run) with no logging,
 evaluation or saving before the last step. A ``TorchDispatchMode`` counts the operators dispatched between the step's
 ``on_step_begin`` and ``on_step_end`` (forward, backward, clipping, the optimizer step, the schedule) of an ordinary
-step of each training dataset, one that is not that dataset's first (whose optimizer state is still created).
+step of each training dataset, one whose optimizer had stepped before (the first step creates AdamW's state).
 
 The bare loop takes the very batches of that step and runs the same step by hand on the same model: the loss module on
 the batch's features (divided by the accumulation steps when there are several micro-batches), ``backward``,
@@ -35,6 +35,7 @@ from transformers import TrainerCallback
 from sbert_nonling.app import load_recipe
 from sbert_nonling.data import DataSources
 from sbert_nonling.methods import build_grounding, build_multitask, build_pixel_linguist, build_simcse, build_unpaired_modality
+from sbert_nonling.methods.plan import TrainingStage
 
 FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist")
 GOAL = 1.1
@@ -100,7 +101,7 @@ def family_plan(family: str, inputs: dict[str, Path], steps: int):
         )
     if family in ("mcse", "macd"):
         config = load_recipe(family, tiny=True, overrides={"batch_size": 6, "max_steps": steps})
-        return build_grounding(config, DataSources(captions_file=inputs["captions"], image_dir=inputs["images"], text_file=inputs["wiki"]))
+        return build_grounding(config, DataSources(captions_file=inputs["captions"], image_dir=inputs["images"], text_file=inputs["few_sentences"]))
     if family == "multitask":
         overrides = {
             "train_limit": 48,
@@ -158,8 +159,9 @@ def bare_operators(trainer, batches: list[dict[str, object]]) -> collections.Cou
 
 
 def measure_stage(stage, model, steps: int, work: Path) -> list[dict[str, object]]:
-    """Train ``stage`` ``steps`` steps counting each step's operators; per training dataset, its last ordinary step
-    that is not its first against the bare loop on the same batches."""
+    """Train ``stage`` ``steps`` steps counting each step's operators; per training dataset (or the datasets of one
+    accumulated step), its last ordinary step whose optimizer had stepped before, against the bare loop on the same
+    batches."""
     callback = StepOperators()
     stage.trainer_class = recording(stage.trainer_class, callback)
     stage.args.eval_strategy, stage.args.load_best_model_at_end = "no", False
@@ -171,12 +173,13 @@ def measure_stage(stage, model, steps: int, work: Path) -> list[dict[str, object
     trainer.add_callback(callback)
     trainer.train()
     chosen: dict[str, dict[str, object]] = {}
-    seen: set[str] = set()
+    started: set[str] = set()  # the optimizers that have stepped (one per dataset under the alternating scheme)
     for step in callback.steps:
-        name = str(step["batches"][0].get("dataset_name") or "train")
-        if step["ordinary"] and name in seen:
+        name = "+".join(dict.fromkeys(str(batch.get("dataset_name") or "train") for batch in step["batches"]))  # the step's datasets
+        optimizer = name if getattr(trainer, "modality_optimizer", None) is not None else "all"
+        if step["ordinary"] and optimizer in started:
             chosen[name] = step
-        seen.add(name)
+        started.add(optimizer)
     rows = []
     for name, step in chosen.items():
         trainer_ops, bare = step["operators"], bare_operators(trainer, step["batches"])
@@ -198,7 +201,7 @@ def measure_stage(stage, model, steps: int, work: Path) -> list[dict[str, object
 
 
 def prepare_inputs(root: Path) -> dict[str, Path]:
-    """Small copies of the shared data: 128 wiki sentences, 100 NLI triplets, STS / SICK task files, 12 Flickr8k photos."""
+    """Small copies of the shared data: 128 (and 24) wiki sentences, 100 NLI triplets, STS / SICK task files, 12 Flickr8k photos."""
     data = common.DATA_DIR
 
     def head(source: Path, target: Path, pick) -> Path:
@@ -208,6 +211,8 @@ def prepare_inputs(root: Path) -> dict[str, Path]:
 
     inputs = {
         "wiki": head(data / "corpus" / "wiki1m_for_simcse.first11913.txt", root / "wiki.txt", lambda lines: lines[:128]),
+        # MCSE interleaves its text and caption batches in proportion: few sentences, so caption steps come early
+        "few_sentences": head(data / "corpus" / "wiki1m_for_simcse.first11913.txt", root / "few.txt", lambda lines: lines[:24]),
         "nli": head(data / "corpus" / "snli_devtest_triplets.csv", root / "nli.csv", lambda lines: lines[:100]),
         "tasks": root / "tasks",
         "images": root / "flickr" / "images",
@@ -235,7 +240,7 @@ def prepare_inputs(root: Path) -> dict[str, Path]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated subset of the families")
-    parser.add_argument("--steps", type=int, default=6, help="optimizer steps per stage (the last one is not counted)")
+    parser.add_argument("--steps", type=int, default=8, help="optimizer steps per stage (the last one is not counted)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED or ../shared)")
     args = parser.parse_args()
@@ -259,12 +264,12 @@ def main() -> None:
                 skipped[family] = str(error)
                 continue
             for index, stage in enumerate(plan.stages):
-                if stage.args.max_steps == 0:
+                if not isinstance(stage, TrainingStage) or stage.args.max_steps == 0:  # a weight average; a stage left out
                     continue
                 for row in measure_stage(stage, plan.model, args.steps, work / f"stage-{index}"):
                     results.append({"method": family, "stage": stage.name, **row})
     common.print_table(
-        ["method", "stage", "dataset", "trainer ops", "bare ops", "ratio", "syncs", "extra operators (trainer - bare)"],
+        ["method", "stage", "dataset", "trainer ops", "bare ops", "ratio", "syncs (trainer / bare)", "extra operators (trainer - bare)"],
         [
             [
                 row["method"],
@@ -273,7 +278,7 @@ def main() -> None:
                 row["trainer_ops"],
                 row["bare_ops"],
                 row["ratio"],
-                row["trainer_syncs"],
+                f"{row['trainer_syncs']} / {row['bare_syncs']}",
                 ", ".join(f"{name.removeprefix('aten.')} x{count}" for name, count in row["extra"].items()),
             ]
             for row in results
