@@ -105,6 +105,9 @@ class FiniteTrainingCallback(TrainerCallback):
         if bad:
             raise diverged(f"{len(bad)} weights hold NaN or infinite values (first: {bad[0]})", state.global_step, args.output_dir)
 
+    def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        self.check_losses(args.output_dir)  # a run stopped early by another callback, without a last step
+
     def on_evaluate(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, metrics=None, **kwargs) -> None:
         name = args.metric_for_best_model
         if name is None or not metrics:

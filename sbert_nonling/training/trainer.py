@@ -190,9 +190,13 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         return TrainOutput(self.state.global_step, metrics["train_loss"], metrics)
 
     def _save_checkpoint(self, model: nn.Module, trial=None) -> None:
-        """transformers' checkpoint (private, but no public hook runs before or around the writes): a folder written again
-        loses its old marker first, and a failed write becomes a :class:`CheckpointWriteError` naming the folder."""
+        """transformers' checkpoint (private, but no public hook runs before or around the writes): a non-finite loss
+        since the last check raises first, a folder written again loses its old marker, and a failed write becomes a
+        :class:`CheckpointWriteError` naming the folder."""
         folder = os.path.join(self._get_output_dir(trial=trial), f"{CHECKPOINT_PREFIX}{self.state.global_step}")
+        # The losses since the last check, also for a save asked for after FiniteTrainingCallback's step end (a stop
+        # signal, an epoch's end); raised before the try, which would report it (a RuntimeError) as a write failure.
+        self.finite_training.check_losses(self.args.output_dir)
         if self.args.should_save:
             remove_complete_marker(folder)
         try:

@@ -361,3 +361,27 @@ def test_an_ordinary_training_step_never_waits_for_the_device(family, family_inp
         trainer.train()
         assert sorted(syncs.ordinary) == [1, 2, 4], stage.name  # step 3 logs, step 5 is the last
         assert syncs.ordinary == {1: [], 2: [], 4: []}, stage.name
+
+
+class NanAtSecondCall(SimCSELoss):
+    """SimCSELoss whose second call (the second step) gives a NaN loss."""
+
+    calls = 0
+
+    def forward(self, features, labels=None):
+        self.calls += 1
+        loss = super().forward(features, labels)
+        return loss * float("nan") if self.calls == 2 else loss
+
+
+def test_a_nan_loss_stops_the_run_before_a_save_decided_after_the_step_end(tiny_model, wiki_sentences, tmp_path):
+    from sbert_nonling.training import TrainingDiverged
+
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path), num_train_epochs=2, per_device_train_batch_size=8, save_strategy="epoch", logging_strategy="no", report_to="none"
+    )
+    dataset = sentence_pairs_dataset(wiki_sentences[:16])  # 2 steps per epoch
+    trainer = NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=dataset, loss=NanAtSecondCall(tiny_model))
+    with pytest.raises(TrainingDiverged, match=r"step 2: the loss is nan"):
+        trainer.train()  # step 2 ends the first epoch: its save is asked for at the epoch's end, after the step's checks
+    assert not list(tmp_path.glob("checkpoint-*"))
