@@ -1,4 +1,7 @@
-"""Stop a diverging run (non-finite loss or weights, NaN dev score) with an error naming the step, before it is saved."""
+"""Stop a diverging run (non-finite loss or weights, NaN dev score) with an error naming the step, before it is saved.
+
+Ordinary training steps never wait for the device: each step's loss is kept on it and checked at the next step that
+synchronises anyway (a logging, evaluation or save step, or the last one)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from collections.abc import Iterable
 
 import torch
 from torch import nn
+from torch.nn.utils import get_total_norm
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from sbert_nonling.training.checkpoints import last_complete_checkpoint
@@ -18,16 +22,20 @@ class TrainingDiverged(RuntimeError):
     """Training produced a non-finite loss, non-finite weights or a NaN dev score; nothing non-finite was saved."""
 
 
+#: Recorded step losses are stacked into one tensor every this many steps (a bounded list between checks, no sync).
+LOSS_CHUNK = 1024
+
+
 def non_finite_parameters(named_tensors: Iterable[tuple[str, torch.Tensor]]) -> list[str]:
-    """The names of the tensors holding a NaN or an infinite value (one device synchronisation when all are finite)."""
+    """The names of the tensors holding a NaN or an infinite value. All finite costs one device synchronisation and
+    one batched reduction (the largest absolute value of every tensor, which is NaN or infinite exactly when one of
+    them is), not one per tensor."""
     floating = [(name, tensor) for name, tensor in named_tensors if tensor.is_floating_point()]
     if not floating:
         return []
-    device = floating[0][1].device
-    finite = torch.stack([torch.isfinite(tensor).all().to(device) for _, tensor in floating])
-    if bool(finite.all()):
+    if bool(torch.isfinite(get_total_norm([tensor for _, tensor in floating], norm_type=math.inf))):
         return []
-    return [name for (name, _), ok in zip(floating, finite.tolist()) if not ok]
+    return [name for name, tensor in floating if not bool(torch.isfinite(tensor).all())]
 
 
 def diverged(what: str, step: int, output_dir: str | os.PathLike | None) -> TrainingDiverged:
@@ -47,9 +55,11 @@ def check_finite_loss(loss: torch.Tensor, step: int, output_dir: str | os.PathLi
 
 
 class FiniteTrainingCallback(TrainerCallback):
-    """Stops training with :class:`TrainingDiverged` when a weight of the model or of the losses' heads is NaN or
-    infinite (checked before a checkpoint is written and at the last step), or an evaluation's selection metric is NaN
-    (transformers checks neither). Each step's loss is :func:`check_finite_loss`'s (NonLinguisticTrainer calls it).
+    """Stops training with :class:`TrainingDiverged` when a training loss given to :meth:`record_loss` was NaN or
+    infinite (checked at the end of every step that logs, evaluates or saves, and of the last step: naming the first
+    such step), when a weight of the model or of the losses' heads is NaN or infinite (checked before a checkpoint is
+    written and at the last step), or when an evaluation's selection metric is NaN (transformers checks none of them).
+    Between those steps nothing waits for the device (no host-device synchronisation).
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (its own parameters are checked too).
@@ -57,9 +67,36 @@ class FiniteTrainingCallback(TrainerCallback):
 
     def __init__(self, loss: Losses) -> None:
         self.loss = loss
+        self._steps: list[int] = []
+        self._losses: list[torch.Tensor] = []
+        self._loss_chunks: list[torch.Tensor] = []
+
+    def record_loss(self, loss: torch.Tensor, step: int) -> None:
+        """Keep the (detached, scalar) training loss of optimizer step ``step`` for the next check, on its device."""
+        self._steps.append(step)
+        self._losses.append(loss)
+        if len(self._losses) == LOSS_CHUNK:
+            self._loss_chunks.append(torch.stack(self._losses))
+            self._losses = []
+
+    def check_losses(self, output_dir: str | os.PathLike | None) -> None:
+        """Raise :class:`TrainingDiverged` naming the first recorded step whose loss was NaN or infinite (one device
+        synchronisation), and forget the recorded losses."""
+        if not self._steps:
+            return
+        chunks = self._loss_chunks + ([torch.stack(self._losses)] if self._losses else [])
+        steps, values = self._steps, torch.cat(chunks)
+        self._steps, self._losses, self._loss_chunks = [], [], []
+        finite = torch.isfinite(values)
+        if not bool(finite.all()):
+            first = finite.tolist().index(False)
+            check_finite_loss(values[first], steps[first], output_dir)
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: nn.Module | None = None, **kwargs) -> None:
-        if not (control.should_save or state.global_step >= state.max_steps):
+        last = state.global_step >= state.max_steps
+        if control.should_log or control.should_evaluate or control.should_save or last:
+            self.check_losses(args.output_dir)
+        if not (control.should_save or last):
             return
         assert model is not None  # the Trainer passes its model to every callback event
         tensors: list[tuple[str, torch.Tensor]] = [(f"model.{name}", parameter) for name, parameter in model.named_parameters()]
@@ -67,6 +104,9 @@ class FiniteTrainingCallback(TrainerCallback):
         bad = non_finite_parameters(tensors)
         if bad:
             raise diverged(f"{len(bad)} weights hold NaN or infinite values (first: {bad[0]})", state.global_step, args.output_dir)
+
+    def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        self.check_losses(args.output_dir)  # a run stopped early by another callback, without a last step
 
     def on_evaluate(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, metrics=None, **kwargs) -> None:
         name = args.metric_for_best_model

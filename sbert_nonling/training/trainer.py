@@ -23,7 +23,7 @@ from transformers.trainer_utils import TrainOutput
 from sbert_nonling.data.images import ROW_COLUMN
 from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
 from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, newest_intact_checkpoint, remove_complete_marker, verify_checkpoint, write_failure
-from sbert_nonling.training.finite_training import FiniteTrainingCallback, check_finite_loss
+from sbert_nonling.training.finite_training import FiniteTrainingCallback
 from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE, LossStateCallback, load_loss_state_dict
 from sbert_nonling.training.preemption import PreemptionCallback, TrainingPreempted
@@ -64,7 +64,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     that must survive interruptions (docs/reliability.md: "The trainer's callbacks", "Exact resume").
 
     It adds :class:`StepTimerCallback` (:attr:`step_timer`), :class:`LossGradientAveragingCallback`,
-    :class:`FiniteTrainingCallback`, :class:`LossStateCallback` (:attr:`loss_state`), :class:`RunSettingsCallback`
+    :class:`FiniteTrainingCallback` (:attr:`finite_training`), :class:`LossStateCallback` (:attr:`loss_state`), :class:`RunSettingsCallback`
     (:attr:`run_settings`), :class:`CheckpointMarkerCallback` (handed the arguments' ``save_total_limit``: :attr:`args`
     is a copy without it) and :class:`PreemptionCallback` (:attr:`preemption`). Its overrides preprocess identical
     columns once (``get_data_collator``), check media datasets for duplicates on :func:`source_rows`, stop on a
@@ -82,15 +82,20 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         self.step_timer = StepTimerCallback(self.loss, train_dataset_name)
         self.loss_state = LossStateCallback(self.loss)
         self.preemption = PreemptionCallback()
+        self.finite_training = FiniteTrainingCallback(self.loss)
         self.run_settings = RunSettingsCallback()
         checkpoint_marker = CheckpointMarkerCallback(self.args.save_total_limit)
         self.args = copy.copy(self.args)  # rotation is the marker callback's, after the marker: none by transformers
         self.args.save_total_limit = None
+        if not self.args.fp16:
+            # transformers' filter waits for the device every step (bool of isnan / isinf); a non-finite loss ends the
+            # run before it is logged (FiniteTrainingCallback), so the filter would never change a logged value.
+            self.args.logging_nan_inf_filter = False
         # Order matters on_save: the loss state and the settings are written before the marker that lists them.
         for callback in (
             self.step_timer,
             LossGradientAveragingCallback(self.loss),
-            FiniteTrainingCallback(self.loss),
+            self.finite_training,
             self.loss_state,
             self.run_settings,
             checkpoint_marker,
@@ -126,11 +131,12 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         super().log(logs, start_time)
 
     def training_step(self, model: nn.Module, inputs: dict, num_items_in_batch=None) -> torch.Tensor:
-        """transformers' training step; a NaN or infinite loss raises ``TrainingDiverged`` before the optimizer applies
-        it (under fp16 the gradient scaler skips such steps itself)."""
+        """transformers' training step; its loss is kept on the device for :attr:`finite_training`, which raises
+        ``TrainingDiverged`` naming the step of a NaN or infinite loss at the next step that logs, evaluates or saves,
+        before anything is written (under fp16 the gradient scaler skips such steps itself)."""
         loss = super().training_step(model, inputs, num_items_in_batch)
         if not self.args.fp16:
-            check_finite_loss(loss, self.state.global_step + 1, self.args.output_dir)
+            self.finite_training.record_loss(loss, self.state.global_step + 1)
         return loss
 
     def get_data_collator(self, model, args, processing_class=None):
@@ -188,9 +194,13 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         return TrainOutput(self.state.global_step, metrics["train_loss"], metrics)
 
     def _save_checkpoint(self, model: nn.Module, trial=None) -> None:
-        """transformers' checkpoint (private, but no public hook runs before or around the writes): a folder written again
-        loses its old marker first, and a failed write becomes a :class:`CheckpointWriteError` naming the folder."""
+        """transformers' checkpoint (private, but no public hook runs before or around the writes): a non-finite loss
+        since the last check raises first, a folder written again loses its old marker, and a failed write becomes a
+        :class:`CheckpointWriteError` naming the folder."""
         folder = os.path.join(self._get_output_dir(trial=trial), f"{CHECKPOINT_PREFIX}{self.state.global_step}")
+        # The losses since the last check, also for a save asked for after FiniteTrainingCallback's step end (a stop
+        # signal, an epoch's end); raised before the try, which would report it (a RuntimeError) as a write failure.
+        self.finite_training.check_losses(self.args.output_dir)
         if self.args.should_save:
             remove_complete_marker(folder)
         try:

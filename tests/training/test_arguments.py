@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from sbert_nonling.app import load_recipe
-from sbert_nonling.training.arguments import cpu_has_native_bf16, resolved_precision, resolved_workers, training_arguments
+from sbert_nonling.training.arguments import FUSED_ADAMW, cpu_has_native_bf16, resolved_precision, resolved_workers, training_arguments
 
 
 def test_native_bf16_detection_agrees_with_the_cpu_flags():
@@ -63,3 +63,22 @@ def test_auto_picks_bf16_on_a_gpu_that_has_it_and_fp16_on_an_older_one(monkeypat
     assert resolved_workers("auto") == 8  # 16 cores per GPU: 8 workers each (docs/benchmarks.md: 224-px augmentation)
     monkeypatch.setattr("os.cpu_count", lambda: 4)
     assert resolved_workers("auto") == 2
+
+
+def test_every_optimizer_of_a_run_is_fused_adamw_the_per_modality_ones_included(tmp_path, monkeypatch, data_dir):
+    from sbert_nonling.data import DataSources
+    from sbert_nonling.methods import build_unpaired_modality
+
+    monkeypatch.chdir(tmp_path)
+    text_file = tmp_path / "wiki.txt"
+    text_file.write_text("\n".join((data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:32]) + "\n")
+    config = load_recipe("visualcse", tiny=True, overrides={"batch_size": 8, "images_per_class": 2, "modality_batch_size": 4})
+    plan = build_unpaired_modality(config, DataSources(text_file=text_file, image_dir=data_dir / "images" / "cifar10" / "train"))
+    (stage,) = plan.stages
+    assert stage.args.optim == FUSED_ADAMW
+    trainer = stage.trainer(plan.model)
+    trainer.create_optimizer()
+    optimizers = trainer.modality_optimizer.optimizers
+    assert set(optimizers) == {"image", "text"}
+    for optimizer in optimizers.values():  # on a GPU the same setting picks AdamW's CUDA kernel (the parameters' device)
+        assert type(optimizer) is torch.optim.AdamW and optimizer.defaults["fused"] and not optimizer.defaults["foreach"]

@@ -3,14 +3,18 @@ identical-column collator and the no-duplicates check of media datasets."""
 
 from __future__ import annotations
 
+import traceback
+
 import pytest
 import torch
 from safetensors.torch import load_file
 from sentence_transformers import SentenceTransformerTrainingArguments
-from transformers import TrainerCallback
+from torch.utils._python_dispatch import TorchDispatchMode
+from transformers import IntervalStrategy, TrainerCallback
 
 from sbert_nonling import SimCSELoss
 from sbert_nonling.data import sentence_pairs_dataset
+from sbert_nonling.methods.plan import TrainingStage
 from sbert_nonling.training import NonLinguisticTrainer
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE
 from tests.training.conftest import small_run_arguments
@@ -238,3 +242,146 @@ def test_resuming_a_run_whose_training_is_complete_takes_no_step(tiny_encoder_di
     for key, value in resumed.model.state_dict().items():
         torch.testing.assert_close(value, final[key], rtol=0, atol=0, msg=key)
     torch.testing.assert_close(resumed_loss.head[0].weight.detach(), head, rtol=0, atol=0)
+
+
+#: Innermost Python files of ``aten._local_scalar_dense`` calls that are not the package's: transformers' SDPA mask
+#: check (``padding_mask.all()``, which no setting turns off) and torchaudio's SpecAugment masks (``torch.rand(1)``
+#: read back on the host: CPU tensors even when training on a GPU, so no device synchronisation there).
+OTHERS_SYNCS = ("transformers/masking_utils.py", "torchaudio/functional/functional.py")
+
+
+class HostSyncs(TorchDispatchMode):
+    """Records the Python call site of every host-device synchronisation (``aten._local_scalar_dense``: ``.item()``,
+    ``bool(tensor)``, ``.tolist()``, ...) dispatched while it is active, innermost frame first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sites: list[list[str]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func is torch.ops.aten._local_scalar_dense.default:
+            frames = [frame for frame in traceback.extract_stack()[:-1] if "/torch/" not in frame.filename]
+            self.sites.append([f"{frame.filename}:{frame.lineno}" for frame in reversed(frames[-4:])])
+        return func(*args, **(kwargs or {}))
+
+
+class StepSyncs(TrainerCallback):
+    """The host syncs of every optimizer step whose end neither logs, evaluates nor saves, by step (but those of
+    :data:`OTHERS_SYNCS`)."""
+
+    def __init__(self) -> None:
+        self.ordinary: dict[int, list[list[str]]] = {}
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self.mode = HostSyncs()
+        self.mode.__enter__()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.mode.__exit__(None, None, None)
+        if control.should_log or control.should_evaluate or control.should_save or state.global_step >= state.max_steps:
+            return
+        self.ordinary[state.global_step] = [site for site in self.mode.sites if not site[0].split(":")[0].endswith(OTHERS_SYNCS)]
+
+
+@pytest.fixture(scope="module")
+def family_inputs(tmp_path_factory, data_dir):
+    """Small copies of the shared data: 128 wiki sentences, 100 NLI triplets, STS / SICK task files."""
+    root = tmp_path_factory.mktemp("family-inputs")
+
+    def head(source, target, pick):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("\n".join(pick(source.read_text(encoding="utf-8").splitlines())) + "\n", encoding="utf-8")
+        return target
+
+    wiki = head(data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt", root / "wiki.txt", lambda lines: lines[:128])
+    nli = head(data_dir / "corpus" / "snli_devtest_triplets.csv", root / "nli.csv", lambda lines: lines[:100])
+    for folder, name, pick in (
+        ("STSBenchmark", "sts-dev.csv", lambda lines: lines[:60]),
+        ("SICK", "SICK_trial.txt", lambda lines: lines[:60]),
+        ("STSBenchmark", "sts-train.csv", lambda lines: lines[::40]),
+        ("SICK", "SICK_train.txt", lambda lines: lines[::30]),
+    ):
+        head(data_dir / "sts" / folder / name, root / "tasks" / folder / name, pick)
+    return {"wiki": wiki, "nli": nli, "tasks": root / "tasks"}
+
+
+def family_plan(family, inputs, data_dir, flickr_subset, steps):
+    """The tiny-recipe plan of ``family`` (its builder, as ``train_recipe`` runs it) for ``steps`` steps per stage."""
+    from sbert_nonling.app import load_recipe
+    from sbert_nonling.data import DataSources
+    from sbert_nonling.methods import build_grounding, build_multitask, build_pixel_linguist, build_simcse, build_unpaired_modality
+
+    if family == "simcse":
+        return build_simcse(
+            load_recipe("simcse-unsup", tiny=True, overrides={"batch_size": 8, "max_steps": steps}), DataSources(text_file=inputs["wiki"])
+        )
+    if family == "visualcse":
+        config = load_recipe("visualcse", tiny=True, overrides={"batch_size": 8, "max_steps": steps, "images_per_class": 2, "modality_batch_size": 4})
+        return build_unpaired_modality(config, DataSources(text_file=inputs["wiki"], image_dir=data_dir / "images" / "cifar10" / "train"))
+    if family == "audiocse":
+        config = load_recipe("audiocse", tiny=True, overrides={"batch_size": 8, "max_steps": steps, "clips": 16, "modality_batch_size": 4})
+        audio = DataSources(text_file=inputs["wiki"], audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_")
+        return build_unpaired_modality(config, audio)
+    if family in ("mcse", "macd"):
+        config = load_recipe(family, tiny=True, overrides={"batch_size": 6, "max_steps": steps})
+        captions = DataSources(
+            captions_file=flickr_subset / "captions.txt",
+            image_dir=flickr_subset / "images",
+            image_features=flickr_subset / "features.safetensors",
+            text_file=inputs["wiki"],
+        )
+        return build_grounding(config, captions)
+    if family == "pixel-linguist":
+        overrides = {"perturbation_sets": [["swap"]], "visual.batch_size": 8, "visual.max_steps": steps, "topical.max_steps": 0}
+        config = load_recipe("pixel-linguist", tiny=True, overrides={**overrides, "reasoning.max_steps": 0, "parallel.max_steps": 0})
+        return build_pixel_linguist(config, DataSources(text_file=inputs["wiki"], nli_file=inputs["nli"]))
+    overrides = {
+        "train_limit": 48,
+        "contrastive.batch_size": 8,
+        "multitask.batch_size": 8,
+        "contrastive.max_steps": steps,
+        "multitask.max_steps": steps,
+    }
+    return build_multitask(load_recipe("multitask", tiny=True, overrides=overrides), DataSources(nli_file=inputs["nli"], sts_dir=inputs["tasks"]))
+
+
+@pytest.mark.parametrize("family", ["simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist"])
+def test_an_ordinary_training_step_never_waits_for_the_device(family, family_inputs, data_dir, flickr_subset, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    plan = family_plan(family, family_inputs, data_dir, flickr_subset, steps=5)
+    stages = [stage for stage in plan.stages if isinstance(stage, TrainingStage) and stage.args.max_steps != 0]  # not weight averages
+    for index, stage in enumerate(stages):
+        stage.args.eval_strategy, stage.args.load_best_model_at_end = IntervalStrategy.NO, False  # multitask evaluates on STS dev
+        trainer = stage.trainer(plan.model)
+        trainer.args.output_dir = str(tmp_path / f"stage-{index}")
+        trainer.args.set_logging(strategy="steps", steps=3, report_to="none")
+        trainer.args.set_save(strategy="no")
+        syncs = StepSyncs()
+        trainer.add_callback(syncs)
+        trainer.train()
+        assert sorted(syncs.ordinary) == [1, 2, 4], stage.name  # step 3 logs, step 5 is the last
+        assert syncs.ordinary == {1: [], 2: [], 4: []}, stage.name
+
+
+class NanAtSecondCall(SimCSELoss):
+    """SimCSELoss whose second call (the second step) gives a NaN loss."""
+
+    calls = 0
+
+    def forward(self, features, labels=None):
+        self.calls += 1
+        loss = super().forward(features, labels)
+        return loss * float("nan") if self.calls == 2 else loss
+
+
+def test_a_nan_loss_stops_the_run_before_a_save_decided_after_the_step_end(tiny_model, wiki_sentences, tmp_path):
+    from sbert_nonling.training import TrainingDiverged
+
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path), num_train_epochs=2, per_device_train_batch_size=8, save_strategy="epoch", logging_strategy="no", report_to="none"
+    )
+    dataset = sentence_pairs_dataset(wiki_sentences[:16])  # 2 steps per epoch
+    trainer = NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=dataset, loss=NanAtSecondCall(tiny_model))
+    with pytest.raises(TrainingDiverged, match=r"step 2: the loss is nan"):
+        trainer.train()  # step 2 ends the first epoch: its save is asked for at the epoch's end, after the step's checks
+    assert not list(tmp_path.glob("checkpoint-*"))
