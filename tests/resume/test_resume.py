@@ -24,16 +24,19 @@ def inputs(tmp_path_factory, data_dir, flickr_subset):
     root = tmp_path_factory.mktemp("resume-inputs")
     lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:200]
     (root / "wiki.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # MCSE: 6 text batches of 8 and the captions' 2, a caption batch after every 3 text ones (steps 4 and 8)
+    (root / "wiki-short.txt").write_text("\n".join(lines[:48]) + "\n", encoding="utf-8")
     images = root / "images"
     for label in ("cat", "dog", "ship"):  # 3 classes x 16 CIFAR-10 images
         (images / label).mkdir(parents=True)
         for path in sorted((data_dir / "images" / "cifar10" / "train" / label).iterdir())[:16]:
             (images / label / path.name).symlink_to(path.resolve())
-    return {"text": root / "wiki.txt", "images": images, "flickr": flickr_subset}
+    return {"text": root / "wiki.txt", "short_text": root / "wiki-short.txt", "images": images, "flickr": flickr_subset}
 
 
 def _run(recipe: str, output: Path, inputs, *extra: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, str(WORKER), recipe, "--output", str(output), "--text-file", str(inputs["text"])]
+    text = inputs["short_text"] if recipe == "mcse" else inputs["text"]
+    command = [sys.executable, str(WORKER), recipe, "--output", str(output), "--text-file", str(text)]
     if recipe.startswith("visualcse"):
         command += ["--image-dir", str(inputs["images"])]
     else:
