@@ -132,5 +132,6 @@ def test_folders_saved_before_the_patch_token_block_load_and_encode_identically(
         else:  # the fbank (the released references') and the tokens; a clip with a DC offset, and one at 8 kHz
             waveform = np.random.default_rng(0).standard_normal(4800).astype(np.float32) + 0.25
             features = loaded.preprocess([waveform, {"array": waveform[::2].copy(), "sampling_rate": 8000}])
-            assert torch.equal(features["input_features"], expected["input_features"])
-            assert torch.equal(loaded(features)[ENTRY_KEYS["bypass"]], expected["tokens"])
+            # the fbank's float math differs in its last bits between CPU kinds (AVX2, AVX-512): close, not equal
+            torch.testing.assert_close(features["input_features"], expected["input_features"], rtol=1e-4, atol=1e-4)
+            torch.testing.assert_close(loaded(features)[ENTRY_KEYS["bypass"]], expected["tokens"], rtol=1e-4, atol=1e-4)
