@@ -18,6 +18,8 @@ import os
 import re
 import sys
 import textwrap
+import threading
+import types
 import warnings
 from pathlib import Path
 from typing import Any
@@ -247,6 +249,17 @@ def for_the_command_line(error: BaseException) -> str:
     return message
 
 
+def _log_helper_thread_errors(kind: type[BaseException], error: BaseException, trace: types.TracebackType | None) -> None:
+    """``sys.excepthook`` of a training process: an error a library's helper thread reports through the hook itself
+    (multiprocessing's resource sharer, when a DataLoader worker dies mid-transfer) goes to ``train.log`` while the
+    run logs there, not to the console after the run's own one-sentence error; the main thread's are printed as
+    always."""
+    if threading.current_thread() is threading.main_thread():
+        sys.__excepthook__(kind, error, trace)
+    else:
+        logging.getLogger(__name__).info("A helper thread reported an error.", exc_info=(kind, error, trace))
+
+
 def cmd_train(args: argparse.Namespace) -> int | None:
     """Train a recipe (or, with ``--dry-run``, say what the run would do); a run stopped by a signal, a failed
     checkpoint write or a crash returns its exit status (128 + the signal number, or 1) after saying what happened and
@@ -258,6 +271,7 @@ def cmd_train(args: argparse.Namespace) -> int | None:
     from sbert_nonling.training.finite_training import TrainingDiverged
     from sbert_nonling.training.preemption import TrainingPreempted
 
+    sys.excepthook = _log_helper_thread_errors  # for the rest of the process: a dead worker's thread errors come late
     try:
         data = DataSources(**{item.name: getattr(args, item.name) for item in dataclasses.fields(DataSources)})
         chosen = {name: getattr(args, name) for name in ("model", "precision") if getattr(args, name) is not None}
