@@ -41,7 +41,9 @@ def refuse_once(package_root: Path, argv: list[str], work_dir: Path) -> tuple[fl
     """Seconds, exit status and the last line of standard error of one ``sbert-nonling`` process."""
     env = {**os.environ, "PYTHONPATH": str(package_root), "HF_HUB_OFFLINE": "1"}
     start = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "sbert_nonling.cli", *argv], env=env, cwd=work_dir, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "sbert_nonling.cli", *argv], env=env, cwd=work_dir, capture_output=True, text=True
+    )
     seconds = time.perf_counter() - start
     return seconds, run.returncode, (run.stderr.strip().splitlines() or [""])[-1]
 

@@ -93,7 +93,9 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def timed_steps(step: Callable[[], object], steps: int, warmup: int = 1, clock: Callable[[], float] = time.perf_counter) -> list[float]:
+def timed_steps(
+    step: Callable[[], object], steps: int, warmup: int = 1, clock: Callable[[], float] = time.perf_counter
+) -> list[float]:
     """Seconds of each of ``steps`` calls of ``step`` after ``warmup`` untimed calls, read from ``clock`` (wall time;
     ``time.process_time`` counts this process's CPU seconds instead, which other jobs on the cores hardly move)."""
     for _ in range(warmup):

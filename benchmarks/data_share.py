@@ -73,7 +73,9 @@ def main() -> None:
 
     # 1. Pixel: render both columns vs a SymmetricInfoNCE step of a PIXEL-sized encoder.
     sentences = common.wiki_sentences(batch * 8)
-    pixel_model = build_pixel_model(PixelEncoder.from_config(args.max_patches, hidden, layers, heads, intermediate), max_patches=args.max_patches)
+    pixel_model = build_pixel_model(
+        PixelEncoder.from_config(args.max_patches, hidden, layers, heads, intermediate), max_patches=args.max_patches
+    )
     pixel_features = [pixel_model.preprocess(sentences[:batch]), pixel_model.preprocess(sentences[batch : 2 * batch])]
     pixel_offset = [0]
 
@@ -95,7 +97,9 @@ def main() -> None:
             "audio": AudioPatchEmbed(embedding_dimension=hidden),
         },
     )
-    images, _ = image_folder_dataset(common.DATA_DIR / "images" / "cifar10" / "train", img_size=224, limit_per_class=20)
+    images, _ = image_folder_dataset(
+        common.DATA_DIR / "images" / "cifar10" / "train", img_size=224, limit_per_class=20
+    )
     image_offset = [0]
 
     def image_batch():
@@ -109,7 +113,9 @@ def main() -> None:
     first = image_batch()
     image_features = image_prepare(first)
     image_labels = torch.tensor(first["label"])
-    image_step = step_fn(image_model, UnpairedModalityContrastiveLoss(image_model, mode="supcon"), image_features, image_labels)
+    image_step = step_fn(
+        image_model, UnpairedModalityContrastiveLoss(image_model, mode="supcon"), image_features, image_labels
+    )
 
     # 3. Audio: decode + fbank of both (identical) views vs an audio SupCon step.
     clips, _ = audio_folder_dataset(common.DATA_DIR / "audio" / "fsdd", label_from_regex(r"^(\d+)_"), limit=64)
@@ -125,7 +131,12 @@ def main() -> None:
 
     first_audio = audio_batch()
     audio_features = audio_prepare(first_audio)
-    audio_step = step_fn(image_model, UnpairedModalityContrastiveLoss(image_model, mode="supcon"), audio_features, torch.tensor(first_audio["label"]))
+    audio_step = step_fn(
+        image_model,
+        UnpairedModalityContrastiveLoss(image_model, mode="supcon"),
+        audio_features,
+        torch.tensor(first_audio["label"]),
+    )
 
     def seconds(function) -> list[float]:
         return lambda: common.timed_steps(function, 1, warmup=0)
@@ -148,7 +159,14 @@ def main() -> None:
     # 4. The image loop through a DataLoader, workers 0 vs 1 (the worker decodes and augments while the step runs).
     def loop(workers: int):
         def run() -> list[float]:
-            loader = DataLoader(images, batch_size=batch, shuffle=True, num_workers=workers, collate_fn=lambda rows: rows, persistent_workers=False)
+            loader = DataLoader(
+                images,
+                batch_size=batch,
+                shuffle=True,
+                num_workers=workers,
+                collate_fn=lambda rows: rows,
+                persistent_workers=False,
+            )
             iterator = iter(loader)
             step_seconds = []
             for index in range(args.loop_steps + 1):
@@ -172,7 +190,9 @@ def main() -> None:
     regions = torch.randn(caption_count, 49, 1280)  # the values do not matter for the cost, the shape does
     pairs = [(f"{index}.jpg", sentence) for index, sentence in enumerate(common.wiki_sentences(caption_count))]
     captions = caption_feature_dataset(pairs, [name for name, _ in pairs], regions)
-    nested = Dataset.from_dict({"anchor": captions["anchor"], "positive": captions["positive"], "label": regions.numpy()})
+    nested = Dataset.from_dict(
+        {"anchor": captions["anchor"], "positive": captions["positive"], "label": regions.numpy()}
+    )
     collator = SentenceTransformerDataCollator(preprocess_fn=lambda texts, **kwargs: {})
     caption_offset = [0]
 
@@ -180,19 +200,33 @@ def main() -> None:
         def run() -> list[float]:
             start_row = (caption_offset[0] % (caption_count // caption_batch)) * caption_batch
             caption_offset[0] += 1
-            return common.timed_steps(lambda: collator(dataset.__getitems__(list(range(start_row, start_row + caption_batch)))), 1, warmup=0)
+            return common.timed_steps(
+                lambda: collator(dataset.__getitems__(list(range(start_row, start_row + caption_batch)))), 1, warmup=0
+            )
 
         return run
 
-    collates = common.interleave({"tensor column": caption_collate(captions), "nested lists": caption_collate(nested)}, args.rounds + 1)
+    collates = common.interleave(
+        {"tensor column": caption_collate(captions), "nested lists": caption_collate(nested)}, args.rounds + 1
+    )
     collate_medians = {name: common.median(values) for name, values in collates.items()}
 
-    shares = {modality: medians[f"{modality} data"] / medians[f"{modality} step"] for modality in ("pixel", "image", "audio")}
-    print(f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, batch {batch}, {args.threads} torch thread(s), {args.rounds} rounds")
+    shares = {
+        modality: medians[f"{modality} data"] / medians[f"{modality} step"] for modality in ("pixel", "image", "audio")
+    }
+    print(
+        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, batch {batch}, {args.threads} torch thread(s), {args.rounds} rounds"
+    )
     common.print_table(
         ["modality", "data s/batch", "step s", "data / step", "goal"],
         [
-            [modality, medians[f"{modality} data"], medians[f"{modality} step"], f"{100 * share:.2f} %", f"< {100 * GOAL:.0f} %"]
+            [
+                modality,
+                medians[f"{modality} data"],
+                medians[f"{modality} step"],
+                f"{100 * share:.2f} %",
+                f"< {100 * GOAL:.0f} %",
+            ]
             for modality, share in shares.items()
         ],
     )

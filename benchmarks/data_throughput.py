@@ -76,8 +76,12 @@ def items_per_second(dataset, prepare, batch_size: int, batches: int, workers: i
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch-size", type=int, default=8, help="items per DataLoader batch")
-    parser.add_argument("--batches", type=int, default=8, help="timed batches per worker count and round (after one start-up batch)")
-    parser.add_argument("--rounds", type=int, default=2, help="rounds over the worker counts (order reversed every other round)")
+    parser.add_argument(
+        "--batches", type=int, default=8, help="timed batches per worker count and round (after one start-up batch)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="rounds over the worker counts (order reversed every other round)"
+    )
     parser.add_argument("--workers", default="0,1,2", help="DataLoader worker counts")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of the main process")
     args = parser.parse_args()
@@ -85,8 +89,12 @@ def main() -> None:
     common.set_threads(args.threads)
     worker_counts = [int(count) for count in args.workers.split(",")]
     needed = args.batch_size * (args.batches + 1) * 2  # enough rows that no epoch ends inside a measurement
-    images, _ = image_folder_dataset(common.DATA_DIR / "images" / "cifar10" / "train", img_size=224, limit_per_class=math.ceil(needed / 10))
-    clips, _ = audio_folder_dataset(common.DATA_DIR / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=needed)
+    images, _ = image_folder_dataset(
+        common.DATA_DIR / "images" / "cifar10" / "train", img_size=224, limit_per_class=math.ceil(needed / 10)
+    )
+    clips, _ = audio_folder_dataset(
+        common.DATA_DIR / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=needed
+    )
     image_front_end = ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=768)
     audio_front_end = AudioPatchEmbed(embedding_dimension=768)
 
@@ -104,11 +112,20 @@ def main() -> None:
     rows = []
     for modality, (dataset, prepare, flops) in modalities.items():
         candidates = {
-            workers: (lambda workers=workers: [1.0 / items_per_second(dataset, prepare, args.batch_size, args.batches, workers)])
+            workers: (
+                lambda workers=workers: [
+                    1.0 / items_per_second(dataset, prepare, args.batch_size, args.batches, workers)
+                ]
+            )
             for workers in worker_counts
         }
-        rates = {workers: 1.0 / common.median(seconds) for workers, seconds in common.interleave(candidates, args.rounds).items()}
-        per_worker = max(rate for workers, rate in rates.items() if workers <= 1)  # one process preparing on one thread
+        rates = {
+            workers: 1.0 / common.median(seconds)
+            for workers, seconds in common.interleave(candidates, args.rounds).items()
+        }
+        per_worker = max(
+            rate for workers, rate in rates.items() if workers <= 1
+        )  # one process preparing on one thread
         data_seconds = PAPER_BATCH / per_worker  # one worker's seconds for one step's items
         for gpu, peak in GPU_PEAK_BF16_TFLOPS.items():
             step_seconds = flops / (SUSTAINED * peak * 1e12)

@@ -139,7 +139,10 @@ class VisualCSE:
     def encode_images(self, pixels: torch.Tensor) -> torch.Tensor:
         embeddings = self.front_end.embeddings
         patches = embeddings.patch_embeddings.projection(pixels).flatten(2).transpose(1, 2)
-        tokens = torch.cat([embeddings.cls_token.expand(patches.shape[0], -1, -1), patches], dim=1) + embeddings.position_embeddings
+        tokens = (
+            torch.cat([embeddings.cls_token.expand(patches.shape[0], -1, -1), patches], dim=1)
+            + embeddings.position_embeddings
+        )
         return self.image_loss.head(self.bert.encoder(tokens).last_hidden_state[:, 0])
 
     def hand_step(self, merged: bool) -> None:
@@ -151,7 +154,13 @@ class VisualCSE:
             embeddings_1, embeddings_2 = self.encode_images(view_1), self.encode_images(view_2)
         supcon(embeddings_1, embeddings_2, self.labels[index], self.image_loss.temperature).backward()
         clip_and_step(self.image_parameters, self.image_optimizer)
-        tokens = self.tokenizer(next(self.text_batches), padding=True, truncation=True, max_length=self.args.max_seq_length, return_tensors="pt")
+        tokens = self.tokenizer(
+            next(self.text_batches),
+            padding=True,
+            truncation=True,
+            max_length=self.args.max_seq_length,
+            return_tensors="pt",
+        )
         anchors, positives = self.encode_text(tokens, merged)
         info_nce(F.normalize(anchors, dim=-1) @ F.normalize(positives, dim=-1).T * 20.0).backward()
         clip_and_step(self.text_parameters, self.text_optimizer)
@@ -162,8 +171,12 @@ class MCSE:
 
     def __init__(self, args, sentences: list[str]) -> None:
         torch.manual_seed(0)
-        self.model = build_sentence_model(common.encoder_dir(args.size), pooling="cls", max_seq_length=args.max_seq_length)
-        self.loss = MultimodalAlignLoss(self.model, image_dimension=IMAGE_FEATURE_DIM, text_loss=SimCSELoss(self.model), grounding_weight=0.01)
+        self.model = build_sentence_model(
+            common.encoder_dir(args.size), pooling="cls", max_seq_length=args.max_seq_length
+        )
+        self.loss = MultimodalAlignLoss(
+            self.model, image_dimension=IMAGE_FEATURE_DIM, text_loss=SimCSELoss(self.model), grounding_weight=0.01
+        )
         features = torch.randn(len(sentences), IMAGE_FEATURE_DIM, generator=torch.Generator().manual_seed(2))
         self.rows = list(zip(sentences, features))
         self.dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences, "label": features.numpy()})
@@ -188,7 +201,13 @@ class MCSE:
 
     def hand_step(self, merged: bool) -> None:
         batch = next(self.batches)
-        tokens = self.tokenizer([text for text, _ in batch], padding=True, truncation=True, max_length=self.args.max_seq_length, return_tensors="pt")
+        tokens = self.tokenizer(
+            [text for text, _ in batch],
+            padding=True,
+            truncation=True,
+            max_length=self.args.max_seq_length,
+            return_tensors="pt",
+        )
         features = torch.stack([feature for _, feature in batch])
         if merged:
             doubled = {key: torch.cat([value, value]) for key, value in tokens.items()}
@@ -199,7 +218,10 @@ class MCSE:
         anchors, positives = (F.normalize(head(view), dim=-1) for view in pooled)
         loss = info_nce(anchors @ positives.T * 20.0)
         images = F.normalize(self.loss.image_head(features), dim=-1)
-        grounding = [info_nce(F.normalize(self.loss.text_head(view), dim=-1) @ images.T / self.loss.grounding_temperature) for view in pooled]
+        grounding = [
+            info_nce(F.normalize(self.loss.text_head(view), dim=-1) @ images.T / self.loss.grounding_temperature)
+            for view in pooled
+        ]
         (loss + 0.01 * torch.stack(grounding).mean()).backward()
         clip_and_step(self.parameters, self.optimizer)
 
@@ -301,7 +323,9 @@ def main() -> None:
 
             return run
 
-        samples = common.interleave({"trainer": method.trainer_round, "hand": hand(False), "hand, merged": hand(True)}, args.rounds)
+        samples = common.interleave(
+            {"trainer": method.trainer_round, "hand": hand(False), "hand, merged": hand(True)}, args.rounds
+        )
         medians = {key: common.median(values) for key, values in samples.items()}
         ratio = medians["trainer"] / medians["hand"]
         figures[name] = {
@@ -312,14 +336,25 @@ def main() -> None:
             "merged_saving": 1 - medians["hand, merged"] / medians["hand"],
             "samples": len(samples["trainer"]),
         }
-        rows.append([name, medians["trainer"], medians["hand"], medians["hand, merged"], ratio, medians["hand, merged"] / medians["hand"]])
+        rows.append(
+            [
+                name,
+                medians["trainer"],
+                medians["hand"],
+                medians["hand, merged"],
+                ratio,
+                medians["hand, merged"] / medians["hand"],
+            ]
+        )
 
     print(
         f"encoder {args.size} {common.ENCODER_SIZES[args.size]}; text/caption/pixel batch {args.batch_size} x "
         f"{args.max_seq_length} tokens / {args.max_patches} patches; images {args.image_batch_size} x {args.img_size}^2; "
         f"{args.rounds} rounds A/B/C/C/B/A"
     )
-    common.print_table(["method", "trainer s/step", "hand s/step", "hand merged s/step", "trainer/hand", "merged/hand"], rows)
+    common.print_table(
+        ["method", "trainer s/step", "hand s/step", "hand merged s/step", "trainer/hand", "merged/hand"], rows
+    )
     worst = max(figure["ratio"] for figure in figures.values())
     common.emit(
         {

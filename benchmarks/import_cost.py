@@ -55,7 +55,9 @@ def extract_package(revision: str, folder: Path) -> Path:
 
 def import_once(package_root: Path, work_dir: Path) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(package_root)}
-    output = subprocess.run([sys.executable, "-c", CHILD], env=env, cwd=work_dir, capture_output=True, text=True, check=True)
+    output = subprocess.run(
+        [sys.executable, "-c", CHILD], env=env, cwd=work_dir, capture_output=True, text=True, check=True
+    )
     result = json.loads(output.stdout.strip().splitlines()[-1])
     expected = package_root / "sbert_nonling" / "__init__.py"
     if Path(result["file"]).resolve() != expected.resolve():
@@ -88,7 +90,10 @@ def main() -> None:
     }
     print_table(
         ["side", "import s (median)", "peak RSS MB (median)", "modules", "optional / heavy libraries loaded"],
-        [[name, s["seconds"], s["peak_rss_mb"], s["modules"], ",".join(s["loaded"]) or "-"] for name, s in summary.items()],
+        [
+            [name, s["seconds"], s["peak_rss_mb"], s["modules"], ",".join(s["loaded"]) or "-"]
+            for name, s in summary.items()
+        ],
     )
     ratio = summary["after"]["seconds"] / summary["before"]["seconds"]
     emit(
@@ -99,9 +104,12 @@ def main() -> None:
             "ratio": ratio,
             "memory_ratio": summary["after"]["peak_rss_mb"] / summary["before"]["peak_rss_mb"],
             "goal": "import sbert_nonling loads no Pango, Cairo, matplotlib or mteb",
-            "met": not {"pangocffi", "pangocairocffi", "cairocffi", "matplotlib", "mteb"} & set(summary["after"]["loaded"]),
+            "met": not {"pangocffi", "pangocairocffi", "cairocffi", "matplotlib", "mteb"}
+            & set(summary["after"]["loaded"]),
             "summary": summary,
-            "samples": {name: [[run["seconds"], run["peak_rss_mb"]] for run in results] for name, results in runs.items()},
+            "samples": {
+                name: [[run["seconds"], run["peak_rss_mb"]] for run in results] for name, results in runs.items()
+            },
         }
     )
 

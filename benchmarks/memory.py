@@ -82,10 +82,15 @@ def child(modality: str, variant: str, batch: int, size: str) -> dict[str, float
         sentences = [" ".join(["word"] * 40)] * batch  # truncated to 32 tokens: every row full length
         features = [model.preprocess(sentences), model.preprocess(sentences)]
         labels = None
-        loss = CachedMultipleNegativesRankingLoss(model, mini_batch_size=8) if variant == "cached" else SimCSELoss(model)
+        loss = (
+            CachedMultipleNegativesRankingLoss(model, mini_batch_size=8) if variant == "cached" else SimCSELoss(model)
+        )
     else:
         pixels = torch.randn(batch, 3, 224, 224, generator=torch.Generator().manual_seed(1))
-        features = [model.preprocess(list(pixels), modality="image"), model.preprocess(list(pixels + 0.1), modality="image")]
+        features = [
+            model.preprocess(list(pixels), modality="image"),
+            model.preprocess(list(pixels + 0.1), modality="image"),
+        ]
         labels = torch.arange(batch) % 4
         if variant == "cached":
             loss = CachedUnpairedModalityContrastiveLoss(model, mode="supcon", mini_batch_size=IMAGE_MINI_BATCH)
@@ -135,14 +140,18 @@ def main() -> None:
         ]
         output = subprocess.run(command, capture_output=True, text=True, check=True, env={**os.environ}).stdout
         figures = json.loads(output.strip().splitlines()[-1])
-        batch, paper = (args.text_batch, PAPER_TEXT_BATCH) if modality == "text" else (args.image_batch, PAPER_IMAGE_BATCH)
+        batch, paper = (
+            (args.text_batch, PAPER_TEXT_BATCH) if modality == "text" else (args.image_batch, PAPER_IMAGE_BATCH)
+        )
         step = figures["peak_rss_mib"] - figures["model_rss_mib"]
         # Extrapolation: gradients and Adam state are fixed; the rest (activations) grows linearly with the batch,
         # except under GradCache, which holds one mini-batch of activations whatever the batch.
         scale = 1.0 if variant == "cached" else paper / batch
         figures["step_mib"] = step
         figures["activation_mib"] = max(step - figures["fixed_mib"], 0.0)
-        figures["extrapolated_peak_mib"] = figures["model_rss_mib"] + figures["fixed_mib"] + figures["activation_mib"] * scale
+        figures["extrapolated_peak_mib"] = (
+            figures["model_rss_mib"] + figures["fixed_mib"] + figures["activation_mib"] * scale
+        )
         results[f"{modality}:{variant}"] = figures
 
     print(
@@ -150,7 +159,15 @@ def main() -> None:
         f"images {args.image_batch} x 224^2 x 2 views; extrapolated to text {PAPER_TEXT_BATCH}, images {PAPER_IMAGE_BATCH}"
     )
     common.print_table(
-        ["step", "variant", "model RSS MiB", "peak RSS MiB", "grads+Adam MiB", "activations MiB", "extrapolated peak MiB"],
+        [
+            "step",
+            "variant",
+            "model RSS MiB",
+            "peak RSS MiB",
+            "grads+Adam MiB",
+            "activations MiB",
+            "extrapolated peak MiB",
+        ],
         [
             [
                 key.split(":")[0],

@@ -70,7 +70,9 @@ def step_flops(size: str, sequences: int, tokens: int) -> float:
     return 3.0 * (2 * weights * sequences * tokens + 4 * layers * hidden * sequences * tokens * tokens)
 
 
-def build_steps(size: str, text_batch: int, image_batch: int, variants: list[str]) -> dict[str, tuple[object, float, int]]:
+def build_steps(
+    size: str, text_batch: int, image_batch: int, variants: list[str]
+) -> dict[str, tuple[object, float, int]]:
     """name -> (step function, FLOPs of the step, tokens per modality view) for one encoder size."""
     folder = common.encoder_dir(size)
     hidden = common.ENCODER_SIZES[size][0]
@@ -87,7 +89,9 @@ def build_steps(size: str, text_batch: int, image_batch: int, variants: list[str
             if modality == "image":
                 front_ends["image"] = ImagePatchEmbed(img_size=img_size, patch_size=16, embedding_dimension=hidden)
             if modality == "audio":
-                front_ends["audio"] = AudioPatchEmbed(embedding_dimension=hidden, layout="released", freq_mask=48, time_mask=192)
+                front_ends["audio"] = AudioPatchEmbed(
+                    embedding_dimension=hidden, layout="released", freq_mask=48, time_mask=192
+                )
             model = build_sentence_model(folder, pooling="cls", max_seq_length=32, front_ends=front_ends)
             models[key] = model.train()
         return models[key]
@@ -107,7 +111,10 @@ def build_steps(size: str, text_batch: int, image_batch: int, variants: list[str
                 inputs = [Image.fromarray(array) for array in pixels]
                 patches = (img_size // 16) ** 2
             else:
-                inputs = [{"array": generator.standard_normal(163_840).astype(np.float32), "sampling_rate": 16000} for _ in range(image_batch)]
+                inputs = [
+                    {"array": generator.standard_normal(163_840).astype(np.float32), "sampling_rate": 16000}
+                    for _ in range(image_batch)
+                ]
                 patches = front_end.embeddings.patch_embeddings.num_patches
             features = model.preprocess(inputs, modality=modality)
             view_tokens = 1 + (kept_patch_count(patches, keep) if keep < 1 else patches)
@@ -128,7 +135,9 @@ def build_steps(size: str, text_batch: int, image_batch: int, variants: list[str
     return steps
 
 
-def measure(size: str, text_batch: int, image_batch: int, variants: list[str], rounds: int, steps_per_round: int) -> list[dict]:
+def measure(
+    size: str, text_batch: int, image_batch: int, variants: list[str], rounds: int, steps_per_round: int
+) -> list[dict]:
     built = build_steps(size, text_batch, image_batch, variants)
     warmed: set[str] = set()
 
@@ -137,7 +146,9 @@ def measure(size: str, text_batch: int, image_batch: int, variants: list[str], r
         warmed.add(name)
         return common.timed_steps(step, steps_per_round, warmup=warmup, clock=time.process_time)
 
-    samples = common.interleave({name: (lambda name=name, step=step: candidate(name, step)) for name, (step, _, _) in built.items()}, rounds)
+    samples = common.interleave(
+        {name: (lambda name=name, step=step: candidate(name, step)) for name, (step, _, _) in built.items()}, rounds
+    )
     base_seconds, base_flops = common.median(samples["simcse"]), built["simcse"][1]
     rows = []
     for name, (_, flops, view_tokens) in built.items():
@@ -162,10 +173,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="mini,base", help="encoder sizes, the first one gives `ratio`")
     parser.add_argument("--text-batch", type=int, default=16, help="mini: sentences per text step (paper 64)")
-    parser.add_argument("--image-batch", type=int, default=12, help="mini: images / clips per modality step (paper 48)")
+    parser.add_argument(
+        "--image-batch", type=int, default=12, help="mini: images / clips per modality step (paper 48)"
+    )
     parser.add_argument("--base-text-batch", type=int, default=8)
     parser.add_argument("--base-image-batch", type=int, default=6)
-    parser.add_argument("--base-variants", default="simcse,visualcse,visualcse-keep50,visualcse-112px-keep25,audiocse,audiocse-keep25,audiocse-keep6")
+    parser.add_argument(
+        "--base-variants",
+        default="simcse,visualcse,visualcse-keep50,visualcse-112px-keep25,audiocse,audiocse-keep25,audiocse-keep6",
+    )
     parser.add_argument("--rounds", type=int, default=2, help="rounds on the first size (one fewer on the next)")
     parser.add_argument("--steps", type=int, default=1, help="timed steps per candidate and round (after one warm-up)")
     parser.add_argument("--threads", type=int, default=1)
@@ -175,7 +191,11 @@ def main() -> None:
     rows = []
     for index, size in enumerate(args.sizes.split(",")):
         if size == "base":
-            variants, text_batch, image_batch = args.base_variants.split(","), args.base_text_batch, args.base_image_batch
+            variants, text_batch, image_batch = (
+                args.base_variants.split(","),
+                args.base_text_batch,
+                args.base_image_batch,
+            )
         else:
             variants, text_batch, image_batch = list(VARIANTS), args.text_batch, args.image_batch
         rounds = args.rounds if index == 0 else max(1, args.rounds - 1)
@@ -197,7 +217,9 @@ def main() -> None:
         ],
     )
     first = args.sizes.split(",")[0]
-    fast, audio_fast = (next(row for row in rows if row["size"] == first and row["variant"] == name) for name in (FAST, AUDIO_FAST))
+    fast, audio_fast = (
+        next(row for row in rows if row["size"] == first and row["variant"] == name) for name in (FAST, AUDIO_FAST)
+    )
     common.emit(
         {
             "benchmark": "modality_step_cost",

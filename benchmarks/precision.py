@@ -43,7 +43,9 @@ def curve(folder: str, sentences: list[str], args, bf16: bool) -> tuple[list[flo
     clock = common.StepClock()
     trainer = NonLinguisticTrainer(
         model=model,
-        args=common.trainer_arguments(tempfile.mkdtemp(), args.curve_steps, args.curve_batch_size, bf16=bf16, learning_rate=1e-4),
+        args=common.trainer_arguments(
+            tempfile.mkdtemp(), args.curve_steps, args.curve_batch_size, bf16=bf16, learning_rate=1e-4
+        ),
         train_dataset=Dataset.from_dict({"anchor": sentences, "positive": sentences}),
         loss=loss,
         callbacks=[clock],
@@ -63,7 +65,9 @@ def matmul_speedup(args, hidden: int, intermediate: int) -> dict[str, list[float
     weight = torch.randn(hidden, intermediate)
 
     def run(precision: str):
-        context = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if precision == "bf16" else contextlib.nullcontext
+        context = (
+            (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if precision == "bf16" else contextlib.nullcontext
+        )
 
         def step() -> None:
             with context():
@@ -84,7 +88,10 @@ def emulated(args) -> None:
         f"this CPU ({capability}) has no native bf16 matmul: autocast is emulated; measured one "
         f"{args.batch_size * args.max_seq_length} x {hidden} @ {hidden} x {intermediate} matmul, {args.rounds} rounds"
     )
-    common.print_table(["precision", "s/matmul", "samples"], [[name, common.median(values), len(values)] for name, values in samples.items()])
+    common.print_table(
+        ["precision", "s/matmul", "samples"],
+        [[name, common.median(values), len(values)] for name, values in samples.items()],
+    )
     print(f"bf16 speed-up {speedup:.4f}x (goal >= {GOAL}x): train in fp32 on this CPU; curves skipped")
     common.emit(
         {
@@ -128,7 +135,9 @@ def main() -> None:
     batch = sentences[: args.batch_size]
 
     def run(precision: str):
-        context = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if precision == "bf16" else contextlib.nullcontext
+        context = (
+            (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if precision == "bf16" else contextlib.nullcontext
+        )
 
         def step() -> None:
             features = model.preprocess(batch)
@@ -157,12 +166,20 @@ def main() -> None:
         f"speed: encoder {args.size} {common.ENCODER_SIZES[args.size]}, batch {args.batch_size} x {args.max_seq_length} "
         f"tokens x 2 views, {args.threads} thread(s), {args.rounds} rounds"
     )
-    common.print_table(["precision", "s/step", "samples"], [[name, common.median(values), len(values)] for name, values in samples.items()])
+    common.print_table(
+        ["precision", "s/step", "samples"],
+        [[name, common.median(values), len(values)] for name, values in samples.items()],
+    )
     print(f"bf16 speed-up {speedup:.2f}x (goal >= {GOAL}x)")
-    print(f"curves: encoder {args.curve_size}, {args.curve_steps} trainer steps of {args.curve_batch_size} pairs, lr 1e-4")
+    print(
+        f"curves: encoder {args.curve_size}, {args.curve_steps} trainer steps of {args.curve_batch_size} pairs, lr 1e-4"
+    )
     common.print_table(
         ["step", "fp32 loss", "bf16 loss"],
-        [[index + 1, curve_fp32[index], curve_bf16[index]] for index in range(0, len(curve_fp32), max(len(curve_fp32) // 8, 1))]
+        [
+            [index + 1, curve_fp32[index], curve_bf16[index]]
+            for index in range(0, len(curve_fp32), max(len(curve_fp32) // 8, 1))
+        ]
         + [["last 10 % mean", tail_fp32, tail_bf16]],
     )
     print(

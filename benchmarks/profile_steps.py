@@ -46,7 +46,9 @@ def damsm_direct(words: torch.Tensor, word_mask: torch.Tensor, regions: torch.Te
     words, regions = F.normalize(words, dim=-1), F.normalize(regions, dim=-1)
     attention = torch.softmax(gamma1 * torch.einsum("itd,jrd->ijtr", words, regions), dim=-1)
     context = torch.einsum("ijtr,jrd->ijtd", attention, regions)  # (B_t, B_i, T, D): the cost
-    relevance = (gamma2 * F.cosine_similarity(context, words[:, None], dim=-1)).masked_fill(~word_mask[:, None, :].bool(), float("-inf"))
+    relevance = (gamma2 * F.cosine_similarity(context, words[:, None], dim=-1)).masked_fill(
+        ~word_mask[:, None, :].bool(), float("-inf")
+    )
     return gamma3 * torch.logsumexp(relevance, dim=-1) / gamma2
 
 
@@ -62,7 +64,10 @@ def profiled(step, label: str, top: int) -> dict[str, object]:
     print(f"\n{label}: {total / 1e6:.3f} s of aten self time, matmul share {matmul / total:.0%}")
     common.print_table(
         ["operator", "self s", "share", "calls"],
-        [[event.key, event.self_cpu_time_total / 1e6, f"{event.self_cpu_time_total / total:.1%}", event.count] for event in ranked],
+        [
+            [event.key, event.self_cpu_time_total / 1e6, f"{event.self_cpu_time_total / total:.1%}", event.count]
+            for event in ranked
+        ],
     )
     return {"aten_seconds": total / 1e6, "matmul_share": matmul / total, "top": [event.key for event in ranked]}
 
@@ -73,7 +78,10 @@ def steps(args) -> dict[str, object]:
     sentences = common.wiki_sentences(args.batch_size)
     torch.manual_seed(0)
     model = build_sentence_model(
-        folder, pooling="cls", max_seq_length=32, front_ends={"image": ImagePatchEmbed(img_size=64, patch_size=16, embedding_dimension=hidden)}
+        folder,
+        pooling="cls",
+        max_seq_length=32,
+        front_ends={"image": ImagePatchEmbed(img_size=64, patch_size=16, embedding_dimension=hidden)},
     )
     model.train()
     images = [Image.new("RGB", (64, 64), (index * 5 % 256, 90, 160)) for index in range(args.image_batch_size)]
@@ -121,10 +129,18 @@ def steps(args) -> dict[str, object]:
         return step
 
     return {
-        "visualcse_image": profiled(run(image_loss, [image_features, image_features], labels), "VisualCSE image step (2 views)", args.top),
-        "simcse_text": profiled(run(text_loss, [text_features, text_features], None), "SimCSE text step (2 dropout views)", args.top),
+        "visualcse_image": profiled(
+            run(image_loss, [image_features, image_features], labels), "VisualCSE image step (2 views)", args.top
+        ),
+        "simcse_text": profiled(
+            run(text_loss, [text_features, text_features], None), "SimCSE text step (2 dropout views)", args.top
+        ),
         "pixel": profiled(run(pixel_loss, rendered, None), "Pixel Linguist step (token head)", args.top),
-        "macd": profiled(run(macd, [text_features, text_features], regions), "MACD caption step (grounding + DAMSM + anchor)", args.top),
+        "macd": profiled(
+            run(macd, [text_features, text_features], regions),
+            "MACD caption step (grounding + DAMSM + anchor)",
+            args.top,
+        ),
     }
 
 

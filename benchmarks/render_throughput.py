@@ -69,7 +69,9 @@ def main() -> None:
     for max_patches in (64, 529):
         results[str(max_patches)] = measure(PixelRenderer(max_patches=max_patches), sentences)
 
-    print(f"{len(sentences)} sentences from {args.text_file.name}, mean {statistics.mean(map(len, sentences)):.0f} chars")
+    print(
+        f"{len(sentences)} sentences from {args.text_file.name}, mean {statistics.mean(map(len, sentences)):.0f} chars"
+    )
     print(f"{'patches':>8} {'render() sent/s':>16} {'preprocess sent/s':>18} {'ms / batch of 256':>18}")
     for max_patches, figures in results.items():
         print(
@@ -86,7 +88,11 @@ def main() -> None:
         "cairocffi": version("cairocffi"),
         "torch": version("torch"),
     }
-    print(json.dumps({"benchmark": "render_throughput", "sentences": len(sentences), "results": results, "machine": machine}))
+    print(
+        json.dumps(
+            {"benchmark": "render_throughput", "sentences": len(sentences), "results": results, "machine": machine}
+        )
+    )
 
 
 if __name__ == "__main__":

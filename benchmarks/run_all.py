@@ -39,7 +39,9 @@ def main() -> None:
     for name in args.only.split(","):
         print(f"=== {name}", flush=True)
         begin = time.perf_counter()
-        process = subprocess.run([sys.executable, str(HERE / f"{name}.py"), *BENCHMARKS[name]], capture_output=True, text=True, check=False)
+        process = subprocess.run(
+            [sys.executable, str(HERE / f"{name}.py"), *BENCHMARKS[name]], capture_output=True, text=True, check=False
+        )
         lines = [line for line in process.stdout.splitlines() if line.strip()]
         print("\n".join(lines), flush=True)
         if process.returncode or not lines:
@@ -54,10 +56,21 @@ def main() -> None:
     for name, result in results.items():
         ratio = result.get("ratio")
         shown = f"{ratio:.3f}" if isinstance(ratio, float) else "error"
-        print(f"{name:>{width}}  ratio {shown:>8}  goal {result.get('goal', '')!s:<50} met {result.get('met')}  ({result.get('wall_s', 0):.0f} s)")
+        print(
+            f"{name:>{width}}  ratio {shown:>8}  goal {result.get('goal', '')!s:<50} met {result.get('met')}  ({result.get('wall_s', 0):.0f} s)"
+        )
     if args.output:
         args.output.write_text("\n".join(json.dumps(result) for result in results.values()) + "\n", encoding="utf-8")
-    print(json.dumps({"benchmark": "run_all", "wall_s": wall, "ok": all("error" not in r for r in results.values()), "results": results}))
+    print(
+        json.dumps(
+            {
+                "benchmark": "run_all",
+                "wall_s": wall,
+                "ok": all("error" not in r for r in results.values()),
+                "results": results,
+            }
+        )
+    )
     sys.exit(0 if all("error" not in result for result in results.values()) else 1)
 
 

@@ -85,7 +85,9 @@ def main() -> None:
     def text_features(rows: int, tokens: int):
         encoder = model[0].encoder
         encoder.max_seq_length = tokens
-        sentences = [" ".join(words[index * 200 : index * 200 + 200]) for index in range(rows)]  # longer than any length
+        sentences = [
+            " ".join(words[index * 200 : index * 200 + 200]) for index in range(rows)
+        ]  # longer than any length
         features = model.preprocess(sentences)
         return [features, dict(features)]
 
@@ -106,17 +108,27 @@ def main() -> None:
         ).train()
         images = list(torch.randn(batch, 3, pixels, pixels, generator=torch.Generator().manual_seed(pixels)))
         features = [image_model.preprocess(images, modality="image") for _ in range(2)]
-        points[("image", pixels)] = make_step(UnpairedModalityContrastiveLoss(image_model, mode="supcon"), features, labels)
+        points[("image", pixels)] = make_step(
+            UnpairedModalityContrastiveLoss(image_model, mode="supcon"), features, labels
+        )
         tokens_of[("image", pixels)] = 1 + (pixels // 16) ** 2
     waves = [
-        {"array": torch.randn(16000 * 10, generator=torch.Generator().manual_seed(index)).numpy(), "sampling_rate": 16000} for index in range(batch)
+        {
+            "array": torch.randn(16000 * 10, generator=torch.Generator().manual_seed(index)).numpy(),
+            "sampling_rate": 16000,
+        }
+        for index in range(batch)
     ]
     for name, audio_model, tokens in (("released", model, 211), ("ssast", ssast, 513)):
         features = [audio_model.preprocess(waves, modality="audio") for _ in range(2)]
-        points[("audio", tokens)] = make_step(UnpairedModalityContrastiveLoss(audio_model, mode="supcon"), features, labels)
+        points[("audio", tokens)] = make_step(
+            UnpairedModalityContrastiveLoss(audio_model, mode="supcon"), features, labels
+        )
         tokens_of[("audio", tokens)] = tokens
     for patches in map(int, args.pixel_patches.split(",")):
-        pixel_model = build_pixel_model(PixelEncoder.from_config(patches, hidden, layers, heads, intermediate), max_patches=patches)
+        pixel_model = build_pixel_model(
+            PixelEncoder.from_config(patches, hidden, layers, heads, intermediate), max_patches=patches
+        )
         pixel_model.train()
         texts = [" ".join(words[index * 400 : index * 400 + 400]) for index in range(batch)]  # fills 529 patches
         features = [pixel_model.preprocess(texts), pixel_model.preprocess(texts[::-1])]
@@ -125,14 +137,18 @@ def main() -> None:
 
     for step in points.values():  # warm-up
         step()
-    samples = common.interleave({key: (lambda step=step: common.timed_steps(step, 1, warmup=0)) for key, step in points.items()}, args.rounds)
+    samples = common.interleave(
+        {key: (lambda step=step: common.timed_steps(step, 1, warmup=0)) for key, step in points.items()}, args.rounds
+    )
     seconds = {key: common.median(values) for key, values in samples.items()}
 
     rows = []
     for (series, x), value in seconds.items():
         rows_in_batch = x if series == "batch" else batch
         rows.append([series, x, tokens_of[(series, x)], rows_in_batch, value, 1000 * value / (2 * rows_in_batch)])
-    print(f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, {args.threads} thread(s), two views per row, {args.rounds} rounds")
+    print(
+        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, {args.threads} thread(s), two views per row, {args.rounds} rounds"
+    )
     common.print_table(["series", "x", "tokens/seq", "rows", "s/step", "ms/sequence"], rows)
 
     text_ms = 1000 * seconds[("text", 32)] / (2 * batch) if ("text", 32) in seconds else float("nan")
@@ -159,9 +175,16 @@ def main() -> None:
             ("pixel", "pixel (1 + patches)"),
             ("audio", "audio (released 211, SSAST 513)"),
         ):
-            series_points = sorted((tokens_of[(name, x)], value) for (name, x), value in seconds.items() if name == series)
+            series_points = sorted(
+                (tokens_of[(name, x)], value) for (name, x), value in seconds.items() if name == series
+            )
             if series_points:
-                right.plot([x for x, _ in series_points], [1000 * value / (2 * batch) for _, value in series_points], "o-", label=label)
+                right.plot(
+                    [x for x, _ in series_points],
+                    [1000 * value / (2 * batch) for _, value in series_points],
+                    "o-",
+                    label=label,
+                )
         right.set_xlabel("tokens per sequence")
         right.set_ylabel(f"ms per sequence (batch {batch})")
         right.set_xscale("log", base=2)

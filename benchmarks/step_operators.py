@@ -34,7 +34,13 @@ from transformers import TrainerCallback
 
 from sbert_nonling.app import load_recipe
 from sbert_nonling.data import DataSources
-from sbert_nonling.methods import build_grounding, build_multitask, build_pixel_linguist, build_simcse, build_unpaired_modality
+from sbert_nonling.methods import (
+    build_grounding,
+    build_multitask,
+    build_pixel_linguist,
+    build_simcse,
+    build_unpaired_modality,
+)
 from sbert_nonling.methods.plan import TrainingStage
 
 FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist")
@@ -68,8 +74,20 @@ class StepOperators(TrainerCallback):
 
     def on_step_end(self, args, state, control, **kwargs):
         self.count.__exit__(None, None, None)
-        ordinary = not (control.should_log or control.should_evaluate or control.should_save or state.global_step >= state.max_steps)
-        self.steps.append({"step": state.global_step, "ordinary": ordinary, "operators": self.count.operators, "batches": self.batches})
+        ordinary = not (
+            control.should_log
+            or control.should_evaluate
+            or control.should_save
+            or state.global_step >= state.max_steps
+        )
+        self.steps.append(
+            {
+                "step": state.global_step,
+                "ordinary": ordinary,
+                "operators": self.count.operators,
+                "batches": self.batches,
+            }
+        )
 
 
 def recording(trainer_class: type, callback: StepOperators) -> type:
@@ -88,20 +106,31 @@ def family_plan(family: str, inputs: dict[str, Path], steps: int):
     data = common.DATA_DIR
     if family == "simcse":
         return build_simcse(
-            load_recipe("simcse-unsup", tiny=True, overrides={"batch_size": 8, "max_steps": steps}), DataSources(text_file=inputs["wiki"])
+            load_recipe("simcse-unsup", tiny=True, overrides={"batch_size": 8, "max_steps": steps}),
+            DataSources(text_file=inputs["wiki"]),
         )
     if family in ("visualcse", "audiocse"):
         overrides = {"batch_size": 8, "max_steps": steps, "modality_batch_size": 4}
         if family == "visualcse":
             config = load_recipe("visualcse", tiny=True, overrides={**overrides, "images_per_class": 2})
-            return build_unpaired_modality(config, DataSources(text_file=inputs["wiki"], image_dir=data / "images" / "cifar10" / "train"))
+            return build_unpaired_modality(
+                config, DataSources(text_file=inputs["wiki"], image_dir=data / "images" / "cifar10" / "train")
+            )
         config = load_recipe("audiocse", tiny=True, overrides={**overrides, "clips": 16})
         return build_unpaired_modality(
-            config, DataSources(text_file=inputs["wiki"], audio_dir=data / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_")
+            config,
+            DataSources(
+                text_file=inputs["wiki"], audio_dir=data / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_"
+            ),
         )
     if family in ("mcse", "macd"):
         config = load_recipe(family, tiny=True, overrides={"batch_size": 6, "max_steps": steps})
-        return build_grounding(config, DataSources(captions_file=inputs["captions"], image_dir=inputs["images"], text_file=inputs["few_sentences"]))
+        return build_grounding(
+            config,
+            DataSources(
+                captions_file=inputs["captions"], image_dir=inputs["images"], text_file=inputs["few_sentences"]
+            ),
+        )
     if family == "multitask":
         overrides = {
             "train_limit": 48,
@@ -110,7 +139,10 @@ def family_plan(family: str, inputs: dict[str, Path], steps: int):
             "contrastive.max_steps": steps,
             "multitask.max_steps": steps,
         }
-        return build_multitask(load_recipe("multitask", tiny=True, overrides=overrides), DataSources(nli_file=inputs["nli"], sts_dir=inputs["tasks"]))
+        return build_multitask(
+            load_recipe("multitask", tiny=True, overrides=overrides),
+            DataSources(nli_file=inputs["nli"], sts_dir=inputs["tasks"]),
+        )
     overrides = {
         "perturbation_sets": [["swap"]],
         "visual.batch_size": 8,
@@ -120,7 +152,8 @@ def family_plan(family: str, inputs: dict[str, Path], steps: int):
         "parallel.max_steps": 0,
     }
     return build_pixel_linguist(
-        load_recipe("pixel-linguist", tiny=True, overrides=overrides), DataSources(text_file=inputs["wiki"], nli_file=inputs["nli"])
+        load_recipe("pixel-linguist", tiny=True, overrides=overrides),
+        DataSources(text_file=inputs["wiki"], nli_file=inputs["nli"]),
     )
 
 
@@ -148,7 +181,11 @@ def bare_step(trainer, batches: list[dict[str, object]], optimizer: torch.optim.
 def bare_operators(trainer, batches: list[dict[str, object]]) -> collections.Counter[str]:
     """The operators of the bare loop's second step on ``batches`` (the first creates AdamW's state)."""
     name = batches[0].get("dataset_name")
-    trained = trainer.modality_optimizer.optimizers[name] if getattr(trainer, "modality_optimizer", None) is not None else trainer.optimizer
+    trained = (
+        trainer.modality_optimizer.optimizers[name]
+        if getattr(trainer, "modality_optimizer", None) is not None
+        else trainer.optimizer
+    )
     groups = [{key: value for key, value in group.items() if key != "initial_lr"} for group in trained.param_groups]
     optimizer = torch.optim.AdamW(groups, **{key: trained.defaults[key] for key in ("fused", "foreach")})
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
@@ -175,7 +212,9 @@ def measure_stage(stage, model, steps: int, work: Path) -> list[dict[str, object
     chosen: dict[str, dict[str, object]] = {}
     started: set[str] = set()  # the optimizers that have stepped (one per dataset under the alternating scheme)
     for step in callback.steps:
-        name = "+".join(dict.fromkeys(str(batch.get("dataset_name") or "train") for batch in step["batches"]))  # the step's datasets
+        name = "+".join(
+            dict.fromkeys(str(batch.get("dataset_name") or "train") for batch in step["batches"])
+        )  # the step's datasets
         optimizer = name if getattr(trainer, "modality_optimizer", None) is not None else "all"
         if step["ordinary"] and optimizer in started:
             chosen[name] = step
@@ -210,9 +249,13 @@ def prepare_inputs(root: Path) -> dict[str, Path]:
         return target
 
     inputs = {
-        "wiki": head(data / "corpus" / "wiki1m_for_simcse.first11913.txt", root / "wiki.txt", lambda lines: lines[:128]),
+        "wiki": head(
+            data / "corpus" / "wiki1m_for_simcse.first11913.txt", root / "wiki.txt", lambda lines: lines[:128]
+        ),
         # MCSE interleaves its text and caption batches in proportion: few sentences, so caption steps come early
-        "few_sentences": head(data / "corpus" / "wiki1m_for_simcse.first11913.txt", root / "few.txt", lambda lines: lines[:24]),
+        "few_sentences": head(
+            data / "corpus" / "wiki1m_for_simcse.first11913.txt", root / "few.txt", lambda lines: lines[:24]
+        ),
         "nli": head(data / "corpus" / "snli_devtest_triplets.csv", root / "nli.csv", lambda lines: lines[:100]),
         "tasks": root / "tasks",
         "images": root / "flickr" / "images",
@@ -242,7 +285,9 @@ def main() -> None:
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated subset of the families")
     parser.add_argument("--steps", type=int, default=8, help="optimizer steps per stage (the last one is not counted)")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED or ../shared)")
+    parser.add_argument(
+        "--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED or ../shared)"
+    )
     args = parser.parse_args()
     if args.shared:
         common.DATA_DIR = Path(args.shared) / "data"
@@ -264,12 +309,23 @@ def main() -> None:
                 skipped[family] = str(error)
                 continue
             for index, stage in enumerate(plan.stages):
-                if not isinstance(stage, TrainingStage) or stage.args.max_steps == 0:  # a weight average; a stage left out
+                if (
+                    not isinstance(stage, TrainingStage) or stage.args.max_steps == 0
+                ):  # a weight average; a stage left out
                     continue
                 for row in measure_stage(stage, plan.model, args.steps, work / f"stage-{index}"):
                     results.append({"method": family, "stage": stage.name, **row})
     common.print_table(
-        ["method", "stage", "dataset", "trainer ops", "bare ops", "ratio", "syncs (trainer / bare)", "extra operators (trainer - bare)"],
+        [
+            "method",
+            "stage",
+            "dataset",
+            "trainer ops",
+            "bare ops",
+            "ratio",
+            "syncs (trainer / bare)",
+            "extra operators (trainer - bare)",
+        ],
         [
             [
                 row["method"],

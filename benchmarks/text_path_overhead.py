@@ -85,7 +85,10 @@ def main() -> None:
         def run() -> list[float]:
             model = models[name]
             model.encode(encode_sentences[:64], batch_size=64)  # warm-up
-            return [common.timed_steps(lambda: model.encode(encode_sentences, batch_size=64), 1, warmup=0)[0] / len(encode_sentences)]
+            return [
+                common.timed_steps(lambda: model.encode(encode_sentences, batch_size=64), 1, warmup=0)[0]
+                / len(encode_sentences)
+            ]
 
         return run
 

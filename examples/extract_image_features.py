@@ -25,7 +25,9 @@ parser.add_argument("--output", required=True)
 args = parser.parse_args()
 
 # 1. The images, in name order
-names = sorted(path.name for path in Path(args.image_dir).iterdir() if path.suffix.lower() in IMAGE_EXTENSIONS)[: args.limit]
+names = sorted(path.name for path in Path(args.image_dir).iterdir() if path.suffix.lower() in IMAGE_EXTENSIONS)[
+    : args.limit
+]
 
 # 2. A frozen backbone: Resize 256 / CenterCrop 224 / ImageNet normalisation, average pool (+ region grid)
 encoder = FrozenImageEncoder.by_name(args.encoder)
@@ -34,4 +36,7 @@ features = extract_image_features([Path(args.image_dir) / name for name in names
 # 3. safetensors with the names in the metadata: `sbert-nonling train mcse --image-features ...` reads it
 save_image_features(args.output, names, features)
 loaded_names, loaded = load_image_features(args.output)
-print(f"{len(loaded_names)} images -> {args.output}: " + ", ".join(f"{key} {tuple(value.shape)}" for key, value in loaded.items()))
+print(
+    f"{len(loaded_names)} images -> {args.output}: "
+    + ", ".join(f"{key} {tuple(value.shape)}" for key, value in loaded.items())
+)

@@ -28,7 +28,9 @@ from sbert_nonling.training.arguments import SELECTION_METRIC
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--model", default="bert-base-uncased", help="encoder or sentence-transformers model to train")
-parser.add_argument("--text", default="princeton-nlp/datasets-for-simcse?data_files=wiki1m_for_simcse.txt", help="sentences")
+parser.add_argument(
+    "--text", default="princeton-nlp/datasets-for-simcse?data_files=wiki1m_for_simcse.txt", help="sentences"
+)
 parser.add_argument(
     "--audio",
     default="openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id",

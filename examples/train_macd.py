@@ -38,7 +38,9 @@ parser.add_argument(
 parser.add_argument("--image-dir", help="the images a local captions file names")
 parser.add_argument("--sts-dir", help="SentEval-layout STS folder for dev scores; default: STS-B dev from the Hub")
 parser.add_argument("--output", default="runs/macd")
-parser.add_argument("--tiny", action="store_true", help="offline: small random encoder, EfficientNet-Lite0 regions, 40 photos")
+parser.add_argument(
+    "--tiny", action="store_true", help="offline: small random encoder, EfficientNet-Lite0 regions, 40 photos"
+)
 parser.add_argument("--max-steps", type=int, default=-1)
 parser.add_argument("--push-to-hub", metavar="REPO_ID", help="upload the exported text model")
 args = parser.parse_args()
@@ -54,7 +56,9 @@ regions = extract_image_features([images[photo] for photo in photos], image_enco
 train_dataset = caption_feature_dataset(pairs, photos, regions, one_caption_per_image=False)
 
 # 2. The model; MACD keeps the position embeddings frozen
-model = build_sentence_model(str(build_tiny_encoder(output / "tiny-encoder", [c for _, c in pairs])) if args.tiny else args.model)
+model = build_sentence_model(
+    str(build_tiny_encoder(output / "tiny-encoder", [c for _, c in pairs])) if args.tiny else args.model
+)
 positions = learned_position_embeddings(model[0].encoder.auto_model)
 if positions is not None:
     positions.requires_grad_(False)
@@ -70,7 +74,9 @@ grounding = MultimodalAlignLoss(
     grounding_weight=1.0,
     local_weight=1.0,
 )
-loss = DistillAnchorLoss(model, base_loss=grounding, anchor_kl_weight=5.0, anchor_cosine_weight=1.0, anchor_distillation_temperature=2.0)
+loss = DistillAnchorLoss(
+    model, base_loss=grounding, anchor_kl_weight=5.0, anchor_cosine_weight=1.0, anchor_distillation_temperature=2.0
+)
 
 # 4. lr 1e-4 with 10 % warmup, batch 64 x 8 accumulation, 10 epochs; the best STS-B dev checkpoint is kept
 training_args = SentenceTransformerTrainingArguments(
@@ -88,7 +94,9 @@ training_args = SentenceTransformerTrainingArguments(
     metric_for_best_model=SELECTION_METRIC,
     report_to="none",
 )
-trainer = NonLinguisticTrainer(model=model, args=training_args, train_dataset=train_dataset, loss=loss, evaluator=sts_dev_evaluator(args.sts_dir))
+trainer = NonLinguisticTrainer(
+    model=model, args=training_args, train_dataset=train_dataset, loss=loss, evaluator=sts_dev_evaluator(args.sts_dir)
+)
 trainer.train()
 
 # 5. Score, save (heads and teacher stay out of the model), export, publish

@@ -22,7 +22,13 @@ from datasets import DatasetDict
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainingArguments
 
 from sbert_nonling import MultimodalAlignLoss, SimCSELoss, export_text_model
-from sbert_nonling.data import FrozenImageEncoder, caption_feature_dataset, load_caption_pairs, read_sentences, sentence_pairs_dataset
+from sbert_nonling.data import (
+    FrozenImageEncoder,
+    caption_feature_dataset,
+    load_caption_pairs,
+    read_sentences,
+    sentence_pairs_dataset,
+)
 from sbert_nonling.data.image_features import extract_image_features
 from sbert_nonling.evaluation import sts_dev_evaluator
 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
@@ -32,7 +38,9 @@ from sbert_nonling.training.interleaved_sampler import InterleavedBatchSampler
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--model", default="bert-base-uncased", help="encoder or sentence-transformers model to train")
-parser.add_argument("--text", default="princeton-nlp/datasets-for-simcse?data_files=wiki1m_for_simcse.txt", help="sentences")
+parser.add_argument(
+    "--text", default="princeton-nlp/datasets-for-simcse?data_files=wiki1m_for_simcse.txt", help="sentences"
+)
 parser.add_argument(
     "--captions",
     default="nlphuji/flickr30k?split=test&revision=refs/convert/parquet",

@@ -47,10 +47,16 @@ parser.add_argument(
     default="princeton-nlp/datasets-for-simcse?data_files=nli_for_simcse.csv",
     help="NLI triplets (sent0,sent1,hard_neg): a Hub dataset (owner/name?...) or a local CSV",
 )
-parser.add_argument("--task-dir", required=True, help="SentEval layout: STSBenchmark/sts-train.csv and SICK/SICK_train.txt")
+parser.add_argument(
+    "--task-dir", required=True, help="SentEval layout: STSBenchmark/sts-train.csv and SICK/SICK_train.txt"
+)
 parser.add_argument("--sts-dir", help="SentEval-layout STS folder for dev scores; default: STS-B dev from the Hub")
-parser.add_argument("--scheme", default="average", choices=["average", "round_robin", "proportional"], help="stage 2 task mixing")
-parser.add_argument("--train-limit", type=int, help="use at most this many (randomly drawn) examples per training file")
+parser.add_argument(
+    "--scheme", default="average", choices=["average", "round_robin", "proportional"], help="stage 2 task mixing"
+)
+parser.add_argument(
+    "--train-limit", type=int, help="use at most this many (randomly drawn) examples per training file"
+)
 parser.add_argument("--output", default="runs/multitask")
 parser.add_argument("--tiny", action="store_true", help="offline: a small random encoder built from the training text")
 parser.add_argument("--max-steps", type=int, default=-1, help="cap on the steps of each stage")
@@ -82,7 +88,11 @@ tasks = {
 
 # 2. The model: the encoder behind the text route, [CLS] pooling, 128 tokens
 texts = [sentence for triplet in triplets for sentence in triplet] + [sentence for sentence, _ in genres]
-encoder = str(build_tiny_encoder(output / "tiny-encoder", texts, vocab_size=2000, hidden_size=64)) if args.tiny else args.model
+encoder = (
+    str(build_tiny_encoder(output / "tiny-encoder", texts, vocab_size=2000, hidden_size=64))
+    if args.tiny
+    else args.model
+)
 model = build_sentence_model(encoder, pooling="cls", max_seq_length=128)
 
 # 3. The losses: SimCSE for stage 1; a training-only head per task for stage 2, the first layer shared by the pair tasks
@@ -91,7 +101,9 @@ shared_layer = HeadLayer(model.get_embedding_dimension(), hidden, dropout)
 contrastive_loss = SimCSELoss(model, temperature=0.05, training_head="none")
 task_losses = {
     "classification": SentenceClassificationLoss(model, len(genre_names), hidden, dropout),
-    "pair_classification": PairClassificationLoss(model, len(entailment_labels), "bilinear", hidden, dropout, head_layer=shared_layer),
+    "pair_classification": PairClassificationLoss(
+        model, len(entailment_labels), "bilinear", hidden, dropout, head_layer=shared_layer
+    ),
     "sts": STSRegressionLoss(model, hidden, dropout, head_layer=shared_layer),
 }
 
@@ -100,7 +112,9 @@ evaluator = sts_dev_evaluator(args.sts_dir)
 
 
 # 5. Training arguments per stage: evaluate, keep the best checkpoint; stage 2 adds the scheme's task sampler
-def stage_arguments(stage: str, learning_rate: float, batch_size: int, epochs: int, **extra) -> SentenceTransformerTrainingArguments:
+def stage_arguments(
+    stage: str, learning_rate: float, batch_size: int, epochs: int, **extra
+) -> SentenceTransformerTrainingArguments:
     steps = 10 if args.tiny else 125
     return SentenceTransformerTrainingArguments(
         output_dir=str(output / "stages" / stage / "checkpoints"),
@@ -120,7 +134,11 @@ def stage_arguments(stage: str, learning_rate: float, batch_size: int, epochs: i
 
 
 contrastive_args = stage_arguments(
-    "contrastive", 1e-4 if args.tiny else 3e-5, 16 if args.tiny else 64, epochs=1, batch_sampler=BatchSamplers.NO_DUPLICATES
+    "contrastive",
+    1e-4 if args.tiny else 3e-5,
+    16 if args.tiny else 64,
+    epochs=1,
+    batch_sampler=BatchSamplers.NO_DUPLICATES,
 )
 multitask_args = stage_arguments(
     "multitask",
@@ -136,9 +154,13 @@ for stage, train_dataset, loss, training_args in (
     ("contrastive", nli_triplets_dataset(triplets), contrastive_loss, contrastive_args),
     ("multitask", tasks, task_losses, multitask_args),
 ):
-    trainer = NonLinguisticTrainer(model=model, args=training_args, train_dataset=train_dataset, loss=loss, evaluator=evaluator)
+    trainer = NonLinguisticTrainer(
+        model=model, args=training_args, train_dataset=train_dataset, loss=loss, evaluator=evaluator
+    )
     trainer.train()
-    print(f"{stage}: {trainer.state.global_step} steps, STS-B dev {100 * evaluator(model)[evaluator.primary_metric]:.2f}")
+    print(
+        f"{stage}: {trainer.state.global_step} steps, STS-B dev {100 * evaluator(model)[evaluator.primary_metric]:.2f}"
+    )
 
 # 7. Score; save the full model and the plain text export (the heads were training-only)
 print(f"STS-B dev after training: {100 * evaluator(model)[evaluator.primary_metric]:.2f}")

@@ -46,7 +46,9 @@ parser.add_argument(
 )
 parser.add_argument("--sts-dir", help="SentEval-layout STS folder for dev scores; default: STS-B dev from the Hub")
 parser.add_argument("--output", default="runs/pixel-linguist")
-parser.add_argument("--tiny", action="store_true", help="offline: a small random PIXEL-architecture encoder, 32 patches")
+parser.add_argument(
+    "--tiny", action="store_true", help="offline: a small random PIXEL-architecture encoder, 32 patches"
+)
 parser.add_argument("--max-steps", type=int, help="cap on the steps of every run")
 parser.add_argument("--push-to-hub", metavar="REPO_ID", help="upload the trained model")
 args = parser.parse_args()
@@ -59,13 +61,23 @@ nli_pairs = Dataset.from_dict({"anchor": premises, "positive": entailments})
 perturbation_sets = (
     [["substitute_visual", "swap"], ["conditional_shuffle"]]
     if args.tiny
-    else [["insert"], ["delete"], ["substitute_visual"], ["substitute_keyboard"], ["swap"], ["shuffle"], ["conditional_shuffle"]]
+    else [
+        ["insert"],
+        ["delete"],
+        ["substitute_visual"],
+        ["substitute_keyboard"],
+        ["swap"],
+        ["shuffle"],
+        ["conditional_shuffle"],
+    ]
 )
 
 # 2. The model: text rendered as 16 x 16 patches -> PIXEL encoder -> mean over unmasked patches -> L2 norm
 max_patches = 32 if args.tiny else 64
 if args.tiny:
-    encoder = PixelEncoder.from_config(max_patches=max_patches, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128)
+    encoder = PixelEncoder.from_config(
+        max_patches=max_patches, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128
+    )
 else:
     encoder = PixelEncoder.from_pretrained(args.model, max_patches=max_patches)
 model = build_pixel_model(encoder, max_patches=max_patches)
@@ -91,9 +103,13 @@ def train(name: str, pairs: Dataset, learning_rate: float, batch_size: int, step
         report_to="none",
     )
     loss = SymmetricInfoNCE(model, temperature=0.05, token_head="linear_gelu_layernorm")
-    trainer = NonLinguisticTrainer(model=model, args=training_args, train_dataset=pairs, loss=loss, evaluator=evaluator)
+    trainer = NonLinguisticTrainer(
+        model=model, args=training_args, train_dataset=pairs, loss=loss, evaluator=evaluator
+    )
     trainer.train()
-    print(f"{name}: {trainer.state.global_step} steps, STS-B dev {100 * evaluator(model)[evaluator.primary_metric]:.2f}")
+    print(
+        f"{name}: {trainer.state.global_step} steps, STS-B dev {100 * evaluator(model)[evaluator.primary_metric]:.2f}"
+    )
 
 
 rate, batch = (3e-4, 32) if args.tiny else (3e-5, 128)
@@ -103,12 +119,24 @@ start, trained = copy.deepcopy(model.state_dict()), []
 for index, perturbations in enumerate(perturbation_sets):
     model.load_state_dict(start)
     pairs = perturbation_pairs_dataset(documents, perturbations, rate=0.1, seed=42)
-    train(f"visual-{index}-{'+'.join(perturbations)}", pairs, 3e-4 if args.tiny else 3e-6, 32 if args.tiny else 768, 20 if args.tiny else 1300)
+    train(
+        f"visual-{index}-{'+'.join(perturbations)}",
+        pairs,
+        3e-4 if args.tiny else 3e-6,
+        32 if args.tiny else 768,
+        20 if args.tiny else 1300,
+    )
     trained.append(copy.deepcopy(model.state_dict()))
 model.load_state_dict(average_state_dicts(trained))
 
 # 6. Topical alignment (two spans of one document), then reasoning alignment (NLI entailment pairs)
-train("topical", span_pairs_dataset(documents, 5, 24 if args.tiny else 64, seed=42), rate, batch, 20 if args.tiny else 1300)
+train(
+    "topical",
+    span_pairs_dataset(documents, 5, 24 if args.tiny else 64, seed=42),
+    rate,
+    batch,
+    20 if args.tiny else 1300,
+)
 train("reasoning", nli_pairs, rate, batch, 40 if args.tiny else 2600)
 
 # 7. Score and save: the model reads text as pixels (load it with trust_remote_code=True); it has no token route, so

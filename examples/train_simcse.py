@@ -46,7 +46,9 @@ train_dataset = sentence_pairs_dataset(sentences)
 # 2. The model: the encoder behind a ModalityRouter (text route only here), then [CLS] pooling, as SimCSE
 encoder_name = str(build_tiny_encoder(output / "tiny-encoder", sentences)) if args.tiny else args.model
 encoder = SharedEncoder(encoder_name, max_seq_length=32)
-model = SentenceTransformer(modules=[ModalityRouter.from_encoder(encoder), Pooling(encoder.get_embedding_dimension(), "cls")])
+model = SentenceTransformer(
+    modules=[ModalityRouter.from_encoder(encoder), Pooling(encoder.get_embedding_dimension(), "cls")]
+)
 
 # 3. The loss and the dev evaluator (STS-B dev cosine Spearman, the only selection signal)
 loss = SimCSELoss(model, temperature=0.05, training_head="mlp")
@@ -70,7 +72,9 @@ training_args = SentenceTransformerTrainingArguments(
 )
 
 # 5. Train with the stock sentence-transformers trainer
-trainer = SentenceTransformerTrainer(model=model, args=training_args, train_dataset=train_dataset, loss=loss, evaluator=evaluator)
+trainer = SentenceTransformerTrainer(
+    model=model, args=training_args, train_dataset=train_dataset, loss=loss, evaluator=evaluator
+)
 trainer.train()
 
 # 6. Score, save the full model and the plain text export (loads with SentenceTransformer(path) anywhere)

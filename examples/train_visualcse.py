@@ -28,12 +28,20 @@ from sbert_nonling.training.arguments import SELECTION_METRIC
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--model", default="bert-base-uncased", help="encoder or sentence-transformers model to train")
-parser.add_argument("--vit", default="google/vit-base-patch16-224-in21k", help="ViT whose patch embedding reads the images")
-parser.add_argument("--text", default="princeton-nlp/datasets-for-simcse?data_files=wiki1m_for_simcse.txt", help="sentences")
-parser.add_argument("--images", default="uoft-cs/cifar10?image=img", help="labelled images: class folders or a Hub dataset")
+parser.add_argument(
+    "--vit", default="google/vit-base-patch16-224-in21k", help="ViT whose patch embedding reads the images"
+)
+parser.add_argument(
+    "--text", default="princeton-nlp/datasets-for-simcse?data_files=wiki1m_for_simcse.txt", help="sentences"
+)
+parser.add_argument(
+    "--images", default="uoft-cs/cifar10?image=img", help="labelled images: class folders or a Hub dataset"
+)
 parser.add_argument("--sts-dir", help="SentEval-layout STS folder for dev scores; default: STS-B dev from the Hub")
 parser.add_argument("--output", default="runs/visualcse")
-parser.add_argument("--tiny", action="store_true", help="offline: small random encoder and patch embedding, 32-px images")
+parser.add_argument(
+    "--tiny", action="store_true", help="offline: small random encoder and patch embedding, 32-px images"
+)
 parser.add_argument("--max-steps", type=int, default=-1)
 parser.add_argument("--push-to-hub", metavar="REPO_ID", help="upload the exported text model")
 args = parser.parse_args()
@@ -41,7 +49,9 @@ output = Path(args.output)
 
 # 1. Data: sentence pairs for SimCSE, and two augmented views + class label per image for SupCon
 sentences = read_sentences(args.text)
-images, classes = image_folder_dataset(args.images, img_size=32 if args.tiny else 224, limit_per_class=30 if args.tiny else None)
+images, classes = image_folder_dataset(
+    args.images, img_size=32 if args.tiny else 224, limit_per_class=30 if args.tiny else None
+)
 train_dataset = DatasetDict({"image": images, "text": sentence_pairs_dataset(sentences)})
 
 # 2. The model: the text encoder (a sentence-transformers model keeps its own pooling and normalisation), plus an image

@@ -64,7 +64,12 @@ METHODS: dict[str, dict[str, Any]] = {
         "control_of": "visualcse-supcon",
         "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon"},
     },
-    "audiocse": {"recipe": "audiocse", "label": "AudioCSE (SupCon, speakers)", "modality": "audio", "overrides": dict(AUDIO_SETTINGS)},
+    "audiocse": {
+        "recipe": "audiocse",
+        "label": "AudioCSE (SupCon, speakers)",
+        "modality": "audio",
+        "overrides": dict(AUDIO_SETTINGS),
+    },
     "visualcse-keep50": {  # speed variant: patch dropout 50 %, VisualCSE (SupCon)'s text rate
         "recipe": "visualcse",
         "label": "VisualCSE (SupCon, patch dropout 50 %)",
@@ -113,7 +118,11 @@ def method_overrides(method: str, backbone: str, learning_rate: float) -> dict[s
     """The recipe overrides of one grid cell: the fixed setup, the method's settings, the learning rate."""
     spec = METHODS[method]
     if method == "pixel":  # its own curriculum; the visual stage at a tenth of the rate, as the paper's 3e-6 vs 3e-5
-        rates = {"visual.learning_rate": learning_rate / 10, "topical.learning_rate": learning_rate, "reasoning.learning_rate": learning_rate}
+        rates = {
+            "visual.learning_rate": learning_rate / 10,
+            "topical.learning_rate": learning_rate,
+            "reasoning.learning_rate": learning_rate,
+        }
         return {**spec["overrides"], **rates}
     overrides = {
         **spec["overrides"],
@@ -125,7 +134,9 @@ def method_overrides(method: str, backbone: str, learning_rate: float) -> dict[s
         "eval_steps": 50 if "modality" in spec else 25,
     }
     if "modality" in spec:
-        overrides["modality_learning_rate"] = 0.0 if "control_of" in spec else MODALITY_LEARNING_RATES[backbone][spec["modality"]]
+        overrides["modality_learning_rate"] = (
+            0.0 if "control_of" in spec else MODALITY_LEARNING_RATES[backbone][spec["modality"]]
+        )
     return overrides
 
 

@@ -23,7 +23,10 @@ from methods import LEARNING_RATES, METHODS, SEEDS, grid_methods  # noqa: E402  
 from run_grid import best_learning_rate, read_rows  # noqa: E402
 
 START, END = "<!-- tables:start -->", "<!-- tables:end -->"
-BACKBONES = {"minilm": "all-MiniLM-L6-v2 (real weights, continued training)", "random": "random tiny encoder (2 x 128, trained from scratch)"}
+BACKBONES = {
+    "minilm": "all-MiniLM-L6-v2 (real weights, continued training)",
+    "random": "random tiny encoder (2 x 128, trained from scratch)",
+}
 
 
 def mean_std(values: list[float]) -> tuple[float, float]:
@@ -32,7 +35,11 @@ def mean_std(values: list[float]) -> tuple[float, float]:
 
 def selected_rows(rows: list[dict], backbone: str, method: str) -> tuple[float, list[dict]]:
     learning_rate = best_learning_rate(rows, backbone, method)
-    chosen = [row for row in rows if row["backbone"] == backbone and row["method"] == method and row["learning_rate"] == learning_rate]
+    chosen = [
+        row
+        for row in rows
+        if row["backbone"] == backbone and row["method"] == method and row["learning_rate"] == learning_rate
+    ]
     return learning_rate, sorted(chosen, key=lambda row: row["seed"])
 
 
@@ -79,7 +86,11 @@ def backbone_tables(rows: list[dict], backbone: str) -> str:
     for method in methods:
         cells = []
         for rate in rates:
-            found = [row["dev_selected"] for row in rows if row["method"] == method and row["seed"] == SEEDS[0] and row["learning_rate"] == rate]
+            found = [
+                row["dev_selected"]
+                for row in rows
+                if row["method"] == method and row["seed"] == SEEDS[0] and row["learning_rate"] == rate
+            ]
             cells.append(f"{found[0]:.2f}" if found else "-")
         lines.append(f"| {METHODS[method]['label']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -112,7 +123,10 @@ def plot_curves(rows_by_backbone: dict[str, list[dict]], path: Path) -> None:
                 continue
             _, chosen = selected_rows(rows, backbone, method)
             # change from each run's own start: the backbones' and the pixel encoder's starts differ by tens of points
-            curves = [[(0.0, 0.0)] + [(step / row["steps"], score - row["dev_start"]) for step, score in row["dev_curve"]] for row in chosen]
+            curves = [
+                [(0.0, 0.0)] + [(step / row["steps"], score - row["dev_start"]) for step, score in row["dev_curve"]]
+                for row in chosen
+            ]
             length = min(len(curve) for curve in curves)
             xs = [curves[0][index][0] for index in range(length)]
             ys = [statistics.fmean(curve[index][1] for curve in curves) for index in range(length)]
@@ -128,7 +142,9 @@ def plot_curves(rows_by_backbone: dict[str, list[dict]], path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, default=EXPERIMENTS / "results", help="folder of <backbone>.jsonl and robustness.json")
+    parser.add_argument(
+        "--results", type=Path, default=EXPERIMENTS / "results", help="folder of <backbone>.jsonl and robustness.json"
+    )
     parser.add_argument("--doc", type=Path, required=True, help="markdown page whose table section is rewritten")
     parser.add_argument("--plot", type=Path, required=True, help="PNG of the dev curves")
     args = parser.parse_args()
@@ -141,7 +157,11 @@ def main() -> None:
         from sbert_nonling.evaluation.robustness import format_robustness_table
 
         report = json.loads(robustness.read_text(encoding="utf-8"))
-        sections.append("### Robustness (STS-B dev; Pixel Linguist Table 1 layout)\n\n```text\n" + format_robustness_table(report) + "\n```")
+        sections.append(
+            "### Robustness (STS-B dev; Pixel Linguist Table 1 layout)\n\n```text\n"
+            + format_robustness_table(report)
+            + "\n```"
+        )
     sections.append("### Every run\n\n" + all_runs_table([row for rows in rows_by_backbone.values() for row in rows]))
     text = args.doc.read_text(encoding="utf-8")
     if START not in text or END not in text:

@@ -23,12 +23,21 @@ from run_grid import best_learning_rate, read_rows  # noqa: E402  (experiments/ 
 from run_one import minilm_path  # noqa: E402
 
 #: (label, backbone, method) of the trained rows; the MiniLM start is added first.
-ROWS = (("MiniLM + SimCSE", "minilm", "simcse"), ("MiniLM + VisualCSE", "minilm", "visualcse-supcon"), ("Pixel route", "random", "pixel"))
+ROWS = (
+    ("MiniLM + SimCSE", "minilm", "simcse"),
+    ("MiniLM + VisualCSE", "minilm", "visualcse-supcon"),
+    ("Pixel route", "random", "pixel"),
+)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shared", type=Path, default=Path(os.environ.get("SBERT_NONLING_SHARED", "../shared")), help="the shared data folder")
+    parser.add_argument(
+        "--shared",
+        type=Path,
+        default=Path(os.environ.get("SBERT_NONLING_SHARED", "../shared")),
+        help="the shared data folder",
+    )
     parser.add_argument("--work-dir", type=Path, default=Path("runs/experiments"), help="the grid's run folders")
     parser.add_argument("--results", type=Path, default=EXPERIMENTS / "results", help="folder of <backbone>.jsonl")
     parser.add_argument("--output", type=Path, required=True, help="JSON report to write")

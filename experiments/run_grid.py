@@ -33,7 +33,9 @@ def read_rows(results: Path) -> list[dict]:
 
 def best_learning_rate(rows: list[dict], backbone: str, method: str) -> float:
     """The grid rate whose seed-0 run scored highest on STS-B dev (the selection set)."""
-    searched = [row for row in rows if row["backbone"] == backbone and row["method"] == method and row["seed"] == SEEDS[0]]
+    searched = [
+        row for row in rows if row["backbone"] == backbone and row["method"] == method and row["seed"] == SEEDS[0]
+    ]
     if not searched:
         raise ValueError(f"No seed-{SEEDS[0]} rows of {method} on {backbone}: run the learning-rate search first.")
     return max(searched, key=lambda row: row["dev_selected"])["learning_rate"]
@@ -50,8 +52,15 @@ def search_rates(rows: list[dict], backbone: str, method: str) -> tuple[float, .
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backbone", required=True, choices=sorted(LEARNING_RATES))
-    parser.add_argument("--shared", type=Path, default=Path(os.environ.get("SBERT_NONLING_SHARED", "../shared")), help="the shared data folder")
-    parser.add_argument("--work-dir", type=Path, default=Path("runs/experiments"), help="run folders and prepared data")
+    parser.add_argument(
+        "--shared",
+        type=Path,
+        default=Path(os.environ.get("SBERT_NONLING_SHARED", "../shared")),
+        help="the shared data folder",
+    )
+    parser.add_argument(
+        "--work-dir", type=Path, default=Path("runs/experiments"), help="run folders and prepared data"
+    )
     parser.add_argument("--results", type=Path, required=True, help="JSON-lines file rows are appended to")
     parser.add_argument("--methods", nargs="*", help="only these methods (default: all of the backbone)")
     parser.add_argument("--search-only", action="store_true", help="only the seed-0 learning-rate search (step 1)")
@@ -59,7 +68,11 @@ def main() -> None:
     methods = args.methods or grid_methods(args.backbone)
 
     def run(method: str, seed: int, learning_rate: float) -> None:
-        done = {(row["method"], row["seed"], row["learning_rate"]) for row in read_rows(args.results) if row["backbone"] == args.backbone}
+        done = {
+            (row["method"], row["seed"], row["learning_rate"])
+            for row in read_rows(args.results)
+            if row["backbone"] == args.backbone
+        }
         if (method, seed, learning_rate) in done:
             return
         command = [

@@ -124,8 +124,15 @@ def main() -> None:
     parser.add_argument("--backbone", required=True, choices=("minilm", "random"))
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--learning-rate", type=float, required=True, help="the text learning rate (grid value)")
-    parser.add_argument("--shared", type=Path, default=Path(os.environ.get("SBERT_NONLING_SHARED", "../shared")), help="the shared data folder")
-    parser.add_argument("--work-dir", type=Path, default=Path("runs/experiments"), help="run folders and prepared data")
+    parser.add_argument(
+        "--shared",
+        type=Path,
+        default=Path(os.environ.get("SBERT_NONLING_SHARED", "../shared")),
+        help="the shared data folder",
+    )
+    parser.add_argument(
+        "--work-dir", type=Path, default=Path("runs/experiments"), help="run folders and prepared data"
+    )
     parser.add_argument("--results", type=Path, required=True, help="JSON-lines file the row is appended to")
     parser.add_argument("--keep-model", action="store_true", help="keep the trained model folder (for robustness)")
     args = parser.parse_args()
@@ -149,7 +156,9 @@ def main() -> None:
     if args.method == "pixel":
         inputs.update(text_file=data["text"], nli_file=args.shared / "data/corpus/snli_devtest_triplets.csv")
     else:
-        overrides["model"] = minilm_path() if args.backbone == "minilm" else str(random_encoder(args.shared, args.work_dir, args.seed))
+        overrides["model"] = (
+            minilm_path() if args.backbone == "minilm" else str(random_encoder(args.shared, args.work_dir, args.seed))
+        )
         if args.method != "macd":
             inputs["text_file"] = data["text"]
         if spec.get("modality") == "image":
@@ -163,7 +172,9 @@ def main() -> None:
                 image_features=data["features"],
             )
     start = time.perf_counter()
-    result = train_recipe(spec["recipe"], run_dir, DataSources(**inputs), overrides=overrides, tiny=args.method == "pixel")
+    result = train_recipe(
+        spec["recipe"], run_dir, DataSources(**inputs), overrides=overrides, tiny=args.method == "pixel"
+    )
     wall_seconds = time.perf_counter() - start
     row = {
         "method": args.method,
@@ -203,7 +214,14 @@ def main() -> None:
     args.results.parent.mkdir(parents=True, exist_ok=True)
     with args.results.open("a", encoding="utf-8") as results:
         results.write(json.dumps(row) + "\n")
-    print(json.dumps({key: row[key] for key in ("method", "backbone", "seed", "learning_rate", "dev_start", "dev_selected", "wall_seconds")}))
+    print(
+        json.dumps(
+            {
+                key: row[key]
+                for key in ("method", "backbone", "seed", "learning_rate", "dev_start", "dev_selected", "wall_seconds")
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

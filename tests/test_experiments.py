@@ -44,13 +44,17 @@ def test_every_method_overrides_only_settings_its_recipe_has():
 
     for backbone in LEARNING_RATES:
         for method in grid_methods(backbone):
-            get_recipe(METHODS[method]["recipe"], overrides=method_overrides(method, backbone, LEARNING_RATES[backbone][0]))
+            get_recipe(
+                METHODS[method]["recipe"], overrides=method_overrides(method, backbone, LEARNING_RATES[backbone][0])
+            )
     assert "pixel" not in grid_methods("minilm") and len(grid_methods("random")) == 11
 
 
 def test_the_image_lr0_control_differs_from_visualcse_in_the_image_rate_only():
     for backbone in LEARNING_RATES:
-        treated, control = (method_overrides(method, backbone, 3e-5) for method in ("visualcse-supcon", "visualcse-image-lr0"))
+        treated, control = (
+            method_overrides(method, backbone, 3e-5) for method in ("visualcse-supcon", "visualcse-image-lr0")
+        )
         assert control == {**treated, "modality_learning_rate": 0.0} and treated["modality_learning_rate"] > 0
     rows = [row("visualcse-supcon", 0, 1e-4, 57.0), row("visualcse-supcon", 0, 3e-4, 56.0)]
     assert run_grid.search_rates(rows, "random", "visualcse-image-lr0") == (1e-4,)
@@ -63,14 +67,27 @@ def test_the_audio_lr0_control_and_the_speed_variants_reuse_the_treated_methods_
     from sbert_nonling.app.recipes import get_recipe
 
     for backbone in LEARNING_RATES:
-        audio, audio_control = (method_overrides(method, backbone, 3e-5) for method in ("audiocse", "audiocse-audio-lr0"))
+        audio, audio_control = (
+            method_overrides(method, backbone, 3e-5) for method in ("audiocse", "audiocse-audio-lr0")
+        )
         assert audio_control == {**audio, "modality_learning_rate": 0.0} and audio["modality_learning_rate"] > 0
-        treated, keep50, fast = (method_overrides(method, backbone, 3e-5) for method in ("visualcse-supcon", "visualcse-keep50", "visualcse-fast"))
+        treated, keep50, fast = (
+            method_overrides(method, backbone, 3e-5)
+            for method in ("visualcse-supcon", "visualcse-keep50", "visualcse-fast")
+        )
         assert keep50 == {**treated, "token_keep_ratio": 0.5} and fast == {**treated, "img_size": 32}
         fast_settings = get_recipe(METHODS["visualcse-fast"]["recipe"], overrides=fast)
         treated_settings = get_recipe(METHODS["visualcse-supcon"]["recipe"], overrides=treated)
-        assert (fast_settings["token_keep_ratio"], treated_settings["token_keep_ratio"], treated_settings["img_size"]) == (0.25, 1.0, 64)
-    rows = [row("visualcse-supcon", 0, 1e-4, 56.0), row("visualcse-supcon", 0, 3e-4, 57.0), row("audiocse", 0, 1e-4, 57.0)]
+        assert (
+            fast_settings["token_keep_ratio"],
+            treated_settings["token_keep_ratio"],
+            treated_settings["img_size"],
+        ) == (0.25, 1.0, 64)
+    rows = [
+        row("visualcse-supcon", 0, 1e-4, 56.0),
+        row("visualcse-supcon", 0, 3e-4, 57.0),
+        row("audiocse", 0, 1e-4, 57.0),
+    ]
     assert run_grid.search_rates(rows, "random", "visualcse-fast") == (3e-4,)
     assert run_grid.search_rates(rows, "random", "visualcse-keep50") == (3e-4,)
     assert run_grid.search_rates(rows, "random", "audiocse-audio-lr0") == (1e-4,)
@@ -113,12 +130,31 @@ def test_verdict_needs_the_intervals_apart():
 def test_report_rewrites_only_the_table_section_and_draws_the_curves(tmp_path):
     results = tmp_path / "results"
     results.mkdir()
-    rows = [row("simcse", 0, 1e-4, 57.0), row("simcse", 0, 3e-4, 58.0), row("simcse", 1, 3e-4, 58.4), row("simcse", 2, 3e-4, 57.6)]
-    rows += [row("mcse", 0, 1e-4, 60.0), row("mcse", 0, 3e-4, 59.0), row("mcse", 1, 1e-4, 60.2), row("mcse", 2, 1e-4, 59.8)]
+    rows = [
+        row("simcse", 0, 1e-4, 57.0),
+        row("simcse", 0, 3e-4, 58.0),
+        row("simcse", 1, 3e-4, 58.4),
+        row("simcse", 2, 3e-4, 57.6),
+    ]
+    rows += [
+        row("mcse", 0, 1e-4, 60.0),
+        row("mcse", 0, 3e-4, 59.0),
+        row("mcse", 1, 1e-4, 60.2),
+        row("mcse", 2, 1e-4, 59.8),
+    ]
     write_rows(results / "random.jsonl", rows)
     doc = tmp_path / "results.md"
     doc.write_text(f"# Results\n\nprose\n\n{report.START}\nold\n{report.END}\n\nmore prose\n", encoding="utf-8")
-    argv = [sys.executable, str(EXPERIMENTS / "report.py"), "--results", str(results), "--doc", str(doc), "--plot", str(tmp_path / "curves.png")]
+    argv = [
+        sys.executable,
+        str(EXPERIMENTS / "report.py"),
+        "--results",
+        str(results),
+        "--doc",
+        str(doc),
+        "--plot",
+        str(tmp_path / "curves.png"),
+    ]
     subprocess.run(argv, check=True, timeout=120)
     text = doc.read_text(encoding="utf-8")
     assert text.startswith("# Results\n\nprose") and text.endswith("more prose\n") and "old" not in text
@@ -132,7 +168,14 @@ def test_a_committed_row_reproduces_from_its_command(tmp_path, data_dir):
     committed = run_grid.read_rows(EXPERIMENTS / "results" / "random.jsonl")
     target = next(entry for entry in committed if entry["method"] == "simcse" and entry["seed"] == SEEDS[0])
     results = tmp_path / "rerun.jsonl"
-    command = target["command"].split()[1:] + ["--shared", str(data_dir.parent), "--work-dir", str(tmp_path / "work"), "--results", str(results)]
+    command = target["command"].split()[1:] + [
+        "--shared",
+        str(data_dir.parent),
+        "--work-dir",
+        str(tmp_path / "work"),
+        "--results",
+        str(results),
+    ]
     subprocess.run([sys.executable, *command], check=True, timeout=600, cwd=EXPERIMENTS.parent)
     rerun = run_grid.read_rows(results)[0]
     # fp32 on the same CPU capability runs the same kernels; another capability (AVX2 vs AVX-512) rounds differently.
@@ -149,4 +192,7 @@ def test_no_verdict_before_every_seed_has_run(tmp_path):
     rows += [row("mcse", 0, 1e-4, 65.0), row("mcse", 0, 3e-4, 64.0)]
     write_rows(results / "random.jsonl", rows)
     text = report.backbone_tables(run_grid.read_rows(results / "random.jsonl"), "random")
-    assert f"| MCSE | 0.0001 | 1 | 65.00 +- 0.00 | 50.00 | +6.90 | pending (1 of {len(SEEDS)} seeds run; SimCSE 3) |" in text
+    assert (
+        f"| MCSE | 0.0001 | 1 | 65.00 +- 0.00 | 50.00 | +6.90 | pending (1 of {len(SEEDS)} seeds run; SimCSE 3) |"
+        in text
+    )

@@ -27,7 +27,11 @@ def package_imports() -> dict[str, set[str]]:
         text = path.read_text(encoding="utf-8")
         targets = set(re.findall(r"\"(sbert_nonling\.[a-z_.]+)\"", text)) if parts[-1] == "__init__" else set()
         for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("sbert_nonling."):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.level == 0
+                and (node.module or "").startswith("sbert_nonling.")
+            ):
                 targets.add(node.module)
             elif isinstance(node, ast.Import):
                 targets |= {alias.name for alias in node.names if alias.name.startswith("sbert_nonling.")}
@@ -46,7 +50,12 @@ def test_every_import_points_to_a_lower_layer():
     rank = {package: index for index, packages in enumerate(stated_layers()) for package in packages}
     graph = package_imports()
     assert set(graph) == set(rank), "docs/architecture.md names exactly the packages there are"
-    upward = [f"{source} imports {target}" for source, targets in graph.items() for target in targets if rank[target] >= rank[source]]
+    upward = [
+        f"{source} imports {target}"
+        for source, targets in graph.items()
+        for target in targets
+        if rank[target] >= rank[source]
+    ]
     assert not upward, f"imports against the stated layers: {upward}"
 
 

@@ -29,7 +29,9 @@ pytestmark = pytest.mark.slow
 
 def run(command: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
     process = subprocess.run(command, capture_output=True, text=True, check=False, **kwargs)
-    assert process.returncode == 0, f"{command} failed ({process.returncode}):\n{process.stdout[-3000:]}\n{process.stderr[-6000:]}"
+    assert process.returncode == 0, (
+        f"{command} failed ({process.returncode}):\n{process.stdout[-3000:]}\n{process.stderr[-6000:]}"
+    )
     return process
 
 
@@ -47,9 +49,14 @@ def test_the_wheel_ships_the_recipes_and_the_type_marker(dist):
     wheel, _ = dist
     names = set(zipfile.ZipFile(wheel).namelist())
     recipes = {name for name in names if name.startswith("sbert_nonling/recipes/") and name.endswith(".json")}
-    assert {f"sbert_nonling/recipes/{path.name}" for path in (ROOT / "sbert_nonling" / "recipes").glob("*.json")} == recipes
+    assert {
+        f"sbert_nonling/recipes/{path.name}" for path in (ROOT / "sbert_nonling" / "recipes").glob("*.json")
+    } == recipes
     assert "sbert_nonling/recipes/simcse-unsup.json" in recipes
-    assert {"sbert_nonling/py.typed", "sbert_nonling/losses/references.bib"} <= names  # the losses' citations read the .bib
+    assert {
+        "sbert_nonling/py.typed",
+        "sbert_nonling/losses/references.bib",
+    } <= names  # the losses' citations read the .bib
     assert not any(name.startswith("tests/") for name in names)
     entry_points = next(name for name in names if name.endswith(".dist-info/entry_points.txt"))
     assert "sbert-nonling = sbert_nonling.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
@@ -60,8 +67,16 @@ def test_the_sdist_ships_the_recipes_and_the_type_marker(dist):
     with tarfile.open(sdist) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     recipes = {name for name in names if name.startswith("sbert_nonling/recipes/") and name.endswith(".json")}
-    assert {f"sbert_nonling/recipes/{path.name}" for path in (ROOT / "sbert_nonling" / "recipes").glob("*.json")} == recipes
-    assert {"sbert_nonling/py.typed", "sbert_nonling/losses/references.bib", "setup.cfg", "setup.py", "README.md"} <= names
+    assert {
+        f"sbert_nonling/recipes/{path.name}" for path in (ROOT / "sbert_nonling" / "recipes").glob("*.json")
+    } == recipes
+    assert {
+        "sbert_nonling/py.typed",
+        "sbert_nonling/losses/references.bib",
+        "setup.cfg",
+        "setup.py",
+        "README.md",
+    } <= names
 
 
 def test_the_installed_wheel_imports_runs_its_command_and_trains_offline(dist, tmp_path, data_dir):
@@ -84,8 +99,12 @@ def test_the_installed_wheel_imports_runs_its_command_and_trains_offline(dist, t
     cwd = tmp_path / "elsewhere"
     cwd.mkdir()
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", WANDB_DISABLED="true", SBERT_NONLING_SHARED=str(SHARED_DIR))
-    where = run([str(python), "-c", "import sbert_nonling; print(sbert_nonling.__file__)"], cwd=cwd, env=env).stdout.strip()
+    env.update(
+        HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", WANDB_DISABLED="true", SBERT_NONLING_SHARED=str(SHARED_DIR)
+    )
+    where = run(
+        [str(python), "-c", "import sbert_nonling; print(sbert_nonling.__file__)"], cwd=cwd, env=env
+    ).stdout.strip()
     assert Path(where).resolve().is_relative_to(venv.resolve()), where
 
     command = scripts / ("sbert-nonling.exe" if os.name == "nt" else "sbert-nonling")
@@ -93,6 +112,16 @@ def test_the_installed_wheel_imports_runs_its_command_and_trains_offline(dist, t
 
     text_file = wiki_file(tmp_path / "wiki.txt", 200)
     output = tmp_path / "run"
-    argv = ["train", "simcse-unsup", "--tiny", "--max-steps", "2", "--text-file", str(text_file), "--output", str(output)]
+    argv = [
+        "train",
+        "simcse-unsup",
+        "--tiny",
+        "--max-steps",
+        "2",
+        "--text-file",
+        str(text_file),
+        "--output",
+        str(output),
+    ]
     run([str(command), *argv], cwd=cwd, env=env)
     assert (output / "model").is_dir()

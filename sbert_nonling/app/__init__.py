@@ -15,8 +15,16 @@ if TYPE_CHECKING:
     from sbert_nonling.app.runner import run_method
 
 #: The module of this package that defines each public name.
-_LAZY = {"get_recipe": "recipes", "list_recipes": "recipes", "load_recipe": "recipes", "run_method": "runner", "train_recipe": "run"}
+_LAZY = {
+    "get_recipe": "recipes",
+    "list_recipes": "recipes",
+    "load_recipe": "recipes",
+    "run_method": "runner",
+    "train_recipe": "run",
+}
 
-__getattr__, __dir__ = lazy_names(__name__, globals(), {name: f"{__name__}.{module}" for name, module in _LAZY.items()})
+__getattr__, __dir__ = lazy_names(
+    __name__, globals(), {name: f"{__name__}.{module}" for name, module in _LAZY.items()}
+)
 
 __all__ = ["get_recipe", "list_recipes", "load_recipe", "run_method", "train_recipe"]

@@ -36,10 +36,14 @@ def check_output_target(output_dir: str | Path) -> Path:
     says so when it names a file or when its nearest existing folder cannot be written."""
     output_dir = Path(output_dir)
     if output_dir.exists() and not output_dir.is_dir():
-        raise ValueError(f"--output {str(output_dir)!r} is a file, not a folder; choose a folder (it is created if missing).")
+        raise ValueError(
+            f"--output {str(output_dir)!r} is a file, not a folder; choose a folder (it is created if missing)."
+        )
     existing = next(folder for folder in (output_dir, *output_dir.absolute().parents) if folder.exists())
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise ValueError(f"Cannot write into --output {str(output_dir)!r} ({existing} is not a folder you can write to); choose another folder.")
+        raise ValueError(
+            f"Cannot write into --output {str(output_dir)!r} ({existing} is not a folder you can write to); choose another folder."
+        )
     return output_dir
 
 
@@ -146,7 +150,9 @@ def _complete_checkpoints(folder: Path) -> list[Path]:
     return sorted(marker.parent for marker in markers if marker.relative_to(folder).parts[0] != INCOMING)
 
 
-def check_output_dir(output_dir: str | Path, resume: bool = False, overwrite: bool = False, resumable: bool = True) -> RunFolder:
+def check_output_dir(
+    output_dir: str | Path, resume: bool = False, overwrite: bool = False, resumable: bool = True
+) -> RunFolder:
     """Decide where a run in ``output_dir`` writes, without changing anything: a ValueError, saying what to pass
     instead, refuses a folder holding a finished run or the complete checkpoints of an interrupted one, unless
     ``overwrite`` or (interrupted, ``resumable``) ``resume``; ``resume`` needs a complete checkpoint and no
@@ -185,7 +191,9 @@ def check_output_dir(output_dir: str | Path, resume: bool = False, overwrite: bo
                 "(overwrite=True) to train it again, or choose another --output."
             )
         if not checkpoints:
-            raise ValueError(f"--resume: {output_dir} holds no complete checkpoint to resume from. Run without --resume to start the run.")
+            raise ValueError(
+                f"--resume: {output_dir} holds no complete checkpoint to resume from. Run without --resume to start the run."
+            )
         return RunFolder(output_dir)
     if overwrite:
         replacing = incoming.exists() or any((output_dir / name).exists() for name in RUN_ENTRIES)

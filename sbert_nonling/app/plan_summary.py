@@ -43,7 +43,9 @@ def stage_summary(stage: TrainingStage, trainer: NonLinguisticTrainer, batches: 
     }
 
 
-def summary_header(config: MethodConfig, folder: RunFolder, has_text_export: bool, precision: str, workers: int) -> dict[str, Any]:
+def summary_header(
+    config: MethodConfig, folder: RunFolder, has_text_export: bool, precision: str, workers: int
+) -> dict[str, Any]:
     """The run-wide part of a plan summary: the recipe, the resolved precision and workers, and what it writes where."""
     writes = {"folder": str(folder.output_dir), "model": str(folder.output_dir / "model")}
     if has_text_export:
@@ -59,7 +61,9 @@ def summary_header(config: MethodConfig, folder: RunFolder, has_text_export: boo
     }
 
 
-def plan_summary(config: MethodConfig, plan: MethodPlan, folder: RunFolder, precision: str, workers: int) -> dict[str, Any]:
+def plan_summary(
+    config: MethodConfig, plan: MethodPlan, folder: RunFolder, precision: str, workers: int
+) -> dict[str, Any]:
     """What a run of ``plan`` will do (:func:`summary_header`, then one entry per stage: :func:`stage_summary`, or the
     name of a weight update). Each stage's trainer is built with its checkpoints in a temporary folder, and nothing is
     trained or written: what ``train --dry-run`` prints.
@@ -85,7 +89,9 @@ def plan_summary(config: MethodConfig, plan: MethodPlan, folder: RunFolder, prec
 def log_summary_header(header: dict[str, Any]) -> None:
     """The run-wide part of a plan summary as one INFO line (``train.log``; the console with ``--verbose``)."""
     replacing = (
-        f" (trains in {header['writes']['trains_in']}; it replaces the earlier run when it finishes)" if "trains_in" in header["writes"] else ""
+        f" (trains in {header['writes']['trains_in']}; it replaces the earlier run when it finishes)"
+        if "trains_in" in header["writes"]
+        else ""
     )
     logger.info(
         f"{header['recipe']}: training in {header['precision']} ({header['precision_setting']}) with "
@@ -100,4 +106,6 @@ def log_stage_summary(stage: dict[str, Any]) -> None:
         return
     batches = ", ".join(f"{name}: {count}" for name, count in stage["batches"].items())
     order = f", in {stage['batch_order']}'s order" if stage["batch_order"] else ""
-    logger.info(f"stage {stage['name']!r} ({stage['trainer']}): {stage['optimizer_steps']} optimizer steps; batches {batches}{order}")
+    logger.info(
+        f"stage {stage['name']!r} ({stage['trainer']}): {stage['optimizer_steps']} optimizer steps; batches {batches}{order}"
+    )

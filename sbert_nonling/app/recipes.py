@@ -43,7 +43,9 @@ def load_recipe(name: str, tiny: bool = False, overrides: dict[str, Any] | None 
     return config_from_recipe(recipe, f"recipe file {name}.json", tiny=tiny, overrides=overrides)
 
 
-def config_from_recipe(recipe: dict[str, Any], source: str, tiny: bool = False, overrides: dict[str, Any] | None = None) -> MethodConfig:
+def config_from_recipe(
+    recipe: dict[str, Any], source: str, tiny: bool = False, overrides: dict[str, Any] | None = None
+) -> MethodConfig:
     """The typed config of a recipe's contents (``"method"``, settings, optional ``"tiny"`` block and ``"tiny_note"``),
     as :func:`load_recipe` builds it; ``source`` names the recipe in error messages."""
     from sbert_nonling.configs import METHOD_CONFIGS

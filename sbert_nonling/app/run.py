@@ -53,13 +53,19 @@ def train_recipe(
     """
     overrides = overrides or {}
     if max_steps is not None and max_steps < 1:
-        raise ValueError(f"--max-steps (max_steps) must be at least 1, got {max_steps}; leave it out to train the recipe's full run.")
+        raise ValueError(
+            f"--max-steps (max_steps) must be at least 1, got {max_steps}; leave it out to train the recipe's full run."
+        )
     if tiny and "model" in overrides:
-        raise ValueError("Pass either --tiny (tiny=True: a locally built encoder) or --model (a model override), not both.")
+        raise ValueError(
+            "Pass either --tiny (tiny=True: a locally built encoder) or --model (a model override), not both."
+        )
     config = load_recipe(recipe, tiny=tiny, overrides=overrides)
     if max_steps is not None:  # of the run, or of each stage run (a stage left out stays left out)
         stages = config.stages()
-        capped = {name: stage.capped(max_steps) for name, stage in stages.items()} if stages else {"max_steps": max_steps}
+        capped = (
+            {name: stage.capped(max_steps) for name, stage in stages.items()} if stages else {"max_steps": max_steps}
+        )
         config = config.replace("the max_steps option", **capped)
     if isinstance(config, SentenceEncoderConfig):  # a sentence-transformers model keeps what is not set explicitly
         kept = [name for name in config.keep_model_modules if name not in overrides]

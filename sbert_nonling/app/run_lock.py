@@ -46,7 +46,12 @@ def run_lock(output_dir: str | os.PathLike) -> Iterator[None]:
                 f"{output_dir} is in use by another run ({_holder(descriptor)}). Two runs writing one folder would "
                 "replace each other's work: wait for that run to end, or choose another --output."
             ) from None
-        record = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time(), "command": " ".join(sys.argv)}
+        record = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": time.time(),
+            "command": " ".join(sys.argv),
+        }
         os.ftruncate(descriptor, 0)
         os.pwrite(descriptor, json.dumps(record).encode("utf8"), 0)
         try:

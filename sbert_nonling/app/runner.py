@@ -13,7 +13,13 @@ from typing import Any
 from safetensors import SafetensorError
 from transformers import set_seed
 
-from sbert_nonling.app.output_folder import RunFolder, check_output_dir, check_output_target, complete_replacement, make_output_dir
+from sbert_nonling.app.output_folder import (
+    RunFolder,
+    check_output_dir,
+    check_output_target,
+    complete_replacement,
+    make_output_dir,
+)
 from sbert_nonling.app.plan_summary import (
     log_stage_summary,
     log_summary_header,
@@ -103,9 +109,17 @@ def check_step_cap(stage: TrainingStage, batches: BatchPlan) -> None:
         return
     name = batches.unused[0]
     first = batches.first_step[name]
-    order = f"{batches.sampler} gives {name!r} its first batch at step {first}" if first else f"{batches.sampler} gives {name!r} no batch"
+    order = (
+        f"{batches.sampler} gives {name!r} its first batch at step {first}"
+        if first
+        else f"{batches.sampler} gives {name!r} no batch"
+    )
     reads = ", ".join(f"{count} of {dataset!r}" for dataset, count in batches.batches.items() if count)
-    fix = f"Raise --max-steps (max_steps) to at least {first}" if first else f"Give {name!r} at least one full batch of rows"
+    fix = (
+        f"Raise --max-steps (max_steps) to at least {first}"
+        if first
+        else f"Give {name!r} at least one full batch of rows"
+    )
     raise ValueError(
         f"Stage {stage.name!r}: its {batches.optimizer_steps} steps read no batch of the {name!r} dataset ({reads} "
         f"batches): {order}. {fix}, or pass --allow-unused-datasets (allow_unused_datasets=True) to train without it."
@@ -123,7 +137,9 @@ def _train(stage: TrainingStage, plan: MethodPlan, run: RunContext) -> tuple[dic
     if not run.allow_unused_datasets:
         check_step_cap(stage, batches)
     elif batches.unused:
-        logger.warning(f"Stage {stage.name!r} trains without {', '.join(map(repr, batches.unused))}: its step cap ends before their first batch.")
+        logger.warning(
+            f"Stage {stage.name!r} trains without {', '.join(map(repr, batches.unused))}: its step cap ends before their first batch."
+        )
     trainer.run_settings.settings, trainer.run_settings.changes = run.settings, run.changes
     try:
         train_output = trainer.train(resume_from_checkpoint=True if run.resume else None)
@@ -134,9 +150,16 @@ def _train(stage: TrainingStage, plan: MethodPlan, run: RunContext) -> tuple[dic
         raise TrainingPreempted(stop.signal_number, stop.checkpoint, resumable=False) from None
     except (TrainingDiverged, CheckpointWriteError, ValueError):
         raise
-    except Exception as error:  # a DataLoader worker killed, out of memory, ...: one sentence; the traceback in train.log
+    except (
+        Exception
+    ) as error:  # a DataLoader worker killed, out of memory, ...: one sentence; the traceback in train.log
         logger.info("Training failed:", exc_info=True)
-        raise TrainingCrashed(stage.name, trainer.state.global_step, error, last_complete_checkpoint(stage_output_dir(stage, run.run_dir))) from error
+        raise TrainingCrashed(
+            stage.name,
+            trainer.state.global_step,
+            error,
+            last_complete_checkpoint(stage_output_dir(stage, run.run_dir)),
+        ) from error
     for hook in stage.after:
         hook(plan.model)
     run.citations.extend(loss_citations(trainer.loss))
@@ -222,11 +245,15 @@ def run_method(
         run) or ``"stages"`` (staged plan), and one key per plan evaluation. With ``dry_run``: the plan summary.
     """
     if resume and not config.resumable:
-        raise ValueError(f"resume is not supported by {config.name or config.method} (a sequence of stage runs); start it again.")
+        raise ValueError(
+            f"resume is not supported by {config.name or config.method} (a sequence of stage runs); start it again."
+        )
     precision, workers = resolved_precision(config.precision), resolved_workers(config.dataloader_num_workers)
     build = build or BUILDERS[config.method]
     if dry_run:
-        folder = check_output_dir(check_output_target(output_dir), resume=resume, overwrite=overwrite, resumable=config.resumable)
+        folder = check_output_dir(
+            check_output_target(output_dir), resume=resume, overwrite=overwrite, resumable=config.resumable
+        )
         set_seed(config.seed)
         summary = plan_summary(config, build(config, data), folder, precision, workers)
         log_summary_header(summary)
@@ -242,7 +269,9 @@ def run_method(
         set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
         plan = build(config, data)
         run_dir = folder.run_dir if resume else folder.begin()
-        run = RunContext(run_dir, config.to_dict(), changes, resume, config.resumable, allow_unused_datasets, precision, workers)
+        run = RunContext(
+            run_dir, config.to_dict(), changes, resume, config.resumable, allow_unused_datasets, precision, workers
+        )
         with run_log(output_dir / "train.log"):
             log_summary_header(summary_header(config, folder, plan.has_text_export, precision, workers))
             result = _run_plan(config, plan, data, folder, run)
@@ -250,7 +279,9 @@ def run_method(
     return result
 
 
-def _run_plan(config: MethodConfig, plan: MethodPlan, data: DataSources, folder: RunFolder, run: RunContext) -> dict[str, Any]:
+def _run_plan(
+    config: MethodConfig, plan: MethodPlan, data: DataSources, folder: RunFolder, run: RunContext
+) -> dict[str, Any]:
     """Everything :func:`run_method` does after the checks: train, score, save and record in ``run.run_dir``; the
     result names the paths the run will have in ``folder.output_dir``."""
     run_dir = run.run_dir
@@ -288,11 +319,17 @@ def _run_plan(config: MethodConfig, plan: MethodPlan, data: DataSources, folder:
     checkpoints = stage_output_dir(training[0], run_dir) if training else None
     bad = non_finite_parameters(plan.model.state_dict().items())
     if bad:  # e.g. a weight average of diverged runs: never saved
-        raise TrainingDiverged(f"The trained model holds NaN or infinite weights ({bad[0]}, {len(bad)} in all); it was not saved.")
+        raise TrainingDiverged(
+            f"The trained model holds NaN or infinite weights ({bad[0]}, {len(bad)} in all); it was not saved."
+        )
     save_whole(lambda folder: plan.model.save(str(folder)), run_dir / "model", checkpoints)
     if plan.has_text_export:
         save_whole(lambda folder: export_text_model(plan.model, folder), run_dir / "export", checkpoints)
-    runs = [_in_run_folder(entry, run_dir, folder.output_dir) for step, entry in zip(plan.stages, entries) if isinstance(step, TrainingStage)]
+    runs = [
+        _in_run_folder(entry, run_dir, folder.output_dir)
+        for step, entry in zip(plan.stages, entries)
+        if isinstance(step, TrainingStage)
+    ]
     if plan.staged:
         result["stages"] = [_in_run_folder(entry, run_dir, folder.output_dir) for entry in entries]
         result["global_step"] = sum(entry["global_step"] for entry in runs)
@@ -314,7 +351,11 @@ def _dev_after(plan: MethodPlan, sts_dir: str | Path, logged: dict[str, float]) 
     the same weights) is taken from its log; only the others are scored (all of them after a staged plan)."""
     tasks = load_sts_dir(sts_dir, "dev")
     reused = {} if plan.staged else {task.name: logged[task.name] for task in tasks if task.name in logged}
-    scored = evaluate_sts(plan.model, [task for task in tasks if task.name not in reused]) if len(reused) < len(tasks) else {}
+    scored = (
+        evaluate_sts(plan.model, [task for task in tasks if task.name not in reused])
+        if len(reused) < len(tasks)
+        else {}
+    )
     scores = {task.name: reused[task.name] if task.name in reused else scored[task.name] for task in tasks}
     scores["avg"] = sum(scores.values()) / len(scores)
     return scores

@@ -17,7 +17,16 @@ from sbert_nonling.configs.visualcse import VisualCSEConfig
 
 #: The config class of each method, by the ``"method"`` name a recipe JSON gives.
 METHOD_CONFIGS: dict[str, type[MethodConfig]] = {
-    config.method: config for config in (SimCSEConfig, VisualCSEConfig, AudioCSEConfig, MCSEConfig, MACDConfig, MultitaskConfig, PixelLinguistConfig)
+    config.method: config
+    for config in (
+        SimCSEConfig,
+        VisualCSEConfig,
+        AudioCSEConfig,
+        MCSEConfig,
+        MACDConfig,
+        MultitaskConfig,
+        PixelLinguistConfig,
+    )
 }
 
 __all__ = [

@@ -24,5 +24,7 @@ class AudioCSEConfig(UnpairedModalityConfig):
     freq_mask: int = setting(48, "SpecAugment frequency mask width (bins)", minimum=0)
     time_mask: int = setting(192, "SpecAugment time mask width (frames)", minimum=0)
     target_frames: int = setting(1024, "fbank frames per clip (padded / cut)", minimum=1)
-    clips: int | None = setting(None, "clips read, the first in file order after clips_per_class (null: all)", minimum=1)
+    clips: int | None = setting(
+        None, "clips read, the first in file order after clips_per_class (null: all)", minimum=1
+    )
     clips_per_class: int | None = setting(None, "clips read per class, the first of each (null: all)", minimum=1)

@@ -21,7 +21,9 @@ EvalTasks = Literal["selection", "all"]
 Precision = Literal["auto", "fp32", "fp16", "bf16"]
 
 
-def setting(default: Any, doc: str, *, minimum: float | None = None, maximum: float | None = None, above: float | None = None) -> Any:
+def setting(
+    default: Any, doc: str, *, minimum: float | None = None, maximum: float | None = None, above: float | None = None
+) -> Any:
     """A documented config field: ``default`` (lists and dicts are copied per instance), its meaning, and an optional
     range (``minimum`` <= value <= ``maximum``, or ``value > above``) that :class:`Settings` checks."""
     metadata = {"doc": doc, "minimum": minimum, "maximum": maximum, "above": above}
@@ -123,12 +125,18 @@ class Settings:
         hints = typing.get_type_hints(type(self))
         for item in dataclasses.fields(self):
             value = getattr(self, item.name)
-            if isinstance(value, dict) and item.default_factory is not dataclasses.MISSING and isinstance(stage := item.default_factory(), Settings):
+            if (
+                isinstance(value, dict)
+                and item.default_factory is not dataclasses.MISSING
+                and isinstance(stage := item.default_factory(), Settings)
+            ):
                 value = stage.replace(f"{self._where()} setting {item.name!r}", f"{item.name}.", **value)
             try:
                 value = _coerce(hints[item.name], value)
             except _Mismatch as mismatch:
-                raise ValueError(f"{self._where()} setting {item.name!r} must be {mismatch}, got {value!r} ({type(value).__name__}).") from None
+                raise ValueError(
+                    f"{self._where()} setting {item.name!r} must be {mismatch}, got {value!r} ({type(value).__name__})."
+                ) from None
             self._check_range(item, value)
             object.__setattr__(self, item.name, value)
 
@@ -139,8 +147,16 @@ class Settings:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             return
         minimum, maximum, above = item.metadata["minimum"], item.metadata["maximum"], item.metadata["above"]
-        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum) or (above is not None and value <= above):
-            valid = " and ".join(f"{sign} {bound}" for sign, bound in ((">=", minimum), (">", above), ("<=", maximum)) if bound is not None)
+        if (
+            (minimum is not None and value < minimum)
+            or (maximum is not None and value > maximum)
+            or (above is not None and value <= above)
+        ):
+            valid = " and ".join(
+                f"{sign} {bound}"
+                for sign, bound in ((">=", minimum), (">", above), ("<=", maximum))
+                if bound is not None
+            )
             raise ValueError(f"{self._where()} setting {item.name!r} must be {valid}, got {value!r}.")
 
     @classmethod
@@ -156,7 +172,9 @@ class Settings:
         valid = cls.field_names()
         unknown = [key for key in keys if key not in valid]
         if unknown:
-            raise ValueError(f"{source}: {prefix + unknown[0]!r} is not a setting of {cls._kind()}; valid settings: {', '.join(valid)}.")
+            raise ValueError(
+                f"{source}: {prefix + unknown[0]!r} is not a setting of {cls._kind()}; valid settings: {', '.join(valid)}."
+            )
 
     @classmethod
     def _kind(cls) -> str:
@@ -217,7 +235,10 @@ class Settings:
         for item in dataclasses.fields(cls):
             default = getattr(defaults, item.name)
             if isinstance(default, Settings):
-                rows.extend(row._replace(name=f"{item.name}.{row.name}", default=getattr(default, row.name)) for row in type(default).describe())
+                rows.extend(
+                    row._replace(name=f"{item.name}.{row.name}", default=getattr(default, row.name))
+                    for row in type(default).describe()
+                )
             else:
                 rows.append(SettingDescription(item.name, _type_name(hints[item.name]), default, item.metadata["doc"]))
         return rows
@@ -253,11 +274,17 @@ class MethodConfig(Settings):
     reference: str = setting("", "the paper (URL or citation)")
     model: str = setting("bert-base-uncased", "Hub name or folder of the starting encoder")
     seed: int = setting(42, "seed of the trainer, the data order and every seeded draw", minimum=0)
-    precision: Precision = setting("auto", "auto (bf16 or fp16 + loss scaling on a GPU, fp32 on a CPU), fp32, fp16 (GPU) or bf16")
-    dataloader_num_workers: int | Literal["auto"] = setting(
-        "auto", "DataLoader worker processes: auto (8 per GPU, at most the CPU cores per GPU; 0 on a CPU) or a number", minimum=0
+    precision: Precision = setting(
+        "auto", "auto (bf16 or fp16 + loss scaling on a GPU, fp32 on a CPU), fp32, fp16 (GPU) or bf16"
     )
-    dataloader_pin_memory: bool | Literal["auto"] = setting("auto", "page-locked batches for the GPU copy: auto (on with a GPU), true, false")
+    dataloader_num_workers: int | Literal["auto"] = setting(
+        "auto",
+        "DataLoader worker processes: auto (8 per GPU, at most the CPU cores per GPU; 0 on a CPU) or a number",
+        minimum=0,
+    )
+    dataloader_pin_memory: bool | Literal["auto"] = setting(
+        "auto", "page-locked batches for the GPU copy: auto (on with a GPU), true, false"
+    )
     tiny: bool = setting(False, "set when the recipe's tiny block (small offline encoder) was applied")
     lr_scheduler_type: SchedulerType = setting("linear", "transformers' learning-rate schedule")
     eval_steps: int = setting(125, "STS-B dev evaluation and checkpoint interval (optimizer steps)", minimum=1)
@@ -277,7 +304,11 @@ class MethodConfig(Settings):
     def stages(self) -> dict[str, Any]:
         """The stages of a multi-stage method by name (its :class:`~sbert_nonling.configs.StageConfig` fields); none for
         a single-run method."""
-        return {item.name: getattr(self, item.name) for item in dataclasses.fields(self) if isinstance(getattr(self, item.name), Settings)}
+        return {
+            item.name: getattr(self, item.name)
+            for item in dataclasses.fields(self)
+            if isinstance(getattr(self, item.name), Settings)
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a plain dict (``"method"`` first, a stage as a nested dict), as written to ``recipe.json``."""

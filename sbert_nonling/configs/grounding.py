@@ -17,7 +17,9 @@ class GroundingConfig(SingleRunConfig):
 
     # the training run (training_arguments)
     gradient_accumulation_steps: int = setting(1, "batches per optimizer step", minimum=1)
-    warmup_steps: float = setting(0, "linear warmup of the learning rate: steps, or a fraction of the training steps below 1", minimum=0.0)
+    warmup_steps: float = setting(
+        0, "linear warmup of the learning rate: steps, or a fraction of the training steps below 1", minimum=0.0
+    )
     freeze_position_embeddings: bool = setting(False, "keep the encoder's position embeddings frozen")
     # the image features
     image_encoder: str = setting("resnet50", "frozen image feature extractor: resnet50 or efficientnet-lite0")
@@ -28,10 +30,14 @@ class GroundingConfig(SingleRunConfig):
     grounding_direction: Direction = setting("text_to_image", "text_to_image (MCSE) or symmetric (MACD)")
     grounding_temperature: float = setting(0.05, "temperature of the grounding softmax", above=0.0)
     projection_dimension: int = setting(256, "dimension of the shared grounding space", minimum=1)
-    projection_head: TrainingHead = setting("mlp", "kind of the projection heads: mlp (Linear + Tanh, MCSE) or linear (MACD)")
+    projection_head: TrainingHead = setting(
+        "mlp", "kind of the projection heads: mlp (Linear + Tanh, MCSE) or linear (MACD)"
+    )
     local_weight: float = setting(0.0, "weight of the word-region (DAMSM) term", minimum=0.0)
     # DistillAnchorLoss
     anchor: bool = setting(False, "anchor to a frozen copy of the starting model (MACD)")
     anchor_kl_weight: float = setting(5.0, "weight of the anchor's KL term", minimum=0.0)
     anchor_cosine_weight: float = setting(1.0, "weight of the anchor's token cosine term", minimum=0.0)
-    anchor_distillation_temperature: float = setting(2.0, "distillation temperature of the anchor's KL term", above=0.0)
+    anchor_distillation_temperature: float = setting(
+        2.0, "distillation temperature of the anchor's KL term", above=0.0
+    )

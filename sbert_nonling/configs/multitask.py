@@ -27,7 +27,9 @@ class MultitaskConfig(SentenceEncoderConfig):
     max_seq_length: int = paper_default(SentenceEncoderConfig, "max_seq_length", 128)
     training_head: TrainingHead = paper_default(SentenceEncoderConfig, "training_head", "none")
     keep_model_modules: list[ModelOwnSetting] = paper_default(SentenceEncoderConfig, "keep_model_modules", [])
-    contrastive: StageConfig = setting(StageConfig(learning_rate=3e-5, batch_size=64, epochs=1), "stage 1: SimCSE on NLI triplets")
+    contrastive: StageConfig = setting(
+        StageConfig(learning_rate=3e-5, batch_size=64, epochs=1), "stage 1: SimCSE on NLI triplets"
+    )
     tasks: list[str] = setting(["classification", "pair_classification", "sts"], "stage 2 tasks (also: contrastive)")
     sts_sources: list[str] = setting(["stsb", "sick"], "training data of the sts task: stsb and / or sick")
     scheme: MultiTaskScheme = setting("average", "stage 2 task mixing: average, round_robin or proportional")
@@ -35,6 +37,8 @@ class MultitaskConfig(SentenceEncoderConfig):
     head_dropout: float = setting(0.3, "dropout of the task heads", minimum=0.0, maximum=1.0)
     share_head_layer: bool = setting(True, "share the first head layer between the pair tasks")
     pair_head: PairHead = setting("bilinear", "pair classifier: bilinear or concat")
-    multitask: StageConfig = setting(StageConfig(learning_rate=1e-5, batch_size=32, epochs=10), "stage 2: the task heads (batch per task)")
+    multitask: StageConfig = setting(
+        StageConfig(learning_rate=1e-5, batch_size=32, epochs=10), "stage 2: the task heads (batch per task)"
+    )
     train_limit: int | None = setting(None, "examples read per training file (null: all)", minimum=1)
     tiny_encoder: dict[str, Any] = setting({}, "build_tiny_encoder arguments of the tiny run's offline encoder")

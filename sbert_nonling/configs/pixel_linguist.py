@@ -23,18 +23,42 @@ class PixelLinguistConfig(MethodConfig):
     eval_steps: int = paper_default(MethodConfig, "eval_steps", 100)
     max_patches: int = setting(64, "16 x 16 patches per rendered sentence", minimum=2)
     temperature: float = setting(0.05, "temperature of the symmetric InfoNCE softmax", above=0.0)
-    token_head: TrainingHead = setting("linear_gelu_layernorm", "training-only head on every patch token before pooling, or none")
+    token_head: TrainingHead = setting(
+        "linear_gelu_layernorm", "training-only head on every patch token before pooling, or none"
+    )
     perturbation_sets: list[list[str]] = setting(
-        [["insert"], ["delete"], ["substitute_visual"], ["substitute_keyboard"], ["swap"], ["shuffle"], ["conditional_shuffle"]],
+        [
+            ["insert"],
+            ["delete"],
+            ["substitute_visual"],
+            ["substitute_keyboard"],
+            ["swap"],
+            ["shuffle"],
+            ["conditional_shuffle"],
+        ],
         "visual stage: one run per set of perturbation names, weights averaged",
     )
-    perturbation_rate: float = setting(0.1, "share of characters / words each perturbation touches", minimum=0.0, maximum=1.0)
-    visual: StageConfig = setting(StageConfig(learning_rate=3e-6, batch_size=768, max_steps=1300), "visual alignment, per perturbation-set run")
-    topical: StageConfig = setting(StageConfig(learning_rate=3e-5, batch_size=128, max_steps=1300), "topical alignment on wiki spans")
+    perturbation_rate: float = setting(
+        0.1, "share of characters / words each perturbation touches", minimum=0.0, maximum=1.0
+    )
+    visual: StageConfig = setting(
+        StageConfig(learning_rate=3e-6, batch_size=768, max_steps=1300), "visual alignment, per perturbation-set run"
+    )
+    topical: StageConfig = setting(
+        StageConfig(learning_rate=3e-5, batch_size=128, max_steps=1300), "topical alignment on wiki spans"
+    )
     span_min_words: int = setting(5, "shortest wiki span of the topical stage (words)", minimum=1)
     span_max_words: int = setting(64, "longest wiki span of the topical stage (words)", minimum=1)
-    reasoning: StageConfig = setting(StageConfig(learning_rate=3e-5, batch_size=128, max_steps=2600), "reasoning alignment on NLI entailment pairs")
+    reasoning: StageConfig = setting(
+        StageConfig(learning_rate=3e-5, batch_size=128, max_steps=2600), "reasoning alignment on NLI entailment pairs"
+    )
     leapfrog_iterations: int = setting(0, "cross-lingual leapfrogging iterations (0: none)", minimum=0)
-    parallel_languages: list[str] = setting(["de", "es", "fr", "it", "nl", "pl", "pt", "ru", "zh"], "leapfrogging languages")
-    parallel: StageConfig = setting(StageConfig(learning_rate=3e-5, batch_size=128, max_steps=1300), "cross-lingual leapfrogging on parallel pairs")
-    tiny_encoder: dict[str, Any] | None = setting(None, "PixelEncoder config of the tiny run's random encoder (null: Hub model)")
+    parallel_languages: list[str] = setting(
+        ["de", "es", "fr", "it", "nl", "pl", "pt", "ru", "zh"], "leapfrogging languages"
+    )
+    parallel: StageConfig = setting(
+        StageConfig(learning_rate=3e-5, batch_size=128, max_steps=1300), "cross-lingual leapfrogging on parallel pairs"
+    )
+    tiny_encoder: dict[str, Any] | None = setting(
+        None, "PixelEncoder config of the tiny run's random encoder (null: Hub model)"
+    )

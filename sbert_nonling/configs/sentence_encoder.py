@@ -20,7 +20,9 @@ class SentenceEncoderConfig(MethodConfig):
     """The sentence model every token-encoder method builds (pooling, sequence length, the contrastive temperature and
     the training-only head); see :class:`MethodConfig`."""
 
-    pooling: PoolingChoice = setting("cls", "cls, cls_mlp (MLP kept at inference), mean or lasttoken (see keep_model_modules)")
+    pooling: PoolingChoice = setting(
+        "cls", "cls, cls_mlp (MLP kept at inference), mean or lasttoken (see keep_model_modules)"
+    )
     max_seq_length: int = setting(32, "tokens per sentence", minimum=1)
     temperature: float = setting(0.05, "temperature of the text contrastive softmax (1 / scale)", above=0.0)
     training_head: TrainingHead = setting("mlp", "head used in training only, before the text contrastive loss")

@@ -22,10 +22,14 @@ class UnpairedModalityConfig(SimCSEConfig):
 
     modality: UnpairedModality = setting("image", "the unpaired modality")
     scheme: Scheme = setting("alternating", "alternating (one modality step, own AdamW, then one text step) or joint")
-    encoder_entry: EncoderEntry = setting("bypass", "front-end tokens enter the encoder layers (bypass) or its embeddings")
+    encoder_entry: EncoderEntry = setting(
+        "bypass", "front-end tokens enter the encoder layers (bypass) or its embeddings"
+    )
     modality_mode: ContrastiveMode = setting("supcon", "modality loss: supcon (labels), simclr, released_label_rank")
     modality_temperature: float = setting(0.07, "temperature of the modality contrastive softmax", above=0.0)
     modality_batch_size: int = setting(48, "images / clips per modality step", minimum=1)
     modality_learning_rate: float = setting(1e-6, "modality AdamW learning rate (alternating scheme)", minimum=0.0)
     modality_weight: float = setting(0.05, "weight of the modality loss (joint scheme)", minimum=0.0)
-    token_keep_ratio: float = setting(1.0, "share of patch tokens a view keeps in training (FLIP patch dropout; 1: all)", above=0.0, maximum=1.0)
+    token_keep_ratio: float = setting(
+        1.0, "share of patch tokens a view keeps in training (FLIP patch dropout; 1: all)", above=0.0, maximum=1.0
+    )

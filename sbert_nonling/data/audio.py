@@ -64,7 +64,10 @@ def label_from_regex(pattern: str) -> Callable[[str], str]:
 
 
 def audio_folder_dataset(
-    folder: str | Path, label_fn: Callable[[str], Any] | None = None, limit: int | None = None, limit_per_class: int | None = None
+    folder: str | Path,
+    label_fn: Callable[[str], Any] | None = None,
+    limit: int | None = None,
+    limit_per_class: int | None = None,
 ) -> tuple[Dataset, list[str]]:
     """Audio files of ``folder`` (or a Hub audio dataset, docs/data.md) as an AudioCSE dataset, and the class names:
     ``view_1`` and ``view_2`` hold the same clip (decoded when read), ``label`` the index of ``label_fn(file name)`` (or
@@ -81,7 +84,9 @@ def audio_folder_dataset(
         dataset, classes = class_indices(dataset)
     else:
         if label_fn is None:
-            raise ValueError(f"Audio folder {str(folder)!r}: pass label_fn (e.g. label_from_regex(r'^(\\d+)-')) to label its files.")
+            raise ValueError(
+                f"Audio folder {str(folder)!r}: pass label_fn (e.g. label_from_regex(r'^(\\d+)-')) to label its files."
+            )
         if not Path(folder).is_dir():
             raise ValueError(f"Audio folder {str(folder)!r} does not exist.")
         files = sorted(path for path in Path(folder).iterdir() if path.suffix.lower() in AUDIO_EXTENSIONS)
@@ -91,7 +96,9 @@ def audio_folder_dataset(
         rows = first_rows_per_class(names, limit_per_class) if limit_per_class is not None else range(len(files))
         files, names = [files[row] for row in rows][:limit], [names[row] for row in rows][:limit]
         classes = sorted(set(names))
-        dataset = Dataset.from_dict({"audio": [str(path) for path in files], "label": [classes.index(name) for name in names]})
+        dataset = Dataset.from_dict(
+            {"audio": [str(path) for path in files], "label": [classes.index(name) for name in names]}
+        )
     dataset.set_transform(_two_view_clips)
     logger.info(f"{source or folder}: {len(dataset)} clips in {len(classes)} classes")
     return dataset, classes

@@ -36,10 +36,14 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
         available = {entry.name for entry in Path(image_dir).iterdir()}
         kept = [pair for pair in pairs if pair[0] in available]
         if len(kept) < len(pairs):
-            logger.warning(f"{path}: skipped {len(pairs) - len(kept)} of {len(pairs)} captions whose image is not in {image_dir}")
+            logger.warning(
+                f"{path}: skipped {len(pairs) - len(kept)} of {len(pairs)} captions whose image is not in {image_dir}"
+            )
         pairs = kept
     if not pairs:
-        raise ValueError(f"{path}: no (image, caption) pairs{' with an image in ' + str(image_dir) if image_dir else ''}.")
+        raise ValueError(
+            f"{path}: no (image, caption) pairs{' with an image in ' + str(image_dir) if image_dir else ''}."
+        )
     return pairs
 
 
@@ -51,7 +55,11 @@ def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[st
     items = dataset["image"]
     paths = [Path(item["path"]).name if isinstance(item, dict) and item.get("path") else None for item in items]
     named = [path for path in paths if path is not None]
-    names = named if len(named) == len(paths) and len(set(named)) == len(named) else [f"row-{row}" for row in range(len(items))]
+    names = (
+        named
+        if len(named) == len(paths) and len(set(named)) == len(named)
+        else [f"row-{row}" for row in range(len(items))]
+    )
     pairs = []
     for row, (name, captions) in enumerate(zip(names, dataset["caption"])):
         for caption in captions if isinstance(captions, list) else [captions]:
@@ -61,7 +69,9 @@ def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[st
     return pairs, dict(zip(names, items))
 
 
-def load_caption_pairs(captions: str | Path, image_dir: str | Path | None = None) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+def load_caption_pairs(
+    captions: str | Path, image_dir: str | Path | None = None
+) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     """``(image name, caption)`` pairs and each name's image: :func:`read_captions` + ``image_dir``, or :func:`hub_caption_pairs`."""
     source = hub_source(captions, CAPTION_ROLES)
     if source is not None:
@@ -107,23 +117,35 @@ def sample_one_caption_per_image(pairs: list[tuple[str, str]], seed: int = 42) -
 
 
 def caption_feature_dataset(
-    pairs: list[tuple[str, str]], names: list[str], features: torch.Tensor, one_caption_per_image: bool = True, seed: int = 42
+    pairs: list[tuple[str, str]],
+    names: list[str],
+    features: torch.Tensor,
+    one_caption_per_image: bool = True,
+    seed: int = 42,
 ) -> Dataset:
     """Columns ``anchor`` and ``positive`` (the caption twice) and ``label`` (the image's features, (d,) or (regions, d),
     stored with their shape and read as tensors), for MultimodalAlignLoss; one caption per image (seeded), as MCSE."""
     if features.ndim not in (2, 3):
-        raise ValueError(f"Image features must be (images, d) or (images, regions, d), got shape {tuple(features.shape)}.")
+        raise ValueError(
+            f"Image features must be (images, d) or (images, regions, d), got shape {tuple(features.shape)}."
+        )
     if features.shape[0] != len(names):
         raise ValueError(f"{len(names)} image names but {features.shape[0]} feature rows; they must match.")
     row_of = {name: row for row, name in enumerate(names)}
     missing = sorted({image for image, _ in pairs if image not in row_of})
     if missing:
-        raise ValueError(f"No features for {len(missing)} image(s), e.g. {missing[:3]}; extract features for every captioned image.")
+        raise ValueError(
+            f"No features for {len(missing)} image(s), e.g. {missing[:3]}; extract features for every captioned image."
+        )
     if one_caption_per_image:
         pairs = sample_one_caption_per_image(pairs, seed)
     captions = [caption for _, caption in pairs]
     labels = features[[row_of[image] for image, _ in pairs]].float()
-    label_type = Array2D(shape=tuple(labels.shape[1:]), dtype="float32") if labels.ndim == 3 else List(Value("float32"), length=labels.shape[1])
+    label_type = (
+        Array2D(shape=tuple(labels.shape[1:]), dtype="float32")
+        if labels.ndim == 3
+        else List(Value("float32"), length=labels.shape[1])
+    )
     columns = Features({"anchor": Value("string"), "positive": Value("string"), "label": label_type})
     dataset = Dataset.from_dict({"anchor": captions, "positive": captions, "label": labels.numpy()}, features=columns)
     return dataset.with_format("torch")  # captions stay strings; every column in place (the losses read them in order)

@@ -105,7 +105,9 @@ def waveform_to_mono_16k(audio: Any, where: str) -> torch.Tensor:
     if array.ndim not in (1, 2) or array.size == 0:
         raise ValueError(f"{where} has shape {array.shape}; expected a non-empty 1-D or 2-D waveform.")
     if max(array.shape) > MAX_SECONDS * int(sampling_rate):  # before any copy: the longer axis holds the samples
-        raise ValueError(f"{where} is {max(array.shape) / sampling_rate:.0f} s long; at most {MAX_SECONDS} s is accepted.")
+        raise ValueError(
+            f"{where} is {max(array.shape) / sampling_rate:.0f} s long; at most {MAX_SECONDS} s is accepted."
+        )
     if np.issubdtype(array.dtype, np.integer):
         array = array.astype(np.float64) / float(np.iinfo(array.dtype).max + 1)
     elif not np.issubdtype(array.dtype, np.floating):
@@ -118,5 +120,7 @@ def waveform_to_mono_16k(audio: Any, where: str) -> torch.Tensor:
     if sampling_rate != SAMPLE_RATE:
         waveform = torchaudio.functional.resample(waveform, int(sampling_rate), SAMPLE_RATE)
     if waveform.shape[0] < MIN_SAMPLES:
-        raise ValueError(f"{where} has {waveform.shape[0]} samples at 16 kHz; at least {MIN_SAMPLES} (one 25 ms fbank window) are needed.")
+        raise ValueError(
+            f"{where} has {waveform.shape[0]} samples at 16 kHz; at least {MIN_SAMPLES} (one 25 ms fbank window) are needed."
+        )
     return waveform

@@ -39,7 +39,9 @@ class FrozenImageEncoder(nn.Module):
             pixel_values = NORMALIZE_TRANSFORM(pixel_values)
         feature_map = self.backbone(pixel_values)
         if feature_map.ndim != 4:
-            raise ValueError(f"The backbone must return a (B, C, H, W) feature map, got shape {tuple(feature_map.shape)}.")
+            raise ValueError(
+                f"The backbone must return a (B, C, H, W) feature map, got shape {tuple(feature_map.shape)}."
+            )
         regions = feature_map.flatten(2).transpose(1, 2)  # (B, H * W, C)
         return regions.mean(dim=1), regions
 

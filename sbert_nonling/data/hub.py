@@ -48,7 +48,13 @@ class HubSource:
         return self.columns.get(role, role)
 
     def __str__(self) -> str:
-        options = {"split": self.split, "config": self.config, "data_files": self.data_files, "revision": self.revision, **self.columns}
+        options = {
+            "split": self.split,
+            "config": self.config,
+            "data_files": self.data_files,
+            "revision": self.revision,
+            **self.columns,
+        }
         return f"{self.name}?" + "&".join(f"{key}={value}" for key, value in options.items() if value is not None)
 
 
@@ -69,14 +75,18 @@ def hub_source(value: str | Path, roles: Sequence[str]) -> HubSource | None:
     if unknown:
         raise ValueError(f"{value!r}: unknown option {unknown[0]!r}; valid options: {', '.join(valid)}.")
     return HubSource(
-        name, **{key: options[key] for key in SOURCE_OPTIONS if key in options}, columns={role: options[role] for role in roles if role in options}
+        name,
+        **{key: options[key] for key in SOURCE_OPTIONS if key in options},
+        columns={role: options[role] for role in roles if role in options},
     )
 
 
 def load_hub_columns(source: HubSource, roles: Sequence[str]) -> Dataset:
     """``source`` loaded by ``datasets.load_dataset``, reduced to the columns playing ``roles``, renamed to the roles."""
     try:
-        dataset = load_dataset(source.name, source.config, split=source.split, data_files=source.data_files, revision=source.revision)
+        dataset = load_dataset(
+            source.name, source.config, split=source.split, data_files=source.data_files, revision=source.revision
+        )
     except Exception as error:  # datasets raises many kinds (network, missing split / config, bad files)
         raise ValueError(
             f"{source.name!r} is not a local path, and loading it as a Hub dataset ({source}) failed: "

@@ -18,11 +18,16 @@ from sbert_nonling.data.images import decode_image
 
 #: MCSE's preprocessing for frozen image features: Resize 256, CenterCrop 224, then ImageNet normalisation
 #: (:data:`~sbert_nonling.data.frozen_image_encoder.NORMALIZE_TRANSFORM`).
-FEATURE_TRANSFORM = v2.Compose([v2.PILToTensor(), v2.Resize(256, antialias=True), v2.CenterCrop(224), frozen_image_encoder.NORMALIZE_TRANSFORM])
+FEATURE_TRANSFORM = v2.Compose(
+    [v2.PILToTensor(), v2.Resize(256, antialias=True), v2.CenterCrop(224), frozen_image_encoder.NORMALIZE_TRANSFORM]
+)
 
 
 def extract_image_features(
-    image_paths: Sequence[Any], encoder: frozen_image_encoder.FrozenImageEncoder, batch_size: int = 32, regions: bool = False
+    image_paths: Sequence[Any],
+    encoder: frozen_image_encoder.FrozenImageEncoder,
+    batch_size: int = 32,
+    regions: bool = False,
 ) -> dict[str, torch.Tensor]:
     """``{"global": (N, C)}`` (plus ``"regions": (N, H * W, C)`` if asked) of image files, PIL images or undecoded Hub
     image values, in order (:func:`~sbert_nonling.data.images.decode_image`: a ValueError names a bad file)."""
@@ -30,7 +35,9 @@ def extract_image_features(
     global_features, region_features = [], []
     for start in tqdm(range(0, len(image_paths), batch_size), desc="Image features", unit="batch"):
         batch = image_paths[start : start + batch_size]
-        pixels = torch.stack([FEATURE_TRANSFORM(decode_image(image, start + index)) for index, image in enumerate(batch)])
+        pixels = torch.stack(
+            [FEATURE_TRANSFORM(decode_image(image, start + index)) for index, image in enumerate(batch)]
+        )
         pooled, grid = encoder(pixels.to(device))
         global_features.append(pooled.float().cpu())
         if regions:
@@ -50,7 +57,11 @@ def save_image_features(path: str | Path, names: Sequence[str], features: dict[s
         raise ValueError(f"{len(names)} image names but feature rows {lengths}; they must match.")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_file({key: value.contiguous() for key, value in features.items()}, str(path), metadata={"names": json.dumps(list(names))})
+    save_file(
+        {key: value.contiguous() for key, value in features.items()},
+        str(path),
+        metadata={"names": json.dumps(list(names))},
+    )
     return path
 
 

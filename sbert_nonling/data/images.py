@@ -57,7 +57,11 @@ def open_image(path: str | Path | io.BytesIO, name: str | None = None) -> Image.
 def decode_image(item: Any, row: int) -> Image.Image:
     """One image-column value (a path, undecoded Hub bytes or a PIL image) as RGB; a ValueError names the row and file."""
     try:
-        return read_file_value(item, open_image, "image") if isinstance(item, (str, Path, dict)) else to_rgb_image(item, "image")
+        return (
+            read_file_value(item, open_image, "image")
+            if isinstance(item, (str, Path, dict))
+            else to_rgb_image(item, "image")
+        )
     except ValueError as error:
         raise ValueError(f"Image dataset row {row}: {error}") from None
 
@@ -109,8 +113,13 @@ class TwoViewTransform:
             return self.augment(image), self.augment(image)
 
     def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        pairs = [self._views(decode_image(item, row), row) for item, row in zip(batch[self.image_column], batch[ROW_COLUMN])]
-        views: dict[str, list[Any]] = {VIEW_COLUMNS[0]: [pair[0] for pair in pairs], VIEW_COLUMNS[1]: [pair[1] for pair in pairs]}
+        pairs = [
+            self._views(decode_image(item, row), row) for item, row in zip(batch[self.image_column], batch[ROW_COLUMN])
+        ]
+        views: dict[str, list[Any]] = {
+            VIEW_COLUMNS[0]: [pair[0] for pair in pairs],
+            VIEW_COLUMNS[1]: [pair[1] for pair in pairs],
+        }
         if self.label_column is not None:
             views["label"] = batch[self.label_column]
         return views
@@ -135,7 +144,9 @@ class TwoViewDataset(Dataset):
             return super().__getitem__(int(key))
 
 
-def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_column: str | None = "label", img_size: int = 224) -> Dataset:
+def two_view_image_dataset(
+    dataset: Dataset, image_column: str = "image", label_column: str | None = "label", img_size: int = 224
+) -> Dataset:
     """Serve ``dataset`` (images or image paths, optional integer labels) as a :class:`TwoViewDataset` with columns
     ``view_1``, ``view_2`` (two augmentations) and ``label``, decoding each image when its item is read."""
     columns = [column for column in (image_column, label_column) if column is not None]
@@ -151,7 +162,9 @@ def two_view_image_dataset(dataset: Dataset, image_column: str = "image", label_
     return dataset
 
 
-def image_folder_dataset(folder: str | Path, img_size: int = 224, limit_per_class: int | None = None) -> tuple[Dataset, list[str]]:
+def image_folder_dataset(
+    folder: str | Path, img_size: int = 224, limit_per_class: int | None = None
+) -> tuple[Dataset, list[str]]:
     """Images in class sub-folders (``folder/<class>/*.jpg``) or a Hub image dataset (``"frgfm/imagenette?config=320px"``,
     docs/data.md) as a two-view dataset, and the class names; ``limit_per_class`` keeps the first images of each class."""
     source = hub_source(folder, IMAGE_ROLES)
@@ -164,12 +177,19 @@ def image_folder_dataset(folder: str | Path, img_size: int = 224, limit_per_clas
         if not folder.is_dir():
             raise ValueError(f"Image folder {str(folder)!r} does not exist.")
         classes = sorted(entry.name for entry in folder.iterdir() if entry.is_dir())
-        files = [sorted(path for path in (folder / name).iterdir() if path.suffix.lower() in IMAGE_EXTENSIONS)[:limit_per_class] for name in classes]
+        files = [
+            sorted(path for path in (folder / name).iterdir() if path.suffix.lower() in IMAGE_EXTENSIONS)[
+                :limit_per_class
+            ]
+            for name in classes
+        ]
         if not any(files):
             raise ValueError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) in class sub-folders of {str(folder)!r}.")
         empty = [name for name, found in zip(classes, files) if not found]
         if empty:
-            logger.warning(f"{folder}: class folder(s) {empty} hold no images ({', '.join(IMAGE_EXTENSIONS)}); they are left out.")
+            logger.warning(
+                f"{folder}: class folder(s) {empty} hold no images ({', '.join(IMAGE_EXTENSIONS)}); they are left out."
+            )
         if len(classes) - len(empty) < 2:
             logger.warning(
                 f"{folder}: all images are in one class folder; a supervised contrastive loss (supcon) then treats every "
@@ -177,7 +197,9 @@ def image_folder_dataset(folder: str | Path, img_size: int = 224, limit_per_clas
                 "modality_mode=simclr (--set modality_mode=simclr)."
             )
         paths = [str(path) for found in files for path in found]
-        dataset = Dataset.from_dict({"image": paths, "label": [label for label, found in enumerate(files) for _ in found]})
+        dataset = Dataset.from_dict(
+            {"image": paths, "label": [label for label, found in enumerate(files) for _ in found]}
+        )
     logger.info(f"{source or folder}: {len(dataset)} images in {len(classes)} classes")
     return two_view_image_dataset(dataset, img_size=img_size), classes
 
@@ -190,5 +212,7 @@ def image_pairs_dataset(pairs: Iterable[tuple[Any, int]], img_size: int = 224) -
         labels.append(int(label))
     if not images:
         raise ValueError("image_pairs_dataset got no (image, label) pairs.")
-    dataset = Dataset.from_dict({"image": images, "label": labels}, features=Features({"image": ImageFeature(), "label": Value("int64")}))
+    dataset = Dataset.from_dict(
+        {"image": images, "label": labels}, features=Features({"image": ImageFeature(), "label": Value("int64")})
+    )
     return two_view_image_dataset(dataset, img_size=img_size)

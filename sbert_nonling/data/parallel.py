@@ -16,11 +16,16 @@ def _stsb_multi_sentences(path: Path) -> list[str]:
     for number, row in enumerate(csv.reader(read_lines(path, "Parallel data file")), start=1):
         if len(row) != 3:
             raise ValueError(f"{path}:{number}: expected 3 columns (sentence1, sentence2, score), found {len(row)}.")
-        sentences += [check_sentence(row[0], f"{path}:{number} sentence1"), check_sentence(row[1], f"{path}:{number} sentence2")]
+        sentences += [
+            check_sentence(row[0], f"{path}:{number} sentence1"),
+            check_sentence(row[1], f"{path}:{number} sentence2"),
+        ]
     return sentences
 
 
-def stsb_multi_parallel_pairs(directory: str | Path, languages: list[str], split: str = "train") -> list[tuple[str, str]]:
+def stsb_multi_parallel_pairs(
+    directory: str | Path, languages: list[str], split: str = "train"
+) -> list[tuple[str, str]]:
     """(English, translation) pairs of both sentences of every row of the row-aligned ``stsb-<lang>-<split>.csv`` files."""
     directory = Path(directory)
     english = _stsb_multi_sentences(directory / f"stsb-en-{split}.csv")

@@ -42,7 +42,13 @@ _QWERTY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 _KEY_AT = {(row, column): key for row, keys in enumerate(_QWERTY_ROWS) for column, key in enumerate(keys)}
 #: Keys next to each letter on a staggered QWERTY keyboard: left / right, the two above, the two below.
 KEYBOARD_NEIGHBOURS: dict[str, str] = {
-    key: "".join(sorted(_KEY_AT[r + dr, c + dc] for dr, dc in ((0, -1), (0, 1), (-1, 0), (-1, 1), (1, -1), (1, 0)) if (r + dr, c + dc) in _KEY_AT))
+    key: "".join(
+        sorted(
+            _KEY_AT[r + dr, c + dc]
+            for dr, dc in ((0, -1), (0, 1), (-1, 0), (-1, 1), (1, -1), (1, 0))
+            if (r + dr, c + dc) in _KEY_AT
+        )
+    )
     for (r, c), key in _KEY_AT.items()
 }
 _WORD = re.compile(r"\S+")
@@ -55,10 +61,17 @@ def _check_rate(rate: float) -> None:
         raise ValueError(f"rate={rate!r} must lie in [0, 1] (the share of words perturbed).")
 
 
-def _edit_words(text: str, rng: random.Random, rate: float, edit: Callable[[str, random.Random], str], min_length: int = 1) -> str:
+def _edit_words(
+    text: str, rng: random.Random, rate: float, edit: Callable[[str, random.Random], str], min_length: int = 1
+) -> str:
     """``edit`` applied to each word with probability ``rate`` (a draw per word), words shorter than ``min_length`` kept."""
     _check_rate(rate)
-    return _WORD.sub(lambda match: edit(match.group(), rng) if rng.random() < rate and len(match.group()) >= min_length else match.group(), text)
+    return _WORD.sub(
+        lambda match: (
+            edit(match.group(), rng) if rng.random() < rate and len(match.group()) >= min_length else match.group()
+        ),
+        text,
+    )
 
 
 def insert_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
@@ -81,7 +94,9 @@ def delete_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
     return _edit_words(text, rng, rate, delete, min_length=2)
 
 
-def substitute_characters(text: str, rng: random.Random, rate: float = 0.1, kind: Literal["visual", "keyboard"] = "visual") -> str:
+def substitute_characters(
+    text: str, rng: random.Random, rate: float = 0.1, kind: Literal["visual", "keyboard"] = "visual"
+) -> str:
     """In each word with probability ``rate``, replace one letter by a look-alike (``"visual"``) or a QWERTY neighbour."""
     if kind not in ("visual", "keyboard"):
         raise ValueError(f"kind={kind!r} must be 'visual' or 'keyboard'.")
@@ -171,7 +186,9 @@ class PerturbationPairs:
     def __init__(self, perturbations: list[str], rate: float = 0.1, seed: int = 42, text_column: str = "text") -> None:
         unknown = [name for name in perturbations if name not in PERTURBATIONS]
         if unknown or not perturbations:
-            raise ValueError(f"Unknown perturbation(s) {unknown or perturbations}; choose from {sorted(PERTURBATIONS)}.")
+            raise ValueError(
+                f"Unknown perturbation(s) {unknown or perturbations}; choose from {sorted(PERTURBATIONS)}."
+            )
         _check_rate(rate)
         self.perturbations = list(perturbations)
         self.rate = rate
@@ -189,7 +206,9 @@ class PerturbationPairs:
         return {"anchor": list(texts), "positive": [self.perturb(text) for text in texts]}
 
 
-def perturbation_pairs_dataset(sentences: list[str], perturbations: list[str], rate: float = 0.1, seed: int = 42) -> Dataset:
+def perturbation_pairs_dataset(
+    sentences: list[str], perturbations: list[str], rate: float = 0.1, seed: int = 42
+) -> Dataset:
     """``sentences`` as (anchor, positive) pairs made on the fly by :class:`PerturbationPairs`."""
     dataset = Dataset.from_dict({"text": list(sentences)})
     dataset.set_transform(PerturbationPairs(perturbations, rate=rate, seed=seed))
@@ -199,7 +218,9 @@ def perturbation_pairs_dataset(sentences: list[str], perturbations: list[str], r
 def span_pairs_dataset(documents: list[str], min_words: int = 5, max_words: int = 64, seed: int = 42) -> Dataset:
     """Topical alignment data: two :func:`random_spans` of each document as (anchor, positive), seeded per document."""
     spans = [random_spans(document, _text_rng(seed, document), min_words, max_words) for document in documents]
-    return Dataset.from_dict({"anchor": [anchor for anchor, _ in spans], "positive": [positive for _, positive in spans]})
+    return Dataset.from_dict(
+        {"anchor": [anchor for anchor, _ in spans], "positive": [positive for _, positive in spans]}
+    )
 
 
 def _text_rng(seed: int, text: str) -> random.Random:

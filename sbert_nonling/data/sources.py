@@ -49,7 +49,11 @@ class DataSources:
     def card_lines(self, *names: str) -> list[str]:
         """One model-card line per given source among ``names`` (default: all): a file's name or a Hub dataset as given."""
         given = [(name, getattr(self, name)) for name in names or [item.name for item in dataclasses.fields(self)]]
-        return [f"{name}: {value if _names_hub_dataset(value) else Path(value).name}" for name, value in given if value is not None]
+        return [
+            f"{name}: {value if _names_hub_dataset(value) else Path(value).name}"
+            for name, value in given
+            if value is not None
+        ]
 
 
 def _names_hub_dataset(value: str | Path) -> bool:

@@ -27,7 +27,9 @@ def read_sick_entailment(path: str | Path, limit: int | None = None) -> list[tup
         label = fields[4].strip()
         if label not in SICK_LABELS:
             raise ValueError(f"{where}: entailment_judgment {label!r} is not one of {list(SICK_LABELS)}.")
-        pairs.append((check_sentence(fields[1], f"{where} sentence_A"), check_sentence(fields[2], f"{where} sentence_B"), label))
+        pairs.append(
+            (check_sentence(fields[1], f"{where} sentence_A"), check_sentence(fields[2], f"{where} sentence_B"), label)
+        )
     return pairs[:limit]
 
 
@@ -44,7 +46,9 @@ def read_stsb_genres(path: str | Path, limit: int | None = None) -> list[tuple[s
     return list(seen.items())[:limit]
 
 
-def sentence_classification_dataset(examples: Sequence[tuple[str, str]], label_names: Sequence[str] | None = None) -> tuple[Dataset, tuple[str, ...]]:
+def sentence_classification_dataset(
+    examples: Sequence[tuple[str, str]], label_names: Sequence[str] | None = None
+) -> tuple[Dataset, tuple[str, ...]]:
     """Columns ``sentence``, ``label`` (class id) from (sentence, label name) pairs, and the label names in id order."""
     return _classification_dataset("sentence_classification_dataset", ("sentence",), examples, label_names)
 
@@ -67,7 +71,9 @@ def _classification_dataset(
     unknown = sorted(set(labels) - set(index))
     if unknown:
         raise ValueError(f"{what}: label(s) {unknown[:5]} are not in label_names={list(names)}.")
-    return Dataset.from_dict({**{column: list(text) for column, text in zip(columns, texts)}, "label": [index[label] for label in labels]}), names
+    return Dataset.from_dict(
+        {**{column: list(text) for column, text in zip(columns, texts)}, "label": [index[label] for label in labels]}
+    ), names
 
 
 def sts_regression_dataset(
@@ -79,10 +85,16 @@ def sts_regression_dataset(
     if not high > low:
         raise ValueError(f"score_range={score_range!r} must be (low, high) with high > low, e.g. (0, 5) for STS-B.")
     if not len(sentences1) == len(sentences2) == len(scores):
-        raise ValueError(f"sts_regression_dataset got {len(sentences1)}, {len(sentences2)} and {len(scores)} items; they must be aligned.")
+        raise ValueError(
+            f"sts_regression_dataset got {len(sentences1)}, {len(sentences2)} and {len(scores)} items; they must be aligned."
+        )
     outside = [score for score in scores if not low <= score <= high]
     if outside:
         raise ValueError(f"{len(outside)} score(s) outside score_range={score_range!r}, e.g. {outside[0]!r}.")
     return Dataset.from_dict(
-        {"sentence1": list(sentences1), "sentence2": list(sentences2), "score": [(score - low) / (high - low) for score in scores]}
+        {
+            "sentence1": list(sentences1),
+            "sentence2": list(sentences2),
+            "score": [(score - low) / (high - low) for score in scores],
+        }
     )

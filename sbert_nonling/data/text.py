@@ -53,7 +53,9 @@ def read_nli_triplets(path: str | Path, limit: int | None = None) -> list[tuple[
         if len(row) != 3:
             raise ValueError(f"{where}: expected 3 columns ({','.join(NLI_ROLES)}), found {len(row)}.")
         if tuple(field.strip() for field in row) == NLI_ROLES:
-            raise ValueError(f"{where}: the header {','.join(NLI_ROLES)} again (files joined with their headers?); remove it.")
+            raise ValueError(
+                f"{where}: the header {','.join(NLI_ROLES)} again (files joined with their headers?); remove it."
+            )
         sent0, sent1, hard_neg = (check_sentence(field, f"{where} {name}") for field, name in zip(row, NLI_ROLES))
         triplets.append((sent0, sent1, hard_neg))
     if not triplets:

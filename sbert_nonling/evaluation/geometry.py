@@ -15,7 +15,9 @@ def _unit(model: SentenceTransformer, sentences: Sequence[str], batch_size: int)
     return torch.nn.functional.normalize(embeddings, dim=-1)
 
 
-def alignment_uniformity(model: SentenceTransformer, task: STSData, positive_threshold: float = 4.0, batch_size: int = 64) -> dict[str, float]:
+def alignment_uniformity(
+    model: SentenceTransformer, task: STSData, positive_threshold: float = 4.0, batch_size: int = 64
+) -> dict[str, float]:
     r"""Alignment and uniformity of L2-normalised embeddings, as MCSE's Figure 2 measures them on STS-B:
 
     .. math::
@@ -28,7 +30,10 @@ def alignment_uniformity(model: SentenceTransformer, task: STSData, positive_thr
     positives = [index for index, score in enumerate(task.scores) if score >= positive_threshold]
     if not positives:
         raise ValueError(f"{task.name}: no pair has a score >= {positive_threshold}; lower positive_threshold.")
-    first, second = (_unit(model, [sentences[index] for index in positives], batch_size) for sentences in (task.sentences1, task.sentences2))
+    first, second = (
+        _unit(model, [sentences[index] for index in positives], batch_size)
+        for sentences in (task.sentences1, task.sentences2)
+    )
     alignment = (first - second).pow(2).sum(dim=-1).mean()
     distinct = _unit(model, sorted(set(task.sentences1) | set(task.sentences2)), batch_size)
     uniformity = torch.pdist(distinct).pow(2).mul(-2).exp().mean().log()

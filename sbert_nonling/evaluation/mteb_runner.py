@@ -19,7 +19,9 @@ MULTILINGUAL_TASK = "STSBenchmarkMultilingualSTS"
 LOCAL_SPLIT = "local"
 
 
-def wrap_for_mteb(model: SentenceTransformer, model_name: str, revision: str | None = None, modalities: Sequence[str] = ("text",)):
+def wrap_for_mteb(
+    model: SentenceTransformer, model_name: str, revision: str | None = None, modalities: Sequence[str] = ("text",)
+):
     """MTEB's SentenceTransformer wrapper with a real model name (``local/<name>`` without "/"), revision and modalities."""
     wrapper = SentenceTransformerEncoderWrapper(model)
     name = model_name.strip("/").split("/")[-2:]
@@ -55,7 +57,13 @@ def _inject(task: Any, split: str, data: Any) -> Any:
     from datasets import Dataset, DatasetDict
 
     def splits(item: STSData) -> DatasetDict:
-        return DatasetDict({split: Dataset.from_dict({"sentence1": item.sentences1, "sentence2": item.sentences2, "score": item.scores})})
+        return DatasetDict(
+            {
+                split: Dataset.from_dict(
+                    {"sentence1": item.sentences1, "sentence2": item.sentences2, "score": item.scores}
+                )
+            }
+        )
 
     split = split or LOCAL_SPLIT
     task.filter_eval_splits([split])
@@ -90,7 +98,9 @@ def evaluate_sts_mteb(
         mteb_tasks = local_mteb_tasks(local)
     wrapper = wrap_for_mteb(model, model_name, revision)
     encode = {"batch_size": batch_size, "show_progress_bar": False, **(encode_kwargs or {})}
-    results = mteb.evaluate(wrapper, mteb_tasks, cache=None, co2_tracker=False, show_progress_bar=False, encode_kwargs=encode)
+    results = mteb.evaluate(
+        wrapper, mteb_tasks, cache=None, co2_tracker=False, show_progress_bar=False, encode_kwargs=encode
+    )
     scores: dict[str, float] = {}
     for task_result in results.task_results:
         for subset in chain.from_iterable(task_result.scores.values()):

@@ -33,7 +33,11 @@ def plot_alignment_uniformity(points: Mapping[str, Mapping[str, float]], path: s
     for label, point in points.items():
         axes.scatter(point["uniformity"], point["alignment"], s=40)
         axes.annotate(label, (point["uniformity"], point["alignment"]), textcoords="offset points", xytext=(5, 5))
-    axes.set(xlabel="uniformity (lower is better)", ylabel="alignment (lower is better)", title="STS-B: alignment vs uniformity")
+    axes.set(
+        xlabel="uniformity (lower is better)",
+        ylabel="alignment (lower is better)",
+        title="STS-B: alignment vs uniformity",
+    )
     return _save(figure, Path(path))
 
 
@@ -41,7 +45,9 @@ def plot_anisotropy(values: Mapping[str, float], path: str | Path) -> Path:
     """Bars: mean cosine between distinct sentences, per language."""
     figure, axes = plt.subplots(figsize=(max(4, 0.6 * len(values) + 1), 3.5))
     axes.bar(list(values), list(values.values()))
-    axes.set(ylabel="mean cosine (anisotropy)", ylim=(min(0.0, min(values.values())), 1.0), title="Anisotropy per language")
+    axes.set(
+        ylabel="mean cosine (anisotropy)", ylim=(min(0.0, min(values.values())), 1.0), title="Anisotropy per language"
+    )
     return _save(figure, Path(path))
 
 
@@ -49,7 +55,12 @@ def plot_training_curves(log_history: Sequence[Mapping[str, Any]], path: str | P
     """Training loss (and each logged loss component) and STS-B dev against the step, from ``trainer_state.json``."""
     figure, (losses, dev) = plt.subplots(1, 2, figsize=(9, 3.5))
     loss_keys = sorted(
-        {key for entry in log_history for key in entry if key == "loss" or (key.endswith("_loss") and not key.startswith(("eval", "train")))}
+        {
+            key
+            for entry in log_history
+            for key in entry
+            if key == "loss" or (key.endswith("_loss") and not key.startswith(("eval", "train")))
+        }
     )
     for key in loss_keys:
         points = [(entry["step"], entry[key]) for entry in log_history if key in entry]
@@ -57,7 +68,9 @@ def plot_training_curves(log_history: Sequence[Mapping[str, Any]], path: str | P
     losses.set(xlabel="step", ylabel="loss")
     losses.legend()
     points = [
-        (entry["step"], 100 * entry["eval_STSBenchmark_spearman_cosine"]) for entry in log_history if "eval_STSBenchmark_spearman_cosine" in entry
+        (entry["step"], 100 * entry["eval_STSBenchmark_spearman_cosine"])
+        for entry in log_history
+        if "eval_STSBenchmark_spearman_cosine" in entry
     ]
     if points:
         dev.plot(*zip(*points), marker="o")
@@ -75,7 +88,9 @@ def plot_robustness(report: Mapping[str, Mapping[str, Any]], path: str | Path) -
         changes = [report[model][name]["change"] for name in perturbations]
         axes.bar([index + offset * width for index in range(len(perturbations))], changes, width, label=model)
     axes.axhline(0, color="black", linewidth=0.8)
-    axes.set_xticks([index + 0.4 - width / 2 for index in range(len(perturbations))], perturbations, rotation=30, ha="right")
+    axes.set_xticks(
+        [index + 0.4 - width / 2 for index in range(len(perturbations))], perturbations, rotation=30, ha="right"
+    )
     axes.set_ylabel("STS-B dev change (points)")
     axes.legend()
     return _save(figure, Path(path))
@@ -109,17 +124,28 @@ def write_eval_plots(
     output_dir.mkdir(parents=True, exist_ok=True)
     stsb_dev = load_sts_dir(sts_dir, "dev", tasks=("STSBenchmark",))[0]
     paths = [
-        plot_alignment_uniformity({label: alignment_uniformity(model, stsb_dev)}, output_dir / "alignment_uniformity.png"),
-        plot_robustness(robustness_report({label: model}, stsb_dev, robustness_perturbations), output_dir / "robustness.png"),
+        plot_alignment_uniformity(
+            {label: alignment_uniformity(model, stsb_dev)}, output_dir / "alignment_uniformity.png"
+        ),
+        plot_robustness(
+            robustness_report({label: model}, stsb_dev, robustness_perturbations), output_dir / "robustness.png"
+        ),
     ]
     if stsb_multi_dir is not None:
         tasks = load_stsb_multi_dir(stsb_multi_dir, "dev")
-        values = {task.name.rsplit("-", 1)[-1]: anisotropy(model, sorted(set(task.sentences1))[:200]) for task in tasks}
+        values = {
+            task.name.rsplit("-", 1)[-1]: anisotropy(model, sorted(set(task.sentences1))[:200]) for task in tasks
+        }
         paths.append(plot_anisotropy(values, output_dir / "anisotropy.png"))
     if run_dir is not None:
-        states = sorted(Path(run_dir).glob("**/checkpoint-*/trainer_state.json"), key=lambda path: int(path.parent.name.split("-")[1]))
+        states = sorted(
+            Path(run_dir).glob("**/checkpoint-*/trainer_state.json"),
+            key=lambda path: int(path.parent.name.split("-")[1]),
+        )
         if not states:
-            raise ValueError(f"{str(run_dir)!r} holds no checkpoint-*/trainer_state.json to plot training curves from.")
+            raise ValueError(
+                f"{str(run_dir)!r} holds no checkpoint-*/trainer_state.json to plot training curves from."
+            )
         history = json.loads(states[-1].read_text(encoding="utf-8"))["log_history"]
         paths.append(plot_training_curves(history, output_dir / "training_curves.png"))
     renderer = next((module for module in model.modules() if isinstance(module, PixelRenderer)), None)

@@ -12,7 +12,10 @@ from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
 
 
 def retrieval_recalls(
-    text_vectors: torch.Tensor, image_vectors: torch.Tensor, caption_to_image: Sequence[int], ks: Sequence[int] = (1, 5)
+    text_vectors: torch.Tensor,
+    image_vectors: torch.Tensor,
+    caption_to_image: Sequence[int],
+    ks: Sequence[int] = (1, 5),
 ) -> dict[str, float]:
     """Recall@K x100 both ways, cosine, from caption (C, p) and image (I, p) vectors (an image hits with any caption)."""
     targets = torch.as_tensor(list(caption_to_image))

@@ -31,7 +31,11 @@ def perturb_task(task: STSData, perturbation: str, rate: float = 0.1, seed: int 
 
 
 def representation_shift(
-    model: SentenceTransformer, sentences: Sequence[str], perturbed: Sequence[str], batch_size: int = 64, **encode_kwargs
+    model: SentenceTransformer,
+    sentences: Sequence[str],
+    perturbed: Sequence[str],
+    batch_size: int = 64,
+    **encode_kwargs,
 ) -> float:
     """Mean cosine distance ``1 - cos(f(x), f(x'))`` between each sentence and its perturbed copy (0: unchanged)."""
     clean = model.encode(list(sentences), batch_size=batch_size, convert_to_tensor=True, **encode_kwargs)
@@ -69,7 +73,9 @@ def robustness_report(
     """
     unknown = [name for name in perturbations if name not in PERTURBATIONS]
     if unknown or not perturbations:
-        raise ValueError(f"Unknown perturbation(s) {unknown or list(perturbations)}; choose from {sorted(PERTURBATIONS)}.")
+        raise ValueError(
+            f"Unknown perturbation(s) {unknown or list(perturbations)}; choose from {sorted(PERTURBATIONS)}."
+        )
     if not models:
         raise ValueError("robustness_report needs at least one model.")
     perturbed_tasks = {name: perturb_task(task, name, rate=rate, seed=seed) for name in perturbations}
@@ -79,7 +85,9 @@ def robustness_report(
         entry: dict[str, Any] = {"clean": clean}
         for name, perturbed in perturbed_tasks.items():
             score = evaluate_sts(model, [perturbed], batch_size=batch_size)[task.name]
-            shift = representation_shift(model, task.sentences1 + task.sentences2, perturbed.sentences1 + perturbed.sentences2, batch_size)
+            shift = representation_shift(
+                model, task.sentences1 + task.sentences2, perturbed.sentences1 + perturbed.sentences2, batch_size
+            )
             entry[name] = {"score": score, "change": score - clean, "shift": shift}
         report[model_name] = entry
     return report
@@ -96,6 +104,10 @@ def format_robustness_table(report: Mapping[str, Mapping[str, Any]]) -> str:
     lines = [header, "-" * len(header)]
     for label, entry in report.items():
         cells = [f"{entry[name]['change']:+.2f} / {entry[name]['shift']:.3f}" for name in perturbations]
-        lines.append("  ".join([label.ljust(label_width), f"{entry['clean']:6.2f}", *(c.rjust(w) for c, w in zip(cells, widths))]))
+        lines.append(
+            "  ".join(
+                [label.ljust(label_width), f"{entry['clean']:6.2f}", *(c.rjust(w) for c, w in zip(cells, widths))]
+            )
+        )
     lines.append("cells: STS change (points, perturbed - clean) / representation shift (mean 1 - cosine)")
     return "\n".join(lines)

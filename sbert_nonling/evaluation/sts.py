@@ -32,11 +32,19 @@ class STSEvaluator(EmbeddingSimilarityEvaluator):
             )
         # main_similarity alone makes cosine the only similarity function
         super().__init__(
-            data.sentences1, data.sentences2, data.scores, batch_size=batch_size, main_similarity="cosine", name=data.name, write_csv=False
+            data.sentences1,
+            data.sentences2,
+            data.scores,
+            batch_size=batch_size,
+            main_similarity="cosine",
+            name=data.name,
+            write_csv=False,
         )
         self.encode_kwargs = dict(encode_kwargs or {})
 
-    def embed_inputs(self, model: SentenceTransformer, sentences: str | list[str] | np.ndarray, **kwargs) -> np.ndarray:
+    def embed_inputs(
+        self, model: SentenceTransformer, sentences: str | list[str] | np.ndarray, **kwargs
+    ) -> np.ndarray:
         return super().embed_inputs(model, sentences, **self.encode_kwargs, **kwargs)
 
 
@@ -44,15 +52,27 @@ class STSEvaluator(EmbeddingSimilarityEvaluator):
 STSB_HUB_DATASET = "sentence-transformers/stsb"
 
 
-def sts_dev_evaluator(sts_dir: str | Path | None, tasks: EvalTasks = "all", batch_size: int = 64) -> SequentialEvaluator:
+def sts_dev_evaluator(
+    sts_dir: str | Path | None, tasks: EvalTasks = "all", batch_size: int = 64
+) -> SequentialEvaluator:
     """The training-time evaluator: STS-B dev (required: its cosine Spearman selects checkpoints) found in ``sts_dir``,
     or with ``sts_dir=None`` from the Hub (:data:`STSB_HUB_DATASET`); with ``tasks="all"`` every other dev task found
     in ``sts_dir`` after it, with ``tasks="selection"`` none."""
     if tasks not in ("selection", "all"):
-        raise ValueError(f"tasks={tasks!r} must be 'selection' (STS-B dev alone) or 'all' (every dev task of sts_dir).")
+        raise ValueError(
+            f"tasks={tasks!r} must be 'selection' (STS-B dev alone) or 'all' (every dev task of sts_dir)."
+        )
     if sts_dir is None:
         dev = load_dataset(STSB_HUB_DATASET, split="validation")
-        dev_tasks = [STSData("STSBenchmark", list(dev["sentence1"]), list(dev["sentence2"]), list(dev["score"]), source=STSB_HUB_DATASET)]
+        dev_tasks = [
+            STSData(
+                "STSBenchmark",
+                list(dev["sentence1"]),
+                list(dev["sentence2"]),
+                list(dev["score"]),
+                source=STSB_HUB_DATASET,
+            )
+        ]
     else:
         dev_tasks = load_sts_dir(sts_dir, split="dev")
         if not dev_tasks or dev_tasks[0].name != "STSBenchmark":
@@ -63,11 +83,16 @@ def sts_dev_evaluator(sts_dir: str | Path | None, tasks: EvalTasks = "all", batc
             )
     scored = dev_tasks if tasks == "all" else dev_tasks[:1]
     # the first evaluator's (STS-B dev's) primary metric is the SequentialEvaluator's
-    return SequentialEvaluator([STSEvaluator(task, batch_size=batch_size) for task in scored], main_score_function=lambda scores: scores[0])
+    return SequentialEvaluator(
+        [STSEvaluator(task, batch_size=batch_size) for task in scored], main_score_function=lambda scores: scores[0]
+    )
 
 
 def evaluate_sts(
-    model: SentenceTransformer, tasks: Sequence[STSData], batch_size: int = 64, encode_kwargs: dict[str, Any] | None = None
+    model: SentenceTransformer,
+    tasks: Sequence[STSData],
+    batch_size: int = 64,
+    encode_kwargs: dict[str, Any] | None = None,
 ) -> dict[str, float]:
     """Cosine Spearman x100 per task, plus ``"avg"`` over the tasks, in the order given."""
     scores: dict[str, float] = {}

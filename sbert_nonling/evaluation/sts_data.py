@@ -70,7 +70,9 @@ def read_sts_year(folder: str | Path, name: str) -> STSData:
                 raise ValueError(f"{name}: missing file {path} (subsets of {name}: {list(STS_YEAR_SUBSETS[name])}).")
         inputs, golds = read_lines(input_path), read_lines(gold_path)
         if len(inputs) != len(golds):
-            raise ValueError(f"{input_path} has {len(inputs)} lines but {gold_path} has {len(golds)}; they must be aligned.")
+            raise ValueError(
+                f"{input_path} has {len(inputs)} lines but {gold_path} has {len(golds)}; they must be aligned."
+            )
         for line_number, (line, gold) in enumerate(zip(inputs, golds), start=1):
             if not gold.strip():
                 continue
@@ -83,11 +85,16 @@ def read_sts_year(folder: str | Path, name: str) -> STSData:
     return data
 
 
-def _read_tab_separated(path: Path, name: str, sentence_columns: tuple[int, int], score_column: int, header_prefix: str | None = None) -> STSData:
+def _read_tab_separated(
+    path: Path, name: str, sentence_columns: tuple[int, int], score_column: int, header_prefix: str | None = None
+) -> STSData:
     """Rows of a TAB-separated release file read without any quoting; extra trailing columns are ignored."""
     data = STSData(name=name, source=str(path))
     for where, fields in read_tab_rows(path, max(*sentence_columns, score_column) + 1, header_prefix):
-        first, second = (check_sentence(fields[column], f"{where} sentence {number}") for number, column in enumerate(sentence_columns, 1))
+        first, second = (
+            check_sentence(fields[column], f"{where} sentence {number}")
+            for number, column in enumerate(sentence_columns, 1)
+        )
         data.add(first, second, _parse_score(fields[score_column], where))
     return data
 
@@ -112,7 +119,11 @@ def read_stsb_multi(path: str | Path, name: str) -> STSData:
         where = f"{path}:{line_number}"
         if len(row) != 3:
             raise ValueError(f"{where}: expected 3 columns (sentence1, sentence2, score), found {len(row)}.")
-        data.add(check_sentence(row[0], f"{where} sentence1"), check_sentence(row[1], f"{where} sentence2"), _parse_score(row[2], where))
+        data.add(
+            check_sentence(row[0], f"{where} sentence1"),
+            check_sentence(row[1], f"{where} sentence2"),
+            _parse_score(row[2], where),
+        )
     return data
 
 
@@ -147,7 +158,9 @@ def load_sts_dir(sts_dir: str | Path, split: Split = "dev", tasks: tuple[str, ..
     return found
 
 
-def load_stsb_multi_dir(directory: str | Path, split: Split = "dev", languages: tuple[str, ...] | None = None) -> list[STSData]:
+def load_stsb_multi_dir(
+    directory: str | Path, split: Split = "dev", languages: tuple[str, ...] | None = None
+) -> list[STSData]:
     """The stsb_multi_mt files ``stsb-<lang>-<split>.csv`` of ``directory``: tasks ``STSBenchmarkMultilingualSTS-<lang>``."""
     if split not in SPLITS:
         raise ValueError(f"split={split!r} must be one of {list(SPLITS)}.")
@@ -156,7 +169,9 @@ def load_stsb_multi_dir(directory: str | Path, split: Split = "dev", languages: 
     languages = tuple(available) if languages is None else languages
     missing = [language for language in languages if language not in available]
     if missing or not languages:
-        raise ValueError(f"No stsb_multi {split} file for language(s) {missing or '(any)'} in {str(directory)!r}; found {sorted(available)}.")
+        raise ValueError(
+            f"No stsb_multi {split} file for language(s) {missing or '(any)'} in {str(directory)!r}; found {sorted(available)}."
+        )
     found = [read_stsb_multi(available[language], f"STSBenchmarkMultilingualSTS-{language}") for language in languages]
     for data in found:
         data.split = split

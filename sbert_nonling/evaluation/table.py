@@ -23,10 +23,14 @@ def format_sts_table(rows: Mapping[str, Mapping[str, float]]) -> str:
     tasks = [task for task in STS_TASKS if task in seen] + sorted(seen - set(STS_TASKS))
     label_width = max(len("Model"), *(len(label) for label in rows))
     widths = [max(len(task), 6) for task in tasks]
-    header = "  ".join(["Model".ljust(label_width), *(task.rjust(width) for task, width in zip(tasks, widths)), "   Avg"])
+    header = "  ".join(
+        ["Model".ljust(label_width), *(task.rjust(width) for task, width in zip(tasks, widths)), "   Avg"]
+    )
     lines = [header, "-" * len(header)]
     for label, scores in rows.items():
         cells = [f"{scores[task]:.2f}" if task in scores else "-" for task in tasks]
         average = f"{scores['avg']:.2f}" if "avg" in scores else "-"
-        lines.append("  ".join([label.ljust(label_width), *(c.rjust(w) for c, w in zip(cells, widths)), average.rjust(6)]))
+        lines.append(
+            "  ".join([label.ljust(label_width), *(c.rjust(w) for c, w in zip(cells, widths)), average.rjust(6)])
+        )
     return "\n".join(lines)

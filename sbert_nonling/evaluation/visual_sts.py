@@ -25,12 +25,16 @@ def render_as_image(renderer: PixelRenderer, sentence: str) -> Image.Image:
     return Image.fromarray(np.concatenate(rows, axis=0)).convert("RGB")
 
 
-def evaluate_visual_sts(model: SentenceTransformer, tasks: Sequence[STSData], max_patches: int = 64, batch_size: int = 32) -> dict[str, float]:
+def evaluate_visual_sts(
+    model: SentenceTransformer, tasks: Sequence[STSData], max_patches: int = 64, batch_size: int = 32
+) -> dict[str, float]:
     """Cosine Spearman x100 per task (``Visual<task>``) and ``"avg"``, the sentences rendered by :func:`render_as_image`
     and encoded through the model's "image" route, as in MTEB's VisualSTS tasks."""
     router = model[0]
     if "image" not in getattr(router, "sub_modules", {}):
-        raise ValueError("visual-sts encodes rendered sentences as images: the model needs an 'image' route (VisualCSE).")
+        raise ValueError(
+            "visual-sts encodes rendered sentences as images: the model needs an 'image' route (VisualCSE)."
+        )
     renderer = PixelRenderer(max_patches=max_patches)
     scores: dict[str, float] = {}
     for task in tasks:
@@ -38,7 +42,13 @@ def evaluate_visual_sts(model: SentenceTransformer, tasks: Sequence[STSData], ma
         images1: list[Any] = [render_as_image(renderer, sentence) for sentence in task.sentences1]
         images2: list[Any] = [render_as_image(renderer, sentence) for sentence in task.sentences2]
         evaluator = EmbeddingSimilarityEvaluator(
-            images1, images2, task.scores, batch_size=batch_size, main_similarity="cosine", name=f"Visual{task.name}", write_csv=False
+            images1,
+            images2,
+            task.scores,
+            batch_size=batch_size,
+            main_similarity="cosine",
+            name=f"Visual{task.name}",
+            write_csv=False,
         )
         scores[f"Visual{task.name}"] = 100.0 * evaluator(model)[evaluator.primary_metric]
     scores["avg"] = sum(scores.values()) / len(scores)

@@ -160,7 +160,13 @@ def saved_routes(folder: str | Path) -> list[str]:
     return list(json.loads(config.read_text(encoding="utf-8"))["structure"]) if config.is_file() else []
 
 
-def _model_lines(recipe: Mapping[str, Any], form: CardForm, routes: Sequence[str], training_data: Sequence[str], base_model: str | None) -> list[str]:
+def _model_lines(
+    recipe: Mapping[str, Any],
+    form: CardForm,
+    routes: Sequence[str],
+    training_data: Sequence[str],
+    base_model: str | None,
+) -> list[str]:
     """The card's description of the model, from the run's settings, its data and the routes it was saved with."""
     if recipe.get("tiny"):
         start = "a tiny randomly initialised encoder (the recipe's `tiny` settings)"
@@ -168,20 +174,30 @@ def _model_lines(recipe: Mapping[str, Any], form: CardForm, routes: Sequence[str
         start = f"`{base_model}`"
     else:
         start = f"a local encoder folder (`{Path(recipe.get('model', '')).name}`)"
-    lines = [f"Starting encoder: {start}, `{recipe['pooling']}` pooling." if "pooling" in recipe else f"Starting encoder: {start}."]
+    lines = [
+        f"Starting encoder: {start}, `{recipe['pooling']}` pooling."
+        if "pooling" in recipe
+        else f"Starting encoder: {start}."
+    ]
     if form == "text":
         lines.append("This folder holds the text route alone, in sentence-transformers' own modules.")
     elif routes:
         shared = ", all ending in the one shared encoder" if len(routes) > 1 else ""
         lines.append(f"Routes: {', '.join(f'`{route}`' for route in routes)}{shared}.")
     if "image_encoder" in recipe:  # caption grounding: the image side is training data, not part of the model
-        features = next((line.partition(": ")[2] for line in training_data if line.startswith("image_features: ")), None)
+        features = next(
+            (line.partition(": ")[2] for line in training_data if line.startswith("image_features: ")), None
+        )
         dimension = recipe.get("image_dimension", "?")
         if features:
-            grounded = f"frozen image features ({dimension}-d) read from `{features}` (the setting `image_encoder` unused)"
+            grounded = (
+                f"frozen image features ({dimension}-d) read from `{features}` (the setting `image_encoder` unused)"
+            )
         else:
             grounded = f"frozen `{recipe['image_encoder']}` image features ({dimension}-d, setting `image_encoder`)"
-        lines.append(f"Captions were grounded in {grounded}; the image features and the grounding heads served in training only.")
+        lines.append(
+            f"Captions were grounded in {grounded}; the image features and the grounding heads served in training only."
+        )
     return lines
 
 
@@ -281,7 +297,13 @@ def model_card(
         datasets=hub_datasets(training_data) or None,
         library_name="sentence-transformers",
         pipeline_tag="sentence-similarity",
-        tags=["sentence-transformers", "sentence-similarity", "feature-extraction", "sbert-nonling", method.replace("_", "-")],
+        tags=[
+            "sentence-transformers",
+            "sentence-similarity",
+            "feature-extraction",
+            "sbert-nonling",
+            method.replace("_", "-"),
+        ],
         model_name=name if eval_results else None,
         eval_results=eval_results or None,
     )
@@ -295,7 +317,8 @@ def model_card(
         f"---\n{card_data.to_yaml()}\n---",
         f"# {label} sentence encoder ({'text export' if form == 'text' else form + ' model'})",
         f"Trained with [sbert-nonling](https://pypi.org/project/sbert-nonling/), recipe `{label}`: {recipe.get('description', '')}",
-        "## Model\n\n" + "\n".join(f"- {line}" for line in _model_lines(recipe, form, routes, training_data, base.get("base_model"))),
+        "## Model\n\n"
+        + "\n".join(f"- {line}" for line in _model_lines(recipe, form, routes, training_data, base.get("base_model"))),
         "## Usage\n\n" + _loading_snippet(form, name, routes),
         "## Training\n\n"
         + ("\n".join(f"- {line}" for line in training_data) or "- (not recorded)")
@@ -309,10 +332,15 @@ def model_card(
         )
     evaluation = []
     if scores:
-        evaluation.append("STS, cosine Spearman x100 (dev scores are the only model-selection signal).\n\n" + _markdown_table(scores))
+        evaluation.append(
+            "STS, cosine Spearman x100 (dev scores are the only model-selection signal).\n\n" + _markdown_table(scores)
+        )
     if multilingual_scores:
         languages = {task: task.rpartition("-")[2] for row in multilingual_scores.values() for task in row}
-        evaluation.append("Multilingual STS-B dev (stsb_multi_mt), cosine Spearman x100.\n\n" + _markdown_table(multilingual_scores, languages))
+        evaluation.append(
+            "Multilingual STS-B dev (stsb_multi_mt), cosine Spearman x100.\n\n"
+            + _markdown_table(multilingual_scores, languages)
+        )
     if retrieval:
         rows = "\n".join(f"| {metric.replace('_', ' ')} | {value:.2f} |" for metric, value in retrieval.items())
         evaluation.append(

@@ -17,7 +17,9 @@ from sbert_nonling.util.validation import check_export_target
 logger = logging.getLogger(__name__)
 
 
-def export_text_model(model: SentenceTransformer, path: str | Path, model_name: str | None = None, overwrite: bool = False) -> Path:
+def export_text_model(
+    model: SentenceTransformer, path: str | Path, model_name: str | None = None, overwrite: bool = False
+) -> Path:
     """Save the text route of ``model`` as a checkpoint that plain ``SentenceTransformer(path)`` loads anywhere: the
     shared encoder as a built-in :class:`Transformer` (same weights, tokenizer, max_seq_length) and the downstream
     modules as they are, so it encodes text exactly as ``model`` does; other front-ends and loss heads are left out.
@@ -54,7 +56,9 @@ def export_text_model(model: SentenceTransformer, path: str | Path, model_name: 
             )
         encoder = text_route[0]
     if not isinstance(encoder, Transformer):
-        raise ValueError(f"Cannot export a text model whose encoder is a {type(encoder).__name__}; expected a Transformer.")
+        raise ValueError(
+            f"Cannot export a text model whose encoder is a {type(encoder).__name__}; expected a Transformer."
+        )
     downstream = list(model)[1:]
     for module in downstream:
         if not type(module).__module__.startswith("sentence_transformers."):

@@ -17,7 +17,14 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
     config_keys = (*UnpairedModalityContrastiveLoss.config_keys, "mini_batch_size")
     bibtex_keys = (*UnpairedModalityContrastiveLoss.bibtex_keys, "gao2021scaling")
 
-    def __init__(self, model: SentenceTransformer, *args: Any, mini_batch_size: int = 8, show_progress_bar: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        model: SentenceTransformer,
+        *args: Any,
+        mini_batch_size: int = 8,
+        show_progress_bar: bool = False,
+        **kwargs: Any,
+    ) -> None:
         r""":class:`UnpairedModalityContrastiveLoss` computed with GradCache (Gao et al., 2021): the same loss and,
         up to floating-point order, the same gradients, with the encoder's activations alive for only
         ``mini_batch_size`` views at a time, for a second forward pass of every view (see docs/visualcse.md).
@@ -67,12 +74,16 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
     def _head_parameters(self) -> list[Tensor]:
         return [parameter for parameter in self.head.parameters() if parameter.requires_grad]
 
-    def calculate_loss(self, reps: list[list[Tensor]], labels: Tensor | None = None, *, with_backward: bool = False) -> Tensor:
+    def calculate_loss(
+        self, reps: list[list[Tensor]], labels: Tensor | None = None, *, with_backward: bool = False
+    ) -> Tensor:
         embeddings = [self.head(torch.cat(column)) for column in reps]  # (N, d) per view
         loss = self.compute_loss_from_embeddings(embeddings, labels)
         if with_backward:
             views, parameters = [rep for column in reps for rep in column], self._head_parameters()
-            gradients = torch.autograd.grad(loss, views + parameters, allow_unused=True)  # unused: the mixin says which
+            gradients = torch.autograd.grad(
+                loss, views + parameters, allow_unused=True
+            )  # unused: the mixin says which
             for view, gradient in zip(views, gradients):
                 view.grad = gradient  # the cache GradCache's step 3 reads
             self._head_gradients = gradients[len(views) :]

@@ -33,16 +33,25 @@ def damsm_scores(words: Tensor, word_mask: Tensor, regions: Tensor, gammas: tupl
         return gamma3 * torch.logsumexp(relevance, dim=-1) / gamma2
 
 
-def check_image_features(owner: str, labels: Tensor | None, batch_size: int, image_dimension: int, regions: bool) -> Tensor:
+def check_image_features(
+    owner: str, labels: Tensor | None, batch_size: int, image_dimension: int, regions: bool
+) -> Tensor:
     """The label column of a caption batch as float image features, after checking them: one row per caption, width
     ``image_dimension``, a region grid (B, regions, d) if ``regions``, else that or global vectors (B, d)."""
     if labels is None or labels.ndim not in ((3,) if regions else (2, 3)):
-        expected, shape = "(B, regions, d)" if regions else "(B, d) or (B, regions, d)", None if labels is None else tuple(labels.shape)
+        expected, shape = (
+            "(B, regions, d)" if regions else "(B, d) or (B, regions, d)",
+            None if labels is None else tuple(labels.shape),
+        )
         raise ValueError(f"{owner} needs image features {expected} as the label column, got {shape}.")
     if labels.shape[0] != batch_size:
-        raise ValueError(f"Got image features for {labels.shape[0]} images but {batch_size} captions; one image per caption.")
+        raise ValueError(
+            f"Got image features for {labels.shape[0]} images but {batch_size} captions; one image per caption."
+        )
     if labels.shape[-1] != image_dimension:
-        raise ValueError(f"Image features have dimension {labels.shape[-1]}, but {owner} was built with image_dimension={image_dimension}.")
+        raise ValueError(
+            f"Image features have dimension {labels.shape[-1]}, but {owner} was built with image_dimension={image_dimension}."
+        )
     return labels.float()
 
 
@@ -129,9 +138,13 @@ class DAMSMLoss(LossConfig, nn.Module):
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
         """The loss from the model output of the caption column and the region features (B, R, d), for wrappers."""
         output = outputs[0]
-        regions = check_image_features(type(self).__name__, labels, output["token_embeddings"].shape[0], self.image_dimension, regions=True)
+        regions = check_image_features(
+            type(self).__name__, labels, output["token_embeddings"].shape[0], self.image_dimension, regions=True
+        )
         words = self.word_head(output["token_embeddings"][:, 1:])  # (B, T - 1, p): [CLS] dropped
-        scores = damsm_scores(words, output["attention_mask"][:, 1:], self.region_head(regions), self.gammas)  # (B_t, B_i)
+        scores = damsm_scores(
+            words, output["attention_mask"][:, 1:], self.region_head(regions), self.gammas
+        )  # (B_t, B_i)
         targets = torch.arange(scores.shape[0], device=scores.device)
         return (F.cross_entropy(scores, targets) + F.cross_entropy(scores.T, targets)) / 2
 

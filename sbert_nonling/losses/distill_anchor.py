@@ -22,7 +22,9 @@ class LossFromOutputs(Protocol):
     """What :class:`DistillAnchorLoss` needs from its base loss: the loss from the model outputs of each column, so the
     student runs once per batch (SimCSELoss, MultimodalAlignLoss, DAMSMLoss)."""
 
-    def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> Tensor | dict[str, Tensor]: ...
+    def compute_loss_from_outputs(
+        self, outputs: list[dict[str, Tensor]], labels: Tensor | None
+    ) -> Tensor | dict[str, Tensor]: ...
 
 
 class DistillAnchorLoss(LossConfig, nn.Module):
@@ -98,9 +100,13 @@ class DistillAnchorLoss(LossConfig, nn.Module):
                 "compute_loss_from_outputs(outputs, labels) (the LossFromOutputs protocol); add it to the base loss."
             )
         if anchor_distillation_temperature <= 0:
-            raise ValueError(f"anchor_distillation_temperature={anchor_distillation_temperature!r} must be positive (MACD uses 2).")
+            raise ValueError(
+                f"anchor_distillation_temperature={anchor_distillation_temperature!r} must be positive (MACD uses 2)."
+            )
         if anchor_kl_weight < 0 or anchor_cosine_weight < 0 or anchor_kl_weight == anchor_cosine_weight == 0:
-            raise ValueError(f"anchor_kl_weight={anchor_kl_weight} and anchor_cosine_weight={anchor_cosine_weight} must be >= 0 and not both 0.")
+            raise ValueError(
+                f"anchor_kl_weight={anchor_kl_weight} and anchor_cosine_weight={anchor_cosine_weight} must be >= 0 and not both 0."
+            )
         if cosine_target not in ("token_embeddings", "sentence_embedding"):
             raise ValueError(f"cosine_target={cosine_target!r} must be 'token_embeddings' or 'sentence_embedding'.")
         self.model = model
@@ -117,7 +123,9 @@ class DistillAnchorLoss(LossConfig, nn.Module):
     def teacher(self) -> SentenceTransformer:
         return self._teacher[0]
 
-    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> dict[str, Tensor]:
+    def forward(
+        self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None
+    ) -> dict[str, Tensor]:
         sentence_features = list(sentence_features)
         teacher_features = [dict(features) for features in sentence_features]  # modules write into the dicts
         student = [self.model(features) for features in sentence_features]
@@ -133,7 +141,9 @@ class DistillAnchorLoss(LossConfig, nn.Module):
             result = self.base_loss.compute_loss_from_outputs(student, labels)
             losses = dict(result) if isinstance(result, dict) else {"base": result}
         if self.anchor_kl_weight:
-            losses["anchor_kl"] = self.anchor_kl_weight * self.kl_term(student[0]["sentence_embedding"], teacher[0]["sentence_embedding"])
+            losses["anchor_kl"] = self.anchor_kl_weight * self.kl_term(
+                student[0]["sentence_embedding"], teacher[0]["sentence_embedding"]
+            )
         if self.anchor_cosine_weight:
             losses["anchor_cosine"] = self.anchor_cosine_weight * self.cosine_term(student[0], teacher[0])
         return losses
@@ -158,4 +168,7 @@ class DistillAnchorLoss(LossConfig, nn.Module):
             return (distance * mask).sum() / mask.sum()
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {**super().get_config_dict(), "base_loss": None if self.base_loss is None else type(self.base_loss).__name__}
+        return {
+            **super().get_config_dict(),
+            "base_loss": None if self.base_loss is None else type(self.base_loss).__name__,
+        }

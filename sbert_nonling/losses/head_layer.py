@@ -39,7 +39,9 @@ class HeadLayer(nn.Module):
     def __init__(self, embedding_dimension: int, hidden_dimension: int = 768, dropout: float = 0.3) -> None:
         super().__init__()
         if embedding_dimension <= 0 or hidden_dimension <= 0:
-            raise ValueError(f"embedding_dimension={embedding_dimension!r} and hidden_dimension={hidden_dimension!r} must be positive.")
+            raise ValueError(
+                f"embedding_dimension={embedding_dimension!r} and hidden_dimension={hidden_dimension!r} must be positive."
+            )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout={dropout!r} must be in [0, 1) (the paper uses 0.3).")
         self.embedding_dimension = embedding_dimension
@@ -54,10 +56,16 @@ class HeadLayer(nn.Module):
         return self.dropout_layer(self.activation(self.linear(embeddings)))
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {"embedding_dimension": self.embedding_dimension, "hidden_dimension": self.hidden_dimension, "dropout": self.dropout}
+        return {
+            "embedding_dimension": self.embedding_dimension,
+            "hidden_dimension": self.hidden_dimension,
+            "dropout": self.dropout,
+        }
 
 
-def build_head_layer(model: SentenceTransformer, hidden_dimension: int | None, dropout: float, head_layer: HeadLayer | None) -> HeadLayer | None:
+def build_head_layer(
+    model: SentenceTransformer, hidden_dimension: int | None, dropout: float, head_layer: HeadLayer | None
+) -> HeadLayer | None:
     """``head_layer`` if given, else a new one of width ``hidden_dimension`` on the model's embedding (None: no layer)."""
     if head_layer is None and hidden_dimension is not None:
         return HeadLayer(embedding_dimension(model), hidden_dimension, dropout)
@@ -81,11 +89,15 @@ class HeadLayerLoss(LossConfig):
         self.hidden_dimension = head_layer.hidden_dimension if head_layer is not None else None
         self.dropout = head_layer.dropout if head_layer is not None else 0.0
 
-    def check_batch(self, embeddings: list[Tensor], labels: Tensor | None, columns: int, check_labels: bool = True) -> None:
+    def check_batch(
+        self, embeddings: list[Tensor], labels: Tensor | None, columns: int, check_labels: bool = True
+    ) -> None:
         """Raise unless the batch has ``columns`` text columns and, with ``check_labels``, one label per example."""
         if len(embeddings) != columns:
             expected = "one text column (a sentence)" if columns == 1 else "two text columns (a sentence pair)"
             raise ValueError(f"{type(self).__name__} expects {expected}, got {len(embeddings)}.")
         if check_labels and (labels is None or labels.numel() != embeddings[0].shape[0]):
             found = None if labels is None else tuple(labels.shape)
-            raise ValueError(f"{type(self).__name__} expects {embeddings[0].shape[0]} labels (one per example), got {found}.")
+            raise ValueError(
+                f"{type(self).__name__} expects {embeddings[0].shape[0]} labels (one per example), got {found}."
+            )

@@ -19,7 +19,10 @@ from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
 
 #: MultipleNegativesRankingLoss's directions for each grounding direction (queries: captions; documents: images).
-MNRL_DIRECTIONS: dict[str, tuple[Any, ...]] = {"text_to_image": ("query_to_doc",), "symmetric": ("query_to_doc", "doc_to_query")}
+MNRL_DIRECTIONS: dict[str, tuple[Any, ...]] = {
+    "text_to_image": ("query_to_doc",),
+    "symmetric": ("query_to_doc", "doc_to_query"),
+}
 
 
 class MultimodalAlignLoss(LossConfig, nn.Module):
@@ -132,8 +135,12 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
         self.grounding_direction = grounding_direction
         self.grounding_temperature = grounding_temperature
         self.gather_across_devices = gather_across_devices
-        self.text_head = make_training_head(projection_head, embedding_dimension(model), projection_dimension, name="projection_head")
-        self.image_head = make_training_head(projection_head, image_dimension, projection_dimension, name="projection_head")
+        self.text_head = make_training_head(
+            projection_head, embedding_dimension(model), projection_dimension, name="projection_head"
+        )
+        self.image_head = make_training_head(
+            projection_head, image_dimension, projection_dimension, name="projection_head"
+        )
         self.image_dimension = image_dimension
         self.projection_dimension = projection_dimension
         self.projection_head = projection_head
@@ -141,7 +148,9 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
         self.local_loss = DAMSMLoss(model, image_dimension, projection_dimension, gammas) if local_weight else None
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
-        return self.compute_loss_from_outputs(forward_views(self.model, sentence_features), labels)  # both views, one forward
+        return self.compute_loss_from_outputs(
+            forward_views(self.model, sentence_features), labels
+        )  # both views, one forward
 
     def project_text(self, sentence_embeddings: Tensor) -> Tensor:
         """Sentence embeddings (B, hidden) in the shared grounding space (B, projection_dimension), through the text head."""
@@ -155,7 +164,9 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
         """The loss terms from the model outputs of the caption views and the image features, for wrappers."""
         batch_size = outputs[0]["sentence_embedding"].shape[0]
-        image_features = check_image_features(type(self).__name__, labels, batch_size, self.image_dimension, regions=self.local_loss is not None)
+        image_features = check_image_features(
+            type(self).__name__, labels, batch_size, self.image_dimension, regions=self.local_loss is not None
+        )
         losses: dict[str, Tensor] = {}
         if self.text_loss is not None:
             losses["simcse"] = self.text_loss.compute_loss_from_outputs(outputs)
@@ -172,9 +183,16 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
         numbers near the scale (20), which float32 keeps only to about 1e-6, large on a near-zero loss."""
         with float32_math(texts, images) as (texts, images):
             # MultipleNegativesRankingLoss annotates labels as Tensor but never reads them.
-            return self.grounding_loss.compute_loss_from_embeddings([texts.double(), images.double()], cast(Tensor, None)).float()
+            return self.grounding_loss.compute_loss_from_embeddings(
+                [texts.double(), images.double()], cast(Tensor, None)
+            ).float()
 
     def get_config_dict(self) -> dict[str, Any]:
         gammas = None if self.local_loss is None else list(self.local_loss.gammas)
         text_loss = None if self.text_loss is None else self.text_loss.get_config_dict()
-        return {**super().get_config_dict(), "gammas": gammas, "gather_across_devices": self.gather_across_devices, "text_loss": text_loss}
+        return {
+            **super().get_config_dict(),
+            "gammas": gammas,
+            "gather_across_devices": self.gather_across_devices,
+            "text_loss": text_loss,
+        }

@@ -91,7 +91,9 @@ class SimCSELoss(LossConfig, MultipleNegativesRankingLoss):
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
         # (bs, dim) per column: anchor, positive, optional negatives; all sentences, so one merged forward pass
-        embeddings = [self.head(embedding) for embedding in embed_columns(self.model, sentence_features, separate_first=False)]
+        embeddings = [
+            self.head(embedding) for embedding in embed_columns(self.model, sentence_features, separate_first=False)
+        ]
         return self.compute_loss_from_embeddings(embeddings, labels)
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> Tensor:
@@ -103,4 +105,6 @@ class SimCSELoss(LossConfig, MultipleNegativesRankingLoss):
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
         """The loss from the model's outputs of each column, through the training head: for wrappers that run the
         model themselves (:class:`DistillAnchorLoss`, :class:`MultimodalAlignLoss`)."""
-        return self.compute_loss_from_embeddings([self.head(output["sentence_embedding"]) for output in outputs], labels)
+        return self.compute_loss_from_embeddings(
+            [self.head(output["sentence_embedding"]) for output in outputs], labels
+        )

@@ -88,7 +88,9 @@ class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
             raise ValueError(f"temperature={temperature!r} must be positive (Pixel Linguist uses 0.05).")
         if learnable_temperature and not 1.0 / temperature <= max_scale:
             raise ValueError(f"1 / temperature = {1 / temperature:g} exceeds max_scale={max_scale:g}.")
-        self.logit_scale: nn.Parameter | None = None  # the parent's __init__ sets scale (1 / temperature) through the setter
+        self.logit_scale: nn.Parameter | None = (
+            None  # the parent's __init__ sets scale (1 / temperature) through the setter
+        )
         super().__init__(
             model,
             scale=1.0 / temperature,
@@ -101,7 +103,11 @@ class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
         if learnable_temperature:
             self.logit_scale = nn.Parameter(torch.tensor(math.log(self._initial_scale)))
         self.token_head_kind = token_head
-        self.token_head = None if token_head == "none" else make_training_head(token_head, embedding_dimension(model), name="token_head")
+        self.token_head = (
+            None
+            if token_head == "none"
+            else make_training_head(token_head, embedding_dimension(model), name="token_head")
+        )
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
         outputs = forward_views(self.model, sentence_features)  # same-size renders: one forward pass

@@ -124,7 +124,9 @@ class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):
             raise ValueError(f"mode={self.mode!r} needs a label column (class ids); use mode='simclr' without labels.")
         labels = torch.as_tensor(labels, device=device).reshape(-1)
         if labels.shape[0] != batch_size:
-            raise ValueError(f"Got {labels.shape[0]} labels for a batch of {batch_size} inputs; expected one per input.")
+            raise ValueError(
+                f"Got {labels.shape[0]} labels for a batch of {batch_size} inputs; expected one per input."
+            )
         with float32_math(*embeddings) as embeddings:
             view_1, view_2 = (F.normalize(embedding, dim=-1) for embedding in embeddings)  # (N, d) each
             if self.mode == "released_label_rank":

@@ -7,7 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sbert_nonling.configs import AudioCSEConfig, MACDConfig, MCSEConfig, MultitaskConfig, PixelLinguistConfig, SimCSEConfig, VisualCSEConfig
+from sbert_nonling.configs import (
+    AudioCSEConfig,
+    MACDConfig,
+    MCSEConfig,
+    MultitaskConfig,
+    PixelLinguistConfig,
+    SimCSEConfig,
+    VisualCSEConfig,
+)
 from sbert_nonling.data.sources import DataSources
 from sbert_nonling.methods.grounding import build_grounding
 from sbert_nonling.methods.multitask import build_multitask, task_losses

@@ -22,7 +22,12 @@ from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
 from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.methods.plan import MethodPlan, TrainingStage
-from sbert_nonling.methods.sentence_encoder import recipe_label, single_run_arguments, starting_sentence_model, text_training_data
+from sbert_nonling.methods.sentence_encoder import (
+    recipe_label,
+    single_run_arguments,
+    starting_sentence_model,
+    text_training_data,
+)
 from sbert_nonling.modules.encoder_families import learned_position_embeddings
 from sbert_nonling.util.unreachable import loading
 
@@ -40,7 +45,9 @@ def _image_features(
     if image_features is not None:
         names, features = load_image_features(image_features)
         if kind not in features:
-            raise ValueError(f"{image_features} holds {sorted(features)} features; {recipe_label(config).lower()} needs {kind!r}.")
+            raise ValueError(
+                f"{image_features} holds {sorted(features)} features; {recipe_label(config).lower()} needs {kind!r}."
+            )
         extracted = False
     else:
         names = sorted({image for image, _ in pairs})
@@ -48,7 +55,9 @@ def _image_features(
             "pass precomputed features (image_features=F, --image-features F; made by `sbert-nonling features`), or set "
             "image_encoder to efficientnet-lite0 (--set image_encoder=efficientnet-lite0), whose weights a pip package ships."
         )
-        with loading("Image encoder", config.image_encoder, f"{recipe_label(config)}, setting 'image_encoder'", offline):
+        with loading(
+            "Image encoder", config.image_encoder, f"{recipe_label(config)}, setting 'image_encoder'", offline
+        ):
             encoder = FrozenImageEncoder.by_name(config.image_encoder)
         features = extract_image_features([images[name] for name in names], encoder, regions=config.regions)
         extracted = True
@@ -78,7 +87,9 @@ def _freeze_position_embeddings(model) -> None:
     encoder = model[0].encoder
     position_embeddings = learned_position_embeddings(encoder.auto_model)
     if position_embeddings is None:
-        logger.warning(f"freeze_position_embeddings: {encoder.config.model_type} has no learned position embeddings to freeze.")
+        logger.warning(
+            f"freeze_position_embeddings: {encoder.config.model_type} has no learned position embeddings to freeze."
+        )
     else:
         position_embeddings.requires_grad_(False)
 
@@ -119,15 +130,21 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
     """
     text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file, captions_only=True)
     if data.captions_file is None:
-        raise ValueError(f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local file).")
+        raise ValueError(
+            f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local file)."
+        )
     pairs, images = load_caption_pairs(data.captions_file, data.image_dir)
     heldout_names: set[str] = set()
     if data.heldout_images_file is not None:
-        heldout_names = {line.strip() for line in Path(data.heldout_images_file).read_text(encoding="utf-8").splitlines()} - {""}
+        heldout_names = {
+            line.strip() for line in Path(data.heldout_images_file).read_text(encoding="utf-8").splitlines()
+        } - {""}
     heldout_pairs = [pair for pair in pairs if pair[0] in heldout_names]
     pairs = [pair for pair in pairs if pair[0] not in heldout_names]
     if data.heldout_images_file is not None and (not heldout_pairs or not pairs):
-        raise ValueError(f"{data.heldout_images_file} must hold some, but not all, of the captioned images ({len(heldout_pairs)} held out).")
+        raise ValueError(
+            f"{data.heldout_images_file} must hold some, but not all, of the captioned images ({len(heldout_pairs)} held out)."
+        )
     names, features, extracted = _image_features(config, pairs + heldout_pairs, images, data.image_features)
     kind = "regions" if config.regions else "global"
     heldout = _heldout_set(heldout_pairs, names, features[kind]) if heldout_pairs else None
@@ -137,20 +154,35 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
     if config.freeze_position_embeddings:
         _freeze_position_embeddings(sentence_model)
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
-    args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps, interleaved=text_dataset is not None)
+    args = single_run_arguments(
+        config, evaluator is not None, warmup=config.warmup_steps, interleaved=text_dataset is not None
+    )
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
-    text_loss = SimCSELoss(sentence_model, gather_across_devices=gather, **config.keywords_for(SimCSELoss)) if text_dataset is not None else None
+    text_loss = (
+        SimCSELoss(sentence_model, gather_across_devices=gather, **config.keywords_for(SimCSELoss))
+        if text_dataset is not None
+        else None
+    )
     grounding = MultimodalAlignLoss(
-        sentence_model, config.image_dimension, text_loss, gather_across_devices=gather, **config.keywords_for(MultimodalAlignLoss)
+        sentence_model,
+        config.image_dimension,
+        text_loss,
+        gather_across_devices=gather,
+        **config.keywords_for(MultimodalAlignLoss),
     )
     caption_loss: torch.nn.Module = grounding
     if config.anchor:
         caption_loss = DistillAnchorLoss(sentence_model, base_loss=grounding, **config.keywords_for(DistillAnchorLoss))
     if text_dataset is None or text_loss is None:
-        stage = TrainingStage("train", caption_dataset, caption_loss, args, trainer_kwargs={"train_dataset_name": "captions"})
+        stage = TrainingStage(
+            "train", caption_dataset, caption_loss, args, trainer_kwargs={"train_dataset_name": "captions"}
+        )
     else:
         stage = TrainingStage(
-            "train", DatasetDict({"text": text_dataset, "captions": caption_dataset}), {"text": text_loss, "captions": caption_loss}, args
+            "train",
+            DatasetDict({"text": text_dataset, "captions": caption_dataset}),
+            {"text": text_loss, "captions": caption_loss},
+            args,
         )
 
     def retrieval(trained) -> dict[str, float]:

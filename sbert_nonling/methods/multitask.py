@@ -66,7 +66,9 @@ def _subsample(items: Sequence[Any], limit: int | None, seed: int) -> list[Any]:
     return [items[index] for index in keep]
 
 
-def _contrastive_dataset(text_file, nli_file, limit: int | None, seed: int) -> tuple[DatasetDict | Dataset | None, list[str]]:
+def _contrastive_dataset(
+    text_file, nli_file, limit: int | None, seed: int
+) -> tuple[DatasetDict | Dataset | None, list[str]]:
     """NLI triplets (supervised positives, contradictions as explicit negatives) and/or (s, s) pairs of a text file."""
     parts, sentences = {}, []
     if nli_file is not None:
@@ -82,7 +84,9 @@ def _contrastive_dataset(text_file, nli_file, limit: int | None, seed: int) -> t
     return (next(iter(parts.values())) if len(parts) == 1 else DatasetDict(parts)), sentences
 
 
-def _task_datasets(config: MultitaskConfig, task_dir: Path) -> tuple[dict[str, Dataset], dict[str, tuple[str, ...]], list[str]]:
+def _task_datasets(
+    config: MultitaskConfig, task_dir: Path
+) -> tuple[dict[str, Dataset], dict[str, tuple[str, ...]], list[str]]:
     """The supervised task datasets from ``task_dir`` (SentEval layout), their label names and all their sentences."""
     limit, seed = config.train_limit, config.seed
     stsb_train, sick_train = task_dir / "STSBenchmark" / "sts-train.csv", task_dir / "SICK" / "SICK_train.txt"
@@ -102,7 +106,9 @@ def _task_datasets(config: MultitaskConfig, task_dir: Path) -> tuple[dict[str, D
         sentences += [sentence for sentence, _ in genres]
     if "pair_classification" in config.tasks:
         pairs = _subsample(read_sick_entailment(sick_train), limit, seed)
-        datasets["pair_classification"], labels["pair_classification"] = pair_classification_dataset(pairs, SICK_LABELS)
+        datasets["pair_classification"], labels["pair_classification"] = pair_classification_dataset(
+            pairs, SICK_LABELS
+        )
         sentences += [sentence for pair in pairs for sentence in pair[:2]]
     if "sts" in config.tasks:
         parts = []
@@ -135,7 +141,9 @@ def task_losses(
         if task == "classification":
             losses[task] = SentenceClassificationLoss(model, num_labels[task], hidden_dimension, dropout)
         elif task == "pair_classification":
-            losses[task] = PairClassificationLoss(model, num_labels[task], pair_head, hidden_dimension, dropout, head_layer=shared)
+            losses[task] = PairClassificationLoss(
+                model, num_labels[task], pair_head, hidden_dimension, dropout, head_layer=shared
+            )
         elif task == "sts":
             losses[task] = STSRegressionLoss(model, hidden_dimension, dropout, head_layer=shared)
         elif task == "contrastive":
@@ -188,20 +196,30 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
     contrastive_runs, multitask_runs = config.contrastive.max_steps != 0, config.multitask.max_steps != 0
     contrastive_data, sentences = _contrastive_dataset(data.text_file, data.nli_file, config.train_limit, config.seed)
     if (contrastive_runs or "contrastive" in config.tasks) and contrastive_data is None:
-        raise ValueError("The contrastive stage trains on NLI triplets or sentences: pass nli_file (sent0,sent1,hard_neg CSV) or text_file.")
+        raise ValueError(
+            "The contrastive stage trains on NLI triplets or sentences: pass nli_file (sent0,sent1,hard_neg CSV) or text_file."
+        )
     datasets, labels, task_sentences = _task_datasets(config, Path(data.sts_dir)) if multitask_runs else ({}, {}, [])
     sentence_model = starting_sentence_model(config, sentences + task_sentences, tiny_encoder=config.tiny_encoder)
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
-    contrastive_loss = SimCSELoss(sentence_model, **config.keywords_for(SimCSELoss)) if contrastive_data is not None else None
+    contrastive_loss = (
+        SimCSELoss(sentence_model, **config.keywords_for(SimCSELoss)) if contrastive_data is not None else None
+    )
 
     stages: list[TrainingStage | ModelUpdate] = []
     if contrastive_runs:
         assert contrastive_data is not None and contrastive_loss is not None  # refused above when it is missing
         args = stage_arguments(config, "contrastive", config.contrastive, evaluator is not None)
         loss: nn.Module | dict[str, nn.Module] = (
-            dict.fromkeys(contrastive_data, contrastive_loss) if isinstance(contrastive_data, DatasetDict) else contrastive_loss
+            dict.fromkeys(contrastive_data, contrastive_loss)
+            if isinstance(contrastive_data, DatasetDict)
+            else contrastive_loss
         )
-        named = {} if isinstance(contrastive_data, DatasetDict) else {"train_dataset_name": "nli" if data.nli_file is not None else "text"}
+        named = (
+            {}
+            if isinstance(contrastive_data, DatasetDict)
+            else {"train_dataset_name": "nli" if data.nli_file is not None else "text"}
+        )
         stages.append(
             TrainingStage(
                 "contrastive",
@@ -214,11 +232,17 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
         )
     if multitask_runs:
         if "contrastive" in config.tasks:
-            datasets["contrastive"] = contrastive_data["nli"] if isinstance(contrastive_data, DatasetDict) else contrastive_data
+            datasets["contrastive"] = (
+                contrastive_data["nli"] if isinstance(contrastive_data, DatasetDict) else contrastive_data
+            )
         task_data = DatasetDict({task: datasets[task] for task in config.tasks})
         sampler = multitask_sampler_arguments(config.scheme, len(config.tasks))
         args = stage_arguments(
-            config, "multitask", config.multitask, evaluator is not None, gradient_accumulation_steps=sampler["gradient_accumulation_steps"]
+            config,
+            "multitask",
+            config.multitask,
+            evaluator is not None,
+            gradient_accumulation_steps=sampler["gradient_accumulation_steps"],
         )
         args.batch_sampler = BatchSamplers.BATCH_SAMPLER
         args.multi_dataset_batch_sampler = sampler["multi_dataset_batch_sampler"]
@@ -235,7 +259,11 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
                 contrastive_loss=contrastive_loss,
             )
 
-        record = {"stage": "multitask", "examples": _examples(task_data), "labels": {task: list(names) for task, names in labels.items()}}
+        record = {
+            "stage": "multitask",
+            "examples": _examples(task_data),
+            "labels": {task: list(names) for task, names in labels.items()},
+        }
         stages.append(TrainingStage("multitask", task_data, heads, args, record=record))
     return MethodPlan(
         sentence_model,

@@ -109,14 +109,22 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
     pixel_model = build_pixel_model(encoder, max_patches=config.max_patches)
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     sentences = read_sentences(data.text_file) if data.text_file else None
-    nli_pairs = [(premise, entailment) for premise, entailment, _ in read_nli_triplets(data.nli_file)] if data.nli_file else None
+    nli_pairs = (
+        [(premise, entailment) for premise, entailment, _ in read_nli_triplets(data.nli_file)]
+        if data.nli_file
+        else None
+    )
     nli = Dataset.from_dict(dict(zip(("anchor", "positive"), map(list, zip(*nli_pairs))))) if nli_pairs else None
 
-    def run(kind: str, name: str, dataset: Dataset, before: tuple[ModelHook, ...] = (), after: tuple[ModelHook, ...] = ()) -> TrainingStage:
+    def run(
+        kind: str, name: str, dataset: Dataset, before: tuple[ModelHook, ...] = (), after: tuple[ModelHook, ...] = ()
+    ) -> TrainingStage:
         args = stage_arguments(config, name, config.stages()[kind], evaluator is not None)
 
         def loss() -> SymmetricInfoNCE:
-            return SymmetricInfoNCE(pixel_model, gather_across_devices=args.world_size > 1, **config.keywords_for(SymmetricInfoNCE))
+            return SymmetricInfoNCE(
+                pixel_model, gather_across_devices=args.world_size > 1, **config.keywords_for(SymmetricInfoNCE)
+            )
 
         return TrainingStage(
             name,
@@ -136,14 +144,26 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
         average = WeightAverage()
         for index, perturbation_set in enumerate(config.perturbation_sets):
             pairs = Dataset.from_dict({"text": sentences}).map(
-                PerturbationPairs(perturbation_set, rate=config.perturbation_rate, seed=config.seed), batched=True, remove_columns=["text"]
+                PerturbationPairs(perturbation_set, rate=config.perturbation_rate, seed=config.seed),
+                batched=True,
+                remove_columns=["text"],
             )
             name = f"visual-{index}-{'+'.join(perturbation_set)}"
             stages.append(run("visual", name, pairs, before=(average.restore_start,), after=(average.collect,)))
-        stages.append(ModelUpdate("visual-average", average.apply, record={"stage": "average", "runs": len(config.perturbation_sets)}))
+        stages.append(
+            ModelUpdate(
+                "visual-average", average.apply, record={"stage": "average", "runs": len(config.perturbation_sets)}
+            )
+        )
     if config.topical.max_steps != 0:
         sentences = _required(sentences, "text_file", "topical")
-        stages.append(run("topical", "topical", span_pairs_dataset(sentences, config.span_min_words, config.span_max_words, config.seed)))
+        stages.append(
+            run(
+                "topical",
+                "topical",
+                span_pairs_dataset(sentences, config.span_min_words, config.span_max_words, config.seed),
+            )
+        )
     if config.reasoning.max_steps != 0:
         stages.append(run("reasoning", "reasoning", _required(nli, "nli_file", "reasoning")))
     if config.leapfrog_iterations > 0:
@@ -159,5 +179,7 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
         staged=True,
         has_text_export=False,
         card_form="pixel",
-        training_data=data.card_lines("text_file", "nli_file", *(["stsb_multi_dir"] if config.leapfrog_iterations else [])),
+        training_data=data.card_lines(
+            "text_file", "nli_file", *(["stsb_multi_dir"] if config.leapfrog_iterations else [])
+        ),
     )

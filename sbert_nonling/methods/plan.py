@@ -65,7 +65,12 @@ class TrainingStage:
     def trainer(self, model: SentenceTransformer, evaluator: SentenceEvaluator | None = None) -> NonLinguisticTrainer:
         """The stage's trainer for ``model`` (its loss built by :meth:`build_loss`); call ``.train()`` on it."""
         return self.trainer_class(
-            model=model, args=self.args, train_dataset=self.train_dataset, loss=self.build_loss(), evaluator=evaluator, **self.trainer_kwargs
+            model=model,
+            args=self.args,
+            train_dataset=self.train_dataset,
+            loss=self.build_loss(),
+            evaluator=evaluator,
+            **self.trainer_kwargs,
         )
 
 

@@ -42,7 +42,9 @@ def text_training_data(
         return None, []
     if config.data == "text":
         if text_file is None:
-            raise ValueError(f"{recipe_label(config)} trains on plain sentences: pass text_file (one sentence per line).")
+            raise ValueError(
+                f"{recipe_label(config)} trains on plain sentences: pass text_file (one sentence per line)."
+            )
         sentences = read_sentences(text_file)
         return sentence_pairs_dataset(sentences), sentences
     if nli_file is None:
@@ -51,7 +53,9 @@ def text_training_data(
     return nli_triplets_dataset(triplets), [sentence for triplet in triplets for sentence in triplet]
 
 
-def starting_sentence_model(config: SentenceEncoderConfig, sentences: list[str], tiny_encoder: dict[str, Any] | None = None) -> SentenceTransformer:
+def starting_sentence_model(
+    config: SentenceEncoderConfig, sentences: list[str], tiny_encoder: dict[str, Any] | None = None
+) -> SentenceTransformer:
     """The sentence model training starts from (:func:`build_sentence_model` with ``config.pooling`` and
     ``config.max_seq_length``): with ``config.tiny`` a small random BERT whose vocabulary comes from ``sentences``
     (:func:`build_tiny_encoder` with ``tiny_encoder``, in a temporary folder), else ``config.model``; a
@@ -71,7 +75,11 @@ def starting_sentence_model(config: SentenceEncoderConfig, sentences: list[str],
         )
 
 
-def single_run_arguments(config: SingleRunConfig, evaluating: bool, warmup: float, **options: Any) -> SentenceTransformerTrainingArguments:
+def single_run_arguments(
+    config: SingleRunConfig, evaluating: bool, warmup: float, **options: Any
+) -> SentenceTransformerTrainingArguments:
     """The arguments of a single-run method's one training run (:func:`training_arguments`): the config's settings named
     like its keywords (learning rate, batch size, epochs, max steps, accumulation), checkpoints in ``checkpoints/``."""
-    return training_arguments(config, "checkpoints", evaluating, warmup=warmup, **config.keywords_for(training_arguments), **options)
+    return training_arguments(
+        config, "checkpoints", evaluating, warmup=warmup, **config.keywords_for(training_arguments), **options
+    )

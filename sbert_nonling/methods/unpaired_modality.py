@@ -19,7 +19,12 @@ from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
 from sbert_nonling.methods.plan import MethodPlan, TrainingStage
-from sbert_nonling.methods.sentence_encoder import recipe_label, single_run_arguments, starting_sentence_model, text_training_data
+from sbert_nonling.methods.sentence_encoder import (
+    recipe_label,
+    single_run_arguments,
+    starting_sentence_model,
+    text_training_data,
+)
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.modules.modality_router import ModalityRouter
@@ -30,9 +35,13 @@ from sbert_nonling.util.unreachable import loading
 VIT_OFFLINE = "set vit to None (--set vit=null) for a random patch embedding, or to a local ViT folder (--set vit=PATH), or train with --tiny."
 
 
-def _image_route(config: VisualCSEConfig, hidden_size: int, image_dir: str | Path | None) -> tuple[Dataset, InputModule]:
+def _image_route(
+    config: VisualCSEConfig, hidden_size: int, image_dir: str | Path | None
+) -> tuple[Dataset, InputModule]:
     if image_dir is None:
-        raise ValueError(f"{recipe_label(config)} trains on unpaired images: pass image_dir (one sub-folder per class).")
+        raise ValueError(
+            f"{recipe_label(config)} trains on unpaired images: pass image_dir (one sub-folder per class)."
+        )
     dataset, _ = image_folder_dataset(image_dir, img_size=config.img_size, limit_per_class=config.images_per_class)
     if config.tiny or config.vit is None:  # a random patch embedding, trained from scratch
         front_end = ImagePatchEmbed(embedding_dimension=hidden_size, **config.keywords_for(ImagePatchEmbed))
@@ -53,7 +62,9 @@ def _audio_route(
         )
     label_fn = label_from_regex(audio_label_regex) if audio_label_regex is not None else None
     dataset, _ = audio_folder_dataset(audio_dir, label_fn, limit=config.clips, limit_per_class=config.clips_per_class)
-    return dataset, AudioPatchEmbed(embedding_dimension=hidden_size, layout=config.audio_layout, **config.keywords_for(AudioPatchEmbed))
+    return dataset, AudioPatchEmbed(
+        embedding_dimension=hidden_size, layout=config.audio_layout, **config.keywords_for(AudioPatchEmbed)
+    )
 
 
 def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -> MethodPlan:
@@ -106,11 +117,16 @@ def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -
 
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     joint = config.scheme == "joint"
-    args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps, gradient_accumulation_steps=2 if joint else 1)
+    args = single_run_arguments(
+        config, evaluator is not None, warmup=config.warmup_steps, gradient_accumulation_steps=2 if joint else 1
+    )
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
     text_loss = SimCSELoss(sentence_model, gather_across_devices=gather, **config.keywords_for(SimCSELoss))
     modality_loss = UnpairedModalityContrastiveLoss(
-        sentence_model, mode=config.modality_mode, temperature=config.modality_temperature, gather_across_devices=gather
+        sentence_model,
+        mode=config.modality_mode,
+        temperature=config.modality_temperature,
+        gather_across_devices=gather,
     )
     stage = TrainingStage(
         "train",
@@ -125,4 +141,9 @@ def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -
             "weights": {config.modality: config.modality_weight} if joint else {},
         },
     )
-    return MethodPlan(sentence_model, [stage], evaluator, training_data=data.card_lines("text_file", "nli_file", "image_dir", "audio_dir"))
+    return MethodPlan(
+        sentence_model,
+        [stage],
+        evaluator,
+        training_data=data.card_lines("text_file", "nli_file", "image_dir", "audio_dir"),
+    )

@@ -43,7 +43,9 @@ def build_pixel_model(
     if isinstance(encoder, str):
         encoder = PixelEncoder.from_pretrained(encoder, max_patches=max_patches)
     elif encoder.max_patches != max_patches:
-        raise ValueError(f"The PixelEncoder reads {encoder.max_patches} patches but max_patches={max_patches}; build both with the same number.")
+        raise ValueError(
+            f"The PixelEncoder reads {encoder.max_patches} patches but max_patches={max_patches}; build both with the same number."
+        )
     renderer = PixelRenderer(max_patches=max_patches, **(renderer_kwargs or {}))
     router = ModalityRouter({"pixel": [renderer, encoder]}, default_route="pixel")
     return SentenceTransformer(

@@ -101,7 +101,9 @@ def _continue_sentence_transformer(
     name: str, pooling: str | None, max_seq_length: int | str | None, front_ends: dict[str, InputModule] | None
 ) -> SentenceTransformer:
     """The sentence-transformers model ``name`` with its Transformer replaced by a SharedEncoder (+ front-ends)."""
-    plain = SentenceTransformer(name, device="cpu", model_card_data=SentenceTransformerModelCardData(local_files_only=True))
+    plain = SentenceTransformer(
+        name, device="cpu", model_card_data=SentenceTransformerModelCardData(local_files_only=True)
+    )
     if not isinstance(plain[0], Transformer):
         raise ValueError(
             f"{name} starts with a {type(plain[0]).__name__}, not a Transformer: only a model whose first module is "
@@ -120,7 +122,9 @@ def _continue_sentence_transformer(
     downstream = own if pooling is None else _pooling_modules(encoder, pooling)
     if pooling is not None:
         replaced, new = [type(module).__name__ for module in own], [type(module).__name__ for module in downstream]
-        logger.warning(f"Continuing {name} with pooling={pooling!r}: its own modules {replaced} are replaced by {new}.")
+        logger.warning(
+            f"Continuing {name} with pooling={pooling!r}: its own modules {replaced} are replaced by {new}."
+        )
     return _assemble(
         encoder,
         downstream,
@@ -131,7 +135,9 @@ def _continue_sentence_transformer(
     )
 
 
-def _assemble(encoder: SharedEncoder, downstream: list[nn.Module], front_ends: dict[str, InputModule] | None, **model_kwargs) -> SentenceTransformer:
+def _assemble(
+    encoder: SharedEncoder, downstream: list[nn.Module], front_ends: dict[str, InputModule] | None, **model_kwargs
+) -> SentenceTransformer:
     return SentenceTransformer(
         modules=[ModalityRouter.from_encoder(encoder, front_ends=front_ends), *downstream],
         model_card_data=NonLinguisticModelCardData(local_files_only=True),

@@ -22,7 +22,11 @@ def word_piece_vocab(sentences: Iterable[str], vocab_size: int) -> dict[str, int
     then the most frequent lower-cased words (ties broken alphabetically) up to ``vocab_size`` (``tokenizers``'
     WordPiece trainer breaks ties by hash order, so it differs from run to run)."""
     normalizer, pre_tokenizer = BertNormalizer(lowercase=True), BertPreTokenizer()
-    counts = Counter(word for sentence in sentences for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(sentence)))
+    counts = Counter(
+        word
+        for sentence in sentences
+        for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(sentence))
+    )
     characters = sorted({character for word in counts for character in word})
     tokens = list(SPECIAL_TOKENS) + characters + [f"##{character}" for character in characters]
     known = set(tokens)

@@ -63,7 +63,14 @@ class AudioPatchEmbed(FrontEnd):
             model.encode([{"array": np.random.randn(16000), "sampling_rate": 16000}])
     """
 
-    config_keys: list[str] = ["num_mel_bins", "target_frames", "layout", "freq_mask", "time_mask", *FrontEnd.config_keys]
+    config_keys: list[str] = [
+        "num_mel_bins",
+        "target_frames",
+        "layout",
+        "freq_mask",
+        "time_mask",
+        *FrontEnd.config_keys,
+    ]
     config_file_name = "audio_patch_embed_config.json"
 
     def __init__(
@@ -86,7 +93,9 @@ class AudioPatchEmbed(FrontEnd):
         self.layout = layout
         self.freq_mask = self.check_int("freq_mask", freq_mask, 0, num_mel_bins)
         self.time_mask = self.check_int("time_mask", time_mask, 0, target_frames)
-        self.feature_extractor = ASTFeatureExtractor(num_mel_bins=num_mel_bins, max_length=target_frames, do_normalize=False)
+        self.feature_extractor = ASTFeatureExtractor(
+            num_mel_bins=num_mel_bins, max_length=target_frames, do_normalize=False
+        )
         if self.embedding_dimension is not None:
             self.build_token_layers()
         self.spec_augment = nn.Sequential(
@@ -95,10 +104,16 @@ class AudioPatchEmbed(FrontEnd):
         )
 
     def build_token_layers(self) -> None:
-        assert self.embedding_dimension is not None  # called once the width is known (constructor or take_encoder_width)
+        assert (
+            self.embedding_dimension is not None
+        )  # called once the width is known (constructor or take_encoder_width)
         layout = LAYOUTS[self.layout]
         self.embeddings = PatchTokens(
-            (self.num_mel_bins, self.target_frames), layout["patch_size"], 1, self.embedding_dimension, layout["position_embeddings"]
+            (self.num_mel_bins, self.target_frames),
+            layout["patch_size"],
+            1,
+            self.embedding_dimension,
+            layout["position_embeddings"],
         )
 
     @property
@@ -115,7 +130,9 @@ class AudioPatchEmbed(FrontEnd):
                 )
         waveforms = [waveform_to_mono_16k(audio, f"audio {index}") for index, audio in enumerate(inputs)]
         centred = [(waveform - waveform.mean()).numpy() for waveform in waveforms]  # the released code's mean removal
-        fbank = self.feature_extractor(centred, sampling_rate=SAMPLE_RATE, return_tensors="pt")["input_values"]  # (B, frames, mel)
+        fbank = self.feature_extractor(centred, sampling_rate=SAMPLE_RATE, return_tensors="pt")[
+            "input_values"
+        ]  # (B, frames, mel)
         return {"input_features": fbank.transpose(1, 2).contiguous()}
 
     def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:

@@ -23,7 +23,9 @@ def _masked_stack(stack: str, **call_kwargs: Any) -> BypassAdapter:
     MPNet, whose relative bias follows the given sequence, DistilBERT)."""
 
     def adapter(model: Any, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
-        mask = create_bidirectional_mask(config=model.config, inputs_embeds=hidden_states, attention_mask=attention_mask)
+        mask = create_bidirectional_mask(
+            config=model.config, inputs_embeds=hidden_states, attention_mask=attention_mask
+        )
         return getattr(model, stack)(hidden_states, attention_mask=mask, **call_kwargs).last_hidden_state
 
     return adapter
@@ -31,13 +33,19 @@ def _masked_stack(stack: str, **call_kwargs: Any) -> BypassAdapter:
 
 def _deberta_v2_encoder(model: Any, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
     """DeBERTa-v2 / v3: ``model.encoder`` builds its pairwise mask from the 2-D one and adds relative positions."""
-    return model.encoder(hidden_states, attention_mask.long(), output_hidden_states=False, return_dict=True).last_hidden_state
+    return model.encoder(
+        hidden_states, attention_mask.long(), output_hidden_states=False, return_dict=True
+    ).last_hidden_state
 
 
 def _modernbert_layers(model: Any, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
     """ModernBERT: ``model.layers`` alternate global and sliding-window attention, each with its own mask and rotary
     table (transformers 5 runs it padded); the final LayerNorm belongs to the encoder."""
-    mask_kwargs: dict[str, Any] = {"config": model.config, "inputs_embeds": hidden_states, "attention_mask": attention_mask}
+    mask_kwargs: dict[str, Any] = {
+        "config": model.config,
+        "inputs_embeds": hidden_states,
+        "attention_mask": attention_mask,
+    }
     masks = {
         "full_attention": create_bidirectional_mask(**mask_kwargs),
         "sliding_attention": create_bidirectional_sliding_window_mask(**mask_kwargs),
@@ -45,7 +53,9 @@ def _modernbert_layers(model: Any, hidden_states: Tensor, attention_mask: Tensor
     position_ids = torch.arange(hidden_states.shape[1], device=hidden_states.device).unsqueeze(0)
     rotary = {kind: model.rotary_emb(hidden_states, position_ids, kind) for kind in set(model.config.layer_types)}
     for layer in model.layers:
-        hidden_states = layer(hidden_states, attention_mask=masks[layer.attention_type], position_embeddings=rotary[layer.attention_type])
+        hidden_states = layer(
+            hidden_states, attention_mask=masks[layer.attention_type], position_embeddings=rotary[layer.attention_type]
+        )
     return model.final_norm(hidden_states)
 
 

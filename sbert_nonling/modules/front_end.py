@@ -62,7 +62,12 @@ class FrontEnd(InputModule):
     config_key_renames = {"embed_dim": "embedding_dimension"}  # folders saved before the rename
     save_in_root = False
 
-    def __init__(self, embedding_dimension: int | None = None, encoder_entry: EncoderEntry = "bypass", token_keep_ratio: float = 1.0) -> None:
+    def __init__(
+        self,
+        embedding_dimension: int | None = None,
+        encoder_entry: EncoderEntry = "bypass",
+        token_keep_ratio: float = 1.0,
+    ) -> None:
         super().__init__()
         if embedding_dimension is not None:
             self.check_int("embedding_dimension", embedding_dimension, 1, MAX_DIMENSION)
@@ -88,7 +93,10 @@ class FrontEnd(InputModule):
         """``values`` as a tuple if it holds ``count`` finite numbers (above 0 with ``positive``), else a ValueError."""
         numbers = values if isinstance(values, (list, tuple)) else ()
         valid = len(numbers) == count and all(
-            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and (value > 0 or not positive)
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and (value > 0 or not positive)
             for value in numbers
         )
         if not valid:

@@ -70,14 +70,18 @@ class ImagePatchEmbed(FrontEnd):
         if img_size % patch_size:
             raise ValueError(f"patch_size={patch_size} does not divide img_size={img_size}.")
         if (img_size // patch_size) ** 2 > MAX_TOKENS:
-            raise ValueError(f"img_size={img_size} / patch_size={patch_size} makes {(img_size // patch_size) ** 2} patches; at most {MAX_TOKENS}.")
+            raise ValueError(
+                f"img_size={img_size} / patch_size={patch_size} makes {(img_size // patch_size) ** 2} patches; at most {MAX_TOKENS}."
+            )
         self.in_chans = self.check_int("in_chans", in_chans, 1, 4)
         self.image_mean = self.check_numbers("image_mean", image_mean, in_chans)
         self.image_std = self.check_numbers("image_std", image_std, in_chans, positive=True)
         if self.embedding_dimension is not None:
             self.build_token_layers()
         to_normalised = [v2.ToDtype(torch.float32, scale=True), v2.Normalize(self.image_mean, self.image_std)]
-        self.transform = v2.Compose([v2.PILToTensor(), v2.Resize(img_size, antialias=True), v2.CenterCrop(img_size), *to_normalised])
+        self.transform = v2.Compose(
+            [v2.PILToTensor(), v2.Resize(img_size, antialias=True), v2.CenterCrop(img_size), *to_normalised]
+        )
         # Images already img_size x img_size (e.g. the two-view augmentation's output) skip the resize and crop.
         self.normalise = v2.Compose([v2.PILToTensor(), *to_normalised])
 
@@ -104,8 +108,17 @@ class ImagePatchEmbed(FrontEnd):
                 f"{model_name_or_path}: ImagePatchEmbed takes square images and patches (one int each), got "
                 f"image_size={size!r}, patch_size={config.patch_size!r}."
             )
-        module = cls(size, config.patch_size, config.num_channels, config.hidden_size, encoder_entry, token_keep_ratio=token_keep_ratio)
-        grid_tokens = torch.empty(1, module.embeddings.position_embeddings.shape[1], config.hidden_size)  # only its shape is read
+        module = cls(
+            size,
+            config.patch_size,
+            config.num_channels,
+            config.hidden_size,
+            encoder_entry,
+            token_keep_ratio=token_keep_ratio,
+        )
+        grid_tokens = torch.empty(
+            1, module.embeddings.position_embeddings.shape[1], config.hidden_size
+        )  # only its shape is read
         positions = vit.embeddings.interpolate_pos_encoding(grid_tokens, size, size)
         module.embeddings.load_state_dict({**vit.embeddings.state_dict(), "position_embeddings": positions})
         return module
@@ -115,8 +128,12 @@ class ImagePatchEmbed(FrontEnd):
         return ["image"]
 
     def build_token_layers(self) -> None:
-        assert self.embedding_dimension is not None  # called once the width is known (constructor or take_encoder_width)
-        self.embeddings = PatchTokens((self.img_size, self.img_size), self.patch_size, self.in_chans, self.embedding_dimension)
+        assert (
+            self.embedding_dimension is not None
+        )  # called once the width is known (constructor or take_encoder_width)
+        self.embeddings = PatchTokens(
+            (self.img_size, self.img_size), self.patch_size, self.in_chans, self.embedding_dimension
+        )
 
     def preprocess(self, inputs: Sequence[Any], prompt: str | None = None, **kwargs) -> dict[str, torch.Tensor]:
         self.check_width_known()
@@ -128,7 +145,11 @@ class ImagePatchEmbed(FrontEnd):
                         f"image {index} is a tensor of shape {tuple(image.shape)} and dtype {image.dtype}; tensors are "
                         f"taken as normalised pixel values ({self.in_chans}, H, W) float. Pass PIL images or arrays otherwise."
                     )
-                pixels.append(v2.functional.center_crop(v2.functional.resize(image, self.img_size, antialias=True), self.img_size))
+                pixels.append(
+                    v2.functional.center_crop(
+                        v2.functional.resize(image, self.img_size, antialias=True), self.img_size
+                    )
+                )
             else:
                 image = to_rgb_image(image, f"image {index}")
                 sized = image.size == (self.img_size, self.img_size)

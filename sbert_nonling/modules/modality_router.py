@@ -83,7 +83,9 @@ class ModalityRouter(Router):
         if "text" not in sub_modules and "pixel" in sub_modules:
             # A pixel-only model reads every sentence as pixels, whatever task (query / document) the caller names.
             route_mappings = {(None, "text"): "pixel", **(route_mappings or {})}
-        super().__init__(sub_modules, default_route=default_route, allow_empty_key=allow_empty_key, route_mappings=route_mappings)
+        super().__init__(
+            sub_modules, default_route=default_route, allow_empty_key=allow_empty_key, route_mappings=route_mappings
+        )
         first_route, encoder = next(iter(self.sub_modules.items()))[0], self.encoder
         for route in self.sub_modules:
             chain = self.route_chain(route)
@@ -96,9 +98,13 @@ class ModalityRouter(Router):
             self._check_width(route, chain[0], encoder)
 
     @classmethod
-    def from_encoder(cls, encoder: InputModule, front_ends: dict[str, InputModule] | None = None, default_route: str | None = None) -> ModalityRouter:
+    def from_encoder(
+        cls, encoder: InputModule, front_ends: dict[str, InputModule] | None = None, default_route: str | None = None
+    ) -> ModalityRouter:
         """Build the router: a "text" route ``[encoder]`` plus a ``[front_end, encoder]`` route per front-end."""
-        sub_modules: dict[str, list[Module]] = {modality: [front_end, encoder] for modality, front_end in (front_ends or {}).items()}
+        sub_modules: dict[str, list[Module]] = {
+            modality: [front_end, encoder] for modality, front_end in (front_ends or {}).items()
+        }
         return cls({"text": [encoder], **sub_modules}, default_route=default_route)
 
     @property
@@ -126,7 +132,9 @@ class ModalityRouter(Router):
             raise ValueError(f"Route {route!r} is not a modality; ModalityRouter routes are {list(MODALITY_ROUTES)}.")
         if not modules or not isinstance(modules[0], InputModule):
             first = type(modules[0]).__name__ if modules else "nothing"
-            raise ValueError(f"Route {route!r} must start with an InputModule (a front-end or the encoder), got {first}.")
+            raise ValueError(
+                f"Route {route!r} must start with an InputModule (a front-end or the encoder), got {first}."
+            )
 
     @staticmethod
     def _check_width(route: str, front_end: nn.Module, encoder: Any) -> None:

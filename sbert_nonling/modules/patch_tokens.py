@@ -29,8 +29,17 @@ class PatchTokens(ViTEmbeddings):
             tokens.shape  # (2, 17, 16): [CLS] + 4 x 4 patches
     """
 
-    def __init__(self, image_size: tuple[int, int], patch_size: int, num_channels: int, hidden_size: int, position_embeddings: bool = True) -> None:
-        config = ViTConfig(image_size=list(image_size), patch_size=patch_size, num_channels=num_channels, hidden_size=hidden_size)
+    def __init__(
+        self,
+        image_size: tuple[int, int],
+        patch_size: int,
+        num_channels: int,
+        hidden_size: int,
+        position_embeddings: bool = True,
+    ) -> None:
+        config = ViTConfig(
+            image_size=list(image_size), patch_size=patch_size, num_channels=num_channels, hidden_size=hidden_size
+        )
         with torch.device("meta"):  # ViT's own random draws skipped: the weights are drawn below, as they always were
             super().__init__(config)
         self.to_empty(device=torch.get_default_device())

@@ -114,7 +114,11 @@ class PixelEncoder(Module):
             missing = [key for key in PIXEL_CONFIG_KEYS + ("image_size",) if key not in stored]
             if missing:
                 raise ValueError(f"{model_name_or_path}: PIXEL config.json lacks {missing}.")
-            config = ViTMAEConfig(**{key: stored[key] for key in PIXEL_CONFIG_KEYS}, image_size=tuple(stored["image_size"]), mask_ratio=0.0)
+            config = ViTMAEConfig(
+                **{key: stored[key] for key in PIXEL_CONFIG_KEYS},
+                image_size=tuple(stored["image_size"]),
+                mask_ratio=0.0,
+            )
         elif model_type == "vit_mae":
             config = ViTMAEConfig.from_dict({**stored, "mask_ratio": 0.0})
         else:
@@ -148,7 +152,9 @@ class PixelEncoder(Module):
         batch_size = pixel_values.shape[0]
         in_order = torch.arange(self.max_patches, device=pixel_values.device).expand(batch_size, -1)
         with_cls = torch.cat([patch_mask.new_ones(batch_size, 1), patch_mask], dim=1)
-        output = self.model(pixel_values=pixel_values.to(self.model.dtype), noise=in_order, attention_mask=with_cls, return_dict=True)
+        output = self.model(
+            pixel_values=pixel_values.to(self.model.dtype), noise=in_order, attention_mask=with_cls, return_dict=True
+        )
         features["token_embeddings"] = output.last_hidden_state[:, 1:]
         return features
 
@@ -162,9 +168,15 @@ class PixelEncoder(Module):
     @classmethod
     def load(cls, model_name_or_path: str, *args: Any, **kwargs: Any) -> Self:
         """The saved ``max_patches``, then the checkpoint through :meth:`from_pretrained`."""
-        hub_kwargs = {key: kwargs[key] for key in ("subfolder", "token", "revision", "local_files_only") if key in kwargs}
-        max_patches = cls.load_config(model_name_or_path, cache_folder=kwargs.get("cache_folder"), **hub_kwargs)["max_patches"]
-        return cls.from_pretrained(model_name_or_path, max_patches=max_patches, cache_dir=kwargs.get("cache_folder"), **hub_kwargs)
+        hub_kwargs = {
+            key: kwargs[key] for key in ("subfolder", "token", "revision", "local_files_only") if key in kwargs
+        }
+        max_patches = cls.load_config(model_name_or_path, cache_folder=kwargs.get("cache_folder"), **hub_kwargs)[
+            "max_patches"
+        ]
+        return cls.from_pretrained(
+            model_name_or_path, max_patches=max_patches, cache_dir=kwargs.get("cache_folder"), **hub_kwargs
+        )
 
 
 def resize_position_table(model: ViTMAEModel, max_patches: int) -> ViTMAEModel:
@@ -182,7 +194,9 @@ def resize_position_table(model: ViTMAEModel, max_patches: int) -> ViTMAEModel:
         resized = table[:, : 1 + max_patches]
     else:
         logger.warning("Interpolating %d stored patch positions to %d patches.", stored, max_patches)
-        patch_rows = torch.nn.functional.interpolate(table[:, 1:].transpose(1, 2), size=max_patches, mode="linear", align_corners=True)
+        patch_rows = torch.nn.functional.interpolate(
+            table[:, 1:].transpose(1, 2), size=max_patches, mode="linear", align_corners=True
+        )
         resized = torch.cat([table[:, :1], patch_rows.transpose(1, 2)], dim=1)
     config = ViTMAEConfig.from_dict({**model.config.to_dict(), "image_size": (patch_size, max_patches * patch_size)})
     # PreTrainedModel.to is decorated with functools.wraps(torch.nn.Module.to), so its stub is the unbound signature.

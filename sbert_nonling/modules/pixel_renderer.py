@@ -70,7 +70,16 @@ class PixelRenderer(InputModule):
             renderer.save_preview("A man is playing a guitar.", "strip.png", scale=4)
     """
 
-    config_keys: list[str] = ["max_patches", "patch_size", "font_size", "dpi", "font_family", "fallback_fonts", "pad_left", "font_dirs"]
+    config_keys: list[str] = [
+        "max_patches",
+        "patch_size",
+        "font_size",
+        "dpi",
+        "font_family",
+        "fallback_fonts",
+        "pad_left",
+        "font_dirs",
+    ]
     config_file_name = "pixel_renderer_config.json"
     save_in_root = False
 
@@ -88,8 +97,12 @@ class PixelRenderer(InputModule):
         font_root: str | os.PathLike | None = None,
     ) -> None:
         super().__init__()
-        if not isinstance(font_dirs, (list, tuple)) or not all(isinstance(item, (str, os.PathLike)) for item in font_dirs):
-            raise ValueError(f"font_dirs={font_dirs!r} must be a list of folder names (a string is not read as one folder).")
+        if not isinstance(font_dirs, (list, tuple)) or not all(
+            isinstance(item, (str, os.PathLike)) for item in font_dirs
+        ):
+            raise ValueError(
+                f"font_dirs={font_dirs!r} must be a list of folder names (a string is not read as one folder)."
+            )
         if max_patches < 1:
             raise ValueError(f"max_patches={max_patches!r} must be at least 1 (the end-of-sequence patch).")
         if patch_size < 1:
@@ -103,11 +116,15 @@ class PixelRenderer(InputModule):
         self.fallback_fonts = tuple(fallback_fonts)
         self.font_dirs = tuple(str(directory) for directory in font_dirs)
         root = Path.cwd() if font_root is None else Path(font_root)
-        self.font_paths = tuple(str(root / directory) for directory in self.font_dirs)  # absolute paths stay as they are
+        self.font_paths = tuple(
+            str(root / directory) for directory in self.font_dirs
+        )  # absolute paths stay as they are
         self._canvas = self._build_canvas()
         from sbert_nonling.rendering import environment_differences
 
-        if render_environment is not None and (differences := environment_differences(render_environment, self.current_render_environment())):
+        if render_environment is not None and (
+            differences := environment_differences(render_environment, self.current_render_environment())
+        ):
             logger.warning(
                 "This PixelRenderer was saved on a machine with other rendering libraries or fonts; renders here may "
                 "differ from those the model was trained on by a few pixels: %s.",
@@ -117,7 +134,15 @@ class PixelRenderer(InputModule):
     def _build_canvas(self) -> TextLineCanvas:
         from sbert_nonling.rendering import TextLineCanvas
 
-        return TextLineCanvas(self.strip_width, self.patch_size, self.font_families, self.font_size, self.dpi, self.pad_left, self.font_paths)
+        return TextLineCanvas(
+            self.strip_width,
+            self.patch_size,
+            self.font_families,
+            self.font_size,
+            self.dpi,
+            self.pad_left,
+            self.font_paths,
+        )
 
     @property
     def font_families(self) -> tuple[str, ...]:
@@ -144,7 +169,9 @@ class PixelRenderer(InputModule):
                 "renders differed from PIXEL's (text one pixel lower; tabs, line breaks, control characters), as the model's may."
             )
         hub_kwargs = {key: value for key, value in kwargs.items() if key != "config_filename"}
-        folder = Path(load_dir_path(model_name_or_path, subfolder, **hub_kwargs) or Path(model_name_or_path) / subfolder)
+        folder = Path(
+            load_dir_path(model_name_or_path, subfolder, **hub_kwargs) or Path(model_name_or_path) / subfolder
+        )
         depth = len(Path(subfolder).parts)
         model_folder = folder.parents[depth - 1] if depth else folder
         where = folder / cls.config_file_name
@@ -197,11 +224,15 @@ class PixelRenderer(InputModule):
         texts = list(inputs)
         for index, text in enumerate(texts):
             if not isinstance(text, str):
-                raise ValueError(f"inputs[{index}] is a {type(text).__name__} ({text!r}); PixelRenderer renders str only.")
+                raise ValueError(
+                    f"inputs[{index}] is a {type(text).__name__} ({text!r}); PixelRenderer renders str only."
+                )
         if prompt:
             texts = self._prepend_prompt(texts, prompt)
         strips = np.empty((len(texts), self.patch_size, self.strip_width), dtype=np.uint8)
-        num_patches = torch.tensor([self._render_into(text, strip) for text, strip in zip(texts, strips, strict=True)], dtype=torch.long)
+        num_patches = torch.tensor(
+            [self._render_into(text, strip) for text, strip in zip(texts, strips, strict=True)], dtype=torch.long
+        )
         attention_mask = (torch.arange(self.max_patches) < num_patches.unsqueeze(1)).long()
         pixel_values = torch.from_numpy(strips).unsqueeze(1).expand(-1, 3, -1, -1).float().div_(255.0).contiguous()
         return {"pixel_values": pixel_values, "attention_mask": attention_mask}

@@ -54,7 +54,11 @@ class SharedEncoder(Transformer):
     """
 
     def preprocess(
-        self, inputs: Sequence[Any], prompt: str | None = None, processing_kwargs: ProcessingKwargs | None = None, **kwargs
+        self,
+        inputs: Sequence[Any],
+        prompt: str | None = None,
+        processing_kwargs: ProcessingKwargs | None = None,
+        **kwargs,
     ) -> dict[str, Any]:
         """As Transformer's, with unpaired surrogates in sentences replaced by U+FFFD (the tokenizer rejects them)."""
         inputs = [replace_lone_surrogates(item) if isinstance(item, str) else item for item in inputs]
@@ -73,11 +77,15 @@ class SharedEncoder(Transformer):
         width, hidden_size = self.model.get_input_embeddings().embedding_dim, self.get_embedding_dimension()
         if inputs_embeds.ndim != 3 or inputs_embeds.shape[-1] != width:
             factorised = f" ({type(self.model).__name__} embeds tokens at width {width}, below its hidden size {hidden_size}: use "
-            hint = "" if width == hidden_size else f"{factorised}encoder_entry='bypass', which takes hidden-size tokens)"
+            hint = (
+                "" if width == hidden_size else f"{factorised}encoder_entry='bypass', which takes hidden-size tokens)"
+            )
             raise ValueError(
                 f"Front-end tokens must have shape (batch, tokens, {width}) to enter the embedding layer, got {tuple(inputs_embeds.shape)}{hint}."
             )
-        return self.model(inputs_embeds=inputs_embeds, attention_mask=attention_mask, return_dict=True).last_hidden_state
+        return self.model(
+            inputs_embeds=inputs_embeds, attention_mask=attention_mask, return_dict=True
+        ).last_hidden_state
 
     def encode_layers(self, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
         """Run ``hidden_states`` (B, T, hidden) through the encoder layers only (:func:`bypass_embedding_layer`),

@@ -8,7 +8,13 @@ from sbert_nonling.util.optional import require_extra
 require_extra("pixel", "Rendering text as pixels (PixelRenderer, the pixel route)")
 
 from sbert_nonling.rendering.environment import environment_differences, library_versions, render_environment  # noqa: E402
-from sbert_nonling.rendering.font_config import BUNDLED_FONT_PACKAGES, bundled_font_dirs, font_families, font_file_versions, private_font_map  # noqa: E402
+from sbert_nonling.rendering.font_config import (  # noqa: E402
+    BUNDLED_FONT_PACKAGES,
+    bundled_font_dirs,
+    font_families,
+    font_file_versions,
+    private_font_map,
+)
 from sbert_nonling.rendering.text_line import TextLineCanvas  # noqa: E402
 
 __all__ = [

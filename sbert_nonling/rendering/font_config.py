@@ -59,7 +59,9 @@ _pangoft2 = _native_ffi.dlopen(ctypes.util.find_library("pangoft2-1.0") or "libp
 
 def bundled_font_dirs() -> tuple[str, ...]:
     """The directories of the pip font packages, found through the installed packages themselves."""
-    return tuple(str(importlib.resources.files(package).joinpath(folder)) for _, package, folder in BUNDLED_FONT_PACKAGES)
+    return tuple(
+        str(importlib.resources.files(package).joinpath(folder)) for _, package, folder in BUNDLED_FONT_PACKAGES
+    )
 
 
 def fonts_conf_text(font_dirs: Sequence[str], cache_dir: str) -> str:
@@ -111,7 +113,9 @@ def private_font_map(dpi: float, extra_font_dirs: Sequence[str] = ()):
     fonts (and ``extra_font_dirs``), at ``dpi``."""
     config = _font_config_for(extra_font_dirs)
     font_map = pango_ffi.gc(pangocairo.pango_cairo_font_map_new(), gobject.g_object_unref)
-    _pangoft2.pango_fc_font_map_set_config(_native_ffi.cast("void *", int(pango_ffi.cast("uintptr_t", font_map))), config)
+    _pangoft2.pango_fc_font_map_set_config(
+        _native_ffi.cast("void *", int(pango_ffi.cast("uintptr_t", font_map))), config
+    )
     pangocairo.pango_cairo_font_map_set_resolution(pangocairo_ffi.cast("PangoCairoFontMap *", font_map), dpi)
     return font_map
 
@@ -121,7 +125,9 @@ def font_families(font_map) -> list[str]:
     families = pango_ffi.new("PangoFontFamily ***")
     count = pango_ffi.new("int *")
     pango.pango_font_map_list_families(font_map, families, count)
-    names = sorted(pango_ffi.string(pango.pango_font_family_get_name(families[0][i])).decode() for i in range(count[0]))
+    names = sorted(
+        pango_ffi.string(pango.pango_font_family_get_name(families[0][i])).decode() for i in range(count[0])
+    )
     glib.g_free(families[0])
     return names
 

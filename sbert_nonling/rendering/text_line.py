@@ -66,10 +66,14 @@ class TextLineCanvas:
             )
         self._context = pango_ffi.gc(pango.pango_font_map_create_context(self._font_map), gobject.g_object_unref)
         options = cairocffi.FontOptions(
-            antialias=cairocffi.ANTIALIAS_GRAY, hint_style=cairocffi.HINT_STYLE_SLIGHT, hint_metrics=cairocffi.HINT_METRICS_ON
+            antialias=cairocffi.ANTIALIAS_GRAY,
+            hint_style=cairocffi.HINT_STYLE_SLIGHT,
+            hint_metrics=cairocffi.HINT_METRICS_ON,
         )
         # Pango keeps a copy of the options.
-        pangocairo.pango_cairo_context_set_font_options(self._context, pangocairo_ffi.cast("cairo_font_options_t *", options._pointer))
+        pangocairo.pango_cairo_context_set_font_options(
+            self._context, pangocairo_ffi.cast("cairo_font_options_t *", options._pointer)
+        )
         pango.pango_context_set_language(self._context, pango.pango_language_from_string(b"xx"))
         pango.pango_context_set_round_glyph_positions(self._context, True)
         description = pango_ffi.gc(

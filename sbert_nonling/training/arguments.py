@@ -40,7 +40,9 @@ def resolved_precision(precision: str) -> str:
             return "fp32"
         return "bf16" if torch.cuda.is_bf16_supported(including_emulation=False) else "fp16"
     if precision == "fp16" and not torch.cuda.is_available():
-        raise ValueError("precision='fp16' needs a CUDA GPU (loss-scaled fp16 autocast); on a CPU use 'fp32' or 'bf16'.")
+        raise ValueError(
+            "precision='fp16' needs a CUDA GPU (loss-scaled fp16 autocast); on a CPU use 'fp32' or 'bf16'."
+        )
     return precision
 
 
@@ -113,7 +115,9 @@ def training_arguments(
     )
 
 
-def stage_arguments(config: MethodConfig, run: str, stage: StageConfig, evaluating: bool, **options: Any) -> SentenceTransformerTrainingArguments:
+def stage_arguments(
+    config: MethodConfig, run: str, stage: StageConfig, evaluating: bool, **options: Any
+) -> SentenceTransformerTrainingArguments:
     """The trainer arguments of one run of a multi-stage method's ``stage`` (:class:`StageConfig`: its learning rate,
     batch size, epochs, max steps and warmup steps), checkpoints in ``stages/<run>/checkpoints``; ``options`` as
     :func:`training_arguments` takes them."""

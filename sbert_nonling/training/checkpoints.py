@@ -45,7 +45,10 @@ def write_complete_marker(folder: str | os.PathLike, step: int) -> None:
     files: dict[str, dict[str, Any]] = {}
     for path in sorted(folder.rglob("*")):
         if path.is_file() and path.name != COMPLETE_MARKER:
-            files[path.relative_to(folder).as_posix()] = {"size": path.stat().st_size, "sha256": _sha256(path, sync=True)}
+            files[path.relative_to(folder).as_posix()] = {
+                "size": path.stat().st_size,
+                "sha256": _sha256(path, sync=True),
+            }
     temporary = folder / f".{COMPLETE_MARKER}.tmp"
     with temporary.open("w", encoding="utf8") as marker:
         json.dump({"step": step, "files": files}, marker, indent=1, sort_keys=True)
@@ -92,7 +95,9 @@ def complete_checkpoints(output_dir: str | os.PathLike) -> list[Path]:
     steps = [
         (int(path.name[len(CHECKPOINT_PREFIX) :]), path)
         for path in (output_dir.iterdir() if output_dir.is_dir() else ())
-        if path.name.startswith(CHECKPOINT_PREFIX) and path.name[len(CHECKPOINT_PREFIX) :].isdigit() and (path / COMPLETE_MARKER).is_file()
+        if path.name.startswith(CHECKPOINT_PREFIX)
+        and path.name[len(CHECKPOINT_PREFIX) :].isdigit()
+        and (path / COMPLETE_MARKER).is_file()
     ]
     return [path for _, path in sorted(steps, reverse=True)]
 

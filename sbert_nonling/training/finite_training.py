@@ -92,27 +92,42 @@ class FiniteTrainingCallback(TrainerCallback):
             first = finite.tolist().index(False)
             check_finite_loss(values[first], steps[first], output_dir)
 
-    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: nn.Module | None = None, **kwargs) -> None:
+    def on_step_end(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        model: nn.Module | None = None,
+        **kwargs,
+    ) -> None:
         last = state.global_step >= state.max_steps
         if control.should_log or control.should_evaluate or control.should_save or last:
             self.check_losses(args.output_dir)
         if not (control.should_save or last):
             return
         assert model is not None  # the Trainer passes its model to every callback event
-        tensors: list[tuple[str, torch.Tensor]] = [(f"model.{name}", parameter) for name, parameter in model.named_parameters()]
+        tensors: list[tuple[str, torch.Tensor]] = [
+            (f"model.{name}", parameter) for name, parameter in model.named_parameters()
+        ]
         tensors += list(loss_state_dict(self.loss, model).items())
         bad = non_finite_parameters(tensors)
         if bad:
-            raise diverged(f"{len(bad)} weights hold NaN or infinite values (first: {bad[0]})", state.global_step, args.output_dir)
+            raise diverged(
+                f"{len(bad)} weights hold NaN or infinite values (first: {bad[0]})", state.global_step, args.output_dir
+            )
 
     def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
         self.check_losses(args.output_dir)  # a run stopped early by another callback, without a last step
 
-    def on_evaluate(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, metrics=None, **kwargs) -> None:
+    def on_evaluate(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, metrics=None, **kwargs
+    ) -> None:
         name = args.metric_for_best_model
         if name is None or not metrics:
             return
         key = name if name.startswith("eval_") else f"eval_{name}"
         value = metrics.get(key)
         if isinstance(value, float) and math.isnan(value):
-            raise diverged(f"the dev score {key} is NaN (constant or non-finite embeddings)", state.global_step, args.output_dir)
+            raise diverged(
+                f"the dev score {key} is NaN (constant or non-finite embeddings)", state.global_step, args.output_dir
+            )

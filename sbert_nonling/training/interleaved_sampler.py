@@ -27,7 +27,9 @@ class InterleavedBatchSampler(MultiDatasetDefaultBatchSampler):
         num_replicas: int | None = None,
     ) -> None:
         if len(batch_samplers) != 2:
-            raise ValueError(f"InterleavedBatchSampler mixes exactly two datasets (text, captions), got {len(batch_samplers)}.")
+            raise ValueError(
+                f"InterleavedBatchSampler mixes exactly two datasets (text, captions), got {len(batch_samplers)}."
+            )
         super().__init__(dataset, batch_samplers, generator=generator, seed=seed)
         self.num_replicas = get_world_size() if num_replicas is None else num_replicas
 

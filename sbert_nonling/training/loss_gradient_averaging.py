@@ -39,11 +39,20 @@ class LossGradientAveragingCallback(TrainerCallback):
         self.loss = loss
         self._parameters: list[nn.Parameter] = []
 
-    def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: nn.Module | None = None, **kwargs) -> None:
+    def on_train_begin(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        model: nn.Module | None = None,
+        **kwargs,
+    ) -> None:
         assert model is not None  # the Trainer passes its model to every callback event
         self._parameters = loss_parameters(self.loss, model)
 
-    def on_pre_optimizer_step(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+    def on_pre_optimizer_step(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs
+    ) -> None:
         world_size = get_world_size()
         if world_size < 2:
             return

@@ -53,7 +53,11 @@ def loss_parameters(losses: Losses, model: nn.Module) -> list[nn.Parameter]:
 
 def load_loss_state_dict(losses: Losses, state: dict[str, Tensor]) -> None:
     """Copy a :func:`loss_state_dict` into the losses' own tensors, in place (shared tensors and the optimizer agree)."""
-    targets = {f"{name}.{key}": tensor for name, loss in _named_losses(losses) for key, tensor in loss.state_dict(keep_vars=True).items()}
+    targets = {
+        f"{name}.{key}": tensor
+        for name, loss in _named_losses(losses)
+        for key, tensor in loss.state_dict(keep_vars=True).items()
+    }
     unknown = sorted(set(state) - set(targets))
     if unknown:
         raise ValueError(f"The checkpoint's loss state has entries the current losses lack: {unknown[:5]}.")
@@ -95,21 +99,43 @@ class LossStateCallback(TrainerCallback):
         self.loss = loss
         self.resume_from_checkpoint = resume_from_checkpoint
 
-    def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: nn.Module | None = None, **kwargs) -> None:
+    def on_train_begin(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        model: nn.Module | None = None,
+        **kwargs,
+    ) -> None:
         if state.global_step == 0:
             return  # a fresh start: the heads keep their initialisation
-        assert model is not None and args.output_dir is not None  # the Trainer passes its model; output_dir has a default
-        checkpoint = self.resume_from_checkpoint or os.path.join(args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}")
+        assert (
+            model is not None and args.output_dir is not None
+        )  # the Trainer passes its model; output_dir has a default
+        checkpoint = self.resume_from_checkpoint or os.path.join(
+            args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}"
+        )
         path = os.path.join(checkpoint, LOSS_STATE_FILE)
         if os.path.isfile(path):
             load_loss_state_dict(self.loss, load_file(path))
         elif loss_state_dict(self.loss, model):
-            logger.warning(f"{checkpoint} has no {LOSS_STATE_FILE}: the losses' heads restart from their initialisation.")
+            logger.warning(
+                f"{checkpoint} has no {LOSS_STATE_FILE}: the losses' heads restart from their initialisation."
+            )
 
-    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: nn.Module | None = None, **kwargs) -> None:
+    def on_save(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        model: nn.Module | None = None,
+        **kwargs,
+    ) -> None:
         if not args.should_save or args.save_only_model:
             return
-        assert model is not None and args.output_dir is not None  # the Trainer passes its model; output_dir has a default
+        assert (
+            model is not None and args.output_dir is not None
+        )  # the Trainer passes its model; output_dir has a default
         loss_state = loss_state_dict(self.loss, model)
         if not loss_state:
             return

@@ -35,7 +35,10 @@ class ModalityOptimizer(Optimizer):
         self.active = next(iter(self.optimizers))
         # Optimizer.__init__'s bookkeeping over the shared parameters, each once; then the active one's groups are used.
         parameters = {
-            id(parameter): parameter for optimizer in self.optimizers.values() for group in optimizer.param_groups for parameter in group["params"]
+            id(parameter): parameter
+            for optimizer in self.optimizers.values()
+            for group in optimizer.param_groups
+            for parameter in group["params"]
         }
         super().__init__(list(parameters.values()), dict(self.optimizers[self.active].defaults))
         self.set_active(self.active)

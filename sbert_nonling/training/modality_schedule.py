@@ -42,7 +42,9 @@ class ModalitySchedule:
         self.stepped_rates = self.last_rates()
         with warnings.catch_warnings():
             # Only one sub-optimizer steps: torch warns, wrongly here, that the others' schedulers stepped before them.
-            warnings.filterwarnings("ignore", message=r"Detected call of `lr_scheduler.step\(\)` before `optimizer.step\(\)`")
+            warnings.filterwarnings(
+                "ignore", message=r"Detected call of `lr_scheduler.step\(\)` before `optimizer.step\(\)`"
+            )
             for schedule in self.schedules.values():
                 schedule.step()
 

@@ -32,7 +32,14 @@ class MultiTaskAverageBatchSampler(RoundRobinBatchSampler):
         num_replicas: processes sharing the batches; default: the torch.distributed world size (1 if not distributed).
     """
 
-    def __init__(self, dataset, batch_samplers: list[BatchSampler], generator=None, seed: int = 0, num_replicas: int | None = None) -> None:
+    def __init__(
+        self,
+        dataset,
+        batch_samplers: list[BatchSampler],
+        generator=None,
+        seed: int = 0,
+        num_replicas: int | None = None,
+    ) -> None:
         super().__init__(dataset, batch_samplers, generator=generator, seed=seed)
         self.num_replicas = get_world_size() if num_replicas is None else num_replicas
         if self.num_replicas < 1:
@@ -86,5 +93,7 @@ def multitask_sampler_arguments(scheme: MultiTaskScheme, num_tasks: int) -> dict
         raise ValueError(f"num_tasks={num_tasks!r} must be at least 1.")
     if scheme == "average":
         return {"multi_dataset_batch_sampler": MultiTaskAverageBatchSampler, "gradient_accumulation_steps": num_tasks}
-    sampler = MultiDatasetBatchSamplers.ROUND_ROBIN if scheme == "round_robin" else MultiDatasetBatchSamplers.PROPORTIONAL
+    sampler = (
+        MultiDatasetBatchSamplers.ROUND_ROBIN if scheme == "round_robin" else MultiDatasetBatchSamplers.PROPORTIONAL
+    )
     return {"multi_dataset_batch_sampler": sampler, "gradient_accumulation_steps": 1}

@@ -73,10 +73,16 @@ def planned_batches(trainer: BaseTrainer) -> BatchPlan:
     dataset = trainer.train_dataset
     if isinstance(dataset, Dataset):
         batches_per_epoch = math.ceil(len(dataset) / args.train_batch_size)
-        steps = args.max_steps if args.max_steps > 0 else math.ceil(args.num_train_epochs * batches_per_epoch / accumulation)
+        steps = (
+            args.max_steps
+            if args.max_steps > 0
+            else math.ceil(args.num_train_epochs * batches_per_epoch / accumulation)
+        )
         return BatchPlan({"train": steps * accumulation}, {"train": 1}, steps, "")
     if not isinstance(dataset, DatasetDict):
-        raise ValueError(f"planned_batches needs a Dataset or a DatasetDict as the training dataset, got {type(dataset).__name__}.")
+        raise ValueError(
+            f"planned_batches needs a Dataset or a DatasetDict as the training dataset, got {type(dataset).__name__}."
+        )
     generator = torch.Generator().manual_seed(args.seed)
     batch_samplers: list[BatchSampler] = []
     for part in dataset.values():
@@ -91,7 +97,9 @@ def planned_batches(trainer: BaseTrainer) -> BatchPlan:
         assert batch_sampler is not None  # None only for an IterableDataset, which a DatasetDict does not hold
         batch_samplers.append(batch_sampler)
     concatenated: ConcatDataset[Any] = ConcatDataset(list(dataset.values()))
-    sampler = trainer.get_multi_dataset_batch_sampler(dataset=concatenated, batch_samplers=batch_samplers, generator=generator, seed=args.seed)
+    sampler = trainer.get_multi_dataset_batch_sampler(
+        dataset=concatenated, batch_samplers=batch_samplers, generator=generator, seed=args.seed
+    )
     epoch_length = len(sampler)
     total = args.max_steps * accumulation if args.max_steps > 0 else math.ceil(args.num_train_epochs) * epoch_length
     names = list(dataset)
@@ -106,5 +114,8 @@ def planned_batches(trainer: BaseTrainer) -> BatchPlan:
     full_epochs, rest = divmod(total, epoch_length) if epoch_length else (0, 0)  # later epochs: the first one's order
     counted = sequence * full_epochs + sequence[:rest] if full_epochs else sequence[:total]
     batches = {name: counted.count(index) for index, name in enumerate(names)}
-    first_step = {name: sequence.index(index) // accumulation + 1 if index in sequence else None for index, name in enumerate(names)}
+    first_step = {
+        name: sequence.index(index) // accumulation + 1 if index in sequence else None
+        for index, name in enumerate(names)
+    }
     return BatchPlan(batches, first_step, math.ceil(total / accumulation), type(sampler).__name__)

@@ -32,7 +32,9 @@ class TrainingPreempted(RuntimeError):
             how = "Continue with the same command plus --resume (train_recipe(..., resume=True) or trainer.train(resume_from_checkpoint=True))."
         else:
             how = "This recipe runs a sequence of trainers and does not resume: start it again with --overwrite."
-        super().__init__(f"Training stopped by {signal.Signals(signal_number).name}; {checkpoint} is a complete checkpoint. {how}")
+        super().__init__(
+            f"Training stopped by {signal.Signals(signal_number).name}; {checkpoint} is a complete checkpoint. {how}"
+        )
 
 
 class PreemptionCallback(TrainerCallback):
@@ -51,10 +53,18 @@ class PreemptionCallback(TrainerCallback):
     def _handle(self, signal_number: int, frame) -> None:
         name = signal.Signals(signal_number).name
         if self.stop_signal is not None:
-            print(f"\n{name} again: exiting now; the checkpoint being written is incomplete and resume skips it.", file=sys.stderr, flush=True)
+            print(
+                f"\n{name} again: exiting now; the checkpoint being written is incomplete and resume skips it.",
+                file=sys.stderr,
+                flush=True,
+            )
             os._exit(128 + signal_number)  # at once: no clean-up that could touch the checkpoints
         self.stop_signal = signal_number
-        print(f"\n{name}: finishing this step and writing a checkpoint (send it again to exit at once).", file=sys.stderr, flush=True)
+        print(
+            f"\n{name}: finishing this step and writing a checkpoint (send it again to exit at once).",
+            file=sys.stderr,
+            flush=True,
+        )
 
     @contextmanager
     def handling_signals(self) -> Iterator[None]:

@@ -47,7 +47,9 @@ class RunSettingsCallback(TrainerCallback):
             raise write_failure(folder, error) from error
 
 
-def check_resume_settings(checkpoint: str | os.PathLike, settings: Mapping[str, Any], allow_changed: Iterable[str] = ()) -> list[dict[str, Any]]:
+def check_resume_settings(
+    checkpoint: str | os.PathLike, settings: Mapping[str, Any], allow_changed: Iterable[str] = ()
+) -> list[dict[str, Any]]:
     """Compare the settings of a run about to resume from ``checkpoint`` with those recorded in it.
 
     Returns the run's history of changed settings, this resume's appended (``{"step": N, "changed": {key: [old,
@@ -63,16 +65,26 @@ def check_resume_settings(checkpoint: str | os.PathLike, settings: Mapping[str, 
             f"resume ({', '.join(SAFE_TO_CHANGE)}, dataloader_*); start a new run (--overwrite or another --output) instead."
         )
     if not path.is_file():
-        logger.warning(f"{checkpoint} records no settings (written by an older version); the resumed run's are not compared.")
+        logger.warning(
+            f"{checkpoint} records no settings (written by an older version); the resumed run's are not compared."
+        )
         return []
     recorded = json.loads(path.read_text(encoding="utf8"))
     old = recorded["settings"]
-    changed = {key: [old.get(key), settings.get(key)] for key in sorted(set(old) | set(settings)) if old.get(key) != settings.get(key)}
+    changed = {
+        key: [old.get(key), settings.get(key)]
+        for key in sorted(set(old) | set(settings))
+        if old.get(key) != settings.get(key)
+    }
     refused = {key: values for key, values in changed.items() if key not in allow_changed}
     if refused:
         listed = "; ".join(f"{key}: {values[0]!r} in the run, {values[1]!r} now" for key, values in refused.items())
         safe = [key for key in refused if safe_to_change(key)]
-        allow = f" Pass --allow-changed {' --allow-changed '.join(safe)} to accept {'that' if len(safe) == 1 else 'those'}." if safe else ""
+        allow = (
+            f" Pass --allow-changed {' --allow-changed '.join(safe)} to accept {'that' if len(safe) == 1 else 'those'}."
+            if safe
+            else ""
+        )
         raise ValueError(
             f"--resume with other settings than the run in {Path(checkpoint).parent.parent} was started with ({listed}). "
             f"Resume with the run's settings, or start a new run (--overwrite or another --output).{allow}"

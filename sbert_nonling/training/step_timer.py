@@ -81,7 +81,9 @@ class StepTimerCallback(TrainerCallback):
     def on_substep_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
         self._end_batch(restart=True)
 
-    def on_pre_optimizer_step(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+    def on_pre_optimizer_step(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs
+    ) -> None:
         self._end_batch(restart=False)
 
     def _remove_hooks(self) -> None:

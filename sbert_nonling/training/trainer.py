@@ -22,7 +22,13 @@ from transformers.trainer_utils import TrainOutput
 
 from sbert_nonling.data.images import ROW_COLUMN
 from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
-from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, newest_intact_checkpoint, remove_complete_marker, verify_checkpoint, write_failure
+from sbert_nonling.training.checkpoints import (
+    CHECKPOINT_PREFIX,
+    newest_intact_checkpoint,
+    remove_complete_marker,
+    verify_checkpoint,
+    write_failure,
+)
 from sbert_nonling.training.finite_training import FiniteTrainingCallback
 from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE, LossStateCallback, load_loss_state_dict
@@ -43,7 +49,9 @@ def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathL
         if os.path.isfile(path):
             content = json.loads(Path(path).read_text(encoding="utf8"))
             named += [entry[key] for entry in content] if key else list(content.get("types", {}).values())
-    foreign = sorted(set(named) - {f"{type(module).__module__}.{type(module).__qualname__}" for module in model.modules()})
+    foreign = sorted(
+        set(named) - {f"{type(module).__module__}.{type(module).__qualname__}" for module in model.modules()}
+    )
     if foreign:
         raise ValueError(
             f"{checkpoint} names module classes the model being trained does not use ({', '.join(foreign)}); it is not a checkpoint of this run."
@@ -116,7 +124,9 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     def compute_loss(self, model, inputs, return_outputs: bool = False, num_items_in_batch=None):
         """sentence-transformers' loss; in training, a named dataset's loss is kept for the next :meth:`log`."""
         name = inputs.get("dataset_name")
-        result = super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
+        result = super().compute_loss(
+            model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch
+        )
         if name is not None and model.training:
             loss = result[0] if isinstance(result, tuple) else result  # a tuple exactly when return_outputs
             self.dataset_losses.setdefault(name, []).append(loss.detach())
@@ -126,7 +136,13 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         """transformers' log, plus ``loss_<dataset>`` in a multi-dataset run: the mean loss of that dataset's batches
         since the last log, in this process (``loss`` mixes them all)."""
         if "loss" in logs and self.dataset_losses:
-            logs = {**logs, **{f"loss_{name}": round(torch.stack(losses).float().mean().item(), 4) for name, losses in self.dataset_losses.items()}}
+            logs = {
+                **logs,
+                **{
+                    f"loss_{name}": round(torch.stack(losses).float().mean().item(), 4)
+                    for name, losses in self.dataset_losses.items()
+                },
+            }
             self.dataset_losses = {}
         super().log(logs, start_time)
 
@@ -158,7 +174,9 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         if resume_from_checkpoint is True:
             resume_from_checkpoint = newest_intact_checkpoint(self.args.output_dir)
             if resume_from_checkpoint is None:
-                logger.warning(f"No complete checkpoint in {self.args.output_dir}: training starts from the beginning.")
+                logger.warning(
+                    f"No complete checkpoint in {self.args.output_dir}: training starts from the beginning."
+                )
         elif resume_from_checkpoint:
             verify_checkpoint(resume_from_checkpoint)
         self.loss_state.resume_from_checkpoint = resume_from_checkpoint or None
@@ -184,13 +202,20 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             if os.path.isdir(self.state.best_model_checkpoint):
                 weights = self.state.best_model_checkpoint
             else:
-                logger.warning(f"The best checkpoint {self.state.best_model_checkpoint} is gone; keeping {checkpoint}.")
-        logger.info(f"Training finished at step {self.state.global_step} ({checkpoint}); loading {weights}, no step is taken.")
+                logger.warning(
+                    f"The best checkpoint {self.state.best_model_checkpoint} is gone; keeping {checkpoint}."
+                )
+        logger.info(
+            f"Training finished at step {self.state.global_step} ({checkpoint}); loading {weights}, no step is taken."
+        )
         restore_model_weights(self.model, weights)
         if os.path.isfile(os.path.join(checkpoint, LOSS_STATE_FILE)):
             load_loss_state_dict(self.loss, load_file(os.path.join(checkpoint, LOSS_STATE_FILE)))
         losses = [entry["loss"] for entry in self.state.log_history if "loss" in entry]
-        metrics = {"train_runtime": round(time.time() - started, 4), "train_loss": losses[-1] if losses else float("nan")}
+        metrics = {
+            "train_runtime": round(time.time() - started, 4),
+            "train_loss": losses[-1] if losses else float("nan"),
+        }
         return TrainOutput(self.state.global_step, metrics["train_loss"], metrics)
 
     def _save_checkpoint(self, model: nn.Module, trial=None) -> None:

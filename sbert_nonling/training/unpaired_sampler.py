@@ -44,7 +44,9 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
         sizes = [end - start for start, end in zip([0, *dataset.cumulative_sizes], dataset.cumulative_sizes)]
         for index, batch_size in batch_sizes.items():
             if index != text_index and not 0 < batch_size <= sizes[index]:
-                raise ValueError(f"Batch size {batch_size} for dataset {index} must be between 1 and its size ({sizes[index]}).")
+                raise ValueError(
+                    f"Batch size {batch_size} for dataset {index} must be between 1 and its size ({sizes[index]})."
+                )
         self.text_index = text_index
         self.batch_sizes = batch_sizes
         self.modality_indices = [index for index in range(len(sizes)) if index != text_index]

@@ -55,7 +55,12 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         self.weights = dict(weights or {})
         self.modality_optimizer: ModalityOptimizer | None = None
         model, train_dataset = kwargs.get("model"), kwargs.get("train_dataset")
-        if model is not None and isinstance(train_dataset, dict) and text_dataset in train_dataset and not model.model_card_data.widget:
+        if (
+            model is not None
+            and isinstance(train_dataset, dict)
+            and text_dataset in train_dataset
+            and not model.model_card_data.widget
+        ):
             # The model card's widget examples are sentences: sentence-transformers fails to pick them from media rows.
             model.model_card_data.set_widget_examples(DatasetDict({text_dataset: train_dataset[text_dataset]}))
         super().__init__(*args, **kwargs)
@@ -66,9 +71,15 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
                 f"and at least one modality dataset; got datasets {names}."
             )
         modalities = set(names) - {text_dataset}
-        for setting, values in (("batch_sizes", self.batch_sizes), ("learning_rates", self.learning_rates), ("weights", self.weights)):
+        for setting, values in (
+            ("batch_sizes", self.batch_sizes),
+            ("learning_rates", self.learning_rates),
+            ("weights", self.weights),
+        ):
             if not set(values) <= modalities:
-                raise ValueError(f"{setting} keys must be modality dataset names {sorted(modalities)}; got {sorted(values)}.")
+                raise ValueError(
+                    f"{setting} keys must be modality dataset names {sorted(modalities)}; got {sorted(values)}."
+                )
         expected_accumulation = 1 if scheme == "alternating" else len(names)
         if self.args.gradient_accumulation_steps != expected_accumulation:
             raise ValueError(
@@ -79,10 +90,24 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         self.dataset_names = names
 
     def get_multi_dataset_batch_sampler(
-        self, dataset: ConcatDataset, batch_samplers: list[BatchSampler], generator: torch.Generator | None = None, seed: int | None = 0
+        self,
+        dataset: ConcatDataset,
+        batch_samplers: list[BatchSampler],
+        generator: torch.Generator | None = None,
+        seed: int | None = 0,
     ) -> BatchSampler:
-        sizes = {index: self.batch_sizes.get(name, self.args.per_device_train_batch_size) for index, name in enumerate(self.dataset_names)}
-        return UnpairedBatchSampler(dataset, batch_samplers, self.dataset_names.index(self.text_dataset), sizes, generator=generator, seed=seed or 0)
+        sizes = {
+            index: self.batch_sizes.get(name, self.args.per_device_train_batch_size)
+            for index, name in enumerate(self.dataset_names)
+        }
+        return UnpairedBatchSampler(
+            dataset,
+            batch_samplers,
+            self.dataset_names.index(self.text_dataset),
+            sizes,
+            generator=generator,
+            seed=seed or 0,
+        )
 
     def create_optimizer(self, model=None) -> torch.optim.Optimizer:
         if self.optimizer is None and self.scheme == "alternating":
@@ -97,7 +122,10 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
             optimizers = {}
             for name in self.dataset_names:
                 trained = {id(parameter) for parameter in self.loss[name].parameters()}
-                dataset_groups = [{**group, "params": [parameter for parameter in group["params"] if id(parameter) in trained]} for group in groups]
+                dataset_groups = [
+                    {**group, "params": [parameter for parameter in group["params"] if id(parameter) in trained]}
+                    for group in groups
+                ]
                 kwargs = {**optimizer_kwargs, "lr": self.learning_rates.get(name, self.args.learning_rate)}
                 optimizers[name] = optimizer_cls([group for group in dataset_groups if group["params"]], **kwargs)
             self.optimizer = self.modality_optimizer = ModalityOptimizer(optimizers)
@@ -120,7 +148,9 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         name = inputs.get("dataset_name")
         if self.modality_optimizer is not None and name is not None and model.training:
             self.modality_optimizer.set_active(name)
-        result = super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
+        result = super().compute_loss(
+            model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch
+        )
         weight = self.weights.get(name, 1.0) if self.scheme == "joint" and name is not None else 1.0
         if weight == 1.0:
             return result
@@ -129,5 +159,8 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         """:class:`NonLinguisticTrainer`'s log, plus each dataset's optimizer's rate (``learning_rate_<dataset>``)."""
         if "loss" in logs and isinstance(self.lr_scheduler, ModalitySchedule):
-            logs = {**logs, **{f"learning_rate_{name}": rate for name, rate in self.lr_scheduler.stepped_rates.items()}}
+            logs = {
+                **logs,
+                **{f"learning_rate_{name}": rate for name, rate in self.lr_scheduler.stepped_rates.items()},
+            }
         super().log(logs, start_time)

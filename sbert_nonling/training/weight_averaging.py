@@ -26,7 +26,9 @@ def average_state_dicts(states: list[dict[str, Tensor]]) -> dict[str, Tensor]:
     first = states[0]
     for index, state in enumerate(states[1:], start=1):
         if state.keys() != first.keys():
-            raise ValueError(f"State {index} has different keys than state 0 (e.g. {sorted(set(state) ^ set(first))[:5]}).")
+            raise ValueError(
+                f"State {index} has different keys than state 0 (e.g. {sorted(set(state) ^ set(first))[:5]})."
+            )
     averaged = {}
     for name, tensor in first.items():
         tensors = [state[name] for state in states]

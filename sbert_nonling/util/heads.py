@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 TRAINING_HEADS: tuple[str, ...] = ("mlp", "linear", "linear_gelu_layernorm", "none")
 
 
-def make_training_head(kind: TrainingHead, dimension: int, output_dimension: int | None = None, name: str = "training_head") -> nn.Module:
+def make_training_head(
+    kind: TrainingHead, dimension: int, output_dimension: int | None = None, name: str = "training_head"
+) -> nn.Module:
     """A training-only head from ``dimension`` to ``output_dimension`` (default: ``dimension``).
 
     ``"mlp"``: Linear + Tanh (SimCSE, VisualCSE, MCSE); ``"linear"`` (MACD); ``"linear_gelu_layernorm"`` (Pixel Linguist);
@@ -27,7 +29,11 @@ def make_training_head(kind: TrainingHead, dimension: int, output_dimension: int
         if output_dimension != dimension:
             raise ValueError(f"A 'none' head keeps the dimension: {dimension} != {output_dimension}.")
         return nn.Identity()
-    after = {"mlp": (nn.Tanh,), "linear": (), "linear_gelu_layernorm": (nn.GELU, lambda: nn.LayerNorm(output_dimension))}[kind]
+    after = {
+        "mlp": (nn.Tanh,),
+        "linear": (),
+        "linear_gelu_layernorm": (nn.GELU, lambda: nn.LayerNorm(output_dimension)),
+    }[kind]
     return nn.Sequential(nn.Linear(dimension, output_dimension), *(layer() for layer in after))
 
 
@@ -35,5 +41,7 @@ def embedding_dimension(model: SentenceTransformer) -> int:
     """``model``'s sentence embedding dimension, which loss heads are built for (a ValueError if it reports none)."""
     dimension = model.get_embedding_dimension()
     if dimension is None:
-        raise ValueError(f"{type(model).__name__} reports no sentence embedding dimension: the loss cannot size its head.")
+        raise ValueError(
+            f"{type(model).__name__} reports no sentence embedding dimension: the loss cannot size its head."
+        )
     return dimension

@@ -7,7 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 
-def lazy_names(package: str, namespace: dict[str, Any], names: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_names(
+    package: str, namespace: dict[str, Any], names: dict[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The module-level ``__getattr__`` and ``__dir__`` of ``package`` (its ``globals()`` is ``namespace``) for
     ``names`` (public name -> defining module): a name is imported when first looked up, then kept in ``namespace``.
 

@@ -11,7 +11,9 @@ from torch import Tensor
 def check_token_keep_ratio(token_keep_ratio: float) -> float:
     """``token_keep_ratio`` as a float in (0, 1], or a ValueError naming the bad value."""
     if isinstance(token_keep_ratio, bool) or not isinstance(token_keep_ratio, (int, float)):
-        raise ValueError(f"token_keep_ratio={token_keep_ratio!r} must be a number in (0, 1] (1.0 keeps every patch token).")
+        raise ValueError(
+            f"token_keep_ratio={token_keep_ratio!r} must be a number in (0, 1] (1.0 keeps every patch token)."
+        )
     if not 0.0 < token_keep_ratio <= 1.0 or math.isnan(token_keep_ratio):
         raise ValueError(f"token_keep_ratio={token_keep_ratio!r} must be in (0, 1] (1.0 keeps every patch token).")
     return float(token_keep_ratio)
@@ -49,6 +51,8 @@ def drop_patch_tokens(tokens: Tensor, token_keep_ratio: float) -> Tensor:
     rows, length, width = tokens.shape
     patches = length - 1
     keep = kept_patch_count(patches, token_keep_ratio)
-    kept = torch.rand(rows, patches, device=tokens.device).topk(keep, dim=1).indices.sort(dim=1).values + 1  # (B, K) positions, [CLS] is 0
+    kept = (
+        torch.rand(rows, patches, device=tokens.device).topk(keep, dim=1).indices.sort(dim=1).values + 1
+    )  # (B, K) positions, [CLS] is 0
     kept = torch.cat([torch.zeros(rows, 1, dtype=kept.dtype, device=kept.device), kept], dim=1)  # (B, 1 + K)
     return tokens.gather(1, kept.unsqueeze(-1).expand(-1, -1, width))

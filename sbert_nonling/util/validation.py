@@ -44,7 +44,9 @@ def read_tab_rows(path: Path, min_columns: int, header_prefix: str | None = None
             continue
         fields = line.split("\t")
         if len(fields) < min_columns:
-            raise ValueError(f"{path}:{line_number}: expected at least {min_columns} TAB-separated columns, found {len(fields)}.")
+            raise ValueError(
+                f"{path}:{line_number}: expected at least {min_columns} TAB-separated columns, found {len(fields)}."
+            )
         rows.append((f"{path}:{line_number}", fields))
     return rows
 
@@ -81,7 +83,9 @@ def check_export_target(path: str | Path, overwrite: bool = False) -> bool:
     """
     path = Path(path)
     if path.exists() and not path.is_dir():
-        raise ValueError(f"Export target {str(path)!r} is a file, not a folder; choose a folder (it is created if missing).")
+        raise ValueError(
+            f"Export target {str(path)!r} is a file, not a folder; choose a folder (it is created if missing)."
+        )
     holds_files = path.is_dir() and any(path.iterdir())
     if holds_files and not overwrite:
         raise ValueError(

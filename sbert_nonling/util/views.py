@@ -29,7 +29,9 @@ def _merge_equal_shapes(features_list: list[dict[str, Any]]) -> dict[str, Any] |
     for key, value in first.items():
         values = [features[key] for features in features_list]
         if isinstance(value, Tensor) and value.ndim >= 1:
-            if value.shape[0] != rows or any(not isinstance(other, Tensor) or other.shape != value.shape for other in values[1:]):
+            if value.shape[0] != rows or any(
+                not isinstance(other, Tensor) or other.shape != value.shape for other in values[1:]
+            ):
                 return None
             merged[key] = torch.cat(values, dim=0)
         elif all(_same_value(value, other) for other in values[1:]):
@@ -68,7 +70,9 @@ def forward_views(model: nn.Module, features_list: Iterable[dict[str, Any]]) -> 
     views = len(features_list)
     total = output["sentence_embedding"].shape[0]
     split = {
-        key: value.chunk(views, dim=0) if isinstance(value, Tensor) and value.ndim >= 1 and value.shape[0] == total else [value] * views
+        key: value.chunk(views, dim=0)
+        if isinstance(value, Tensor) and value.ndim >= 1 and value.shape[0] == total
+        else [value] * views
         for key, value in output.items()
     }
     return [{key: parts[index] for key, parts in split.items()} for index in range(views)]

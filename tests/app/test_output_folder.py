@@ -65,7 +65,9 @@ def test_a_new_or_empty_folder_is_written_in_place(tmp_path):
 def test_a_finished_run_is_refused_and_left_untouched(tmp_path):
     run = finished_run(tmp_path / "run")
     before = tree(run)
-    with pytest.raises(ValueError, match=r"already holds a finished run \(results.json, model\).*--overwrite.*--resume continues"):
+    with pytest.raises(
+        ValueError, match=r"already holds a finished run \(results.json, model\).*--overwrite.*--resume continues"
+    ):
         check_output_dir(run)
     with pytest.raises(ValueError, match=r"holds a finished run \(results.json\): there is nothing to resume"):
         check_output_dir(run, resume=True)
@@ -93,7 +95,9 @@ def test_overwrite_keeps_the_earlier_run_until_the_new_one_has_finished(tmp_path
 @pytest.mark.parametrize("checkpoints", ["checkpoints", "stages/contrastive/checkpoints"])
 def test_an_interrupted_run_needs_resume_or_overwrite(tmp_path, checkpoints):
     checkpoint(tmp_path / checkpoints, 4)
-    with pytest.raises(ValueError, match=rf"checkpoints of an interrupted run \({checkpoints}/checkpoint-4\).*--resume"):
+    with pytest.raises(
+        ValueError, match=rf"checkpoints of an interrupted run \({checkpoints}/checkpoint-4\).*--resume"
+    ):
         check_output_dir(tmp_path)
     assert check_output_dir(tmp_path, resume=True) == RunFolder(tmp_path)
     with pytest.raises(ValueError, match="This recipe does not resume: pass --overwrite"):
@@ -113,7 +117,9 @@ def test_resume_without_a_complete_checkpoint_says_so(tmp_path):
 def test_an_interrupted_replacement_is_resumed_or_started_again_and_the_earlier_run_stays(tmp_path):
     run = finished_run(tmp_path / "run")
     checkpoint(run / INCOMING / "checkpoints", 3)  # a replacement killed after its first checkpoint
-    with pytest.raises(ValueError, match=r"was replacing the run there and was interrupted \(.incoming\); the earlier run is intact"):
+    with pytest.raises(
+        ValueError, match=r"was replacing the run there and was interrupted \(.incoming\); the earlier run is intact"
+    ):
         check_output_dir(run)
     assert check_output_dir(run, resume=True) == RunFolder(run, replacing=True)
     assert complete_replacement(run) is False  # it never finished: nothing moves
@@ -147,7 +153,9 @@ def test_a_kill_during_the_swap_is_completed_by_the_next_run(tmp_path, kill_at):
     (run / "export").mkdir()
     (run / "stages").mkdir()
     expected = tree(new_run(run / INCOMING))
-    killed = subprocess.run([sys.executable, "-c", KILL_IN_SWAP, str(run), str(kill_at)], env=cli_environment(), capture_output=True)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_IN_SWAP, str(run), str(kill_at)], env=cli_environment(), capture_output=True
+    )
     assert killed.returncode in (-signal.SIGKILL, 0), killed.stderr.decode()
     complete_replacement(run)
     assert {name: digest for name, digest in tree(run).items() if name not in ("notes.txt", "train.log")} == expected
@@ -159,7 +167,12 @@ def test_every_runner_refuses_before_writing_anything(tmp_path, recipe):
     run = finished_run(tmp_path / "run")
     before = tree(run)
     with pytest.raises(ValueError, match="already holds a finished run"):
-        train_recipe(recipe, run, DataSources(text_file=tmp_path / "unread.txt", nli_file=tmp_path / "unread.csv", sts_dir=tmp_path), tiny=True)
+        train_recipe(
+            recipe,
+            run,
+            DataSources(text_file=tmp_path / "unread.txt", nli_file=tmp_path / "unread.csv", sts_dir=tmp_path),
+            tiny=True,
+        )
     assert tree(run) == before
 
 
@@ -180,7 +193,10 @@ def finished_cli_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("finished")
     text_file = wiki_file(folder / "wiki.txt", 64)
     completed = subprocess.run(
-        tiny_train_command(text_file, folder / "run", "--max-steps", "2"), env=cli_environment(), capture_output=True, text=True
+        tiny_train_command(text_file, folder / "run", "--max-steps", "2"),
+        env=cli_environment(),
+        capture_output=True,
+        text=True,
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
     return folder / "run", text_file
@@ -200,13 +216,17 @@ def test_a_refused_run_leaves_the_finished_run_and_its_log_untouched(tmp_path, f
     if bad == "empty text file":
         text_file.write_text("")
     flags = ("--max-steps", "2") if bad == "no --overwrite" else ("--max-steps", "2", "--overwrite")
-    completed = subprocess.run(tiny_train_command(text_file, run, *flags), env=cli_environment(), capture_output=True, text=True)
+    completed = subprocess.run(
+        tiny_train_command(text_file, run, *flags), env=cli_environment(), capture_output=True, text=True
+    )
     assert completed.returncode == 2 and "Traceback" not in completed.stderr, completed.stderr[-2000:]
     assert tree(run) == before  # the model, export, checkpoints, results.json and train.log are as they were
 
 
 @pytest.mark.slow
-def test_a_replacement_killed_in_training_leaves_the_finished_run_then_resumes_into_its_place(tmp_path, finished_cli_run):
+def test_a_replacement_killed_in_training_leaves_the_finished_run_then_resumes_into_its_place(
+    tmp_path, finished_cli_run
+):
     run = _copy_of(finished_cli_run[0], tmp_path / "victim")
     before = {name: digest for name, digest in tree(run).items() if name != "train.log"}
     steps = ("--max-steps", "40", "--set", "eval_steps=2")
@@ -217,14 +237,25 @@ def test_a_replacement_killed_in_training_leaves_the_finished_run_then_resumes_i
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 300
-    while not list((run / INCOMING).glob(f"checkpoints/checkpoint-*/{COMPLETE_MARKER}")) and time.monotonic() < deadline:
+    while (
+        not list((run / INCOMING).glob(f"checkpoints/checkpoint-*/{COMPLETE_MARKER}")) and time.monotonic() < deadline
+    ):
         time.sleep(0.05)
     os.kill(process.pid, signal.SIGKILL)  # a crash after the replacement's first checkpoint
     process.wait()
-    assert {name: digest for name, digest in tree(run).items() if name != "train.log" and not name.startswith(INCOMING)} == before
-    refused = subprocess.run(tiny_train_command(finished_cli_run[1], run, *steps), env=cli_environment(), capture_output=True, text=True)
+    assert {
+        name: digest for name, digest in tree(run).items() if name != "train.log" and not name.startswith(INCOMING)
+    } == before
+    refused = subprocess.run(
+        tiny_train_command(finished_cli_run[1], run, *steps), env=cli_environment(), capture_output=True, text=True
+    )
     assert refused.returncode == 2 and "was interrupted" in refused.stderr
-    resumed = subprocess.run(tiny_train_command(finished_cli_run[1], run, *steps, "--resume"), env=cli_environment(), capture_output=True, text=True)
+    resumed = subprocess.run(
+        tiny_train_command(finished_cli_run[1], run, *steps, "--resume"),
+        env=cli_environment(),
+        capture_output=True,
+        text=True,
+    )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     result = json.loads((run / "results.json").read_text())
     assert result["global_step"] == 40 and result["model"] == str(run / "model") and not (run / INCOMING).exists()

@@ -53,7 +53,10 @@ def test_every_recipe_file_and_its_tiny_block_apply(name):
                 assert loaded[key] == value and type(loaded[key]) is type(value), f"{name}: {key}"
     assert tiny["tiny"] and not settings["tiny"]
     # the machine decides precision and DataLoader workers (``auto``): no recipe fixes them
-    assert not {"precision", "dataloader_num_workers", "dataloader_pin_memory"} & set(recipe) and settings["precision"] == "auto"
+    assert (
+        not {"precision", "dataloader_num_workers", "dataloader_pin_memory"} & set(recipe)
+        and settings["precision"] == "auto"
+    )
 
 
 def test_overrides_are_typed_and_checked():
@@ -73,7 +76,9 @@ def test_overrides_are_typed_and_checked():
 def test_a_recipe_file_with_an_unknown_key_or_a_bad_value_is_refused():
     recipe = _recipe_file("macd")
     assert isinstance(config_from_recipe(recipe, "macd.json"), MACDConfig)
-    with pytest.raises(ValueError, match=r"my-recipe.json: 'anchor_weight' is not a setting of MACDConfig .*anchor_kl_weight"):
+    with pytest.raises(
+        ValueError, match=r"my-recipe.json: 'anchor_weight' is not a setting of MACDConfig .*anchor_kl_weight"
+    ):
         config_from_recipe({**recipe, "anchor_weight": 5.0}, "my-recipe.json")
     with pytest.raises(ValueError, match=r"the tiny block of my-recipe.json: 'lr' is not a setting"):
         config_from_recipe({**recipe, "tiny": {"lr": 1e-4}}, "my-recipe.json")
@@ -85,23 +90,41 @@ def test_a_recipe_file_with_an_unknown_key_or_a_bad_value_is_refused():
 
 def test_a_recipe_file_holds_only_what_differs_from_its_config():
     for name in list_recipes():
-        recipe = json.loads((resources.files("sbert_nonling") / "recipes" / f"{name}.json").read_text(encoding="utf-8"))
+        recipe = json.loads(
+            (resources.files("sbert_nonling") / "recipes" / f"{name}.json").read_text(encoding="utf-8")
+        )
         defaults = METHOD_CONFIGS[recipe["method"]]().to_dict()
-        settings = {key: value for key, value in recipe.items() if key not in ("method", "name", "description", "reference", "tiny", "tiny_note")}
+        settings = {
+            key: value
+            for key, value in recipe.items()
+            if key not in ("method", "name", "description", "reference", "tiny", "tiny_note")
+        }
         for key, value in settings.items():
-            if isinstance(value, dict) and key in defaults and isinstance(defaults[key], dict) and key != "tiny_encoder":
-                assert value and all(defaults[key][item] != setting for item, setting in value.items()), f"{name}: {key}"
+            if (
+                isinstance(value, dict)
+                and key in defaults
+                and isinstance(defaults[key], dict)
+                and key != "tiny_encoder"
+            ):
+                assert value and all(defaults[key][item] != setting for item, setting in value.items()), (
+                    f"{name}: {key}"
+                )
             else:
                 assert defaults[key] != value, f"{name}: {key} repeats the default {value!r}"
         resolved = load_recipe(name).to_dict()
         for key, value in recipe.get("tiny", {}).items():
-            assert resolved[key] != value or isinstance(value, dict), f"{name}: tiny {key} repeats the recipe's {value!r}"
+            assert resolved[key] != value or isinstance(value, dict), (
+                f"{name}: tiny {key} repeats the recipe's {value!r}"
+            )
 
 
 def test_an_unknown_recipe_names_the_closest_and_every_recipe():
     with pytest.raises(ValueError) as raised:
         load_recipe("simcse-unsupp")
-    assert str(raised.value) == f"Unknown recipe 'simcse-unsupp' (closest: 'simcse-unsup', 'simcse-sup'); recipes: {', '.join(list_recipes())}."
+    assert (
+        str(raised.value)
+        == f"Unknown recipe 'simcse-unsupp' (closest: 'simcse-unsup', 'simcse-sup'); recipes: {', '.join(list_recipes())}."
+    )
 
 
 def test_loading_and_validating_every_recipe_imports_no_torch():
@@ -114,5 +137,7 @@ def test_loading_and_validating_every_recipe_imports_no_torch():
         "heavy = ('torch', 'transformers', 'sentence_transformers', 'datasets')\n"
         "print('imported:', [name for name in heavy if name in sys.modules])\n"
     )
-    output = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=cli_environment()).stdout
+    output = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=cli_environment()
+    ).stdout
     assert output.splitlines()[-1] == "imported: []"

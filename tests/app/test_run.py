@@ -15,7 +15,12 @@ from tests.conftest import cited, wiki_file
 def test_recipes_carry_the_paper_defaults():
     assert {"simcse-unsup", "simcse-sup"} <= set(list_recipes())
     unsup = get_recipe("simcse-unsup")
-    assert (unsup["batch_size"], unsup["learning_rate"], unsup["max_seq_length"], unsup["temperature"]) == (64, 3e-5, 32, 0.05)
+    assert (unsup["batch_size"], unsup["learning_rate"], unsup["max_seq_length"], unsup["temperature"]) == (
+        64,
+        3e-5,
+        32,
+        0.05,
+    )
     assert (unsup["pooling"], unsup["training_head"], unsup["eval_steps"], unsup["seed"]) == ("cls", "mlp", 125, 42)
     sup = get_recipe("simcse-sup")
     assert (sup["batch_size"], sup["learning_rate"], sup["epochs"], sup["pooling"]) == (512, 5e-5, 3, "cls_mlp")
@@ -40,15 +45,22 @@ def test_unsupervised_recipe_trains_selects_on_dev_and_exports(tmp_path, data_di
     assert set(result["dev_before"]) == set(result["dev_after"]) == {"STSBenchmark", "SICK-R", "avg"}
     state = json.loads((tmp_path / "run" / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
     evaluated = {
-        entry["step"]: entry["eval_STSBenchmark_spearman_cosine"] for entry in state["log_history"] if "eval_STSBenchmark_spearman_cosine" in entry
+        entry["step"]: entry["eval_STSBenchmark_spearman_cosine"]
+        for entry in state["log_history"]
+        if "eval_STSBenchmark_spearman_cosine" in entry
     }
     assert sorted(evaluated) == [2, 4, 6]
     best_step = max(evaluated, key=evaluated.get)
     assert result["best_checkpoint"].endswith(f"checkpoint-{best_step}")
-    assert result["dev_after"]["STSBenchmark"] == 100 * evaluated[best_step]  # the best checkpoint's scores, not scored again
+    assert (
+        result["dev_after"]["STSBenchmark"] == 100 * evaluated[best_step]
+    )  # the best checkpoint's scores, not scored again
     log = (tmp_path / "run" / "train.log").read_text(encoding="utf-8")
     assert log.count("sbert_nonling.evaluation.sts: STSBenchmark:") == 1  # dev_before only
-    assert "simcse-unsup: training in fp32 (auto) with 0 DataLoader workers" in log and "6 optimizer steps; batches train: 6" in log
+    assert (
+        "simcse-unsup: training in fp32 (auto) with 0 DataLoader workers" in log
+        and "6 optimizer steps; batches train: 6" in log
+    )
     full = SentenceTransformer(result["model"], trust_remote_code=True)
     plain = SentenceTransformer(result["export"])
     np.testing.assert_allclose(plain.encode(["a test sentence"]), full.encode(["a test sentence"]), atol=1e-6)
@@ -57,10 +69,17 @@ def test_unsupervised_recipe_trains_selects_on_dev_and_exports(tmp_path, data_di
 def test_supervised_recipe_trains_on_nli_triplets(tmp_path, data_dir):
     nli_file = tmp_path / "nli.csv"
     nli_file.write_text(
-        "\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:200]) + "\n", encoding="utf-8"
+        "\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:200])
+        + "\n",
+        encoding="utf-8",
     )
     result = train_recipe(
-        "simcse-sup", tmp_path / "run", DataSources(nli_file=nli_file), tiny=True, max_steps=3, overrides={"batch_size": 8, "eval_steps": 3}
+        "simcse-sup",
+        tmp_path / "run",
+        DataSources(nli_file=nli_file),
+        tiny=True,
+        max_steps=3,
+        overrides={"batch_size": 8, "eval_steps": 3},
     )
     assert {"gao2021simcse", "reimers2019sentencebert"} <= cited(result["model"])  # the card cites the losses' papers
     assert result["global_step"] == 3 and result["dev_before"] == {} and result["best_checkpoint"] is None
@@ -88,7 +107,11 @@ def _small_text_file(tmp_path, data_dir, lines=200):
 
 def test_visualcse_recipe_defaults_follow_the_paper():
     recipe = get_recipe("visualcse")
-    assert (recipe["modality_batch_size"], recipe["modality_learning_rate"], recipe["modality_weight"]) == (48, 1e-6, 0.05)
+    assert (recipe["modality_batch_size"], recipe["modality_learning_rate"], recipe["modality_weight"]) == (
+        48,
+        1e-6,
+        0.05,
+    )
     assert (recipe["modality_mode"], recipe["modality_temperature"], recipe["scheme"], recipe["encoder_entry"]) == (
         "supcon",
         0.07,
@@ -97,7 +120,13 @@ def test_visualcse_recipe_defaults_follow_the_paper():
     )
     assert recipe["vit"] == "google/vit-base-patch16-224-in21k" and recipe["img_size"] == 224
     roberta = get_recipe("visualcse-roberta-base")
-    assert (roberta["model"], roberta["batch_size"], roberta["learning_rate"], roberta["modality_learning_rate"], roberta["modality_weight"]) == (
+    assert (
+        roberta["model"],
+        roberta["batch_size"],
+        roberta["learning_rate"],
+        roberta["modality_learning_rate"],
+        roberta["modality_weight"],
+    ) == (
         "roberta-base",
         128,
         2e-5,
@@ -105,7 +134,13 @@ def test_visualcse_recipe_defaults_follow_the_paper():
         0.2,
     )
     audio = get_recipe("audiocse")
-    assert (audio["modality_learning_rate"], audio["modality_weight"], audio["freq_mask"], audio["time_mask"], audio["audio_layout"]) == (
+    assert (
+        audio["modality_learning_rate"],
+        audio["modality_weight"],
+        audio["freq_mask"],
+        audio["time_mask"],
+        audio["audio_layout"],
+    ) == (
         2e-7,
         0.01,
         48,
@@ -121,13 +156,25 @@ def test_visualcse_recipe_trains_and_the_model_encodes_images_after_reload(tmp_p
     result = train_recipe(
         "visualcse",
         tmp_path / "run",
-        DataSources(text_file=_small_text_file(tmp_path, data_dir), sts_dir=small_sts_dir, image_dir=data_dir / "images" / "cifar10" / "train"),
+        DataSources(
+            text_file=_small_text_file(tmp_path, data_dir),
+            sts_dir=small_sts_dir,
+            image_dir=data_dir / "images" / "cifar10" / "train",
+        ),
         tiny=True,
         max_steps=4,
-        overrides={"eval_steps": 4, "batch_size": 16, "modality_batch_size": 8, "images_per_class": 2, "scheme": scheme},
+        overrides={
+            "eval_steps": 4,
+            "batch_size": 16,
+            "modality_batch_size": 8,
+            "images_per_class": 2,
+            "scheme": scheme,
+        },
     )
     assert result["global_step"] == 4 and result["dev_after"]
-    assert {"jian2022nonlinguistic", "gao2021simcse"} <= cited(result["model"]) and "jian2022nonlinguistic" in cited(result["export"])
+    assert {"jian2022nonlinguistic", "gao2021simcse"} <= cited(result["model"]) and "jian2022nonlinguistic" in cited(
+        result["export"]
+    )
     full = SentenceTransformer(result["model"], trust_remote_code=True)
     image = Image.open(data_dir / "images" / "cifar10" / "train" / "cat" / "0001.jpg")
     assert full.encode([image]).shape == (1, 128)
@@ -145,7 +192,9 @@ def test_visualcse_continues_minilm_through_the_bypass_and_keeps_its_normalize(t
     result = train_recipe(
         "visualcse",
         tmp_path / "run",
-        DataSources(text_file=_small_text_file(tmp_path, data_dir), image_dir=data_dir / "images" / "cifar10" / "train"),
+        DataSources(
+            text_file=_small_text_file(tmp_path, data_dir), image_dir=data_dir / "images" / "cifar10" / "train"
+        ),
         max_steps=2,
         overrides={
             "model": minilm,
@@ -163,14 +212,18 @@ def test_visualcse_continues_minilm_through_the_bypass_and_keeps_its_normalize(t
     assert full[0].sub_modules["image"][0].encoder_entry == "bypass"
     start = SentenceTransformer(minilm, device="cpu")
     trained_layers = dict(full[0].encoder.auto_model.encoder.named_parameters())
-    assert any(not torch.equal(trained_layers[name], value) for name, value in start[0].auto_model.encoder.named_parameters())
+    assert any(
+        not torch.equal(trained_layers[name], value) for name, value in start[0].auto_model.encoder.named_parameters()
+    )
     modules = json.loads((tmp_path / "run" / "export" / "modules.json").read_text())
     assert [module["type"].rsplit(".", 1)[1] for module in modules] == ["Transformer", "Pooling", "Normalize"]
     export = SentenceTransformer(result["export"])
     embeddings = export.encode(["A man is playing a guitar."])
     assert embeddings.shape == (1, 384) and np.linalg.norm(embeddings) == pytest.approx(1.0, abs=1e-5)
     np.testing.assert_allclose(embeddings, full.encode(["A man is playing a guitar."]), rtol=0, atol=1e-6)
-    assert full.max_seq_length == export.max_seq_length == 256  # its own length: the recipe's 32 was not set by the user
+    assert (
+        full.max_seq_length == export.max_seq_length == 256
+    )  # its own length: the recipe's 32 was not set by the user
 
 
 @pytest.mark.parametrize(("recipe", "token_keep_ratio"), [("audiocse", 1.0), ("audiocse-fast", 0.0625)])
@@ -178,7 +231,11 @@ def test_audiocse_recipe_trains_on_fsdd_speakers(tmp_path, data_dir, recipe, tok
     result = train_recipe(
         recipe,
         tmp_path / "run",
-        DataSources(text_file=_small_text_file(tmp_path, data_dir), audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_"),
+        DataSources(
+            text_file=_small_text_file(tmp_path, data_dir),
+            audio_dir=data_dir / "audio" / "fsdd",
+            audio_label_regex=r"^\d+_([a-z]+)_",
+        ),
         tiny=True,
         max_steps=2,
         overrides={"batch_size": 16, "modality_batch_size": 8, "clips": 40, "target_frames": 64, "time_mask": 16},
@@ -192,12 +249,23 @@ def test_audiocse_recipe_trains_on_fsdd_speakers(tmp_path, data_dir, recipe, tok
 def test_visualcse_from_a_vit_checkpoint_at_a_lower_resolution(tmp_path, data_dir, tiny_encoder_dir):
     from transformers import ViTConfig, ViTModel
 
-    vit = ViTModel(ViTConfig(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64))
+    vit = ViTModel(
+        ViTConfig(
+            image_size=32,
+            patch_size=8,
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+        )
+    )
     vit.save_pretrained(tmp_path / "vit")
     result = train_recipe(
         "visualcse-fast",
         tmp_path / "run",
-        DataSources(text_file=_small_text_file(tmp_path, data_dir), image_dir=data_dir / "images" / "cifar10" / "train"),
+        DataSources(
+            text_file=_small_text_file(tmp_path, data_dir), image_dir=data_dir / "images" / "cifar10" / "train"
+        ),
         max_steps=2,
         overrides={
             "model": tiny_encoder_dir,
@@ -211,7 +279,11 @@ def test_visualcse_from_a_vit_checkpoint_at_a_lower_resolution(tmp_path, data_di
     assert "jian2022nonlinguistic" in cited(result["model"])  # visualcse-fast
     front_end = SentenceTransformer(result["model"], trust_remote_code=True)[0].sub_modules["image"][0]
     assert (front_end.img_size, front_end.patch_size, front_end.token_keep_ratio) == (16, 8, 0.25)
-    assert front_end.embeddings.position_embeddings.shape == (1, 1 + 4, 32)  # the 4 x 4 ViT table interpolated to 2 x 2
+    assert front_end.embeddings.position_embeddings.shape == (
+        1,
+        1 + 4,
+        32,
+    )  # the 4 x 4 ViT table interpolated to 2 x 2
 
 
 def test_modality_recipes_need_their_data(tmp_path, data_dir):
@@ -219,7 +291,12 @@ def test_modality_recipes_need_their_data(tmp_path, data_dir):
     with pytest.raises(ValueError, match="pass image_dir"):
         train_recipe("visualcse", tmp_path / "a", DataSources(text_file=text_file), tiny=True)
     with pytest.raises(ValueError, match="pass audio_dir and audio_label_regex"):
-        train_recipe("audiocse", tmp_path / "b", DataSources(text_file=text_file, audio_dir=data_dir / "audio" / "fsdd"), tiny=True)
+        train_recipe(
+            "audiocse",
+            tmp_path / "b",
+            DataSources(text_file=text_file, audio_dir=data_dir / "audio" / "fsdd"),
+            tiny=True,
+        )
     with pytest.raises(ValueError, match="does not match the label pattern"):
         train_recipe(
             "audiocse",
@@ -235,7 +312,9 @@ def test_the_same_recipe_and_seed_give_the_same_model(tmp_path, data_dir):
         result = train_recipe(
             "visualcse",
             tmp_path / run,
-            DataSources(text_file=_small_text_file(tmp_path, data_dir), image_dir=data_dir / "images" / "cifar10" / "train"),
+            DataSources(
+                text_file=_small_text_file(tmp_path, data_dir), image_dir=data_dir / "images" / "cifar10" / "train"
+            ),
             tiny=True,
             max_steps=4,
             overrides={"batch_size": 16, "modality_batch_size": 8, "images_per_class": 2},
@@ -246,31 +325,58 @@ def test_the_same_recipe_and_seed_give_the_same_model(tmp_path, data_dir):
 
 def test_mcse_and_macd_recipe_defaults_follow_the_papers():
     mcse, macd = get_recipe("mcse"), get_recipe("macd")
-    assert (mcse["grounding_weight"], mcse["grounding_temperature"], mcse["projection_dimension"], mcse["grounding_direction"]) == (
+    assert (
+        mcse["grounding_weight"],
+        mcse["grounding_temperature"],
+        mcse["projection_dimension"],
+        mcse["grounding_direction"],
+    ) == (
         0.01,
         0.05,
         256,
         "text_to_image",
     )
-    assert (mcse["image_encoder"], mcse["image_dimension"], mcse["epochs"], mcse["learning_rate"]) == ("resnet50", 2048, 3, 3e-5)
-    assert (macd["grounding_direction"], macd["grounding_temperature"], macd["projection_dimension"], macd["projection_head"]) == (
+    assert (mcse["image_encoder"], mcse["image_dimension"], mcse["epochs"], mcse["learning_rate"]) == (
+        "resnet50",
+        2048,
+        3,
+        3e-5,
+    )
+    assert (
+        macd["grounding_direction"],
+        macd["grounding_temperature"],
+        macd["projection_dimension"],
+        macd["projection_head"],
+    ) == (
         "symmetric",
         0.1,
         768,
         "linear",
     )
-    assert (macd["anchor_kl_weight"], macd["anchor_cosine_weight"], macd["anchor_distillation_temperature"], macd["gradient_accumulation_steps"]) == (
+    assert (
+        macd["anchor_kl_weight"],
+        macd["anchor_cosine_weight"],
+        macd["anchor_distillation_temperature"],
+        macd["gradient_accumulation_steps"],
+    ) == (
         5.0,
         1.0,
         2.0,
         8,
     )
-    assert (macd["learning_rate"], macd["epochs"], macd["warmup_steps"], macd["freeze_position_embeddings"]) == (1e-4, 10, 0.1, True)
+    assert (macd["learning_rate"], macd["epochs"], macd["warmup_steps"], macd["freeze_position_embeddings"]) == (
+        1e-4,
+        10,
+        0.1,
+        True,
+    )
 
 
 def test_mcse_recipe_interleaves_caption_batches_and_keeps_heads_out_of_the_model(tmp_path, data_dir, flickr_subset):
     heldout = tmp_path / "heldout.txt"
-    heldout.write_text("\n".join(sorted(path.name for path in (flickr_subset / "images").iterdir())[:3]) + "\n", encoding="utf-8")
+    heldout.write_text(
+        "\n".join(sorted(path.name for path in (flickr_subset / "images").iterdir())[:3]) + "\n", encoding="utf-8"
+    )
     result = train_recipe(
         "mcse",
         tmp_path / "run",
@@ -285,8 +391,15 @@ def test_mcse_recipe_interleaves_caption_batches_and_keeps_heads_out_of_the_mode
         max_steps=6,
         overrides={"batch_size": 8, "eval_steps": 6},
     )
-    assert set(result["retrieval"]) == {"text_to_image_R@1", "text_to_image_R@5", "image_to_text_R@1", "image_to_text_R@5"}
-    assert result["retrieval"]["text_to_image_R@5"] == 100.0  # 3 held-out images: every caption's image is in the top 5
+    assert set(result["retrieval"]) == {
+        "text_to_image_R@1",
+        "text_to_image_R@5",
+        "image_to_text_R@1",
+        "image_to_text_R@5",
+    }
+    assert (
+        result["retrieval"]["text_to_image_R@5"] == 100.0
+    )  # 3 held-out images: every caption's image is in the top 5
     assert {"zhang2022mcse", "gao2021simcse"} <= cited(result["model"])
     state = json.loads((tmp_path / "run" / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
     assert any("grounding" in entry for entry in state["log_history"])  # a caption batch was trained on
@@ -319,20 +432,30 @@ def test_a_step_cap_that_leaves_the_captions_out_is_refused_before_training(tmp_
     ):
         train_recipe("mcse", tmp_path / "run", data, tiny=True, max_steps=6, overrides={"batch_size": 8})
     assert not list((tmp_path / "run").glob("checkpoints/*"))
-    result = train_recipe("mcse", tmp_path / "run", data, tiny=True, max_steps=6, overrides={"batch_size": 8}, allow_unused_datasets=True)
+    result = train_recipe(
+        "mcse", tmp_path / "run", data, tiny=True, max_steps=6, overrides={"batch_size": 8}, allow_unused_datasets=True
+    )
     assert result["step_counts"] == {"text": 6} and "trains without 'captions'" in caplog.text
 
 
 @pytest.mark.parametrize("max_steps", [0, -5])
 def test_max_steps_below_one_is_refused(tmp_path, max_steps):
     with pytest.raises(ValueError, match=rf"--max-steps \(max_steps\) must be at least 1, got {max_steps}"):
-        train_recipe("simcse-unsup", tmp_path / "run", DataSources(text_file=tmp_path / "unread.txt"), tiny=True, max_steps=max_steps)
+        train_recipe(
+            "simcse-unsup",
+            tmp_path / "run",
+            DataSources(text_file=tmp_path / "unread.txt"),
+            tiny=True,
+            max_steps=max_steps,
+        )
     assert not (tmp_path / "run").exists()
 
 
 def test_a_dry_run_checks_the_inputs_and_says_what_each_stage_reads_without_writing(tmp_path, data_dir, flickr_subset):
     data = _mcse_data(tmp_path, data_dir, flickr_subset, 640)
-    summary = train_recipe("mcse", tmp_path / "run", data, tiny=True, max_steps=48, overrides={"batch_size": 8}, dry_run=True)
+    summary = train_recipe(
+        "mcse", tmp_path / "run", data, tiny=True, max_steps=48, overrides={"batch_size": 8}, dry_run=True
+    )
     (stage,) = summary["stages"]
     assert stage["batches"] == {"text": 47, "captions": 1} and stage["optimizer_steps"] == 48
     assert stage["batch_order"] == "InterleavedBatchSampler" and summary["precision"] == "fp32"
@@ -343,7 +466,9 @@ def test_a_dry_run_checks_the_inputs_and_says_what_each_stage_reads_without_writ
     }
     assert not (tmp_path / "run").exists()
     with pytest.raises(ValueError, match="does not exist"):
-        train_recipe("mcse", tmp_path / "run", DataSources(text_file=tmp_path / "missing.txt"), tiny=True, dry_run=True)
+        train_recipe(
+            "mcse", tmp_path / "run", DataSources(text_file=tmp_path / "missing.txt"), tiny=True, dry_run=True
+        )
 
 
 def test_macd_recipe_trains_captions_with_the_anchor(tmp_path, flickr_subset):
@@ -351,7 +476,9 @@ def test_macd_recipe_trains_captions_with_the_anchor(tmp_path, flickr_subset):
         "macd",
         tmp_path / "run",
         DataSources(
-            captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images", image_features=flickr_subset / "features.safetensors"
+            captions_file=flickr_subset / "captions.txt",
+            image_dir=flickr_subset / "images",
+            image_features=flickr_subset / "features.safetensors",
         ),
         tiny=True,
         max_steps=2,
@@ -359,8 +486,17 @@ def test_macd_recipe_trains_captions_with_the_anchor(tmp_path, flickr_subset):
     )
     assert result["global_step"] == 2 and result["retrieval"] == {}
     assert "cui2020macd" in cited(result["model"])  # DistillAnchorLoss: MACD
-    listed = sorted(path.name for path in (tmp_path / "run").iterdir() if path.name != ".run.lock")  # the run lock stays
-    assert listed == ["checkpoints", "export", "model", "recipe.json", "results.json", "train.log"]  # a Python run logs too
+    listed = sorted(
+        path.name for path in (tmp_path / "run").iterdir() if path.name != ".run.lock"
+    )  # the run lock stays
+    assert listed == [
+        "checkpoints",
+        "export",
+        "model",
+        "recipe.json",
+        "results.json",
+        "train.log",
+    ]  # a Python run logs too
 
 
 def test_macd_on_a_rotary_encoder_has_no_position_table_to_freeze(tmp_path, flickr_subset, wiki_sentences, caplog):
@@ -377,7 +513,13 @@ def test_macd_on_a_rotary_encoder_has_no_position_table_to_freeze(tmp_path, flic
                 image_features=flickr_subset / "features.safetensors",
             ),
             max_steps=2,
-            overrides={"model": encoder, "batch_size": 6, "pooling": "mean", "projection_dimension": 16, "image_dimension": 1280},
+            overrides={
+                "model": encoder,
+                "batch_size": 6,
+                "pooling": "mean",
+                "projection_dimension": 16,
+                "image_dimension": 1280,
+            },
         )
     assert result["global_step"] == 2
     assert "modernbert has no learned position embeddings to freeze" in caplog.text

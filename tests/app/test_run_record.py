@@ -21,7 +21,13 @@ def test_the_record_holds_the_settings_the_result_and_a_card_per_saved_folder(tm
         "dev_before": {"STSBenchmark": 10.5, "avg": 10.5},
         "dev_after": {"STSBenchmark": 61.25, "avg": 61.25},
     }
-    write_run_record(tmp_path, settings, result, forms={"model": "full", "export": "text", "checkpoints": "full"}, data=["text_file: wiki.txt"])
+    write_run_record(
+        tmp_path,
+        settings,
+        result,
+        forms={"model": "full", "export": "text", "checkpoints": "full"},
+        data=["text_file: wiki.txt"],
+    )
     assert json.loads((tmp_path / "recipe.json").read_text())["learning_rate"] == 1e-4
     assert json.loads((tmp_path / "results.json").read_text()) == result
     full, text = (tmp_path / "model" / "README.md").read_text(), (tmp_path / "export" / "README.md").read_text()

@@ -42,7 +42,9 @@ def _stage(model, name, sentences, calls):
     )
 
 
-def test_a_multi_stage_plan_runs_in_one_loop_and_leaves_the_run_record(tmp_path, tiny_model, wiki_sentences, small_sts_dir):
+def test_a_multi_stage_plan_runs_in_one_loop_and_leaves_the_run_record(
+    tmp_path, tiny_model, wiki_sentences, small_sts_dir
+):
     calls = []
 
     def zero_pooler(model):  # a weight update between the stages, e.g. an average
@@ -64,7 +66,9 @@ def test_a_multi_stage_plan_runs_in_one_loop_and_leaves_the_run_record(tmp_path,
         )
 
     config = SimCSEConfig(name="two-stages", seed=7)
-    result = run_method(config, DataSources(text_file=tmp_path / "wiki.txt", sts_dir=small_sts_dir), tmp_path / "run", build)
+    result = run_method(
+        config, DataSources(text_file=tmp_path / "wiki.txt", sts_dir=small_sts_dir), tmp_path / "run", build
+    )
     assert calls == ["before first", "after first", "update", "before second", "after second"]
     assert [entry["name"] for entry in result["stages"]] == ["first", "halve", "second"]
     assert result["global_step"] == 4 and result["stages"][2]["global_step"] == 2
@@ -75,10 +79,14 @@ def test_a_multi_stage_plan_runs_in_one_loop_and_leaves_the_run_record(tmp_path,
     assert (tmp_path / "run" / "note.txt").read_text(encoding="utf-8") == "kept"
     recipe = json.loads((tmp_path / "run" / "recipe.json").read_text(encoding="utf-8"))
     assert recipe["name"] == "two-stages" and recipe["seed"] == 7
-    assert json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8")) == json.loads(json.dumps(result))
+    assert json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8")) == json.loads(
+        json.dumps(result)
+    )
     assert "text_file: wiki.txt" in (tmp_path / "run" / "export" / "README.md").read_text(encoding="utf-8")
     full, plain = SentenceTransformer(result["model"], trust_remote_code=True), SentenceTransformer(result["export"])
-    torch.testing.assert_close(torch.tensor(plain.encode(["a dog runs"])), torch.tensor(full.encode(["a dog runs"])), atol=1e-5, rtol=0)
+    torch.testing.assert_close(
+        torch.tensor(plain.encode(["a dog runs"])), torch.tensor(full.encode(["a dog runs"])), atol=1e-5, rtol=0
+    )
 
 
 def test_a_single_run_plan_reports_its_run_at_the_top(tmp_path, tiny_model, wiki_sentences):
@@ -95,4 +103,10 @@ def test_a_single_run_plan_reports_its_run_at_the_top(tmp_path, tiny_model, wiki
 
 def test_resume_is_refused_for_methods_that_restart_and_before_anything_is_built(tmp_path):
     with pytest.raises(ValueError, match="resume is not supported by multitask"):
-        run_method(MultitaskConfig(name="multitask"), DataSources(), tmp_path, lambda config, data: pytest.fail("built"), resume=True)
+        run_method(
+            MultitaskConfig(name="multitask"),
+            DataSources(),
+            tmp_path,
+            lambda config, data: pytest.fail("built"),
+            resume=True,
+        )

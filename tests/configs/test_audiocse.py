@@ -12,7 +12,13 @@ def test_defaults_are_the_bert_base_row_and_differ_from_visualcse_only_on_the_au
     assert METHOD_CONFIGS["audiocse"] is AudioCSEConfig
     # AudioCSE BERT-base 64 / 3e-5 / 48 / 2e-7 / 0.01; SpecAugment 48 / 192 on 1024 fbank frames
     assert (config.modality, config.modality_learning_rate, config.modality_weight) == ("audio", 2e-7, 0.01)
-    assert (config.freq_mask, config.time_mask, config.target_frames, config.audio_layout, config.clips) == (48, 192, 1024, "released", None)
+    assert (config.freq_mask, config.time_mask, config.target_frames, config.audio_layout, config.clips) == (
+        48,
+        192,
+        1024,
+        "released",
+        None,
+    )
     shared = set(VisualCSEConfig.field_names()) & set(AudioCSEConfig.field_names())
     differing = {key for key in shared if getattr(config, key) != getattr(VisualCSEConfig(), key)}
     assert differing == {"modality", "modality_learning_rate", "modality_weight"}

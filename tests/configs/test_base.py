@@ -6,12 +6,23 @@ import dataclasses
 
 import pytest
 
-from sbert_nonling.configs import METHOD_CONFIGS, MCSEConfig, MultitaskConfig, PixelLinguistConfig, StageConfig, VisualCSEConfig
+from sbert_nonling.configs import (
+    METHOD_CONFIGS,
+    MCSEConfig,
+    MultitaskConfig,
+    PixelLinguistConfig,
+    StageConfig,
+    VisualCSEConfig,
+)
 
 
 def test_an_int_where_a_float_is_expected_is_converted_and_a_bool_is_not_a_number():
     config = VisualCSEConfig(learning_rate=1, modality_learning_rate=0)
-    assert isinstance(config.learning_rate, float) and config.learning_rate == 1.0 and config.modality_learning_rate == 0.0
+    assert (
+        isinstance(config.learning_rate, float)
+        and config.learning_rate == 1.0
+        and config.modality_learning_rate == 0.0
+    )
     with pytest.raises(ValueError, match=r"'batch_size' must be int, got True \(bool\)"):
         VisualCSEConfig(batch_size=True)
     with pytest.raises(ValueError, match=r"'dataloader_pin_memory' must be bool or one of \['auto'\], got 1 \(int\)"):
@@ -40,7 +51,9 @@ def test_wrong_types_and_out_of_range_values_name_the_setting(overrides, message
 
 
 def test_an_unknown_key_is_refused_with_the_valid_settings():
-    with pytest.raises(ValueError, match=r"--set: 'bogus' is not a setting of VisualCSEConfig .*valid settings: name, .*img_size"):
+    with pytest.raises(
+        ValueError, match=r"--set: 'bogus' is not a setting of VisualCSEConfig .*valid settings: name, .*img_size"
+    ):
         VisualCSEConfig.from_dict({"learning_rate": 1e-5, "bogus": 1}, source="--set")
 
 
@@ -87,16 +100,36 @@ def test_describe_prints_one_readable_line_per_setting():
 
 def test_a_stage_takes_what_differs_as_a_dict_or_dotted_keys_and_names_a_bad_one():
     config = MultitaskConfig.from_dict({"contrastive": {"batch_size": 128}}, "a recipe")
-    assert (config.contrastive.batch_size, config.contrastive.learning_rate, config.multitask.epochs) == (128, 3e-5, 10)  # the rest kept
-    assert config.replace(**{"multitask.max_steps": 5}).multitask == StageConfig(learning_rate=1e-5, batch_size=32, epochs=10, max_steps=5)
+    assert (config.contrastive.batch_size, config.contrastive.learning_rate, config.multitask.epochs) == (
+        128,
+        3e-5,
+        10,
+    )  # the rest kept
+    assert config.replace(**{"multitask.max_steps": 5}).multitask == StageConfig(
+        learning_rate=1e-5, batch_size=32, epochs=10, max_steps=5
+    )
     assert MultitaskConfig(contrastive={"warmup_steps": 7}).contrastive.warmup_steps == 7
-    assert config.to_dict()["contrastive"] == {"learning_rate": 3e-5, "batch_size": 128, "epochs": 1, "max_steps": -1, "warmup_steps": 0}
-    assert set(PixelLinguistConfig().stages()) == {"visual", "topical", "reasoning", "parallel"} and MCSEConfig().stages() == {}
-    with pytest.raises(ValueError, match=r"a recipe: 'contrastive.lr' is not a setting of StageConfig; valid settings: learning_rate, batch_size"):
+    assert config.to_dict()["contrastive"] == {
+        "learning_rate": 3e-5,
+        "batch_size": 128,
+        "epochs": 1,
+        "max_steps": -1,
+        "warmup_steps": 0,
+    }
+    assert (
+        set(PixelLinguistConfig().stages()) == {"visual", "topical", "reasoning", "parallel"}
+        and MCSEConfig().stages() == {}
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"a recipe: 'contrastive.lr' is not a setting of StageConfig; valid settings: learning_rate, batch_size",
+    ):
         MultitaskConfig.from_dict({"contrastive": {"lr": 1e-5}}, "a recipe")
     with pytest.raises(ValueError, match=r"--set: 'visual.lr' is not a setting of StageConfig"):
         PixelLinguistConfig().replace("--set", **{"visual.lr": 1e-5})
-    with pytest.raises(ValueError, match=r"--set: stage 'visual': StageConfig setting 'batch_size' must be >= 1, got 0"):
+    with pytest.raises(
+        ValueError, match=r"--set: stage 'visual': StageConfig setting 'batch_size' must be >= 1, got 0"
+    ):
         PixelLinguistConfig().replace("--set", **{"visual.batch_size": 0})
     with pytest.raises(ValueError, match=r"'image_dims' is not a setting of MCSEConfig \(method 'mcse'\)"):
         MCSEConfig.from_dict({"image_dims": 1280})

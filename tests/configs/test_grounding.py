@@ -24,7 +24,11 @@ def test_defaults_are_mcse_s_grounding_without_anchor():
     }
     assert {key: getattr(config, key) for key in paper} == paper
     # MACD's anchor settings: KL at T = 2 weighted 5, token cosine weighted 1
-    assert (config.anchor_distillation_temperature, config.anchor_kl_weight, config.anchor_cosine_weight) == (2.0, 5.0, 1.0)
+    assert (config.anchor_distillation_temperature, config.anchor_kl_weight, config.anchor_cosine_weight) == (
+        2.0,
+        5.0,
+        1.0,
+    )
 
 
 def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):

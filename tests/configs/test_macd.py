@@ -11,16 +11,32 @@ def test_defaults_are_the_paper_row():
     config = MACDConfig()
     assert METHOD_CONFIGS["macd"] is MACDConfig
     # Flickr30k captions only, bs 64 x grad-accum 8, 10 epochs, lr 1e-4 with 10% warmup, max len 32
-    assert (config.data, config.batch_size, config.gradient_accumulation_steps, config.epochs, config.learning_rate) == ("captions", 64, 8, 10, 1e-4)
+    assert (
+        config.data,
+        config.batch_size,
+        config.gradient_accumulation_steps,
+        config.epochs,
+        config.learning_rate,
+    ) == ("captions", 64, 8, 10, 1e-4)
     assert (config.warmup_steps, config.max_seq_length) == (0.1, 32)  # a fraction of the training steps
     # symmetric global grounding, linear heads to 768, cosine x 10 (tau 0.1), word-region term on the region grid
-    assert (config.grounding_direction, config.projection_dimension, config.projection_head, config.grounding_temperature) == (
+    assert (
+        config.grounding_direction,
+        config.projection_dimension,
+        config.projection_head,
+        config.grounding_temperature,
+    ) == (
         "symmetric",
         768,
         "linear",
         0.1,
     )
-    assert (config.regions, config.local_weight, config.grounding_weight, config.training_head) == (True, 1.0, 1.0, "none")
+    assert (config.regions, config.local_weight, config.grounding_weight, config.training_head) == (
+        True,
+        1.0,
+        1.0,
+        "none",
+    )
     # anchored to the frozen starting model, position embeddings frozen
     assert config.anchor and config.freeze_position_embeddings
 

@@ -9,9 +9,17 @@ def test_defaults_are_the_wiki_flickr_row():
     config = MCSEConfig()
     assert METHOD_CONFIGS["mcse"] is MCSEConfig
     # bert-base-uncased, lr 3e-5, bs 64, max len 32, 3 epochs; SimCSE MLP for the text loss; lambda 0.01, tau' 0.05
-    assert (config.model, config.learning_rate, config.batch_size, config.max_seq_length, config.epochs) == ("bert-base-uncased", 3e-5, 64, 32, 3)
+    assert (config.model, config.learning_rate, config.batch_size, config.max_seq_length, config.epochs) == (
+        "bert-base-uncased",
+        3e-5,
+        64,
+        32,
+        3,
+    )
     assert (config.training_head, config.data, config.warmup_steps) == ("mlp", "text", 0.0)
-    differing = {key for key in GroundingConfig.field_names() if getattr(config, key) != getattr(GroundingConfig(), key)}
+    differing = {
+        key for key in GroundingConfig.field_names() if getattr(config, key) != getattr(GroundingConfig(), key)
+    }
     assert differing == {"epochs"}  # MCSE is the grounding base with its own epoch count
 
 

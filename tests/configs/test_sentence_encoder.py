@@ -31,7 +31,13 @@ def test_defaults_are_simcse_unsup_bert_base():
 
 
 def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
-    assert check_own_fields(SentenceEncoderConfig) == {"pooling", "max_seq_length", "temperature", "training_head", "keep_model_modules"}
+    assert check_own_fields(SentenceEncoderConfig) == {
+        "pooling",
+        "max_seq_length",
+        "temperature",
+        "training_head",
+        "keep_model_modules",
+    }
     assert check_own_fields(SingleRunConfig) == {"data", "batch_size", "learning_rate", "epochs", "max_steps"}
     with pytest.raises(ValueError, match=r"'data' must be one of \['text', 'nli', 'captions'\], got 'wiki'"):
         SingleRunConfig(data="wiki")

@@ -12,7 +12,14 @@ def test_the_supervised_recipe_differs_from_the_paper_default_in_the_supervised_
     changed = {key: value for key, value in supervised.to_dict().items() if getattr(unsupervised, key, None) != value}
     changed = {key: value for key, value in changed.items() if key not in ("name", "description", "reference")}
     # METHODS.md: NLI triplets, 3 epochs, batch 512, lr 5e-5; [CLS] with the MLP kept at inference.
-    assert changed == {"data": "nli", "pooling": "cls_mlp", "training_head": "none", "batch_size": 512, "learning_rate": 5e-5, "epochs": 3}
+    assert changed == {
+        "data": "nli",
+        "pooling": "cls_mlp",
+        "training_head": "none",
+        "batch_size": 512,
+        "learning_rate": 5e-5,
+        "epochs": 3,
+    }
 
 
 def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):

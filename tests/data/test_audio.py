@@ -8,7 +8,9 @@ from sbert_nonling.data import audio_folder_dataset, label_from_regex, read_audi
 
 
 def test_fsdd_speakers_are_the_labels(data_dir):
-    dataset, speakers = audio_folder_dataset(data_dir / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=600)
+    dataset, speakers = audio_folder_dataset(
+        data_dir / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=600
+    )
     assert speakers == ["george", "jackson", "lucas", "nicolas", "theo", "yweweler"]
     row = dataset[0]
     assert row["view_1"] is row["view_2"]  # the same clip twice: dropout is the augmentation

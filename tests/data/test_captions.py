@@ -10,9 +10,14 @@ from sbert_nonling.data.captions import caption_feature_dataset, read_captions
 
 
 def test_flickr_token_file_keeps_captions_of_present_images(data_dir, caplog):
-    pairs = read_captions(data_dir / "corpus" / "flickr8k" / "Flickr8k.token.txt", image_dir=data_dir / "images" / "flickr8k")
+    pairs = read_captions(
+        data_dir / "corpus" / "flickr8k" / "Flickr8k.token.txt", image_dir=data_dir / "images" / "flickr8k"
+    )
     assert len(pairs) == 441 * 5
-    assert pairs[0] == ("1000268201_693b08cb0e.jpg", "A child in a pink dress is climbing up a set of stairs in an entry way .")
+    assert pairs[0] == (
+        "1000268201_693b08cb0e.jpg",
+        "A child in a pink dress is climbing up a set of stairs in an entry way .",
+    )
     assert "skipped 38255 of 40460 captions" in caplog.text
 
 
@@ -51,6 +56,9 @@ def test_region_features_collate_to_the_stored_tensor():
     dataset = caption_feature_dataset(pairs, ["c.jpg", "a.jpg", "b.jpg"], regions, one_caption_per_image=False)
     batch = SentenceTransformerDataCollator(preprocess_fn=lambda texts, **kwargs: {})(dataset.__getitems__([0, 1, 2]))
     assert batch["label"].dtype == torch.float32 and torch.equal(batch["label"], regions[[1, 2, 0]])
-    assert list(dataset[2]) == ["anchor", "positive", "label"] and dataset[2]["anchor"] == dataset[2]["positive"] == "three"
+    assert (
+        list(dataset[2]) == ["anchor", "positive", "label"]
+        and dataset[2]["anchor"] == dataset[2]["positive"] == "three"
+    )
     with pytest.raises(ValueError, match=r"must be \(images, d\) or \(images, regions, d\), got shape \(3,\)"):
         caption_feature_dataset(pairs, ["a.jpg", "b.jpg", "c.jpg"], torch.ones(3))

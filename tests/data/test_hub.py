@@ -38,9 +38,13 @@ def test_hub_source_parses_names_options_and_leaves_local_paths_alone(tmp_path):
     assert hub_source(str(tmp_path / "wiki.txt"), ("text",)) is None and hub_source(tmp_path, ("text",)) is None
     assert hub_source("wiki1m.txt", ("text",)) is None  # not owner/name: a (missing) local file
     source = hub_source("openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id", ("audio", "label"))
-    assert source == HubSource("openslr/librispeech_asr", split="train.100", config="clean", columns={"label": "speaker_id"})
+    assert source == HubSource(
+        "openslr/librispeech_asr", split="train.100", config="clean", columns={"label": "speaker_id"}
+    )
     assert str(source) == "openslr/librispeech_asr?split=train.100&config=clean&label=speaker_id"
-    with pytest.raises(ValueError, match=r"unknown option 'speaker'; valid options: split, config, data_files, revision, audio, label"):
+    with pytest.raises(
+        ValueError, match=r"unknown option 'speaker'; valid options: split, config, data_files, revision, audio, label"
+    ):
         hub_source("openslr/librispeech_asr?speaker=speaker_id", ("audio", "label"))
     with pytest.raises(ValueError, match="must read key=value"):
         hub_source("openslr/librispeech_asr?clean", ("audio", "label"))
@@ -48,7 +52,9 @@ def test_hub_source_parses_names_options_and_leaves_local_paths_alone(tmp_path):
 
 def test_sentences_and_nli_triplets_by_hub_name(hub_datasets):
     registry, calls = hub_datasets
-    registry["princeton-nlp/datasets-for-simcse"] = Dataset.from_dict({"text": ["A first sentence.", "  ", "A second one. "]})
+    registry["princeton-nlp/datasets-for-simcse"] = Dataset.from_dict(
+        {"text": ["A first sentence.", "  ", "A second one. "]}
+    )
     sentences = read_sentences("princeton-nlp/datasets-for-simcse?data_files=wiki1m_for_simcse.txt")
     assert sentences == ["A first sentence.", "A second one."]  # blank rows skipped, as blank lines are
     assert calls[-1] == {
@@ -63,7 +69,9 @@ def test_sentences_and_nli_triplets_by_hub_name(hub_datasets):
     )
     triplets = read_nli_triplets("me/nli?sent0=premise&sent1=hypothesis&hard_neg=contradiction")
     assert triplets == [("A man sings.", "A person sings.", "Nobody sings.")]
-    registry["me/nli-empty"] = Dataset.from_dict({"sent0": ["A man sings."], "sent1": [""], "hard_neg": ["Nobody sings."]})
+    registry["me/nli-empty"] = Dataset.from_dict(
+        {"sent0": ["A man sings."], "sent1": [""], "hard_neg": ["Nobody sings."]}
+    )
     with pytest.raises(ValueError, match=r"me/nli-empty\?split=train row 0 sent1"):
         read_nli_triplets("me/nli-empty")
 
@@ -71,7 +79,10 @@ def test_sentences_and_nli_triplets_by_hub_name(hub_datasets):
 def test_a_missing_column_lists_the_columns_found(hub_datasets):
     registry, _ = hub_datasets
     registry["me/captions"] = Dataset.from_dict({"img": ["x.jpg"], "sentences": ["A dog."]})
-    with pytest.raises(ValueError, match=r"has no column 'image' \(image\), 'caption' \(caption\); columns found: \['img', 'sentences'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"has no column 'image' \(image\), 'caption' \(caption\); columns found: \['img', 'sentences'\]",
+    ):
         load_hub_columns(HubSource("me/captions"), CAPTION_ROLES)
     with pytest.raises(ValueError, match=r"no column 'text' \(text\); columns found: \['img', 'sentences'\]"):
         read_sentences("me/captions")
@@ -85,7 +96,9 @@ def test_an_unloadable_dataset_or_a_mistyped_local_path_is_a_value_error(hub_dat
         read_sentences("data/wiki1m.txt")
     with pytest.raises(ValueError) as raised:
         read_sentences("data/wiki1m.txt")
-    assert "\n" not in str(raised.value) and str(raised.value).endswith("Offline: a local path instead (docs/data.md lists the local formats).")
+    assert "\n" not in str(raised.value) and str(raised.value).endswith(
+        "Offline: a local path instead (docs/data.md lists the local formats)."
+    )
 
 
 def test_image_classification_dataset_by_hub_name(hub_datasets, data_dir):
@@ -95,7 +108,9 @@ def test_image_classification_dataset_by_hub_name(hub_datasets, data_dir):
     paths = [path for name in classes for path in sorted((folder / name).iterdir())[:3]]
     labels = [classes.index(path.parent.name) for path in paths]
     features = Features({"img": Image(), "label": ClassLabel(names=classes)})
-    registry["uoft-cs/cifar10"] = Dataset.from_dict({"img": [str(path) for path in paths], "label": labels}, features=features)
+    registry["uoft-cs/cifar10"] = Dataset.from_dict(
+        {"img": [str(path) for path in paths], "label": labels}, features=features
+    )
     dataset, names = image_folder_dataset("uoft-cs/cifar10?image=img", img_size=16, limit_per_class=2)
     assert names == classes and len(dataset) == 4 and dataset["label"] == [0, 0, 1, 1]
     item = dataset[2]
@@ -107,16 +122,28 @@ def test_audio_dataset_by_hub_name_labels_by_its_column_and_decodes_bytes(hub_da
     registry, _ = hub_datasets
     paths = sorted((data_dir / "audio" / "fsdd").iterdir())[:4]
     clips = [{"bytes": path.read_bytes(), "path": path.name} for path in paths]
-    features = Features({"audio": {"bytes": Value("binary"), "path": Value("string")}, "speaker_id": Value("int64"), "text": Value("string")})
-    layout = Dataset.from_dict({"audio": clips, "speaker_id": [103, 1034, 103, 19], "text": ["a", "b", "c", "d"]}, features=features)
+    features = Features(
+        {
+            "audio": {"bytes": Value("binary"), "path": Value("string")},
+            "speaker_id": Value("int64"),
+            "text": Value("string"),
+        }
+    )
+    layout = Dataset.from_dict(
+        {"audio": clips, "speaker_id": [103, 1034, 103, 19], "text": ["a", "b", "c", "d"]}, features=features
+    )
     registry["openslr/librispeech_asr"] = layout.cast_column("audio", Audio())  # the Hub's decoding Audio feature
-    dataset, classes = audio_folder_dataset("openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id", limit=3)
+    dataset, classes = audio_folder_dataset(
+        "openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id", limit=3
+    )
     assert classes == ["103", "1034"] and len(dataset) == 3 and dataset["label"] == [0, 1, 0]
     item = dataset[1]
     expected = read_audio(paths[1])
     assert item["view_1"]["sampling_rate"] == expected["sampling_rate"]
     assert (item["view_1"]["array"] == expected["array"]).all() and item["view_2"] is item["view_1"]
-    balanced, _ = audio_folder_dataset("openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id", limit_per_class=1)
+    balanced, _ = audio_folder_dataset(
+        "openslr/librispeech_asr?config=clean&split=train.100&label=speaker_id", limit_per_class=1
+    )
     assert balanced["label"] == [0, 1, 2]  # speakers 103, 1034, 19: one clip each
     with pytest.raises(ValueError, match="pass label_fn"):
         audio_folder_dataset(data_dir / "audio" / "fsdd")
@@ -130,7 +157,11 @@ def _flickr_layout(flickr_subset: Path, images: int = 4) -> Dataset:
         by_image.setdefault(name.split("#")[0], []).append(caption)
     names = sorted(by_image)[:images]
     features = Features({"image": Image(), "caption": Sequence(Value("string")), "filename": Value("string")})
-    rows = {"image": [str(flickr_subset / "images" / name) for name in names], "caption": [by_image[name] for name in names], "filename": names}
+    rows = {
+        "image": [str(flickr_subset / "images" / name) for name in names],
+        "caption": [by_image[name] for name in names],
+        "filename": names,
+    }
     return Dataset.from_dict(rows, features=features)
 
 
@@ -139,12 +170,18 @@ def test_caption_dataset_by_hub_name_pairs_every_caption_with_its_image(hub_data
     registry["nlphuji/flickr30k"] = _flickr_layout(flickr_subset)
     pairs, images = hub_caption_pairs(hub_source("nlphuji/flickr30k?split=test", CAPTION_ROLES))
     assert len(pairs) == 20 and len(images) == 4
-    assert all(name in images for name, _ in pairs) and all(name.endswith(".jpg") for name in images)  # the files' names
+    assert all(name in images for name, _ in pairs) and all(
+        name.endswith(".jpg") for name in images
+    )  # the files' names
     # MS-COCO's layout: captions in a field of a struct column, named column.field; a script dataset's parquet revision
     flickr = _flickr_layout(flickr_subset, images=2)
-    coco = Dataset.from_dict({"image": flickr["image"], "sentences": [{"raw": captions[:2]} for captions in flickr["caption"]]})
+    coco = Dataset.from_dict(
+        {"image": flickr["image"], "sentences": [{"raw": captions[:2]} for captions in flickr["caption"]]}
+    )
     registry["bitmind/MS-COCO"] = coco.cast_column("image", Image())
-    pairs, images = hub_caption_pairs(hub_source("bitmind/MS-COCO?caption=sentences.raw&revision=refs/convert/parquet", CAPTION_ROLES))
+    pairs, images = hub_caption_pairs(
+        hub_source("bitmind/MS-COCO?caption=sentences.raw&revision=refs/convert/parquet", CAPTION_ROLES)
+    )
     assert len(pairs) == 4 and len(images) == 2 and calls[-1]["revision"] == "refs/convert/parquet"
 
 
@@ -161,7 +198,10 @@ def test_mcse_trains_on_a_hub_caption_dataset(hub_datasets, flickr_subset, data_
         tiny=True,
         max_steps=3,
     )
-    assert result["global_step"] == 3 and result["step_counts"] == {"text": 2, "captions": 1}  # a caption batch trained
+    assert result["global_step"] == 3 and result["step_counts"] == {
+        "text": 2,
+        "captions": 1,
+    }  # a caption batch trained
     with safe_open(str(tmp_path / "run" / "image_features.safetensors"), framework="pt") as handle:
         names = json.loads(handle.metadata()["names"])
         assert len(names) == 4 and handle.get_tensor("global").shape == (4, 1280)

@@ -10,17 +10,24 @@ from sbert_nonling.data import image_folder_dataset, image_pairs_dataset, two_vi
 
 
 def test_class_folders_become_two_views_and_labels(data_dir):
-    dataset, classes = image_folder_dataset(data_dir / "images" / "imagenette" / "train", img_size=32, limit_per_class=2)
+    dataset, classes = image_folder_dataset(
+        data_dir / "images" / "imagenette" / "train", img_size=32, limit_per_class=2
+    )
     assert len(dataset) == 20 and len(classes) == 10 and classes[0] == "n01440764"
     rows = dataset[0:3]
     assert set(rows) == {"view_1", "view_2", "label"} and rows["label"] == [0, 0, 1]
     assert all(view.size == (32, 32) and view.mode == "RGB" for view in rows["view_1"] + rows["view_2"])
-    assert not np.array_equal(np.asarray(rows["view_1"][0]), np.asarray(rows["view_2"][0]))  # independent augmentations
+    assert not np.array_equal(
+        np.asarray(rows["view_1"][0]), np.asarray(rows["view_2"][0])
+    )  # independent augmentations
 
 
 def test_hf_dataset_with_an_image_feature_and_pairs(data_dir):
     photo = Image.open(data_dir / "images" / "cifar10" / "train" / "dog" / "0000.jpg")
-    hf = Dataset.from_dict({"img": [photo, photo.convert("L")], "cls": [1, 2]}, features=Features({"img": ImageFeature(), "cls": Value("int64")}))
+    hf = Dataset.from_dict(
+        {"img": [photo, photo.convert("L")], "cls": [1, 2]},
+        features=Features({"img": ImageFeature(), "cls": Value("int64")}),
+    )
     views = two_view_image_dataset(hf, image_column="img", label_column="cls", img_size=16)[:]
     assert views["label"] == [1, 2] and views["view_2"][1].mode == "RGB"
     pairs = image_pairs_dataset([(np.zeros((8, 8, 3), np.uint8), 0), (photo, 1)], img_size=16)
@@ -63,7 +70,9 @@ def test_a_seeded_row_seeds_the_views_and_leaves_the_global_rng_alone(data_dir):
     assert all(torch.equal(a, b) for a, b in zip(first, again))  # same (row, draw): same views
     assert not torch.equal(first[0], first[1])  # the two views still differ
     assert not torch.equal(pixels(SeededRow(0, draw=4))[0], first[0])  # the next pass: new views
-    assert not torch.equal(pixels(0)[0], first[0]) and not torch.equal(torch.get_rng_state(), state)  # plain: global RNG
+    assert not torch.equal(pixels(0)[0], first[0]) and not torch.equal(
+        torch.get_rng_state(), state
+    )  # plain: global RNG
     assert two_view_transform_of(dataset).draw is None  # the seed lasts one read
 
 

@@ -53,7 +53,10 @@ def test_shuffles_keep_the_words():
     shuffled = shuffle_words(TEXT, random.Random(3))
     assert Counter(shuffled.split()) == Counter(TEXT.split()) and shuffled != TEXT
     conditional = conditional_shuffle(TEXT, random.Random(3))
-    parts = [part.split() for part in ("The quick brown fox jumps over the lazy dog,", "while the cat sleeps on the warm mat.")]
+    parts = [
+        part.split()
+        for part in ("The quick brown fox jumps over the lazy dog,", "while the cat sleeps on the warm mat.")
+    ]
     out_words = conditional.split()
     assert Counter(out_words) == Counter(TEXT.split())
     assert out_words[0] == parts[0][0] and out_words[len(parts[0]) - 1] == parts[0][-1]
@@ -83,7 +86,17 @@ def test_span_pairs_are_seeded_per_document():
 
 
 @pytest.mark.parametrize(
-    "text", ["", "   ", "a", "🙂 emoji 🎉 text", "x" * 10_000, "mixed Ελληνικά 中文 عربي", "control\x00chars\x07", "lone \ud800 surrogate"]
+    "text",
+    [
+        "",
+        "   ",
+        "a",
+        "🙂 emoji 🎉 text",
+        "x" * 10_000,
+        "mixed Ελληνικά 中文 عربي",
+        "control\x00chars\x07",
+        "lone \ud800 surrogate",
+    ],
 )
 def test_every_perturbation_handles_odd_text(text):
     for name, perturbation in PERTURBATIONS.items():

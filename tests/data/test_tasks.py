@@ -17,7 +17,8 @@ def test_sick_entailment_labels_with_and_without_header(tmp_path, data_dir):
     assert len(pairs) == 4500 and {label for _, _, label in pairs} == set(SICK_LABELS)
     path = tmp_path / "SICK.txt"
     path.write_text(
-        "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n1\tA dog runs\tA dog moves\t4.5\tENTAILMENT\n", encoding="utf-8"
+        "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n1\tA dog runs\tA dog moves\t4.5\tENTAILMENT\n",
+        encoding="utf-8",
     )
     assert read_sick_entailment(path) == [("A dog runs", "A dog moves", "ENTAILMENT")]
     path.write_text("1\tA dog runs\tA dog moves\t4.5\tMAYBE\n", encoding="utf-8")
@@ -40,7 +41,11 @@ def test_stsb_genres_are_distinct_sentences_with_their_row_genre(data_dir):
 
 def test_datasets_carry_label_ids_and_normalised_scores():
     dataset, names = sentence_classification_dataset([("a", "news"), ("b", "captions"), ("c", "news")])
-    assert names == ("captions", "news") and dataset["label"] == [1, 0, 1] and dataset.column_names == ["sentence", "label"]
+    assert (
+        names == ("captions", "news")
+        and dataset["label"] == [1, 0, 1]
+        and dataset.column_names == ["sentence", "label"]
+    )
     pairs, names = pair_classification_dataset([("a", "b", "NEUTRAL"), ("c", "d", "CONTRADICTION")])
     assert names == SICK_LABELS and pairs["label"] == [1, 2]
     with pytest.raises(ValueError, match=r"label\(s\) \['maybe'\] are not in label_names"):

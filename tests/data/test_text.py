@@ -49,12 +49,18 @@ def test_the_snli_sample_reads_as_triplets_and_becomes_anchor_positive_negative(
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("premise,hypothesis,label\na,b,c\n", r"nli.csv: expected the header sent0,sent1,hard_neg, found \['premise', 'hypothesis', 'label'\]"),
+        (
+            "premise,hypothesis,label\na,b,c\n",
+            r"nli.csv: expected the header sent0,sent1,hard_neg, found \['premise', 'hypothesis', 'label'\]",
+        ),
         ("", r"nli.csv: expected the header sent0,sent1,hard_neg, found 'an empty file'"),
         ("sent0,sent1,hard_neg\n", r"nli.csv holds no triplets"),
         ("sent0,sent1,hard_neg\na,b,c\nd,e\n", r"nli.csv:3: expected 3 columns \(sent0,sent1,hard_neg\), found 2"),
         ('sent0,sent1,hard_neg\na,b,c\nd," ",f\n', r"nli.csv:3 sent1 is empty or whitespace-only"),
-        ("sent0,sent1,hard_neg\na,b,c\nsent0,sent1,hard_neg\nd,e,f\n", r"nli.csv:3: the header sent0,sent1,hard_neg again"),
+        (
+            "sent0,sent1,hard_neg\na,b,c\nsent0,sent1,hard_neg\nd,e,f\n",
+            r"nli.csv:3: the header sent0,sent1,hard_neg again",
+        ),
     ],
 )
 def test_malformed_nli_files_name_the_file_and_line(tmp_path, content, message):

@@ -22,7 +22,13 @@ from sentence_transformers import SentenceTransformerTrainingArguments
 from sentence_transformers.base.sampler import BatchSamplers
 from sentence_transformers.util import get_rank, get_world_size
 
-from sbert_nonling import ImagePatchEmbed, MultimodalAlignLoss, SimCSELoss, SymmetricInfoNCE, UnpairedModalityContrastiveLoss
+from sbert_nonling import (
+    ImagePatchEmbed,
+    MultimodalAlignLoss,
+    SimCSELoss,
+    SymmetricInfoNCE,
+    UnpairedModalityContrastiveLoss,
+)
 from sbert_nonling.models import build_sentence_model
 from sbert_nonling.training import NonLinguisticTrainer, UnpairedModalityTrainer
 from sbert_nonling.training.loss_state import loss_parameters
@@ -74,7 +80,11 @@ def loss_cases(model):
 
     def text_triplets(part):
         negatives = SENTENCES[part][::-1]
-        return [model.preprocess(SENTENCES[part]), model.preprocess(PARAPHRASES[part]), model.preprocess(negatives)], None
+        return [
+            model.preprocess(SENTENCES[part]),
+            model.preprocess(PARAPHRASES[part]),
+            model.preprocess(negatives),
+        ], None
 
     def image_views(part):
         views = [model.preprocess(list(view[part]), modality="image") for view in (view_1, view_2)]
@@ -87,11 +97,23 @@ def loss_cases(model):
     return {
         "simcse": (SimCSELoss(model, gather_across_devices=True), text_pairs),
         "simcse_without_gathering": (SimCSELoss(model), text_pairs),  # negative control: local negatives only
-        "symmetric_info_nce": (SymmetricInfoNCE(model, learnable_temperature=True, gather_across_devices=True), text_pairs),
+        "symmetric_info_nce": (
+            SymmetricInfoNCE(model, learnable_temperature=True, gather_across_devices=True),
+            text_pairs,
+        ),
         "symmetric_info_nce_hard_negatives": (SymmetricInfoNCE(model, gather_across_devices=True), text_triplets),
-        "unpaired_supcon": (UnpairedModalityContrastiveLoss(model, mode="supcon", gather_across_devices=True), image_views),
-        "unpaired_simclr": (UnpairedModalityContrastiveLoss(model, mode="simclr", gather_across_devices=True), image_views),
-        "unpaired_released_label_rank": (UnpairedModalityContrastiveLoss(model, mode="released_label_rank", gather_across_devices=True), image_views),
+        "unpaired_supcon": (
+            UnpairedModalityContrastiveLoss(model, mode="supcon", gather_across_devices=True),
+            image_views,
+        ),
+        "unpaired_simclr": (
+            UnpairedModalityContrastiveLoss(model, mode="simclr", gather_across_devices=True),
+            image_views,
+        ),
+        "unpaired_released_label_rank": (
+            UnpairedModalityContrastiveLoss(model, mode="released_label_rank", gather_across_devices=True),
+            image_views,
+        ),
         "multimodal_align": (
             MultimodalAlignLoss(
                 model,
@@ -119,7 +141,12 @@ def run_losses(encoder_dir: str, output: str) -> None:
         value = torch.stack(list(value.values())).sum() if isinstance(value, dict) else value
         value.backward()
         parameters = [*model.parameters(), *loss_parameters(loss, model)]
-        gradients = torch.cat([(parameter.grad if parameter.grad is not None else torch.zeros_like(parameter)).flatten() for parameter in parameters])
+        gradients = torch.cat(
+            [
+                (parameter.grad if parameter.grad is not None else torch.zeros_like(parameter)).flatten()
+                for parameter in parameters
+            ]
+        )
         reduced = torch.stack([value.detach()])
         if world > 1:  # what DDP does: average gradients (and here the logged loss) over processes
             torch.distributed.all_reduce(gradients)
@@ -187,7 +214,9 @@ def main() -> None:
     parser.add_argument("--encoder", required=True)
     parser.add_argument("--scheme", choices=["text", "visualcse"], default="text")
     parser.add_argument("--output", required=True)
-    parser.add_argument("--token-keep-ratio", type=float, default=1.0, help="the image front-end's patch dropout (train)")
+    parser.add_argument(
+        "--token-keep-ratio", type=float, default=1.0, help="the image front-end's patch dropout (train)"
+    )
     args = parser.parse_args()
     if args.mode == "losses":
         if "LOCAL_RANK" in os.environ:

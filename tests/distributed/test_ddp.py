@@ -71,7 +71,11 @@ def test_trainer_steps_give_the_same_weights_and_losses(encoder_without_dropout,
     for key in single:
         torch.testing.assert_close(distributed[key], single[key], rtol=0, atol=1e-5, msg=key)
     initial = build_model(encoder_without_dropout).state_dict()
-    moved = max((single[f"model.{key}"] - value).abs().max().item() for key, value in initial.items() if value.is_floating_point())
+    moved = max(
+        (single[f"model.{key}"] - value).abs().max().item()
+        for key, value in initial.items()
+        if value.is_floating_point()
+    )
     assert moved > 1e-3  # the runs trained: equal weights are not just the shared initialisation
 
 
@@ -87,4 +91,6 @@ def test_patch_dropout_under_ddp_keeps_the_replicas_identical_and_drops_tokens(e
     for key in dropped:
         torch.testing.assert_close(replica[key], dropped[key], rtol=0, atol=0, msg=key)
     every_token = _run(arguments, 2, tmp_path / "all.safetensors")
-    assert torch.isfinite(dropped["logged_losses"]).all() and not torch.allclose(dropped["logged_losses"], every_token["logged_losses"])
+    assert torch.isfinite(dropped["logged_losses"]).all() and not torch.allclose(
+        dropped["logged_losses"], every_token["logged_losses"]
+    )

@@ -18,7 +18,9 @@ def test_eval_cli_writes_every_plot_and_the_multilingual_and_visual_tables(tmp_p
     for language in ("en", "de"):
         lines = (data_dir / "stsb_multi" / f"stsb-{language}-dev.csv").read_text(encoding="utf-8").splitlines()[:30]
         (multi / f"stsb-{language}-dev.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    encoder = PixelEncoder.from_config(max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64)
+    encoder = PixelEncoder.from_config(
+        max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64
+    )
     build_pixel_model(encoder, max_patches=16).save(str(tmp_path / "pixel"))
     run = tmp_path / "run" / "checkpoints" / "checkpoint-4"
     run.mkdir(parents=True)
@@ -45,7 +47,13 @@ def test_eval_cli_writes_every_plot_and_the_multilingual_and_visual_tables(tmp_p
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert set(result["sts-multilingual"]) == {"en", "de", "avg"} and "STSBenchmark" in result["sts"]
     names = sorted(path.split("/")[-1] for path in result["plots"])
-    assert names == ["alignment_uniformity.png", "anisotropy.png", "rendered.png", "robustness.png", "training_curves.png"]
+    assert names == [
+        "alignment_uniformity.png",
+        "anisotropy.png",
+        "rendered.png",
+        "robustness.png",
+        "training_curves.png",
+    ]
     for path in result["plots"]:
         assert Image.open(path).size[0] > 100
     assert main(["eval", str(tmp_path / "pixel"), "--trust-remote-code", "--tasks", "sts-multilingual"]) == 2

@@ -14,7 +14,9 @@ def test_recalls_on_a_hand_checked_toy_case():
     scores = retrieval_recalls(texts, images, [0, 0, 1, 2], ks=(1, 2))
     assert scores["text_to_image_R@1"] == pytest.approx(75.0)  # 3 of 4 captions find their image first
     assert scores["text_to_image_R@2"] == pytest.approx(75.0)  # image 2 is third for caption 3
-    assert scores["image_to_text_R@1"] == pytest.approx(100 * 2 / 3)  # image 2's best caption (caption 2) belongs to image 1
+    assert scores["image_to_text_R@1"] == pytest.approx(
+        100 * 2 / 3
+    )  # image 2's best caption (caption 2) belongs to image 1
     with pytest.raises(ValueError, match="4 captions but 3"):
         retrieval_recalls(texts, images, [0, 0, 1])
 
@@ -36,7 +38,13 @@ def test_evaluate_retrieval_draws_no_progress_bar_when_training_logs_at_info(tin
     level = logger.level
     logger.setLevel(logging.INFO)
     try:
-        evaluate_retrieval(tiny_model, MultimodalAlignLoss(tiny_model, image_dimension=6), ["a dog runs", "a man rides"], [0, 1], torch.randn(2, 6))
+        evaluate_retrieval(
+            tiny_model,
+            MultimodalAlignLoss(tiny_model, image_dimension=6),
+            ["a dog runs", "a man rides"],
+            [0, 1],
+            torch.randn(2, 6),
+        )
     finally:
         logger.setLevel(level)
     assert "Batches" not in capfd.readouterr().err

@@ -30,13 +30,17 @@ def test_dev_evaluator_without_a_folder_reads_stsb_dev_from_the_hub(minilm, data
 
     def fake_load_dataset(name, split=None):  # the Hub's copy: scores scaled to [0, 1]
         calls.append((name, split))
-        return Dataset.from_dict({"sentence1": local.sentences1, "sentence2": local.sentences2, "score": [s / 5 for s in local.scores]})
+        return Dataset.from_dict(
+            {"sentence1": local.sentences1, "sentence2": local.sentences2, "score": [s / 5 for s in local.scores]}
+        )
 
     monkeypatch.setattr(sts, "load_dataset", fake_load_dataset)
     hub_scores = sts_dev_evaluator(None)(minilm)
     local_scores = sts_dev_evaluator(data_dir / "sts")(minilm)
     assert calls == [(STSB_HUB_DATASET, "validation")]
-    assert hub_scores["STSBenchmark_spearman_cosine"] == pytest.approx(local_scores["STSBenchmark_spearman_cosine"], abs=1e-9)
+    assert hub_scores["STSBenchmark_spearman_cosine"] == pytest.approx(
+        local_scores["STSBenchmark_spearman_cosine"], abs=1e-9
+    )
 
 
 def test_a_dev_folder_without_stsb_is_refused_when_the_evaluator_is_built(small_sts_dir, tmp_path):
@@ -45,7 +49,9 @@ def test_a_dev_folder_without_stsb_is_refused_when_the_evaluator_is_built(small_
     from sbert_nonling.evaluation import sts_dev_evaluator
 
     shutil.copytree(small_sts_dir / "SICK", tmp_path / "SICK")
-    with pytest.raises(ValueError, match=r"holds no STS-B dev set \(STSBenchmark/sts-dev.csv\), .* it holds SICK-R\. Add it"):
+    with pytest.raises(
+        ValueError, match=r"holds no STS-B dev set \(STSBenchmark/sts-dev.csv\), .* it holds SICK-R\. Add it"
+    ):
         sts_dev_evaluator(tmp_path)
 
 
@@ -56,7 +62,9 @@ def test_constant_gold_scores_are_refused_naming_the_task_and_file(small_sts_dir
     rows = (small_sts_dir / "STSBenchmark" / "sts-dev.csv").read_text(encoding="utf-8").splitlines()
     constant = ["\t".join(row.split("\t")[:4] + ["2.5"] + row.split("\t")[5:]) for row in rows]
     (tmp_path / "sts-dev.csv").write_text("\n".join(constant) + "\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"STS task 'STSBenchmark' \(.*sts-dev.csv\): every gold score is 2.5; a Spearman"):
+    with pytest.raises(
+        ValueError, match=r"STS task 'STSBenchmark' \(.*sts-dev.csv\): every gold score is 2.5; a Spearman"
+    ):
         STSEvaluator(read_stsb_csv(tmp_path / "sts-dev.csv"))
 
 
@@ -67,6 +75,8 @@ def test_the_selection_evaluator_scores_stsb_dev_alone(small_sts_dir, tiny_model
     selection = sts_dev_evaluator(small_sts_dir, "selection")
     assert [evaluator.name for evaluator in selection.evaluators] == ["STSBenchmark"]
     scores = selection(tiny_model)
-    assert scores["sequential_score"] == scores["STSBenchmark_spearman_cosine"] and not any("SICK" in key for key in scores)
+    assert scores["sequential_score"] == scores["STSBenchmark_spearman_cosine"] and not any(
+        "SICK" in key for key in scores
+    )
     with pytest.raises(ValueError, match=r"tasks='stsb' must be 'selection' \(STS-B dev alone\) or 'all'"):
         sts_dev_evaluator(small_sts_dir, "stsb")

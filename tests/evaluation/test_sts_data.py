@@ -22,7 +22,9 @@ def write(path: Path, text: str) -> Path:
 def make_sts16(root: Path) -> Path:
     folder = root / "STS16-en-test"
     for index, subset in enumerate(("answer-answer", "headlines", "plagiarism", "postediting", "question-question")):
-        write(folder / f"STS.input.{subset}.txt", f"a {index}\tb {index}\tsrc1\tsrc2\nc {index}\td {index}\tsrc1\tsrc2\n")
+        write(
+            folder / f"STS.input.{subset}.txt", f"a {index}\tb {index}\tsrc1\tsrc2\nc {index}\td {index}\tsrc1\tsrc2\n"
+        )
         write(folder / f"STS.gs.{subset}.txt", f"{index}\n\n")  # second pair unscored
     return folder
 
@@ -68,7 +70,9 @@ def test_stsb_malformed_lines_are_named(tmp_path, line, message):
 
 def test_sick_with_and_without_header(tmp_path):
     body = "1\tA dog runs\tA dog is running\t4.5\tENTAILMENT\n"
-    with_header = read_sick(write(tmp_path / "a.txt", "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n" + body))
+    with_header = read_sick(
+        write(tmp_path / "a.txt", "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n" + body)
+    )
     without = read_sick(write(tmp_path / "b.txt", body))
     assert with_header.scores == without.scores == [4.5]
     with pytest.raises(ValueError, match=r"c.txt:1 sentence 2 is empty"):
@@ -104,6 +108,9 @@ def test_test_split_reads_sts_years(tmp_path):
 
 def test_stsb_multi(data_dir):
     tasks = load_stsb_multi_dir(data_dir / "stsb_multi", "dev", ("de", "zh"))
-    assert [(task.name, len(task)) for task in tasks] == [("STSBenchmarkMultilingualSTS-de", 1500), ("STSBenchmarkMultilingualSTS-zh", 1500)]
+    assert [(task.name, len(task)) for task in tasks] == [
+        ("STSBenchmarkMultilingualSTS-de", 1500),
+        ("STSBenchmarkMultilingualSTS-zh", 1500),
+    ]
     with pytest.raises(ValueError, match=r"language\(s\) \['xx'\]"):
         load_stsb_multi_dir(data_dir / "stsb_multi", "dev", ("xx",))

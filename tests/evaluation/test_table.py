@@ -8,7 +8,9 @@ from sbert_nonling.evaluation import format_sts_table
 
 
 def test_table_has_one_column_per_task_in_paper_order():
-    table = format_sts_table({"SimCSE": {"SICK-R": 70.0, "STS12": 68.4, "avg": 69.2}, "ours": {"STS12": 70.0, "avg": 70.0}})
+    table = format_sts_table(
+        {"SimCSE": {"SICK-R": 70.0, "STS12": 68.4, "avg": 69.2}, "ours": {"STS12": 70.0, "avg": 70.0}}
+    )
     header, _, first, second = table.splitlines()
     assert header.split() == ["Model", "STS12", "SICK-R", "Avg"]
     assert first.split() == ["SimCSE", "68.40", "70.00", "69.20"]

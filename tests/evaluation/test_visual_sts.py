@@ -16,7 +16,9 @@ def test_visual_sts_reads_rendered_sentences_through_the_image_route(tiny_encode
     image = render_as_image(PixelRenderer(max_patches=16), "A man is playing a guitar.")
     assert image.size == (64, 64) and image.mode == "RGB"
     assert min(Image.Image.getdata(image.convert("L"))) == 0  # ink (and the EOS patch) made it into the square
-    model = build_sentence_model(tiny_encoder_dir, pooling="mean", front_ends={"image": ImagePatchEmbed(img_size=32, embedding_dimension=32)})
+    model = build_sentence_model(
+        tiny_encoder_dir, pooling="mean", front_ends={"image": ImagePatchEmbed(img_size=32, embedding_dimension=32)}
+    )
     stsb = load_sts_dir(small_sts_dir, "dev", tasks=("STSBenchmark",))
     scores = evaluate_visual_sts(model, stsb, max_patches=16)
     assert set(scores) == {"VisualSTSBenchmark", "avg"} and -100 <= scores["avg"] <= 100

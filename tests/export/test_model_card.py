@@ -19,14 +19,29 @@ def test_cards_carry_method_data_scores_loading_code_and_the_losses_citations(ti
 
     scores = {"dev, after training": {"STSBenchmark": 82.5, "SICK-R": 71.25, "avg": 76.875}}
     losses = {"image": UnpairedModalityContrastiveLoss(tiny_model), "text": SimCSELoss(tiny_model)}
-    text = model_card(get_recipe("visualcse"), "text", scores, ["text_file: wiki1m.txt"], name="me/visualcse", citations=loss_citations(losses))
-    assert text.startswith("---\n") and "\nlibrary_name: sentence-transformers\n" in text and "\nbase_model: bert-base-uncased\n" in text
+    text = model_card(
+        get_recipe("visualcse"),
+        "text",
+        scores,
+        ["text_file: wiki1m.txt"],
+        name="me/visualcse",
+        citations=loss_citations(losses),
+    )
+    assert (
+        text.startswith("---\n")
+        and "\nlibrary_name: sentence-transformers\n" in text
+        and "\nbase_model: bert-base-uncased\n" in text
+    )
     assert 'SentenceTransformer("me/visualcse")' in text and "trust_remote_code" not in text
     assert "| dev, after training | 82.50 | 71.25 | 76.88 |" in text and "text_file: wiki1m.txt" in text
     assert "jian2022nonlinguistic" in text and "gao2021simcse" in text and "reimers2019sentencebert" in text
     mcse = MultimodalAlignLoss(tiny_model, image_dimension=8, text_loss=SimCSELoss(tiny_model))
-    full = model_card(get_recipe("mcse"), "full", name="me/mcse-full", citations=loss_citations(mcse) + loss_citations(mcse))
-    assert "pip install sbert-nonling" in full and 'SentenceTransformer("me/mcse-full", trust_remote_code=True)' in full
+    full = model_card(
+        get_recipe("mcse"), "full", name="me/mcse-full", citations=loss_citations(mcse) + loss_citations(mcse)
+    )
+    assert (
+        "pip install sbert-nonling" in full and 'SentenceTransformer("me/mcse-full", trust_remote_code=True)' in full
+    )
     assert full.count("@inproceedings{zhang2022mcse,") == 1  # cited once however often it is declared
     assert "rendered pixels" in model_card(get_recipe("pixel-linguist"), "pixel")
     with pytest.raises(ValueError, match="form='onnx'"):
@@ -43,7 +58,11 @@ def test_an_mcse_card_names_the_image_features_the_run_grounded_in():
     assert "ResNet" not in tiny and "resnet" not in tiny
     paper = model_card(get_recipe("mcse"), "text")
     assert "frozen `resnet50` image features (2048-d" in paper and "efficientnet" not in paper
-    given = model_card(get_recipe("mcse", tiny=True), "text", training_data=["captions_file: captions.txt", "image_features: coco.safetensors"])
+    given = model_card(
+        get_recipe("mcse", tiny=True),
+        "text",
+        training_data=["captions_file: captions.txt", "image_features: coco.safetensors"],
+    )
     assert "read from `coco.safetensors` (the setting `image_encoder` unused)" in given
     assert "image features" not in model_card(get_recipe("simcse-unsup"), "text")  # no caption grounding, no such line
 
@@ -57,8 +76,13 @@ def test_full_model_cards_describe_the_routes_the_saved_model_has(tiny_encoder_d
     build_sentence_model(tiny_encoder_dir, front_ends={"image": image}).save(str(tmp_path / "two"))
     one = write_model_card(tmp_path / "one", get_recipe("simcse-unsup"), "full", name="me/one").read_text()
     two = write_model_card(tmp_path / "two", get_recipe("visualcse"), "full", name="me/two").read_text()
-    assert 'SentenceTransformer("me/one", trust_remote_code=True)  # encodes text\n' in one and "Routes: `text`.\n" in one
-    assert 'SentenceTransformer("me/two", trust_remote_code=True)  # encodes text and images\n' in two and "Routes: `text`, `image`," in two
+    assert (
+        'SentenceTransformer("me/one", trust_remote_code=True)  # encodes text\n' in one and "Routes: `text`.\n" in one
+    )
+    assert (
+        'SentenceTransformer("me/two", trust_remote_code=True)  # encodes text and images\n' in two
+        and "Routes: `text`, `image`," in two
+    )
     assert not any(word in one for word in ("image", "audio")) and "audio" not in two
     with pytest.raises(ValueError, match="'video' is not a route"):
         model_card(get_recipe("visualcse"), "full", routes=["text", "video"])
@@ -85,21 +109,33 @@ def test_cards_carry_scores_model_index_and_hub_metadata():
     assert "| text to image R@1 | 12.50 |" in card and "| dev, before training | 20.00 | - | 20.00 |" in card
     multilingual = {"dev, after training": {"STSBenchmarkMultilingualSTS-de": 40.0, "avg": 40.0}}
     pixel = model_card(get_recipe("pixel-linguist"), "pixel", multilingual_scores=multilingual, routes=["pixel"])
-    assert "| | de | Avg |" in pixel and "| dev, after training | 40.00 | 40.00 |" in pixel and "# encodes text as rendered pixels" in pixel
+    assert (
+        "| | de | Avg |" in pixel
+        and "| dev, after training | 40.00 | 40.00 |" in pixel
+        and "# encodes text as rendered pixels" in pixel
+    )
 
 
 def test_the_base_model_is_its_hub_name_or_left_out_never_a_local_path(tiny_model, tiny_encoder_dir, tmp_path):
     copy = tmp_path / "site-packages" / "all-MiniLM-L6-v2"  # a Hub model's folder, whose own card names it
-    tiny_model.model_card_data.model_id, tiny_model.model_card_data.license = "sentence-transformers/all-MiniLM-L6-v2", "apache-2.0"
+    tiny_model.model_card_data.model_id, tiny_model.model_card_data.license = (
+        "sentence-transformers/all-MiniLM-L6-v2",
+        "apache-2.0",
+    )
     tiny_model.model_card_data.language = ["en"]
     tiny_model.save(str(copy))
     snapshot = tmp_path / "hub" / "models--sentence-transformers--all-mpnet-base-v2" / "snapshots" / ("0" * 40)
     shutil.copytree(tiny_encoder_dir, snapshot)  # the Hugging Face cache's layout names the repository
     cards = {
-        folder: model_card(get_recipe("simcse-unsup", overrides={"model": str(folder)}), "text") for folder in (copy, snapshot, tiny_encoder_dir)
+        folder: model_card(get_recipe("simcse-unsup", overrides={"model": str(folder)}), "text")
+        for folder in (copy, snapshot, tiny_encoder_dir)
     }
     copied = _metadata(cards[copy])
-    assert (copied.base_model, copied.license, copied.language) == ("sentence-transformers/all-MiniLM-L6-v2", "apache-2.0", ["en"])
+    assert (copied.base_model, copied.license, copied.language) == (
+        "sentence-transformers/all-MiniLM-L6-v2",
+        "apache-2.0",
+        ["en"],
+    )
     assert "- `model`: `sentence-transformers/all-MiniLM-L6-v2`" in cards[copy]
     assert _metadata(cards[snapshot]).base_model == "sentence-transformers/all-mpnet-base-v2"
     assert _metadata(cards[tiny_encoder_dir]).base_model is None  # a folder that names no Hub repository
@@ -114,7 +150,9 @@ def test_the_published_card_loads_the_repo_and_names_its_model_index_after_it(tm
     assert f'SentenceTransformer("{tmp_path / "export"}")' in local and str(tmp_path) not in published
     assert 'model = SentenceTransformer("me/encoder")  # plain sentence-transformers' in published
     assert _metadata(published).model_name == "me/encoder"
-    plain = "```python\nmodel = SentenceTransformer('sentence_transformers_model_id')\n```\n"  # a card without metadata
+    plain = (
+        "```python\nmodel = SentenceTransformer('sentence_transformers_model_id')\n```\n"  # a card without metadata
+    )
     assert card_for_repo(plain, "me/encoder") == '```python\nmodel = SentenceTransformer("me/encoder")\n```\n'
 
 
@@ -144,5 +182,7 @@ def test_recipe_runs_leave_settings_results_and_cards(tmp_path, data_dir, small_
     assert "trust_remote_code" not in export_card and f"{result['dev_after']['STSBenchmark']:.2f}" in export_card
     assert "pipeline check, not a usable encoder" in export_card  # tiny runs say so
     assert "trust_remote_code=True" in (run / "model" / "README.md").read_text()
-    assert {"gao2021simcse", "reimers2019sentencebert"} <= cited(run / "model") and "gao2021simcse" in cited(run / "export")
+    assert {"gao2021simcse", "reimers2019sentencebert"} <= cited(run / "model") and "gao2021simcse" in cited(
+        run / "export"
+    )
     SentenceTransformer(str(run / "export")).encode(["The card did not break loading."])

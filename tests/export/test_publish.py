@@ -46,7 +46,9 @@ class FakeHub(BaseHTTPRequestHandler):
             return self._reply({"url": f"{base}/{request['organization']}/{request['name']}"})
         if "/preupload/" in self.path:
             files = json.loads(body)["files"]
-            return self._reply({"files": [{"path": item["path"], "uploadMode": "regular", "shouldIgnore": False} for item in files]})
+            return self._reply(
+                {"files": [{"path": item["path"], "uploadMode": "regular", "shouldIgnore": False} for item in files]}
+            )
         if "/commit/" in self.path:
             for line in body.decode().splitlines():
                 entry = json.loads(line)
@@ -67,7 +69,9 @@ class FakeHub(BaseHTTPRequestHandler):
 def hub(monkeypatch):
     import huggingface_hub.constants
 
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)  # the test suite runs with HF_HUB_OFFLINE=1
+    monkeypatch.setattr(
+        huggingface_hub.constants, "HF_HUB_OFFLINE", False
+    )  # the test suite runs with HF_HUB_OFFLINE=1
     FakeHub.uploads, FakeHub.created, FakeHub.validated = {}, [], []
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeHub)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -104,7 +108,10 @@ def test_a_dry_run_writes_the_exact_upload_and_sends_nothing(tiny_model, tmp_pat
     assert FakeHub.created == [] and FakeHub.uploads == {} and FakeHub.validated == []
     written, saved = _files(tmp_path / "upload"), _files(folder)
     assert set(written) == set(saved) and all(written[name] == saved[name] for name in saved if name != "README.md")
-    assert 'model = SentenceTransformer("me/encoder")' in written["README.md"].decode() and str(folder) not in written["README.md"].decode()
+    assert (
+        'model = SentenceTransformer("me/encoder")' in written["README.md"].decode()
+        and str(folder) not in written["README.md"].decode()
+    )
     push_to_hub(folder, "me/encoder", token="hf_test", endpoint=hub)
     assert FakeHub.uploads == written  # what the dry run wrote is what an upload sends
     with pytest.raises(ValueError, match="dry-run folder .*upload' already holds files"):
@@ -113,7 +120,9 @@ def test_a_dry_run_writes_the_exact_upload_and_sends_nothing(tiny_model, tmp_pat
 
 def _push(folder, *arguments: str, **environment: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "sbert_nonling.cli", "push", str(folder), *arguments]
-    return subprocess.run(command, capture_output=True, text=True, env={**cli_environment(), **environment}, timeout=300)
+    return subprocess.run(
+        command, capture_output=True, text=True, env={**cli_environment(), **environment}, timeout=300
+    )
 
 
 def test_push_from_the_command_line_offline_or_unreachable_is_one_sentence_and_a_dry_run_works(tiny_model, tmp_path):
@@ -126,8 +135,13 @@ def test_push_from_the_command_line_offline_or_unreachable_is_one_sentence_and_a
         endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}"
     unreachable = _push(folder, "me/name", "--token", "hf_test", HF_HUB_OFFLINE="0", HF_ENDPOINT=endpoint)
     for run, reason in ((offline, "offline mode is on (HF_HUB_OFFLINE=1)"), (unreachable, "ConnectError")):
-        assert run.returncode == 2 and "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
-        assert f"Could not upload '{folder}' to the Hub repository 'me/name': {reason}" in run.stderr and "push --dry-run DIR" in run.stderr
+        assert run.returncode == 2 and "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1, (
+            run.stderr
+        )
+        assert (
+            f"Could not upload '{folder}' to the Hub repository 'me/name': {reason}" in run.stderr
+            and "push --dry-run DIR" in run.stderr
+        )
     dry = _push(folder, "me/name", "--dry-run", str(tmp_path / "upload"))
     assert dry.returncode == 0, dry.stderr
     assert json.loads(dry.stdout.splitlines()[-1]) == {"repo_id": "me/name", "dry_run": str(tmp_path / "upload")}

@@ -63,7 +63,12 @@ def test_export_refuses_a_file_or_a_non_empty_folder_unless_overwrite(tiny_model
         export_text_model(tiny_model, first)
     assert (first / "stale.txt").is_file()  # refused: untouched
     (tmp_path / "empty").mkdir()
-    assert export_text_model(tiny_model, tmp_path / "empty") == tmp_path / "empty"  # an empty folder is no export to lose
+    assert (
+        export_text_model(tiny_model, tmp_path / "empty") == tmp_path / "empty"
+    )  # an empty folder is no export to lose
     assert export_text_model(tiny_model, first, overwrite=True) == first
-    assert not (first / "stale.txt").exists() and {path.name: path.read_bytes() for path in first.rglob("*.safetensors")} == weights
+    assert (
+        not (first / "stale.txt").exists()
+        and {path.name: path.read_bytes() for path in first.rglob("*.safetensors")} == weights
+    )
     assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".")] == []  # no staging folder left

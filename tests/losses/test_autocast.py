@@ -263,7 +263,12 @@ def mcse_step(model):
 
 def macd_damsm_step(model):
     loss = MultimodalAlignLoss(
-        model, image_dimension=16, grounding_direction="symmetric", grounding_temperature=0.1, projection_head="linear", local_weight=1.0
+        model,
+        image_dimension=16,
+        grounding_direction="symmetric",
+        grounding_temperature=0.1,
+        projection_head="linear",
+        local_weight=1.0,
     )
     return loss, [SENTENCES, SENTENCES], region_features(9, 16)
 
@@ -285,7 +290,9 @@ TRAINING_CASES = {
     "DistillAnchorLoss": distill_anchor_step,
     "SentenceClassificationLoss": task_step(SentenceClassificationLoss, [SENTENCES], CLASSES, num_labels=3),
     "PairClassificationLoss-bilinear": task_step(PairClassificationLoss, PAIRS, CLASSES, num_labels=3),
-    "PairClassificationLoss-concat": task_step(PairClassificationLoss, PAIRS, CLASSES, num_labels=3, pair_head="concat"),
+    "PairClassificationLoss-concat": task_step(
+        PairClassificationLoss, PAIRS, CLASSES, num_labels=3, pair_head="concat"
+    ),
     "STSRegressionLoss": task_step(STSRegressionLoss, PAIRS, SCORES),
 }
 
@@ -325,5 +332,7 @@ def test_a_training_step_under_autocast_is_finite_and_close_to_float32(mean_mode
     assert all(torch.isfinite(grad).all() for grad in grads.values())
     rtol, min_cosine = TOLERANCE[dtype]
     assert value.item() == pytest.approx(reference.item(), rel=rtol)
-    flat, reference_flat = (torch.cat([g.flatten().float() for g in step.values()]) for step in (grads, reference_grads))
+    flat, reference_flat = (
+        torch.cat([g.flatten().float() for g in step.values()]) for step in (grads, reference_grads)
+    )
     assert torch.nn.functional.cosine_similarity(flat, reference_flat, dim=0) > min_cosine

@@ -13,7 +13,9 @@ from sbert_nonling.models import build_sentence_model
 @pytest.fixture
 def image_model(tiny_encoder_dir):
     torch.manual_seed(0)
-    return build_sentence_model(tiny_encoder_dir, pooling="cls", front_ends={"image": ImagePatchEmbed(32, 8, embedding_dimension=32)})
+    return build_sentence_model(
+        tiny_encoder_dir, pooling="cls", front_ends={"image": ImagePatchEmbed(32, 8, embedding_dimension=32)}
+    )
 
 
 def image_views(model, count: int = 6):
@@ -27,7 +29,9 @@ def gradients(model, loss, views, labels):
     loss.zero_grad(set_to_none=True)
     value = loss([dict(view) for view in views], labels)
     value.backward()
-    return value.detach(), {name: parameter.grad.clone() for name, parameter in loss.named_parameters() if parameter.grad is not None}
+    return value.detach(), {
+        name: parameter.grad.clone() for name, parameter in loss.named_parameters() if parameter.grad is not None
+    }
 
 
 @pytest.mark.parametrize("mode", ["supcon", "simclr"])
@@ -56,7 +60,9 @@ def test_cached_loss_replays_dropout_in_training(tiny_encoder_dir, token_keep_ra
     image_model = build_sentence_model(tiny_encoder_dir, pooling="cls", front_ends={"image": front_end})
     image_model.train()
     views, labels = image_views(image_model, count=4), torch.tensor([0, 1, 0, 1])
-    cached = CachedUnpairedModalityContrastiveLoss(image_model, mode="supcon", mini_batch_size=8)  # one mini-batch per view
+    cached = CachedUnpairedModalityContrastiveLoss(
+        image_model, mode="supcon", mini_batch_size=8
+    )  # one mini-batch per view
     plain = UnpairedModalityContrastiveLoss(image_model, mode="supcon")
     plain.head.load_state_dict(cached.head.state_dict())
 

@@ -35,7 +35,10 @@ def test_damsm_scores_values_and_gradients_match_the_direct_contexts():
     words, regions = torch.randn(4, 6, 16, requires_grad=True), torch.randn(4, 9, 16, requires_grad=True)
     mask = torch.tensor([[1] * 6, [1] * 4 + [0] * 2, [1] * 5 + [0], [1, 0, 0, 0, 0, 0]])
     gammas = (1.0, 5.0, 10.0)
-    unit_words, unit_regions = torch.nn.functional.normalize(words, dim=-1), torch.nn.functional.normalize(regions, dim=-1)
+    unit_words, unit_regions = (
+        torch.nn.functional.normalize(words, dim=-1),
+        torch.nn.functional.normalize(regions, dim=-1),
+    )
     attention = torch.softmax(gammas[0] * torch.einsum("itd,jrd->ijtr", unit_words, unit_regions), dim=-1)
     context = torch.einsum("ijtr,jrd->ijtd", attention, unit_regions)
     relevance = torch.nn.functional.cosine_similarity(context, unit_words[:, None], dim=-1)
@@ -60,7 +63,9 @@ def test_loss_is_the_mean_of_both_cross_entropies_of_the_scores_of_the_headed_wo
     torch.testing.assert_close(value, (F.cross_entropy(scores, targets) + F.cross_entropy(scores.T, targets)) / 2)
     value.backward()
     assert loss.word_head.weight.grad is not None and loss.region_head.weight.grad is not None
-    assert torch.isfinite(loss([tiny_model.preprocess(["a", "b"])], torch.randn(2, 4, 6)))  # forward: the first column only
+    assert torch.isfinite(
+        loss([tiny_model.preprocess(["a", "b"])], torch.randn(2, 4, 6))
+    )  # forward: the first column only
 
 
 def test_settings_and_region_features_are_checked_and_configured(tiny_model):
@@ -68,7 +73,9 @@ def test_settings_and_region_features_are_checked_and_configured(tiny_model):
         DAMSMLoss(tiny_model, image_dimension=6, gammas=(1.0, 0.0, 10.0))
     loss = DAMSMLoss(tiny_model, image_dimension=6, projection_dimension=8, gammas=[1.0, 5.0, 10.0])
     features = [tiny_model.preprocess(["a", "b"])]
-    with pytest.raises(ValueError, match=r"DAMSMLoss needs image features \(B, regions, d\) as the label column, got \(2, 6\)"):
+    with pytest.raises(
+        ValueError, match=r"DAMSMLoss needs image features \(B, regions, d\) as the label column, got \(2, 6\)"
+    ):
         loss(features, torch.randn(2, 6))
     with pytest.raises(ValueError, match="features for 3 images but 2 captions"):
         loss(features, torch.randn(3, 4, 6))

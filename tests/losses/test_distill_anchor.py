@@ -45,7 +45,9 @@ def test_kl_and_cosine_terms_match_hand_computed_values(tiny_model):
     assert loss.kl_term(student, teacher).item() == pytest.approx(4.0 * expected / 2, rel=1e-5)
     tokens_s = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [5.0, 5.0]]])
     tokens_t = torch.tensor([[[1.0, 0.0], [1.0, 0.0], [-5.0, 5.0]]])
-    cosine = loss.cosine_term({"token_embeddings": tokens_s, "attention_mask": torch.tensor([[1, 1, 0]])}, {"token_embeddings": tokens_t})
+    cosine = loss.cosine_term(
+        {"token_embeddings": tokens_s, "attention_mask": torch.tensor([[1, 1, 0]])}, {"token_embeddings": tokens_t}
+    )
     assert cosine.item() == pytest.approx((0.0 + 1.0) / 2)  # the padded third token is ignored
 
 
@@ -65,7 +67,9 @@ def test_composed_with_simcse_each_model_runs_once_per_column(tiny_model):
 
 
 def test_composed_with_grounding_returns_all_terms(tiny_model):
-    grounding = MultimodalAlignLoss(tiny_model, image_dimension=4, grounding_direction="symmetric", grounding_temperature=0.1)
+    grounding = MultimodalAlignLoss(
+        tiny_model, image_dimension=4, grounding_direction="symmetric", grounding_temperature=0.1
+    )
     loss = DistillAnchorLoss(tiny_model, base_loss=grounding, anchor_kl_weight=0.0, cosine_target="sentence_embedding")
     terms = loss([tiny_model.preprocess(SENTENCES)] * 2, torch.randn(3, 4))
     assert set(terms) == {"grounding", "anchor_cosine"}
@@ -102,7 +106,9 @@ class SharedMeanDistanceLoss(MeanDistanceLoss):
 
 def test_any_base_loss_composes_through_compute_loss_from_outputs_and_the_student_runs_once(tiny_model):
     tiny_model.eval()
-    loss = DistillAnchorLoss(tiny_model, base_loss=SharedMeanDistanceLoss(tiny_model), cosine_target="sentence_embedding")
+    loss = DistillAnchorLoss(
+        tiny_model, base_loss=SharedMeanDistanceLoss(tiny_model), cosine_target="sentence_embedding"
+    )
     student_calls = count_forwards(tiny_model)
     terms = loss([tiny_model.preprocess(SENTENCES)], None)
     assert len(student_calls) == 1

@@ -13,7 +13,11 @@ from sbert_nonling.training.loss_state import loss_parameters, loss_state_dict
 
 def test_head_layer_shape_and_errors():
     assert HeadLayer(32, 64, 0.3)(torch.randn(5, 32)).shape == (5, 64)
-    assert HeadLayer(32, 64, 0.3).get_config_dict() == {"embedding_dimension": 32, "hidden_dimension": 64, "dropout": 0.3}
+    assert HeadLayer(32, 64, 0.3).get_config_dict() == {
+        "embedding_dimension": 32,
+        "hidden_dimension": 64,
+        "dropout": 0.3,
+    }
     with pytest.raises(ValueError, match="dropout=1.0 must be in"):
         HeadLayer(32, 64, 1.0)
     with pytest.raises(ValueError, match="hidden_dimension=0 must be positive"):

@@ -23,7 +23,9 @@ def cross_entropy(logits, target):
 
 def identity_loss(tiny_model, **kwargs):
     """Heads set to the identity, so the loss works directly on the 3-wide toy embeddings."""
-    loss = MultimodalAlignLoss(tiny_model, image_dimension=3, projection_dimension=3, projection_head="linear", **kwargs)
+    loss = MultimodalAlignLoss(
+        tiny_model, image_dimension=3, projection_dimension=3, projection_head="linear", **kwargs
+    )
     loss.text_head[0] = torch.nn.Linear(3, 3)  # the tiny model is 32 wide; the toy views are 3 wide
     with torch.no_grad():
         for head in (loss.text_head[0], loss.image_head[0]):
@@ -34,15 +36,22 @@ def identity_loss(tiny_model, **kwargs):
 
 @pytest.mark.parametrize(("direction", "temperature"), [("text_to_image", 0.05), ("symmetric", 0.1)])
 def test_grounding_matches_the_hand_computed_value(tiny_model, direction, temperature):
-    loss = identity_loss(tiny_model, grounding_weight=0.5, grounding_direction=direction, grounding_temperature=temperature)
+    loss = identity_loss(
+        tiny_model, grounding_weight=0.5, grounding_direction=direction, grounding_temperature=temperature
+    )
     terms = loss.compute_loss_from_outputs([{"sentence_embedding": view} for view in VIEWS], IMAGES)
     symmetric = direction == "symmetric"
     ces = []
     for view in VIEWS:
         texts, imgs = view.tolist(), IMAGES.tolist()
-        ces.append(sum(cross_entropy([cosine(texts[i], imgs[j]) / temperature for j in range(2)], i) for i in range(2)) / 2)
+        ces.append(
+            sum(cross_entropy([cosine(texts[i], imgs[j]) / temperature for j in range(2)], i) for i in range(2)) / 2
+        )
         if symmetric:
-            ces.append(sum(cross_entropy([cosine(imgs[j], texts[i]) / temperature for i in range(2)], j) for j in range(2)) / 2)
+            ces.append(
+                sum(cross_entropy([cosine(imgs[j], texts[i]) / temperature for i in range(2)], j) for j in range(2))
+                / 2
+            )
     assert set(terms) == {"grounding"}
     assert terms["grounding"].item() == pytest.approx(0.5 * sum(ces) / len(ces), rel=1e-5)
 
@@ -82,15 +91,23 @@ def test_settings_are_checked_and_configured(tiny_model):
     with pytest.raises(ValueError, match="grounding_direction='both' must be one of"):
         MultimodalAlignLoss(tiny_model, image_dimension=8, grounding_direction="both")
     with pytest.raises(ValueError, match=r"needs image features \(B, regions, d\) as the label column, got \(2, 8\)"):
-        MultimodalAlignLoss(tiny_model, image_dimension=8, local_weight=1.0)([tiny_model.preprocess(["a", "b"])] * 2, torch.randn(2, 8))
+        MultimodalAlignLoss(tiny_model, image_dimension=8, local_weight=1.0)(
+            [tiny_model.preprocess(["a", "b"])] * 2, torch.randn(2, 8)
+        )
     config = MultimodalAlignLoss(tiny_model, image_dimension=8).get_config_dict()
-    assert config["grounding_weight"] == 0.01 and config["grounding_temperature"] == 0.05 and config["projection_dimension"] == 256
+    assert (
+        config["grounding_weight"] == 0.01
+        and config["grounding_temperature"] == 0.05
+        and config["projection_dimension"] == 256
+    )
     assert config["grounding_direction"] == "text_to_image" and config["gammas"] is None
     assert "zhang2022mcse" in MultimodalAlignLoss(tiny_model, image_dimension=8).citation
 
 
 def test_projection_heads_take_the_training_head_kinds(tiny_model):
-    mcse, macd = (MultimodalAlignLoss(tiny_model, image_dimension=8, projection_head=kind) for kind in ("mlp", "linear"))
+    mcse, macd = (
+        MultimodalAlignLoss(tiny_model, image_dimension=8, projection_head=kind) for kind in ("mlp", "linear")
+    )
     assert [type(module) for module in mcse.text_head] == [torch.nn.Linear, torch.nn.Tanh]
     assert [type(module) for module in macd.image_head] == [torch.nn.Linear]
     assert mcse.get_config_dict()["projection_head"] == "mlp" and macd.get_config_dict()["image_dimension"] == 8
@@ -107,12 +124,16 @@ def test_projections_are_the_heads_and_regions_are_averaged_first(tiny_model):
 
 
 def test_the_grounding_term_is_multiple_negatives_ranking_loss_on_the_projections(tiny_model):
-    loss = MultimodalAlignLoss(tiny_model, image_dimension=8, grounding_direction="symmetric", grounding_temperature=0.1)
+    loss = MultimodalAlignLoss(
+        tiny_model, image_dimension=8, grounding_direction="symmetric", grounding_temperature=0.1
+    )
     ranking = loss.grounding_loss
     assert isinstance(ranking, MultipleNegativesRankingLoss) and ranking.scale == pytest.approx(10.0)
     assert (ranking.directions, ranking.partition_mode) == (("query_to_doc", "doc_to_query"), "per_direction")
     texts, images = torch.randn(4, 256), torch.randn(4, 256)
-    torch.testing.assert_close(loss.grounding_term(texts, images), ranking.compute_loss_from_embeddings([texts, images], None))
+    torch.testing.assert_close(
+        loss.grounding_term(texts, images), ranking.compute_loss_from_embeddings([texts, images], None)
+    )
 
 
 @pytest.mark.parametrize("direction", ["text_to_image", "symmetric"])

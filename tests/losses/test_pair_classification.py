@@ -37,4 +37,6 @@ def test_pair_classification_concat_equals_softmax_loss_formula(tiny_model):
 
 
 def test_contract_on_the_model(tiny_model, check_task_loss_contract):
-    check_task_loss_contract(PairClassificationLoss(tiny_model, 3, hidden_dimension=16), columns=2, labels=torch.tensor([0, 1, 2]))
+    check_task_loss_contract(
+        PairClassificationLoss(tiny_model, 3, hidden_dimension=16), columns=2, labels=torch.tensor([0, 1, 2])
+    )

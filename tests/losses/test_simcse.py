@@ -72,4 +72,6 @@ def test_compute_loss_from_outputs_matches_the_loss_on_the_same_outputs(tiny_mod
     loss = SimCSELoss(tiny_model, training_head="mlp")
     sentences = ["a man plays a guitar", "a woman slices an onion", "two dogs run"]
     outputs = [tiny_model(tiny_model.preprocess(sentences)) for _ in range(2)]
-    torch.testing.assert_close(loss.compute_loss_from_outputs(outputs), loss([tiny_model.preprocess(sentences)] * 2, None))
+    torch.testing.assert_close(
+        loss.compute_loss_from_outputs(outputs), loss([tiny_model.preprocess(sentences)] * 2, None)
+    )

@@ -15,7 +15,9 @@ def test_sts_regression_hand_computed_and_plain_cosine_equivalence(tiny_model, p
     plain = STSRegressionLoss(tiny_model, hidden_dimension=None)
     assert isinstance(plain, CosineSimilarityLoss)
     # cos([1,0],[1,1]) = 0.7071 vs 1.0; cos([1,0],[0,1]) = 0 vs 0.5
-    value = plain.compute_loss_from_embeddings([padded([1.0, 0.0], [1.0, 0.0]), padded([1.0, 1.0], [0.0, 1.0])], torch.tensor([1.0, 0.5]))
+    value = plain.compute_loss_from_embeddings(
+        [padded([1.0, 0.0], [1.0, 0.0]), padded([1.0, 1.0], [0.0, 1.0])], torch.tensor([1.0, 0.5])
+    )
     expected = ((1 - 1 / math.sqrt(2)) ** 2 + 0.25) / 2  # 0.16789322
     assert value.item() == pytest.approx(expected, abs=1e-6)
     # through the layer: ReLU([1, -1]) = [1, 0], ReLU([1, 1]) = [1, 1] -> cos 0.7071 vs 1.0

@@ -21,7 +21,9 @@ def hand_symmetric(a, b, temperature):
     for i in range(n):
         row = [cosine(a[i], b[j]) / temperature for j in range(n)]
         column = [cosine(a[j], b[i]) / temperature for j in range(n)]
-        total += -(row[i] - math.log(sum(math.exp(v) for v in row))) - (column[i] - math.log(sum(math.exp(v) for v in column)))
+        total += -(row[i] - math.log(sum(math.exp(v) for v in row))) - (
+            column[i] - math.log(sum(math.exp(v) for v in column))
+        )
     return total / (2 * n)
 
 
@@ -49,7 +51,9 @@ def test_learnable_temperature_is_a_clamped_log_scale_parameter(tiny_model):
     with torch.no_grad():
         capped.logit_scale.fill_(math.log(1000.0))
     assert capped.scale.item() == pytest.approx(5.0)  # clamped, as CLIP caps its logit scale
-    assert capped.compute_loss_from_embeddings([A, B], None).item() == pytest.approx(hand_symmetric(A, B, 0.2), rel=1e-4)
+    assert capped.compute_loss_from_embeddings([A, B], None).item() == pytest.approx(
+        hand_symmetric(A, B, 0.2), rel=1e-4
+    )
 
 
 def test_settings_and_config(tiny_model):
@@ -85,7 +89,14 @@ def test_token_head_pools_the_head_output_over_unmasked_tokens(tiny_model):
             output = tiny_model(dict(column))
             head = norm(torch.nn.functional.gelu(output["token_embeddings"] @ linear.weight.T + linear.bias))
             mask = output["attention_mask"].tolist()
-            pooled.append(torch.stack([sum(head[i, t] for t in range(len(mask[i])) if mask[i][t]) / sum(mask[i]) for i in range(len(mask))]))
+            pooled.append(
+                torch.stack(
+                    [
+                        sum(head[i, t] for t in range(len(mask[i])) if mask[i][t]) / sum(mask[i])
+                        for i in range(len(mask))
+                    ]
+                )
+            )
         value = loss([dict(column) for column in features], None)
     assert value.item() == pytest.approx(hand_symmetric(pooled[0], pooled[1], 0.5), rel=1e-5)
     assert set(name for name, _ in loss.named_parameters()) >= {"token_head.0.weight", "token_head.2.weight"}
@@ -101,7 +112,12 @@ def test_trains_text_pairs_in_the_trainer(tiny_model, wiki_sentences, tmp_path):
     loss = SymmetricInfoNCE(tiny_model, learnable_temperature=True)
     data = Dataset.from_dict({"anchor": wiki_sentences[:32], "positive": wiki_sentences[32:64]})
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=8, learning_rate=0.1, save_strategy="no", report_to="none"
+        output_dir=str(tmp_path),
+        max_steps=2,
+        per_device_train_batch_size=8,
+        learning_rate=0.1,
+        save_strategy="no",
+        report_to="none",
     )
     start = loss.logit_scale.item()
     NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=data, loss=loss).train()

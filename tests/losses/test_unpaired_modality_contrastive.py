@@ -30,7 +30,9 @@ def hand_supcon(view_1, view_2, labels, temperature):
     for i in range(len(z)):
         denominator = sum(math.exp(dot(z[i], z[a]) / temperature) for a in range(len(z)) if a != i)
         positives = [p for p in range(len(z)) if p != i and y[p] == y[i]]
-        total += -sum(math.log(math.exp(dot(z[i], z[p]) / temperature) / denominator) for p in positives) / len(positives)
+        total += -sum(math.log(math.exp(dot(z[i], z[p]) / temperature) / denominator) for p in positives) / len(
+            positives
+        )
     return total / len(z)
 
 
@@ -47,7 +49,9 @@ def hand_label_rank(view_1, view_2, labels, temperature):
 
 @pytest.fixture
 def make_loss(tiny_model):
-    return lambda mode, temperature=0.5: UnpairedModalityContrastiveLoss(tiny_model, mode=mode, temperature=temperature, training_head="none")
+    return lambda mode, temperature=0.5: UnpairedModalityContrastiveLoss(
+        tiny_model, mode=mode, temperature=temperature, training_head="none"
+    )
 
 
 def test_supcon_matches_the_hand_computed_value(make_loss):
@@ -72,7 +76,9 @@ def test_matched_views_score_lower_than_shuffled(make_loss):
     view_1 = torch.randn(8, 16)
     view_2 = view_1 + 0.05 * torch.randn(8, 16)
     loss = make_loss("simclr", 0.07)
-    assert loss.compute_loss_from_embeddings([view_1, view_2], None) < loss.compute_loss_from_embeddings([view_1, view_2.roll(1, 0)], None)
+    assert loss.compute_loss_from_embeddings([view_1, view_2], None) < loss.compute_loss_from_embeddings(
+        [view_1, view_2.roll(1, 0)], None
+    )
 
 
 def test_bad_settings_and_inputs(tiny_model, make_loss):
@@ -88,5 +94,10 @@ def test_bad_settings_and_inputs(tiny_model, make_loss):
 
 def test_config_and_citation(make_loss):
     loss = make_loss("released_label_rank", 0.07)
-    assert loss.get_config_dict() == {"mode": "released_label_rank", "temperature": 0.07, "training_head": "none", "gather_across_devices": False}
+    assert loss.get_config_dict() == {
+        "mode": "released_label_rank",
+        "temperature": 0.07,
+        "training_head": "none",
+        "gather_across_devices": False,
+    }
     assert "Vosoughi" in loss.citation and "khosla2020supcon" in loss.citation

@@ -17,7 +17,12 @@ from sbert_nonling.methods.grounding import IMAGE_FEATURES_FILE
 
 def test_mcse_extracts_features_into_the_plan_and_holds_images_out(tmp_path, monkeypatch, data_dir, flickr_subset):
     text_file = tmp_path / "wiki.txt"
-    text_file.write_text("\n".join((data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:32]) + "\n")
+    text_file.write_text(
+        "\n".join(
+            (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:32]
+        )
+        + "\n"
+    )
     names = sorted(path.name for path in (flickr_subset / "images").iterdir())
     heldout = tmp_path / "heldout.txt"
     heldout.write_text("\n".join(names[:3]) + "\n", encoding="utf-8")
@@ -28,13 +33,21 @@ def test_mcse_extracts_features_into_the_plan_and_holds_images_out(tmp_path, mon
     plan = build_grounding(
         config,
         DataSources(
-            captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images", heldout_images_file=heldout, text_file=text_file
+            captions_file=flickr_subset / "captions.txt",
+            image_dir=flickr_subset / "images",
+            heldout_images_file=heldout,
+            text_file=text_file,
         ),
     )
     assert list(work.iterdir()) == []  # the extracted features are in the plan, not on disk
     (stage,) = plan.stages
-    assert list(stage.train_dataset) == ["text", "captions"] and len(stage.train_dataset["captions"]) == 9  # one caption per training image
-    assert isinstance(stage.loss["captions"], MultimodalAlignLoss) and stage.loss["captions"].text_loss is stage.loss["text"]
+    assert (
+        list(stage.train_dataset) == ["text", "captions"] and len(stage.train_dataset["captions"]) == 9
+    )  # one caption per training image
+    assert (
+        isinstance(stage.loss["captions"], MultimodalAlignLoss)
+        and stage.loss["captions"].text_loss is stage.loss["text"]
+    )
     assert stage.args.multi_dataset_batch_sampler.__name__ == "InterleavedBatchSampler"
     plan.files[IMAGE_FEATURES_FILE](tmp_path / "features.safetensors")
     saved_names, features = load_image_features(tmp_path / "features.safetensors")
@@ -51,13 +64,22 @@ def test_macd_anchors_captions_only_and_keeps_positions_frozen(tmp_path, monkeyp
     plan = build_grounding(
         config,
         DataSources(
-            captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images", image_features=flickr_subset / "features.safetensors"
+            captions_file=flickr_subset / "captions.txt",
+            image_dir=flickr_subset / "images",
+            image_features=flickr_subset / "features.safetensors",
         ),
     )
     assert plan.files == {} and plan.evaluations["retrieval"](plan.model) == {}
     (stage,) = plan.stages
-    assert isinstance(stage.loss, DistillAnchorLoss) and stage.train_dataset.column_names == ["anchor", "positive", "label"]
-    assert stage.args.warmup_steps == config.warmup_steps == 0.1 and stage.args.gradient_accumulation_steps == config.gradient_accumulation_steps
+    assert isinstance(stage.loss, DistillAnchorLoss) and stage.train_dataset.column_names == [
+        "anchor",
+        "positive",
+        "label",
+    ]
+    assert (
+        stage.args.warmup_steps == config.warmup_steps == 0.1
+        and stage.args.gradient_accumulation_steps == config.gradient_accumulation_steps
+    )
     position = plan.model[0].encoder.auto_model.embeddings.position_embeddings.weight
     initial = position.detach().clone()
     trainer = stage.trainer(plan.model)

@@ -51,7 +51,9 @@ def task_dir(tmp_path_factory, data_dir):
 def nli_file(tmp_path_factory, data_dir):
     path = tmp_path_factory.mktemp("nli") / "nli.csv"
     path.write_text(
-        "\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:100]) + "\n", encoding="utf-8"
+        "\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:100])
+        + "\n",
+        encoding="utf-8",
     )
     return path
 
@@ -68,7 +70,14 @@ def test_recipe_defaults_follow_the_paper():
 
 
 def test_recipe_trains_both_stages_selects_on_dev_and_keeps_heads_out_of_the_model(tmp_path, task_dir, nli_file):
-    result = train_recipe("multitask", tmp_path / "run", DataSources(nli_file=nli_file, sts_dir=task_dir), tiny=True, max_steps=2, overrides=FAST)
+    result = train_recipe(
+        "multitask",
+        tmp_path / "run",
+        DataSources(nli_file=nli_file, sts_dir=task_dir),
+        tiny=True,
+        max_steps=2,
+        overrides=FAST,
+    )
     assert [stage["stage"] for stage in result["stages"]] == ["contrastive", "multitask"]
     assert {"cs224n_contrastive_generalizable", "gao2021simcse"} <= cited(result["model"])  # both stages' losses
     assert result["global_step"] == 4 and set(result["dev_after"]) == {"STSBenchmark", "SICK-R", "avg"}
@@ -76,9 +85,13 @@ def test_recipe_trains_both_stages_selects_on_dev_and_keeps_heads_out_of_the_mod
     assert multitask["examples"] == {"classification": 48, "pair_classification": 48, "sts": 96}
     assert multitask["labels"]["pair_classification"] == ["ENTAILMENT", "NEUTRAL", "CONTRADICTION"]
     assert result["best_checkpoint"].startswith(str(tmp_path / "run" / "stages" / "multitask" / "checkpoints"))
-    state = json.loads((tmp_path / "run" / "stages" / "multitask" / "checkpoints" / "checkpoint-2" / "trainer_state.json").read_text())
+    state = json.loads(
+        (tmp_path / "run" / "stages" / "multitask" / "checkpoints" / "checkpoint-2" / "trainer_state.json").read_text()
+    )
     assert any("eval_STSBenchmark_spearman_cosine" in entry for entry in state["log_history"])
-    heads = load_file(str(tmp_path / "run" / "stages" / "multitask" / "checkpoints" / "checkpoint-2" / "loss_state.safetensors"))
+    heads = load_file(
+        str(tmp_path / "run" / "stages" / "multitask" / "checkpoints" / "checkpoint-2" / "loss_state.safetensors")
+    )
     assert "classification.classifier.weight" in heads and "pair_classification.classifier.weight" in heads
     assert sum(key.endswith("head_layer.linear.weight") for key in heads) == 2  # classification's own + the shared one
     full = SentenceTransformer(result["model"], trust_remote_code=True)
@@ -97,7 +110,9 @@ def test_recipe_trains_both_stages_selects_on_dev_and_keeps_heads_out_of_the_mod
 def _toy_tasks():
     return DatasetDict(
         {
-            "classification": Dataset.from_dict({"sentence": ["a dog runs", "stocks fell", "a cat sleeps", "rates rose"], "label": [0, 1, 0, 1]}),
+            "classification": Dataset.from_dict(
+                {"sentence": ["a dog runs", "stocks fell", "a cat sleeps", "rates rose"], "label": [0, 1, 0, 1]}
+            ),
             "pair_classification": Dataset.from_dict(
                 {
                     "sentence1": ["a dog runs", "a man eats", "a boy sings"],
@@ -106,14 +121,20 @@ def _toy_tasks():
                 }
             ),
             "sts": Dataset.from_dict(
-                {"sentence1": ["a plane flies", "a man cooks"], "sentence2": ["a jet flies", "a girl swims"], "score": [0.9, 0.1]}
+                {
+                    "sentence1": ["a plane flies", "a man cooks"],
+                    "sentence2": ["a jet flies", "a girl swims"],
+                    "score": [0.9, 0.1],
+                }
             ),
         }
     )
 
 
 @pytest.mark.parametrize(("scheme", "batches_per_step"), [("average", 3), ("round_robin", 1), ("proportional", 1)])
-def test_schemes_the_average_scheme_logs_the_mean_of_one_batch_per_task(tmp_path, tiny_model, scheme, batches_per_step):
+def test_schemes_the_average_scheme_logs_the_mean_of_one_batch_per_task(
+    tmp_path, tiny_model, scheme, batches_per_step
+):
     tasks = _toy_tasks()
     losses = task_losses(tiny_model, list(tasks), {"classification": 2, "pair_classification": 3}, hidden_dimension=16)
     calls = []
@@ -150,35 +171,72 @@ def test_schemes_the_average_scheme_logs_the_mean_of_one_batch_per_task(tmp_path
 def test_missing_data_and_bad_settings(tmp_path, task_dir, nli_file, small_sts_dir):
     with pytest.raises(ValueError, match="pass nli_file"):
         train_recipe("multitask", tmp_path / "a", DataSources(sts_dir=task_dir), tiny=True, overrides=FAST)
-    with pytest.raises(ValueError, match=r"classification task trains on .*sts-train.csv, which does not exist; pass an sts_dir"):
-        train_recipe("multitask", tmp_path / "b", DataSources(nli_file=nli_file, sts_dir=small_sts_dir), tiny=True, overrides=FAST)
+    with pytest.raises(
+        ValueError, match=r"classification task trains on .*sts-train.csv, which does not exist; pass an sts_dir"
+    ):
+        train_recipe(
+            "multitask",
+            tmp_path / "b",
+            DataSources(nli_file=nli_file, sts_dir=small_sts_dir),
+            tiny=True,
+            overrides=FAST,
+        )
     with pytest.raises(ValueError, match="pass sts_dir holding"):
         train_recipe("multitask", tmp_path / "c", DataSources(nli_file=nli_file), tiny=True, overrides=FAST)
-    with pytest.raises(ValueError, match=r"setting 'scheme' must be one of \['average', 'round_robin', 'proportional'\], got 'gradient_surgery'"):
+    with pytest.raises(
+        ValueError,
+        match=r"setting 'scheme' must be one of \['average', 'round_robin', 'proportional'\], got 'gradient_surgery'",
+    ):
         train_recipe(
-            "multitask", tmp_path / "d", DataSources(nli_file=nli_file, sts_dir=task_dir), tiny=True, overrides={"scheme": "gradient_surgery"}
+            "multitask",
+            tmp_path / "d",
+            DataSources(nli_file=nli_file, sts_dir=task_dir),
+            tiny=True,
+            overrides={"scheme": "gradient_surgery"},
         )
     with pytest.raises(ValueError, match=r"tasks=\['sentiment'\]: choose one or more of"):
-        train_recipe("multitask", tmp_path / "e", DataSources(nli_file=nli_file, sts_dir=task_dir), tiny=True, overrides={"tasks": ["sentiment"]})
+        train_recipe(
+            "multitask",
+            tmp_path / "e",
+            DataSources(nli_file=nli_file, sts_dir=task_dir),
+            tiny=True,
+            overrides={"tasks": ["sentiment"]},
+        )
     with pytest.raises(ValueError, match="resume is not supported by multitask"):
-        train_recipe("multitask", tmp_path / "f", DataSources(nli_file=nli_file, sts_dir=task_dir), tiny=True, resume=True)
+        train_recipe(
+            "multitask", tmp_path / "f", DataSources(nli_file=nli_file, sts_dir=task_dir), tiny=True, resume=True
+        )
 
 
 def test_run_method_runs_the_method_of_a_config_with_a_contrastive_fourth_task(tmp_path, task_dir, nli_file):
     config = load_recipe(
         "multitask",
         tiny=True,
-        overrides={**FAST, "contrastive.max_steps": 0, "multitask.max_steps": 2, "tasks": ["sts", "contrastive"], "scheme": "round_robin"},
+        overrides={
+            **FAST,
+            "contrastive.max_steps": 0,
+            "multitask.max_steps": 2,
+            "tasks": ["sts", "contrastive"],
+            "scheme": "round_robin",
+        },
     )
     result = run_method(config, DataSources(nli_file=nli_file, sts_dir=task_dir), tmp_path / "run")
-    assert [stage["stage"] for stage in result["stages"]] == ["multitask"] and set(result["dev_after"]) == {"STSBenchmark", "SICK-R", "avg"}
+    assert [stage["stage"] for stage in result["stages"]] == ["multitask"] and set(result["dev_after"]) == {
+        "STSBenchmark",
+        "SICK-R",
+        "avg",
+    }
     assert result["stages"][0]["examples"] == {"sts": 96, "contrastive": 48}
     assert (tmp_path / "run" / "recipe.json").is_file() and (tmp_path / "run" / "model" / "README.md").is_file()
 
 
-def test_builder_returns_two_stages_whose_heads_are_drawn_when_the_second_starts(tmp_path, monkeypatch, task_dir, nli_file):
+def test_builder_returns_two_stages_whose_heads_are_drawn_when_the_second_starts(
+    tmp_path, monkeypatch, task_dir, nli_file
+):
     monkeypatch.chdir(tmp_path)
-    config = load_recipe("multitask", tiny=True, overrides={**FAST, "contrastive.max_steps": 1, "multitask.max_steps": 1})
+    config = load_recipe(
+        "multitask", tiny=True, overrides={**FAST, "contrastive.max_steps": 1, "multitask.max_steps": 1}
+    )
     plan = build_multitask(config, DataSources(nli_file=nli_file, sts_dir=task_dir))
     assert list(tmp_path.iterdir()) == []  # nothing written (the tiny encoder was built in a temporary folder)
     contrastive, multitask = plan.stages

@@ -13,7 +13,9 @@ from sbert_nonling.training import UnpairedModalityTrainer
 
 
 def _args(tmp_path):
-    return SentenceTransformerTrainingArguments(output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=2, report_to="none")
+    return SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=2, report_to="none"
+    )
 
 
 def test_a_loss_function_is_built_when_asked_from_the_seeded_state(tmp_path, tiny_model):

@@ -13,7 +13,9 @@ from sbert_nonling.methods.sentence_encoder import starting_sentence_model, text
 
 def test_tiny_encoder_is_built_out_of_sight_and_sized_by_its_options(tmp_path, monkeypatch, wiki_sentences):
     monkeypatch.chdir(tmp_path)
-    model = starting_sentence_model(SimCSEConfig(tiny=True, max_seq_length=16), wiki_sentences[:200], tiny_encoder={"hidden_size": 32})
+    model = starting_sentence_model(
+        SimCSEConfig(tiny=True, max_seq_length=16), wiki_sentences[:200], tiny_encoder={"hidden_size": 32}
+    )
     assert list(tmp_path.iterdir()) == []
     assert model.get_embedding_dimension() == 32 and model.max_seq_length == 16
     assert model.encode(["a dog runs"]).shape == (1, 32)
@@ -22,7 +24,9 @@ def test_tiny_encoder_is_built_out_of_sight_and_sized_by_its_options(tmp_path, m
 def test_a_sentence_transformers_model_keeps_its_modules_unless_told(tmp_path, tiny_model):
     export_text_model(tiny_model, tmp_path / "st")  # a plain sentence-transformers model: Transformer, Pooling (cls)
     kept = starting_sentence_model(SimCSEConfig(pooling="mean", model=str(tmp_path / "st")), [])
-    replaced = starting_sentence_model(SimCSEConfig(pooling="mean", model=str(tmp_path / "st"), keep_model_modules=[]), [])
+    replaced = starting_sentence_model(
+        SimCSEConfig(pooling="mean", model=str(tmp_path / "st"), keep_model_modules=[]), []
+    )
     assert kept[1].pooling_mode == "cls" and replaced[1].pooling_mode == "mean"
     assert isinstance(kept, SentenceTransformer)
 
@@ -35,7 +39,10 @@ def test_a_continued_model_keeps_its_length_unless_the_caller_sets_it(tmp_path, 
     assert starting_sentence_model(config, []).max_seq_length == 48
     set_by_user = starting_sentence_model(config.replace(keep_model_modules=["pooling"]), [])
     assert set_by_user.max_seq_length == 32 and set_by_user[1].pooling_mode == "cls"
-    with pytest.raises(ValueError, match=r"'keep_model_modules' must be list\[Literal\['pooling', 'max_seq_length'\]\], got \['normalize'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"'keep_model_modules' must be list\[Literal\['pooling', 'max_seq_length'\]\], got \['normalize'\]",
+    ):
         config.replace(keep_model_modules=["normalize"])
 
 
@@ -52,6 +59,9 @@ def test_text_data_by_kind(tmp_path):
 
 
 def test_an_unreachable_model_is_one_line_naming_the_setting():
-    with pytest.raises(ValueError, match=r"^Model 'nobody/no-such-model' \(the setting 'model', --model .*Offline: pass a local folder") as raised:
+    with pytest.raises(
+        ValueError,
+        match=r"^Model 'nobody/no-such-model' \(the setting 'model', --model .*Offline: pass a local folder",
+    ) as raised:
         starting_sentence_model(SimCSEConfig(model="nobody/no-such-model"), [])
     assert "\n" not in str(raised.value)

@@ -33,7 +33,11 @@ def test_unsup_pieces_follow_the_config_and_nothing_is_written(tmp_path, monkeyp
     assert stage.train_dataset.column_names == ["anchor", "positive"] and len(stage.train_dataset) == 64
     assert stage.train_dataset[0]["anchor"] == stage.train_dataset[0]["positive"]
     assert isinstance(stage.loss, SimCSELoss) and stage.loss.temperature == config.temperature
-    assert (stage.args.learning_rate, stage.args.per_device_train_batch_size, stage.args.max_steps) == (config.learning_rate, 8, 2)
+    assert (stage.args.learning_rate, stage.args.per_device_train_batch_size, stage.args.max_steps) == (
+        config.learning_rate,
+        8,
+        2,
+    )
     assert stage.args.output_dir == "checkpoints" and stage.args.load_best_model_at_end
     assert plan.model.max_seq_length == config.max_seq_length
     # a user's script: the plan's pieces in a plain sentence-transformers trainer
@@ -49,11 +53,16 @@ def test_unsup_pieces_follow_the_config_and_nothing_is_written(tmp_path, monkeyp
 def test_sup_reads_nli_triplets_into_the_mlp_pooling(tmp_path, data_dir):
     nli = tmp_path / "nli.csv"
     nli.write_text(
-        "\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:33]) + "\n", encoding="utf-8"
+        "\n".join((data_dir / "corpus" / "snli_devtest_triplets.csv").read_text(encoding="utf-8").splitlines()[:33])
+        + "\n",
+        encoding="utf-8",
     )
     config = load_recipe("simcse-sup", tiny=True)
     plan = build_simcse(config, DataSources(nli_file=nli))
-    assert plan.stages[0].train_dataset.column_names == ["anchor", "positive", "negative"] and len(plan.stages[0].train_dataset) == 32
+    assert (
+        plan.stages[0].train_dataset.column_names == ["anchor", "positive", "negative"]
+        and len(plan.stages[0].train_dataset) == 32
+    )
     assert plan.evaluator is None and not plan.stages[0].args.load_best_model_at_end
     assert [type(module).__name__ for module in plan.model][-1] == "Dense"  # cls_mlp: the MLP stays in the model
 
@@ -63,7 +72,9 @@ def test_evaluation_during_training_scores_stsb_dev_alone_unless_eval_tasks_all(
     text_file = _text_file(tmp_path, data_dir)
     names = {}
     for eval_tasks in ("selection", "all"):
-        config = load_recipe("simcse-unsup", tiny=True, overrides={"batch_size": 8, "max_steps": 2, "eval_tasks": eval_tasks})
+        config = load_recipe(
+            "simcse-unsup", tiny=True, overrides={"batch_size": 8, "max_steps": 2, "eval_tasks": eval_tasks}
+        )
         plan = build_simcse(config, DataSources(text_file=text_file, sts_dir=small_sts_dir))
         names[eval_tasks] = [evaluator.name for evaluator in plan.evaluator.evaluators]
     assert names == {"selection": ["STSBenchmark"], "all": ["STSBenchmark", "SICK-R"]}
@@ -74,7 +85,9 @@ def test_evaluation_during_training_scores_stsb_dev_alone_unless_eval_tasks_all(
 def test_step_counts_name_the_one_dataset(recipe, name, tmp_path, monkeypatch, data_dir):
     """Keyed by dataset name as in the recipes with several datasets (text + image, text + captions), not "train"."""
     monkeypatch.chdir(tmp_path)
-    data = DataSources(text_file=_text_file(tmp_path, data_dir), nli_file=data_dir / "corpus" / "snli_devtest_triplets.csv")
+    data = DataSources(
+        text_file=_text_file(tmp_path, data_dir), nli_file=data_dir / "corpus" / "snli_devtest_triplets.csv"
+    )
     plan = build_simcse(load_recipe(recipe, tiny=True, overrides={"batch_size": 8, "max_steps": 2}), data)
     trainer = plan.stages[0].trainer(plan.model)
     trainer.train()

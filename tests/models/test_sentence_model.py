@@ -28,7 +28,9 @@ def module_names(model) -> list[str]:
 
 
 def test_minilm_is_continued_with_its_own_pooling_and_normalize(minilm, tmp_path):
-    model = build_sentence_model(MINILM, max_seq_length=None, front_ends={"image": ImagePatchEmbed(32, 16, embedding_dimension=384)})
+    model = build_sentence_model(
+        MINILM, max_seq_length=None, front_ends={"image": ImagePatchEmbed(32, 16, embedding_dimension=384)}
+    )
     assert module_names(model) == ["ModalityRouter", "Pooling", "Normalize"]
     assert model[1].get_config_dict() == minilm[1].get_config_dict() and model[0].encoder.max_seq_length == 256
     np.testing.assert_allclose(model.encode(SENTENCES), minilm.encode(SENTENCES), rtol=0, atol=1e-6)
@@ -77,7 +79,9 @@ def test_a_decoder_embedder_keeps_last_token_pooling_and_its_prompts(tmp_path, w
     folder = build_tiny_family("qwen3", tmp_path / "qwen3", wiki_sentences[:300])
     prompts = {"query": "Instruct: find the sentence. Query: ", "document": ""}
     original = SentenceTransformer(
-        modules=[Transformer(folder), Pooling(32, pooling_mode="lasttoken"), Normalize()], prompts=prompts, similarity_fn_name="dot"
+        modules=[Transformer(folder), Pooling(32, pooling_mode="lasttoken"), Normalize()],
+        prompts=prompts,
+        similarity_fn_name="dot",
     )
     original.save(str(tmp_path / "embedder"))
     model = build_sentence_model(str(tmp_path / "embedder"), max_seq_length=None)
@@ -119,5 +123,7 @@ def test_an_encoder_that_cannot_be_loaded_is_one_sentence_naming_it_and_the_offl
         build_sentence_model("nobody/no-such-encoder")
     message = str(raised.value)
     assert "\n" not in message and isinstance(raised.value.__cause__, OSError)
-    assert message.startswith("Encoder 'nobody/no-such-encoder' (the encoder argument of build_sentence_model) could not be loaded")
+    assert message.startswith(
+        "Encoder 'nobody/no-such-encoder' (the encoder argument of build_sentence_model) could not be loaded"
+    )
     assert message.endswith("or build a small random encoder with build_tiny_encoder.")

@@ -26,7 +26,11 @@ def test_tiny_encoder_errors(tmp_path):
 
 
 def test_pooling_choices(tiny_encoder_dir):
-    assert [type(module).__name__ for module in build_sentence_model(tiny_encoder_dir, pooling="cls_mlp")] == ["ModalityRouter", "Pooling", "Dense"]
+    assert [type(module).__name__ for module in build_sentence_model(tiny_encoder_dir, pooling="cls_mlp")] == [
+        "ModalityRouter",
+        "Pooling",
+        "Dense",
+    ]
     assert build_sentence_model(tiny_encoder_dir, pooling="mean")[1].pooling_mode == "mean"
     with pytest.raises(ValueError, match="pooling='max' is not one of"):
         build_sentence_model(tiny_encoder_dir, pooling="max")

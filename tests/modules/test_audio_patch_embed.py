@@ -53,14 +53,20 @@ def test_channels_rates_and_dtypes_are_normalised(clip):
     )["input_features"]
     for index in (1, 2):
         torch.testing.assert_close(features[index], features[0])
-    scaled = module.preprocess([as_int16.astype(np.float32) / 32768])["input_features"][0]  # int16 PCM scaled to [-1, 1)
+    scaled = module.preprocess([as_int16.astype(np.float32) / 32768])["input_features"][
+        0
+    ]  # int16 PCM scaled to [-1, 1)
     torch.testing.assert_close(features[3], scaled)
     assert features.shape == (5, 128, 1024)
 
 
 def test_long_audio_is_cut_to_the_target_frames():
     module = AudioPatchEmbed(embedding_dimension=16, target_frames=100)
-    assert module.preprocess([np.random.default_rng(0).standard_normal(16000 * 3)])["input_features"].shape == (1, 128, 100)
+    assert module.preprocess([np.random.default_rng(0).standard_normal(16000 * 3)])["input_features"].shape == (
+        1,
+        128,
+        100,
+    )
 
 
 @pytest.mark.parametrize(
@@ -108,7 +114,9 @@ def test_ssast_layout_normalises_the_fbank():
         module.embeddings.position_embeddings.zero_()
         module.embeddings.cls_token.zero_()
         tokens = module({"input_features": torch.full((1, 128, 1024), -4.2677393)})[BYPASS_ENTRY_KEY]
-    torch.testing.assert_close(tokens[0, 1:], module.embeddings.patch_embeddings.projection.bias.expand(512, -1))  # normalised input is all zero
+    torch.testing.assert_close(
+        tokens[0, 1:], module.embeddings.patch_embeddings.projection.bias.expand(512, -1)
+    )  # normalised input is all zero
 
 
 def test_spec_augment_only_in_training():
@@ -125,10 +133,14 @@ def test_spec_augment_only_in_training():
 def test_model_encodes_audio_dicts_after_reload(tiny_encoder_dir, clip, tmp_path):
     from sentence_transformers import SentenceTransformer
 
-    model = build_sentence_model(tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(embedding_dimension=32, layout="ssast")})
+    model = build_sentence_model(
+        tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(embedding_dimension=32, layout="ssast")}
+    )
     expected = model.encode([clip, clip])
     model.save(str(tmp_path))
-    np.testing.assert_array_equal(SentenceTransformer(str(tmp_path), trust_remote_code=True).encode([clip, clip]), expected)
+    np.testing.assert_array_equal(
+        SentenceTransformer(str(tmp_path), trust_remote_code=True).encode([clip, clip]), expected
+    )
 
 
 @pytest.mark.parametrize(("layout", "patches", "kept"), [("released", 50, 25), ("ssast", 128, 64)])
@@ -152,7 +164,8 @@ def test_token_keep_ratio_round_trips_and_is_checked(tiny_encoder_dir, clip, tmp
     from sentence_transformers import SentenceTransformer
 
     model = build_sentence_model(
-        tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(target_frames=256, embedding_dimension=32, token_keep_ratio=0.25)}
+        tiny_encoder_dir,
+        front_ends={"audio": AudioPatchEmbed(target_frames=256, embedding_dimension=32, token_keep_ratio=0.25)},
     )
     expected = model.encode([clip])
     model.save(str(tmp_path))
@@ -164,7 +177,9 @@ def test_token_keep_ratio_round_trips_and_is_checked(tiny_encoder_dir, clip, tmp
 
 
 def test_a_front_end_without_a_width_takes_the_encoders(tiny_encoder_dir):
-    model = build_sentence_model(tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(target_frames=64, layout="ssast")})
+    model = build_sentence_model(
+        tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(target_frames=64, layout="ssast")}
+    )
     front_end = model[0].sub_modules["audio"][0]
     assert front_end.embedding_dimension == 32 and front_end.embeddings.position_embeddings.shape[-1] == 32
     assert model.encode([np.zeros(16000, dtype=np.float32)]).shape == (1, 32)

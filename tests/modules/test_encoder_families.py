@@ -69,7 +69,9 @@ def test_embedding_layer_then_bypass_is_the_family_forward(family_dir, family):
     mask = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0]])
     with torch.no_grad():
         reference = model(inputs_embeds=tokens, attention_mask=mask).last_hidden_state
-        bypassed = encoder({BYPASS_ENTRY_KEY: embedding_layer(model, tokens, mask), "attention_mask": mask})["token_embeddings"]
+        bypassed = encoder({BYPASS_ENTRY_KEY: embedding_layer(model, tokens, mask), "attention_mask": mask})[
+            "token_embeddings"
+        ]
         entered = encoder({EMBEDDINGS_ENTRY_KEY: tokens, "attention_mask": mask})["token_embeddings"]
         raw = encoder({BYPASS_ENTRY_KEY: tokens, "attention_mask": mask})["token_embeddings"]
     torch.testing.assert_close(bypassed[mask.bool()], reference[mask.bool()], atol=1e-5, rtol=1e-5)
@@ -95,12 +97,21 @@ def test_padded_front_end_batch_gives_the_unpadded_embeddings(family_dir, family
 
 def test_a_family_without_adapter_gets_a_value_error_naming_the_supported_ones(tmp_path):
     model = AutoModel.from_config(GPT2Config(n_embd=32, n_layer=1, n_head=2, vocab_size=50))
-    with pytest.raises(ValueError, match=r"GPT2Model \(model_type 'gpt2'\).*'deberta-v2'.*'qwen3'.*encoder_entry='embeddings'"):
+    with pytest.raises(
+        ValueError, match=r"GPT2Model \(model_type 'gpt2'\).*'deberta-v2'.*'qwen3'.*encoder_entry='embeddings'"
+    ):
         bypass_embedding_layer(model, torch.randn(1, 3, 32), torch.ones(1, 3, dtype=torch.long))
 
 
 def test_factorised_embeddings_reject_hidden_size_tokens_and_point_to_the_bypass(tmp_path, wiki_sentences):
-    config = ElectraConfig(vocab_size=300, embedding_size=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
+    config = ElectraConfig(
+        vocab_size=300,
+        embedding_size=16,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+    )
     AutoModel.from_config(config).save_pretrained(tmp_path)
     build_tiny_family("bert", tmp_path / "tokenizer", wiki_sentences[:300])  # only its tokenizer files are used
     for name in ("vocab.txt", "tokenizer_config.json", "special_tokens_map.json"):
@@ -123,12 +134,21 @@ def front_end_and_batch(modality: str, entry: str):
     if modality == "image":
         front_end = ImagePatchEmbed(img_size=16, patch_size=8, embedding_dimension=HIDDEN, encoder_entry=entry)
         colours = [(200, 30, 30), (30, 30, 200), (220, 60, 40), (40, 50, 230)]
-        views = [[Image.new("RGB", (16, 16), tuple(min(255, value + shift) for value in colour)) for colour in colours] for shift in (0, 20)]
+        views = [
+            [Image.new("RGB", (16, 16), tuple(min(255, value + shift) for value in colour)) for colour in colours]
+            for shift in (0, 20)
+        ]
         return front_end, views
     front_end = AudioPatchEmbed(target_frames=48, embedding_dimension=HIDDEN, encoder_entry=entry)
     rng = np.random.default_rng(0)
     clips = [np.sin(np.arange(8000) * frequency).astype(np.float32) for frequency in (0.05, 0.3, 0.06, 0.32)]
-    views = [[{"array": clip + 0.01 * rng.standard_normal(8000).astype(np.float32), "sampling_rate": 16000} for clip in clips] for _ in range(2)]
+    views = [
+        [
+            {"array": clip + 0.01 * rng.standard_normal(8000).astype(np.float32), "sampling_rate": 16000}
+            for clip in clips
+        ]
+        for _ in range(2)
+    ]
     return front_end, views
 
 
@@ -149,7 +169,9 @@ def test_matrix_trains_saves_reloads_and_exports(family_dir, tmp_path, family, e
     the encoder layers; the saved model reloads to identical embeddings; the text export is the same text model."""
     torch.manual_seed(0)
     front_end, (view_1, view_2) = front_end_and_batch(modality, entry)
-    model = build_sentence_model(family_dir(family), pooling=FAMILIES[family][2], max_seq_length=16, front_ends={modality: front_end})
+    model = build_sentence_model(
+        family_dir(family), pooling=FAMILIES[family][2], max_seq_length=16, front_ends={modality: front_end}
+    )
     loss = UnpairedModalityContrastiveLoss(model, mode="supcon", temperature=0.1)
     optimizer = torch.optim.AdamW(loss.parameters(), lr=1e-3)
     encoder = model[0].encoder
@@ -161,7 +183,9 @@ def test_matrix_trains_saves_reloads_and_exports(family_dir, tmp_path, family, e
         value.backward()
         assert torch.isfinite(value) and layer_gradient(encoder) > 0
         optimizer.step()
-    assert any(not torch.equal(before[name], parameter) for name, parameter in encoder.named_parameters() if "layer" in name)
+    assert any(
+        not torch.equal(before[name], parameter) for name, parameter in encoder.named_parameters() if "layer" in name
+    )
 
     model.save(str(tmp_path / "full"))
     reloaded = SentenceTransformer(str(tmp_path / "full"), trust_remote_code=True)
@@ -179,7 +203,9 @@ def test_grounding_losses_train_every_family(family_dir, family, method):
     pooled output: two optimizer steps, finite terms, the encoder layers move."""
     torch.manual_seed(0)
     model = build_sentence_model(family_dir(family), pooling=FAMILIES[family][2], max_seq_length=16)
-    grounding = MultimodalAlignLoss(model, image_dimension=8, text_loss=SimCSELoss(model) if method == "mcse" else None, projection_dimension=16)
+    grounding = MultimodalAlignLoss(
+        model, image_dimension=8, text_loss=SimCSELoss(model) if method == "mcse" else None, projection_dimension=16
+    )
     loss = grounding if method == "mcse" else DistillAnchorLoss(model, base_loss=grounding)
     optimizer = torch.optim.AdamW(loss.parameters(), lr=1e-3)
     encoder = model[0].encoder
@@ -193,4 +219,6 @@ def test_grounding_losses_train_every_family(family_dir, family, method):
         total.backward()
         assert all(torch.isfinite(term) for term in terms.values()) and layer_gradient(encoder) > 0
         optimizer.step()
-    assert any(not torch.equal(before[name], parameter) for name, parameter in encoder.named_parameters() if "layer" in name)
+    assert any(
+        not torch.equal(before[name], parameter) for name, parameter in encoder.named_parameters() if "layer" in name
+    )

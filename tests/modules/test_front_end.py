@@ -13,7 +13,9 @@ from sbert_nonling.modules.shared_encoder import ENTRY_KEYS
 class LinearFrontEnd(FrontEnd):
     """(B, 5, 4) inputs -> (B, 5, embedding_dimension) tokens: the smallest front-end built on FrontEnd."""
 
-    def __init__(self, embedding_dimension: int = 6, encoder_entry: str = "bypass", token_keep_ratio: float = 1.0) -> None:
+    def __init__(
+        self, embedding_dimension: int = 6, encoder_entry: str = "bypass", token_keep_ratio: float = 1.0
+    ) -> None:
         super().__init__(embedding_dimension, encoder_entry, token_keep_ratio)  # its config_keys: FrontEnd's
         self.build_token_layers()
 
@@ -51,7 +53,11 @@ def test_patch_dropout_applies_in_training_only_and_keeps_cls_first():
     full = front_end.projection(inputs)
     assert trained.shape == (2, 1 + 2, 6)  # [CLS] + round(0.5 x 4) patches
     torch.testing.assert_close(trained[:, 0], full[:, 0])
-    assert all(any(torch.equal(token, candidate) for candidate in full[row, 1:]) for row in range(2) for token in trained[row, 1:])
+    assert all(
+        any(torch.equal(token, candidate) for candidate in full[row, 1:])
+        for row in range(2)
+        for token in trained[row, 1:]
+    )
     assert front_end.eval()(front_end.preprocess(inputs))[ENTRY_KEYS["bypass"]].shape == (2, 5, 6)
 
 
@@ -60,7 +66,9 @@ def test_save_and_load_round_trip_the_config_and_the_weights(tmp_path):
     front_end.save(str(tmp_path))
     loaded = LinearFrontEnd.load(str(tmp_path))
     assert (loaded.embedding_dimension, loaded.encoder_entry, loaded.token_keep_ratio) == (3, "embeddings", 0.75)
-    assert torch.equal(loaded.projection.weight, front_end.projection.weight) and torch.equal(loaded.projection.bias, front_end.projection.bias)
+    assert torch.equal(loaded.projection.weight, front_end.projection.weight) and torch.equal(
+        loaded.projection.bias, front_end.projection.bias
+    )
 
 
 @pytest.mark.parametrize(
@@ -103,7 +111,10 @@ def test_a_crafted_front_end_config_is_refused_at_load_naming_the_file_and_key(t
 SAVED = {
     "image": ("ImagePatchEmbed", {"img_size": 16, "patch_size": 8, "embedding_dimension": 8, "token_keep_ratio": 0.5}),
     "audio_released": ("AudioPatchEmbed", {"num_mel_bins": 32, "target_frames": 48, "embedding_dimension": 8}),
-    "audio_ssast": ("AudioPatchEmbed", {"num_mel_bins": 32, "target_frames": 48, "embedding_dimension": 8, "layout": "ssast"}),
+    "audio_ssast": (
+        "AudioPatchEmbed",
+        {"num_mel_bins": 32, "target_frames": 48, "embedding_dimension": 8, "layout": "ssast"},
+    ),
 }
 
 
@@ -117,21 +128,32 @@ def test_folders_saved_before_the_patch_token_block_load_and_encode_identically(
     import sbert_nonling.modules as modules
 
     folder = Path(__file__).parent / "saved_front_ends"
-    expected = {key.split(".", 1)[1]: value for key, value in load_file(folder / "expected.safetensors").items() if key.startswith(f"{name}.")}
+    expected = {
+        key.split(".", 1)[1]: value
+        for key, value in load_file(folder / "expected.safetensors").items()
+        if key.startswith(f"{name}.")
+    }
     cls = getattr(modules, SAVED[name][0])
     loaded = cls.load(str(folder / name)).eval()
     torch.manual_seed(0)
     built = cls(**SAVED[name][1])  # today's initialisation draws what the old code drew, in the same order
     assert torch.equal(torch.rand(4), expected["next_draw"])
-    assert built.get_config_dict() == loaded.get_config_dict() and built.state_dict().keys() == loaded.state_dict().keys()
+    assert (
+        built.get_config_dict() == loaded.get_config_dict() and built.state_dict().keys() == loaded.state_dict().keys()
+    )
     assert all(torch.equal(value, loaded.state_dict()[key]) for key, value in built.state_dict().items())
     with torch.no_grad():
         if name == "image":  # at the trained size and at a larger grid (bicubic positions)
             for size in ("16", "24"):
-                assert torch.equal(loaded({"pixel_values": expected[f"pixel_values_{size}"]})[ENTRY_KEYS["bypass"]], expected[f"tokens_{size}"])
+                assert torch.equal(
+                    loaded({"pixel_values": expected[f"pixel_values_{size}"]})[ENTRY_KEYS["bypass"]],
+                    expected[f"tokens_{size}"],
+                )
         else:  # the fbank (the released references') and the tokens; a clip with a DC offset, and one at 8 kHz
             waveform = np.random.default_rng(0).standard_normal(4800).astype(np.float32) + 0.25
             features = loaded.preprocess([waveform, {"array": waveform[::2].copy(), "sampling_rate": 8000}])
             # the fbank's float math differs in its last bits between CPU kinds (AVX2, AVX-512): close, not equal
             torch.testing.assert_close(features["input_features"], expected["input_features"], rtol=1e-4, atol=1e-4)
-            torch.testing.assert_close(loaded(features)[ENTRY_KEYS["bypass"]], expected["tokens"], rtol=1e-4, atol=1e-4)
+            torch.testing.assert_close(
+                loaded(features)[ENTRY_KEYS["bypass"]], expected["tokens"], rtol=1e-4, atol=1e-4
+            )

@@ -31,7 +31,16 @@ def test_sizes_arrays_and_tensors(cat):
     module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16)
     big = cat.resize((300, 120))
     hwc = np.asarray(cat)
-    features = module.preprocess([big, Image.new("RGB", (1, 1)), hwc, np.moveaxis(hwc, -1, 0), hwc.astype(np.uint16) * 257, torch.rand(3, 40, 50)])
+    features = module.preprocess(
+        [
+            big,
+            Image.new("RGB", (1, 1)),
+            hwc,
+            np.moveaxis(hwc, -1, 0),
+            hwc.astype(np.uint16) * 257,
+            torch.rand(3, 40, 50),
+        ]
+    )
     assert features["pixel_values"].shape == (6, 3, 32, 32)
     np.testing.assert_allclose(features["pixel_values"][2], features["pixel_values"][3])
     np.testing.assert_allclose(features["pixel_values"][2], features["pixel_values"][4], atol=1e-5)
@@ -61,7 +70,16 @@ def test_forward_makes_cls_plus_patch_tokens(entry, key):
 def test_vit_initialisation_copies_the_embeddings(tmp_path):
     from transformers import ViTConfig, ViTModel
 
-    vit = ViTModel(ViTConfig(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64))
+    vit = ViTModel(
+        ViTConfig(
+            image_size=32,
+            patch_size=8,
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+        )
+    )
     vit.save_pretrained(tmp_path)
     module = ImagePatchEmbed.from_vit(str(tmp_path))
     assert (module.img_size, module.patch_size, module.embedding_dimension) == (32, 8, 32)
@@ -76,11 +94,15 @@ def test_vit_initialisation_copies_the_embeddings(tmp_path):
 
 def test_width_must_match_the_encoder(tiny_encoder_dir):
     with pytest.raises(ValueError, match="tokens of width 16, but the shared encoder's hidden size is 32"):
-        ModalityRouter.from_encoder(SharedEncoder(tiny_encoder_dir), front_ends={"image": ImagePatchEmbed(embedding_dimension=16)})
+        ModalityRouter.from_encoder(
+            SharedEncoder(tiny_encoder_dir), front_ends={"image": ImagePatchEmbed(embedding_dimension=16)}
+        )
 
 
 def test_model_encodes_images_after_save_and_reload(tiny_encoder_dir, cat, tmp_path):
-    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)})
+    model = build_sentence_model(
+        tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)}
+    )
     expected_images, expected_text = model.encode([cat, cat.rotate(90)]), model.encode(["a cat"])
     model.save(str(tmp_path))
     reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True)
@@ -105,7 +127,9 @@ def test_encode_of_a_lazily_opened_truncated_image_names_its_position(tiny_encod
     raw = (data_dir / "images" / "cifar10" / "train" / "cat" / "0000.jpg").read_bytes()
     # Cut in the scan data: half of a 32x32 CIFAR JPEG is header still, which Image.open itself refuses.
     (tmp_path / "cut.jpg").write_bytes(raw[: 3 * len(raw) // 4])
-    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)})
+    model = build_sentence_model(
+        tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)}
+    )
     good = [Image.open(data_dir / "images" / "cifar10" / "train" / "cat" / f"000{index}.jpg") for index in (1, 2)]
     with pytest.raises(ValueError, match=r"^image 2: Cannot decode image '.*cut\.jpg': image file is truncated"):
         model.encode([*good, Image.open(tmp_path / "cut.jpg")])
@@ -128,7 +152,10 @@ def test_images_already_at_size_skip_the_resize_with_the_same_pixels(cat):
         v2.functional.resize(v2.functional.pil_to_tensor(cat.convert("RGB").resize((48, 40))), 32, antialias=True), 32
     )
     torch.testing.assert_close(
-        resized, v2.functional.normalize(v2.functional.to_dtype(expected, torch.float32, scale=True), module.image_mean, module.image_std)
+        resized,
+        v2.functional.normalize(
+            v2.functional.to_dtype(expected, torch.float32, scale=True), module.image_mean, module.image_std
+        ),
     )
 
 
@@ -152,7 +179,9 @@ def test_patch_dropout_keeps_cls_and_positioned_patches_in_training_only():
 def test_patch_dropout_trains_through_the_encoder_and_leaves_encode_unchanged(tiny_encoder_dir, cat, entry):
     torch.manual_seed(0)
     model = build_sentence_model(
-        tiny_encoder_dir, pooling="cls", front_ends={"image": ImagePatchEmbed(32, 8, embedding_dimension=32, encoder_entry=entry)}
+        tiny_encoder_dir,
+        pooling="cls",
+        front_ends={"image": ImagePatchEmbed(32, 8, embedding_dimension=32, encoder_entry=entry)},
     )
     expected = model.encode([cat, cat.rotate(90)])
     front_end = model[0].sub_modules["image"][0]
@@ -178,11 +207,15 @@ def test_token_keep_ratio_is_saved_and_old_configs_load_without_it(tiny_encoder_
     model.save(str(tmp_path))
     configs = list(tmp_path.rglob(ImagePatchEmbed.config_file_name))
     assert len(configs) == 1 and json.loads(configs[0].read_text())["token_keep_ratio"] == 0.5
-    assert SentenceTransformer(str(tmp_path), trust_remote_code=True)[0].sub_modules["image"][0].token_keep_ratio == 0.5
+    assert (
+        SentenceTransformer(str(tmp_path), trust_remote_code=True)[0].sub_modules["image"][0].token_keep_ratio == 0.5
+    )
     config = json.loads(configs[0].read_text())
     del config["token_keep_ratio"]  # a model saved before the option existed
     configs[0].write_text(json.dumps(config))
-    assert SentenceTransformer(str(tmp_path), trust_remote_code=True)[0].sub_modules["image"][0].token_keep_ratio == 1.0
+    assert (
+        SentenceTransformer(str(tmp_path), trust_remote_code=True)[0].sub_modules["image"][0].token_keep_ratio == 1.0
+    )
     with pytest.raises(ValueError, match="token_keep_ratio=0 must be in"):
         ImagePatchEmbed(token_keep_ratio=0)
 
@@ -191,7 +224,16 @@ def test_token_keep_ratio_is_saved_and_old_configs_load_without_it(tiny_encoder_
 def test_vit_at_a_lower_resolution_interpolates_the_position_table(tmp_path, img_size):
     from transformers import ViTConfig, ViTModel
 
-    vit = ViTModel(ViTConfig(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64))
+    vit = ViTModel(
+        ViTConfig(
+            image_size=32,
+            patch_size=8,
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+        )
+    )
     vit.eval().save_pretrained(tmp_path)
     module = ImagePatchEmbed.from_vit(str(tmp_path), img_size=img_size, token_keep_ratio=0.5)
     grid = img_size // 8
@@ -211,7 +253,9 @@ def test_vit_at_a_lower_resolution_interpolates_the_position_table(tmp_path, img
 def test_a_front_end_without_a_width_takes_the_encoders(tiny_encoder_dir, cat, tmp_path):
     """Issue 26: front-ends defaulted to 768 and had to be told the encoder's width (384 for MiniLM)."""
     front_end = ImagePatchEmbed(img_size=32, patch_size=8)
-    with pytest.raises(ValueError, match="built without embedding_dimension and has not been placed before a shared encoder"):
+    with pytest.raises(
+        ValueError, match="built without embedding_dimension and has not been placed before a shared encoder"
+    ):
         front_end.preprocess([cat])
     model = build_sentence_model(tiny_encoder_dir, front_ends={"image": front_end})
     assert front_end.get_embedding_dimension() == 32 and front_end.embeddings.position_embeddings.shape == (1, 17, 32)

@@ -13,7 +13,10 @@ from sbert_nonling import ModalityRouter, SharedEncoder, export_text_model
 from sbert_nonling.models import build_sentence_model
 from tests.modules.toy_front_end import ToyFrontEnd
 
-AUDIO_BATCH = [{"array": np.linspace(0, 1, 16), "sampling_rate": 16000}, {"array": np.linspace(1, 0, 16), "sampling_rate": 16000}]
+AUDIO_BATCH = [
+    {"array": np.linspace(0, 1, 16), "sampling_rate": 16000},
+    {"array": np.linspace(1, 0, 16), "sampling_rate": 16000},
+]
 
 
 @pytest.fixture
@@ -82,9 +85,13 @@ def test_audio_dicts_are_routed_as_audio_unlike_the_builtin_router(encoder):
         ([("fine", None)], r"input 0 \(tuple\) has no known modality"),
     ],
 )
-def test_bad_text_items_are_named_by_their_position_in_the_batch_with_a_note_on_encodes_order(tiny_model, batch, message):
+def test_bad_text_items_are_named_by_their_position_in_the_batch_with_a_note_on_encodes_order(
+    tiny_model, batch, message
+):
     # encode() sorts the inputs by length and preprocesses them batch by batch; a module sees only its batch
-    with pytest.raises(ValueError, match=message + r".*Positions count within the batch being preprocessed: model.encode sorts"):
+    with pytest.raises(
+        ValueError, match=message + r".*Positions count within the batch being preprocessed: model.encode sorts"
+    ):
         tiny_model.encode(batch, batch_size=32)
 
 
@@ -142,17 +149,23 @@ def test_unmet_requirement_gives_a_clean_import_error(tiny_model, tmp_path):
 
 def test_an_unknown_task_or_a_missing_route_is_an_error_listing_the_routes(encoder):
     model = multimodal_model(encoder)
-    with pytest.raises(ValueError, match=r"task='bogus' selects no route of this model; its routes are \['text', 'audio'\]"):
+    with pytest.raises(
+        ValueError, match=r"task='bogus' selects no route of this model; its routes are \['text', 'audio'\]"
+    ):
         model.encode(["a sentence"], task="bogus")
     with pytest.raises(ValueError, match=r"task='pixel' selects no route of this model"):
         model.encode(["a sentence"], task="pixel")
     plain = model.encode(["a sentence"])
-    np.testing.assert_array_equal(model.encode_query(["a sentence"]), plain)  # sentence-transformers' own tasks keep working
+    np.testing.assert_array_equal(
+        model.encode_query(["a sentence"]), plain
+    )  # sentence-transformers' own tasks keep working
     np.testing.assert_array_equal(model.encode(["a sentence"], task="text"), plain)
 
 
 def test_a_two_dimensional_grayscale_image_is_not_read_as_audio(encoder):
     model = multimodal_model(encoder)
-    with pytest.raises(ValueError, match=r"input 0 is a 2-D array of shape \(32, 32\), read as audio .*at most 8 channels"):
+    with pytest.raises(
+        ValueError, match=r"input 0 is a 2-D array of shape \(32, 32\), read as audio .*at most 8 channels"
+    ):
         model.encode([np.zeros((32, 32), dtype=np.float32)])
     model.encode([np.zeros((2, 16), dtype=np.float32)])  # stereo audio still is audio

@@ -119,7 +119,9 @@ def test_pixel_checkpoint_loads_and_equals_transformers_vit_mae(pixel_checkpoint
     assert encoder.max_patches == MAX_PATCHES and encoder.get_embedding_dimension() == HIDDEN
     positions = encoder.model.embeddings.position_embeddings
     assert positions.shape == (1, 1 + MAX_PATCHES, HIDDEN)
-    torch.testing.assert_close(positions, reference.embeddings.position_embeddings[:, : 1 + MAX_PATCHES], rtol=0, atol=0)
+    torch.testing.assert_close(
+        positions, reference.embeddings.position_embeddings[:, : 1 + MAX_PATCHES], rtol=0, atol=0
+    )
 
     # The same weights through transformers' ViT-MAE on a strip of MAX_PATCHES patches, no masking, patches in order.
     truncated = resize_position_table(reference, MAX_PATCHES).eval()
@@ -140,7 +142,9 @@ def test_padded_patches_are_not_attended(reference):
     noisy[:, :, :, 3 * 16 :] = torch.rand_like(noisy[:, :, :, 3 * 16 :])  # padding content must not matter
     with torch.no_grad():
         padded = encoder({"pixel_values": noisy, "attention_mask": mask})["token_embeddings"][:, :3]
-        unpadded = short({"pixel_values": pixels[:, :, :, : 3 * 16], "attention_mask": mask[:, :3]})["token_embeddings"]
+        unpadded = short({"pixel_values": pixels[:, :, :, : 3 * 16], "attention_mask": mask[:, :3]})[
+            "token_embeddings"
+        ]
     torch.testing.assert_close(padded, unpadded, rtol=1e-5, atol=1e-5)
 
 
@@ -169,11 +173,15 @@ def test_save_and_load_round_trip(tmp_path, reference):
     loaded = PixelEncoder.load(str(tmp_path)).eval()
     features = {"pixel_values": _strip(2, MAX_PATCHES), "attention_mask": torch.ones(2, MAX_PATCHES, dtype=torch.long)}
     with torch.no_grad():
-        torch.testing.assert_close(loaded(dict(features))["token_embeddings"], encoder(dict(features))["token_embeddings"], rtol=0, atol=0)
+        torch.testing.assert_close(
+            loaded(dict(features))["token_embeddings"], encoder(dict(features))["token_embeddings"], rtol=0, atol=0
+        )
 
 
 def test_from_config_uses_sincos_positions_and_fixed_table():
-    encoder = PixelEncoder.from_config(max_patches=16, hidden_size=HIDDEN, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64)
+    encoder = PixelEncoder.from_config(
+        max_patches=16, hidden_size=HIDDEN, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64
+    )
     table = encoder.model.embeddings.position_embeddings
     assert not table.requires_grad
     assert torch.all(table[0, 0] == 0) and table[0, 1:].abs().max() <= 1.0  # [CLS] row zero, sin / cos elsewhere

@@ -96,7 +96,9 @@ for text in {list(GOLDEN_TEXTS.values())!r}:
 """
     env = {**os.environ, "LANGUAGE": "ja", "LC_ALL": "C", "FONTCONFIG_FILE": "/nonexistent/fonts.conf"}
     env["XDG_CACHE_HOME"] = str(tmp_path)
-    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert result.returncode == 0, result.stderr
     expected = []
     for text in GOLDEN_TEXTS.values():
@@ -236,7 +238,10 @@ def test_render_rejects_non_str(renderer):
         ({"font_family": "Go Noto Current"}, r"\['Go Noto Current'\] are not installed"),
         ({"fallback_fonts": ("Noto Sans, Noto Serif",)}, r"is not a single family name"),
         ({"font_dirs": ["/nonexistent/fonts"]}, r"font directory '/nonexistent/fonts' does not exist"),
-        ({"font_dirs": "fonts"}, r"font_dirs='fonts' must be a list of folder names \(a string is not read as one folder\)"),
+        (
+            {"font_dirs": "fonts"},
+            r"font_dirs='fonts' must be a list of folder names \(a string is not read as one folder\)",
+        ),
     ],
 )
 def test_bad_arguments(kwargs, match):
@@ -269,7 +274,10 @@ def test_saved_config_records_the_rendering_environment(renderer, tmp_path):
     environment = json.loads((tmp_path / "pixel_renderer_config.json").read_text())["render_environment"]
     assert sorted(environment["libraries"]) == ["cairo", "fontconfig", "freetype", "harfbuzz", "pango"]
     assert all(version.count(".") == 2 for version in environment["libraries"].values())
-    assert environment["fonts"]["Noto Sans"] == {"NotoSans-Italic[wdth,wght].ttf": "2.015", "NotoSans[wdth,wght].ttf": "2.015"}
+    assert environment["fonts"]["Noto Sans"] == {
+        "NotoSans-Italic[wdth,wght].ttf": "2.015",
+        "NotoSans[wdth,wght].ttf": "2.015",
+    }
     assert sorted(environment["fonts"]) == sorted(renderer.font_families)
 
 
@@ -380,4 +388,6 @@ def test_saved_font_dirs_are_relative_to_the_renderer_folder_not_the_working_dir
     assert renderer.font_dirs == ("fonts",) and renderer.font_paths == (str(config_file.parent / "fonts"),)
     monkeypatch.setenv("SBERT_NONLING_FONT_DIRS", str(tmp_path / "elsewhere"))  # the documented allow-list
     _, config_file = _saved_with_font_dirs(tmp_path / "second", [str(tmp_path / "elsewhere" / "fonts")])
-    assert SentenceTransformer(str(tmp_path / "second" / "model"), trust_remote_code=True)[0].font_paths == (str(tmp_path / "elsewhere" / "fonts"),)
+    assert SentenceTransformer(str(tmp_path / "second" / "model"), trust_remote_code=True)[0].font_paths == (
+        str(tmp_path / "elsewhere" / "fonts"),
+    )

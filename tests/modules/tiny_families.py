@@ -75,7 +75,12 @@ FAMILIES = {
     "qwen3": (Qwen3Config, DECODER, "lasttoken"),
     "gemma3_text": (
         Gemma3TextConfig,
-        {**DECODER, "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"], "use_bidirectional_attention": True},
+        {
+            **DECODER,
+            "sliding_window": 4,
+            "layer_types": ["sliding_attention", "full_attention"],
+            "use_bidirectional_attention": True,
+        },
         "mean",
     ),
 }

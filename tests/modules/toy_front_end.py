@@ -24,7 +24,9 @@ class ToyFrontEnd(InputModule):
 
     def preprocess(self, inputs, prompt=None, **kwargs):
         arrays = [item["array"] if isinstance(item, dict) else item for item in inputs]
-        values = torch.tensor(np.stack([np.asarray(array, dtype=np.float32)[..., :8].reshape(-1)[:8] for array in arrays]))
+        values = torch.tensor(
+            np.stack([np.asarray(array, dtype=np.float32)[..., :8].reshape(-1)[:8] for array in arrays])
+        )
         return {"input_values": values}
 
     def forward(self, features, **kwargs):

@@ -36,7 +36,9 @@ from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 
 #: What a rejection must name: an input index, a dataset row, a file (path, optionally :line), a route or the modalities.
-NAMES_THE_ITEM = re.compile(r"input \d|image \d|audio \d|row \d|\\\.(txt|csv|jsonl|jpg|png|wav)|Route '|Modality '|modalities \\\(")
+NAMES_THE_ITEM = re.compile(
+    r"input \d|image \d|audio \d|row \d|\\\.(txt|csv|jsonl|jpg|png|wav)|Route '|Modality '|modalities \\\("
+)
 
 
 def png_one_colour(path: Path, width: int, height: int, value: int = 255) -> Path:
@@ -83,7 +85,9 @@ class Models:
         from sbert_nonling.models.pixel_model import build_pixel_model
         from sbert_nonling.modules.pixel_encoder import PixelEncoder
 
-        encoder = PixelEncoder.from_config(max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64)
+        encoder = PixelEncoder.from_config(
+            max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64
+        )
         return build_pixel_model(encoder, max_patches=16)
 
     @cached_property
@@ -143,7 +147,9 @@ class Env:
         folder = self.tmp / "STS13-en-test"
         folder.mkdir()
         for subset in ("FNWN", "headlines", "OnWN"):
-            (folder / f"STS.input.{subset}.txt").write_text("A man sings.\tA man is singing.\nA cat.\tA dog.\n", encoding="utf-8")
+            (folder / f"STS.input.{subset}.txt").write_text(
+                "A man sings.\tA man is singing.\nA cat.\tA dog.\n", encoding="utf-8"
+            )
             gold = f"4.2\n{gold_line}\n" if subset == "FNWN" else "4.2\n1.0\n"
             (folder / f"STS.gs.{subset}.txt").write_text(gold, encoding="utf-8")
         return folder
@@ -261,7 +267,13 @@ def image_mode_cases() -> list[Case]:
     cases = []
     for index, (name, _, _, expected, atol) in enumerate(MODE_FILES):
         stem = name.rsplit(".", 1)[0]
-        cases.append(Case(f"image-file-{stem}", lambda env, i=index: open_image(mode_file(env, i)), check=rgb_pixel(expected, atol)))
+        cases.append(
+            Case(
+                f"image-file-{stem}",
+                lambda env, i=index: open_image(mode_file(env, i)),
+                check=rgb_pixel(expected, atol),
+            )
+        )
         cases.append(
             Case(
                 f"image-preprocess-lazy-{stem}",
@@ -308,7 +320,11 @@ CASES: list[Case] = [
         lambda env: encode(env.token_model, [None, "a longer sentence"]),
         raises=r"input 1 is None;.*Positions count within the batch",
     ),
-    Case("text-token-not-a-string", lambda env: encode(env.token_model, ["fine", 3]), raises=r"input 1 \(int\) has no known modality"),
+    Case(
+        "text-token-not-a-string",
+        lambda env: encode(env.token_model, ["fine", 3]),
+        raises=r"input 1 \(int\) has no known modality",
+    ),
     Case(
         "text-token-10000-chars",  # cut to max_seq_length tokens
         lambda env: encode(env.token_model, ["word " * 2000]),
@@ -357,7 +373,11 @@ CASES: list[Case] = [
         check=same_embedding(pixel, ["a \ufffd b"]),
     ),
     # ---- text through the data readers ----
-    Case("text-file-empty", lambda env: read_sentences(env.write("empty.txt", "")), raises=r"empty\.txt holds no sentences"),
+    Case(
+        "text-file-empty",
+        lambda env: read_sentences(env.write("empty.txt", "")),
+        raises=r"empty\.txt holds no sentences",
+    ),
     Case(
         "text-file-blank-lines",  # blank and whitespace-only lines are skipped, sentences are stripped
         lambda env: read_sentences(env.write("blank.txt", "one\n  \n\t\n two \n")),
@@ -404,8 +424,16 @@ CASES: list[Case] = [
         raises=r"nli\.csv: not valid UTF-8",
     ),
     # ---- images: files ----
-    Case("image-zero-byte-file", lambda env: open_image(env.write("empty.jpg", b"")), raises=r"Cannot decode image '.*empty\.jpg'"),
-    Case("image-truncated-jpeg", lambda env: open_image(env.write("cut.jpg", env.jpeg_bytes()[:2000])), raises=r"Cannot decode image '.*cut\.jpg'"),
+    Case(
+        "image-zero-byte-file",
+        lambda env: open_image(env.write("empty.jpg", b"")),
+        raises=r"Cannot decode image '.*empty\.jpg'",
+    ),
+    Case(
+        "image-truncated-jpeg",
+        lambda env: open_image(env.write("cut.jpg", env.jpeg_bytes()[:2000])),
+        raises=r"Cannot decode image '.*cut\.jpg'",
+    ),
     Case(
         "image-not-an-image",
         lambda env: open_image(env.write("text.png", "hello")),
@@ -419,7 +447,9 @@ CASES: list[Case] = [
     Case(
         "image-preprocess-1x1",  # upsampled to img_size
         lambda env: env.image_front_end.preprocess([Image.new("RGB", (1, 1), (255, 0, 0))]),
-        check=lambda env, features: features["pixel_values"].shape == (1, 3, 32, 32) and torch.isfinite(features["pixel_values"]).all(),
+        check=lambda env, features: (
+            features["pixel_values"].shape == (1, 3, 32, 32) and torch.isfinite(features["pixel_values"]).all()
+        ),
     ),
     Case(
         "image-file-10000x10000",  # over MAX_IMAGE_PIXELS: rejected from the header, before decoding
@@ -428,7 +458,9 @@ CASES: list[Case] = [
     ),
     Case(
         "image-preprocess-lazy-10000x10000",  # an Image.open()ed file is rejected before it is read
-        lambda env: env.image_front_end.preprocess([Image.new("RGB", (2, 2)), Image.open(png_one_colour(env.tmp / "big.png", 10_000, 10_000))]),
+        lambda env: env.image_front_end.preprocess(
+            [Image.new("RGB", (2, 2)), Image.open(png_one_colour(env.tmp / "big.png", 10_000, 10_000))]
+        ),
         raises=r"image 1 has 10000x10000 = 100000000 pixels",
     ),
     Case(
@@ -438,24 +470,56 @@ CASES: list[Case] = [
     ),
     *image_mode_cases(),
     # ---- images: datasets decode lazily; a bad item is named by its row and file ----
-    Case("image-folder-dataset-broken-item", lambda env: folder_with_a_broken_image(env)[2], raises=r"row 2: Cannot decode image '.*0_broken\.jpg'"),
-    Case("image-bytes-dataset-broken-item", lambda env: image_bytes_dataset()[1], raises=r"row 1: Cannot decode image 'embedded image bytes'"),
+    Case(
+        "image-folder-dataset-broken-item",
+        lambda env: folder_with_a_broken_image(env)[2],
+        raises=r"row 2: Cannot decode image '.*0_broken\.jpg'",
+    ),
+    Case(
+        "image-bytes-dataset-broken-item",
+        lambda env: image_bytes_dataset()[1],
+        raises=r"row 1: Cannot decode image 'embedded image bytes'",
+    ),
     # ---- audio: waveforms through AudioPatchEmbed.preprocess (bare arrays are 16 kHz) ----
-    Case("audio-empty", lambda env: env.audio_front_end.preprocess([NOISE, np.zeros(0, np.float32)]), raises=r"audio 1 has shape \(0,\)"),
-    Case("audio-one-sample", lambda env: env.audio_front_end.preprocess([NOISE, np.zeros(1, np.float32)]), raises=r"audio 1 has 1 samples at 16 kHz"),
-    Case("audio-nan", lambda env: env.audio_front_end.preprocess([np.where(np.arange(16000) == 7, np.nan, NOISE)]), raises=r"audio 0 contains NaN"),
+    Case(
+        "audio-empty",
+        lambda env: env.audio_front_end.preprocess([NOISE, np.zeros(0, np.float32)]),
+        raises=r"audio 1 has shape \(0,\)",
+    ),
+    Case(
+        "audio-one-sample",
+        lambda env: env.audio_front_end.preprocess([NOISE, np.zeros(1, np.float32)]),
+        raises=r"audio 1 has 1 samples at 16 kHz",
+    ),
+    Case(
+        "audio-nan",
+        lambda env: env.audio_front_end.preprocess([np.where(np.arange(16000) == 7, np.nan, NOISE)]),
+        raises=r"audio 0 contains NaN",
+    ),
     Case(
         "audio-inf",
         lambda env: env.audio_front_end.preprocess([NOISE, np.where(np.arange(16000) == 7, -np.inf, NOISE)]),
         raises=r"audio 1 contains NaN or infinite",
     ),
-    Case("audio-int16", lambda env: env.audio_front_end.preprocess([INT16]), check=audio_like(INT16.astype(np.float32) / 32768)),  # PCM / 32768
-    Case("audio-float64", lambda env: env.audio_front_end.preprocess([NOISE.astype(np.float64)]), check=audio_like(NOISE)),
     Case(
-        "audio-stereo-channels-first", lambda env: env.audio_front_end.preprocess([np.stack([NOISE, -NOISE / 2])]), check=audio_like(NOISE / 4)
+        "audio-int16",
+        lambda env: env.audio_front_end.preprocess([INT16]),
+        check=audio_like(INT16.astype(np.float32) / 32768),
+    ),  # PCM / 32768
+    Case(
+        "audio-float64",
+        lambda env: env.audio_front_end.preprocess([NOISE.astype(np.float64)]),
+        check=audio_like(NOISE),
+    ),
+    Case(
+        "audio-stereo-channels-first",
+        lambda env: env.audio_front_end.preprocess([np.stack([NOISE, -NOISE / 2])]),
+        check=audio_like(NOISE / 4),
     ),  # mean
     Case(
-        "audio-stereo-channels-last", lambda env: env.audio_front_end.preprocess([np.stack([NOISE, -NOISE / 2], axis=1)]), check=audio_like(NOISE / 4)
+        "audio-stereo-channels-last",
+        lambda env: env.audio_front_end.preprocess([np.stack([NOISE, -NOISE / 2], axis=1)]),
+        check=audio_like(NOISE / 4),
     ),
     Case(
         "audio-8khz",  # resampled to 16 kHz
@@ -474,7 +538,9 @@ CASES: list[Case] = [
     ),
     Case(
         "audio-1-hour",  # over MAX_SECONDS: rejected before any copy of the samples
-        lambda env: env.audio_front_end.preprocess([{"array": np.zeros(1000 * 3600, np.int16), "sampling_rate": 1000}]),
+        lambda env: env.audio_front_end.preprocess(
+            [{"array": np.zeros(1000 * 3600, np.int16), "sampling_rate": 1000}]
+        ),
         raises=rf"audio 0 is 3600 s long; at most {MAX_SECONDS} s",
     ),
     Case(
@@ -483,7 +549,11 @@ CASES: list[Case] = [
         raises=r"audio 0 has sampling_rate=16000\.5",
     ),
     # ---- audio: files through read_audio ----
-    Case("audio-file-zero-byte", lambda env: read_audio(env.write("zero.wav", b"")), raises=r"Cannot decode audio '.*zero\.wav'"),
+    Case(
+        "audio-file-zero-byte",
+        lambda env: read_audio(env.write("zero.wav", b"")),
+        raises=r"Cannot decode audio '.*zero\.wav'",
+    ),
     Case(
         "audio-file-no-samples",
         lambda env: read_audio(env.wav("empty.wav", np.zeros(0, np.int16), 16000)),
@@ -496,7 +566,9 @@ CASES: list[Case] = [
     ),
     Case(
         "audio-file-nan",
-        lambda env: read_audio(env.wav("nan.wav", np.where(np.arange(16000) == 3, np.nan, NOISE), 16000, subtype="FLOAT")),
+        lambda env: read_audio(
+            env.wav("nan.wav", np.where(np.arange(16000) == 3, np.nan, NOISE), 16000, subtype="FLOAT")
+        ),
         raises=r"Audio '.*nan\.wav' contains NaN",
     ),
     Case(
@@ -506,7 +578,9 @@ CASES: list[Case] = [
     ),
     Case(
         "audio-file-stereo-8khz-int16",  # float32 (samples, channels) at the file's rate; the front-end downmixes
-        lambda env: read_audio(env.wav("stereo.wav", np.stack([INT16[:8000], INT16[:8000]], axis=1), 8000, subtype="PCM_16")),
+        lambda env: read_audio(
+            env.wav("stereo.wav", np.stack([INT16[:8000], INT16[:8000]], axis=1), 8000, subtype="PCM_16")
+        ),
         check=lambda env, audio: (
             audio["array"].shape == (8000, 2)
             and audio["sampling_rate"] == 8000
@@ -546,7 +620,9 @@ CASES: list[Case] = [
     ),
     Case(
         "sick-missing-columns",
-        lambda env: read_sick(env.write("SICK.txt", "pair_ID\tsentence_A\tsentence_B\trelatedness_score\n1\tA.\tB.\n")),
+        lambda env: read_sick(
+            env.write("SICK.txt", "pair_ID\tsentence_A\tsentence_B\trelatedness_score\n1\tA.\tB.\n")
+        ),
         raises=r"SICK\.txt:2: expected at least 4",
     ),
     Case(
@@ -575,7 +651,11 @@ CASES: list[Case] = [
         lambda env: read_captions(env.write("captions.txt", "a.jpg#0\t  \n")),
         raises=r"captions\.txt:1 caption is empty",
     ),
-    Case("captions-token-no-image", lambda env: read_captions(env.write("captions.txt", "#0\tA dog.\n")), raises=r"captions\.txt:1 image is ''"),
+    Case(
+        "captions-token-no-image",
+        lambda env: read_captions(env.write("captions.txt", "#0\tA dog.\n")),
+        raises=r"captions\.txt:1 image is ''",
+    ),
     Case(
         "captions-latin-1",
         lambda env: read_captions(env.write("captions.txt", "a.jpg#0\tUn café.\n".encode("latin-1"))),
@@ -629,20 +709,29 @@ CASES: list[Case] = [
     ),
     Case(
         "config-mixed-image-audio-batch",
-        lambda env: encode(env.models.multimodal, [Image.new("RGB", (8, 8)), {"array": NOISE, "sampling_rate": 16000}]),
+        lambda env: encode(
+            env.models.multimodal, [Image.new("RGB", (8, 8)), {"array": NOISE, "sampling_rate": 16000}]
+        ),
         raises=r"This batch mixes multiple modalities \(audio, image\)",
     ),
     Case(
         "config-mixed-batch-in-router",  # the ModalityRouter itself names the first two items that differ
-        lambda env: env.models.multimodal[0].preprocess(["a red square", "a cat", Image.new("RGB", (8, 8), (255, 0, 0))]),
+        lambda env: env.models.multimodal[0].preprocess(
+            ["a red square", "a cat", Image.new("RGB", (8, 8), (255, 0, 0))]
+        ),
         raises=r"input 0 is 'text' but input 2 is 'image'",
     ),
     Case(
-        "config-modality-without-route", lambda env: encode(env.token_model, [Image.new("RGB", (8, 8))]), raises=r"Modality 'image' is not supported"
+        "config-modality-without-route",
+        lambda env: encode(env.token_model, [Image.new("RGB", (8, 8))]),
+        raises=r"Modality 'image' is not supported",
     ),
     Case(
         "config-one-modality-per-call",  # the documented way: each modality in its own call
-        lambda env: (encode(env.models.multimodal, ["a red square"]), encode(env.models.multimodal, [Image.new("RGB", (8, 8), (255, 0, 0))])),
+        lambda env: (
+            encode(env.models.multimodal, ["a red square"]),
+            encode(env.models.multimodal, [Image.new("RGB", (8, 8), (255, 0, 0))]),
+        ),
         check=lambda env, pair: pair[0].shape == pair[1].shape == (1, 32),
     ),
 ]
@@ -685,7 +774,9 @@ def test_the_image_cap_bounds_memory(tmp_path):
     growth, outcome = peak_memory_growth(lambda: open_image(path))
     assert isinstance(outcome, ValueError) and "MAX_IMAGE_PIXELS" in str(outcome)
     assert growth < 20 * 2**20, f"rejecting the image grew peak memory by {growth / 2**20:.0f} MiB"
-    growth, outcome = peak_memory_growth(lambda: ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16).preprocess([Image.open(path)]))
+    growth, outcome = peak_memory_growth(
+        lambda: ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16).preprocess([Image.open(path)])
+    )
     assert isinstance(outcome, ValueError) and growth < 20 * 2**20
 
 
@@ -711,7 +802,9 @@ def test_an_epoch_over_image_bytes_names_the_row(env):
 def test_audio_cap_is_checked_before_the_samples_are_copied():
     """A one-hour int16 clip is rejected before the float conversion (8 bytes per sample) would be made."""
     samples = np.zeros(16000 * 3600 // 8, np.int16)  # 1 hour at 2 kHz: 14 MB
-    growth, outcome = peak_memory_growth(lambda: waveform_to_mono_16k({"array": samples, "sampling_rate": 2000}, "audio 0"))
+    growth, outcome = peak_memory_growth(
+        lambda: waveform_to_mono_16k({"array": samples, "sampling_rate": 2000}, "audio 0")
+    )
     assert isinstance(outcome, ValueError) and "3600 s long" in str(outcome)
     assert growth < 20 * 2**20
     assert math.isclose(len(samples) / 2000, 3600)

@@ -37,10 +37,16 @@ def test_every_torch_load_in_the_package_is_weights_only():
     calls = []
     for source in Path(sbert_nonling.__file__).parent.rglob("*.py"):
         for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "load" and getattr(node.func.value, "id", None) == "torch":
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", None) == "load"
+                and getattr(node.func.value, "id", None) == "torch"
+            ):
                 keywords = {keyword.arg: keyword.value for keyword in node.keywords}
                 calls.append(source.name)
-                assert isinstance(keywords.get("weights_only"), ast.Constant) and keywords["weights_only"].value is True, source
+                assert (
+                    isinstance(keywords.get("weights_only"), ast.Constant) and keywords["weights_only"].value is True
+                ), source
     assert calls  # the check looked at something (FrozenImageEncoder's EfficientNet weights)
 
 
@@ -72,7 +78,9 @@ def test_tampered_checkpoint_pickles_are_never_executed(tiny_model, tmp_path, wi
     resumed_args = SentenceTransformerTrainingArguments(
         output_dir=str(tmp_path / "run"), max_steps=4, per_device_train_batch_size=8, save_steps=2, report_to="none"
     )
-    trainer = NonLinguisticTrainer(model=tiny_model, args=resumed_args, train_dataset=data, loss=SimCSELoss(tiny_model))
+    trainer = NonLinguisticTrainer(
+        model=tiny_model, args=resumed_args, train_dataset=data, loss=SimCSELoss(tiny_model)
+    )
     # The completion marker's checksums catch the change before anything is read ...
     with pytest.raises(ValueError, match="No intact checkpoint to resume from.*optimizer.pt has"):
         trainer.train(resume_from_checkpoint=True)
@@ -132,11 +140,15 @@ def test_pickled_pixel_and_image_weights_are_refused(tmp_path):
     assert not marker.exists()
 
 
-CRAFTED_MODULE = "from pathlib import Path\nPath(__file__).with_name('executed').write_text('code from the model folder ran')\n"
+CRAFTED_MODULE = (
+    "from pathlib import Path\nPath(__file__).with_name('executed').write_text('code from the model folder ran')\n"
+)
 
 
 @pytest.mark.parametrize("command", ["export", "eval", "robustness"])
-def test_no_command_imports_code_a_model_folder_names_unless_asked(tiny_model, tmp_path, small_sts_dir, command, capsys):
+def test_no_command_imports_code_a_model_folder_names_unless_asked(
+    tiny_model, tmp_path, small_sts_dir, command, capsys
+):
     import subprocess
     import sys
 
@@ -152,7 +164,14 @@ def test_no_command_imports_code_a_model_folder_names_unless_asked(tiny_model, t
     arguments = {
         "export": lambda model: ["export", str(model), str(tmp_path / f"out-{Path(model).name}")],
         "eval": lambda model: ["eval", str(model), "--sts-dir", str(small_sts_dir)],
-        "robustness": lambda model: ["robustness", str(model), "--sts-dir", str(small_sts_dir), "--perturbations", "swap"],
+        "robustness": lambda model: [
+            "robustness",
+            str(model),
+            "--sts-dir",
+            str(small_sts_dir),
+            "--perturbations",
+            "swap",
+        ],
     }[command]
     for model in (folder, full):
         assert main(arguments(model)) == 2
@@ -161,7 +180,11 @@ def test_no_command_imports_code_a_model_folder_names_unless_asked(tiny_model, t
     assert not (folder / "executed").exists()
     # in a real process too (nothing imported at start-up runs it either)
     completed = subprocess.run(
-        [sys.executable, "-m", "sbert_nonling.cli", *arguments(folder)], capture_output=True, text=True, timeout=300, check=False
+        [sys.executable, "-m", "sbert_nonling.cli", *arguments(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert completed.returncode == 2 and not (folder / "executed").exists()
     assert main([*arguments(full), "--trust-remote-code"]) == 0  # asked for: the package's own classes load

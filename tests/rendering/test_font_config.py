@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from sbert_nonling.rendering import BUNDLED_FONT_PACKAGES, bundled_font_dirs, font_families, font_file_versions, private_font_map
+from sbert_nonling.rendering import (
+    BUNDLED_FONT_PACKAGES,
+    bundled_font_dirs,
+    font_families,
+    font_file_versions,
+    private_font_map,
+)
 from sbert_nonling.rendering.font_config import fontconfig_version, fonts_conf_text, write_fonts_conf
 
 
@@ -15,12 +21,16 @@ def test_the_font_map_sees_the_bundled_noto_fonts_and_no_system_font():
     families = font_families(private_font_map(120))
     assert {"Noto Sans", "Noto Sans Arabic", "Noto Sans Devanagari", "Noto Sans CJK JP"} <= set(families)
     assert not any("DejaVu" in family for family in families)  # the machine's own fonts stay out
-    assert len(bundled_font_dirs()) == len(BUNDLED_FONT_PACKAGES) and all(Path(folder).is_dir() for folder in bundled_font_dirs())
+    assert len(bundled_font_dirs()) == len(BUNDLED_FONT_PACKAGES) and all(
+        Path(folder).is_dir() for folder in bundled_font_dirs()
+    )
 
 
 def test_fonts_conf_lists_the_directories_escaped_and_one_cache():
     text = fonts_conf_text(["/fonts/a&b", "/fonts/c"], "/cache")
-    assert "<dir>/fonts/a&amp;b</dir>" in text and "<dir>/fonts/c</dir>" in text and "<cachedir>/cache</cachedir>" in text
+    assert (
+        "<dir>/fonts/a&amp;b</dir>" in text and "<dir>/fonts/c</dir>" in text and "<cachedir>/cache</cachedir>" in text
+    )
     assert "<match" not in text and "<alias" not in text  # no rules: nothing of the machine's configuration
 
 

@@ -50,7 +50,10 @@ def test_the_coverage_is_one_reused_buffer(canvas):
     [
         (("Noto Sans, DejaVu Sans",), r"font family 'Noto Sans, DejaVu Sans' is not a single family name"),
         (("",), r"font family '' is not a single family name"),
-        (("DejaVu Sans",), r"font families \['DejaVu Sans'\] are not installed in the renderer's private font set .*Available: \[.*'Noto Sans'"),
+        (
+            ("DejaVu Sans",),
+            r"font families \['DejaVu Sans'\] are not installed in the renderer's private font set .*Available: \[.*'Noto Sans'",
+        ),
     ],
 )
 def test_unknown_or_malformed_families_are_refused(families, message):

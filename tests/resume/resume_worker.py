@@ -83,9 +83,15 @@ def main() -> None:
     parser.add_argument("--signal", choices=["SIGTERM", "SIGINT"], default="SIGTERM")
     parser.add_argument("--signal-at-step", type=int, help="--signal during the step after this one")
     parser.add_argument("--signal-again-while-saving", type=int, help="--signal again while writing this checkpoint")
-    parser.add_argument("--disk-full-at-checkpoint", type=int, help="writes fail from the step before this checkpoint on")
-    parser.add_argument("--die-while-saving-model", action="store_true", help="SIGKILL once OUT/model is written, before it is renamed")
-    parser.add_argument("--disk-full-at-final-save", action="store_true", help="writes fail from the final save of OUT/model on")
+    parser.add_argument(
+        "--disk-full-at-checkpoint", type=int, help="writes fail from the step before this checkpoint on"
+    )
+    parser.add_argument(
+        "--die-while-saving-model", action="store_true", help="SIGKILL once OUT/model is written, before it is renamed"
+    )
+    parser.add_argument(
+        "--disk-full-at-final-save", action="store_true", help="writes fail from the final save of OUT/model on"
+    )
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
     args = parser.parse_args()

@@ -31,7 +31,12 @@ def inputs(tmp_path_factory, data_dir, flickr_subset):
         (images / label).mkdir(parents=True)
         for path in sorted((data_dir / "images" / "cifar10" / "train" / label).iterdir())[:16]:
             (images / label / path.name).symlink_to(path.resolve())
-    return {"text": root / "wiki.txt", "short_text": root / "wiki-short.txt", "images": images, "flickr": flickr_subset}
+    return {
+        "text": root / "wiki.txt",
+        "short_text": root / "wiki-short.txt",
+        "images": images,
+        "flickr": flickr_subset,
+    }
 
 
 def _run(recipe: str, output: Path, inputs, *extra: str) -> subprocess.CompletedProcess:
@@ -115,21 +120,28 @@ def test_a_kill_while_saving_never_leaves_a_checkpoint_resume_would_pick(tmp_pat
 
 @pytest.mark.slow  # 2-3 tiny training runs in subprocesses
 @pytest.mark.parametrize(("recipe", "signal_name", "status"), [("visualcse", "SIGTERM", 143), ("mcse", "SIGINT", 130)])
-def test_a_signal_stops_after_the_step_with_a_complete_checkpoint_and_resume_ends_identical(tmp_path, inputs, straight, recipe, signal_name, status):
+def test_a_signal_stops_after_the_step_with_a_complete_checkpoint_and_resume_ends_identical(
+    tmp_path, inputs, straight, recipe, signal_name, status
+):
     # VisualCSE: the alternating scheme, two optimizers; MCSE: projection heads, interleaved caption batches
     stopped = _run(recipe, tmp_path / "run", inputs, "--signal", signal_name, "--signal-at-step", "4")
     assert stopped.returncode == status, stopped.stderr[-4000:]
     checkpoints = tmp_path / "run" / "checkpoints"
     assert f"Training stopped by {signal_name}" in stopped.stderr and "--resume" in stopped.stderr
     assert last_complete_checkpoint(checkpoints) == str(checkpoints / "checkpoint-5")  # step 5 finished, then saved
-    assert checkpoint_damage(checkpoints / "checkpoint-5") is None and (checkpoints / "checkpoint-5" / LOSS_STATE_FILE).is_file()
+    assert (
+        checkpoint_damage(checkpoints / "checkpoint-5") is None
+        and (checkpoints / "checkpoint-5" / LOSS_STATE_FILE).is_file()
+    )
     assert not (tmp_path / "run" / "model").exists() and not (tmp_path / "run" / "results.json").exists()
     _finished(recipe, tmp_path / "run", inputs, "--resume")
     _assert_same_run(tmp_path / "run", straight(recipe))
 
 
 @pytest.mark.slow  # 2-3 tiny training runs in subprocesses
-def test_a_second_signal_while_saving_exits_at_once_and_the_half_written_checkpoint_is_never_used(tmp_path, inputs, straight):
+def test_a_second_signal_while_saving_exits_at_once_and_the_half_written_checkpoint_is_never_used(
+    tmp_path, inputs, straight
+):
     stopped = _run("visualcse", tmp_path / "run", inputs, "--signal-at-step", "4", "--signal-again-while-saving", "5")
     assert stopped.returncode == 143 and "SIGTERM again: exiting now" in stopped.stderr
     checkpoints = tmp_path / "run" / "checkpoints"
@@ -148,7 +160,10 @@ def test_a_full_disk_stops_the_run_keeps_the_earlier_checkpoint_and_resume_ends_
     message = next(line for line in failed.stderr.splitlines() if line.startswith("sbert-nonling train: error:"))
     assert message.startswith(f"sbert-nonling train: error: Could not write {checkpoints / 'checkpoint-4'}: ")
     assert "MiB are free" in message and "(checkpoint-2) are intact" in message and "--resume" in message
-    assert checkpoint_damage(checkpoints / "checkpoint-2") is None and not (checkpoints / "checkpoint-4" / COMPLETE_MARKER).exists()
+    assert (
+        checkpoint_damage(checkpoints / "checkpoint-2") is None
+        and not (checkpoints / "checkpoint-4" / COMPLETE_MARKER).exists()
+    )
     _finished("visualcse", tmp_path / "run", inputs, "--resume")  # space freed: the limit was this process's only
     _assert_same_run(tmp_path / "run", straight("visualcse"))
 
@@ -171,7 +186,9 @@ def test_dataloader_workers_give_the_same_run_and_resume_exactly(tmp_path, input
     [(("--signal-at-step", "7"), 143), (("--die-while-saving-model",), -9), (("--disk-full-at-final-save",), 1)],
     ids=["sigterm-in-the-last-step", "kill-in-the-final-save", "disk-full-in-the-final-save"],
 )
-def test_a_run_interrupted_after_its_last_step_only_finishes_saving_on_resume(tmp_path, inputs, straight, interruption, status):
+def test_a_run_interrupted_after_its_last_step_only_finishes_saving_on_resume(
+    tmp_path, inputs, straight, interruption, status
+):
     stopped = _run("visualcse", tmp_path / "run", inputs, *interruption)
     assert stopped.returncode == status, stopped.stderr[-4000:]
     checkpoints = tmp_path / "run" / "checkpoints"
@@ -179,7 +196,11 @@ def test_a_run_interrupted_after_its_last_step_only_finishes_saving_on_resume(tm
     assert not (tmp_path / "run" / "results.json").exists() and not (tmp_path / "run" / "model").exists()
     if status == 1:  # one sentence naming the folder and what to do
         message = next(line for line in stopped.stderr.splitlines() if line.startswith("sbert-nonling train: error:"))
-        assert f"Could not write {tmp_path / 'run' / 'model'}" in message and "training is complete" in message and "--resume" in message
+        assert (
+            f"Could not write {tmp_path / 'run' / 'model'}" in message
+            and "training is complete" in message
+            and "--resume" in message
+        )
     rerun = _run("visualcse", tmp_path / "run", inputs)  # without --resume: refused, nothing touched
     assert rerun.returncode == 2 and "interrupted run" in rerun.stderr and "--resume" in rerun.stderr
     _finished("visualcse", tmp_path / "run", inputs, "--resume")

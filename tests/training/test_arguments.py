@@ -10,7 +10,13 @@ import pytest
 import torch
 
 from sbert_nonling.app import load_recipe
-from sbert_nonling.training.arguments import FUSED_ADAMW, cpu_has_native_bf16, resolved_precision, resolved_workers, training_arguments
+from sbert_nonling.training.arguments import (
+    FUSED_ADAMW,
+    cpu_has_native_bf16,
+    resolved_precision,
+    resolved_workers,
+    training_arguments,
+)
 
 
 def test_native_bf16_detection_agrees_with_the_cpu_flags():
@@ -24,11 +30,19 @@ def test_native_bf16_detection_agrees_with_the_cpu_flags():
 def test_bf16_on_the_cpu_is_autocast_and_warns_exactly_where_it_is_emulated(tmp_path, caplog):
     config = load_recipe("simcse-unsup", tiny=True)
     with caplog.at_level(logging.WARNING, logger="sbert_nonling.training.arguments"):
-        fp32 = training_arguments(config, tmp_path, evaluating=False, learning_rate=config.learning_rate, batch_size=config.batch_size)
+        fp32 = training_arguments(
+            config, tmp_path, evaluating=False, learning_rate=config.learning_rate, batch_size=config.batch_size
+        )
     assert not fp32.bf16 and not caplog.records
     with caplog.at_level(logging.WARNING, logger="sbert_nonling.training.arguments"):
-        bf16 = training_arguments(config.replace(precision="bf16"), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8)
-    assert (fp32.learning_rate, fp32.per_device_train_batch_size, fp32.seed) == (config.learning_rate, config.batch_size, config.seed)
+        bf16 = training_arguments(
+            config.replace(precision="bf16"), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8
+        )
+    assert (fp32.learning_rate, fp32.per_device_train_batch_size, fp32.seed) == (
+        config.learning_rate,
+        config.batch_size,
+        config.seed,
+    )
     assert fp32.output_dir == str(tmp_path) and fp32.eval_strategy == "no" and not fp32.load_best_model_at_end
     assert bf16.bf16 and bf16.use_cpu == (not torch.cuda.is_available())
     warned = [record.getMessage() for record in caplog.records if "no native bf16" in record.getMessage()]
@@ -45,11 +59,17 @@ def test_auto_is_fp32_without_workers_on_a_cpu_and_explicit_settings_hold(tmp_pa
     plain = training_arguments(config, tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8)
     assert not plain.fp16 and not plain.bf16 and plain.dataloader_num_workers == 0 and not plain.dataloader_pin_memory
     fed = training_arguments(
-        config.replace(dataloader_num_workers=2, dataloader_pin_memory=True), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8
+        config.replace(dataloader_num_workers=2, dataloader_pin_memory=True),
+        tmp_path,
+        evaluating=False,
+        learning_rate=1e-4,
+        batch_size=8,
     )
     assert fed.dataloader_num_workers == 2 and fed.dataloader_persistent_workers and fed.dataloader_pin_memory
     with pytest.raises(ValueError, match=r"precision='fp16' needs a CUDA GPU .* use 'fp32' or 'bf16'"):
-        training_arguments(config.replace(precision="fp16"), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8)
+        training_arguments(
+            config.replace(precision="fp16"), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8
+        )
 
 
 def test_auto_picks_bf16_on_a_gpu_that_has_it_and_fp16_on_an_older_one(monkeypatch):
@@ -71,14 +91,27 @@ def test_every_optimizer_of_a_run_is_fused_adamw_the_per_modality_ones_included(
 
     monkeypatch.chdir(tmp_path)
     text_file = tmp_path / "wiki.txt"
-    text_file.write_text("\n".join((data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:32]) + "\n")
-    config = load_recipe("visualcse", tiny=True, overrides={"batch_size": 8, "images_per_class": 2, "modality_batch_size": 4})
-    plan = build_unpaired_modality(config, DataSources(text_file=text_file, image_dir=data_dir / "images" / "cifar10" / "train"))
+    text_file.write_text(
+        "\n".join(
+            (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()[:32]
+        )
+        + "\n"
+    )
+    config = load_recipe(
+        "visualcse", tiny=True, overrides={"batch_size": 8, "images_per_class": 2, "modality_batch_size": 4}
+    )
+    plan = build_unpaired_modality(
+        config, DataSources(text_file=text_file, image_dir=data_dir / "images" / "cifar10" / "train")
+    )
     (stage,) = plan.stages
     assert stage.args.optim == FUSED_ADAMW
     trainer = stage.trainer(plan.model)
     trainer.create_optimizer()
     optimizers = trainer.modality_optimizer.optimizers
     assert set(optimizers) == {"image", "text"}
-    for optimizer in optimizers.values():  # on a GPU the same setting picks AdamW's CUDA kernel (the parameters' device)
-        assert type(optimizer) is torch.optim.AdamW and optimizer.defaults["fused"] and not optimizer.defaults["foreach"]
+    for (
+        optimizer
+    ) in optimizers.values():  # on a GPU the same setting picks AdamW's CUDA kernel (the parameters' device)
+        assert (
+            type(optimizer) is torch.optim.AdamW and optimizer.defaults["fused"] and not optimizer.defaults["foreach"]
+        )

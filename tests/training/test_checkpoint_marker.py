@@ -13,7 +13,12 @@ from sbert_nonling import SimCSELoss
 from sbert_nonling.data import sentence_pairs_dataset
 from sbert_nonling.models import build_sentence_model
 from sbert_nonling.training import CheckpointMarkerCallback
-from sbert_nonling.training.checkpoints import COMPLETE_MARKER, CheckpointWriteError, checkpoint_damage, newest_intact_checkpoint
+from sbert_nonling.training.checkpoints import (
+    COMPLETE_MARKER,
+    CheckpointWriteError,
+    checkpoint_damage,
+    newest_intact_checkpoint,
+)
 
 
 def test_a_plain_trainer_with_the_callback_leaves_verifiable_checkpoints(tiny_encoder_dir, wiki_sentences, tmp_path):
@@ -38,7 +43,11 @@ def test_a_plain_trainer_with_the_callback_leaves_verifiable_checkpoints(tiny_en
     assert sorted(path.name for path in tmp_path.iterdir()) == ["checkpoint-4"]
     folder = tmp_path / "checkpoint-4"
     manifest = json.loads((folder / COMPLETE_MARKER).read_text())
-    on_disk = {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file() and path.name != COMPLETE_MARKER}
+    on_disk = {
+        path.relative_to(folder).as_posix()
+        for path in folder.rglob("*")
+        if path.is_file() and path.name != COMPLETE_MARKER
+    }
     assert manifest["step"] == 4 and set(manifest["files"]) == on_disk and "trainer_state.json" in on_disk
     assert checkpoint_damage(folder) is None and newest_intact_checkpoint(tmp_path) == str(folder)
 
@@ -66,6 +75,10 @@ def test_a_failed_marker_write_stops_before_rotation_naming_the_intact_checkpoin
     for step in (2, 4):
         checkpoint(tmp_path, step, marked=True)
     args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), report_to="none")
-    with pytest.raises(CheckpointWriteError, match=r"checkpoint-6: .*MiB are free .*\(checkpoint-4, checkpoint-2\) are intact"):
-        CheckpointMarkerCallback(save_total_limit=1).on_save(args, TrainerState(global_step=6), TrainerControl())  # its folder was never written
+    with pytest.raises(
+        CheckpointWriteError, match=r"checkpoint-6: .*MiB are free .*\(checkpoint-4, checkpoint-2\) are intact"
+    ):
+        CheckpointMarkerCallback(save_total_limit=1).on_save(
+            args, TrainerState(global_step=6), TrainerControl()
+        )  # its folder was never written
     assert sorted(path.name for path in tmp_path.iterdir()) == ["checkpoint-2", "checkpoint-4"]  # nothing rotated out

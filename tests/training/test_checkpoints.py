@@ -27,7 +27,9 @@ def make_trainer(model_dir, sentences, output_dir, max_steps):
     torch.manual_seed(0)
     model = build_sentence_model(model_dir)
     args = small_run_arguments(output_dir, max_steps, save_total_limit=2)
-    return NonLinguisticTrainer(model=model, args=args, train_dataset=sentence_pairs_dataset(sentences), loss=SimCSELoss(model))
+    return NonLinguisticTrainer(
+        model=model, args=args, train_dataset=sentence_pairs_dataset(sentences), loss=SimCSELoss(model)
+    )
 
 
 class StartStep(TrainerCallback):
@@ -46,14 +48,22 @@ def trained(tmp_path_factory, tiny_encoder_dir, wiki_sentences):
 
 
 def test_the_marker_lists_every_file_with_its_size_and_checksum(trained):
-    assert sorted(path.name for path in trained.iterdir()) == ["checkpoint-4", "checkpoint-6"]  # rotated after the marker
+    assert sorted(path.name for path in trained.iterdir()) == [
+        "checkpoint-4",
+        "checkpoint-6",
+    ]  # rotated after the marker
     folder = trained / "checkpoint-6"
     manifest = json.loads((folder / COMPLETE_MARKER).read_text())
     assert manifest["step"] == 6
-    on_disk = {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file() and path.name != COMPLETE_MARKER}
+    on_disk = {
+        path.relative_to(folder).as_posix()
+        for path in folder.rglob("*")
+        if path.is_file() and path.name != COMPLETE_MARKER
+    }
     assert (
         set(manifest["files"]) == on_disk
-        and {"text_0_SharedEncoder/model.safetensors", "optimizer.pt", "loss_state.safetensors", "trainer_state.json"} <= on_disk
+        and {"text_0_SharedEncoder/model.safetensors", "optimizer.pt", "loss_state.safetensors", "trainer_state.json"}
+        <= on_disk
     )
     weights = folder / "text_0_SharedEncoder" / "model.safetensors"
     assert manifest["files"]["text_0_SharedEncoder/model.safetensors"]["size"] == weights.stat().st_size
@@ -69,7 +79,9 @@ def copy_run(source, target):
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "delete"])
-def test_resume_skips_a_damaged_checkpoint_naming_the_file(trained, tmp_path, tiny_encoder_dir, wiki_sentences, damage, caplog):
+def test_resume_skips_a_damaged_checkpoint_naming_the_file(
+    trained, tmp_path, tiny_encoder_dir, wiki_sentences, damage, caplog
+):
     run = copy_run(trained, tmp_path / "run")
     weights = run / "checkpoint-6" / "text_0_SharedEncoder" / "model.safetensors"
     if damage == "truncate":  # a disk or copy fault after the marker was written
@@ -92,19 +104,26 @@ def test_resume_skips_a_damaged_checkpoint_naming_the_file(trained, tmp_path, ti
     assert checkpoint_damage(run / "checkpoint-6") is None  # written again, with a new marker
 
 
-def test_no_intact_checkpoint_is_a_value_error_naming_every_damaged_file(trained, tmp_path, tiny_encoder_dir, wiki_sentences):
+def test_no_intact_checkpoint_is_a_value_error_naming_every_damaged_file(
+    trained, tmp_path, tiny_encoder_dir, wiki_sentences
+):
     run = copy_run(trained, tmp_path / "run")
     for step in (4, 6):
         (run / f"checkpoint-{step}" / "optimizer.pt").write_bytes(b"")
     trainer = make_trainer(tiny_encoder_dir, wiki_sentences[:64], run, max_steps=6)
-    with pytest.raises(ValueError, match=r"No intact checkpoint .*checkpoint-6/optimizer\.pt has 0 bytes.*checkpoint-4/optimizer\.pt has 0 bytes"):
+    with pytest.raises(
+        ValueError,
+        match=r"No intact checkpoint .*checkpoint-6/optimizer\.pt has 0 bytes.*checkpoint-4/optimizer\.pt has 0 bytes",
+    ):
         trainer.train(resume_from_checkpoint=True)
 
 
 def test_a_marker_of_an_older_version_is_trusted(trained, tmp_path):
     run = copy_run(trained, tmp_path / "run")
     (run / "checkpoint-6" / COMPLETE_MARKER).write_text("6\n")
-    assert checkpoint_damage(run / "checkpoint-6") is None and newest_intact_checkpoint(run) == str(run / "checkpoint-6")
+    assert checkpoint_damage(run / "checkpoint-6") is None and newest_intact_checkpoint(run) == str(
+        run / "checkpoint-6"
+    )
 
 
 def test_a_write_failure_names_the_folder_the_free_space_and_the_intact_checkpoints(trained):
@@ -133,4 +152,6 @@ def test_an_explicit_resume_path_is_verified_like_resume_true(trained, tmp_path,
         file.write(b"\0")
     with pytest.raises(ValueError, match=r"'.*damaged' is damaged: .*optimizer.pt does not have the SHA-256"):
         trainer.train(resume_from_checkpoint=str(damaged))
-    assert trainer.state.global_step == 0 and not list((tmp_path / "out").glob("checkpoint-*"))  # nothing trained or written
+    assert trainer.state.global_step == 0 and not list(
+        (tmp_path / "out").glob("checkpoint-*")
+    )  # nothing trained or written

@@ -30,7 +30,9 @@ def test_non_finite_tensors_are_named():
 
 def test_a_nan_loss_names_the_step_and_the_kept_checkpoint(tmp_path):
     check_finite_loss(torch.tensor(0.5), 3, tmp_path)
-    with pytest.raises(TrainingDiverged, match=r"step 3: the loss is nan\. .*no checkpoint had been written.*--overwrite"):
+    with pytest.raises(
+        TrainingDiverged, match=r"step 3: the loss is nan\. .*no checkpoint had been written.*--overwrite"
+    ):
         check_finite_loss(torch.tensor(float("nan")), 3, tmp_path)
 
 
@@ -43,19 +45,34 @@ def test_non_finite_weights_of_the_model_or_of_a_loss_head_stop_the_run(tiny_mod
     callback.on_step_end(args, state, saving, model=tiny_model)  # all finite: nothing happens
     with torch.no_grad():
         loss.head[0].weight[0, 0] = float("inf")
-    callback.on_step_end(args, state, TrainerControl(), model=tiny_model)  # no checkpoint at this step: weights unchecked
-    with pytest.raises(TrainingDiverged, match=r"step 7: 1 weights hold NaN or infinite values \(first: loss.head.0.weight\)"):
+    callback.on_step_end(
+        args, state, TrainerControl(), model=tiny_model
+    )  # no checkpoint at this step: weights unchecked
+    with pytest.raises(
+        TrainingDiverged, match=r"step 7: 1 weights hold NaN or infinite values \(first: loss.head.0.weight\)"
+    ):
         callback.on_step_end(args, state, saving, model=tiny_model)  # before the checkpoint is written
     with pytest.raises(TrainingDiverged, match="step 20"):
-        callback.on_step_end(args, TrainerState(global_step=20, max_steps=20), TrainerControl(), model=tiny_model)  # the end
+        callback.on_step_end(
+            args, TrainerState(global_step=20, max_steps=20), TrainerControl(), model=tiny_model
+        )  # the end
 
 
 def test_a_nan_selection_score_is_an_error_not_a_selection(tiny_model, tmp_path):
     callback = FiniteTrainingCallback(SimCSELoss(tiny_model))
-    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), report_to="none", metric_for_best_model="eval_STSBenchmark_spearman_cosine")
-    callback.on_evaluate(args, TrainerState(global_step=4), TrainerControl(), metrics={"eval_STSBenchmark_spearman_cosine": 0.7})
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path), report_to="none", metric_for_best_model="eval_STSBenchmark_spearman_cosine"
+    )
+    callback.on_evaluate(
+        args, TrainerState(global_step=4), TrainerControl(), metrics={"eval_STSBenchmark_spearman_cosine": 0.7}
+    )
     with pytest.raises(TrainingDiverged, match=r"step 4: the dev score eval_STSBenchmark_spearman_cosine is NaN"):
-        callback.on_evaluate(args, TrainerState(global_step=4), TrainerControl(), metrics={"eval_STSBenchmark_spearman_cosine": float("nan")})
+        callback.on_evaluate(
+            args,
+            TrainerState(global_step=4),
+            TrainerControl(),
+            metrics={"eval_STSBenchmark_spearman_cosine": float("nan")},
+        )
 
 
 class OperatorCount(TorchDispatchMode):
@@ -85,11 +102,17 @@ def test_step_losses_are_checked_at_the_next_logging_step_naming_the_first_non_f
         callback.record_loss(torch.tensor(value), step)
         if step < 3:
             with OperatorCount() as count:
-                callback.on_step_end(args, TrainerState(global_step=step, max_steps=20), TrainerControl(), model=tiny_model)
+                callback.on_step_end(
+                    args, TrainerState(global_step=step, max_steps=20), TrainerControl(), model=tiny_model
+                )
             assert count.operators == []  # an ordinary step: nothing is checked, nothing waits for the device
     with pytest.raises(TrainingDiverged, match=r"step 2: the loss is nan\. "):
-        callback.on_step_end(args, TrainerState(global_step=3, max_steps=20), TrainerControl(should_log=True), model=tiny_model)
-    callback.on_step_end(args, TrainerState(global_step=4, max_steps=20), TrainerControl(should_log=True), model=tiny_model)  # checked once
+        callback.on_step_end(
+            args, TrainerState(global_step=3, max_steps=20), TrainerControl(should_log=True), model=tiny_model
+        )
+    callback.on_step_end(
+        args, TrainerState(global_step=4, max_steps=20), TrainerControl(should_log=True), model=tiny_model
+    )  # checked once
 
 
 def test_more_step_losses_than_a_chunk_between_checks_keep_their_steps(tiny_model, tmp_path):

@@ -36,7 +36,10 @@ def gradients_after_the_callback(rank: int, world_size: int, port: int, output: 
     callback = LossGradientAveragingCallback({"text": loss})
     callback.on_train_begin(args, state, control, model=model)
     callback.on_pre_optimizer_step(args, state, control)
-    torch.save({"head": loss.head.weight.grad, "model": model.weight.grad, "unused": loss.unused.grad}, os.path.join(output, f"rank{rank}.pt"))
+    torch.save(
+        {"head": loss.head.weight.grad, "model": model.weight.grad, "unused": loss.unused.grad},
+        os.path.join(output, f"rank{rank}.pt"),
+    )
     if world_size > 1:
         torch.distributed.destroy_process_group()
 

@@ -10,7 +10,9 @@ from sbert_nonling.training import ModalityOptimizer
 
 
 def two_rates(parameter: nn.Parameter) -> ModalityOptimizer:
-    return ModalityOptimizer({"image": torch.optim.SGD([parameter], lr=0.1), "text": torch.optim.SGD([parameter], lr=1.0)})
+    return ModalityOptimizer(
+        {"image": torch.optim.SGD([parameter], lr=0.1), "text": torch.optim.SGD([parameter], lr=1.0)}
+    )
 
 
 def test_only_the_active_optimizer_steps_with_its_own_rate():
@@ -43,7 +45,9 @@ def test_param_groups_are_the_active_optimizer_s_each_parameter_once():
 def test_fp16_loss_scaling_unscales_a_shared_parameter_once():
     """What accelerate does under fp16: scale, backward, unscale_ the optimizer; the gradient is the true one."""
     layer = nn.Linear(3, 2)
-    optimizer = ModalityOptimizer({"image": torch.optim.AdamW(layer.parameters()), "text": torch.optim.AdamW(layer.parameters())})
+    optimizer = ModalityOptimizer(
+        {"image": torch.optim.AdamW(layer.parameters()), "text": torch.optim.AdamW(layer.parameters())}
+    )
     inputs = torch.randn(4, 3)
     layer(inputs).square().sum().backward()
     reference = layer.weight.grad.clone()
@@ -58,14 +62,25 @@ def test_fp16_loss_scaling_unscales_a_shared_parameter_once():
 
 def test_state_dict_holds_every_optimizer_and_loads_back_into_the_same_names():
     parameter = nn.Parameter(torch.zeros(3))
-    optimizer = ModalityOptimizer({"image": torch.optim.AdamW([parameter], lr=0.1), "text": torch.optim.AdamW([parameter], lr=0.2)})
+    optimizer = ModalityOptimizer(
+        {"image": torch.optim.AdamW([parameter], lr=0.1), "text": torch.optim.AdamW([parameter], lr=0.2)}
+    )
     parameter.grad = torch.ones(3)
     optimizer.step()  # image only
     state = optimizer.state_dict()
     assert set(state) == {"image", "text"} and state["image"]["state"] and not state["text"]["state"]
-    fresh = ModalityOptimizer({"image": torch.optim.AdamW([parameter], lr=0.1), "text": torch.optim.AdamW([parameter], lr=0.2)})
+    fresh = ModalityOptimizer(
+        {"image": torch.optim.AdamW([parameter], lr=0.1), "text": torch.optim.AdamW([parameter], lr=0.2)}
+    )
     fresh.load_state_dict(state)
-    assert torch.equal(fresh.optimizers["image"].state[parameter]["exp_avg"], optimizer.optimizers["image"].state[parameter]["exp_avg"])
+    assert torch.equal(
+        fresh.optimizers["image"].state[parameter]["exp_avg"],
+        optimizer.optimizers["image"].state[parameter]["exp_avg"],
+    )
     assert fresh.param_groups[0] is fresh.optimizers["image"].param_groups[0]  # the groups point at the loaded dicts
-    with pytest.raises(ValueError, match=r"Optimizer state for \['image', 'text'\] cannot be loaded into \['audio', 'text'\]"):
-        ModalityOptimizer({"audio": torch.optim.AdamW([parameter]), "text": torch.optim.AdamW([parameter])}).load_state_dict(state)
+    with pytest.raises(
+        ValueError, match=r"Optimizer state for \['image', 'text'\] cannot be loaded into \['audio', 'text'\]"
+    ):
+        ModalityOptimizer(
+            {"audio": torch.optim.AdamW([parameter]), "text": torch.optim.AdamW([parameter])}
+        ).load_state_dict(state)

@@ -12,7 +12,12 @@ from sbert_nonling.training import ModalitySchedule
 def schedules(parameter: nn.Parameter) -> ModalitySchedule:
     text, image = torch.optim.SGD([parameter], lr=1.0), torch.optim.SGD([parameter], lr=0.1)
     decay = lambda step: 1.0 / (1 + step)  # noqa: E731
-    return ModalitySchedule({"text": torch.optim.lr_scheduler.LambdaLR(text, decay), "image": torch.optim.lr_scheduler.LambdaLR(image, decay)})
+    return ModalitySchedule(
+        {
+            "text": torch.optim.lr_scheduler.LambdaLR(text, decay),
+            "image": torch.optim.lr_scheduler.LambdaLR(image, decay),
+        }
+    )
 
 
 def test_one_step_scales_every_rate_and_keeps_their_ratio():
@@ -20,7 +25,9 @@ def test_one_step_scales_every_rate_and_keeps_their_ratio():
     assert schedule.get_last_lr() == [1.0, 0.1] and schedule.last_rates() == {"text": 1.0, "image": 0.1}
     schedule.step()
     assert schedule.get_last_lr() == [0.5, 0.05]
-    assert [group["lr"] for name in ("text", "image") for group in schedule.schedules[name].optimizer.param_groups] == [0.5, 0.05]
+    assert [
+        group["lr"] for name in ("text", "image") for group in schedule.schedules[name].optimizer.param_groups
+    ] == [0.5, 0.05]
 
 
 def test_state_dict_restores_every_schedule_and_refuses_other_names():
@@ -33,8 +40,8 @@ def test_state_dict_restores_every_schedule_and_refuses_other_names():
     fresh.step(), schedule.step()
     assert fresh.get_last_lr() == schedule.get_last_lr() == [0.2, pytest.approx(0.02)]
     with pytest.raises(ValueError, match=r"Scheduler state for \['image', 'text'\] cannot be loaded into \['text'\]"):
-        ModalitySchedule({"text": torch.optim.lr_scheduler.LambdaLR(torch.optim.SGD([parameter]), lambda step: 1.0)}).load_state_dict(
-            schedule.state_dict()
-        )
+        ModalitySchedule(
+            {"text": torch.optim.lr_scheduler.LambdaLR(torch.optim.SGD([parameter]), lambda step: 1.0)}
+        ).load_state_dict(schedule.state_dict())
     with pytest.raises(ValueError, match="needs at least one scheduler"):
         ModalitySchedule({})

@@ -18,8 +18,15 @@ from sbert_nonling.training.multitask_sampler import (
 def _sampler(sizes, batch_size=2, num_replicas=1, seed=7):
     generator = torch.Generator()
     datasets = [Dataset.from_dict({"x": list(range(size))}) for size in sizes]
-    samplers = [DefaultBatchSampler(SubsetRandomSampler(range(size), generator=generator), batch_size=batch_size, drop_last=True) for size in sizes]
-    return MultiTaskAverageBatchSampler(ConcatDataset(datasets), samplers, generator=generator, seed=seed, num_replicas=num_replicas)
+    samplers = [
+        DefaultBatchSampler(
+            SubsetRandomSampler(range(size), generator=generator), batch_size=batch_size, drop_last=True
+        )
+        for size in sizes
+    ]
+    return MultiTaskAverageBatchSampler(
+        ConcatDataset(datasets), samplers, generator=generator, seed=seed, num_replicas=num_replicas
+    )
 
 
 def _dataset_of(row, sizes):
@@ -61,7 +68,10 @@ def test_errors_and_scheme_arguments():
         "multi_dataset_batch_sampler": MultiTaskAverageBatchSampler,
         "gradient_accumulation_steps": 3,
     }
-    assert multitask_sampler_arguments("round_robin", 3)["multi_dataset_batch_sampler"] == MultiDatasetBatchSamplers.ROUND_ROBIN
+    assert (
+        multitask_sampler_arguments("round_robin", 3)["multi_dataset_batch_sampler"]
+        == MultiDatasetBatchSamplers.ROUND_ROBIN
+    )
     assert multitask_sampler_arguments("proportional", 3) == {
         "multi_dataset_batch_sampler": MultiDatasetBatchSamplers.PROPORTIONAL,
         "gradient_accumulation_steps": 1,

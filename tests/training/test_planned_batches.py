@@ -23,11 +23,14 @@ def _trainer(model, tmp_path, sentences, sampler, max_steps):
         save_strategy="no",
         report_to="none",
     )
-    return NonLinguisticTrainer(model=model, args=args, train_dataset=data, loss={"text": SimCSELoss(model), "captions": SimCSELoss(model)})
+    return NonLinguisticTrainer(
+        model=model, args=args, train_dataset=data, loss={"text": SimCSELoss(model), "captions": SimCSELoss(model)}
+    )
 
 
 @pytest.mark.parametrize(
-    ("sampler", "max_steps"), [(InterleavedBatchSampler, 4), (InterleavedBatchSampler, 9), ("round_robin", 5), ("proportional", 7)]
+    ("sampler", "max_steps"),
+    [(InterleavedBatchSampler, 4), (InterleavedBatchSampler, 9), ("round_robin", 5), ("proportional", 7)],
 )
 def test_the_plan_is_what_training_reads(tmp_path, tiny_model, wiki_sentences, sampler, max_steps):
     trainer = _trainer(tiny_model, tmp_path, wiki_sentences[:40], sampler, max_steps)
@@ -45,9 +48,13 @@ def test_a_cap_before_the_first_caption_batch_leaves_the_captions_out(tmp_path, 
 
 
 def test_a_single_dataset_run_counts_its_epochs(tmp_path, tiny_model, wiki_sentences):
-    args = SentenceTransformerTrainingArguments(str(tmp_path), num_train_epochs=2, per_device_train_batch_size=8, report_to="none")
+    args = SentenceTransformerTrainingArguments(
+        str(tmp_path), num_train_epochs=2, per_device_train_batch_size=8, report_to="none"
+    )
     pairs = Dataset.from_dict({"anchor": wiki_sentences[:20], "positive": wiki_sentences[:20]})
-    plan = planned_batches(NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=pairs, loss=SimCSELoss(tiny_model)))
+    plan = planned_batches(
+        NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=pairs, loss=SimCSELoss(tiny_model))
+    )
     assert plan.batches == {"train": 6} and plan.optimizer_steps == 6 and plan.unused == []
 
 

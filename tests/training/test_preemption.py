@@ -30,11 +30,15 @@ def test_a_signal_finishes_the_step_saves_and_stops(tmp_path, tiny_encoder_dir, 
     trainer = make_trainer(tiny_encoder_dir, wiki_sentences[:64], tmp_path, max_steps=6)
     trainer.add_callback(SignalDuringStep(signal_number, step=3))
     with pytest.raises(
-        TrainingPreempted, match=rf"stopped by {signal.Signals(signal_number).name}; .*checkpoint-3 is a complete checkpoint.*--resume"
+        TrainingPreempted,
+        match=rf"stopped by {signal.Signals(signal_number).name}; .*checkpoint-3 is a complete checkpoint.*--resume",
     ) as stop:
         trainer.train()
     assert stop.value.signal_number == signal_number and trainer.state.global_step == 3
-    assert last_complete_checkpoint(tmp_path) == str(tmp_path / "checkpoint-3") and checkpoint_damage(tmp_path / "checkpoint-3") is None
+    assert (
+        last_complete_checkpoint(tmp_path) == str(tmp_path / "checkpoint-3")
+        and checkpoint_damage(tmp_path / "checkpoint-3") is None
+    )
     assert {number: signal.getsignal(number) for number in handlers} == handlers  # the previous handlers are back
 
     resumed = make_trainer(tiny_encoder_dir, wiki_sentences[:64], tmp_path, max_steps=6)
@@ -48,7 +52,9 @@ def test_the_message_of_a_recipe_that_does_not_resume():
 
 
 @pytest.mark.parametrize("stopped", [False, True])
-def test_a_stopped_run_exits_without_loading_its_best_checkpoint(tmp_path, tiny_encoder_dir, wiki_sentences, small_sts_dir, caplog, stopped):
+def test_a_stopped_run_exits_without_loading_its_best_checkpoint(
+    tmp_path, tiny_encoder_dir, wiki_sentences, small_sts_dir, caplog, stopped
+):
     import logging
 
     from sbert_nonling.evaluation.sts import sts_dev_evaluator
@@ -60,7 +66,12 @@ def test_a_stopped_run_exits_without_loading_its_best_checkpoint(tmp_path, tiny_
 
     model = build_sentence_model(tiny_encoder_dir)
     args = small_run_arguments(
-        tmp_path, 4, eval_strategy="steps", eval_steps=2, load_best_model_at_end=True, metric_for_best_model="eval_STSBenchmark_spearman_cosine"
+        tmp_path,
+        4,
+        eval_strategy="steps",
+        eval_steps=2,
+        load_best_model_at_end=True,
+        metric_for_best_model="eval_STSBenchmark_spearman_cosine",
     )
     trainer = NonLinguisticTrainer(
         model=model,

@@ -13,7 +13,9 @@ def test_an_audio_clip_in_both_view_columns_is_preprocessed_once(data_dir):
     dataset, _ = audio_folder_dataset(data_dir / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=3)
     rows = dataset[:3]
     calls = []
-    preprocess = ReuseIdenticalColumns(lambda inputs, **kwargs: calls.append(len(inputs)) or {"n": torch.tensor(len(inputs))})
+    preprocess = ReuseIdenticalColumns(
+        lambda inputs, **kwargs: calls.append(len(inputs)) or {"n": torch.tensor(len(inputs))}
+    )
     first, second = preprocess(rows["view_1"], task=None), preprocess(rows["view_2"], task=None)
     assert calls == [3] and first == second and first is not second
     preprocess(rows["view_2"], task="other")  # another task: preprocessed again
@@ -23,7 +25,9 @@ def test_an_audio_clip_in_both_view_columns_is_preprocessed_once(data_dir):
 
 def test_equal_sentences_reuse_the_features_and_different_ones_are_tokenised(tiny_model, wiki_sentences):
     calls = []
-    preprocess = ReuseIdenticalColumns(lambda inputs, **kwargs: calls.append(list(inputs)) or tiny_model.preprocess(inputs, **kwargs))
+    preprocess = ReuseIdenticalColumns(
+        lambda inputs, **kwargs: calls.append(list(inputs)) or tiny_model.preprocess(inputs, **kwargs)
+    )
     anchors = wiki_sentences[:4]
     first, second = preprocess(anchors), preprocess(list(anchors))  # equal strings, other list objects
     assert len(calls) == 1 and torch.equal(first["input_ids"], second["input_ids"])

@@ -22,7 +22,9 @@ def interrupted(tmp_path_factory, data_dir):
     root = tmp_path_factory.mktemp("settings")
     text_file = wiki_file(root / "wiki.txt", 2000)
     run = root / "run"
-    command = tiny_train_command(text_file, run, "--set", "learning_rate=1e-4", "--set", "eval_steps=2", "--max-steps", "6")
+    command = tiny_train_command(
+        text_file, run, "--set", "learning_rate=1e-4", "--set", "eval_steps=2", "--max-steps", "6"
+    )
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=cli_environment())
     deadline = time.monotonic() + 300
     while not (run / "checkpoints" / "checkpoint-2" / COMPLETE_MARKER).is_file():
@@ -46,7 +48,10 @@ def test_every_checkpoint_records_the_settings(interrupted):
     ("changed", "listed"),
     [
         (["--set", "learning_rate=0.001"], "learning_rate: 0.0001 in the run, 0.001 now"),
-        (["--set", "seed=7", "--set", "temperature=0.1"], "seed: 42 in the run, 7 now; temperature: 0.05 in the run, 0.1 now"),
+        (
+            ["--set", "seed=7", "--set", "temperature=0.1"],
+            "seed: 42 in the run, 7 now; temperature: 0.05 in the run, 0.1 now",
+        ),
         (["--set", "pooling=cls"], "pooling: 'mean' in the run, 'cls' now"),
         (["--set", "batch_size=16"], "batch_size: 8 in the run, 16 now"),
     ],
@@ -57,7 +62,9 @@ def test_resume_with_other_settings_is_refused_listing_them(interrupted, capsys,
     assert main([*argv, *changed, "--resume"]) == 2
     error = capsys.readouterr().err
     assert "--resume with other settings than the run" in error and listed in error and "--overwrite" in error
-    assert sorted(path.name for path in (run / "checkpoints").iterdir()) == before and not (run / "results.json").exists()
+    assert (
+        sorted(path.name for path in (run / "checkpoints").iterdir()) == before and not (run / "results.json").exists()
+    )
 
 
 def test_resume_with_another_recipe_is_refused_before_a_size_mismatch(interrupted, capsys):
@@ -71,14 +78,19 @@ def test_resume_with_another_recipe_is_refused_before_a_size_mismatch(interrupte
 def test_only_safe_settings_may_change_and_the_record_keeps_both(interrupted, capsys):
     run, argv = interrupted
     assert main([*argv, "--set", "learning_rate=0.001", "--allow-changed", "learning_rate", "--resume"]) == 2
-    assert "--allow-changed learning_rate: only settings that do not change what is computed" in capsys.readouterr().err
+    assert (
+        "--allow-changed learning_rate: only settings that do not change what is computed" in capsys.readouterr().err
+    )
     assert main([*argv, "--set", "eval_steps=3", "--resume"]) == 2
     assert "Pass --allow-changed eval_steps to accept that" in capsys.readouterr().err
     assert main([*argv, "--set", "eval_steps=3", "--allow-changed", "eval_steps", "--resume"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["global_step"] == 6
     assert result["settings_changed_on_resume"][0]["changed"] == {"eval_steps": [2, 3]}
-    assert json.loads((run / "results.json").read_text())["settings_changed_on_resume"] == result["settings_changed_on_resume"]
+    assert (
+        json.loads((run / "results.json").read_text())["settings_changed_on_resume"]
+        == result["settings_changed_on_resume"]
+    )
     assert json.loads((run / "recipe.json").read_text())["eval_steps"] == 3
     final = json.loads((run / "checkpoints" / "checkpoint-6" / RUN_SETTINGS_FILE).read_text())
     assert final["settings"]["eval_steps"] == 3 and final["changes"] == result["settings_changed_on_resume"]
@@ -86,4 +98,6 @@ def test_only_safe_settings_may_change_and_the_record_keeps_both(interrupted, ca
 
 def test_which_settings_are_safe_to_change():
     assert safe_to_change("eval_steps") and safe_to_change("dataloader_num_workers")
-    assert not any(safe_to_change(key) for key in ("learning_rate", "batch_size", "seed", "temperature", "pooling", "method"))
+    assert not any(
+        safe_to_change(key) for key in ("learning_rate", "batch_size", "seed", "temperature", "pooling", "method")
+    )

@@ -37,15 +37,22 @@ def train(model, datasets, losses, tmp_path, max_steps, accumulation=1):
         save_strategy="no",
         report_to="none",
     )
-    SentenceTransformerTrainer(model=model, args=args, train_dataset=DatasetDict(datasets), loss=losses, callbacks=[timer]).train()
+    SentenceTransformerTrainer(
+        model=model, args=args, train_dataset=DatasetDict(datasets), loss=losses, callbacks=[timer]
+    ).train()
     return timer
 
 
 def test_each_batch_is_timed_under_its_dataset_including_accumulated_ones(tiny_model, wiki_sentences, tmp_path):
     torch.manual_seed(0)
-    datasets = {"slow": sentence_pairs_dataset(wiki_sentences[:32]), "fast": sentence_pairs_dataset(wiki_sentences[32:64])}
+    datasets = {
+        "slow": sentence_pairs_dataset(wiki_sentences[:32]),
+        "fast": sentence_pairs_dataset(wiki_sentences[32:64]),
+    }
     losses = {"slow": SlowSimCSELoss(tiny_model, delay=0.2), "fast": SimCSELoss(tiny_model, training_head="none")}
-    timer = train(tiny_model, datasets, losses, tmp_path, max_steps=3, accumulation=2)  # 6 batches, 2 per optimizer step
+    timer = train(
+        tiny_model, datasets, losses, tmp_path, max_steps=3, accumulation=2
+    )  # 6 batches, 2 per optimizer step
     assert dict(timer.step_counts) == {"slow": 3, "fast": 3}
     assert timer.step_seconds["slow"] >= 3 * 0.2  # the sleeps fall inside the timed forward passes
     assert 0 < timer.step_seconds["fast"] < timer.step_seconds["slow"]
@@ -67,5 +74,7 @@ def test_a_single_loss_is_timed_as_train_or_its_given_dataset_name(tiny_model, w
     )
     train_dataset = sentence_pairs_dataset(wiki_sentences[:16])
     named = StepTimerCallback(loss, "text")
-    SentenceTransformerTrainer(model=tiny_model, args=args, train_dataset=train_dataset, loss=loss, callbacks=[timer, named]).train()
+    SentenceTransformerTrainer(
+        model=tiny_model, args=args, train_dataset=train_dataset, loss=loss, callbacks=[timer, named]
+    ).train()
     assert dict(timer.step_counts) == {"train": 2} and dict(named.step_counts) == {"text": 2}

@@ -24,7 +24,9 @@ def make_trainer(model, sentences, output_dir, max_steps):
     torch.manual_seed(0)
     loss = SimCSELoss(model, training_head="mlp")
     args = small_run_arguments(output_dir, max_steps)
-    return NonLinguisticTrainer(model=model, args=args, train_dataset=sentence_pairs_dataset(sentences), loss=loss), loss
+    return NonLinguisticTrainer(
+        model=model, args=args, train_dataset=sentence_pairs_dataset(sentences), loss=loss
+    ), loss
 
 
 def test_checkpoints_hold_the_loss_heads_and_resume_restores_them(tiny_encoder_dir, wiki_sentences, tmp_path):
@@ -36,7 +38,9 @@ def test_checkpoints_hold_the_loss_heads_and_resume_restores_them(tiny_encoder_d
     assert set(saved) == {"loss.head.0.weight", "loss.head.0.bias"}  # the head only, never the model
     torch.testing.assert_close(saved["loss.head.0.weight"], loss.head[0].weight.detach())
 
-    resumed, fresh_loss = make_trainer(build_sentence_model(tiny_encoder_dir), wiki_sentences[:64], tmp_path, max_steps=3)
+    resumed, fresh_loss = make_trainer(
+        build_sentence_model(tiny_encoder_dir), wiki_sentences[:64], tmp_path, max_steps=3
+    )
     assert not torch.equal(fresh_loss.head[0].weight.detach(), saved["loss.head.0.weight"])
     restored = {}
 
@@ -69,7 +73,9 @@ def test_identical_columns_are_preprocessed_once_and_different_ones_twice(tiny_m
     assert torch.equal(batch["positive_input_ids"], expected["input_ids"])
 
     calls.clear()
-    pairs = [{"anchor": sentence, "positive": other} for sentence, other in zip(wiki_sentences[8:12], wiki_sentences[12:16])]
+    pairs = [
+        {"anchor": sentence, "positive": other} for sentence, other in zip(wiki_sentences[8:12], wiki_sentences[12:16])
+    ]
     batch = trainer.data_collator(pairs)
     assert len(calls) == 2 and not torch.equal(batch["anchor_input_ids"][:, :4], batch["positive_input_ids"][:, :4])
 
@@ -85,14 +91,21 @@ def test_no_duplicates_check_of_an_image_dataset_compares_files_without_decoding
     rows = Dataset.from_dict({"image": [files[0], *files], "label": [0, 0, 1, 2, 3, 4]})  # rows 0 and 1: one file
     dataset = two_view_image_dataset(rows, img_size=32)
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path), per_device_train_batch_size=3, report_to="none", batch_sampler=BatchSamplers.NO_DUPLICATES
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=3,
+        report_to="none",
+        batch_sampler=BatchSamplers.NO_DUPLICATES,
     )
-    trainer = NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=dataset, loss=UnpairedModalityContrastiveLoss(tiny_model))
+    trainer = NonLinguisticTrainer(
+        model=tiny_model, args=args, train_dataset=dataset, loss=UnpairedModalityContrastiveLoss(tiny_model)
+    )
     reads = []
     original = TwoViewTransform.__call__
     TwoViewTransform.__call__ = lambda self, batch: reads.append(batch) or original(self, batch)
     try:
-        batches = list(trainer.get_batch_sampler(dataset, batch_size=3, drop_last=False, valid_label_columns=["label"], seed=0))
+        batches = list(
+            trainer.get_batch_sampler(dataset, batch_size=3, drop_last=False, valid_label_columns=["label"], seed=0)
+        )
     finally:
         TwoViewTransform.__call__ = original
     assert not reads  # no image decoded or augmented to check for duplicates
@@ -111,7 +124,13 @@ def test_it_is_the_plain_trainer_plus_the_callbacks_in_saving_order(tiny_model, 
 
     trainer, _ = make_trainer(tiny_model, wiki_sentences[:16], tmp_path, max_steps=2)
     kinds = [type(callback) for callback in trainer.callback_handler.callbacks]
-    ours = [StepTimerCallback, LossGradientAveragingCallback, LossStateCallback, CheckpointMarkerCallback, PreemptionCallback]
+    ours = [
+        StepTimerCallback,
+        LossGradientAveragingCallback,
+        LossStateCallback,
+        CheckpointMarkerCallback,
+        PreemptionCallback,
+    ]
     assert [kind for kind in kinds if kind in ours] == ours  # the loss state is written before the marker listing it
     trainer.train()
     assert trainer.step_seconds is trainer.step_timer.step_seconds and dict(trainer.step_counts) == {"train": 2}
@@ -162,11 +181,16 @@ def test_older_checkpoints_are_rotated_only_after_the_new_one_is_marked(tiny_enc
         trainer.train()
         seen[trainer_class] = probe.seen
         assert args.save_total_limit == 1  # the caller's arguments are left as they are
-        assert [path.name for path in tmp_folders(args.output_dir)] == ["checkpoint-4"]  # rotated in the end, either way
+        assert [path.name for path in tmp_folders(args.output_dir)] == [
+            "checkpoint-4"
+        ]  # rotated in the end, either way
         if trainer_class is NonLinguisticTrainer:
             assert trainer.args.save_total_limit is None  # transformers rotates nothing; the marker callback does
     assert seen[NonLinguisticTrainer] == [["checkpoint-2"], ["checkpoint-2", "checkpoint-4"]]  # kept until 4 is marked
-    assert seen[SentenceTransformerTrainer] == [["checkpoint-2"], ["checkpoint-4"]]  # transformers rotated before the marker
+    assert seen[SentenceTransformerTrainer] == [
+        ["checkpoint-2"],
+        ["checkpoint-4"],
+    ]  # transformers rotated before the marker
 
 
 def _worker_datasets(kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_subset):
@@ -181,7 +205,9 @@ def _worker_datasets(kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_su
     from sbert_nonling.modules.pixel_encoder import PixelEncoder
 
     if kind == "audio clips":
-        model = build_sentence_model(tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(embedding_dimension=32, target_frames=64)})
+        model = build_sentence_model(
+            tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(embedding_dimension=32, target_frames=64)}
+        )
         dataset, _ = audio_folder_dataset(data_dir / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=8)
         return model, dataset, UnpairedModalityContrastiveLoss(model)
     if kind == "captions + features":
@@ -193,13 +219,17 @@ def _worker_datasets(kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_su
     if kind == "perturbation pairs":
         model = build_sentence_model(tiny_encoder_dir)
         return model, pairs, SimCSELoss(model)
-    encoder = PixelEncoder.from_config(max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64)
+    encoder = PixelEncoder.from_config(
+        max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64
+    )
     model = build_pixel_model(encoder, max_patches=16)  # "pixel renders": the collator renders in the workers
     return model, pairs, SymmetricInfoNCE(model)
 
 
 @pytest.mark.parametrize("kind", ["audio clips", "captions + features", "perturbation pairs", "pixel renders"])
-def test_every_dataset_kind_reads_the_same_batches_in_dataloader_workers(kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_subset, tmp_path):
+def test_every_dataset_kind_reads_the_same_batches_in_dataloader_workers(
+    kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_subset, tmp_path
+):
     """2 persistent DataLoader workers (decoding, fbank, features, perturbations and renders in the worker processes)
     give the batches of the main process (the two-view images, seeded by the pass: tests/resume, tests/data)."""
     model, dataset, loss = _worker_datasets(kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_subset)
@@ -235,7 +265,9 @@ def test_resuming_a_run_whose_training_is_complete_takes_no_step(tiny_encoder_di
     trainer.train()
     final = {key: value.clone() for key, value in trainer.model.state_dict().items()}
     head = loss.head[0].weight.detach().clone()
-    resumed, resumed_loss = make_trainer(build_sentence_model(tiny_encoder_dir), wiki_sentences[:64], tmp_path, max_steps=4)
+    resumed, resumed_loss = make_trainer(
+        build_sentence_model(tiny_encoder_dir), wiki_sentences[:64], tmp_path, max_steps=4
+    )
     output = resumed.train(resume_from_checkpoint=True)  # transformers alone would take a step 5
     assert output.global_step == 4 and resumed.state.global_step == 4
     assert not (tmp_path / "checkpoint-5").exists()
@@ -278,9 +310,16 @@ class StepSyncs(TrainerCallback):
 
     def on_step_end(self, args, state, control, **kwargs):
         self.mode.__exit__(None, None, None)
-        if control.should_log or control.should_evaluate or control.should_save or state.global_step >= state.max_steps:
+        if (
+            control.should_log
+            or control.should_evaluate
+            or control.should_save
+            or state.global_step >= state.max_steps
+        ):
             return
-        self.ordinary[state.global_step] = [site for site in self.mode.sites if not site[0].split(":")[0].endswith(OTHERS_SYNCS)]
+        self.ordinary[state.global_step] = [
+            site for site in self.mode.sites if not site[0].split(":")[0].endswith(OTHERS_SYNCS)
+        ]
 
 
 @pytest.fixture(scope="module")
@@ -309,18 +348,37 @@ def family_plan(family, inputs, data_dir, flickr_subset, steps):
     """The tiny-recipe plan of ``family`` (its builder, as ``train_recipe`` runs it) for ``steps`` steps per stage."""
     from sbert_nonling.app import load_recipe
     from sbert_nonling.data import DataSources
-    from sbert_nonling.methods import build_grounding, build_multitask, build_pixel_linguist, build_simcse, build_unpaired_modality
+    from sbert_nonling.methods import (
+        build_grounding,
+        build_multitask,
+        build_pixel_linguist,
+        build_simcse,
+        build_unpaired_modality,
+    )
 
     if family == "simcse":
         return build_simcse(
-            load_recipe("simcse-unsup", tiny=True, overrides={"batch_size": 8, "max_steps": steps}), DataSources(text_file=inputs["wiki"])
+            load_recipe("simcse-unsup", tiny=True, overrides={"batch_size": 8, "max_steps": steps}),
+            DataSources(text_file=inputs["wiki"]),
         )
     if family == "visualcse":
-        config = load_recipe("visualcse", tiny=True, overrides={"batch_size": 8, "max_steps": steps, "images_per_class": 2, "modality_batch_size": 4})
-        return build_unpaired_modality(config, DataSources(text_file=inputs["wiki"], image_dir=data_dir / "images" / "cifar10" / "train"))
+        config = load_recipe(
+            "visualcse",
+            tiny=True,
+            overrides={"batch_size": 8, "max_steps": steps, "images_per_class": 2, "modality_batch_size": 4},
+        )
+        return build_unpaired_modality(
+            config, DataSources(text_file=inputs["wiki"], image_dir=data_dir / "images" / "cifar10" / "train")
+        )
     if family == "audiocse":
-        config = load_recipe("audiocse", tiny=True, overrides={"batch_size": 8, "max_steps": steps, "clips": 16, "modality_batch_size": 4})
-        audio = DataSources(text_file=inputs["wiki"], audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_")
+        config = load_recipe(
+            "audiocse",
+            tiny=True,
+            overrides={"batch_size": 8, "max_steps": steps, "clips": 16, "modality_batch_size": 4},
+        )
+        audio = DataSources(
+            text_file=inputs["wiki"], audio_dir=data_dir / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_"
+        )
         return build_unpaired_modality(config, audio)
     if family in ("mcse", "macd"):
         config = load_recipe(family, tiny=True, overrides={"batch_size": 6, "max_steps": steps})
@@ -332,8 +390,15 @@ def family_plan(family, inputs, data_dir, flickr_subset, steps):
         )
         return build_grounding(config, captions)
     if family == "pixel-linguist":
-        overrides = {"perturbation_sets": [["swap"]], "visual.batch_size": 8, "visual.max_steps": steps, "topical.max_steps": 0}
-        config = load_recipe("pixel-linguist", tiny=True, overrides={**overrides, "reasoning.max_steps": 0, "parallel.max_steps": 0})
+        overrides = {
+            "perturbation_sets": [["swap"]],
+            "visual.batch_size": 8,
+            "visual.max_steps": steps,
+            "topical.max_steps": 0,
+        }
+        config = load_recipe(
+            "pixel-linguist", tiny=True, overrides={**overrides, "reasoning.max_steps": 0, "parallel.max_steps": 0}
+        )
         return build_pixel_linguist(config, DataSources(text_file=inputs["wiki"], nli_file=inputs["nli"]))
     overrides = {
         "train_limit": 48,
@@ -342,16 +407,26 @@ def family_plan(family, inputs, data_dir, flickr_subset, steps):
         "contrastive.max_steps": steps,
         "multitask.max_steps": steps,
     }
-    return build_multitask(load_recipe("multitask", tiny=True, overrides=overrides), DataSources(nli_file=inputs["nli"], sts_dir=inputs["tasks"]))
+    return build_multitask(
+        load_recipe("multitask", tiny=True, overrides=overrides),
+        DataSources(nli_file=inputs["nli"], sts_dir=inputs["tasks"]),
+    )
 
 
 @pytest.mark.parametrize("family", ["simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist"])
-def test_an_ordinary_training_step_never_waits_for_the_device(family, family_inputs, data_dir, flickr_subset, tmp_path, monkeypatch):
+def test_an_ordinary_training_step_never_waits_for_the_device(
+    family, family_inputs, data_dir, flickr_subset, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     plan = family_plan(family, family_inputs, data_dir, flickr_subset, steps=5)
-    stages = [stage for stage in plan.stages if isinstance(stage, TrainingStage) and stage.args.max_steps != 0]  # not weight averages
+    stages = [
+        stage for stage in plan.stages if isinstance(stage, TrainingStage) and stage.args.max_steps != 0
+    ]  # not weight averages
     for index, stage in enumerate(stages):
-        stage.args.eval_strategy, stage.args.load_best_model_at_end = IntervalStrategy.NO, False  # multitask evaluates on STS dev
+        stage.args.eval_strategy, stage.args.load_best_model_at_end = (
+            IntervalStrategy.NO,
+            False,
+        )  # multitask evaluates on STS dev
         trainer = stage.trainer(plan.model)
         trainer.args.output_dir = str(tmp_path / f"stage-{index}")
         trainer.args.set_logging(strategy="steps", steps=3, report_to="none")
@@ -378,10 +453,17 @@ def test_a_nan_loss_stops_the_run_before_a_save_decided_after_the_step_end(tiny_
     from sbert_nonling.training import TrainingDiverged
 
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path), num_train_epochs=2, per_device_train_batch_size=8, save_strategy="epoch", logging_strategy="no", report_to="none"
+        output_dir=str(tmp_path),
+        num_train_epochs=2,
+        per_device_train_batch_size=8,
+        save_strategy="epoch",
+        logging_strategy="no",
+        report_to="none",
     )
     dataset = sentence_pairs_dataset(wiki_sentences[:16])  # 2 steps per epoch
-    trainer = NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=dataset, loss=NanAtSecondCall(tiny_model))
+    trainer = NonLinguisticTrainer(
+        model=tiny_model, args=args, train_dataset=dataset, loss=NanAtSecondCall(tiny_model)
+    )
     with pytest.raises(TrainingDiverged, match=r"step 2: the loss is nan"):
         trainer.train()  # step 2 ends the first epoch: its save is asked for at the epoch's end, after the step's checks
     assert not list(tmp_path.glob("checkpoint-*"))

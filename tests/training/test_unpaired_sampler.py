@@ -20,15 +20,21 @@ def test_sampler_cycles_the_modality_and_follows_the_text_epoch():
     assert [all(i < 3 for i in batch) for batch in batches] == [True, False] * 3  # image batch first, then text
     assert sorted(i - 3 for batch in batches[1::2] for i in batch) == list(range(10))  # every text row once
     assert all(len(batch) == 2 for batch in batches[0::2])  # own batch size, cycled past the 3 images
-    assert list(UnpairedBatchSampler(concat, [image_sampler, text_sampler], text_index=1, batch_sizes={0: 2})) == batches  # seeded
+    assert (
+        list(UnpairedBatchSampler(concat, [image_sampler, text_sampler], text_index=1, batch_sizes={0: 2})) == batches
+    )  # seeded
     with pytest.raises(ValueError, match="Batch size 5 for dataset 0 must be between 1 and its size"):
         UnpairedBatchSampler(concat, [image_sampler, text_sampler], text_index=1, batch_sizes={0: 5})
 
 
 def test_unpaired_steps_are_grouped_per_process_and_union_to_the_doubled_batch(concat, sequential):
     dataset = concat(40, 32)  # images (index 0), text (index 1)
-    grouped = list(UnpairedBatchSampler(dataset, [sequential(40, 4), sequential(32, 4)], 1, {0: 4}, seed=7, num_replicas=2))
-    doubled = list(UnpairedBatchSampler(dataset, [sequential(40, 8), sequential(32, 8)], 1, {0: 8}, seed=7, num_replicas=1))
+    grouped = list(
+        UnpairedBatchSampler(dataset, [sequential(40, 4), sequential(32, 4)], 1, {0: 4}, seed=7, num_replicas=2)
+    )
+    doubled = list(
+        UnpairedBatchSampler(dataset, [sequential(40, 8), sequential(32, 8)], 1, {0: 8}, seed=7, num_replicas=1)
+    )
     assert len(grouped) == 2 * len(doubled) == 16
     for step, batch in enumerate(doubled):
         first, second = grouped[2 * step], grouped[2 * step + 1]  # process 0 and process 1 take these

@@ -15,7 +15,9 @@ from sbert_nonling.training import ModalityOptimizer, UnpairedModalityTrainer
 
 @pytest.fixture
 def setup(tiny_encoder_dir, data_dir, wiki_sentences, tmp_path):
-    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=16, patch_size=8, embedding_dimension=32)})
+    model = build_sentence_model(
+        tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=16, patch_size=8, embedding_dimension=32)}
+    )
     images, _ = image_folder_dataset(data_dir / "images" / "cifar10" / "train", img_size=16, limit_per_class=3)
     datasets = DatasetDict({"image": images, "text": sentence_pairs_dataset(wiki_sentences[:64])})
     losses = {"image": UnpairedModalityContrastiveLoss(model, "supcon"), "text": SimCSELoss(model)}
@@ -36,7 +38,15 @@ def setup(tiny_encoder_dir, data_dir, wiki_sentences, tmp_path):
             report_to="none",
             seed=7,
         )
-        return UnpairedModalityTrainer(model=model, args=args, train_dataset=datasets, loss=losses, scheme=scheme, batch_sizes={"image": 8}, **kwargs)
+        return UnpairedModalityTrainer(
+            model=model,
+            args=args,
+            train_dataset=datasets,
+            loss=losses,
+            scheme=scheme,
+            batch_sizes={"image": 8},
+            **kwargs,
+        )
 
     return model, make
 
@@ -67,7 +77,10 @@ def test_alternating_keeps_separate_adam_moments(setup):
     text_moment = trainer.modality_optimizer.optimizers["text"].state[weight]["exp_avg"]
     assert image_moment is not text_moment and not torch.allclose(image_moment, text_moment)
     head = trainer.loss["text"].head[0].weight
-    assert head in trainer.modality_optimizer.optimizers["text"].state and head not in trainer.modality_optimizer.optimizers["image"].state
+    assert (
+        head in trainer.modality_optimizer.optimizers["text"].state
+        and head not in trainer.modality_optimizer.optimizers["image"].state
+    )
     state = trainer.modality_optimizer.state_dict()
     assert set(state) == {"image", "text"}
     trainer.modality_optimizer.load_state_dict(state)
@@ -78,17 +91,25 @@ def test_alternating_keeps_separate_adam_moments(setup):
 def test_alternating_applies_learning_rate_mapping_in_every_dataset_s_optimizer(setup):
     model, make = setup
     trainer = make(learning_rates={"image": 1e-3})
-    trainer.args.learning_rate_mapping = {r"encoder\.layer\.0\.": 0.0, r"^text\.head\.": 5e-3}  # layer 0 frozen, head slower
+    trainer.args.learning_rate_mapping = {
+        r"encoder\.layer\.0\.": 0.0,
+        r"^text\.head\.": 5e-3,
+    }  # layer 0 frozen, head slower
     layers = model[0].encoder.auto_model.encoder.layer
     frozen, trained = layers[0].attention.self.query.weight, layers[1].attention.self.query.weight
     starts = frozen.detach().clone(), trained.detach().clone()
     trainer.train()  # one image step (image AdamW), one text step (text AdamW)
     assert torch.equal(frozen.detach(), starts[0]) and not torch.equal(trained.detach(), starts[1])
     optimizers = trainer.modality_optimizer.optimizers
-    rate_of = {name: {id(p): group["lr"] for group in optimizer.param_groups for p in group["params"]} for name, optimizer in optimizers.items()}
+    rate_of = {
+        name: {id(p): group["lr"] for group in optimizer.param_groups for p in group["params"]}
+        for name, optimizer in optimizers.items()
+    }
     head = trainer.loss["text"].head[0].weight
     assert rate_of["image"][id(frozen)] == rate_of["text"][id(frozen)] == 0.0
-    assert rate_of["image"][id(trained)] == 1e-3 and rate_of["text"][id(trained)] == 1e-2  # unmapped: each dataset's rate
+    assert (
+        rate_of["image"][id(trained)] == 1e-3 and rate_of["text"][id(trained)] == 1e-2
+    )  # unmapped: each dataset's rate
     assert rate_of["text"][id(head)] == 5e-3 and id(head) not in rate_of["image"]
 
 
@@ -130,7 +151,10 @@ def gradients_of(trainer, model, batch, scaler=None) -> dict[str, torch.Tensor]:
     (loss if scaler is None else scaler.scale(loss)).backward()
     if scaler is not None:
         scaler.unscale_(optimizer)
-    parameters = [*model.named_parameters(), *(("loss." + name, p) for name, p in trainer.loss[batch["dataset_name"]].named_parameters())]
+    parameters = [
+        *model.named_parameters(),
+        *(("loss." + name, p) for name, p in trainer.loss[batch["dataset_name"]].named_parameters()),
+    ]
     return {name: parameter.grad.clone() for name, parameter in parameters if parameter.grad is not None}
 
 
@@ -143,7 +167,9 @@ def test_fp16_loss_scaling_unscales_every_gradient_once(setup, scheme):
     from sbert_nonling import CachedUnpairedModalityContrastiveLoss
 
     model, make = setup
-    cached = CachedUnpairedModalityContrastiveLoss(model, "supcon", mini_batch_size=3) if "GradCache" in scheme else None
+    cached = (
+        CachedUnpairedModalityContrastiveLoss(model, "supcon", mini_batch_size=3) if "GradCache" in scheme else None
+    )
     trainer = make(scheme.split()[0], accumulation=1 if scheme.startswith("alternating") else 2, image_loss=cached)
     batches = iter(trainer.get_train_dataloader())
     for batch in (next(batches), next(batches)):  # an image batch, then a text batch (SimCSE's MLP head)
@@ -151,7 +177,9 @@ def test_fp16_loss_scaling_unscales_every_gradient_once(setup, scheme):
         scaled = gradients_of(trainer, model, batch, torch.amp.GradScaler("cpu", init_scale=1024.0))
         assert scaled.keys() == reference.keys() and len(reference) > 10
         for name, gradient in reference.items():
-            torch.testing.assert_close(scaled[name], gradient, rtol=1e-6, atol=0, msg=f"{batch['dataset_name']}: {name}")
+            torch.testing.assert_close(
+                scaled[name], gradient, rtol=1e-6, atol=0, msg=f"{batch['dataset_name']}: {name}"
+            )
     assert any(name.startswith("loss.head") for name in scaled)
 
 
@@ -164,5 +192,7 @@ def test_logs_name_each_dataset_s_loss_and_each_optimizer_s_rate(setup):
     logged = [entry for entry in trainer.state.log_history if "loss" in entry]
     assert len(logged) == 2
     for entry in logged:  # a decaying schedule: the rates of the same step
-        assert entry["learning_rate"] == entry["learning_rate_text"] and entry["learning_rate_image"] == pytest.approx(entry["learning_rate"] * 1e-4)
+        assert entry["learning_rate"] == entry["learning_rate_text"] and entry["learning_rate_image"] == pytest.approx(
+            entry["learning_rate"] * 1e-4
+        )
         assert entry["loss_image"] > 0 and entry["loss_text"] > 0 and entry["loss_image"] != entry["loss_text"]

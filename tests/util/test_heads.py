@@ -27,7 +27,10 @@ def test_linear_gelu_layernorm_normalises_every_token():
 def test_linear_and_mlp_project_to_another_width():
     linear, mlp = make_training_head("linear", 4, 6), make_training_head("mlp", 4, 6)
     x = torch.randn(3, 4)
-    assert [type(module) for module in linear] == [nn.Linear] and (linear[0].in_features, linear[0].out_features) == (4, 6)
+    assert [type(module) for module in linear] == [nn.Linear] and (linear[0].in_features, linear[0].out_features) == (
+        4,
+        6,
+    )
     torch.testing.assert_close(linear(x), linear[0](x))
     assert mlp(x).shape == (3, 6)
 
@@ -36,7 +39,9 @@ def test_none_is_the_identity_and_an_unknown_kind_is_refused():
     x = torch.randn(2, 3)
     assert make_training_head("none", 3)(x) is x
     assert set(TRAINING_HEADS) == {"mlp", "linear", "linear_gelu_layernorm", "none"}
-    with pytest.raises(ValueError, match=r"training_head='relu' must be one of \['mlp', 'linear', 'linear_gelu_layernorm', 'none'\]"):
+    with pytest.raises(
+        ValueError, match=r"training_head='relu' must be one of \['mlp', 'linear', 'linear_gelu_layernorm', 'none'\]"
+    ):
         make_training_head("relu", 3)
     with pytest.raises(ValueError, match="projection_head='relu' must be one of"):
         make_training_head("relu", 3, name="projection_head")

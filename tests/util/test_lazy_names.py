@@ -28,5 +28,7 @@ def test_importing_the_package_loads_no_heavy_library_and_its_names_still_import
         "from sbert_nonling.app import list_recipes\n"
         "print(SimCSELoss.__module__, list_recipes.__module__)\n"
     )
-    lines = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.splitlines()
+    lines = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     assert lines == ["[]", "sbert_nonling.losses.simcse sbert_nonling.app.recipes"]

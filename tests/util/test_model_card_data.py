@@ -46,7 +46,9 @@ def loading_lines(readme: str) -> list[str]:
 
 
 def test_a_saved_full_model_s_card_needs_the_package_and_an_export_s_card_does_not(tiny_encoder_dir, tmp_path):
-    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=16, patch_size=8, embedding_dimension=32)})
+    model = build_sentence_model(
+        tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=16, patch_size=8, embedding_dimension=32)}
+    )
     assert isinstance(model.model_card_data, NonLinguisticModelCardData)
     model.model_card_data.model_id = "me/visualcse-tiny"
     model.save(str(tmp_path / "full"))

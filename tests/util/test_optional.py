@@ -78,7 +78,9 @@ def test_core_package_trains_exports_and_evaluates_without_the_extras(tmp_path, 
         image_dir=str(data_dir / "images" / "cifar10" / "train"),
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_DISABLED": "true"}
-    process = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, check=False)
+    process = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, check=False
+    )
     assert process.returncode == 0, process.stderr[-4000:]
     report = json.loads(process.stdout.strip().splitlines()[-1])
 
@@ -111,7 +113,9 @@ def test_missing_native_library_counts_as_a_missing_extra(monkeypatch, tmp_path)
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setitem(EXTRAS, "pixel", ("pixel", ("binding_without_library",), EXTRAS["pixel"][2]))
-    with pytest.raises(ImportError, match=r"^Rendering needs the optional dependencies of sbert-nonling\[pixel\]") as caught:
+    with pytest.raises(
+        ImportError, match=r"^Rendering needs the optional dependencies of sbert-nonling\[pixel\]"
+    ) as caught:
         require_extra("pixel", "Rendering")
     assert "cannot load library 'libpango-1.0.so.0'" in str(caught.value)
     assert "apt-get install libpango-1.0-0" in str(caught.value)

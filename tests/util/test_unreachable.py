@@ -31,5 +31,11 @@ def test_an_enclosing_loading_names_the_model_in_its_own_terms():
             with loading("Encoder", "nobody/no-such-encoder", "the encoder argument", "pass a local folder."):
                 AutoConfig.from_pretrained("nobody/no-such-encoder")
     message = str(raised.value)
-    assert message.startswith("Model 'nobody/no-such-encoder' (--model) could not be loaded") and message.endswith("Offline: pass --model PATH.")
-    assert "the encoder argument" not in message and "OSError: " in message and isinstance(raised.value.__cause__, OSError)
+    assert message.startswith("Model 'nobody/no-such-encoder' (--model) could not be loaded") and message.endswith(
+        "Offline: pass --model PATH."
+    )
+    assert (
+        "the encoder argument" not in message
+        and "OSError: " in message
+        and isinstance(raised.value.__cause__, OSError)
+    )

@@ -30,13 +30,19 @@ def test_text_views_take_one_forward_and_match_separate_forwards(tiny_model):
     assert len(calls) == 1
     separate = [tiny_model(tiny_model.preprocess(SENTENCES)), tiny_model(tiny_model.preprocess(SENTENCES[::-1]))]
     for merged_output, separate_output in zip(merged, separate, strict=True):
-        torch.testing.assert_close(merged_output["sentence_embedding"], separate_output["sentence_embedding"], rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(
+            merged_output["sentence_embedding"], separate_output["sentence_embedding"], rtol=1e-5, atol=1e-5
+        )
         width = separate_output["token_embeddings"].shape[1]  # merged views are padded to the wider one
-        torch.testing.assert_close(merged_output["token_embeddings"][:, :width], separate_output["token_embeddings"], rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(
+            merged_output["token_embeddings"][:, :width], separate_output["token_embeddings"], rtol=1e-5, atol=1e-5
+        )
 
 
 def test_image_views_of_one_size_merge_and_match(tiny_encoder_dir):
-    model = build_sentence_model(tiny_encoder_dir, pooling="mean", front_ends={"image": ImagePatchEmbed(32, 8, embedding_dimension=32)})
+    model = build_sentence_model(
+        tiny_encoder_dir, pooling="mean", front_ends={"image": ImagePatchEmbed(32, 8, embedding_dimension=32)}
+    )
     model.eval()
     images = [Image.new("RGB", (32, 32), color) for color in ("red", "navy", "white")]
     views = [model.preprocess(images), model.preprocess(images[::-1])]
@@ -49,10 +55,15 @@ def test_image_views_of_one_size_merge_and_match(tiny_encoder_dir):
 
 def test_views_that_cannot_merge_take_separate_forwards(tiny_model):
     tiny_model.eval()
-    assert merge_views([tiny_model.preprocess(SENTENCES), {**tiny_model.preprocess(SENTENCES), "extra": torch.zeros(3)}]) is None
+    assert (
+        merge_views([tiny_model.preprocess(SENTENCES), {**tiny_model.preprocess(SENTENCES), "extra": torch.zeros(3)}])
+        is None
+    )
     views = [tiny_model.preprocess(SENTENCES[:2]), tiny_model.preprocess(SENTENCES)]  # different batch sizes
     assert merge_views(views) is None
     calls = count_forwards(tiny_model)
     outputs = forward_views(tiny_model, views)
     assert len(calls) == 2
-    assert_outputs_match(outputs, [tiny_model(tiny_model.preprocess(SENTENCES[:2])), tiny_model(tiny_model.preprocess(SENTENCES))])
+    assert_outputs_match(
+        outputs, [tiny_model(tiny_model.preprocess(SENTENCES[:2])), tiny_model(tiny_model.preprocess(SENTENCES))]
+    )
