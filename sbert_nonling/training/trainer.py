@@ -1,4 +1,5 @@
-"""SentenceTransformerTrainer with the package's training callbacks (checkpointed loss heads, marked checkpoints, ...)."""
+"""SentenceTransformerTrainer with the package's training callbacks (checkpointed loss heads, marked checkpoints,
+compiled losses, ...)."""
 
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathL
     )
     if foreign:
         raise ValueError(
-            f"{checkpoint} names module classes the model being trained does not use ({', '.join(foreign)}); it is not a checkpoint of this run."
+            f"{checkpoint} names module classes the model being trained does not use ({', '.join(foreign)}); "
+            "it is not a checkpoint of this run."
         )
     loaded = type(model)(str(checkpoint), trust_remote_code=True, device=str(model.device))
     model.load_state_dict(loaded.state_dict())
@@ -71,19 +73,24 @@ def source_rows(dataset: Dataset) -> Dataset:
 
 class NonLinguisticTrainer(SentenceTransformerTrainer):
     """``SentenceTransformerTrainer`` plus the package's training callbacks, for losses that own parameters and runs
-    that must survive interruptions (docs/reliability.md: "The trainer's callbacks", "Exact resume").
+    that must survive interruptions.
 
     It adds :class:`StepTimerCallback` (:attr:`step_timer`), :class:`LossGradientAveragingCallback`,
-    :class:`FiniteTrainingCallback` (:attr:`finite_training`), :class:`LossStateCallback` (:attr:`loss_state`), :class:`RunSettingsCallback`
-    (:attr:`run_settings`), :class:`CheckpointMarkerCallback` (handed the arguments' ``save_total_limit``: :attr:`args`
-    is a copy without it) and :class:`PreemptionCallback` (:attr:`preemption`). Its overrides preprocess identical
-    columns once (``get_data_collator``), check media datasets for duplicates on :func:`source_rows`, stop on a
-    non-finite loss (``training_step``), resume from the newest intact checkpoint (``train``) and keep a checkpoint's
-    marker true to it (``_save_checkpoint``).
+    :class:`FiniteTrainingCallback` (:attr:`finite_training`), :class:`LossStateCallback` (:attr:`loss_state`),
+    :class:`RunSettingsCallback` (:attr:`run_settings`), :class:`CheckpointMarkerCallback` (handed the arguments'
+    ``save_total_limit``: :attr:`args` is a copy without it) and :class:`PreemptionCallback` (:attr:`preemption`). Its
+    overrides preprocess identical columns once (``get_data_collator``), check media datasets for duplicates on
+    :func:`source_rows`, stop on a non-finite loss (``training_step``), resume from the newest intact checkpoint
+    (``train``) and keep a checkpoint's marker true to it (``_save_checkpoint``). With
+    :class:`~sbert_nonling.training.training_args.NonLinguisticTrainingArguments` it also compiles the losses
+    (``compile_loss``: :meth:`compile_losses`) and pads text to a fixed length (``pad_to_max_length``).
 
     Args:
         train_dataset_name: what :attr:`step_seconds` / :attr:`step_counts` call a single training dataset, e.g.
-            ``"text"`` (a dict of datasets keeps its names); the other arguments are ``SentenceTransformerTrainer``'s.
+            ``"text"`` (a dict of datasets keeps its names).
+        *args, **kwargs: ``SentenceTransformerTrainer``'s.
+
+    Further reading: docs/reliability.md ("The trainer's callbacks", "Exact resume").
     """
 
     def __init__(self, *args, train_dataset_name: str = "train", **kwargs) -> None:
