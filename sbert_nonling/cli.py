@@ -21,6 +21,7 @@ import textwrap
 import threading
 import types
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,17 @@ INPUT_PATHS: dict[str, tuple[tuple[str, str, bool], ...]] = {
         ("stsb_multi_dir", "--stsb-multi-dir", True),
         ("run_dir", "--run-dir", True),
     ),
+    "reproduce": (
+        ("text_file", "--text-file", False),
+        ("nli_file", "--nli-file", False),
+        ("sts_dir", "--sts-dir", True),
+        ("image_dir", "--image-dir", True),
+        ("audio_dir", "--audio-dir", True),
+        ("captions_file", "--captions-file", False),
+        ("image_features", "--image-features", False),
+        ("heldout_images_file", "--heldout-images", False),
+        ("stsb_multi_dir", "--stsb-multi-dir", True),
+    ),
     "robustness": (("sts_dir", "--sts-dir", True),),
     "push": (("folder", "the folder argument", True),),
     "features": (("image_dir", "--image-dir", True),),
@@ -65,6 +77,7 @@ HUB_DATA = ("text_file", "nli_file", "image_dir", "audio_dir", "captions_file")
 #: The model each subcommand loads (destination, how the message names it); a Hub name passes, a path must exist.
 MODEL_ARGUMENTS = {
     "train": ("model", "--model"),
+    "reproduce": ("model", "--model"),
     "demo": ("model", "--model"),
     "eval": ("model", "the model argument"),
     "export": ("model", "the model argument"),
@@ -205,7 +218,10 @@ def check_arguments(args: argparse.Namespace) -> None:
     for name, flag, folder in INPUT_PATHS.get(args.command, ()):
         if getattr(args, name) is not None:
             _check_input_path(
-                getattr(args, name), flag, folder, hub=name in HUB_DATA and args.command in ("train", "demo")
+                getattr(args, name),
+                flag,
+                folder,
+                hub=name in HUB_DATA and args.command in ("train", "reproduce", "demo"),
             )
     if args.command in MODEL_ARGUMENTS:
         name, named_by = MODEL_ARGUMENTS[args.command]
@@ -234,6 +250,18 @@ def check_arguments(args: argparse.Namespace) -> None:
             )
         chosen = {name: getattr(args, name) for name in ("model", "precision") if getattr(args, name) is not None}
         load_recipe(args.recipe, tiny=args.tiny, overrides={**_parse_overrides(args.set), **chosen})
+    if args.command == "reproduce":
+        from sbert_nonling.app.recipes import load_recipe
+
+        if args.tiny and args.model is not None:
+            raise ValueError("Pass either --tiny (a small random encoder built offline) or --model, not both.")
+        if args.seeds < 1 or (args.max_steps is not None and args.max_steps < 1):
+            raise ValueError(f"--seeds and --max-steps must be at least 1, got {args.seeds} and {args.max_steps}.")
+        if args.resume and args.overwrite:
+            raise ValueError("Pass either --resume or --overwrite, not both.")
+        chosen = {"model": args.model} if args.model is not None else {}
+        for recipe in args.recipes:
+            load_recipe(recipe, tiny=args.tiny, overrides={**_parse_overrides(args.set), **chosen})
 
 
 def _check_input_path(value: str, flag: str, folder: bool, hub: bool) -> None:
@@ -320,6 +348,45 @@ def cmd_train(args: argparse.Namespace) -> int | None:
     else:
         _print_before_after(result)
     _print_result(result)
+    return None
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int | None:
+    """Train recipes over several seeds (and a grid), select on STS-B dev, print the 7 STS test sets' mean +- sd
+    beside the paper's values; a stopped or crashed run ends the command as it ends ``train``."""
+    from sbert_nonling.app.reproduce import reproduce
+    from sbert_nonling.app.runner import TrainingCrashed
+    from sbert_nonling.data.sources import DataSources
+    from sbert_nonling.training.checkpoints import CheckpointWriteError
+    from sbert_nonling.training.finite_training import TrainingDiverged
+    from sbert_nonling.training.preemption import TrainingPreempted
+
+    sys.excepthook = _log_helper_thread_errors
+    data = DataSources(**{item.name: getattr(args, item.name) for item in dataclasses.fields(DataSources)})
+    chosen = {"model": args.model} if args.model is not None else {}
+    try:
+        report = reproduce(
+            args.recipes,
+            args.output,
+            data,
+            seeds=args.seeds,
+            learning_rates=args.learning_rates,
+            batch_sizes=args.batch_sizes,
+            overrides={**_parse_overrides(args.set), **chosen},
+            tiny=args.tiny,
+            max_steps=args.max_steps,
+            mteb=args.mteb,
+            resume=args.resume,
+            overwrite=args.overwrite,
+        )
+    except TrainingPreempted as stop:
+        print(f"sbert-nonling reproduce: {stop} Continue with --resume.", file=sys.stderr)
+        return 128 + stop.signal_number
+    except (CheckpointWriteError, TrainingDiverged, TrainingCrashed) as error:
+        print(f"sbert-nonling reproduce: error: {error}", file=sys.stderr)
+        return 1
+    print(report["table"], end="")
+    print(f"Written: {Path(args.output) / 'reproduce.md'}, {Path(args.output) / 'reproduce.json'}")
     return None
 
 
@@ -507,6 +574,60 @@ def cmd_demo(args: argparse.Namespace) -> None:
     _print_result({**result, "export_max_abs_diff": difference})
 
 
+def _numbers(kind: type) -> Callable[[str], list]:
+    """An argparse type: a comma-separated list of ``kind`` values."""
+
+    def parse(text: str) -> list:
+        try:
+            return [kind(item) for item in text.split(",") if item.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of {kind.__name__} values")
+
+    return parse
+
+
+def add_data_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the data sources (:class:`~sbert_nonling.data.DataSources`' fields) and the starting model, which
+    ``train`` and ``reproduce`` share.
+
+    Args:
+        parser: the subcommand's parser.
+    """
+    for flag, text in (  # the data sources (DataSources' fields) and the starting model
+        (
+            "--text-file",
+            "one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN",
+        ),
+        (
+            "--nli-file",
+            "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those columns",
+        ),
+        ("--sts-dir", "SentEval-layout STS folder: dev scores before/after and model selection"),
+        (
+            "--image-dir",
+            "unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: owner/name?image=COLUMN&label=COLUMN",
+        ),
+        (
+            "--audio-dir",
+            "unpaired audio files, wav/flac/ogg (audiocse), or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN",
+        ),
+        (
+            "--captions-file",
+            "image-caption pairs: Flickr token file, CSV, JSONL (mcse, macd), or a Hub dataset: owner/name?image=COL&caption=COL",
+        ),
+        ("--image-features", "precomputed features of --image-dir (sbert-nonling features)"),
+        ("--audio-label-regex", r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'"),
+        ("--stsb-multi-dir", "stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs (pixel-linguist)"),
+        ("--model", "starting encoder (Hub name or folder); default: the recipe's"),
+    ):
+        parser.add_argument(flag, help=text)
+    parser.add_argument(
+        "--heldout-images",
+        dest="heldout_images_file",
+        help="image names kept out of training for caption<->image Recall@K (mcse, macd)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     from sbert_nonling.app.recipes import list_recipes  # reads the recipe files; imports no torch
 
@@ -535,39 +656,7 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="run folder: OUT/model, OUT/export (with model cards), checkpoints, recipe.json, results.json, train.log",
     )
-    for flag, text in (  # the data sources (DataSources' fields) and the starting model
-        (
-            "--text-file",
-            "one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN",
-        ),
-        (
-            "--nli-file",
-            "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those columns",
-        ),
-        ("--sts-dir", "SentEval-layout STS folder: dev scores before/after and model selection"),
-        (
-            "--image-dir",
-            "unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: owner/name?image=COLUMN&label=COLUMN",
-        ),
-        (
-            "--audio-dir",
-            "unpaired audio files, wav/flac/ogg (audiocse), or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN",
-        ),
-        (
-            "--captions-file",
-            "image-caption pairs: Flickr token file, CSV, JSONL (mcse, macd), or a Hub dataset: owner/name?image=COL&caption=COL",
-        ),
-        ("--image-features", "precomputed features of --image-dir (sbert-nonling features)"),
-        ("--audio-label-regex", r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'"),
-        ("--stsb-multi-dir", "stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs (pixel-linguist)"),
-        ("--model", "starting encoder (Hub name or folder); default: the recipe's"),
-    ):
-        train.add_argument(flag, help=text)
-    train.add_argument(
-        "--heldout-images",
-        dest="heldout_images_file",
-        help="image names kept out of training for caption<->image Recall@K (mcse, macd)",
-    )
+    add_data_options(train)
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
     train.add_argument(
         "--max-steps",
@@ -610,6 +699,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
     train.set_defaults(handler=cmd_train)
+
+    reproduce = add_command(
+        "reproduce",
+        help="train recipes over several seeds and compare the 7 STS test sets with the paper (mean +- sd)",
+        epilog=f"recipes:\n{textwrap.indent(recipes, '  ')}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    reproduce.add_argument("recipes", nargs="+", help="recipe names (listed below), e.g. simcse-unsup visualcse")
+    reproduce.add_argument(
+        "--output", required=True, help="folder: OUT/<recipe>/<cell>/seed-<seed> runs, reproduce.md / .json / .png"
+    )
+    reproduce.add_argument("--seeds", type=int, default=5, help="training runs per recipe and cell (default 5)")
+    reproduce.add_argument(
+        "--learning-rates", type=_numbers(float), help="comma-separated text learning rates to search, e.g. 1e-5,3e-5"
+    )
+    reproduce.add_argument("--batch-sizes", type=_numbers(int), help="comma-separated text batch sizes to search")
+    add_data_options(reproduce)
+    reproduce.add_argument("--tiny", action="store_true", help="small random encoders built offline (a quick check)")
+    reproduce.add_argument("--max-steps", type=int, help="cap every run's optimizer steps")
+    reproduce.add_argument("--mteb", action="store_true", help="also score the selected runs through MTEB")
+    reproduce.add_argument("--resume", action="store_true", help="continue: reuse finished runs, resume interrupted")
+    reproduce.add_argument("--overwrite", action="store_true", help="train every run of --output again")
+    reproduce.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
+    reproduce.set_defaults(handler=cmd_reproduce)
 
     evaluate = add_command("eval", help="STS evaluation, cosine Spearman x100")
     evaluate.add_argument("model", help="model folder or Hub name")

@@ -152,3 +152,27 @@ def write_eval_plots(
     if renderer is not None:
         paths.append(plot_rendered_previews(renderer, stsb_dev.sentences1[:6], output_dir / "rendered.png"))
     return paths
+
+
+def plot_seed_scores(scores: Mapping[str, Sequence[float]], paper: Mapping[str, float], path: str | Path) -> Path:
+    """Each run's score (a dot per seed) per recipe, with the mean (a bar) and the paper's value (a cross) beside
+    it: ``sbert-nonling reproduce``'s ``reproduce_seeds.png``.
+
+    Args:
+        scores: recipe -> the score of each of its runs (e.g. the average of the 7 STS test sets, x100).
+        paper: recipe -> the paper's value (recipes without one are left out).
+        path: the PNG file to write.
+    """
+    figure, axes = plt.subplots(figsize=(1.6 + 1.2 * len(scores), 3.5))
+    for position, (recipe, values) in enumerate(scores.items()):
+        axes.scatter(
+            [position] * len(values), values, color="tab:blue", alpha=0.7, label="seed" if not position else None
+        )
+        axes.hlines(sum(values) / len(values), position - 0.25, position + 0.25, color="tab:blue")
+        if recipe in paper:
+            label = "paper" if recipe == next(name for name in scores if name in paper) else None
+            axes.scatter([position + 0.3], [paper[recipe]], marker="x", color="tab:red", label=label)
+    axes.set_xticks(range(len(scores)), list(scores), rotation=20)
+    axes.set(ylabel="avg of 7 STS, Spearman x100")
+    axes.legend()
+    return _save(figure, Path(path))
