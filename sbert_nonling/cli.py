@@ -38,35 +38,27 @@ DEMO_RECIPE = "visualcse"
 #: :data:`sbert_nonling.data.hub.HUB_NAME`, whose module imports ``datasets``) or, for a model, also a bare ``name``.
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 HUB_MODEL_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+#: The data options of train and reproduce (destination, flag, whether it is a folder).
+DATA_PATHS = (
+    ("text_file", "--text-file", False),
+    ("nli_file", "--nli-file", False),
+    ("sts_dir", "--sts-dir", True),
+    ("image_dir", "--image-dir", True),
+    ("audio_dir", "--audio-dir", True),
+    ("captions_file", "--captions-file", False),
+    ("image_features", "--image-features", False),
+    ("heldout_images_file", "--heldout-images", False),
+    ("stsb_multi_dir", "--stsb-multi-dir", True),
+)
 #: The input paths each subcommand's options name (destination, flag, whether it is a folder); the train / demo data
 #: options in :data:`HUB_DATA` also take a Hub dataset, ``owner/name?split=...``.
 INPUT_PATHS: dict[str, tuple[tuple[str, str, bool], ...]] = {
-    "train": (
-        ("text_file", "--text-file", False),
-        ("nli_file", "--nli-file", False),
-        ("sts_dir", "--sts-dir", True),
-        ("image_dir", "--image-dir", True),
-        ("audio_dir", "--audio-dir", True),
-        ("captions_file", "--captions-file", False),
-        ("image_features", "--image-features", False),
-        ("heldout_images_file", "--heldout-images", False),
-        ("stsb_multi_dir", "--stsb-multi-dir", True),
-    ),
+    "train": DATA_PATHS,
+    "reproduce": DATA_PATHS,
     "eval": (
         ("sts_dir", "--sts-dir", True),
         ("stsb_multi_dir", "--stsb-multi-dir", True),
         ("run_dir", "--run-dir", True),
-    ),
-    "reproduce": (
-        ("text_file", "--text-file", False),
-        ("nli_file", "--nli-file", False),
-        ("sts_dir", "--sts-dir", True),
-        ("image_dir", "--image-dir", True),
-        ("audio_dir", "--audio-dir", True),
-        ("captions_file", "--captions-file", False),
-        ("image_features", "--image-features", False),
-        ("heldout_images_file", "--heldout-images", False),
-        ("stsb_multi_dir", "--stsb-multi-dir", True),
     ),
     "robustness": (("sts_dir", "--sts-dir", True),),
     "push": (("folder", "the folder argument", True),),
