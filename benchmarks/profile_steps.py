@@ -10,7 +10,8 @@
    :func:`sbert_nonling.losses.damsm.damsm_scores` (Gram matrix of the regions; same values and
    gradients, tested), forward + backward, A/B/A/B. ``ratio`` = new / direct seconds.
 
-Run: ``python benchmarks/profile_steps.py [--size mini] [--rounds 4] [--threads 2]``. Prints tables, then one JSON line.
+Run: ``python benchmarks/profile_steps.py [--size mini] [--rounds 4] [--threads 2]``. Prints tables, then one JSON
+line.
 """
 
 from __future__ import annotations

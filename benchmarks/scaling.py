@@ -147,7 +147,8 @@ def main() -> None:
         rows_in_batch = x if series == "batch" else batch
         rows.append([series, x, tokens_of[(series, x)], rows_in_batch, value, 1000 * value / (2 * rows_in_batch)])
     print(
-        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, {args.threads} thread(s), two views per row, {args.rounds} rounds"
+        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, {args.threads} thread(s), two views per row, "
+        f"{args.rounds} rounds"
     )
     common.print_table(["series", "x", "tokens/seq", "rows", "s/step", "ms/sequence"], rows)
 

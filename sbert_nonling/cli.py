@@ -1,4 +1,5 @@
-"""``sbert-nonling``: train / eval / robustness / export / push / features / render / demo. The only module that parses command-line arguments.
+"""``sbert-nonling``: train / eval / robustness / export / push / features / render / demo. The only module that parses
+command-line arguments.
 
 Heavy libraries are imported inside the subcommands, so ``--help`` answers without loading them, and every argument
 mistake (an unknown recipe or setting, a malformed ``--set``, a missing input path) is refused by
@@ -28,8 +29,8 @@ from sbert_nonling.util.validation import check_export_target
 
 #: What ``sbert-nonling --help`` says the tool is.
 DESCRIPTION = (
-    "Train sentence encoders with non-linguistic signal (images, audio, text rendered as pixels) on sentence-transformers, "
-    "then evaluate, export and publish them."
+    "Train sentence encoders with non-linguistic signal (images, audio, text rendered as pixels) on "
+    "sentence-transformers, then evaluate, export and publish them."
 )
 
 DEMO_RECIPE = "visualcse"
@@ -70,14 +71,17 @@ MODEL_ARGUMENTS = {
     "export": ("model", "the model argument"),
 }
 #: How a model named on the command line is loaded offline.
-MODEL_OFFLINE = "pass the folder of a saved model instead (OUT/model or OUT/export of sbert-nonling train, or a folder written by model.save)."
+MODEL_OFFLINE = (
+    "pass the folder of a saved model instead (OUT/model or OUT/export of sbert-nonling train, or a folder written by "
+    "model.save)."
+)
 #: Python-side advice in the libraries' errors, as this command line says it.
 COMMAND_LINE_WORDING = (("the argument `trust_remote_code=True`", "--trust-remote-code"),)
 #: Loading a model never imports code named by its folder unless asked: sentence-transformers' own rule, which
 #: covers every class outside ``sentence_transformers.*``, this package's modules included.
 TRUST_HELP = (
-    "import the module classes the model folder's modules.json names (needed for full multimodal / pixel models, whose "
-    "modules are sbert_nonling classes; it runs code chosen by the folder: use it only for folders you trust)"
+    "import the module classes the model folder's modules.json names (needed for full multimodal / pixel models, "
+    "whose modules are sbert_nonling classes; it runs code chosen by the folder: use it only for folders you trust)"
 )
 
 
@@ -221,7 +225,8 @@ def check_arguments(args: argparse.Namespace) -> None:
         missing = [task for task in args.tasks if needs[task] is None]
         if missing or (args.plots and args.sts_dir is None):
             raise ValueError(
-                f"--tasks {' '.join(missing) or 'with --plots'} needs --sts-dir (sts, visual-sts, plots) / --stsb-multi-dir (sts-multilingual)."
+                f"--tasks {' '.join(missing) or 'with --plots'} needs --sts-dir (sts, visual-sts, plots) / "
+                "--stsb-multi-dir (sts-multilingual)."
             )
     if args.command == "train":
         from sbert_nonling.app.recipes import load_recipe
@@ -326,7 +331,8 @@ def cmd_train(args: argparse.Namespace) -> int | None:
 def _print_plan_summary(summary: dict[str, Any]) -> None:
     writes = summary["writes"]
     print(
-        f"{summary['recipe']}: {summary['precision']} ({summary['precision_setting']}), {summary['dataloader_num_workers']} DataLoader workers"
+        f"{summary['recipe']}: {summary['precision']} ({summary['precision_setting']}), "
+        f"{summary['dataloader_num_workers']} DataLoader workers"
     )
     print(
         f"writes {writes['folder']}"
@@ -342,7 +348,8 @@ def _print_plan_summary(summary: dict[str, Any]) -> None:
         else:
             batches = ", ".join(f"{name} {count}" for name, count in stage["batches"].items())
             print(
-                f"  {stage['name']}: {stage['optimizer_steps']} optimizer steps ({stage['trainer']}); batches: {batches}"
+                f"  {stage['name']}: {stage['optimizer_steps']} optimizer steps ({stage['trainer']}); batches: "
+                f"{batches}"
             )
     print("Nothing was written (--dry-run).")
 
@@ -436,7 +443,8 @@ def cmd_push(args: argparse.Namespace) -> None:
     if args.dry_run:
         path = push_to_hub(args.folder, args.repo_id, dry_run=args.dry_run)
         print(
-            f"The upload of {args.folder} to {args.repo_id} is in {path}, its card published for {args.repo_id}; nothing was uploaded."
+            f"The upload of {args.folder} to {args.repo_id} is in {path}, its card published for {args.repo_id}; "
+            "nothing was uploaded."
         )
         _print_result({"repo_id": args.repo_id, "dry_run": path})
         return
@@ -501,7 +509,8 @@ def cmd_demo(args: argparse.Namespace) -> None:
     probe = ["A man is playing a guitar.", "A woman is slicing an onion."]
     difference = float(np.abs(trained.encode(probe) - plain.encode(probe)).max())
     print(
-        f"Plain SentenceTransformer({result['export']!r}) reproduces the trained model (max abs diff {difference:.1e})."
+        f"Plain SentenceTransformer({result['export']!r}) reproduces the trained model (max abs diff "
+        f"{difference:.1e})."
     )
     _print_before_after(result)
     _print_result({**result, "export_max_abs_diff": difference})
@@ -542,12 +551,14 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         (
             "--nli-file",
-            "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those columns",
+            "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those "
+            "columns",
         ),
         ("--sts-dir", "SentEval-layout STS folder: dev scores before/after and model selection"),
         (
             "--image-dir",
-            "unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: owner/name?image=COLUMN&label=COLUMN",
+            "unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: "
+            "owner/name?image=COLUMN&label=COLUMN",
         ),
         (
             "--audio-dir",
@@ -555,7 +566,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         (
             "--captions-file",
-            "image-caption pairs: Flickr token file, CSV, JSONL (mcse, macd), or a Hub dataset: owner/name?image=COL&caption=COL",
+            "image-caption pairs: Flickr token file, CSV, JSONL (mcse, macd), or a Hub dataset: "
+            "owner/name?image=COL&caption=COL",
         ),
         ("--image-features", "precomputed features of --image-dir (sbert-nonling features)"),
         ("--audio-label-regex", r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'"),
@@ -572,8 +584,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--max-steps",
         type=int,
-        help="stop after this many optimizer steps (visualcse / audiocse: image or audio and text steps alternate, 10 = 5 + 5; "
-        "multitask / pixel-linguist: of each stage run)",
+        help="stop after this many optimizer steps (visualcse / audiocse: image or audio and text steps alternate, "
+        "10 = 5 + 5; multitask / pixel-linguist: of each stage run)",
     )
     train.add_argument(
         "--resume",
@@ -585,18 +597,20 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY",
-        help="with --resume: accept this setting differing from the run's (eval_steps, eval_tasks, description, reference, dataloader_*; recorded)",
+        help="with --resume: accept this setting differing from the run's (eval_steps, eval_tasks, description, "
+        "reference, dataloader_*; recorded)",
     )
     train.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace the run --output already holds (refused without it); the earlier run stays whole until the new one has finished",
+        help="replace the run --output already holds (refused without it); the earlier run stays whole until the new "
+        "one has finished",
     )
     train.add_argument(
         "--dry-run",
         action="store_true",
-        help="check every input and build the plan, print each stage's optimizer steps per dataset, the precision, the "
-        "DataLoader workers and where the run would write; write nothing",
+        help="check every input and build the plan, print each stage's optimizer steps per dataset, the precision, "
+        "the DataLoader workers and where the run would write; write nothing",
     )
     train.add_argument(
         "--allow-unused-datasets",
@@ -651,7 +665,8 @@ def build_parser() -> argparse.ArgumentParser:
     robustness.add_argument(
         "--perturbations",
         nargs="*",
-        help="perturbation names, e.g. insert delete swap shuffle (an unknown name is refused with the list); default: all",
+        help="perturbation names, e.g. insert delete swap shuffle (an unknown name is refused with the list); "
+        "default: all",
     )
     robustness.add_argument("--rate", type=float, default=0.1, help="share of words a character perturbation edits")
     robustness.add_argument(

@@ -24,8 +24,9 @@ AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg")
 
 
 def read_audio(path: str | Path | io.BytesIO, name: str | None = None) -> dict[str, Any]:
-    """``{"array": float32 (samples[, channels]), "sampling_rate": Hz}`` of a file, or a ValueError naming it (``name``):
-    undecodable, shorter than one 25 ms fbank window, longer than ``MAX_SECONDS``, or holding NaN / infinite samples."""
+    """``{"array": float32 (samples[, channels]), "sampling_rate": Hz}`` of a file, or a ValueError naming it
+    (``name``): undecodable, shorter than one 25 ms fbank window, longer than ``MAX_SECONDS``, or holding NaN /
+    infinite samples."""
     name = name or str(path)
     source = path if isinstance(path, io.BytesIO) else str(path)
     try:
@@ -33,7 +34,8 @@ def read_audio(path: str | Path | io.BytesIO, name: str | None = None) -> dict[s
         seconds = info.frames / info.samplerate
         if seconds * SAMPLE_RATE < MIN_SAMPLES:
             raise ValueError(
-                f"Audio {name!r} holds {info.frames} samples at {info.samplerate} Hz ({seconds:.4f} s); at least 25 ms (one fbank window) are needed."
+                f"Audio {name!r} holds {info.frames} samples at {info.samplerate} Hz ({seconds:.4f} s); at least 25 "
+                "ms (one fbank window) are needed."
             )
         if seconds > MAX_SECONDS:
             raise ValueError(f"Audio {name!r} is {seconds:.0f} s long; at most {MAX_SECONDS} s is accepted.")
@@ -70,8 +72,8 @@ def audio_folder_dataset(
     limit_per_class: int | None = None,
 ) -> tuple[Dataset, list[str]]:
     """Audio files of ``folder`` (or a Hub audio dataset, docs/data.md) as an AudioCSE dataset, and the class names:
-    ``view_1`` and ``view_2`` hold the same clip (decoded when read), ``label`` the index of ``label_fn(file name)`` (or
-    the Hub label column). ``limit_per_class`` keeps the first clips of every class, then ``limit`` the first rows.
+    ``view_1`` and ``view_2`` hold the same clip (decoded when read), ``label`` the index of ``label_fn(file name)``
+    (or the Hub label column). ``limit_per_class`` keeps the first clips of every class, then ``limit`` the first rows.
     """
     source = hub_source(folder, AUDIO_ROLES)
     if source is not None:

@@ -48,7 +48,8 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
 
 
 def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """``(image name, caption)`` pairs of a Hub image-caption dataset and each name's undecoded image (docs/data.md)."""
+    """``(image name, caption)`` pairs of a Hub image-caption dataset and each name's undecoded image
+    (docs/data.md)."""
     dataset = load_hub_columns(source, CAPTION_ROLES)
     if isinstance(dataset.features["image"], ImageFeature):
         dataset = dataset.cast_column("image", ImageFeature(decode=False))
@@ -72,7 +73,8 @@ def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[st
 def load_caption_pairs(
     captions: str | Path, image_dir: str | Path | None = None
 ) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """``(image name, caption)`` pairs and each name's image: :func:`read_captions` + ``image_dir``, or :func:`hub_caption_pairs`."""
+    """``(image name, caption)`` pairs and each name's image: :func:`read_captions` + ``image_dir``, or
+    :func:`hub_caption_pairs`."""
     source = hub_source(captions, CAPTION_ROLES)
     if source is not None:
         return hub_caption_pairs(source)
@@ -123,8 +125,9 @@ def caption_feature_dataset(
     one_caption_per_image: bool = True,
     seed: int = 42,
 ) -> Dataset:
-    """Columns ``anchor`` and ``positive`` (the caption twice) and ``label`` (the image's features, (d,) or (regions, d),
-    stored with their shape and read as tensors), for MultimodalAlignLoss; one caption per image (seeded), as MCSE."""
+    """Columns ``anchor`` and ``positive`` (the caption twice) and ``label`` (the image's features, (d,) or (regions,
+    d), stored with their shape and read as tensors), for MultimodalAlignLoss; one caption per image (seeded), as
+    MCSE."""
     if features.ndim not in (2, 3):
         raise ValueError(
             f"Image features must be (images, d) or (images, regions, d), got shape {tuple(features.shape)}."

@@ -22,7 +22,8 @@ MAX_IMAGE_PIXELS = 8192 * 8192
 
 def to_rgb_image(image: Any, where: str) -> Image.Image:
     """Any PIL mode or uint8/uint16/float array (H, W[, C]) -> RGB PIL image (transparency on white, 16/32-bit scaled
-    by their maximum); a lazily opened file that cannot be decoded raises a ValueError naming ``where`` and the file."""
+    by their maximum); a lazily opened file that cannot be decoded raises a ValueError naming ``where`` and the
+    file."""
     if isinstance(image, np.ndarray):
         image = _array_to_image(image, where)
     if not isinstance(image, Image.Image):
@@ -46,7 +47,8 @@ def to_rgb_image(image: Any, where: str) -> Image.Image:
 
 
 def check_image_size(image: Image.Image, where: str) -> None:
-    """Raise a ValueError naming ``where`` unless the image has 1 to :data:`MAX_IMAGE_PIXELS` pixels (size only: no decoding)."""
+    """Raise a ValueError naming ``where`` unless the image has 1 to :data:`MAX_IMAGE_PIXELS` pixels (size only: no
+    decoding)."""
     if image.width < 1 or image.height < 1:
         raise ValueError(f"{where} has size {image.size}; an image needs at least 1x1 pixels.")
     if image.width * image.height > MAX_IMAGE_PIXELS:
@@ -93,7 +95,8 @@ MAX_SECONDS = 600
 
 
 def waveform_to_mono_16k(audio: Any, where: str) -> torch.Tensor:
-    """A waveform (samples[, channels] either way round, or ``{"array", "sampling_rate"}``) -> float32 mono 16 kHz tensor."""
+    """A waveform (samples[, channels] either way round, or ``{"array", "sampling_rate"}``) -> float32 mono 16 kHz
+    tensor."""
     sampling_rate = SAMPLE_RATE
     if isinstance(audio, dict):
         if "array" not in audio or "sampling_rate" not in audio:
@@ -121,6 +124,7 @@ def waveform_to_mono_16k(audio: Any, where: str) -> torch.Tensor:
         waveform = torchaudio.functional.resample(waveform, int(sampling_rate), SAMPLE_RATE)
     if waveform.shape[0] < MIN_SAMPLES:
         raise ValueError(
-            f"{where} has {waveform.shape[0]} samples at 16 kHz; at least {MIN_SAMPLES} (one 25 ms fbank window) are needed."
+            f"{where} has {waveform.shape[0]} samples at 16 kHz; at least {MIN_SAMPLES} (one 25 ms fbank window) are "
+            "needed."
         )
     return waveform

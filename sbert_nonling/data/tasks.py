@@ -21,7 +21,8 @@ def _rows(path: Path, min_columns: int, header_prefix: str | None = None) -> lis
 
 
 def read_sick_entailment(path: str | Path, limit: int | None = None) -> list[tuple[str, str, str]]:
-    """(sentence_A, sentence_B, entailment_judgment) rows of a SICK release file (judgements in :data:`SICK_LABELS`)."""
+    """(sentence_A, sentence_B, entailment_judgment) rows of a SICK release file (judgements in
+    :data:`SICK_LABELS`)."""
     pairs = []
     for where, fields in _rows(Path(path), min_columns=5, header_prefix="pair_ID"):
         label = fields[4].strip()
@@ -49,14 +50,16 @@ def read_stsb_genres(path: str | Path, limit: int | None = None) -> list[tuple[s
 def sentence_classification_dataset(
     examples: Sequence[tuple[str, str]], label_names: Sequence[str] | None = None
 ) -> tuple[Dataset, tuple[str, ...]]:
-    """Columns ``sentence``, ``label`` (class id) from (sentence, label name) pairs, and the label names in id order."""
+    """Columns ``sentence``, ``label`` (class id) from (sentence, label name) pairs, and the label names in id
+    order."""
     return _classification_dataset("sentence_classification_dataset", ("sentence",), examples, label_names)
 
 
 def pair_classification_dataset(
     examples: Sequence[tuple[str, str, str]], label_names: Sequence[str] | None = SICK_LABELS
 ) -> tuple[Dataset, tuple[str, ...]]:
-    """Columns ``sentence1``, ``sentence2``, ``label`` (class id) from (sentence1, sentence2, label name), and the names."""
+    """Columns ``sentence1``, ``sentence2``, ``label`` (class id) from (sentence1, sentence2, label name), and the
+    names."""
     return _classification_dataset("pair_classification_dataset", ("sentence1", "sentence2"), examples, label_names)
 
 
@@ -86,7 +89,8 @@ def sts_regression_dataset(
         raise ValueError(f"score_range={score_range!r} must be (low, high) with high > low, e.g. (0, 5) for STS-B.")
     if not len(sentences1) == len(sentences2) == len(scores):
         raise ValueError(
-            f"sts_regression_dataset got {len(sentences1)}, {len(sentences2)} and {len(scores)} items; they must be aligned."
+            f"sts_regression_dataset got {len(sentences1)}, {len(sentences2)} and {len(scores)} items; they must be "
+            "aligned."
         )
     outside = [score for score in scores if not low <= score <= high]
     if outside:

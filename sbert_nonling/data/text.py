@@ -35,7 +35,8 @@ def read_sentences(path: str | Path, limit: int | None = None) -> list[str]:
 
 
 def read_nli_triplets(path: str | Path, limit: int | None = None) -> list[tuple[str, str, str]]:
-    """(premise, entailment, contradiction) rows of a SimCSE nli_for_simcse CSV (``sent0,sent1,hard_neg``) or Hub dataset."""
+    """(premise, entailment, contradiction) rows of a SimCSE nli_for_simcse CSV (``sent0,sent1,hard_neg``) or Hub
+    dataset."""
     source = hub_source(path, NLI_ROLES)
     if source is not None:
         path = str(source)

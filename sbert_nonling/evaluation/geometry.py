@@ -25,7 +25,8 @@ def alignment_uniformity(
         \ell_{align} = \mathbb{E}_{(x, y) \sim p_{pos}} \lVert f(x) - f(y) \rVert^2, \qquad
         \ell_{uniform} = \log \mathbb{E}_{x, y \sim p_{data}} e^{-2 \lVert f(x) - f(y) \rVert^2}
 
-    over the pairs scored at least ``positive_threshold`` (p_pos) and every distinct sentence (p_data); lower is better.
+    over the pairs scored at least ``positive_threshold`` (p_pos) and every distinct sentence (p_data); lower is
+    better.
     """
     positives = [index for index, score in enumerate(task.scores) if score >= positive_threshold]
     if not positives:

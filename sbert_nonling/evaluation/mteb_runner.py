@@ -1,4 +1,5 @@
-"""STS through MTEB's official tasks, online by name or offline with local data injected (``mteb`` extra; docs/evaluation.md)."""
+"""STS through MTEB's official tasks, online by name or offline with local data injected (``mteb`` extra;
+docs/evaluation.md)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ LOCAL_SPLIT = "local"
 def wrap_for_mteb(
     model: SentenceTransformer, model_name: str, revision: str | None = None, modalities: Sequence[str] = ("text",)
 ):
-    """MTEB's SentenceTransformer wrapper with a real model name (``local/<name>`` without "/"), revision and modalities."""
+    """MTEB's SentenceTransformer wrapper with a real model name (``local/<name>`` without "/"), revision and
+    modalities."""
     wrapper = SentenceTransformerEncoderWrapper(model)
     name = model_name.strip("/").split("/")[-2:]
     fields = {
@@ -53,7 +55,8 @@ def local_mteb_tasks(tasks: Sequence[STSData]) -> list:
 
 
 def _inject(task: Any, split: str, data: Any) -> Any:
-    """``task`` holding ``data`` (one STSData, or one per subset) as its only split (:data:`LOCAL_SPLIT` if not said)."""
+    """``task`` holding ``data`` (one STSData, or one per subset) as its only split (:data:`LOCAL_SPLIT` if not
+    said)."""
     from datasets import Dataset, DatasetDict
 
     def splits(item: STSData) -> DatasetDict:

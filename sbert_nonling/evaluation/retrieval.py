@@ -17,7 +17,8 @@ def retrieval_recalls(
     caption_to_image: Sequence[int],
     ks: Sequence[int] = (1, 5),
 ) -> dict[str, float]:
-    """Recall@K x100 both ways, cosine, from caption (C, p) and image (I, p) vectors (an image hits with any caption)."""
+    """Recall@K x100 both ways, cosine, from caption (C, p) and image (I, p) vectors (an image hits with any
+    caption)."""
     targets = torch.as_tensor(list(caption_to_image))
     if targets.shape[0] != text_vectors.shape[0]:
         raise ValueError(f"{text_vectors.shape[0]} captions but {targets.shape[0]} caption -> image indices.")

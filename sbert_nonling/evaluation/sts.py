@@ -19,8 +19,9 @@ logger = logging.getLogger(__name__)
 
 
 class STSEvaluator(EmbeddingSimilarityEvaluator):
-    """An :class:`EmbeddingSimilarityEvaluator` of cosine Spearman for one :class:`STSData` task, named after it, passing
-    ``encode_kwargs`` to ``model.encode``; a task without two different gold scores (NaN otherwise) is refused."""
+    """An :class:`EmbeddingSimilarityEvaluator` of cosine Spearman for one :class:`STSData` task, named after it,
+    passing ``encode_kwargs`` to ``model.encode``; a task without two different gold scores (NaN otherwise) is
+    refused."""
 
     def __init__(self, data: STSData, batch_size: int = 64, encode_kwargs: dict[str, Any] | None = None) -> None:
         if len(set(data.scores)) < 2:
@@ -78,8 +79,8 @@ def sts_dev_evaluator(
         if not dev_tasks or dev_tasks[0].name != "STSBenchmark":
             found = ", ".join(task.name for task in dev_tasks) or "no dev task"
             raise ValueError(
-                f"--sts-dir {str(sts_dir)!r} holds no STS-B dev set (STSBenchmark/sts-dev.csv), whose score selects the "
-                f"best checkpoint during training; it holds {found}. Add it, or train without --sts-dir."
+                f"--sts-dir {str(sts_dir)!r} holds no STS-B dev set (STSBenchmark/sts-dev.csv), whose score selects "
+                f"the best checkpoint during training; it holds {found}. Add it, or train without --sts-dir."
             )
     scored = dev_tasks if tasks == "all" else dev_tasks[:1]
     # the first evaluator's (STS-B dev's) primary metric is the SequentialEvaluator's

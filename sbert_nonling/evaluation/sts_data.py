@@ -1,4 +1,5 @@
-"""Readers for the STS evaluation sets in their release formats (docs/evaluation.md, "Files"); task names are MTEB's."""
+"""Readers for the STS evaluation sets in their release formats (docs/evaluation.md, "Files"); task names are
+MTEB's."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ STS_TASKS: tuple[str, ...] = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSB
 
 @dataclass
 class STSData:
-    """One STS task: sentence pairs and gold scores, their source and split (``"dev"`` / ``"test"``; ``""``: not said)."""
+    """One STS task: sentence pairs and gold scores, their source and split (``"dev"`` / ``"test"``; ``""``: not
+    said)."""
 
     name: str
     sentences1: list[str] = field(default_factory=list)
@@ -161,7 +163,8 @@ def load_sts_dir(sts_dir: str | Path, split: Split = "dev", tasks: tuple[str, ..
 def load_stsb_multi_dir(
     directory: str | Path, split: Split = "dev", languages: tuple[str, ...] | None = None
 ) -> list[STSData]:
-    """The stsb_multi_mt files ``stsb-<lang>-<split>.csv`` of ``directory``: tasks ``STSBenchmarkMultilingualSTS-<lang>``."""
+    """The stsb_multi_mt files ``stsb-<lang>-<split>.csv`` of ``directory``: tasks
+    ``STSBenchmarkMultilingualSTS-<lang>``."""
     if split not in SPLITS:
         raise ValueError(f"split={split!r} must be one of {list(SPLITS)}.")
     directory = Path(directory)
@@ -170,7 +173,8 @@ def load_stsb_multi_dir(
     missing = [language for language in languages if language not in available]
     if missing or not languages:
         raise ValueError(
-            f"No stsb_multi {split} file for language(s) {missing or '(any)'} in {str(directory)!r}; found {sorted(available)}."
+            f"No stsb_multi {split} file for language(s) {missing or '(any)'} in {str(directory)!r}; found "
+            f"{sorted(available)}."
         )
     found = [read_stsb_multi(available[language], f"STSBenchmarkMultilingualSTS-{language}") for language in languages]
     for data in found:

@@ -46,8 +46,8 @@ def build_tiny_encoder(
     max_position_embeddings: int = 512,
     seed: int = 42,
 ) -> Path:
-    """Write a tiny BERT (random weights, ~1.5 M parameters by default) and a WordPiece tokenizer whose vocabulary comes
-    from ``sentences``: what ``--tiny`` recipes, tests and the offline demo start from. The folder loads like any
+    """Write a tiny BERT (random weights, ~1.5 M parameters by default) and a WordPiece tokenizer whose vocabulary
+    comes from ``sentences``: what ``--tiny`` recipes, tests and the offline demo start from. The folder loads like any
     checkpoint (``SharedEncoder(output_dir)``); the same ``sentences`` and ``seed`` give byte-identical files.
 
     Args:

@@ -57,9 +57,11 @@ class AudioPatchEmbed(FrontEnd):
             from sbert_nonling import AudioPatchEmbed, SharedEncoder
             from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-            path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+            # offline: a tiny random encoder; e.g. "bert-base-uncased"
+            path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)
             encoder = SharedEncoder(str(path))
-            model = build_sentence_model(encoder, front_ends={"audio": AudioPatchEmbed()})  # the encoder's width (768 for BERT-base)
+            # the audio front-end takes the encoder's width (768 for BERT-base)
+            model = build_sentence_model(encoder, front_ends={"audio": AudioPatchEmbed()})
             model.encode([{"array": np.random.randn(16000), "sampling_rate": 16000}])
     """
 
@@ -125,8 +127,8 @@ class AudioPatchEmbed(FrontEnd):
         for index, audio in enumerate(inputs):
             if isinstance(audio, (str, os.PathLike)):  # as the image route, which takes images and not their paths
                 raise ValueError(
-                    f"audio {index} is a path ({str(audio)!r}); the audio route takes waveforms, not files. Read it first: "
-                    "sbert_nonling.data.audio.read_audio(path) gives its {'array', 'sampling_rate'} dict."
+                    f"audio {index} is a path ({str(audio)!r}); the audio route takes waveforms, not files. Read it "
+                    "first: sbert_nonling.data.audio.read_audio(path) gives its {'array', 'sampling_rate'} dict."
                 )
         waveforms = [waveform_to_mono_16k(audio, f"audio {index}") for index, audio in enumerate(inputs)]
         centred = [(waveform - waveform.mean()).numpy() for waveform in waveforms]  # the released code's mean removal

@@ -1,4 +1,5 @@
-"""What differs between transformers encoder families, in one place: the bypass entry, positions, attention direction."""
+"""What differs between transformers encoder families, in one place: the bypass entry, positions, attention
+direction."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from transformers.masking_utils import create_bidirectional_mask, create_bidirec
 
 logger = logging.getLogger(__name__)
 
-#: A bypass adapter: ``(model, hidden_states (B, T, hidden), attention_mask (B, T)) -> last hidden state (B, T, hidden)``.
-#: Adapters take ``model: Any`` (family-specific submodules); what each family's bypass runs: docs/encoders.md.
+#: A bypass adapter:
+#: ``(model, hidden_states (B, T, hidden), attention_mask (B, T)) -> last hidden state (B, T, hidden)``. Adapters take
+#: ``model: Any`` (family-specific submodules); what each family's bypass runs: docs/encoders.md.
 BypassAdapter = Callable[[PreTrainedModel, Tensor, Tensor], Tensor]
 
 

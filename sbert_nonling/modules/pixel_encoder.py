@@ -52,8 +52,11 @@ class PixelEncoder(Module):
             from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
             from sbert_nonling import ModalityRouter, PixelEncoder, PixelRenderer
 
-            # offline: a small random encoder; e.g. PixelEncoder.from_pretrained("Team-PIXEL/pixel-base", max_patches=64)
-            encoder = PixelEncoder.from_config(max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64)
+            # offline: a small random encoder;
+            # e.g. PixelEncoder.from_pretrained("Team-PIXEL/pixel-base", max_patches=64)
+            encoder = PixelEncoder.from_config(
+                max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64
+            )
             router = ModalityRouter({"pixel": [PixelRenderer(max_patches=16), encoder]}, default_route="pixel")
             model = SentenceTransformer(modules=[router, Pooling(32, "mean"), Normalize()])  # 768 for PIXEL-base
             model.encode(["A man is playing a guitar."])
@@ -88,7 +91,8 @@ class PixelEncoder(Module):
         patch_size: int = 16,
         **config_kwargs,
     ) -> PixelEncoder:
-        """A randomly initialised PIXEL-architecture encoder (PIXEL-base's sizes, qkv_bias and layer_norm_eps by default)."""
+        """A randomly initialised PIXEL-architecture encoder (PIXEL-base's sizes, qkv_bias and layer_norm_eps by
+        default)."""
         config = ViTMAEConfig(
             image_size=(patch_size, max_patches * patch_size),
             patch_size=patch_size,
@@ -123,7 +127,8 @@ class PixelEncoder(Module):
             config = ViTMAEConfig.from_dict({**stored, "mask_ratio": 0.0})
         else:
             raise ValueError(
-                f"{model_name_or_path} has model_type={model_type!r}; PixelEncoder loads PIXEL ('pixel') or ViT-MAE ('vit_mae') checkpoints."
+                f"{model_name_or_path} has model_type={model_type!r}; PixelEncoder loads PIXEL ('pixel') or ViT-MAE "
+                "('vit_mae') checkpoints."
             )
         # Annotated as returning the model alone; with output_loading_info=True it returns (model, loading_info).
         model, loading_info = cast(
@@ -132,8 +137,8 @@ class PixelEncoder(Module):
         )
         if loading_info["missing_keys"]:
             raise ValueError(
-                f"{model_name_or_path} is missing encoder parameters {sorted(loading_info['missing_keys'])[:8]}; it is "
-                "not a PIXEL / ViT-MAE checkpoint."
+                f"{model_name_or_path} is missing encoder parameters {sorted(loading_info['missing_keys'])[:8]}; it "
+                "is not a PIXEL / ViT-MAE checkpoint."
             )
         return cls(resize_position_table(model, max_patches))
 
@@ -147,7 +152,8 @@ class PixelEncoder(Module):
             )
         if tuple(patch_mask.shape) != (pixel_values.shape[0], self.max_patches):
             raise ValueError(
-                f"PixelEncoder expects a patch attention_mask of shape ({pixel_values.shape[0]}, {self.max_patches}), got {tuple(patch_mask.shape)}."
+                f"PixelEncoder expects a patch attention_mask of shape ({pixel_values.shape[0]}, {self.max_patches}), "
+                f"got {tuple(patch_mask.shape)}."
             )
         batch_size = pixel_values.shape[0]
         in_order = torch.arange(self.max_patches, device=pixel_values.device).expand(batch_size, -1)

@@ -1,4 +1,5 @@
-"""PixelRenderer: text -> one strip of 16x16 patches, exactly as PIXEL's own renderer draws it (Team-PIXEL/pixel-base)."""
+"""PixelRenderer: text -> one strip of 16x16 patches, exactly as PIXEL's own renderer draws it
+(Team-PIXEL/pixel-base)."""
 
 from __future__ import annotations
 
@@ -165,8 +166,9 @@ class PixelRenderer(InputModule):
         config = super().load_config(model_name_or_path, subfolder, *args, **kwargs)
         if config and "render_environment" not in config:
             logger.warning(
-                "This PixelRenderer config records no rendering library versions: it was saved by an sbert-nonling version whose "
-                "renders differed from PIXEL's (text one pixel lower; tabs, line breaks, control characters), as the model's may."
+                "This PixelRenderer config records no rendering library versions: it was saved by an sbert-nonling "
+                "version whose renders differed from PIXEL's (text one pixel lower; tabs, line breaks, control "
+                "characters), as the model's may."
             )
         hub_kwargs = {key: value for key, value in kwargs.items() if key != "config_filename"}
         folder = Path(
@@ -184,9 +186,9 @@ class PixelRenderer(InputModule):
             resolved = (folder / directory).resolve()
             if not any(resolved.is_relative_to(root) for root in allowed):
                 raise ValueError(
-                    f"{where}: font_dirs entry {directory!r} is {resolved}, outside the model folder {model_folder}; a saved "
-                    "renderer reads fonts only from inside its model folder. Copy the fonts there (e.g. fonts/ beside the "
-                    "config), or list the folder in SBERT_NONLING_FONT_DIRS if you trust it."
+                    f"{where}: font_dirs entry {directory!r} is {resolved}, outside the model folder {model_folder}; "
+                    "a saved renderer reads fonts only from inside its model folder. Copy the fonts there (e.g. "
+                    "fonts/ beside the config), or list the folder in SBERT_NONLING_FONT_DIRS if you trust it."
                 )
             if not resolved.is_dir():
                 raise ValueError(f"{where}: font_dirs entry {directory!r} ({resolved}) is not a folder.")

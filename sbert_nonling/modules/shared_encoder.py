@@ -45,7 +45,8 @@ class SharedEncoder(Transformer):
             from sbert_nonling import ModalityRouter, SharedEncoder
             from sbert_nonling.models import build_tiny_encoder
 
-            path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+            # offline: a tiny random encoder; e.g. "bert-base-uncased"
+            path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)
             encoder = SharedEncoder(str(path), max_seq_length=32)
             model = SentenceTransformer(
                 modules=[ModalityRouter.from_encoder(encoder), Pooling(encoder.get_embedding_dimension(), "cls")]
@@ -76,12 +77,16 @@ class SharedEncoder(Transformer):
         ``width`` is the embedding layer's (below the hidden size in ELECTRA-small, ALBERT), checked here."""
         width, hidden_size = self.model.get_input_embeddings().embedding_dim, self.get_embedding_dimension()
         if inputs_embeds.ndim != 3 or inputs_embeds.shape[-1] != width:
-            factorised = f" ({type(self.model).__name__} embeds tokens at width {width}, below its hidden size {hidden_size}: use "
+            factorised = (
+                f" ({type(self.model).__name__} embeds tokens at width {width}, below its hidden size {hidden_size}: "
+                "use "
+            )
             hint = (
                 "" if width == hidden_size else f"{factorised}encoder_entry='bypass', which takes hidden-size tokens)"
             )
             raise ValueError(
-                f"Front-end tokens must have shape (batch, tokens, {width}) to enter the embedding layer, got {tuple(inputs_embeds.shape)}{hint}."
+                f"Front-end tokens must have shape (batch, tokens, {width}) to enter the embedding layer, got "
+                f"{tuple(inputs_embeds.shape)}{hint}."
             )
         return self.model(
             inputs_embeds=inputs_embeds, attention_mask=attention_mask, return_dict=True
@@ -93,7 +98,8 @@ class SharedEncoder(Transformer):
         hidden_size = self.get_embedding_dimension()
         if hidden_states.ndim != 3 or hidden_states.shape[-1] != hidden_size:
             raise ValueError(
-                f"Front-end tokens must have shape (batch, tokens, {hidden_size}) to enter the encoder, got {tuple(hidden_states.shape)}."
+                f"Front-end tokens must have shape (batch, tokens, {hidden_size}) to enter the encoder, got "
+                f"{tuple(hidden_states.shape)}."
             )
         if attention_mask.shape != hidden_states.shape[:2]:
             raise ValueError(

@@ -39,8 +39,8 @@ def _fsync_directory(folder: Path) -> None:
 
 
 def write_complete_marker(folder: str | os.PathLike, step: int) -> None:
-    """Mark ``folder`` complete: flush every file to the disk and record its size and SHA-256 in :data:`COMPLETE_MARKER`,
-    written whole or not at all (a temporary file, fsync'ed and renamed into place)."""
+    """Mark ``folder`` complete: flush every file to the disk and record its size and SHA-256 in
+    :data:`COMPLETE_MARKER`, written whole or not at all (a temporary file, fsync'ed and renamed into place)."""
     folder = Path(folder)
     files: dict[str, dict[str, Any]] = {}
     for path in sorted(folder.rglob("*")):
@@ -67,8 +67,8 @@ def remove_complete_marker(folder: str | os.PathLike) -> None:
 
 
 def checkpoint_damage(folder: str | os.PathLike) -> str | None:
-    """None if every file the marker of ``folder`` lists is there with its recorded size and SHA-256 (or the marker is an
-    older version's, the step number only), else a sentence naming the first file that is not."""
+    """None if every file the marker of ``folder`` lists is there with its recorded size and SHA-256 (or the marker is
+    an older version's, the step number only), else a sentence naming the first file that is not."""
     folder = Path(folder)
     text = (folder / COMPLETE_MARKER).read_text(encoding="utf8")
     try:
@@ -90,7 +90,8 @@ def checkpoint_damage(folder: str | os.PathLike) -> str | None:
 
 
 def complete_checkpoints(output_dir: str | os.PathLike) -> list[Path]:
-    """The ``checkpoint-<step>`` folders of ``output_dir`` whose saving finished (holding a marker), newest step first."""
+    """The ``checkpoint-<step>`` folders of ``output_dir`` whose saving finished (holding a marker), newest step
+    first."""
     output_dir = Path(output_dir)
     steps = [
         (int(path.name[len(CHECKPOINT_PREFIX) :]), path)
@@ -135,8 +136,8 @@ def verify_checkpoint(folder: str | os.PathLike) -> None:
         raise ValueError(f"{where} is not a folder.")
     if not (folder / COMPLETE_MARKER).is_file():
         raise ValueError(
-            f"{where} has no {COMPLETE_MARKER} marker: its saving never finished, or no CheckpointMarkerCallback wrote "
-            "it. Resume from a complete checkpoint (resume_from_checkpoint=True picks the newest intact one)."
+            f"{where} has no {COMPLETE_MARKER} marker: its saving never finished, or no CheckpointMarkerCallback "
+            "wrote it. Resume from a complete checkpoint (resume_from_checkpoint=True picks the newest intact one)."
         )
     damage = checkpoint_damage(folder)
     if damage is not None:

@@ -27,11 +27,14 @@ class LossGradientAveragingCallback(TrainerCallback):
         from sbert_nonling.training import LossGradientAveragingCallback
 
         sentences = ["A man is playing a guitar.", "A woman slices an onion."]
-        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))  # offline; e.g. "bert-base-uncased"
+        # offline: a tiny random encoder; e.g. "bert-base-uncased"
+        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))
         dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
         args = SentenceTransformerTrainingArguments(output_dir="checkpoints", max_steps=1, report_to="none")
-        loss = SimCSELoss(model, training_head="mlp")  # its MLP lives outside the DDP-wrapped model (e.g. MCSE's heads too)
-        trainer = SentenceTransformerTrainer(model, args, train_dataset=dataset, loss=loss, callbacks=[LossGradientAveragingCallback(loss)])
+        # its MLP lives outside the DDP-wrapped model (e.g. MCSE's heads too)
+        loss = SimCSELoss(model, training_head="mlp")
+        callbacks = [LossGradientAveragingCallback(loss)]
+        trainer = SentenceTransformerTrainer(model, args, train_dataset=dataset, loss=loss, callbacks=callbacks)
         trainer.train()  # torchrun --nproc_per_node 2 script.py; in a single process the callback does nothing
     """
 

@@ -47,7 +47,8 @@ class MultiTaskAverageBatchSampler(RoundRobinBatchSampler):
         empty = [index for index, sampler in enumerate(batch_samplers) if len(sampler) == 0]
         if empty:
             raise ValueError(
-                f"Dataset(s) {empty} yield no batch (fewer rows than the batch size with drop_last); use a smaller batch size or more data."
+                f"Dataset(s) {empty} yield no batch (fewer rows than the batch size with drop_last); use a smaller "
+                "batch size or more data."
             )
 
     def _cycle(self, index: int) -> Iterator[list[int]]:

@@ -22,7 +22,8 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
     process (docs/reliability.md, "Distributed training").
 
     Args:
-        dataset, batch_samplers: the trainer's ConcatDataset and per-dataset batch samplers (only the text one is used).
+        dataset, batch_samplers: the trainer's ConcatDataset and per-dataset batch samplers (only the text one is
+            used).
         text_index: position of the text dataset among the datasets.
         batch_sizes: batch size per dataset position for the modality datasets.
         generator, seed: as for the built-in samplers.
@@ -52,7 +53,8 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
         self.modality_indices = [index for index in range(len(sizes)) if index != text_index]
 
     def _cycle(self, index: int, generator: torch.Generator, offset: int) -> Iterator[list[int]]:
-        """Reshuffled passes over dataset ``index`` (rows from ``offset``), each index a :class:`SeededRow` of its pass."""
+        """Reshuffled passes over dataset ``index`` (rows from ``offset``), each index a :class:`SeededRow` of its
+        pass."""
         size, batch_size = self.dataset.cumulative_sizes[index] - offset, self.batch_sizes[index]
         for passes in count():
             order = torch.randperm(size, generator=generator).tolist()

@@ -18,7 +18,8 @@ def average_state_dicts(states: list[dict[str, Tensor]]) -> dict[str, Tensor]:
         import torch
         from sbert_nonling.training.weight_averaging import average_state_dicts
 
-        model, run_a, run_b = torch.nn.Linear(4, 2), torch.nn.Linear(4, 2), torch.nn.Linear(4, 2)  # e.g. fine-tuned copies
+        # e.g. fine-tuned copies of one model
+        model, run_a, run_b = torch.nn.Linear(4, 2), torch.nn.Linear(4, 2), torch.nn.Linear(4, 2)
         model.load_state_dict(average_state_dicts([run_a.state_dict(), run_b.state_dict()]))
     """
     if not states:

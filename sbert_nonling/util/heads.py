@@ -19,8 +19,9 @@ def make_training_head(
 ) -> nn.Module:
     """A training-only head from ``dimension`` to ``output_dimension`` (default: ``dimension``).
 
-    ``"mlp"``: Linear + Tanh (SimCSE, VisualCSE, MCSE); ``"linear"`` (MACD); ``"linear_gelu_layernorm"`` (Pixel Linguist);
-    ``"none"``: identity. The Linear is the first module (``0.weight``); ``name`` is named in the ValueError.
+    ``"mlp"``: Linear + Tanh (SimCSE, VisualCSE, MCSE); ``"linear"`` (MACD); ``"linear_gelu_layernorm"`` (Pixel
+    Linguist); ``"none"``: identity. The Linear is the first module (``0.weight``); ``name`` is named in the
+    ValueError.
     """
     output_dimension = dimension if output_dimension is None else output_dimension
     if kind not in TRAINING_HEADS:

@@ -18,11 +18,18 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...], str]] = {
 
 
 def missing_extra_message(feature: str, purpose: str, error: BaseException) -> str:
-    """The ImportError message for ``feature``'s extra: what failed, the pip command and any Debian / Ubuntu packages."""
+    """The ImportError message for ``feature``'s extra: what failed, the pip command and any Debian / Ubuntu
+    packages."""
     extra, _, system_packages = EXTRAS[feature]
-    message = f"{purpose} needs the optional dependencies of sbert-nonling[{extra}] ({error}). Install them with: pip install 'sbert-nonling[{extra}]'"
+    message = (
+        f"{purpose} needs the optional dependencies of sbert-nonling[{extra}] ({error}). Install them with: "
+        f"pip install 'sbert-nonling[{extra}]'"
+    )
     if system_packages:
-        message += f"; they load the system libraries Pango, Cairo, FreeType, HarfBuzz and fontconfig (Debian / Ubuntu: apt-get install {system_packages})"
+        message += (
+            "; they load the system libraries Pango, Cairo, FreeType, HarfBuzz and fontconfig (Debian / Ubuntu: "
+            f"apt-get install {system_packages})"
+        )
     return message + "."
 
 

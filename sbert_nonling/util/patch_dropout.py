@@ -1,4 +1,5 @@
-"""Patch dropout (FLIP): train on a random subset of a front-end's patch tokens, the leading [CLS] token always kept."""
+"""Patch dropout (FLIP): train on a random subset of a front-end's patch tokens, the leading [CLS] token always
+kept."""
 
 from __future__ import annotations
 

@@ -42,14 +42,16 @@ def loading(what: str, name: str, named_by: str, offline: str) -> Iterator[None]
             with loading("ViT", "google/vit-base-patch16-224-in21k", "the setting 'vit'", "--set vit=null"):
                 vit = ViTModel.from_pretrained("google/vit-base-patch16-224-in21k")
         except ValueError as error:  # offline (HF_HUB_OFFLINE=1) and not in the cache
-            print(error)  # ViT 'google/vit-base-patch16-224-in21k' (the setting 'vit') could not be loaded, ... Offline: --set vit=null
+            # ViT 'google/vit-base-patch16-224-in21k' (the setting 'vit') could not be loaded, ...
+            # Offline: --set vit=null
+            print(error)
     """
     try:
         yield
     except (OSError, ModelUnreachable) as error:
         cause = error.cause if isinstance(error, ModelUnreachable) else error
         raise ModelUnreachable(
-            f"{what} {name!r} ({named_by}) could not be loaded, neither as a local folder nor from the Hugging Face Hub / "
-            f"the weights' download site: {error_summary(cause)} Offline: {offline}",
+            f"{what} {name!r} ({named_by}) could not be loaded, neither as a local folder nor from the Hugging Face "
+            f"Hub / the weights' download site: {error_summary(cause)} Offline: {offline}",
             cause,
         ) from cause

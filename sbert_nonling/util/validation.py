@@ -11,15 +11,17 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def replace_lone_surrogates(text: str) -> str:
-    """``text`` with unpaired surrogates replaced by U+FFFD (pairs joined), so tokenizers and renderers can encode it."""
+    """``text`` with unpaired surrogates replaced by U+FFFD (pairs joined), so tokenizers and renderers can encode
+    it."""
     if _LONE_SURROGATE.search(text) is None:
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines of a text file's content, split at ``\\n`` only (``str.splitlines`` would also split at form feeds, U+0085,
-    U+2028 and other characters that can sit inside a sentence, shifting every later line). A final empty line is dropped."""
+    """Lines of a text file's content, split at ``\\n`` only (``str.splitlines`` would also split at form feeds,
+    U+0085, U+2028 and other characters that can sit inside a sentence, shifting every later line). A final empty line
+    is dropped."""
     lines = text.split("\n")
     if lines and not lines[-1]:
         lines.pop()
@@ -27,7 +29,8 @@ def split_lines(text: str) -> list[str]:
 
 
 def read_lines(path: Path, what: str = "Data file") -> list[str]:
-    """The lines (:func:`split_lines`) of a UTF-8 file, or a ValueError naming it (``what`` and path): missing or not UTF-8."""
+    """The lines (:func:`split_lines`) of a UTF-8 file, or a ValueError naming it (``what`` and path): missing or not
+    UTF-8."""
     if not path.is_file():
         raise ValueError(f"{what} {str(path)!r} does not exist.")
     try:
@@ -37,7 +40,8 @@ def read_lines(path: Path, what: str = "Data file") -> list[str]:
 
 
 def read_tab_rows(path: Path, min_columns: int, header_prefix: str | None = None) -> list[tuple[str, list[str]]]:
-    """``("path:line", fields)`` of the non-blank lines of a TAB-separated file (a ``header_prefix`` first line skipped)."""
+    """``("path:line", fields)`` of the non-blank lines of a TAB-separated file (a ``header_prefix`` first line
+    skipped)."""
     rows = []
     for line_number, line in enumerate(read_lines(path), start=1):
         if not line.strip() or (line_number == 1 and header_prefix and line.startswith(header_prefix)):
@@ -89,6 +93,7 @@ def check_export_target(path: str | Path, overwrite: bool = False) -> bool:
     holds_files = path.is_dir() and any(path.iterdir())
     if holds_files and not overwrite:
         raise ValueError(
-            f"Export folder {str(path)!r} is not empty; choose another folder, or pass --overwrite (overwrite=True) to replace what it holds."
+            f"Export folder {str(path)!r} is not empty; choose another folder, or pass --overwrite (overwrite=True) "
+            "to replace what it holds."
         )
     return holds_files

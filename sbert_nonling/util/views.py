@@ -57,7 +57,8 @@ def forward_views(model: nn.Module, features_list: Iterable[dict[str, Any]]) -> 
         from sbert_nonling.util.views import forward_views
 
         sentences = ["A man is playing a guitar.", "A woman slices an onion."]
-        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32))).train()  # offline; e.g. "bert-base-uncased"
+        # offline: a tiny random encoder; e.g. "bert-base-uncased"
+        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32))).train()
         features = model.preprocess(sentences)
         outputs = forward_views(model, [features, features])  # two dropout views of one batch, one forward
         view_1, view_2 = (output["sentence_embedding"] for output in outputs)

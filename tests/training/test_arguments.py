@@ -1,5 +1,5 @@
-"""training_arguments: precision and DataLoader workers resolved for this machine; bf16 on the CPU is CPU autocast, and a
-CPU without native bf16 gets a warning, not a slow surprise."""
+"""training_arguments: precision and DataLoader workers resolved for this machine; bf16 on the CPU is CPU autocast, and
+a CPU without native bf16 gets a warning, not a slow surprise."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""ModalitySchedule: every sub-optimizer's schedule stepped together, each keeping its own base rate; saved and restored."""
+"""ModalitySchedule: every sub-optimizer's schedule stepped together, each keeping its own base rate; saved and
+restored."""
 
 from __future__ import annotations
 
