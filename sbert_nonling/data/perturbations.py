@@ -3,6 +3,7 @@ each a pure function ``f(text, rng, ...) -> str`` of a ``random.Random``."""
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import zlib
@@ -67,12 +68,14 @@ def _edit_words(
     """``edit`` applied to each word with probability ``rate`` (a draw per word), words shorter than ``min_length``
     kept."""
     _check_rate(rate)
-    return _WORD.sub(
-        lambda match: (
-            edit(match.group(), rng) if rng.random() < rate and len(match.group()) >= min_length else match.group()
-        ),
-        text,
-    )
+
+    def edit_word(match: re.Match[str]) -> str:
+        word = match.group()
+        if rng.random() < rate and len(word) >= min_length:
+            return edit(word, rng)
+        return word
+
+    return _WORD.sub(edit_word, text)
 
 
 def insert_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
@@ -159,14 +162,24 @@ def random_spans(document: str, rng: random.Random, min_words: int = 5, max_word
     return spans[0], spans[1]
 
 
+def _whole_text(perturbation: Callable[[str, random.Random], str]) -> Callable[..., str]:
+    """``perturbation`` with the common signature ``f(text, rng, rate)``, ``rate`` unused (it edits the whole text)."""
+
+    def perturb(text: str, rng: random.Random, rate: float | None = None) -> str:
+        return perturbation(text, rng)
+
+    return perturb
+
+
+#: Name -> perturbation ``f(text, rng, rate) -> str``, as :class:`PerturbationPairs` calls them.
 PERTURBATIONS: dict[str, Callable[..., str]] = {
     "insert": insert_characters,
     "delete": delete_characters,
-    "substitute_visual": lambda text, rng, rate=0.1: substitute_characters(text, rng, rate, "visual"),
-    "substitute_keyboard": lambda text, rng, rate=0.1: substitute_characters(text, rng, rate, "keyboard"),
+    "substitute_visual": functools.partial(substitute_characters, kind="visual"),
+    "substitute_keyboard": functools.partial(substitute_characters, kind="keyboard"),
     "swap": swap_neighbours,
-    "shuffle": lambda text, rng, rate=None: shuffle_words(text, rng),
-    "conditional_shuffle": lambda text, rng, rate=None: conditional_shuffle(text, rng),
+    "shuffle": _whole_text(shuffle_words),
+    "conditional_shuffle": _whole_text(conditional_shuffle),
 }
 
 

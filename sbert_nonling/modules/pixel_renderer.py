@@ -117,15 +117,15 @@ class PixelRenderer(InputModule):
         self.fallback_fonts = tuple(fallback_fonts)
         self.font_dirs = tuple(str(directory) for directory in font_dirs)
         root = Path.cwd() if font_root is None else Path(font_root)
-        self.font_paths = tuple(
-            str(root / directory) for directory in self.font_dirs
-        )  # absolute paths stay as they are
+        # absolute paths stay as they are
+        self.font_paths = tuple(str(root / directory) for directory in self.font_dirs)
         self._canvas = self._build_canvas()
         from sbert_nonling.rendering import environment_differences
 
-        if render_environment is not None and (
-            differences := environment_differences(render_environment, self.current_render_environment())
-        ):
+        differences: list[str] = []
+        if render_environment is not None:
+            differences = environment_differences(render_environment, self.current_render_environment())
+        if differences:
             logger.warning(
                 "This PixelRenderer was saved on a machine with other rendering libraries or fonts; renders here may "
                 "differ from those the model was trained on by a few pixels: %s.",

@@ -66,11 +66,17 @@ class SharedEncoder(Transformer):
         return super().preprocess(inputs, prompt=prompt, processing_kwargs=processing_kwargs, **kwargs)
 
     def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
-        for key, encode in ((BYPASS_ENTRY_KEY, self.encode_layers), (EMBEDDINGS_ENTRY_KEY, self.encode_embeddings)):
-            if key in features:
-                features[self.module_output_name] = encode(features[key], features["attention_mask"])
-                return features
-        return super().forward(features, **kwargs)
+        if BYPASS_ENTRY_KEY in features:
+            features[self.module_output_name] = self.encode_layers(
+                features[BYPASS_ENTRY_KEY], features["attention_mask"]
+            )
+        elif EMBEDDINGS_ENTRY_KEY in features:
+            features[self.module_output_name] = self.encode_embeddings(
+                features[EMBEDDINGS_ENTRY_KEY], features["attention_mask"]
+            )
+        else:
+            features = super().forward(features, **kwargs)
+        return features
 
     def encode_embeddings(self, inputs_embeds: Tensor, attention_mask: Tensor) -> Tensor:
         """Run ``inputs_embeds`` (B, T, width) through the whole model, embedding layer included (word lookup skipped);

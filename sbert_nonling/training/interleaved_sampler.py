@@ -43,7 +43,10 @@ class InterleavedBatchSampler(MultiDatasetDefaultBatchSampler):
         offsets = [0, *self.dataset.cumulative_sizes]  # where each dataset starts in the concatenation
         texts, captions = iter(self.batch_samplers[0]), iter(self.batch_samplers[1])
         count = 0
-        while len(text_group := list(islice(texts, self.num_replicas))) == self.num_replicas:
+        while True:
+            text_group = list(islice(texts, self.num_replicas))
+            if len(text_group) < self.num_replicas:
+                return
             count += 1
             yield from ([offsets[0] + index for index in batch] for batch in text_group)
             if count % self.every == 0:

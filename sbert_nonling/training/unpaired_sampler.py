@@ -67,7 +67,10 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
         offsets = [0, *self.dataset.cumulative_sizes]  # where each dataset starts in the concatenation
         cycles = {index: self._cycle(index, generator, offsets[index]) for index in self.modality_indices}
         text_batches = iter(self.batch_samplers[self.text_index])
-        while len(group := list(islice(text_batches, self.num_replicas))) == self.num_replicas:
+        while True:
+            group = list(islice(text_batches, self.num_replicas))
+            if len(group) < self.num_replicas:
+                return
             for index in self.modality_indices:
                 for _ in range(self.num_replicas):
                     yield next(cycles[index])

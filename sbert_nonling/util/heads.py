@@ -30,12 +30,12 @@ def make_training_head(
         if output_dimension != dimension:
             raise ValueError(f"A 'none' head keeps the dimension: {dimension} != {output_dimension}.")
         return nn.Identity()
-    after = {
-        "mlp": (nn.Tanh,),
-        "linear": (),
-        "linear_gelu_layernorm": (nn.GELU, lambda: nn.LayerNorm(output_dimension)),
-    }[kind]
-    return nn.Sequential(nn.Linear(dimension, output_dimension), *(layer() for layer in after))
+    linear = nn.Linear(dimension, output_dimension)
+    if kind == "mlp":
+        return nn.Sequential(linear, nn.Tanh())
+    if kind == "linear":
+        return nn.Sequential(linear)
+    return nn.Sequential(linear, nn.GELU(), nn.LayerNorm(output_dimension))
 
 
 def embedding_dimension(model: SentenceTransformer) -> int:

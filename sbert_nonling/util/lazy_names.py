@@ -30,4 +30,7 @@ def lazy_names(
         namespace[name] = value  # later look-ups skip __getattr__
         return value
 
-    return getattr_, lambda: sorted({*namespace, *names})
+    def dir_() -> list[str]:
+        return sorted({*namespace, *names})
+
+    return getattr_, dir_
