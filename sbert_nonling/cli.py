@@ -266,7 +266,11 @@ def _check_model_name(value: str, named_by: str) -> None:
 
 
 def for_the_command_line(error: BaseException) -> str:
-    """``error``'s message on one line, its Python-side advice (:data:`COMMAND_LINE_WORDING`) given as flags."""
+    """``error``'s message on one line, its Python-side advice (:data:`COMMAND_LINE_WORDING`) given as flags.
+
+    Args:
+        error: the exception to report.
+    """
     message = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
     for python, flag in COMMAND_LINE_WORDING:
         message = message.replace(python, flag)
@@ -289,7 +293,11 @@ def _log_helper_thread_errors(
 def cmd_train(args: argparse.Namespace) -> int | None:
     """Train a recipe (or, with ``--dry-run``, say what the run would do); a run stopped by a signal, a failed
     checkpoint write or a crash returns its exit status (128 + the signal number, or 1) after saying what happened and
-    how to resume."""
+    how to resume.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling train`` (:func:`build_parser`).
+    """
     from sbert_nonling.app.run import train_recipe
     from sbert_nonling.app.runner import TrainingCrashed
     from sbert_nonling.data.sources import DataSources
@@ -355,6 +363,11 @@ def _print_plan_summary(summary: dict[str, Any]) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> None:
+    """Score a saved model on the STS tasks ``--tasks`` names and print the table (plus plots with ``--plots``).
+
+    Args:
+        args: the parsed command line of ``sbert-nonling eval`` (:func:`build_parser`).
+    """
     from sentence_transformers import SentenceTransformer
 
     from sbert_nonling.evaluation.sts import evaluate_sts
@@ -405,6 +418,11 @@ def cmd_eval(args: argparse.Namespace) -> None:
 
 
 def cmd_robustness(args: argparse.Namespace) -> None:
+    """Score saved models on STS-B dev under the text perturbations and print Pixel Linguist's Table 1 layout.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling robustness`` (:func:`build_parser`).
+    """
     from sentence_transformers import SentenceTransformer
 
     from sbert_nonling.data.perturbations import PERTURBATIONS
@@ -427,6 +445,11 @@ def cmd_robustness(args: argparse.Namespace) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> None:
+    """Write the text route of a saved model as a plain sentence-transformers model folder.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling export`` (:func:`build_parser`).
+    """
     from sentence_transformers import SentenceTransformer
 
     from sbert_nonling.export.text_model import export_text_model
@@ -438,6 +461,11 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 
 def cmd_push(args: argparse.Namespace) -> None:
+    """Upload a saved model folder to the Hub (or, with ``--dry-run``, write the exact upload to a folder).
+
+    Args:
+        args: the parsed command line of ``sbert-nonling push`` (:func:`build_parser`).
+    """
     from sbert_nonling.export.publish import push_to_hub
 
     if args.dry_run:
@@ -454,6 +482,11 @@ def cmd_push(args: argparse.Namespace) -> None:
 
 
 def cmd_features(args: argparse.Namespace) -> None:
+    """Extract frozen image features of a folder or Hub dataset and save them as safetensors.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling features`` (:func:`build_parser`).
+    """
     from sbert_nonling.data.frozen_image_encoder import FrozenImageEncoder
     from sbert_nonling.data.image_features import extract_image_features, save_image_features
     from sbert_nonling.data.images import IMAGE_EXTENSIONS
@@ -476,6 +509,11 @@ def cmd_features(args: argparse.Namespace) -> None:
 
 
 def cmd_render(args: argparse.Namespace) -> None:
+    """Render a text as PIXEL reads it and write the strip as a PNG.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling render`` (:func:`build_parser`).
+    """
     from sbert_nonling.modules.pixel_renderer import render_preview
 
     num_patches = render_preview(
@@ -486,6 +524,11 @@ def cmd_render(args: argparse.Namespace) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
+    """Train a tiny model offline, export it and show that the plain export reproduces it.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling demo`` (:func:`build_parser`).
+    """
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
@@ -731,6 +774,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``sbert-nonling`` command line and return its exit status (2 after a bad input, said in one line).
+
+    Args:
+        argv: the arguments after the program name (default: ``sys.argv[1:]``).
+    """
     args = build_parser().parse_args(argv)
     try:
         check_arguments(args)

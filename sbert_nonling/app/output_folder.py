@@ -33,7 +33,11 @@ FINISHED_RUN_ENTRIES = ("results.json", "model", "export")
 
 def check_output_target(output_dir: str | Path) -> Path:
     """Check, without creating anything, that ``output_dir`` names a folder that exists or can be created: a ValueError
-    says so when it names a file or when its nearest existing folder cannot be written."""
+    says so when it names a file or when its nearest existing folder cannot be written.
+
+    Args:
+        output_dir: the run folder (``--output``); it may not exist yet.
+    """
     output_dir = Path(output_dir)
     if output_dir.exists() and not output_dir.is_dir():
         raise ValueError(
@@ -50,7 +54,11 @@ def check_output_target(output_dir: str | Path) -> Path:
 
 def make_output_dir(output_dir: str | Path) -> Path:
     """Create the run folder ``output_dir`` if needed and check that it can be written, before a run reads any
-    data: a ValueError says so when it names a file or cannot be written (no permission, a read-only disk)."""
+    data: a ValueError says so when it names a file or cannot be written (no permission, a read-only disk).
+
+    Args:
+        output_dir: the run folder (``--output``), created with its parents if missing.
+    """
     output_dir = check_output_target(output_dir)
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
@@ -117,6 +125,9 @@ def complete_replacement(output_dir: str | Path) -> bool:
     The entries to move are listed first (:data:`SWAP_LIST`), then each replaces its namesake, ``results.json`` last;
     an earlier entry the new run does not have is deleted. A process killed at any point of this leaves a state the
     next call completes: every run of this package calls it first, under the folder's lock.
+
+    Args:
+        output_dir: the run folder that may hold a finished replacement in ``.incoming``.
     """
     output_dir = Path(output_dir)
     _remove(output_dir / REPLACED)

@@ -45,6 +45,11 @@ class HubSource:
     columns: dict[str, str] = field(default_factory=dict)
 
     def column(self, role: str) -> str:
+        """The dataset column that plays ``role`` (the role's own name unless the source renames it).
+
+        Args:
+            role: a role such as ``"text"``, ``"image"``, ``"caption"`` or ``"label"``.
+        """
         return self.columns.get(role, role)
 
     def __str__(self) -> str:
@@ -60,7 +65,12 @@ class HubSource:
 
 def hub_source(value: str | Path, roles: Sequence[str]) -> HubSource | None:
     """The Hub dataset ``value`` names (``owner/name?split=...&ROLE=COLUMN``, docs/data.md), or None when ``value``
-    exists on disk or is not of that form; an unknown key is a ValueError listing the valid ones."""
+    exists on disk or is not of that form; an unknown key is a ValueError listing the valid ones.
+
+    Args:
+        value: a local path or a Hub dataset name, as given on the command line.
+        roles: the roles a ``ROLE=COLUMN`` key may name, the first being the main one.
+    """
     if isinstance(value, Path) or Path(value).exists():
         return None
     name, _, query = value.partition("?")
@@ -83,7 +93,12 @@ def hub_source(value: str | Path, roles: Sequence[str]) -> HubSource | None:
 
 def load_hub_columns(source: HubSource, roles: Sequence[str]) -> Dataset:
     """``source`` loaded by ``datasets.load_dataset``, reduced to the columns playing ``roles``, renamed to the
-    roles."""
+    roles.
+
+    Args:
+        source: the Hub dataset (:func:`hub_source`).
+        roles: the roles to keep, each renamed from its column.
+    """
     try:
         dataset = load_dataset(
             source.name, source.config, split=source.split, data_files=source.data_files, revision=source.revision
@@ -108,7 +123,12 @@ def load_hub_columns(source: HubSource, roles: Sequence[str]) -> Dataset:
 
 def class_indices(dataset: Dataset, column: str = "label") -> tuple[Dataset, list[str]]:
     """``dataset`` with ``column`` as class indices and the class names (a ClassLabel's, else the sorted distinct
-    values)."""
+    values).
+
+    Args:
+        dataset: the dataset holding the labels.
+        column: the label column.
+    """
     feature = dataset.features[column]
     if isinstance(feature, ClassLabel):
         return dataset, list(feature.names)
@@ -119,7 +139,12 @@ def class_indices(dataset: Dataset, column: str = "label") -> tuple[Dataset, lis
 
 
 def first_rows_per_class(labels: Sequence[Hashable], limit: int) -> list[int]:
-    """The rows of the first ``limit`` items of every class, in dataset order."""
+    """The rows of the first ``limit`` items of every class, in dataset order.
+
+    Args:
+        labels: the class of every row, in dataset order.
+        limit: how many rows of each class to keep.
+    """
     counts: Counter[Hashable] = Counter()
     rows = []
     for row, label in enumerate(labels):

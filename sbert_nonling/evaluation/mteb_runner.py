@@ -24,7 +24,14 @@ def wrap_for_mteb(
     model: SentenceTransformer, model_name: str, revision: str | None = None, modalities: Sequence[str] = ("text",)
 ):
     """MTEB's SentenceTransformer wrapper with a real model name (``local/<name>`` without "/"), revision and
-    modalities."""
+    modalities.
+
+    Args:
+        model: the model to evaluate.
+        model_name: the name MTEB records in its results (a path keeps its last one or two parts).
+        revision: the model revision MTEB records; None for a local model.
+        modalities: the modalities MTEB may send the model.
+    """
     wrapper = SentenceTransformerEncoderWrapper(model)
     name = model_name.strip("/").split("/")[-2:]
     fields = {
@@ -39,7 +46,11 @@ def wrap_for_mteb(
 
 def local_mteb_tasks(tasks: Sequence[STSData]) -> list:
     """Official MTEB task objects holding the local data under its own split (``STSBenchmarkMultilingualSTS-<lang>`` as
-    subsets of the multilingual task), for your own ``mteb.evaluate`` (docs/evaluation.md)."""
+    subsets of the multilingual task), for your own ``mteb.evaluate`` (docs/evaluation.md).
+
+    Args:
+        tasks: local STS tasks (:mod:`sbert_nonling.evaluation.sts_data`), named as MTEB's tasks.
+    """
     result, multilingual = [], {}
     for data in tasks:
         if data.name.startswith(f"{MULTILINGUAL_TASK}-"):

@@ -11,6 +11,9 @@ def format_sts_table(rows: Mapping[str, Mapping[str, float]]) -> str:
     """A plain-text table of ``rows`` (label -> an evaluator's ``{task: score x100, "avg": mean}``): one column per
     task (papers' order first; ``-`` where a row lacks it), then the row's own ``Avg``.
 
+    Args:
+        rows: row label -> scores x100 by task name, plus ``"avg"``.
+
     Example::
 
         from sbert_nonling.evaluation import format_sts_table

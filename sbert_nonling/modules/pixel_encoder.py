@@ -92,7 +92,16 @@ class PixelEncoder(Module):
         **config_kwargs,
     ) -> PixelEncoder:
         """A randomly initialised PIXEL-architecture encoder (PIXEL-base's sizes, qkv_bias and layer_norm_eps by
-        default)."""
+        default).
+
+        Args:
+            max_patches: the patches of one strip (the sequence is 1 + max_patches with [CLS]).
+            hidden_size: the width of the encoder.
+            num_hidden_layers: the number of transformer layers.
+            num_attention_heads: the attention heads per layer.
+            intermediate_size: the width of the feed-forward layers.
+            patch_size: the side of a square patch, in pixels.
+        """
         config = ViTMAEConfig(
             image_size=(patch_size, max_patches * patch_size),
             patch_size=patch_size,
@@ -109,7 +118,12 @@ class PixelEncoder(Module):
     def from_pretrained(cls, model_name_or_path: str = PIXEL_BASE, max_patches: int = 64, **hub_kwargs) -> Self:
         """Load a PIXEL checkpoint (``model_type`` "pixel", e.g. Team-PIXEL/pixel-base) or a saved ``vit_mae`` one, its
         position table resized to ``max_patches`` (:func:`resize_position_table`); ``hub_kwargs`` go to transformers.
-        A ValueError if it is neither, or lacks encoder parameters."""
+        A ValueError if it is neither, or lacks encoder parameters.
+
+        Args:
+            model_name_or_path: a Hub id or a local folder of a PIXEL or ViT-MAE checkpoint.
+            max_patches: the patches of one strip the encoder reads.
+        """
         config_path = cached_file(model_name_or_path, "config.json", **hub_kwargs)
         assert config_path is not None  # cached_file raises for a missing file unless told not to
         stored = json.loads(Path(config_path).read_text(encoding="utf8"))
@@ -188,7 +202,12 @@ class PixelEncoder(Module):
 def resize_position_table(model: ViTMAEModel, max_patches: int) -> ViTMAEModel:
     """``model`` rebuilt for a strip of ``max_patches`` patches: the first ``1 + max_patches`` position rows kept (as
     Pixel Linguist does), or the patch rows linearly interpolated along the strip if more are needed (an
-    approximation of PIXEL's 2-D sin-cos grid). All other weights are copied unchanged."""
+    approximation of PIXEL's 2-D sin-cos grid). All other weights are copied unchanged.
+
+    Args:
+        model: the ViT-MAE model whose position table is resized.
+        max_patches: the patches of one strip.
+    """
     if max_patches < 1:
         raise ValueError(f"max_patches={max_patches} must be at least 1.")
     patch_size = _pair(model.config.patch_size)[1]

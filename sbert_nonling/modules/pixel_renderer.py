@@ -30,7 +30,11 @@ DEFAULT_FALLBACK_FONTS = ("Noto Sans Arabic", "Noto Sans Devanagari", "Noto Sans
 def sanitize_text(text: str) -> str:
     """The text the renderer hands to Pango: PIXEL's cleaning (each ``\\n`` replaced by a space), every U+0000 removed
     (Pango gets a C string) and every unpaired surrogate replaced by U+FFFD; everything else goes to Pango unchanged
-    (docs/pixel_renderer.md, "Geometry")."""
+    (docs/pixel_renderer.md, "Geometry").
+
+    Args:
+        text: the text to render.
+    """
     return replace_lone_surrogates(text.replace("\n", " ").replace("\x00", ""))
 
 
@@ -58,6 +62,8 @@ class PixelRenderer(InputModule):
         font_dirs: extra font folders, relative ones resolved against ``font_root`` (default: the working directory);
             in a saved config, inside the model folder (or ``SBERT_NONLING_FONT_DIRS``).
         render_environment: the versions a saved model recorded (:func:`sbert_nonling.rendering.render_environment`).
+        font_root: the folder relative ``font_dirs`` are resolved against (default: the working directory; a saved
+            renderer passes its model folder).
 
     Example:
         ::
@@ -200,7 +206,11 @@ class PixelRenderer(InputModule):
         return self.max_patches * self.patch_size
 
     def eos_start(self, text_width: int) -> int:
-        """Left edge (pixels) of the EOS patch after a text whose width (Pango's pixel size) is ``text_width``."""
+        """Left edge (pixels) of the EOS patch after a text whose width (Pango's pixel size) is ``text_width``.
+
+        Args:
+            text_width: the width of the rendered text, in pixels.
+        """
         patches_used = -(-(2 * self.pad_left + text_width) // self.patch_size)  # ceil
         return min(patches_used, self.max_patches - 1) * self.patch_size
 
@@ -214,7 +224,11 @@ class PixelRenderer(InputModule):
 
     def render(self, text: str) -> tuple[np.ndarray, int]:
         """Render one text: the uint8 strip (patch_size, max_patches * patch_size), 255 = white, and the number of
-        attended patches (text patches + the EOS patch)."""
+        attended patches (text patches + the EOS patch).
+
+        Args:
+            text: the text to render (cleaned by :func:`sanitize_text`).
+        """
         if not isinstance(text, str):
             raise ValueError(f"text is a {type(text).__name__} ({text!r}); PixelRenderer renders str only.")
         strip = np.empty((self.patch_size, self.strip_width), dtype=np.uint8)
@@ -244,7 +258,13 @@ class PixelRenderer(InputModule):
 
     def save_preview(self, text: str, path: str | Path, scale: int = 1) -> int:
         """Write the strip of ``text`` as a grayscale PNG (``scale`` times larger, nearest neighbour); return the
-        number of attended patches."""
+        number of attended patches.
+
+        Args:
+            text: the text to render.
+            path: the PNG file to write.
+            scale: the magnification, in whole pixels per pixel.
+        """
         if scale < 1:
             raise ValueError(f"scale={scale!r} must be a positive integer.")
         strip, num_patches = self.render(text)
@@ -267,5 +287,11 @@ class PixelRenderer(InputModule):
 
 def render_preview(text: str, path: str | Path, scale: int = 1, **renderer_kwargs) -> int:
     """Render ``text`` with ``PixelRenderer(**renderer_kwargs)`` and write it as a PNG to ``path`` (see
-    :meth:`PixelRenderer.save_preview`); return the number of attended patches."""
+    :meth:`PixelRenderer.save_preview`); return the number of attended patches.
+
+    Args:
+        text: the text to render.
+        path: the PNG file to write.
+        scale: the magnification, in whole pixels per pixel.
+    """
     return PixelRenderer(**renderer_kwargs).save_preview(text, path, scale=scale)

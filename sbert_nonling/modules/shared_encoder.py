@@ -80,7 +80,12 @@ class SharedEncoder(Transformer):
 
     def encode_embeddings(self, inputs_embeds: Tensor, attention_mask: Tensor) -> Tensor:
         """Run ``inputs_embeds`` (B, T, width) through the whole model, embedding layer included (word lookup skipped);
-        ``width`` is the embedding layer's (below the hidden size in ELECTRA-small, ALBERT), checked here."""
+        ``width`` is the embedding layer's (below the hidden size in ELECTRA-small, ALBERT), checked here.
+
+        Args:
+            inputs_embeds: a front-end's tokens at the embedding layer's width (B, T, width).
+            attention_mask: the padding mask (B, T), 1 for real tokens.
+        """
         width, hidden_size = self.model.get_input_embeddings().embedding_dim, self.get_embedding_dimension()
         if inputs_embeds.ndim != 3 or inputs_embeds.shape[-1] != width:
             factorised = (
@@ -100,7 +105,12 @@ class SharedEncoder(Transformer):
 
     def encode_layers(self, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
         """Run ``hidden_states`` (B, T, hidden) through the encoder layers only (:func:`bypass_embedding_layer`),
-        masking padded positions, after checking the shapes."""
+        masking padded positions, after checking the shapes.
+
+        Args:
+            hidden_states: a front-end's tokens at the hidden size (B, T, hidden).
+            attention_mask: the padding mask (B, T), 1 for real tokens.
+        """
         hidden_size = self.get_embedding_dimension()
         if hidden_states.ndim != 3 or hidden_states.shape[-1] != hidden_size:
             raise ValueError(

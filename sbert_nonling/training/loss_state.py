@@ -29,7 +29,12 @@ def _named_losses(losses: Losses) -> list[tuple[str, nn.Module]]:
 def loss_state_dict(losses: Losses, model: nn.Module) -> dict[str, Tensor]:
     """The parameters and buffers the losses own (in their state dicts, not the model's), keyed
     ``<dataset name>.<key>`` (``loss.<key>`` for a single loss); a tensor shared by several losses is stored once,
-    under its first key."""
+    under its first key.
+
+    Args:
+        losses: the trainer's loss, or its dict of losses by dataset name.
+        model: the model, whose own tensors are left out.
+    """
     model_tensors = {id(tensor) for tensor in (*model.parameters(), *model.buffers())}
     state, seen = {}, set()
     for name, loss in _named_losses(losses):
@@ -42,7 +47,12 @@ def loss_state_dict(losses: Losses, model: nn.Module) -> dict[str, Tensor]:
 
 
 def loss_parameters(losses: Losses, model: nn.Module) -> list[nn.Parameter]:
-    """The trainable parameters the losses own (not the model's), each once, in a fixed order."""
+    """The trainable parameters the losses own (not the model's), each once, in a fixed order.
+
+    Args:
+        losses: the trainer's loss, or its dict of losses by dataset name.
+        model: the model, whose own parameters are left out.
+    """
     model_parameters = {id(parameter) for parameter in model.parameters()}
     owned, seen = [], set()
     for _, loss in _named_losses(losses):
@@ -55,7 +65,12 @@ def loss_parameters(losses: Losses, model: nn.Module) -> list[nn.Parameter]:
 
 def load_loss_state_dict(losses: Losses, state: dict[str, Tensor]) -> None:
     """Copy a :func:`loss_state_dict` into the losses' own tensors, in place (shared tensors and the optimizer
-    agree)."""
+    agree).
+
+    Args:
+        losses: the trainer's loss, or its dict of losses by dataset name.
+        state: a :func:`loss_state_dict`, e.g. read from a checkpoint.
+    """
     targets = {
         f"{name}.{key}": tensor
         for name, loss in _named_losses(losses)

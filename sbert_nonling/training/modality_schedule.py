@@ -63,4 +63,9 @@ class ModalitySchedule:
         return {name: schedule.state_dict() for name, schedule in self.schedules.items()}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore every schedule from a :meth:`state_dict`; a missing or unknown name is a ValueError.
+
+        Args:
+            state_dict: dataset name -> that schedule's state.
+        """
         load_named_states(self.schedules, state_dict, "Scheduler")

@@ -10,6 +10,9 @@ def average_state_dicts(states: list[dict[str, Tensor]]) -> dict[str, Tensor]:
     """The element-wise mean of ``states`` (state dicts of one architecture), as a model soup averages them:
     floating-point tensors averaged in float64 and cast back; other tensors (e.g. position ids) kept, and must agree.
 
+    Args:
+        states: state dicts of one architecture, at least one.
+
     Raises:
         ValueError: no states, or states whose keys, shapes or non-float values differ (naming the tensor).
 

@@ -22,6 +22,12 @@ def make_training_head(
     ``"mlp"``: Linear + Tanh (SimCSE, VisualCSE, MCSE); ``"linear"`` (MACD); ``"linear_gelu_layernorm"`` (Pixel
     Linguist); ``"none"``: identity. The Linear is the first module (``0.weight``); ``name`` is named in the
     ValueError.
+
+    Args:
+        kind: ``"mlp"``, ``"linear"``, ``"linear_gelu_layernorm"`` or ``"none"``.
+        dimension: the input width (the model's embedding dimension).
+        output_dimension: the output width; None keeps ``dimension``.
+        name: the setting's name in the ValueError of an unknown ``kind``.
     """
     output_dimension = dimension if output_dimension is None else output_dimension
     if kind not in TRAINING_HEADS:
@@ -39,7 +45,11 @@ def make_training_head(
 
 
 def embedding_dimension(model: SentenceTransformer) -> int:
-    """``model``'s sentence embedding dimension, which loss heads are built for (a ValueError if it reports none)."""
+    """``model``'s sentence embedding dimension, which loss heads are built for (a ValueError if it reports none).
+
+    Args:
+        model: the model.
+    """
     dimension = model.get_embedding_dimension()
     if dimension is None:
         raise ValueError(

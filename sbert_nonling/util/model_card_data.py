@@ -15,7 +15,11 @@ INSTALL_LINE = "# pip install sbert-nonling  (this model's modules come from tha
 
 def holds_text(dataset: Any) -> bool:
     """Whether the rows of ``dataset`` (through any transform) hold a sentence besides the trainer's
-    ``dataset_name``."""
+    ``dataset_name``.
+
+    Args:
+        dataset: a ``datasets.Dataset`` (possibly with a transform) or any other training dataset.
+    """
     if not isinstance(dataset, Dataset) or len(dataset) == 0:
         return True  # not ours to judge: sentence-transformers skips what it cannot sample
     return any(isinstance(value, str) for key, value in dataset[0].items() if key != "dataset_name")

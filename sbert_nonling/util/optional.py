@@ -19,7 +19,13 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...], str]] = {
 
 def missing_extra_message(feature: str, purpose: str, error: BaseException) -> str:
     """The ImportError message for ``feature``'s extra: what failed, the pip command and any Debian / Ubuntu
-    packages."""
+    packages.
+
+    Args:
+        feature: a key of :data:`EXTRAS`.
+        purpose: what needed the extra, e.g. ``"PixelRenderer"``.
+        error: the ImportError or OSError of the failed import.
+    """
     extra, _, system_packages = EXTRAS[feature]
     message = (
         f"{purpose} needs the optional dependencies of sbert-nonling[{extra}] ({error}). Install them with: "
@@ -35,7 +41,12 @@ def missing_extra_message(feature: str, purpose: str, error: BaseException) -> s
 
 def require_extra(feature: str, purpose: str) -> list[ModuleType]:
     """Import the modules of ``feature`` (a key of :data:`EXTRAS`), or raise an ImportError naming the pip extra (and
-    system packages); a native library that cannot be loaded (``OSError``) counts as missing."""
+    system packages); a native library that cannot be loaded (``OSError``) counts as missing.
+
+    Args:
+        feature: a key of :data:`EXTRAS`.
+        purpose: what needs the extra, named in the message.
+    """
     _, modules, _ = EXTRAS[feature]
     try:
         return [importlib.import_module(name) for name in modules]

@@ -7,14 +7,23 @@ from contextlib import contextmanager
 
 
 def error_summary(error: BaseException) -> str:
-    """``"OSError: first line of its message"``: a library's error in one line."""
+    """``"OSError: first line of its message"``: a library's error in one line.
+
+    Args:
+        error: the error to summarise.
+    """
     reason = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
     return f"{type(error).__name__}: {reason}"
 
 
 class ModelUnreachable(ValueError):
     """A model that could not be loaded (:func:`loading`'s one line); an enclosing :func:`loading`, which knows how
-    the caller named the model, says it again in its own terms. ``cause``: the library's error."""
+    the caller named the model, says it again in its own terms.
+
+    Args:
+        message: the one-line message.
+        cause: the library's error.
+    """
 
     def __init__(self, message: str, cause: OSError) -> None:
         super().__init__(message)

@@ -42,7 +42,11 @@ def _merge_equal_shapes(features_list: list[dict[str, Any]]) -> dict[str, Any] |
 
 
 def merge_views(features_list: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """One feature dict holding all views (view 1's rows, then view 2's, ...), or None if they cannot be merged."""
+    """One feature dict holding all views (view 1's rows, then view 2's, ...), or None if they cannot be merged.
+
+    Args:
+        features_list: the preprocessed features of every view.
+    """
     if len(features_list) < 2:
         return None
     return merge_feature_batches(features_list) or _merge_equal_shapes(features_list)
@@ -50,6 +54,10 @@ def merge_views(features_list: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def forward_views(model: nn.Module, features_list: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The model's output dict of every view, from one merged forward pass when the views allow it.
+
+    Args:
+        model: the model (or module) to run.
+        features_list: the preprocessed features of every view.
 
     Example::
 
