@@ -80,7 +80,7 @@ def audio_folder_dataset(
     limit: int | None = None,
     limit_per_class: int | None = None,
 ) -> tuple[Dataset, list[str]]:
-    """Audio files of ``folder`` (or a Hub audio dataset, docs/data.md) as an AudioCSE dataset, and the class names:
+    """Audio files of ``folder`` (or a Hub audio dataset) as an AudioCSE dataset, and the class names:
     ``view_1`` and ``view_2`` hold the same clip (decoded when read), ``label`` the index of ``label_fn(file name)``
     (or the Hub label column). ``limit_per_class`` keeps the first clips of every class, then ``limit`` the first rows.
 

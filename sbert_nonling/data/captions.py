@@ -53,8 +53,7 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
 
 
 def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """``(image name, caption)`` pairs of a Hub image-caption dataset and each name's undecoded image
-    (docs/data.md).
+    """``(image name, caption)`` pairs of a Hub image-caption dataset and each name's undecoded image.
 
     Args:
         source: the Hub dataset and its ``image`` / ``caption`` columns (:func:`~sbert_nonling.data.hub.hub_source`).

@@ -1,4 +1,10 @@
-"""Training data from the Hugging Face Hub wherever a local data path is accepted (docs/data.md)."""
+"""Training data from the Hugging Face Hub wherever a local data path is accepted.
+
+A Hub dataset is named ``owner/name``, optionally followed by ``?key=value&...``: ``split`` (default ``train``),
+``config``, ``data_files`` and ``revision`` go to ``datasets.load_dataset``, and ``ROLE=COLUMN`` names the column
+that plays a role (``text``, ``image``, ``caption``, ``audio``, ``label``, ...) when it is not named as the role.
+Further reading: docs/data.md.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +34,7 @@ CAPTION_ROLES = ("image", "caption")
 
 @dataclass(frozen=True)
 class HubSource:
-    """A Hub dataset to read one kind of training data from (the options are explained in docs/data.md).
+    """A Hub dataset to read one kind of training data from, as :func:`hub_source` parses it.
 
     Args:
         name: the dataset repository, ``owner/name``.
@@ -64,7 +70,7 @@ class HubSource:
 
 
 def hub_source(value: str | Path, roles: Sequence[str]) -> HubSource | None:
-    """The Hub dataset ``value`` names (``owner/name?split=...&ROLE=COLUMN``, docs/data.md), or None when ``value``
+    """The Hub dataset ``value`` names (``owner/name?split=...&ROLE=COLUMN``), or None when ``value``
     exists on disk or is not of that form; an unknown key is a ValueError listing the valid ones.
 
     Args:

@@ -14,8 +14,11 @@ Source = str | Path | None
 
 @dataclass(frozen=True)
 class DataSources:
-    """The files, folders or Hub datasets (docs/data.md) of a run; each method reads the ones it needs, naming any
-    missing.
+    """The files, folders or Hub datasets of a run; each method reads the ones it needs, naming any missing.
+
+    Every argument takes a local path or a Hub dataset, ``owner/name`` with optional ``?key=value&...`` options:
+    ``split``, ``config``, ``data_files``, ``revision`` and ``ROLE=COLUMN`` for a column not named as its role (e.g.
+    ``?image=img&label=speaker_id``); :mod:`sbert_nonling.data.hub` reads them.
 
     Args:
         text_file: one sentence per line.

@@ -1,5 +1,5 @@
-"""STS through MTEB's official tasks, online by name or offline with local data injected (``mteb`` extra;
-docs/evaluation.md)."""
+"""STS through MTEB's official tasks, online by name or offline with local data injected (``mteb`` extra). Further
+reading: docs/evaluation.md."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def wrap_for_mteb(
 
 def local_mteb_tasks(tasks: Sequence[STSData]) -> list:
     """Official MTEB task objects holding the local data under its own split (``STSBenchmarkMultilingualSTS-<lang>`` as
-    subsets of the multilingual task), for your own ``mteb.evaluate`` (docs/evaluation.md).
+    subsets of the multilingual task), for your own ``mteb.evaluate``.
 
     Args:
         tasks: local STS tasks (:mod:`sbert_nonling.evaluation.sts_data`), named as MTEB's tasks.

@@ -1,5 +1,5 @@
-"""Readers for the STS evaluation sets in their release formats (docs/evaluation.md, "Files"); task names are
-MTEB's."""
+"""Readers for the STS evaluation sets in their release formats (SentEval's STS12-16 folders, the STS Benchmark and
+SICK files, stsb_multi_mt CSVs); task names are MTEB's. Further reading: docs/evaluation.md, "Files"."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ def build_pixel_model(
 ) -> SentenceTransformer:
     """``SentenceTransformer([ModalityRouter({"pixel": [PixelRenderer, PixelEncoder]}), Pooling(mean), Normalize])``.
 
-    Pixel Linguist's sentence encoder (docs/pixel_linguist.md): "pixel" is the router's default route, so
+    Pixel Linguist's sentence encoder: "pixel" is the router's default route, so
     ``model.encode(sentences)`` reads text as pixels; the training-only head belongs to the loss
     (``SymmetricInfoNCE(model, token_head="linear_gelu_layernorm")``).
 

@@ -44,7 +44,7 @@ def build_sentence_model(
     sentence-transformers model (a name or folder with a ``modules.json``), continued as it is: its Transformer
     becomes the shared encoder and its own downstream modules, prompts and similarity function are kept, so its text
     route encodes exactly as that model does; an explicit ``pooling`` or int ``max_seq_length`` changes it, with a
-    warning (docs/encoders.md, "Continued training"). ``"cls_mlp"`` keeps sup-SimCSE's ``Dense(h, h, Tanh)`` in the
+    warning. ``"cls_mlp"`` keeps sup-SimCSE's ``Dense(h, h, Tanh)`` in the
     model; unsup SimCSE's training-only MLP is the loss's (``SimCSELoss(..., training_head="mlp")``, never saved).
 
     Args:

@@ -38,8 +38,11 @@ class AudioPatchEmbed(FrontEnd):
     writes ``ASTFeatureExtractor``'s kaldi fbank (the paper's settings) padded / cut to ``target_frames`` as
     ``input_features`` (B, num_mel_bins, target_frames). ``forward`` applies
     SpecAugment (training), the layout's normalisation and :class:`~sbert_nonling.modules.patch_tokens.PatchTokens`,
-    and hands the tokens on. Layouts: :data:`LAYOUTS`, docs/visualcse.md (Jian et al., 2022, "Non-Linguistic
-    Supervision for Contrastive Learning of Sentence Embeddings"; Gong et al., 2022, SSAST).
+    and hands the tokens on. Layouts (:data:`LAYOUTS`): ``"released"``, the VisualCSE / AudioCSE released code's
+    24 x 24 patches with stride 24 (128 x 1024 fbank -> 5 x 42 = 210 patches + [CLS]), no positions, no
+    normalisation; ``"ssast"``, 16 x 16 patches (8 x 64 = 512), the fbank normalised as (x + 4.2677393) / (2 x
+    4.5689974), learned positions (Jian et al., 2022, "Non-Linguistic Supervision for Contrastive Learning of Sentence
+    Embeddings"; Gong et al., 2022, SSAST).
 
     Args:
         num_mel_bins: fbank bins (128).
@@ -48,7 +51,7 @@ class AudioPatchEmbed(FrontEnd):
         freq_mask, time_mask: SpecAugment in training: mask up to ``freq_mask`` mel bins and ``time_mask`` frames
             (0 disables; paper 48 / 192).
         embedding_dimension, encoder_entry, token_keep_ratio: as :class:`~sbert_nonling.modules.front_end.FrontEnd`
-            (positions under patch dropout: docs/visualcse.md).
+            (positions are added before patch dropout, so a kept patch keeps its place in the grid).
 
     Example:
         ::

@@ -16,7 +16,8 @@ logger = logging.getLogger(__name__)
 
 #: A bypass adapter:
 #: ``(model, hidden_states (B, T, hidden), attention_mask (B, T)) -> last hidden state (B, T, hidden)``. Adapters take
-#: ``model: Any`` (family-specific submodules); what each family's bypass runs: docs/encoders.md.
+#: ``model: Any`` (family-specific submodules); the adapter of each family is in :data:`BYPASS_ADAPTERS` (further
+#: reading: docs/encoders.md).
 BypassAdapter = Callable[[PreTrainedModel, Tensor, Tensor], Tensor]
 
 

@@ -30,7 +30,7 @@ DEFAULT_FALLBACK_FONTS = ("Noto Sans Arabic", "Noto Sans Devanagari", "Noto Sans
 def sanitize_text(text: str) -> str:
     """The text the renderer hands to Pango: PIXEL's cleaning (each ``\\n`` replaced by a space), every U+0000 removed
     (Pango gets a C string) and every unpaired surrogate replaced by U+FFFD; everything else goes to Pango unchanged
-    (docs/pixel_renderer.md, "Geometry").
+    (a tab advances to Pango's next tab stop, ``\r`` and U+2028 start a second line).
 
     Args:
         text: the text to render.
@@ -47,8 +47,13 @@ class PixelRenderer(InputModule):
     patch_size), float32 in [0, 1], gray on 3 channels, white background; and ``attention_mask`` (B, max_patches):
     1 for the text patches and the end-of-sequence patch. Follow it with :class:`~sbert_nonling.modules.PixelEncoder`.
 
-    Geometry (:meth:`eos_start`), text handling (:func:`sanitize_text`) and fonts (pip-installed Noto through a
-    private fontconfig; the library versions are recorded on save and compared on load): docs/pixel_renderer.md.
+    Geometry, as PIXEL's: the font is ``dpi / 72 * font_size`` px; the whole text is one Pango layout (never wrapped)
+    with its top-left corner at ``(pad_left, patch_size / 2 - height / 2 - 2)``; text beyond the strip is clipped;
+    an all-black end-of-sequence patch starts at :meth:`eos_start`. Text handling: :func:`sanitize_text`. Fonts: the
+    pip-installed Noto families through a fontconfig of the renderer's own (no system font or rule applies), so
+    renders are identical wherever the Pango, Cairo, HarfBuzz, FreeType and fontconfig versions match; those versions
+    are recorded on save and compared on load (a warning names any difference). Further reading:
+    docs/pixel_renderer.md.
     Needs the ``pixel`` extra and the system's Pango / Cairo libraries (an ImportError names both).
 
     Args:

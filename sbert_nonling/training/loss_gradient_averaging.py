@@ -13,7 +13,7 @@ from sbert_nonling.training.loss_state import Losses, loss_parameters
 class LossGradientAveragingCallback(TrainerCallback):
     """Under DDP, averages the gradients of the parameters the losses own (heads, learnable temperatures: outside the
     DDP-wrapped model) over all processes before each optimizer step, as DDP does for the model's, so the heads stay
-    identical in every process (docs/reliability.md); clipping has run by then. In a single process it does nothing.
+    identical in every process; clipping has run by then. In a single process it does nothing.
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).

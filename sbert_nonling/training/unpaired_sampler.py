@@ -19,7 +19,8 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
     The text dataset alone sets the epoch length (its batches come from the trainer's batch sampler, e.g.
     ``NO_DUPLICATES``); modality datasets of any size are reshuffled (seeded by ``seed + epoch``) and cycled with their
     own batch size. Under DDP every step is ``num_replicas`` consecutive batches of the *same* dataset, one per
-    process (docs/reliability.md, "Distributed training").
+    process, so every process takes the same kind of step with the same loss. Further reading: docs/reliability.md,
+    "Distributed training".
 
     Args:
         dataset, batch_samplers: the trainer's ConcatDataset and per-dataset batch samplers (only the text one is

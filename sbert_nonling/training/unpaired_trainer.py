@@ -19,7 +19,7 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
     """Trains one model on a text dataset and unpaired modality datasets (images, audio), each with its own loss.
 
     ``train_dataset`` and ``loss`` are dicts with the same keys, e.g. ``{"image": ..., "text": ...}``; batches come
-    in the order of :class:`UnpairedBatchSampler`. Two optimisation schemes (docs/visualcse.md):
+    in the order of :class:`UnpairedBatchSampler`. Two optimisation schemes:
 
     - ``"alternating"`` (VisualCSE's Algorithm 1): every batch is its own optimizer step, taken by that dataset's own
       optimizer (:class:`ModalityOptimizer`, sentence-transformers' parameter groups and ``learning_rate_mapping``)

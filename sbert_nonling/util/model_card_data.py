@@ -28,7 +28,7 @@ def holds_text(dataset: Any) -> bool:
 class NonLinguisticModelCardData(SentenceTransformerModelCardData):
     """Model card data for a model with a :class:`~sbert_nonling.modules.ModalityRouter` (set in ``on_model_ready``).
 
-    What it adds (docs/architecture.md): the modules' ``requirements`` in the saved model config; a usage snippet with
+    What it adds: the modules' ``requirements`` in the saved model config; a usage snippet with
     ``pip install sbert-nonling`` and ``trust_remote_code=True``; widget examples from text datasets only.
     """
 
