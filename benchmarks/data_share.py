@@ -23,7 +23,9 @@ line.
 from __future__ import annotations
 
 import argparse
+import functools
 import time
+from collections.abc import Callable
 
 import common
 import torch
@@ -139,8 +141,8 @@ def main() -> None:
         torch.tensor(first_audio["label"]),
     )
 
-    def seconds(function) -> list[float]:
-        return lambda: common.timed_steps(function, 1, warmup=0)
+    def seconds(function) -> Callable[[], list[float]]:
+        return functools.partial(common.timed_steps, function, 1, warmup=0)
 
     candidates = {
         "pixel data": seconds(pixel_data),

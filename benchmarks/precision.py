@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import functools
 import tempfile
 
 import common
@@ -66,15 +67,15 @@ def matmul_speedup(args, hidden: int, intermediate: int) -> dict[str, list[float
     weight = torch.randn(hidden, intermediate)
 
     def run(precision: str):
-        context = (
-            (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if precision == "bf16" else contextlib.nullcontext
-        )
+        context = contextlib.nullcontext
+        if precision == "bf16":
+            context = functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16)
 
         def step() -> None:
             with context():
                 torch.mm(tokens, weight)
 
-        return lambda: common.timed_steps(step, 1, warmup=1)
+        return functools.partial(common.timed_steps, step, 1, warmup=1)
 
     return common.interleave({"fp32": run("fp32"), "bf16": run("bf16")}, args.rounds)
 
@@ -136,9 +137,9 @@ def main() -> None:
     batch = sentences[: args.batch_size]
 
     def run(precision: str):
-        context = (
-            (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if precision == "bf16" else contextlib.nullcontext
-        )
+        context = contextlib.nullcontext
+        if precision == "bf16":
+            context = functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16)
 
         def step() -> None:
             features = model.preprocess(batch)
@@ -148,7 +149,7 @@ def main() -> None:
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
 
-        return lambda: common.timed_steps(step, args.steps, warmup=1)
+        return functools.partial(common.timed_steps, step, args.steps, warmup=1)
 
     model.train()
     samples = common.interleave({"fp32": run("fp32"), "bf16": run("bf16")}, args.rounds)

@@ -17,6 +17,7 @@ line.
 from __future__ import annotations
 
 import argparse
+import functools
 
 import common
 import torch
@@ -155,12 +156,12 @@ def damsm_ab(args) -> dict[str, object]:
         def step():
             function(words, mask, regions).logsumexp(dim=1).mean().backward()
 
-        return lambda: common.timed_steps(step, args.steps)
+        return functools.partial(common.timed_steps, step, args.steps)
 
     samples = common.interleave(
         {
             "direct": candidate(damsm_direct),
-            "gram": candidate(lambda w, m, r: damsm_scores(w, m, r, GAMMAS)),
+            "gram": candidate(functools.partial(damsm_scores, gammas=GAMMAS)),
         },
         args.rounds,
     )

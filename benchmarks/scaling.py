@@ -18,6 +18,7 @@ Needs matplotlib for the plot (``pip install matplotlib``). Prints a table, then
 from __future__ import annotations
 
 import argparse
+import functools
 
 import common
 import torch
@@ -138,7 +139,7 @@ def main() -> None:
     for step in points.values():  # warm-up
         step()
     samples = common.interleave(
-        {key: (lambda step=step: common.timed_steps(step, 1, warmup=0)) for key, step in points.items()}, args.rounds
+        {key: functools.partial(common.timed_steps, step, 1, warmup=0) for key, step in points.items()}, args.rounds
     )
     seconds = {key: common.median(values) for key, values in samples.items()}
 
