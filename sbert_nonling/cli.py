@@ -1,4 +1,5 @@
-"""``sbert-nonling``: train / eval / robustness / export / push / features / render / demo. The only module that parses command-line arguments.
+"""``sbert-nonling``: train / eval / robustness / export / push / features / render / demo. The only module that parses
+command-line arguments.
 
 Heavy libraries are imported inside the subcommands, so ``--help`` answers without loading them, and every argument
 mistake (an unknown recipe or setting, a malformed ``--set``, a missing input path) is refused by
@@ -29,8 +30,8 @@ from sbert_nonling.util.validation import check_export_target
 
 #: What ``sbert-nonling --help`` says the tool is.
 DESCRIPTION = (
-    "Train sentence encoders with non-linguistic signal (images, audio, text rendered as pixels) on sentence-transformers, "
-    "then evaluate, export and publish them."
+    "Train sentence encoders with non-linguistic signal (images, audio, text rendered as pixels) on "
+    "sentence-transformers, then evaluate, export and publish them."
 )
 
 DEMO_RECIPE = "visualcse"
@@ -75,14 +76,17 @@ MODEL_ARGUMENTS = {
     "export": ("model", "the model argument"),
 }
 #: How a model named on the command line is loaded offline.
-MODEL_OFFLINE = "pass the folder of a saved model instead (OUT/model or OUT/export of sbert-nonling train, or a folder written by model.save)."
+MODEL_OFFLINE = (
+    "pass the folder of a saved model instead (OUT/model or OUT/export of sbert-nonling train, or a folder written by "
+    "model.save)."
+)
 #: Python-side advice in the libraries' errors, as this command line says it.
 COMMAND_LINE_WORDING = (("the argument `trust_remote_code=True`", "--trust-remote-code"),)
 #: Loading a model never imports code named by its folder unless asked: sentence-transformers' own rule, which
 #: covers every class outside ``sentence_transformers.*``, this package's modules included.
 TRUST_HELP = (
-    "import the module classes the model folder's modules.json names (needed for full multimodal / pixel models, whose "
-    "modules are sbert_nonling classes; it runs code chosen by the folder: use it only for folders you trust)"
+    "import the module classes the model folder's modules.json names (needed for full multimodal / pixel models, "
+    "whose modules are sbert_nonling classes; it runs code chosen by the folder: use it only for folders you trust)"
 )
 
 
@@ -229,7 +233,8 @@ def check_arguments(args: argparse.Namespace) -> None:
         missing = [task for task in args.tasks if needs[task] is None]
         if missing or (args.plots and args.sts_dir is None):
             raise ValueError(
-                f"--tasks {' '.join(missing) or 'with --plots'} needs --sts-dir (sts, visual-sts, plots) / --stsb-multi-dir (sts-multilingual)."
+                f"--tasks {' '.join(missing) or 'with --plots'} needs --sts-dir (sts, visual-sts, plots) / "
+                "--stsb-multi-dir (sts-multilingual)."
             )
     if args.command == "train":
         from sbert_nonling.app.recipes import load_recipe
@@ -281,7 +286,11 @@ def _check_model_name(value: str, named_by: str) -> None:
 
 
 def for_the_command_line(error: BaseException) -> str:
-    """``error``'s message on one line, its Python-side advice (:data:`COMMAND_LINE_WORDING`) given as flags."""
+    """``error``'s message on one line, its Python-side advice (:data:`COMMAND_LINE_WORDING`) given as flags.
+
+    Args:
+        error: the exception to report.
+    """
     message = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
     for python, flag in COMMAND_LINE_WORDING:
         message = message.replace(python, flag)
@@ -304,7 +313,11 @@ def _log_helper_thread_errors(
 def cmd_train(args: argparse.Namespace) -> int | None:
     """Train a recipe (or, with ``--dry-run``, say what the run would do); a run stopped by a signal, a failed
     checkpoint write or a crash returns its exit status (128 + the signal number, or 1) after saying what happened and
-    how to resume."""
+    how to resume.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling train`` (:func:`build_parser`).
+    """
     from sbert_nonling.app.run import train_recipe
     from sbert_nonling.app.runner import TrainingCrashed
     from sbert_nonling.data.sources import DataSources
@@ -385,7 +398,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int | None:
 def _print_plan_summary(summary: dict[str, Any]) -> None:
     writes = summary["writes"]
     print(
-        f"{summary['recipe']}: {summary['precision']} ({summary['precision_setting']}), {summary['dataloader_num_workers']} DataLoader workers"
+        f"{summary['recipe']}: {summary['precision']} ({summary['precision_setting']}), "
+        f"{summary['dataloader_num_workers']} DataLoader workers"
     )
     print(
         f"writes {writes['folder']}"
@@ -401,12 +415,18 @@ def _print_plan_summary(summary: dict[str, Any]) -> None:
         else:
             batches = ", ".join(f"{name} {count}" for name, count in stage["batches"].items())
             print(
-                f"  {stage['name']}: {stage['optimizer_steps']} optimizer steps ({stage['trainer']}); batches: {batches}"
+                f"  {stage['name']}: {stage['optimizer_steps']} optimizer steps ({stage['trainer']}); batches: "
+                f"{batches}"
             )
     print("Nothing was written (--dry-run).")
 
 
 def cmd_eval(args: argparse.Namespace) -> None:
+    """Score a saved model on the STS tasks ``--tasks`` names and print the table (plus plots with ``--plots``).
+
+    Args:
+        args: the parsed command line of ``sbert-nonling eval`` (:func:`build_parser`).
+    """
     from sentence_transformers import SentenceTransformer
 
     from sbert_nonling.evaluation.sts import evaluate_sts
@@ -457,6 +477,11 @@ def cmd_eval(args: argparse.Namespace) -> None:
 
 
 def cmd_robustness(args: argparse.Namespace) -> None:
+    """Score saved models on STS-B dev under the text perturbations and print Pixel Linguist's Table 1 layout.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling robustness`` (:func:`build_parser`).
+    """
     from sentence_transformers import SentenceTransformer
 
     from sbert_nonling.data.perturbations import PERTURBATIONS
@@ -479,6 +504,11 @@ def cmd_robustness(args: argparse.Namespace) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> None:
+    """Write the text route of a saved model as a plain sentence-transformers model folder.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling export`` (:func:`build_parser`).
+    """
     from sentence_transformers import SentenceTransformer
 
     from sbert_nonling.export.text_model import export_text_model
@@ -490,12 +520,18 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 
 def cmd_push(args: argparse.Namespace) -> None:
+    """Upload a saved model folder to the Hub (or, with ``--dry-run``, write the exact upload to a folder).
+
+    Args:
+        args: the parsed command line of ``sbert-nonling push`` (:func:`build_parser`).
+    """
     from sbert_nonling.export.publish import push_to_hub
 
     if args.dry_run:
         path = push_to_hub(args.folder, args.repo_id, dry_run=args.dry_run)
         print(
-            f"The upload of {args.folder} to {args.repo_id} is in {path}, its card published for {args.repo_id}; nothing was uploaded."
+            f"The upload of {args.folder} to {args.repo_id} is in {path}, its card published for {args.repo_id}; "
+            "nothing was uploaded."
         )
         _print_result({"repo_id": args.repo_id, "dry_run": path})
         return
@@ -505,6 +541,11 @@ def cmd_push(args: argparse.Namespace) -> None:
 
 
 def cmd_features(args: argparse.Namespace) -> None:
+    """Extract frozen image features of a folder or Hub dataset and save them as safetensors.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling features`` (:func:`build_parser`).
+    """
     from sbert_nonling.data.frozen_image_encoder import FrozenImageEncoder
     from sbert_nonling.data.image_features import extract_image_features, save_image_features
     from sbert_nonling.data.images import IMAGE_EXTENSIONS
@@ -527,6 +568,11 @@ def cmd_features(args: argparse.Namespace) -> None:
 
 
 def cmd_render(args: argparse.Namespace) -> None:
+    """Render a text as PIXEL reads it and write the strip as a PNG.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling render`` (:func:`build_parser`).
+    """
     from sbert_nonling.modules.pixel_renderer import render_preview
 
     num_patches = render_preview(
@@ -537,6 +583,11 @@ def cmd_render(args: argparse.Namespace) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
+    """Train a tiny model offline, export it and show that the plain export reproduces it.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling demo`` (:func:`build_parser`).
+    """
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
@@ -560,7 +611,8 @@ def cmd_demo(args: argparse.Namespace) -> None:
     probe = ["A man is playing a guitar.", "A woman is slicing an onion."]
     difference = float(np.abs(trained.encode(probe) - plain.encode(probe)).max())
     print(
-        f"Plain SentenceTransformer({result['export']!r}) reproduces the trained model (max abs diff {difference:.1e})."
+        f"Plain SentenceTransformer({result['export']!r}) reproduces the trained model (max abs diff "
+        f"{difference:.1e})."
     )
     _print_before_after(result)
     _print_result({**result, "export_max_abs_diff": difference})
@@ -592,12 +644,14 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
         ),
         (
             "--nli-file",
-            "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those columns",
+            "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those "
+            "columns",
         ),
         ("--sts-dir", "SentEval-layout STS folder: dev scores before/after and model selection"),
         (
             "--image-dir",
-            "unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: owner/name?image=COLUMN&label=COLUMN",
+            "unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: "
+            "owner/name?image=COLUMN&label=COLUMN",
         ),
         (
             "--audio-dir",
@@ -605,7 +659,8 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
         ),
         (
             "--captions-file",
-            "image-caption pairs: Flickr token file, CSV, JSONL (mcse, macd), or a Hub dataset: owner/name?image=COL&caption=COL",
+            "image-caption pairs: Flickr token file, CSV, JSONL (mcse, macd), or a Hub dataset: "
+            "owner/name?image=COL&caption=COL",
         ),
         ("--image-features", "precomputed features of --image-dir (sbert-nonling features)"),
         ("--audio-label-regex", r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'"),
@@ -653,8 +708,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--max-steps",
         type=int,
-        help="stop after this many optimizer steps (visualcse / audiocse: image or audio and text steps alternate, 10 = 5 + 5; "
-        "multitask / pixel-linguist: of each stage run)",
+        help="stop after this many optimizer steps (visualcse / audiocse: image or audio and text steps alternate, "
+        "10 = 5 + 5; multitask / pixel-linguist: of each stage run)",
     )
     train.add_argument(
         "--resume",
@@ -666,18 +721,20 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY",
-        help="with --resume: accept this setting differing from the run's (eval_steps, eval_tasks, description, reference, dataloader_*; recorded)",
+        help="with --resume: accept this setting differing from the run's (eval_steps, eval_tasks, description, "
+        "reference, dataloader_*; recorded)",
     )
     train.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace the run --output already holds (refused without it); the earlier run stays whole until the new one has finished",
+        help="replace the run --output already holds (refused without it); the earlier run stays whole until the new "
+        "one has finished",
     )
     train.add_argument(
         "--dry-run",
         action="store_true",
-        help="check every input and build the plan, print each stage's optimizer steps per dataset, the precision, the "
-        "DataLoader workers and where the run would write; write nothing",
+        help="check every input and build the plan, print each stage's optimizer steps per dataset, the precision, "
+        "the DataLoader workers and where the run would write; write nothing",
     )
     train.add_argument(
         "--allow-unused-datasets",
@@ -756,7 +813,8 @@ def build_parser() -> argparse.ArgumentParser:
     robustness.add_argument(
         "--perturbations",
         nargs="*",
-        help="perturbation names, e.g. insert delete swap shuffle (an unknown name is refused with the list); default: all",
+        help="perturbation names, e.g. insert delete swap shuffle (an unknown name is refused with the list); "
+        "default: all",
     )
     robustness.add_argument("--rate", type=float, default=0.1, help="share of words a character perturbation edits")
     robustness.add_argument(
@@ -821,6 +879,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``sbert-nonling`` command line and return its exit status (2 after a bad input, said in one line).
+
+    Args:
+        argv: the arguments after the program name (default: ``sys.argv[1:]``).
+    """
     args = build_parser().parse_args(argv)
     try:
         check_arguments(args)
