@@ -37,7 +37,13 @@ def saved_forms(model: SentenceTransformer) -> dict[str, CardForm]:
 
 
 def stage_summary(stage: TrainingStage, trainer: NonLinguisticTrainer, batches: BatchPlan) -> dict[str, Any]:
-    """One training stage of a plan summary: its trainer, optimizer steps, batches per dataset and batch order."""
+    """One training stage of a plan summary: its trainer, optimizer steps, batches per dataset and batch order.
+
+    Args:
+        stage: the training stage.
+        trainer: its trainer, built (:meth:`~sbert_nonling.methods.TrainingStage.trainer`).
+        batches: the batches the trainer will read (:func:`planned_batches`).
+    """
     return {
         "name": stage.name,
         "trainer": type(trainer).__name__,
@@ -98,7 +104,11 @@ def plan_summary(
 
 
 def log_summary_header(header: dict[str, Any]) -> None:
-    """The run-wide part of a plan summary as one INFO line (``train.log``; the console with ``--verbose``)."""
+    """The run-wide part of a plan summary as one INFO line (``train.log``; the console with ``--verbose``).
+
+    Args:
+        header: :func:`summary_header`'s dict.
+    """
     replacing = (
         f" (trains in {header['writes']['trains_in']}; it replaces the earlier run when it finishes)"
         if "trains_in" in header["writes"]
@@ -111,7 +121,11 @@ def log_summary_header(header: dict[str, Any]) -> None:
 
 
 def log_stage_summary(stage: dict[str, Any]) -> None:
-    """One stage of a plan summary as one INFO line."""
+    """One stage of a plan summary as one INFO line.
+
+    Args:
+        stage: a stage's :func:`stage_summary`, or ``{"name": ..., "weight_update": True}``.
+    """
     if stage.get("weight_update"):
         logger.info(f"stage {stage['name']!r}: a weight update, no training")
         return

@@ -80,7 +80,11 @@ class TrainingStage:
         return self.loss()
 
     def checkpoint_dir(self, output_dir: str | Path | None = None) -> Path:
-        """Where the stage writes its checkpoints: its arguments' ``output_dir``, inside ``output_dir`` when given."""
+        """Where the stage writes its checkpoints: its arguments' ``output_dir``, inside ``output_dir`` when given.
+
+        Args:
+            output_dir: the folder a relative ``args.output_dir`` is taken in; default: the working directory.
+        """
         assert self.args.output_dir is not None  # TrainingArguments fills its default ("trainer_output")
         return Path(output_dir or "", self.args.output_dir)
 
