@@ -13,11 +13,12 @@ from sentence_transformers import SentenceTransformer, SentenceTransformerTraini
 
 from sbert_nonling.app import load_recipe, run_method
 from sbert_nonling.app.runner import reports_stages, training_data
-from sbert_nonling.configs import MultitaskConfig, SimCSEConfig
+from sbert_nonling.configs import MCSEConfig, MultitaskConfig, SimCSEConfig
 from sbert_nonling.data import DataSources
+from sbert_nonling.data.image_features import load_image_features
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.simcse import SimCSELoss
-from sbert_nonling.methods import MethodPlan, ModelUpdate, TrainingStage
+from sbert_nonling.methods import GroundingPlan, MethodPlan, ModelUpdate, TrainingStage
 
 
 def _stage(model, name, sentences, calls):
@@ -87,16 +88,22 @@ def test_a_multi_stage_plan_runs_in_one_loop_and_leaves_the_run_record(
     )
 
 
-def test_a_single_run_plan_reports_its_run_at_the_top(tmp_path, tiny_model, wiki_sentences):
+def test_a_single_run_plan_reports_its_run_at_the_top_and_keeps_extracted_features(
+    tmp_path, tiny_model, wiki_sentences
+):
     calls = []
-    config = SimCSEConfig(name="one-run")
-    plan = MethodPlan(tiny_model, [_stage(tiny_model, "train", wiki_sentences[:16], calls)])
+    config = MCSEConfig(name="one-run")
+    features = {"global": torch.arange(6, dtype=torch.float32).reshape(2, 3)}
+    stage = _stage(tiny_model, "train", wiki_sentences[:16], calls)
+    plan = GroundingPlan(tiny_model, [stage], extracted_features=(["a.jpg", "b.jpg"], features))
     plan.stages[0].args.eval_strategy, plan.stages[0].args.load_best_model_at_end = "no", False
     result = run_method(config, DataSources(), tmp_path / "run", lambda config, data: plan)
     assert "stages" not in result and result["global_step"] == 2 and not reports_stages(config, plan)
     assert set(result["step_counts"]) == {"train"} and result["dev_before"] == {} and result["dev_curve"] == []
     assert (tmp_path / "run" / "stages" / "train" / "checkpoints" / "checkpoint-2").is_dir()
     assert result["export"] == str(tmp_path / "run" / "export")  # the model has a text route: exported
+    names, saved = load_image_features(tmp_path / "run" / "image_features.safetensors")  # for --image-features
+    assert names == ["a.jpg", "b.jpg"] and torch.equal(saved["global"], features["global"])
 
 
 def test_resume_is_refused_for_methods_that_restart_and_before_anything_is_built(tmp_path):
