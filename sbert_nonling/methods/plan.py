@@ -200,8 +200,8 @@ class MethodPlan:
         """Train the plan's model: run its steps in order. Returns each training stage's ``train()`` output by name.
 
         Args:
-            output_dir: the folder the stages write their checkpoints into (each in its :meth:`TrainingStage.
-                checkpoint_dir`); default: the working directory.
+            output_dir: the folder the stages write their checkpoints into, each in its own
+                :meth:`TrainingStage.checkpoint_dir`; default: the working directory.
         """
         outputs = {}
         for step in self.stages:
