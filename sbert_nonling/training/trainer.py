@@ -71,7 +71,11 @@ def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathL
 
 def source_rows(dataset: Dataset) -> Dataset:
     """``dataset`` as stored, without its ``set_transform`` (and the two-view images' row-number column): what a
-    duplicate check compares for media datasets, whose transform decodes and augments."""
+    duplicate check compares for media datasets, whose transform decodes and augments.
+
+    Args:
+        dataset: a training dataset, possibly with a ``set_transform``.
+    """
     raw = dataset.with_format(None)
     return raw.remove_columns([ROW_COLUMN]) if ROW_COLUMN in raw.column_names else raw
 
