@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import inspect
 import types
 import typing
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple, TypeVar, Union
+
+from sbert_nonling.util.choices import EvalTasks
 
 ConfigT = TypeVar("ConfigT", bound="Settings")
 
 #: A linear warmup then decay, or no decay (transformers' ``lr_scheduler_type`` names used by the recipes).
 SchedulerType = Literal["linear", "constant", "constant_with_warmup", "cosine"]
-#: What the evaluations during training score (:attr:`MethodConfig.eval_tasks`).
-EvalTasks = Literal["selection", "all"]
 #: Numeric precision of training (:attr:`MethodConfig.precision`).
 Precision = Literal["auto", "fp32", "fp16", "bf16"]
 
@@ -64,7 +62,7 @@ class _Mismatch(Exception):
 
 def _type_name(annotation: Any) -> str:
     if isinstance(annotation, type) and issubclass(annotation, Settings):
-        return f"a stage: a dict of {', '.join(annotation.field_names())}"
+        return f"a dict of {', '.join(annotation.field_names())}"
     origin = typing.get_origin(annotation)
     if origin is Literal:
         return f"one of {list(typing.get_args(annotation))}"
@@ -117,20 +115,38 @@ class Settings:
     where it has one, a valid range, checked on construction (a ValueError names the field, the value and what is
     valid; an int is converted where a float is expected; a bool is never a number). :meth:`from_dict` /
     :meth:`replace` take a recipe JSON, its tiny block or ``--set key=value`` (an unknown key is named, the valid ones
-    listed); a field that is itself :class:`Settings` (a stage) takes a dict of what differs, or dotted keys
-    (``contrastive.learning_rate``). :meth:`to_dict` / :meth:`describe` serve ``recipe.json``, cards and help texts.
+    listed); a field that is itself :class:`Settings` (a block: a stage's optimizer settings, a loss's settings) takes
+    a dict of what differs, or dotted keys (``contrastive.learning_rate``, ``grounding.weight``). :meth:`to_dict` /
+    :meth:`describe` serve ``recipe.json``, cards and help texts.
+
+    Example::
+
+        from dataclasses import dataclass
+
+        from sbert_nonling.configs.base import Settings, setting
+
+        @dataclass
+        class Head(Settings):
+            dropout: float = setting(0.1, "dropout of the head", minimum=0.0, maximum=1.0)
+
+        print(Head.from_dict({"dropout": 0.3}).dropout)  # 0.3
+        try:
+            Head(dropout=2.0)
+        except ValueError as error:
+            print(error)  # Head setting 'dropout' must be >= 0.0 and <= 1.0, got 2.0.
     """
+
+    #: Whether the block is a stage of a multi-stage method (:meth:`MethodConfig.stages`).
+    is_stage: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         hints = typing.get_type_hints(type(self))
         for item in dataclasses.fields(self):
             value = getattr(self, item.name)
-            if (
-                isinstance(value, dict)
-                and item.default_factory is not dataclasses.MISSING
-                and isinstance(stage := item.default_factory(), Settings)
-            ):
-                value = stage.replace(f"{self._where()} setting {item.name!r}", f"{item.name}.", **value)
+            annotation = hints[item.name]
+            if isinstance(value, dict) and isinstance(annotation, type) and issubclass(annotation, Settings):
+                default = item.default_factory()  # type: ignore[misc]  # setting() gives every block a factory
+                value = default.replace(f"{self._where()} setting {item.name!r}", f"{item.name}.", **value)
             try:
                 value = _coerce(hints[item.name], value)
             except _Mismatch as mismatch:
@@ -206,19 +222,7 @@ class Settings:
         except ValueError as error:
             if not prefix:
                 raise
-            raise ValueError(f"{source}: stage {prefix[:-1]!r}: {error}") from None
-
-    def keywords_for(self, function: Callable[..., Any]) -> dict[str, Any]:
-        """The settings named like a keyword parameter of ``function`` (one with a default, or keyword-only): setting names
-        are the keywords of the losses and modules they feed, so ``MultimodalAlignLoss(model, image_dimension=...,
-        **config.keywords_for(MultimodalAlignLoss))`` passes every grounding setting."""
-        names = self.field_names()
-        parameters = inspect.signature(function).parameters.values()
-        return {
-            item.name: getattr(self, item.name)
-            for item in parameters
-            if item.name in names and (item.default is not item.empty or item.kind is item.KEYWORD_ONLY)
-        }
+            raise ValueError(f"{source}: block {prefix[:-1]!r}: {error}") from None
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a plain dict (a stage as a nested dict), as written to ``recipe.json``."""
@@ -303,11 +307,12 @@ class MethodConfig(Settings):
 
     def stages(self) -> dict[str, Any]:
         """The stages of a multi-stage method by name (its :class:`~sbert_nonling.configs.StageConfig` fields); none for
-        a single-run method."""
+        a single-run method. Only the stages are read (their declared type says which fields they are)."""
+        hints = typing.get_type_hints(type(self))
         return {
             item.name: getattr(self, item.name)
             for item in dataclasses.fields(self)
-            if isinstance(getattr(self, item.name), Settings)
+            if getattr(hints[item.name], "is_stage", False)
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from sbert_nonling.configs.base import MethodConfig, paper_default, setting
+from sbert_nonling.configs.losses import SymmetricInfoNCEConfig
 from sbert_nonling.configs.stage import StageConfig
-from sbert_nonling.util.choices import TrainingHead
 
 
 @dataclass
@@ -22,10 +22,7 @@ class PixelLinguistConfig(MethodConfig):
     model: str = paper_default(MethodConfig, "model", "Team-PIXEL/pixel-base")
     eval_steps: int = paper_default(MethodConfig, "eval_steps", 100)
     max_patches: int = setting(64, "16 x 16 patches per rendered sentence", minimum=2)
-    temperature: float = setting(0.05, "temperature of the symmetric InfoNCE softmax", above=0.0)
-    token_head: TrainingHead = setting(
-        "linear_gelu_layernorm", "training-only head on every patch token before pooling, or none"
-    )
+    text_loss: SymmetricInfoNCEConfig = setting(SymmetricInfoNCEConfig(), "the pair loss of every stage")
     perturbation_sets: list[list[str]] = setting(
         [
             ["insert"],

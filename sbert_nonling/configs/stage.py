@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from sbert_nonling.configs.base import Settings, setting
 
@@ -20,6 +21,8 @@ class StageConfig(Settings):
         stage = StageConfig(learning_rate=1e-5, batch_size=32, epochs=10)
         print(stage.replace(max_steps=0))  # ... max_steps=0 ...: the stage is left out
     """
+
+    is_stage: ClassVar[bool] = True
 
     learning_rate: float = setting(3e-5, "AdamW learning rate of the stage", minimum=0.0)
     batch_size: int = setting(64, "batch size per device (per task where the stage mixes tasks)", minimum=1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,7 @@ from sbert_nonling.util.choices import PairHead
 from sbert_nonling.util.heads import embedding_dimension
 from sbert_nonling.util.precision import float32_math
 
-PAIR_HEADS: tuple[str, ...] = ("bilinear", "concat")
+PAIR_HEADS: tuple[str, ...] = typing.get_args(PairHead)
 
 
 class PairClassificationLoss(HeadLayerLoss, SoftmaxLoss):

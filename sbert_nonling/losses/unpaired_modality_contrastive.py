@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterable
 from typing import ClassVar
 
@@ -17,7 +18,7 @@ from sbert_nonling.util.heads import embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
 
-MODES: tuple[str, ...] = ("simclr", "supcon", "released_label_rank")
+MODES: tuple[str, ...] = typing.get_args(ContrastiveMode)
 
 
 class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):

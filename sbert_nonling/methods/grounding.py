@@ -96,7 +96,7 @@ def _freeze_position_embeddings(model) -> None:
 
 def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
     """MCSE's / MACD's pieces (docs/mcse_macd.md): caption batches (the caption twice + its image's frozen features)
-    with :class:`MultimodalAlignLoss`, wrapped in :class:`DistillAnchorLoss` when ``config.anchor`` (MACD), beside
+    with :class:`MultimodalAlignLoss`, wrapped in :class:`DistillAnchorLoss` when ``config.anchor.enabled`` (MACD), beside
     text batches with :class:`SimCSELoss` unless ``config.data == "captions"``; one run of :class:`NonLinguisticTrainer`.
 
     Features extracted now (no ``image_features``) are kept by the plan's ``files``; the ``"retrieval"`` evaluation
@@ -155,24 +155,42 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
         _freeze_position_embeddings(sentence_model)
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     args = single_run_arguments(
-        config, evaluator is not None, warmup=config.warmup_steps, interleaved=text_dataset is not None
+        config,
+        evaluator is not None,
+        warmup=config.warmup_steps,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        interleaved=text_dataset is not None,
     )
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
-    text_loss = (
-        SimCSELoss(sentence_model, gather_across_devices=gather, **config.keywords_for(SimCSELoss))
-        if text_dataset is not None
-        else None
-    )
+    text_loss = None
+    if text_dataset is not None:
+        text_loss = SimCSELoss(
+            sentence_model,
+            temperature=config.text_loss.temperature,
+            training_head=config.text_loss.training_head,
+            gather_across_devices=gather,
+        )
     grounding = MultimodalAlignLoss(
         sentence_model,
         config.image_dimension,
         text_loss,
+        weight=config.grounding.weight,
+        direction=config.grounding.direction,
+        temperature=config.grounding.temperature,
+        projection_dimension=config.grounding.projection_dimension,
+        projection_head=config.grounding.projection_head,
+        local_weight=config.grounding.local_weight,
         gather_across_devices=gather,
-        **config.keywords_for(MultimodalAlignLoss),
     )
     caption_loss: torch.nn.Module = grounding
-    if config.anchor:
-        caption_loss = DistillAnchorLoss(sentence_model, base_loss=grounding, **config.keywords_for(DistillAnchorLoss))
+    if config.anchor.enabled:
+        caption_loss = DistillAnchorLoss(
+            sentence_model,
+            base_loss=grounding,
+            kl_weight=config.anchor.kl_weight,
+            cosine_weight=config.anchor.cosine_weight,
+            temperature=config.anchor.temperature,
+        )
     if text_dataset is None or text_loss is None:
         stage = TrainingStage(
             "train", caption_dataset, caption_loss, args, trainer_kwargs={"train_dataset_name": "captions"}

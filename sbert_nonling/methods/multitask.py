@@ -202,9 +202,11 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
     datasets, labels, task_sentences = _task_datasets(config, Path(data.sts_dir)) if multitask_runs else ({}, {}, [])
     sentence_model = starting_sentence_model(config, sentences + task_sentences, tiny_encoder=config.tiny_encoder)
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
-    contrastive_loss = (
-        SimCSELoss(sentence_model, **config.keywords_for(SimCSELoss)) if contrastive_data is not None else None
-    )
+    contrastive_loss = None
+    if contrastive_data is not None:
+        contrastive_loss = SimCSELoss(
+            sentence_model, temperature=config.text_loss.temperature, training_head=config.text_loss.training_head
+        )
 
     stages: list[TrainingStage | ModelUpdate] = []
     if contrastive_runs:
@@ -252,10 +254,10 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
                 sentence_model,
                 list(config.tasks),
                 {task: len(names) for task, names in labels.items()},
-                hidden_dimension=config.head_hidden_dimension,
-                dropout=config.head_dropout,
-                share_head_layer=config.share_head_layer,
-                pair_head=config.pair_head,
+                hidden_dimension=config.heads.hidden_dimension,
+                dropout=config.heads.dropout,
+                share_head_layer=config.heads.share_head_layer,
+                pair_head=config.heads.pair_head,
                 contrastive_loss=contrastive_loss,
             )
 

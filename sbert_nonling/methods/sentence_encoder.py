@@ -78,8 +78,23 @@ def starting_sentence_model(
 def single_run_arguments(
     config: SingleRunConfig, evaluating: bool, warmup: float, **options: Any
 ) -> SentenceTransformerTrainingArguments:
-    """The arguments of a single-run method's one training run (:func:`training_arguments`): the config's settings named
-    like its keywords (learning rate, batch size, epochs, max steps, accumulation), checkpoints in ``checkpoints/``."""
+    """The arguments of a single-run method's one training run (:func:`training_arguments`): the config's learning
+    rate, batch size, epochs and max steps, checkpoints in ``checkpoints/``.
+
+    Args:
+        config: the method's config (its trainer options and optimizer settings).
+        evaluating: whether a dev evaluator scores checkpoints and selects the best one.
+        warmup: linear warmup steps, or a fraction of the training steps below 1.
+        options: further :func:`training_arguments` keywords (``gradient_accumulation_steps``, ``interleaved``).
+    """
     return training_arguments(
-        config, "checkpoints", evaluating, warmup=warmup, **config.keywords_for(training_arguments), **options
+        config,
+        "checkpoints",
+        evaluating,
+        learning_rate=config.learning_rate,
+        batch_size=config.batch_size,
+        epochs=config.epochs,
+        max_steps=config.max_steps,
+        warmup=warmup,
+        **options,
     )

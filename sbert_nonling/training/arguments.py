@@ -5,15 +5,13 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from sentence_transformers import SentenceTransformerTrainingArguments
 from sentence_transformers.base.sampler import BatchSamplers, MultiDatasetBatchSamplers
 from transformers import TrainerState
 
-from sbert_nonling.configs.base import MethodConfig
-from sbert_nonling.configs.stage import StageConfig
 from sbert_nonling.training.interleaved_sampler import InterleavedBatchSampler
 
 logger = logging.getLogger(__name__)
@@ -24,6 +22,51 @@ logger = logging.getLogger(__name__)
 FUSED_ADAMW = "adamw_torch_fused"
 #: The model-selection metric: STS-B dev cosine Spearman, as logged by the dev evaluator.
 SELECTION_METRIC = "eval_STSBenchmark_spearman_cosine"
+
+
+class TrainerOptions(Protocol):
+    """The trainer options every run of a method shares, as :func:`training_arguments` reads them (a method's config,
+    e.g. :class:`~sbert_nonling.configs.SimCSEConfig`, has them all): ``seed``, ``precision`` (``auto``, ``fp32``,
+    ``fp16`` or ``bf16``), ``dataloader_num_workers`` (a number or ``auto``), ``dataloader_pin_memory`` (a bool or
+    ``auto``), ``lr_scheduler_type`` (transformers' name) and ``eval_steps`` (evaluation and checkpoint interval)."""
+
+    @property
+    def seed(self) -> int: ...
+
+    @property
+    def precision(self) -> str: ...
+
+    @property
+    def dataloader_num_workers(self) -> int | str: ...
+
+    @property
+    def dataloader_pin_memory(self) -> bool | str: ...
+
+    @property
+    def lr_scheduler_type(self) -> str: ...
+
+    @property
+    def eval_steps(self) -> int: ...
+
+
+class StageOptions(Protocol):
+    """The optimizer settings of one stage of a multi-stage method, as :func:`stage_arguments` reads them (e.g.
+    :class:`~sbert_nonling.configs.StageConfig`): learning rate, batch size, epochs, max steps and warmup steps."""
+
+    @property
+    def learning_rate(self) -> float: ...
+
+    @property
+    def batch_size(self) -> int: ...
+
+    @property
+    def epochs(self) -> int: ...
+
+    @property
+    def max_steps(self) -> int: ...
+
+    @property
+    def warmup_steps(self) -> int: ...
 
 
 def cpu_has_native_bf16() -> bool:
@@ -58,7 +101,7 @@ def resolved_workers(workers: int | str) -> int:
 
 
 def training_arguments(
-    config: MethodConfig,
+    config: TrainerOptions,
     output_dir: str | Path,
     evaluating: bool,
     *,
@@ -116,9 +159,9 @@ def training_arguments(
 
 
 def stage_arguments(
-    config: MethodConfig, run: str, stage: StageConfig, evaluating: bool, **options: Any
+    config: TrainerOptions, run: str, stage: StageOptions, evaluating: bool, **options: Any
 ) -> SentenceTransformerTrainingArguments:
-    """The trainer arguments of one run of a multi-stage method's ``stage`` (:class:`StageConfig`: its learning rate,
+    """The trainer arguments of one run of a multi-stage method's ``stage`` (:class:`StageOptions`: its learning rate,
     batch size, epochs, max steps and warmup steps), checkpoints in ``stages/<run>/checkpoints``; ``options`` as
     :func:`training_arguments` takes them."""
     return training_arguments(

@@ -77,9 +77,9 @@ def test_a_recipe_file_with_an_unknown_key_or_a_bad_value_is_refused():
     recipe = _recipe_file("macd")
     assert isinstance(config_from_recipe(recipe, "macd.json"), MACDConfig)
     with pytest.raises(
-        ValueError, match=r"my-recipe.json: 'anchor_weight' is not a setting of MACDConfig .*anchor_kl_weight"
+        ValueError, match=r"my-recipe.json: 'anchor.weight' is not a setting of AnchorConfig.*kl_weight"
     ):
-        config_from_recipe({**recipe, "anchor_weight": 5.0}, "my-recipe.json")
+        config_from_recipe({**recipe, "anchor": {"weight": 5.0}}, "my-recipe.json")
     with pytest.raises(ValueError, match=r"the tiny block of my-recipe.json: 'lr' is not a setting"):
         config_from_recipe({**recipe, "tiny": {"lr": 1e-4}}, "my-recipe.json")
     with pytest.raises(ValueError, match=r"'warmup_steps' must be >= 0.0, got -1.0"):
