@@ -145,14 +145,13 @@ class Settings:
             value = getattr(self, item.name)
             annotation = hints[item.name]
             if isinstance(value, dict) and isinstance(annotation, type) and issubclass(annotation, Settings):
-                default = item.default_factory()  # type: ignore[misc]  # setting() gives every block a factory
+                default = item.default_factory() if item.default_factory is not dataclasses.MISSING else annotation()
                 value = default.replace(f"{self._where()} setting {item.name!r}", f"{item.name}.", **value)
             try:
                 value = _coerce(hints[item.name], value)
             except _Mismatch as mismatch:
-                raise ValueError(
-                    f"{self._where()} setting {item.name!r} must be {mismatch}, got {value!r} ({type(value).__name__})."
-                ) from None
+                got = f"{value!r} ({type(value).__name__})"
+                raise ValueError(f"{self._where()} setting {item.name!r} must be {mismatch}, got {got}.") from None
             self._check_range(item, value)
             object.__setattr__(self, item.name, value)
 
@@ -189,7 +188,8 @@ class Settings:
         unknown = [key for key in keys if key not in valid]
         if unknown:
             raise ValueError(
-                f"{source}: {prefix + unknown[0]!r} is not a setting of {cls._kind()}; valid settings: {', '.join(valid)}."
+                f"{source}: {prefix + unknown[0]!r} is not a setting of {cls._kind()}; "
+                f"valid settings: {', '.join(valid)}."
             )
 
     @classmethod
@@ -251,7 +251,7 @@ class Settings:
 @dataclass
 class MethodConfig(Settings):
     """The settings of one training method (:class:`Settings`): the fields every method shares; subclasses add their
-    method's, each with a default equal to the method's paper row (``METHODS.md``).
+    method's, each with a default equal to the method's paper row (the method config's docstring gives the row).
 
     Example::
 
@@ -294,7 +294,8 @@ class MethodConfig(Settings):
     eval_steps: int = setting(125, "STS-B dev evaluation and checkpoint interval (optimizer steps)", minimum=1)
     eval_tasks: EvalTasks = setting(
         "selection",
-        "what the evaluation every eval_steps scores: selection (STS-B dev alone, which selects the best checkpoint) or "
+        "what the evaluation every eval_steps scores: selection (STS-B dev alone, which selects the best checkpoint) "
+        "or "
         "all (every dev task of the STS folder); dev_before / dev_after score all of them either way",
     )
 
@@ -306,8 +307,8 @@ class MethodConfig(Settings):
         return f"{cls.__name__} (method {cls.method!r})"
 
     def stages(self) -> dict[str, Any]:
-        """The stages of a multi-stage method by name (its :class:`~sbert_nonling.configs.StageConfig` fields); none for
-        a single-run method. Only the stages are read (their declared type says which fields they are)."""
+        """The stages of a multi-stage method by name (its :class:`~sbert_nonling.configs.StageConfig` fields); none
+        for a single-run method. Only the stages are read (their declared type says which fields they are)."""
         hints = typing.get_type_hints(type(self))
         return {
             item.name: getattr(self, item.name)
@@ -316,5 +317,6 @@ class MethodConfig(Settings):
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """The settings as a plain dict (``"method"`` first, a stage as a nested dict), as written to ``recipe.json``."""
+        """The settings as a plain dict (``"method"`` first, a block as a nested dict), as written to
+        ``recipe.json``."""
         return {"method": self.method, **super().to_dict()}

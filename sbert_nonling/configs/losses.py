@@ -1,6 +1,7 @@
 """The settings of each loss a method trains, one typed block per loss, nested in the method's config under the
 loss's role (``text_loss``, ``modality_loss``, ``grounding``, ``anchor``, ``heads``) and passed to the loss field by
-field. A recipe gives what differs (``"grounding": {"weight": 1.0}``), ``--set`` a dotted key (``grounding.weight=1``)."""
+field. A recipe gives what differs (``"grounding": {"weight": 1.0}``), ``--set`` a dotted key
+(``grounding.weight=1``)."""
 
 from __future__ import annotations
 

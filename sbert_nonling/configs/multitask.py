@@ -15,8 +15,20 @@ from sbert_nonling.util.choices import MultiTaskScheme
 @dataclass
 class MultitaskConfig(SentenceEncoderConfig):
     """Multi-task contrastive training ("Contrastive Learning for Generalizable Sentence Embeddings", Stanford CS224N;
-    METHODS.md): stage 1 (``contrastive``) SimCSE on NLI triplets, stage 2 (``multitask``) training-only task heads with
-    the average loss, each a :class:`~sbert_nonling.configs.StageConfig`. See :class:`SentenceEncoderConfig`."""
+    the project's methods notes): stage 1 (``contrastive``) SimCSE at temperature 0.05 on NLI triplets, lr 3e-5, batch
+    64; stage 2 (``multitask``) training-only task heads (hidden 768, dropout 0.3, the first layer shared by the pair
+    tasks; the ``heads`` block) with the average loss (one batch of every task per optimizer step, which beat
+    round-robin), lr 1e-5, batch 32; each stage a :class:`~sbert_nonling.configs.StageConfig`. Not given by the
+    paper and chosen here: [CLS] pooling, max 128 tokens, 1 contrastive and 10 multi-task epochs, no warmup. See
+    :class:`SentenceEncoderConfig`.
+
+    Example::
+
+        from sbert_nonling.configs import MultitaskConfig
+
+        config = MultitaskConfig().replace(**{"heads.pair_head": "concat", "contrastive.max_steps": 0})
+        print(config.stages()["contrastive"].max_steps)  # 0: stage 1 is left out
+    """
 
     method: ClassVar[str] = "multitask"
     resumable: ClassVar[bool] = False

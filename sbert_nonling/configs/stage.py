@@ -11,8 +11,9 @@ from sbert_nonling.configs.base import Settings, setting
 @dataclass
 class StageConfig(Settings):
     """One stage's optimizer settings, nested in its method's config under the stage's name (multitask's
-    ``contrastive`` / ``multitask``, Pixel Linguist's ``visual`` / ``topical`` / ``reasoning`` / ``parallel``); a recipe
-    gives what differs (``"contrastive": {"batch_size": 128}``), ``--set`` a dotted key (``contrastive.batch_size=128``).
+    ``contrastive`` / ``multitask``, Pixel Linguist's ``visual`` / ``topical`` / ``reasoning`` / ``parallel``); a
+    recipe gives what differs (``"contrastive": {"batch_size": 128}``), ``--set`` a dotted key
+    (``contrastive.batch_size=128``).
 
     Example::
 

@@ -1,4 +1,4 @@
-"""DAMSM: captions matched word by word to the regions of their images (AttnGAN's attention model, MACD's local term)."""
+"""DAMSM: captions matched word by word to their images' regions (AttnGAN's attention model, MACD's local term)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,8 @@ def check_image_features(
         )
     if labels.shape[-1] != image_dimension:
         raise ValueError(
-            f"Image features have dimension {labels.shape[-1]}, but {owner} was built with image_dimension={image_dimension}."
+            f"Image features have dimension {labels.shape[-1]}, but {owner} was built with "
+            f"image_dimension={image_dimension}."
         )
     return labels.float()
 
@@ -114,7 +115,8 @@ class DAMSMLoss(LossConfig, nn.Module):
 
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
                 sentences = ["A man is playing a guitar.", "A woman slices an onion."]
-                model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)), pooling="cls")
+                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
+                model = build_sentence_model(str(encoder), pooling="cls")
                 loss = DAMSMLoss(model, image_dimension=16, projection_dimension=8)
                 loss([model.preprocess(sentences)], torch.randn(2, 49, 16)).backward()  # 7 x 7 region grids
         """
@@ -122,8 +124,8 @@ class DAMSMLoss(LossConfig, nn.Module):
         gamma1, gamma2, gamma3 = gammas  # a list from a saved config is accepted too
         if image_dimension <= 0 or projection_dimension <= 0 or min(gammas) <= 0:
             raise ValueError(
-                f"image_dimension={image_dimension!r}, projection_dimension={projection_dimension!r} and gammas={gammas!r} "
-                "must be positive (MACD: 2048, 768, (1, 5, 10))."
+                f"image_dimension={image_dimension!r}, projection_dimension={projection_dimension!r} and "
+                f"gammas={gammas!r} must be positive (MACD: 2048, 768, (1, 5, 10))."
             )
         self.model = model
         self.image_dimension = image_dimension

@@ -52,7 +52,8 @@ class DistillAnchorLoss(LossConfig, nn.Module):
 
         .. math::
 
-            \mathcal{L} = \mathcal{L}_{base} + w_{kl} \, T^2 \, \mathrm{KL}\big(p^{T}_{teacher} \,\|\, p^{T}_{student}\big)
+            \mathcal{L} = \mathcal{L}_{base}
+                + w_{kl} \, T^2 \, \mathrm{KL}\big(p^{T}_{teacher} \,\|\, p^{T}_{student}\big)
                 + w_{cos} \, \big(1 - \overline{\cos}(s, t)\big)
 
         with :math:`p^{T}(i) = \mathrm{softmax}_j(\cos(e_i, e_j) / T)` the in-batch similarity distribution of each
@@ -95,7 +96,8 @@ class DistillAnchorLoss(LossConfig, nn.Module):
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
+                sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="cls")
                 grounding = MultimodalAlignLoss(model, image_dimension=2048, direction="symmetric", temperature=0.1)
                 loss = DistillAnchorLoss(model, base_loss=grounding)  # teacher = frozen copy of the starting model
@@ -103,7 +105,8 @@ class DistillAnchorLoss(LossConfig, nn.Module):
         super().__init__()
         if base_loss is not None and not isinstance(base_loss, LossFromOutputs):
             raise ValueError(
-                f"{type(self).__name__} shares the student's outputs with its base loss, but {type(base_loss).__name__} has no "
+                f"{type(self).__name__} shares the student's outputs with its base loss, but "
+                f"{type(base_loss).__name__} has no "
                 "compute_loss_from_outputs(outputs, labels) (the LossFromOutputs protocol); add it to the base loss."
             )
         if temperature <= 0:

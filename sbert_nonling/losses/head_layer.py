@@ -17,7 +17,8 @@ class HeadLayer(nn.Module):
     r"""First layer of a task head: :math:`f(h) = \mathrm{Dropout}_p(\mathrm{ReLU}(W h + b))`, ``W`` of shape
     (hidden_dimension, embedding_dimension).
 
-    Maps sentence embeddings (B, embedding_dimension) to (B, hidden_dimension). It belongs to the task losses that use it
+    Maps sentence embeddings (B, embedding_dimension) to (B, hidden_dimension). It belongs to the task losses that use
+    it
     (optimised and checkpointed with them, never saved with the model); pass the *same* instance to several losses to
     share it, as the paper shares the first MLP layer of its paraphrase and STS heads (see docs/multitask.md).
 
@@ -40,7 +41,8 @@ class HeadLayer(nn.Module):
         super().__init__()
         if embedding_dimension <= 0 or hidden_dimension <= 0:
             raise ValueError(
-                f"embedding_dimension={embedding_dimension!r} and hidden_dimension={hidden_dimension!r} must be positive."
+                f"embedding_dimension={embedding_dimension!r} and hidden_dimension={hidden_dimension!r} must be "
+                "positive."
             )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout={dropout!r} must be in [0, 1) (the paper uses 0.3).")
@@ -66,7 +68,8 @@ class HeadLayer(nn.Module):
 def build_head_layer(
     model: SentenceTransformer, hidden_dimension: int | None, dropout: float, head_layer: HeadLayer | None
 ) -> HeadLayer | None:
-    """``head_layer`` if given, else a new one of width ``hidden_dimension`` on the model's embedding (None: no layer)."""
+    """``head_layer`` if given, else a new one of width ``hidden_dimension`` on the model's embedding (None: no
+    layer)."""
     if head_layer is None and hidden_dimension is not None:
         return HeadLayer(embedding_dimension(model), hidden_dimension, dropout)
     return head_layer

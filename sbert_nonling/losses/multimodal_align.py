@@ -69,7 +69,8 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
         with :math:`g_t` = Linear(h, 256) + Tanh, :math:`g_v` = Linear(d_img, 256) + Tanh, :math:`\tau'` = 0.05 (MCSE).
         ``direction="symmetric"`` adds the image -> text direction (MACD's global loss); the local term is
         MACD's :class:`~sbert_nonling.losses.damsm.DAMSMLoss` (see docs/mcse_macd.md). The terms come back as a dict
-        (``simcse``, ``grounding``, ``local``), which the trainer sums and logs; float32 after the heads under autocast.
+        (``simcse``, ``grounding``, ``local``), which the trainer sums and logs; float32 after the heads under
+        autocast.
 
         Args:
             model: the SentenceTransformer being trained (pooling must give the [CLS] vector the paper grounds).
@@ -99,7 +100,8 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
             Image features are precomputed on the data side by a frozen encoder (``sbert-nonling features``).
 
         Relations:
-            - The grounding term is :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss`
+            - The grounding term is
+              :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss`
               (``grounding_loss``) between the projected captions (queries) and images (documents), once per view.
 
         Example:
@@ -109,10 +111,12 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
+                sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="cls")
                 simcse = SimCSELoss(model)                                # text batches
-                mcse = MultimodalAlignLoss(model, image_dimension=2048, text_loss=simcse, weight=0.01)  # caption batches
+                # caption batches
+                mcse = MultimodalAlignLoss(model, image_dimension=2048, text_loss=simcse, weight=0.01)
         """
         if direction not in MNRL_DIRECTIONS:
             raise ValueError(f"direction={direction!r} must be one of {list(MNRL_DIRECTIONS)}.")
@@ -153,12 +157,13 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
         )  # both views, one forward
 
     def project_text(self, sentence_embeddings: Tensor) -> Tensor:
-        """Sentence embeddings (B, hidden) in the shared grounding space (B, projection_dimension), through the text head."""
+        """Sentence embeddings (B, hidden) in the shared grounding space (B, projection_dimension), through the text
+        head."""
         return self.text_head(sentence_embeddings)
 
     def project_images(self, image_features: Tensor) -> Tensor:
-        """Image features (B, image_dimension), or region grids (B, regions, image_dimension) averaged first, through the
-        image head into the shared grounding space (B, projection_dimension)."""
+        """Image features (B, image_dimension), or region grids (B, regions, image_dimension) averaged first, through
+        the image head into the shared grounding space (B, projection_dimension)."""
         return self.image_head(image_features if image_features.ndim == 2 else image_features.mean(dim=1))
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:

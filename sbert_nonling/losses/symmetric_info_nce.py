@@ -79,7 +79,8 @@ class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
+                sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="mean")
                 loss = SymmetricInfoNCE(model, temperature=0.05, learnable_temperature=True)
                 # Pixel Linguist: SymmetricInfoNCE(pixel_model, temperature=0.05, token_head="linear_gelu_layernorm")

@@ -1,6 +1,7 @@
 """Method builders: each turns a method's typed config and data into the pieces of an ordinary sentence-transformers
 training, a :class:`MethodPlan` of :class:`TrainingStage` s, without writing or evaluating anything; run it with your
-own trainer calls or :func:`~sbert_nonling.app.runner.run_method`. :data:`BUILDERS` names the builder of each method."""
+own trainer calls or :func:`~sbert_nonling.app.runner.run_method`. :data:`BUILDERS` names the builder of each
+method."""
 
 from __future__ import annotations
 

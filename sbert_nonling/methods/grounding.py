@@ -52,8 +52,9 @@ def _image_features(
     else:
         names = sorted({image for image, _ in pairs})
         offline = (
-            "pass precomputed features (image_features=F, --image-features F; made by `sbert-nonling features`), or set "
-            "image_encoder to efficientnet-lite0 (--set image_encoder=efficientnet-lite0), whose weights a pip package ships."
+            "pass precomputed features (image_features=F, --image-features F; made by `sbert-nonling features`), or "
+            "set image_encoder to efficientnet-lite0 (--set image_encoder=efficientnet-lite0), whose weights a pip "
+            "package ships."
         )
         with loading(
             "Image encoder", config.image_encoder, f"{recipe_label(config)}, setting 'image_encoder'", offline
@@ -96,8 +97,9 @@ def _freeze_position_embeddings(model) -> None:
 
 def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
     """MCSE's / MACD's pieces (docs/mcse_macd.md): caption batches (the caption twice + its image's frozen features)
-    with :class:`MultimodalAlignLoss`, wrapped in :class:`DistillAnchorLoss` when ``config.anchor.enabled`` (MACD), beside
-    text batches with :class:`SimCSELoss` unless ``config.data == "captions"``; one run of :class:`NonLinguisticTrainer`.
+    with :class:`MultimodalAlignLoss` (``config.grounding``), wrapped in :class:`DistillAnchorLoss` when
+    ``config.anchor.enabled`` (MACD), beside text batches with :class:`SimCSELoss` (``config.text_loss``) unless
+    ``config.data == "captions"``; one run of :class:`NonLinguisticTrainer`.
 
     Features extracted now (no ``image_features``) are kept by the plan's ``files``; the ``"retrieval"`` evaluation
     scores caption <-> image Recall@1/5 on the held-out images (``{}`` without them). Call
@@ -131,7 +133,8 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
     text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file, captions_only=True)
     if data.captions_file is None:
         raise ValueError(
-            f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local file)."
+            f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local "
+            "file)."
         )
     pairs, images = load_caption_pairs(data.captions_file, data.image_dir)
     heldout_names: set[str] = set()
@@ -143,7 +146,8 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
     pairs = [pair for pair in pairs if pair[0] not in heldout_names]
     if data.heldout_images_file is not None and (not heldout_pairs or not pairs):
         raise ValueError(
-            f"{data.heldout_images_file} must hold some, but not all, of the captioned images ({len(heldout_pairs)} held out)."
+            f"{data.heldout_images_file} must hold some, but not all, of the captioned images "
+            f"({len(heldout_pairs)} held out)."
         )
     names, features, extracted = _image_features(config, pairs + heldout_pairs, images, data.image_features)
     kind = "regions" if config.regions else "global"

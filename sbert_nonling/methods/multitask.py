@@ -184,20 +184,23 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
         steps = {"contrastive.max_steps": 1, "multitask.max_steps": 1, "train_limit": 48}
         config = load_recipe("multitask", tiny=True, overrides=steps)  # e.g. MultitaskConfig()
         set_seed(config.seed)
-        plan = build_multitask(config, DataSources(nli_file=data + "/corpus/snli_devtest_triplets.csv", sts_dir=data + "/sts"))
+        sources = DataSources(nli_file=data + "/corpus/snli_devtest_triplets.csv", sts_dir=data + "/sts")
+        plan = build_multitask(config, sources)
         for stage in plan.stages:  # contrastive, then multitask
             stage.trainer(plan.model, plan.evaluator).train()
     """
     _check_tasks(config)
     if data.sts_dir is None:
         raise ValueError(
-            "The multitask recipe trains on SICK and STS-B train files: pass sts_dir holding STSBenchmark/sts-train.csv and SICK/SICK_train.txt."
+            "The multitask recipe trains on SICK and STS-B train files: pass sts_dir holding "
+            "STSBenchmark/sts-train.csv and SICK/SICK_train.txt."
         )
     contrastive_runs, multitask_runs = config.contrastive.max_steps != 0, config.multitask.max_steps != 0
     contrastive_data, sentences = _contrastive_dataset(data.text_file, data.nli_file, config.train_limit, config.seed)
     if (contrastive_runs or "contrastive" in config.tasks) and contrastive_data is None:
         raise ValueError(
-            "The contrastive stage trains on NLI triplets or sentences: pass nli_file (sent0,sent1,hard_neg CSV) or text_file."
+            "The contrastive stage trains on NLI triplets or sentences: pass nli_file (sent0,sent1,hard_neg CSV) or "
+            "text_file."
         )
     datasets, labels, task_sentences = _task_datasets(config, Path(data.sts_dir)) if multitask_runs else ({}, {}, [])
     sentence_model = starting_sentence_model(config, sentences + task_sentences, tiny_encoder=config.tiny_encoder)

@@ -32,7 +32,10 @@ from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
 from sbert_nonling.util.unreachable import loading
 
 #: What to do when the recipe's ViT cannot be reached.
-VIT_OFFLINE = "set vit to None (--set vit=null) for a random patch embedding, or to a local ViT folder (--set vit=PATH), or train with --tiny."
+VIT_OFFLINE = (
+    "set vit to None (--set vit=null) for a random patch embedding, or to a local ViT folder (--set vit=PATH), or "
+    "train with --tiny."
+)
 
 
 def _image_route(
@@ -67,9 +70,9 @@ def _audio_route(
 ) -> tuple[Dataset, InputModule]:
     if audio_dir is None or (audio_label_regex is None and hub_source(audio_dir, AUDIO_ROLES) is None):
         raise ValueError(
-            f"{recipe_label(config)} trains on unpaired audio: pass audio_dir and audio_label_regex (a pattern whose first "
-            "group is the class, e.g. r'^\\d+_([a-z]+)_' for FSDD speakers or r'^(\\d+)-' for LibriSpeech), or a Hub "
-            "audio dataset as audio_dir (its label column gives the classes)."
+            f"{recipe_label(config)} trains on unpaired audio: pass audio_dir and audio_label_regex (a pattern "
+            "whose first group is the class, e.g. r'^\\d+_([a-z]+)_' for FSDD speakers or r'^(\\d+)-' for "
+            "LibriSpeech), or a Hub audio dataset as audio_dir (its label column gives the classes)."
         )
     label_fn = label_from_regex(audio_label_regex) if audio_label_regex is not None else None
     dataset, _ = audio_folder_dataset(audio_dir, label_fn, limit=config.clips, limit_per_class=config.clips_per_class)

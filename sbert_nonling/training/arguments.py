@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import torch
 from sentence_transformers import SentenceTransformerTrainingArguments
@@ -37,10 +37,10 @@ class TrainerOptions(Protocol):
     def precision(self) -> str: ...
 
     @property
-    def dataloader_num_workers(self) -> int | str: ...
+    def dataloader_num_workers(self) -> int | Literal["auto"]: ...
 
     @property
-    def dataloader_pin_memory(self) -> bool | str: ...
+    def dataloader_pin_memory(self) -> bool | Literal["auto"]: ...
 
     @property
     def lr_scheduler_type(self) -> str: ...

@@ -1,4 +1,4 @@
-"""AudioCSEConfig: the BERT-base row (METHODS.md) and the audio front-end's checks."""
+"""AudioCSEConfig: the BERT-base row and the audio front-end's checks."""
 
 from __future__ import annotations
 

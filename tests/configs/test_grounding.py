@@ -1,4 +1,4 @@
-"""GroundingConfig: MCSE's grounding row by default (METHODS.md) and the checks of the grounding / anchor fields."""
+"""GroundingConfig: MCSE's grounding row by default and the checks of the grounding / anchor fields."""
 
 from __future__ import annotations
 

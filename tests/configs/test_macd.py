@@ -1,4 +1,4 @@
-"""MACDConfig: the paper's row (METHODS.md) and the warmup fraction's range."""
+"""MACDConfig: the paper's row and the warmup fraction's range."""
 
 from __future__ import annotations
 

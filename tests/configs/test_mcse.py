@@ -1,4 +1,4 @@
-"""MCSEConfig: the wiki + Flickr30k BERT-base row (METHODS.md)."""
+"""MCSEConfig: the wiki + Flickr30k BERT-base row."""
 
 from __future__ import annotations
 

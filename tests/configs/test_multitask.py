@@ -1,4 +1,4 @@
-"""MultitaskConfig: the two stages' defaults (METHODS.md) and the checks of the task-head fields."""
+"""MultitaskConfig: the two stages' defaults and the checks of the task-head fields."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PixelLinguistConfig: the paper's curriculum (METHODS.md) and the checks of its stage fields."""
+"""PixelLinguistConfig: the paper's curriculum and the checks of its stage fields."""
 
 from __future__ import annotations
 

@@ -68,7 +68,8 @@ def test_sup_reads_nli_triplets_into_the_mlp_pooling(tmp_path, data_dir):
 
 
 def test_evaluation_during_training_scores_stsb_dev_alone_unless_eval_tasks_all(tmp_path, data_dir, small_sts_dir):
-    """The evaluator every eval_steps serves checkpoint selection (STS-B dev); the full dev table comes before and after."""
+    """The evaluator every eval_steps serves checkpoint selection (STS-B dev); the full dev table comes before and
+    after."""
     text_file = _text_file(tmp_path, data_dir)
     names = {}
     for eval_tasks in ("selection", "all"):
