@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -22,16 +23,50 @@ Precision = Literal["auto", "fp32", "fp16", "bf16"]
 def setting(
     default: Any, doc: str, *, minimum: float | None = None, maximum: float | None = None, above: float | None = None
 ) -> Any:
-    """A documented config field: ``default`` (lists and dicts are copied per instance), its meaning, and an optional
-    range (``minimum`` <= value <= ``maximum``, or ``value > above``) that :class:`Settings` checks."""
+    """A documented config field, with an optional range that :class:`Settings` checks on construction.
+
+    Args:
+        default: the paper's value; a list, a dict or a block (:class:`Settings`) is copied for every instance.
+        doc: the setting's meaning, one line (shown by :meth:`Settings.describe`).
+        minimum: the smallest valid value (``value >= minimum``), or None.
+        maximum: the largest valid value (``value <= maximum``), or None.
+        above: the value must be strictly greater (``value > above``), or None.
+
+    Example::
+
+        from dataclasses import dataclass
+
+        from sbert_nonling.configs.base import Settings, setting
+
+        @dataclass
+        class Loss(Settings):
+            temperature: float = setting(0.05, "temperature of the softmax", above=0.0)
+    """
     metadata = {"doc": doc, "minimum": minimum, "maximum": maximum, "above": above}
     if isinstance(default, (list, dict, Settings)):
-        return field(default_factory=lambda: copy.deepcopy(default), metadata=metadata)
+        return field(default_factory=functools.partial(copy.deepcopy, default), metadata=metadata)
     return field(default=default, metadata=metadata)
 
 
 def paper_default(base: type[MethodConfig], name: str, default: Any) -> Any:
-    """The field ``name`` of ``base`` (same meaning and range) with another method's paper default."""
+    """The field ``name`` of ``base`` (same meaning and range) with another method's paper default.
+
+    Args:
+        base: the config class that declares the field.
+        name: the field's name.
+        default: this method's paper value.
+
+    Example::
+
+        from dataclasses import dataclass
+
+        from sbert_nonling.configs.base import paper_default
+        from sbert_nonling.configs.sentence_encoder import SingleRunConfig
+
+        @dataclass
+        class LongerRun(SingleRunConfig):
+            epochs: int = paper_default(SingleRunConfig, "epochs", 3)
+    """
     return setting(default, **next(item for item in dataclasses.fields(base) if item.name == name).metadata)
 
 
@@ -181,9 +216,13 @@ class Settings:
 
     @classmethod
     def check_keys(cls, keys: typing.Iterable[str], source: str, prefix: str = "") -> None:
-        """Raise a ValueError naming the first key of ``keys`` that is not a setting (``prefix`` + key: where a stage's
-        keys are checked, the stage's name and a dot), listing the valid ones; ``source`` says where the keys come
-        from (a recipe file, ``--set``)."""
+        """Raise a ValueError naming the first key of ``keys`` that is not a setting, listing the valid ones.
+
+        Args:
+            keys: the keys to check.
+            source: where the keys come from (a recipe file, ``--set``), named in the error.
+            prefix: put before the key in the error: a block's name and a dot where a block's keys are checked.
+        """
         valid = cls.field_names()
         unknown = [key for key in keys if key not in valid]
         if unknown:
@@ -198,13 +237,24 @@ class Settings:
 
     @classmethod
     def from_dict(cls: type[ConfigT], values: dict[str, Any], source: str = "settings") -> ConfigT:
-        """Settings from ``values`` (missing keys keep the paper default; a stage's dict holds only what differs from
-        its default); unknown keys and bad values raise."""
+        """Settings from ``values`` (missing keys keep the paper default; a block's dict holds only what differs from
+        its default); unknown keys and bad values raise a ValueError.
+
+        Args:
+            values: the settings, e.g. a recipe JSON's.
+            source: where the values come from, named in errors.
+        """
         return cls().replace(source, **values)
 
     def replace(self: ConfigT, source: str = "overrides", prefix: str = "", **overrides: Any) -> ConfigT:
-        """A copy with ``overrides`` applied, validated like new settings. ``stage.key`` (dotted) or ``stage={key:
-        value}`` changes those settings of a stage and keeps its others."""
+        """A copy with ``overrides`` applied, validated like new settings. ``block.key`` (dotted) or ``block={key:
+        value}`` changes those settings of a block and keeps its others.
+
+        Args:
+            source: where the overrides come from (a recipe file, ``--set``), named in errors.
+            prefix: the block's name and a dot, where a block is replaced (named in errors).
+            overrides: the settings to change.
+        """
         nested: dict[str, Any] = {}
         for key, value in overrides.items():
             stage, dot, rest = key.partition(".")

@@ -32,5 +32,9 @@ class StageConfig(Settings):
     warmup_steps: int = setting(0, "linear warmup steps", minimum=0)
 
     def capped(self, max_steps: int) -> StageConfig:
-        """The stage stopped after at most ``max_steps`` optimizer steps (a stage left out stays left out)."""
+        """The stage stopped after at most ``max_steps`` optimizer steps (a stage left out stays left out).
+
+        Args:
+            max_steps: the most optimizer steps the stage may run.
+        """
         return self.replace(max_steps=max_steps if self.max_steps < 0 else min(self.max_steps, max_steps))

@@ -17,7 +17,14 @@ from sbert_nonling.util.precision import float32_math
 
 def damsm_scores(words: Tensor, word_mask: Tensor, regions: Tensor, gammas: tuple[float, float, float]) -> Tensor:
     """DAMSM matching scores S(i, j) (AttnGAN Eq. 7-10; formula in :class:`DAMSMLoss`) of every text i against every
-    image j, (B_t, B_i), over the unpadded words; float32, also under autocast."""
+    image j, (B_t, B_i), over the unpadded words; float32, also under autocast.
+
+    Args:
+        words: projected word embeddings (B_t, T, d).
+        word_mask: 1 for a word, 0 for padding (B_t, T).
+        regions: projected region features (B_i, R, d).
+        gammas: (gamma_1, gamma_2, gamma_3): attention sharpness, word aggregation, score scale.
+    """
     gamma1, gamma2, gamma3 = gammas
     with float32_math(words, regions) as (words, regions):
         words, regions = F.normalize(words, dim=-1), F.normalize(regions, dim=-1)
@@ -37,7 +44,15 @@ def check_image_features(
     owner: str, labels: Tensor | None, batch_size: int, image_dimension: int, regions: bool
 ) -> Tensor:
     """The label column of a caption batch as float image features, after checking them: one row per caption, width
-    ``image_dimension``, a region grid (B, regions, d) if ``regions``, else that or global vectors (B, d)."""
+    ``image_dimension``, a region grid (B, regions, d) if ``regions``, else that or global vectors (B, d).
+
+    Args:
+        owner: the loss's name, named in the errors.
+        labels: the batch's label column.
+        batch_size: the number of captions in the batch.
+        image_dimension: the width the loss was built for.
+        regions: whether region grids are required (the word-region term).
+    """
     if labels is None or labels.ndim not in ((3,) if regions else (2, 3)):
         expected, shape = (
             "(B, regions, d)" if regions else "(B, d) or (B, regions, d)",

@@ -134,7 +134,27 @@ def task_losses(
     contrastive_loss: nn.Module | None = None,
 ) -> dict[str, nn.Module]:
     """One training-only head loss per task; with ``share_head_layer`` the pair classification and STS losses use
-    one :class:`HeadLayer` object (the paper shares the first head layer between its paraphrase and STS heads)."""
+    one :class:`HeadLayer` object (the paper shares the first head layer between its paraphrase and STS heads).
+
+    Args:
+        model: the SentenceTransformer being trained.
+        tasks: the task names (:data:`TASKS`).
+        num_labels: the number of classes of each classification task.
+        hidden_dimension: the width of every head's hidden layer (the paper: 768).
+        dropout: the dropout of every head's hidden layer (the paper: 0.3).
+        share_head_layer: one hidden layer for the pair classification and STS heads.
+        pair_head: the pair classifier, ``"bilinear"`` (the paper's) or ``"concat"`` (SBERT's SoftmaxLoss).
+        contrastive_loss: the contrastive stage's loss, for the ``"contrastive"`` task.
+
+    Example::
+
+        from sbert_nonling.methods import task_losses
+        from sbert_nonling.models import build_sentence_model, build_tiny_encoder
+
+        encoder = build_tiny_encoder("tiny-bert", ["A man plays a guitar.", "A cat sleeps."], hidden_size=32)
+        model = build_sentence_model(str(encoder), pooling="cls")
+        losses = task_losses(model, ["classification", "sts"], {"classification": 5}, hidden_dimension=16)
+    """
     shared = HeadLayer(embedding_dimension(model), hidden_dimension, dropout) if share_head_layer else None
     losses: dict[str, nn.Module] = {}
     for task in tasks:

@@ -32,7 +32,14 @@ def text_training_data(
 ) -> tuple[Dataset | None, list[str]]:
     """The text dataset ``config.data`` names and its sentences: ``(s, s)`` pairs of ``text_file`` (``"text"``),
     (anchor, positive, negative) triplets of ``nli_file`` (``"nli"``), or none (``"captions"``: captions only, for
-    the methods that train on captions, ``captions_only=True``)."""
+    the methods that train on captions, ``captions_only=True``).
+
+    Args:
+        config: the method's config (its ``data``).
+        text_file: one sentence per line, or a Hub dataset.
+        nli_file: a ``sent0,sent1,hard_neg`` CSV, or a Hub dataset.
+        captions_only: whether the method can train on captions alone.
+    """
     if config.data == "captions":
         if not captions_only:
             raise ValueError(
@@ -61,6 +68,11 @@ def starting_sentence_model(
     (:func:`build_tiny_encoder` with ``tiny_encoder``, in a temporary folder), else ``config.model``; a
     sentence-transformers model keeps what ``config.keep_model_modules`` names (its own pooling modules and prompts,
     its max_seq_length). A model that cannot be loaded raises one ValueError line naming it.
+
+    Args:
+        config: the method's config.
+        sentences: the training sentences (the tiny encoder's vocabulary).
+        tiny_encoder: :func:`build_tiny_encoder` arguments of the tiny encoder.
     """
     if config.tiny:
         with tempfile.TemporaryDirectory(prefix="tiny-encoder-") as folder:
