@@ -79,7 +79,7 @@ def _audio_route(
     return dataset, AudioPatchEmbed(
         target_frames=config.target_frames,
         embedding_dimension=hidden_size,
-        layout=config.audio_layout,
+        layout=config.layout,
         encoder_entry=config.encoder_entry,
         freq_mask=config.freq_mask,
         time_mask=config.time_mask,

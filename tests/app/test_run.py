@@ -149,7 +149,7 @@ def test_visualcse_recipe_defaults_follow_the_paper():
         audio["modality_weight"],
         audio["freq_mask"],
         audio["time_mask"],
-        audio["audio_layout"],
+        audio["layout"],
     ) == (
         2e-7,
         0.01,
