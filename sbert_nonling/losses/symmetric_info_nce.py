@@ -45,8 +45,10 @@ class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
 
         What it adds to :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss`
         (configured with ``directions=("query_to_doc", "doc_to_query")``, ``partition_mode="per_direction"``): CLIP's
-        learnable temperature, a loss-owned parameter :math:`\log(1/\tau)` with the scale clamped to ``max_scale``;
-        and Pixel Linguist's training-only token head, owned by the loss so the saved model is the one evaluated.
+        learnable temperature, a loss-owned parameter :math:`\log(1/\tau)` (``logit_scale``) with the scale clamped
+        to ``max_scale`` (MultipleNegativesRankingLoss's ``scale`` is set from it before each loss); and Pixel
+        Linguist's training-only token head (``head``; its kind is ``token_head``), owned by the loss so the saved
+        model is the one evaluated.
         The similarities, the scale and the logsumexp are computed in float32 under autocast (docs/reliability.md).
 
         Args:
