@@ -34,13 +34,13 @@ def setting(
 
     Example::
 
-        from dataclasses import dataclass
+        import dataclasses
 
-        from sbert_nonling.configs.base import Settings, setting
+        from sbert_nonling.configs import GroundingLossConfig
 
-        @dataclass
-        class Loss(Settings):
-            temperature: float = setting(0.05, "temperature of the softmax", above=0.0)
+        # declared as: temperature: float = setting(0.05, "temperature of the grounding softmax", above=0.0)
+        temperature = next(item for item in dataclasses.fields(GroundingLossConfig) if item.name == "temperature")
+        print(temperature.default, temperature.metadata["above"])  # 0.05 0.0
     """
     metadata = {"doc": doc, "minimum": minimum, "maximum": maximum, "above": above}
     if isinstance(default, (list, dict, Settings)):
@@ -58,14 +58,10 @@ def paper_default(base: type[MethodConfig], name: str, default: Any) -> Any:
 
     Example::
 
-        from dataclasses import dataclass
+        from sbert_nonling.configs import MCSEConfig, SingleRunConfig
 
-        from sbert_nonling.configs.base import paper_default
-        from sbert_nonling.configs.sentence_encoder import SingleRunConfig
-
-        @dataclass
-        class LongerRun(SingleRunConfig):
-            epochs: int = paper_default(SingleRunConfig, "epochs", 3)
+        # MCSEConfig declares: epochs: int = paper_default(SingleRunConfig, "epochs", 3)
+        print(SingleRunConfig().epochs, MCSEConfig().epochs)  # 1 3
     """
     return setting(default, **next(item for item in dataclasses.fields(base) if item.name == name).metadata)
 
@@ -156,19 +152,13 @@ class Settings:
 
     Example::
 
-        from dataclasses import dataclass
+        from sbert_nonling.configs import TaskHeadsConfig
 
-        from sbert_nonling.configs.base import Settings, setting
-
-        @dataclass
-        class Head(Settings):
-            dropout: float = setting(0.1, "dropout of the head", minimum=0.0, maximum=1.0)
-
-        print(Head.from_dict({"dropout": 0.3}).dropout)  # 0.3
+        print(TaskHeadsConfig.from_dict({"dropout": 0.1}).dropout)  # 0.1
         try:
-            Head(dropout=2.0)
+            TaskHeadsConfig(dropout=2.0)
         except ValueError as error:
-            print(error)  # Head setting 'dropout' must be >= 0.0 and <= 1.0, got 2.0.
+            print(error)  # TaskHeadsConfig setting 'dropout' must be >= 0.0 and <= 1.0, got 2.0.
     """
 
     #: Whether the block is a stage of a multi-stage method (:meth:`MethodConfig.stages`).
