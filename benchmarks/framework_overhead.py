@@ -176,7 +176,7 @@ class MCSE:
             common.encoder_dir(args.size), pooling="cls", max_seq_length=args.max_seq_length
         )
         self.loss = MultimodalAlignLoss(
-            self.model, image_dimension=IMAGE_FEATURE_DIM, text_loss=SimCSELoss(self.model), grounding_weight=0.01
+            self.model, image_dimension=IMAGE_FEATURE_DIM, text_loss=SimCSELoss(self.model), weight=0.01
         )
         features = torch.randn(len(sentences), IMAGE_FEATURE_DIM, generator=torch.Generator().manual_seed(2))
         self.rows = list(zip(sentences, features))
@@ -220,7 +220,7 @@ class MCSE:
         loss = info_nce(anchors @ positives.T * 20.0)
         images = F.normalize(self.loss.image_head(features), dim=-1)
         grounding = [
-            info_nce(F.normalize(self.loss.text_head(view), dim=-1) @ images.T / self.loss.grounding_temperature)
+            info_nce(F.normalize(self.loss.text_head(view), dim=-1) @ images.T / self.loss.temperature)
             for view in pooled
         ]
         (loss + 0.01 * torch.stack(grounding).mean()).backward()

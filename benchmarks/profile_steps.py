@@ -95,9 +95,9 @@ def steps(args) -> dict[str, object]:
     align = MultimodalAlignLoss(
         model,
         image_dimension=1280,
-        grounding_weight=1.0,
-        grounding_direction="symmetric",
-        grounding_temperature=0.1,
+        weight=1.0,
+        direction="symmetric",
+        temperature=0.1,
         projection_dimension=hidden,
         projection_head="linear",
         local_weight=1.0,

@@ -68,16 +68,14 @@ if positions is not None:
 grounding = MultimodalAlignLoss(
     model,
     image_dimension=regions.shape[-1],
-    grounding_direction="symmetric",
-    grounding_temperature=0.1,
+    direction="symmetric",
+    temperature=0.1,
     projection_dimension=768,
     projection_head="linear",
-    grounding_weight=1.0,
+    weight=1.0,
     local_weight=1.0,
 )
-loss = DistillAnchorLoss(
-    model, base_loss=grounding, anchor_kl_weight=5.0, anchor_cosine_weight=1.0, anchor_distillation_temperature=2.0
-)
+loss = DistillAnchorLoss(model, base_loss=grounding, kl_weight=5.0, cosine_weight=1.0, temperature=2.0)
 
 # 4. lr 1e-4 with 10 % warmup, batch 64 x 8 accumulation, 10 epochs; the best STS-B dev checkpoint is kept
 training_args = SentenceTransformerTrainingArguments(

@@ -74,9 +74,9 @@ grounding = MultimodalAlignLoss(
     model,
     image_dimension=features.shape[1],
     text_loss=simcse,
-    grounding_weight=0.01,
-    grounding_direction="text_to_image",
-    grounding_temperature=0.05,
+    weight=0.01,
+    direction="text_to_image",
+    temperature=0.05,
     projection_dimension=256,
     projection_head="mlp",
 )

@@ -49,20 +49,20 @@ METHODS: dict[str, dict[str, Any]] = {
         "recipe": "visualcse",
         "label": "VisualCSE (SupCon)",
         "modality": "image",
-        "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon"},
+        "overrides": {**IMAGE_SETTINGS, "modality_loss": {"mode": "supcon"}},
     },
     "visualcse-simclr": {
         "recipe": "visualcse",
         "label": "VisualCSE (SimCLR)",
         "modality": "image",
-        "overrides": {**IMAGE_SETTINGS, "modality_mode": "simclr"},
+        "overrides": {**IMAGE_SETTINGS, "modality_loss": {"mode": "simclr"}},
     },
     "visualcse-image-lr0": {  # control: VisualCSE (SupCon) with image steps that move nothing (see module docstring)
         "recipe": "visualcse",
         "label": "VisualCSE (SupCon), image lr 0: control",
         "modality": "image",
         "control_of": "visualcse-supcon",
-        "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon"},
+        "overrides": {**IMAGE_SETTINGS, "modality_loss": {"mode": "supcon"}},
     },
     "audiocse": {
         "recipe": "audiocse",
@@ -75,7 +75,7 @@ METHODS: dict[str, dict[str, Any]] = {
         "label": "VisualCSE (SupCon, patch dropout 50 %)",
         "modality": "image",
         "rate_of": "visualcse-supcon",
-        "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon", "token_keep_ratio": 0.5},
+        "overrides": {**IMAGE_SETTINGS, "modality_loss": {"mode": "supcon"}, "token_keep_ratio": 0.5},
     },
     # speed variant: the visualcse-fast recipe (half resolution, patch dropout 25 %), same text rate
     "visualcse-fast": {
@@ -83,7 +83,7 @@ METHODS: dict[str, dict[str, Any]] = {
         "label": "VisualCSE-fast (SupCon, 32 px, patch dropout 25 %)",
         "modality": "image",
         "rate_of": "visualcse-supcon",
-        "overrides": {**IMAGE_SETTINGS, "img_size": 32, "modality_mode": "supcon"},
+        "overrides": {**IMAGE_SETTINGS, "img_size": 32, "modality_loss": {"mode": "supcon"}},
     },
     "audiocse-audio-lr0": {  # control: AudioCSE with audio steps that move nothing (see module docstring)
         "recipe": "audiocse",

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 
 #: Keys of a recipe file that are not settings: the tiny override block and its note.
 TINY_BLOCK, TINY_NOTE = "tiny", "tiny_note"
+#: The key of a recipe file that names the bundled recipe it starts from.
+EXTENDS = "extends"
 
 
 def list_recipes() -> list[str]:
@@ -21,11 +23,31 @@ def list_recipes() -> list[str]:
     return sorted(entry.name.removesuffix(".json") for entry in files.iterdir() if entry.name.endswith(".json"))
 
 
+def read_recipe(name: str) -> dict[str, Any]:
+    """The contents of the bundled recipe file ``name`` (``sbert_nonling/recipes/<name>.json``), as written: its own
+    settings, ``"extends"`` if it starts from another recipe. An unknown name raises a ValueError naming the closest.
+
+    Args:
+        name: the recipe name, e.g. ``"visualcse-fast"``.
+    """
+    available = list_recipes()
+    if name not in available:
+        close = difflib.get_close_matches(name, available, n=3)
+        closest = f" (closest: {', '.join(repr(recipe) for recipe in close)})" if close else ""
+        raise ValueError(f"Unknown recipe {name!r}{closest}; recipes: {', '.join(available)}.")
+    return json.loads((resources.files("sbert_nonling") / "recipes" / f"{name}.json").read_text(encoding="utf-8"))
+
+
 def load_recipe(name: str, tiny: bool = False, overrides: dict[str, Any] | None = None) -> MethodConfig:
-    """Recipe ``name`` as its method's typed config: the file's settings, then its ``tiny`` block if ``tiny`` is set
-    (a named override block: a small offline encoder and the settings that go with it), then ``overrides`` (e.g. from
-    ``--set key=value``). An unknown key, a value of the wrong type or out of range, in the file or in the overrides,
-    raises a ValueError naming the key and listing the valid settings.
+    """Recipe ``name`` as its method's typed config: the file's settings (on top of the recipe it ``"extends"``, if
+    any), then its ``tiny`` block if ``tiny`` is set (a named override block: a small offline encoder and the settings
+    that go with it), then ``overrides`` (e.g. from ``--set key=value``). An unknown key, a value of the wrong type or
+    out of range, in the file or in the overrides, raises a ValueError naming the key and listing the valid settings.
+
+    Args:
+        name: a bundled recipe (:func:`list_recipes`).
+        tiny: apply the recipe's tiny block (a small random encoder that trains offline on a CPU).
+        overrides: settings to change last; a block's setting as a dotted key (``{"grounding.weight": 1.0}``).
 
     Example::
 
@@ -34,33 +56,53 @@ def load_recipe(name: str, tiny: bool = False, overrides: dict[str, Any] | None 
         config = load_recipe("visualcse", overrides={"learning_rate": 1e-5})  # a VisualCSEConfig
         print(config.modality_learning_rate)  # 1e-06, the paper's image AdamW rate
     """
-    available = list_recipes()
-    if name not in available:
-        close = difflib.get_close_matches(name, available, n=3)
-        closest = f" (closest: {', '.join(repr(recipe) for recipe in close)})" if close else ""
-        raise ValueError(f"Unknown recipe {name!r}{closest}; recipes: {', '.join(available)}.")
-    recipe = json.loads((resources.files("sbert_nonling") / "recipes" / f"{name}.json").read_text(encoding="utf-8"))
-    return config_from_recipe(recipe, f"recipe file {name}.json", tiny=tiny, overrides=overrides)
+    return config_from_recipe(read_recipe(name), f"recipe file {name}.json", tiny=tiny, overrides=overrides)
+
+
+def _recipe_chain(recipe: dict[str, Any], source: str) -> list[tuple[dict[str, Any], str]]:
+    """The recipes ``recipe`` builds on, the one it extends first and ``recipe`` last, each with its source."""
+    chain = [(recipe, source)]
+    seen: list[str] = []
+    while EXTENDS in chain[0][0]:
+        parent = chain[0][0][EXTENDS]
+        if parent in seen:
+            raise ValueError(f"{source}: the recipes it extends form a loop: {' -> '.join([*seen, parent])}.")
+        seen.append(parent)
+        chain.insert(0, (read_recipe(parent), f"recipe file {parent}.json"))
+    return chain
 
 
 def config_from_recipe(
     recipe: dict[str, Any], source: str, tiny: bool = False, overrides: dict[str, Any] | None = None
 ) -> MethodConfig:
-    """The typed config of a recipe's contents (``"method"``, settings, optional ``"tiny"`` block and ``"tiny_note"``),
-    as :func:`load_recipe` builds it; ``source`` names the recipe in error messages."""
+    """The typed config of a recipe's contents, as :func:`load_recipe` builds it. A recipe holds ``"method"`` (or
+    ``"extends"``: the name of a bundled recipe whose settings and tiny block it starts from), its settings (a block
+    as a dict of what differs, ``"grounding": {"weight": 1.0}``), an optional ``"tiny"`` block and ``"tiny_note"``.
+
+    Args:
+        recipe: the recipe's contents (a recipe JSON, read).
+        source: how error messages name the recipe (``"my-recipe.json"``).
+        tiny: apply the tiny blocks (the extended recipe's first, then this one's).
+        overrides: settings to change last, as ``--set`` gives them.
+    """
     from sbert_nonling.configs import METHOD_CONFIGS
 
-    recipe = dict(recipe)
-    method = recipe.pop("method", None)
+    chain = _recipe_chain(recipe, source)
+    method = chain[0][0].get("method")  # the recipe at the root of the chain names the method
     if method not in METHOD_CONFIGS:
-        raise ValueError(f"{source}: method {method!r} is not one of {sorted(METHOD_CONFIGS)}.")
-    config_class = METHOD_CONFIGS[method]
-    tiny_block = recipe.pop(TINY_BLOCK, {})
-    recipe.pop(TINY_NOTE, None)
-    config = config_class.from_dict(recipe, source=source)
-    config_class.check_keys(tiny_block, source=f"the tiny block of {source}")
+        raise ValueError(f"{chain[0][1]}: method {method!r} is not one of {sorted(METHOD_CONFIGS)}.")
+    for link, link_source in chain[1:]:
+        if link.get("method", method) != method:
+            raise ValueError(f"{link_source}: method {link['method']!r} is not {method!r}, the extended recipe's.")
+    config = METHOD_CONFIGS[method]()
+    for link, link_source in chain:
+        settings = {key: value for key, value in link.items() if key not in ("method", EXTENDS, TINY_BLOCK, TINY_NOTE)}
+        config = config.replace(source=link_source, **settings)
+        type(config).check_keys(link.get(TINY_BLOCK, {}), source=f"the tiny block of {link_source}")
     if tiny:
-        config = config.replace(source=f"the tiny block of {source}", **{**tiny_block, "tiny": True})
+        for link, link_source in chain:
+            config = config.replace(source=f"the tiny block of {link_source}", **link.get(TINY_BLOCK, {}))
+        config = config.replace(source=f"the tiny block of {source}", tiny=True)
     overrides = overrides or {}
     if "tiny" in overrides:
         raise ValueError(f"overrides of {source}: 'tiny' is set by the tiny option (--tiny), not overridden.")
@@ -68,6 +110,12 @@ def config_from_recipe(
 
 
 def get_recipe(name: str, tiny: bool = False, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The settings of recipe ``name`` as a plain dict (:func:`load_recipe`'s config, ``to_dict()``), as the runners
-    read them and ``recipe.json`` records them."""
+    """The settings of recipe ``name`` as a plain dict (:func:`load_recipe`'s config, ``to_dict()``), complete (the
+    settings of the recipe it extends included), as the runners read them and ``recipe.json`` records them.
+
+    Args:
+        name: a bundled recipe (:func:`list_recipes`).
+        tiny: apply the recipe's tiny block.
+        overrides: settings to change last.
+    """
     return load_recipe(name, tiny=tiny, overrides=overrides).to_dict()

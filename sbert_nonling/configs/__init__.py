@@ -1,10 +1,19 @@
-"""Typed method configs: one dataclass per method, defaults = the paper row; the bundled recipes load into them."""
+"""Typed method configs: one dataclass per method, defaults = the paper row, each loss's and stage's settings a
+nested block; the bundled recipes load into them."""
 
 from __future__ import annotations
 
 from sbert_nonling.configs.audiocse import AudioCSEConfig
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.configs.grounding import GroundingConfig
+from sbert_nonling.configs.losses import (
+    AnchorConfig,
+    GroundingLossConfig,
+    ModalityLossConfig,
+    SimCSELossConfig,
+    SymmetricInfoNCEConfig,
+    TaskHeadsConfig,
+)
 from sbert_nonling.configs.macd import MACDConfig
 from sbert_nonling.configs.mcse import MCSEConfig
 from sbert_nonling.configs.multitask import MultitaskConfig
@@ -31,17 +40,23 @@ METHOD_CONFIGS: dict[str, type[MethodConfig]] = {
 
 __all__ = [
     "METHOD_CONFIGS",
+    "AnchorConfig",
     "AudioCSEConfig",
     "GroundingConfig",
+    "GroundingLossConfig",
     "MACDConfig",
     "MCSEConfig",
     "MethodConfig",
+    "ModalityLossConfig",
     "MultitaskConfig",
     "PixelLinguistConfig",
     "SentenceEncoderConfig",
     "SimCSEConfig",
+    "SimCSELossConfig",
     "SingleRunConfig",
     "StageConfig",
+    "SymmetricInfoNCEConfig",
+    "TaskHeadsConfig",
     "UnpairedModalityConfig",
     "VisualCSEConfig",
 ]

@@ -20,7 +20,7 @@ class AudioCSEConfig(UnpairedModalityConfig):
     modality: UnpairedModality = paper_default(UnpairedModalityConfig, "modality", "audio")
     modality_learning_rate: float = paper_default(UnpairedModalityConfig, "modality_learning_rate", 2e-7)
     modality_weight: float = paper_default(UnpairedModalityConfig, "modality_weight", 0.01)
-    audio_layout: AudioLayout = setting("released", "patch layout: released (VisualCSE code) or ssast")
+    layout: AudioLayout = setting("released", "fbank patch layout: released (VisualCSE code) or ssast")
     freq_mask: int = setting(48, "SpecAugment frequency mask width (bins)", minimum=0)
     time_mask: int = setting(192, "SpecAugment time mask width (frames)", minimum=0)
     target_frames: int = setting(1024, "fbank frames per clip (padded / cut)", minimum=1)

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import inspect
+import functools
 import types
 import typing
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple, TypeVar, Union
+
+from sbert_nonling.util.choices import EvalTasks
 
 ConfigT = TypeVar("ConfigT", bound="Settings")
 
 #: A linear warmup then decay, or no decay (transformers' ``lr_scheduler_type`` names used by the recipes).
 SchedulerType = Literal["linear", "constant", "constant_with_warmup", "cosine"]
-#: What the evaluations during training score (:attr:`MethodConfig.eval_tasks`).
-EvalTasks = Literal["selection", "all"]
 #: Numeric precision of training (:attr:`MethodConfig.precision`).
 Precision = Literal["auto", "fp32", "fp16", "bf16"]
 #: How training batches of text are padded (:attr:`MethodConfig.padding`).
@@ -26,16 +25,46 @@ Padding = Literal["auto", "longest", "max_length"]
 def setting(
     default: Any, doc: str, *, minimum: float | None = None, maximum: float | None = None, above: float | None = None
 ) -> Any:
-    """A documented config field: ``default`` (lists and dicts are copied per instance), its meaning, and an optional
-    range (``minimum`` <= value <= ``maximum``, or ``value > above``) that :class:`Settings` checks."""
+    """A documented config field, with an optional range that :class:`Settings` checks on construction.
+
+    Args:
+        default: the paper's value; a list, a dict or a block (:class:`Settings`) is copied for every instance.
+        doc: the setting's meaning, one line (shown by :meth:`Settings.describe`).
+        minimum: the smallest valid value (``value >= minimum``), or None.
+        maximum: the largest valid value (``value <= maximum``), or None.
+        above: the value must be strictly greater (``value > above``), or None.
+
+    Example::
+
+        import dataclasses
+
+        from sbert_nonling.configs import GroundingLossConfig
+
+        # declared as: temperature: float = setting(0.05, "temperature of the grounding softmax", above=0.0)
+        temperature = next(item for item in dataclasses.fields(GroundingLossConfig) if item.name == "temperature")
+        print(temperature.default, temperature.metadata["above"])  # 0.05 0.0
+    """
     metadata = {"doc": doc, "minimum": minimum, "maximum": maximum, "above": above}
     if isinstance(default, (list, dict, Settings)):
-        return field(default_factory=lambda: copy.deepcopy(default), metadata=metadata)
+        return field(default_factory=functools.partial(copy.deepcopy, default), metadata=metadata)
     return field(default=default, metadata=metadata)
 
 
 def paper_default(base: type[MethodConfig], name: str, default: Any) -> Any:
-    """The field ``name`` of ``base`` (same meaning and range) with another method's paper default."""
+    """The field ``name`` of ``base`` (same meaning and range) with another method's paper default.
+
+    Args:
+        base: the config class that declares the field.
+        name: the field's name.
+        default: this method's paper value.
+
+    Example::
+
+        from sbert_nonling.configs import MCSEConfig, SingleRunConfig
+
+        # MCSEConfig declares: epochs: int = paper_default(SingleRunConfig, "epochs", 3)
+        print(SingleRunConfig().epochs, MCSEConfig().epochs)  # 1 3
+    """
     return setting(default, **next(item for item in dataclasses.fields(base) if item.name == name).metadata)
 
 
@@ -66,7 +95,7 @@ class _Mismatch(Exception):
 
 def _type_name(annotation: Any) -> str:
     if isinstance(annotation, type) and issubclass(annotation, Settings):
-        return f"a stage: a dict of {', '.join(annotation.field_names())}"
+        return f"a dict of {', '.join(annotation.field_names())}"
     origin = typing.get_origin(annotation)
     if origin is Literal:
         return f"one of {list(typing.get_args(annotation))}"
@@ -119,26 +148,37 @@ class Settings:
     where it has one, a valid range, checked on construction (a ValueError names the field, the value and what is
     valid; an int is converted where a float is expected; a bool is never a number). :meth:`from_dict` /
     :meth:`replace` take a recipe JSON, its tiny block or ``--set key=value`` (an unknown key is named, the valid ones
-    listed); a field that is itself :class:`Settings` (a stage) takes a dict of what differs, or dotted keys
-    (``contrastive.learning_rate``). :meth:`to_dict` / :meth:`describe` serve ``recipe.json``, cards and help texts.
+    listed); a field that is itself :class:`Settings` (a block: a stage's optimizer settings, a loss's settings) takes
+    a dict of what differs, or dotted keys (``contrastive.learning_rate``, ``grounding.weight``). :meth:`to_dict` /
+    :meth:`describe` serve ``recipe.json``, cards and help texts.
+
+    Example::
+
+        from sbert_nonling.configs import TaskHeadsConfig
+
+        print(TaskHeadsConfig.from_dict({"dropout": 0.1}).dropout)  # 0.1
+        try:
+            TaskHeadsConfig(dropout=2.0)
+        except ValueError as error:
+            print(error)  # TaskHeadsConfig setting 'dropout' must be >= 0.0 and <= 1.0, got 2.0.
     """
+
+    #: Whether the block is a stage of a multi-stage method (:meth:`MethodConfig.stages`).
+    is_stage: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         hints = typing.get_type_hints(type(self))
         for item in dataclasses.fields(self):
             value = getattr(self, item.name)
-            if (
-                isinstance(value, dict)
-                and item.default_factory is not dataclasses.MISSING
-                and isinstance(stage := item.default_factory(), Settings)
-            ):
-                value = stage.replace(f"{self._where()} setting {item.name!r}", f"{item.name}.", **value)
+            annotation = hints[item.name]
+            if isinstance(value, dict) and isinstance(annotation, type) and issubclass(annotation, Settings):
+                default = item.default_factory() if item.default_factory is not dataclasses.MISSING else annotation()
+                value = default.replace(f"{self._where()} setting {item.name!r}", f"{item.name}.", **value)
             try:
                 value = _coerce(hints[item.name], value)
             except _Mismatch as mismatch:
-                raise ValueError(
-                    f"{self._where()} setting {item.name!r} must be {mismatch}, got {value!r} ({type(value).__name__})."
-                ) from None
+                got = f"{value!r} ({type(value).__name__})"
+                raise ValueError(f"{self._where()} setting {item.name!r} must be {mismatch}, got {got}.") from None
             self._check_range(item, value)
             object.__setattr__(self, item.name, value)
 
@@ -168,14 +208,19 @@ class Settings:
 
     @classmethod
     def check_keys(cls, keys: typing.Iterable[str], source: str, prefix: str = "") -> None:
-        """Raise a ValueError naming the first key of ``keys`` that is not a setting (``prefix`` + key: where a stage's
-        keys are checked, the stage's name and a dot), listing the valid ones; ``source`` says where the keys come
-        from (a recipe file, ``--set``)."""
+        """Raise a ValueError naming the first key of ``keys`` that is not a setting, listing the valid ones.
+
+        Args:
+            keys: the keys to check.
+            source: where the keys come from (a recipe file, ``--set``), named in the error.
+            prefix: put before the key in the error: a block's name and a dot where a block's keys are checked.
+        """
         valid = cls.field_names()
         unknown = [key for key in keys if key not in valid]
         if unknown:
             raise ValueError(
-                f"{source}: {prefix + unknown[0]!r} is not a setting of {cls._kind()}; valid settings: {', '.join(valid)}."
+                f"{source}: {prefix + unknown[0]!r} is not a setting of {cls._kind()}; "
+                f"valid settings: {', '.join(valid)}."
             )
 
     @classmethod
@@ -184,13 +229,24 @@ class Settings:
 
     @classmethod
     def from_dict(cls: type[ConfigT], values: dict[str, Any], source: str = "settings") -> ConfigT:
-        """Settings from ``values`` (missing keys keep the paper default; a stage's dict holds only what differs from
-        its default); unknown keys and bad values raise."""
+        """Settings from ``values`` (missing keys keep the paper default; a block's dict holds only what differs from
+        its default); unknown keys and bad values raise a ValueError.
+
+        Args:
+            values: the settings, e.g. a recipe JSON's.
+            source: where the values come from, named in errors.
+        """
         return cls().replace(source, **values)
 
     def replace(self: ConfigT, source: str = "overrides", prefix: str = "", **overrides: Any) -> ConfigT:
-        """A copy with ``overrides`` applied, validated like new settings. ``stage.key`` (dotted) or ``stage={key:
-        value}`` changes those settings of a stage and keeps its others."""
+        """A copy with ``overrides`` applied, validated like new settings. ``block.key`` (dotted) or ``block={key:
+        value}`` changes those settings of a block and keeps its others.
+
+        Args:
+            source: where the overrides come from (a recipe file, ``--set``), named in errors.
+            prefix: the block's name and a dot, where a block is replaced (named in errors).
+            overrides: the settings to change.
+        """
         nested: dict[str, Any] = {}
         for key, value in overrides.items():
             stage, dot, rest = key.partition(".")
@@ -208,19 +264,7 @@ class Settings:
         except ValueError as error:
             if not prefix:
                 raise
-            raise ValueError(f"{source}: stage {prefix[:-1]!r}: {error}") from None
-
-    def keywords_for(self, function: Callable[..., Any]) -> dict[str, Any]:
-        """The settings named like a keyword parameter of ``function`` (one with a default, or keyword-only): setting names
-        are the keywords of the losses and modules they feed, so ``MultimodalAlignLoss(model, image_dimension=...,
-        **config.keywords_for(MultimodalAlignLoss))`` passes every grounding setting."""
-        names = self.field_names()
-        parameters = inspect.signature(function).parameters.values()
-        return {
-            item.name: getattr(self, item.name)
-            for item in parameters
-            if item.name in names and (item.default is not item.empty or item.kind is item.KEYWORD_ONLY)
-        }
+            raise ValueError(f"{source}: block {prefix[:-1]!r}: {error}") from None
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a plain dict (a stage as a nested dict), as written to ``recipe.json``."""
@@ -249,7 +293,7 @@ class Settings:
 @dataclass
 class MethodConfig(Settings):
     """The settings of one training method (:class:`Settings`): the fields every method shares; subclasses add their
-    method's, each with a default equal to the method's paper row (``METHODS.md``).
+    method's, each with a default equal to the method's paper row (the method config's docstring gives the row).
 
     Example::
 
@@ -302,7 +346,8 @@ class MethodConfig(Settings):
     eval_steps: int = setting(125, "STS-B dev evaluation and checkpoint interval (optimizer steps)", minimum=1)
     eval_tasks: EvalTasks = setting(
         "selection",
-        "what the evaluation every eval_steps scores: selection (STS-B dev alone, which selects the best checkpoint) or "
+        "what the evaluation every eval_steps scores: selection (STS-B dev alone, which selects the best checkpoint) "
+        "or "
         "all (every dev task of the STS folder); dev_before / dev_after score all of them either way",
     )
 
@@ -314,14 +359,16 @@ class MethodConfig(Settings):
         return f"{cls.__name__} (method {cls.method!r})"
 
     def stages(self) -> dict[str, Any]:
-        """The stages of a multi-stage method by name (its :class:`~sbert_nonling.configs.StageConfig` fields); none for
-        a single-run method."""
+        """The stages of a multi-stage method by name (its :class:`~sbert_nonling.configs.StageConfig` fields); none
+        for a single-run method. Only the stages are read (their declared type says which fields they are)."""
+        hints = typing.get_type_hints(type(self))
         return {
             item.name: getattr(self, item.name)
             for item in dataclasses.fields(self)
-            if isinstance(getattr(self, item.name), Settings)
+            if getattr(hints[item.name], "is_stage", False)
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """The settings as a plain dict (``"method"`` first, a stage as a nested dict), as written to ``recipe.json``."""
+        """The settings as a plain dict (``"method"`` first, a block as a nested dict), as written to
+        ``recipe.json``."""
         return {"method": self.method, **super().to_dict()}

@@ -3,29 +3,40 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from sbert_nonling.configs.base import paper_default, setting
+from sbert_nonling.configs.losses import SimCSELossConfig, TaskHeadsConfig
 from sbert_nonling.configs.sentence_encoder import ModelOwnSetting, SentenceEncoderConfig
 from sbert_nonling.configs.stage import StageConfig
-from sbert_nonling.util.choices import PairHead, TrainingHead
-
-#: How stage 2 mixes tasks: ``average`` (one batch of every task per optimizer step, losses averaged), or
-#: ``round_robin`` / ``proportional`` (sentence-transformers' samplers, one task's batch per optimizer step).
-MultiTaskScheme = Literal["average", "round_robin", "proportional"]
+from sbert_nonling.util.choices import MultiTaskScheme
 
 
 @dataclass
 class MultitaskConfig(SentenceEncoderConfig):
     """Multi-task contrastive training ("Contrastive Learning for Generalizable Sentence Embeddings", Stanford CS224N;
-    METHODS.md): stage 1 (``contrastive``) SimCSE on NLI triplets, stage 2 (``multitask``) training-only task heads with
-    the average loss, each a :class:`~sbert_nonling.configs.StageConfig`. See :class:`SentenceEncoderConfig`."""
+    the project's methods notes): stage 1 (``contrastive``) SimCSE at temperature 0.05 on NLI triplets, lr 3e-5, batch
+    64; stage 2 (``multitask``) training-only task heads (hidden 768, dropout 0.3, the first layer shared by the pair
+    tasks; the ``heads`` block) with the average loss (one batch of every task per optimizer step, which beat
+    round-robin), lr 1e-5, batch 32; each stage a :class:`~sbert_nonling.configs.StageConfig`. Not given by the
+    paper and chosen here: [CLS] pooling, max 128 tokens, 1 contrastive and 10 multi-task epochs, no warmup. See
+    :class:`SentenceEncoderConfig`.
+
+    Example::
+
+        from sbert_nonling.configs import MultitaskConfig
+
+        config = MultitaskConfig().replace(**{"heads.pair_head": "concat", "contrastive.max_steps": 0})
+        print(config.stages()["contrastive"].max_steps)  # 0: stage 1 is left out
+    """
 
     method: ClassVar[str] = "multitask"
     resumable: ClassVar[bool] = False
 
     max_seq_length: int = paper_default(SentenceEncoderConfig, "max_seq_length", 128)
-    training_head: TrainingHead = paper_default(SentenceEncoderConfig, "training_head", "none")
+    text_loss: SimCSELossConfig = paper_default(
+        SentenceEncoderConfig, "text_loss", SimCSELossConfig(training_head="none")
+    )
     keep_model_modules: list[ModelOwnSetting] = paper_default(SentenceEncoderConfig, "keep_model_modules", [])
     contrastive: StageConfig = setting(
         StageConfig(learning_rate=3e-5, batch_size=64, epochs=1), "stage 1: SimCSE on NLI triplets"
@@ -33,10 +44,7 @@ class MultitaskConfig(SentenceEncoderConfig):
     tasks: list[str] = setting(["classification", "pair_classification", "sts"], "stage 2 tasks (also: contrastive)")
     sts_sources: list[str] = setting(["stsb", "sick"], "training data of the sts task: stsb and / or sick")
     scheme: MultiTaskScheme = setting("average", "stage 2 task mixing: average, round_robin or proportional")
-    head_hidden_dimension: int = setting(768, "hidden size of the task heads", minimum=1)
-    head_dropout: float = setting(0.3, "dropout of the task heads", minimum=0.0, maximum=1.0)
-    share_head_layer: bool = setting(True, "share the first head layer between the pair tasks")
-    pair_head: PairHead = setting("bilinear", "pair classifier: bilinear or concat")
+    heads: TaskHeadsConfig = setting(TaskHeadsConfig(), "the stage 2 task heads")
     multitask: StageConfig = setting(
         StageConfig(learning_rate=1e-5, batch_size=32, epochs=10), "stage 2: the task heads (batch per task)"
     )

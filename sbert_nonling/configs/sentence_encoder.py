@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sbert_nonling.configs.base import MethodConfig, setting
-from sbert_nonling.util.choices import PoolingChoice, TrainingHead
+from sbert_nonling.configs.losses import SimCSELossConfig
+from sbert_nonling.util.choices import PoolingChoice
 
 #: The settings of a sentence-transformers model that a continued model can keep as its own.
 ModelOwnSetting = Literal["pooling", "max_seq_length"]
@@ -17,20 +18,20 @@ TextData = Literal["text", "nli", "captions"]
 
 @dataclass
 class SentenceEncoderConfig(MethodConfig):
-    """The sentence model every token-encoder method builds (pooling, sequence length, the contrastive temperature and
-    the training-only head); see :class:`MethodConfig`."""
+    """The sentence model every token-encoder method builds (pooling, sequence length, what a sentence-transformers
+    model keeps of its own) and its text contrastive loss (``text_loss``, :class:`SimCSELossConfig`); see
+    :class:`MethodConfig`."""
 
     pooling: PoolingChoice = setting(
         "cls", "cls, cls_mlp (MLP kept at inference), mean or lasttoken (see keep_model_modules)"
     )
     max_seq_length: int = setting(32, "tokens per sentence", minimum=1)
-    temperature: float = setting(0.05, "temperature of the text contrastive softmax (1 / scale)", above=0.0)
-    training_head: TrainingHead = setting("mlp", "head used in training only, before the text contrastive loss")
     keep_model_modules: list[ModelOwnSetting] = setting(
         ["pooling", "max_seq_length"],
         "what a sentence-transformers --model keeps of its own: pooling (its Pooling / Dense / Normalize, prompts), "
         "max_seq_length; train_recipe leaves out those an override sets",
     )
+    text_loss: SimCSELossConfig = setting(SimCSELossConfig(), "the text contrastive loss (SimCSELoss)")
 
 
 @dataclass

@@ -6,11 +6,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sbert_nonling.configs.base import setting
+from sbert_nonling.configs.losses import ModalityLossConfig
 from sbert_nonling.configs.simcse import SimCSEConfig
-from sbert_nonling.util.choices import ContrastiveMode, EncoderEntry
+from sbert_nonling.util.choices import EncoderEntry, Scheme
 
-#: How modality and text steps share training: alternating (each with its own optimizer) or joint (one weighted sum).
-Scheme = Literal["alternating", "joint"]
 #: The modalities an unpaired route reads.
 UnpairedModality = Literal["image", "audio"]
 
@@ -25,8 +24,9 @@ class UnpairedModalityConfig(SimCSEConfig):
     encoder_entry: EncoderEntry = setting(
         "bypass", "front-end tokens enter the encoder layers (bypass) or its embeddings"
     )
-    modality_mode: ContrastiveMode = setting("supcon", "modality loss: supcon (labels), simclr, released_label_rank")
-    modality_temperature: float = setting(0.07, "temperature of the modality contrastive softmax", above=0.0)
+    modality_loss: ModalityLossConfig = setting(
+        ModalityLossConfig(), "the modality contrastive loss (UnpairedModalityContrastiveLoss)"
+    )
     modality_batch_size: int = setting(48, "images / clips per modality step", minimum=1)
     modality_learning_rate: float = setting(1e-6, "modality AdamW learning rate (alternating scheme)", minimum=0.0)
     modality_weight: float = setting(0.05, "weight of the modality loss (joint scheme)", minimum=0.0)

@@ -194,7 +194,7 @@ def image_folder_dataset(
             logger.warning(
                 f"{folder}: all images are in one class folder; a supervised contrastive loss (supcon) then treats every "
                 "image as a positive of every other. Put the images in one sub-folder per class, or use the setting "
-                "modality_mode=simclr (--set modality_mode=simclr)."
+                "modality_loss.mode=simclr (--set modality_loss.mode=simclr)."
             )
         paths = [str(path) for found in files for path in found]
         dataset = Dataset.from_dict(

@@ -12,8 +12,8 @@ from datasets import load_dataset
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator, SequentialEvaluator
 
-from sbert_nonling.configs.base import EvalTasks
 from sbert_nonling.evaluation.sts_data import STS_TASKS, Split, STSData, load_sts_dir
+from sbert_nonling.util.choices import EvalTasks
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 
 @cache
 def bibtex() -> dict[str, str]:
-    """The entries of ``references.bib`` (the papers the losses cite, each stored once) by key, each as ``\\n@...}\\n``."""
+    """The entries of ``references.bib`` (the papers the losses cite, each stored once) by key, each as
+    ``\\n@...}\\n``."""
     text = (files(__package__) / "references.bib").read_text(encoding="utf-8")
     entries = (entry.strip() for entry in re.split(r"(?m)^(?=@\w+\{)", text)[1:])
     return {entry[entry.index("{") + 1 : entry.index(",")]: f"\n{entry}\n" for entry in entries}

@@ -34,7 +34,8 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
         accumulation) as the encoder's are.
 
         Args:
-            model, mode, temperature, training_head, gather_across_devices: as :class:`UnpairedModalityContrastiveLoss`.
+            model, mode, temperature, training_head, gather_across_devices: as
+                :class:`UnpairedModalityContrastiveLoss`.
             mini_batch_size: views embedded at a time (memory bound); the loss is independent of it.
             show_progress_bar: show a progress bar over the mini-batches.
 
@@ -49,9 +50,11 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
+                sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
                 # a random patch embedding; e.g. ImagePatchEmbed.from_vit("google/vit-base-patch16-224-in21k")
-                model = build_sentence_model(str(encoder), front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)})
+                front_end = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)
+                model = build_sentence_model(str(encoder), front_ends={"image": front_end})
                 loss = CachedUnpairedModalityContrastiveLoss(model, mode="supcon", mini_batch_size=8)
         """
         super().__init__(model, *args, **kwargs)

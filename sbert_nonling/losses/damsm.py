@@ -1,4 +1,4 @@
-"""DAMSM: captions matched word by word to the regions of their images (AttnGAN's attention model, MACD's local term)."""
+"""DAMSM: captions matched word by word to their images' regions (AttnGAN's attention model, MACD's local term)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,14 @@ from sbert_nonling.util.precision import float32_math
 
 def damsm_scores(words: Tensor, word_mask: Tensor, regions: Tensor, gammas: tuple[float, float, float]) -> Tensor:
     """DAMSM matching scores S(i, j) (AttnGAN Eq. 7-10; formula in :class:`DAMSMLoss`) of every text i against every
-    image j, (B_t, B_i), over the unpadded words; float32, also under autocast."""
+    image j, (B_t, B_i), over the unpadded words; float32, also under autocast.
+
+    Args:
+        words: projected word embeddings (B_t, T, d).
+        word_mask: 1 for a word, 0 for padding (B_t, T).
+        regions: projected region features (B_i, R, d).
+        gammas: (gamma_1, gamma_2, gamma_3): attention sharpness, word aggregation, score scale.
+    """
     gamma1, gamma2, gamma3 = gammas
     with float32_math(words, regions) as (words, regions):
         words, regions = F.normalize(words, dim=-1), F.normalize(regions, dim=-1)
@@ -37,7 +44,15 @@ def check_image_features(
     owner: str, labels: Tensor | None, batch_size: int, image_dimension: int, regions: bool
 ) -> Tensor:
     """The label column of a caption batch as float image features, after checking them: one row per caption, width
-    ``image_dimension``, a region grid (B, regions, d) if ``regions``, else that or global vectors (B, d)."""
+    ``image_dimension``, a region grid (B, regions, d) if ``regions``, else that or global vectors (B, d).
+
+    Args:
+        owner: the loss's name, named in the errors.
+        labels: the batch's label column.
+        batch_size: the number of captions in the batch.
+        image_dimension: the width the loss was built for.
+        regions: whether region grids are required (the word-region term).
+    """
     if labels is None or labels.ndim not in ((3,) if regions else (2, 3)):
         expected, shape = (
             "(B, regions, d)" if regions else "(B, d) or (B, regions, d)",
@@ -50,7 +65,8 @@ def check_image_features(
         )
     if labels.shape[-1] != image_dimension:
         raise ValueError(
-            f"Image features have dimension {labels.shape[-1]}, but {owner} was built with image_dimension={image_dimension}."
+            f"Image features have dimension {labels.shape[-1]}, but {owner} was built with "
+            f"image_dimension={image_dimension}."
         )
     return labels.float()
 
@@ -114,7 +130,8 @@ class DAMSMLoss(LossConfig, nn.Module):
 
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
                 sentences = ["A man is playing a guitar.", "A woman slices an onion."]
-                model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)), pooling="cls")
+                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
+                model = build_sentence_model(str(encoder), pooling="cls")
                 loss = DAMSMLoss(model, image_dimension=16, projection_dimension=8)
                 loss([model.preprocess(sentences)], torch.randn(2, 49, 16)).backward()  # 7 x 7 region grids
         """
@@ -122,8 +139,8 @@ class DAMSMLoss(LossConfig, nn.Module):
         gamma1, gamma2, gamma3 = gammas  # a list from a saved config is accepted too
         if image_dimension <= 0 or projection_dimension <= 0 or min(gammas) <= 0:
             raise ValueError(
-                f"image_dimension={image_dimension!r}, projection_dimension={projection_dimension!r} and gammas={gammas!r} "
-                "must be positive (MACD: 2048, 768, (1, 5, 10))."
+                f"image_dimension={image_dimension!r}, projection_dimension={projection_dimension!r} and "
+                f"gammas={gammas!r} must be positive (MACD: 2048, 768, (1, 5, 10))."
             )
         self.model = model
         self.image_dimension = image_dimension

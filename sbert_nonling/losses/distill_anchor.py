@@ -27,8 +27,14 @@ class LossFromOutputs(Protocol):
     ) -> Tensor | dict[str, Tensor]: ...
 
 
+def _drop_teacher_state(module: nn.Module, state_dict: dict[str, Any], prefix: str, local_metadata: Any) -> None:
+    """A ``state_dict`` post-hook of :class:`DistillAnchorLoss`: removes the frozen teacher's tensors."""
+    for key in [key for key in state_dict if key.startswith(f"{prefix}teacher.")]:
+        del state_dict[key]
+
+
 class DistillAnchorLoss(LossConfig, nn.Module):
-    config_keys = ("anchor_kl_weight", "anchor_cosine_weight", "anchor_distillation_temperature", "cosine_target")
+    config_keys = ("kl_weight", "cosine_weight", "temperature", "cosine_target")
     bibtex_keys = ("cui2020macd",)
 
     def __init__(
@@ -36,9 +42,9 @@ class DistillAnchorLoss(LossConfig, nn.Module):
         model: SentenceTransformer,
         base_loss: LossFromOutputs | None = None,
         teacher: SentenceTransformer | None = None,
-        anchor_kl_weight: float = 5.0,
-        anchor_cosine_weight: float = 1.0,
-        anchor_distillation_temperature: float = 2.0,
+        kl_weight: float = 5.0,
+        cosine_weight: float = 1.0,
+        temperature: float = 2.0,
         cosine_target: CosineTarget = "token_embeddings",
     ) -> None:
         r"""Keeps the student close to a frozen teacher (by default a frozen copy of the starting model) while
@@ -46,15 +52,17 @@ class DistillAnchorLoss(LossConfig, nn.Module):
 
         .. math::
 
-            \mathcal{L} = \mathcal{L}_{base} + w_{kl} \, T^2 \, \mathrm{KL}\big(p^{T}_{teacher} \,\|\, p^{T}_{student}\big)
+            \mathcal{L} = \mathcal{L}_{base}
+                + w_{kl} \, T^2 \, \mathrm{KL}\big(p^{T}_{teacher} \,\|\, p^{T}_{student}\big)
                 + w_{cos} \, \big(1 - \overline{\cos}(s, t)\big)
 
         with :math:`p^{T}(i) = \mathrm{softmax}_j(\cos(e_i, e_j) / T)` the in-batch similarity distribution of each
         sentence of the first column, and the cosine term averaged over non-pad tokens or over sentences.
 
-        Both terms are computed in float32 under autocast (docs/reliability.md). The teacher runs once per batch
-        column, under ``torch.no_grad`` and in eval mode, on the student's device; it is not a registered sub-module,
-        so never optimised, checkpointed or saved. The student runs once; ``base_loss`` gets its outputs through
+        Both terms are computed in float32 under autocast. The teacher runs once per batch column, under
+        ``torch.no_grad`` and in eval mode; it is a frozen sub-module (``teacher``), so it moves with the loss to the
+        model's device and is never optimised, and it is left out of the loss's ``state_dict``, so checkpoints do not
+        store a second copy of the encoder. The student runs once; ``base_loss`` gets its outputs through
         ``compute_loss_from_outputs`` (:class:`LossFromOutputs`).
 
         Args:
@@ -62,8 +70,8 @@ class DistillAnchorLoss(LossConfig, nn.Module):
             base_loss: the loss that trains the student (its terms are returned alongside), or None; a
                 :class:`LossFromOutputs` (a ValueError otherwise).
             teacher: the frozen reference; default a frozen deep copy of ``model`` taken now.
-            anchor_kl_weight, anchor_cosine_weight: :math:`w_{kl}`, :math:`w_{cos}` (MACD's code: 5 and 1); 0 disables a term.
-            anchor_distillation_temperature: :math:`T` of the KL term (MACD: 2).
+            kl_weight, cosine_weight: :math:`w_{kl}`, :math:`w_{cos}` (MACD's code: 5 and 1); 0 disables a term.
+            temperature: :math:`T` of the KL term (MACD: 2).
             cosine_target: ``"token_embeddings"`` (MACD's last hidden states) or ``"sentence_embedding"``.
 
         Reproduction notes:
@@ -88,40 +96,35 @@ class DistillAnchorLoss(LossConfig, nn.Module):
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
+                sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="cls")
-                grounding = MultimodalAlignLoss(model, image_dimension=2048, grounding_direction="symmetric", grounding_temperature=0.1)
+                grounding = MultimodalAlignLoss(model, image_dimension=2048, direction="symmetric", temperature=0.1)
                 loss = DistillAnchorLoss(model, base_loss=grounding)  # teacher = frozen copy of the starting model
         """
         super().__init__()
         if base_loss is not None and not isinstance(base_loss, LossFromOutputs):
             raise ValueError(
-                f"{type(self).__name__} shares the student's outputs with its base loss, but {type(base_loss).__name__} has no "
+                f"{type(self).__name__} shares the student's outputs with its base loss, but "
+                f"{type(base_loss).__name__} has no "
                 "compute_loss_from_outputs(outputs, labels) (the LossFromOutputs protocol); add it to the base loss."
             )
-        if anchor_distillation_temperature <= 0:
-            raise ValueError(
-                f"anchor_distillation_temperature={anchor_distillation_temperature!r} must be positive (MACD uses 2)."
-            )
-        if anchor_kl_weight < 0 or anchor_cosine_weight < 0 or anchor_kl_weight == anchor_cosine_weight == 0:
-            raise ValueError(
-                f"anchor_kl_weight={anchor_kl_weight} and anchor_cosine_weight={anchor_cosine_weight} must be >= 0 and not both 0."
-            )
+        if temperature <= 0:
+            raise ValueError(f"temperature={temperature!r} must be positive (MACD uses 2).")
+        if kl_weight < 0 or cosine_weight < 0 or kl_weight == cosine_weight == 0:
+            raise ValueError(f"kl_weight={kl_weight} and cosine_weight={cosine_weight} must be >= 0 and not both 0.")
         if cosine_target not in ("token_embeddings", "sentence_embedding"):
             raise ValueError(f"cosine_target={cosine_target!r} must be 'token_embeddings' or 'sentence_embedding'.")
         self.model = model
         self.base_loss = base_loss
-        frozen = copy.deepcopy(model) if teacher is None else teacher
-        frozen.eval().requires_grad_(False)
-        self._teacher = [frozen]  # a list: not a registered sub-module, so never optimised, checkpointed or saved
-        self.anchor_kl_weight = anchor_kl_weight
-        self.anchor_cosine_weight = anchor_cosine_weight
-        self.anchor_distillation_temperature = anchor_distillation_temperature
+        self.teacher = copy.deepcopy(model) if teacher is None else teacher
+        self.teacher.eval().requires_grad_(False)
+        # the teacher is the starting model, built again with the loss: checkpoints leave it out
+        self.register_state_dict_post_hook(_drop_teacher_state)
+        self.kl_weight = kl_weight
+        self.cosine_weight = cosine_weight
+        self.temperature = temperature
         self.cosine_target = cosine_target
-
-    @property
-    def teacher(self) -> SentenceTransformer:
-        return self._teacher[0]
 
     def forward(
         self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None
@@ -129,28 +132,24 @@ class DistillAnchorLoss(LossConfig, nn.Module):
         sentence_features = list(sentence_features)
         teacher_features = [dict(features) for features in sentence_features]  # modules write into the dicts
         student = [self.model(features) for features in sentence_features]
-        teacher_model = self.teacher
-        device = student[0]["sentence_embedding"].device
-        if next(teacher_model.parameters()).device != device:
-            teacher_model.to(device)
         with torch.no_grad():
-            teacher_model.eval()
-            teacher = [teacher_model(features) for features in teacher_features]
+            self.teacher.eval()  # the trainer's model.train() reaches it too
+            teacher = [self.teacher(features) for features in teacher_features]
         losses: dict[str, Tensor] = {}
         if self.base_loss is not None:
             result = self.base_loss.compute_loss_from_outputs(student, labels)
             losses = dict(result) if isinstance(result, dict) else {"base": result}
-        if self.anchor_kl_weight:
-            losses["anchor_kl"] = self.anchor_kl_weight * self.kl_term(
+        if self.kl_weight:
+            losses["anchor_kl"] = self.kl_weight * self.kl_term(
                 student[0]["sentence_embedding"], teacher[0]["sentence_embedding"]
             )
-        if self.anchor_cosine_weight:
-            losses["anchor_cosine"] = self.anchor_cosine_weight * self.cosine_term(student[0], teacher[0])
+        if self.cosine_weight:
+            losses["anchor_cosine"] = self.cosine_weight * self.cosine_term(student[0], teacher[0])
         return losses
 
     def kl_term(self, student: Tensor, teacher: Tensor) -> Tensor:
         """T^2 * KL(teacher || student) of the in-batch cosine-similarity distributions at temperature T (float32)."""
-        temperature = self.anchor_distillation_temperature
+        temperature = self.temperature
         with float32_math(student, teacher) as (student, teacher):
             student, teacher = F.normalize(student, dim=-1), F.normalize(teacher, dim=-1)
             log_student = F.log_softmax(student @ student.T / temperature, dim=-1)

@@ -17,9 +17,9 @@ class HeadLayer(nn.Module):
     r"""First layer of a task head: :math:`f(h) = \mathrm{Dropout}_p(\mathrm{ReLU}(W h + b))`, ``W`` of shape
     (hidden_dimension, embedding_dimension).
 
-    Maps sentence embeddings (B, embedding_dimension) to (B, hidden_dimension). It belongs to the task losses that use it
-    (optimised and checkpointed with them, never saved with the model); pass the *same* instance to several losses to
-    share it, as the paper shares the first MLP layer of its paraphrase and STS heads (see docs/multitask.md).
+    Maps sentence embeddings (B, embedding_dimension) to (B, hidden_dimension). It belongs to the task losses that use
+    it (optimised and checkpointed with them, never saved with the model); pass the *same* instance to several losses
+    to share it, as the paper shares the first MLP layer of its paraphrase and STS heads.
 
     Args:
         embedding_dimension: size of the model's sentence embedding (``model.get_embedding_dimension()``).
@@ -40,7 +40,8 @@ class HeadLayer(nn.Module):
         super().__init__()
         if embedding_dimension <= 0 or hidden_dimension <= 0:
             raise ValueError(
-                f"embedding_dimension={embedding_dimension!r} and hidden_dimension={hidden_dimension!r} must be positive."
+                f"embedding_dimension={embedding_dimension!r} and hidden_dimension={hidden_dimension!r} must be "
+                "positive."
             )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout={dropout!r} must be in [0, 1) (the paper uses 0.3).")
@@ -66,7 +67,14 @@ class HeadLayer(nn.Module):
 def build_head_layer(
     model: SentenceTransformer, hidden_dimension: int | None, dropout: float, head_layer: HeadLayer | None
 ) -> HeadLayer | None:
-    """``head_layer`` if given, else a new one of width ``hidden_dimension`` on the model's embedding (None: no layer)."""
+    """``head_layer`` if given, else a new one of width ``hidden_dimension`` on the model's embedding.
+
+    Args:
+        model: the SentenceTransformer whose embeddings the layer reads.
+        hidden_dimension: the new layer's width; None: no layer (the classifier reads the embedding itself).
+        dropout: the new layer's dropout.
+        head_layer: an existing layer to share, or None.
+    """
     if head_layer is None and hidden_dimension is not None:
         return HeadLayer(embedding_dimension(model), hidden_dimension, dropout)
     return head_layer
@@ -92,7 +100,15 @@ class HeadLayerLoss(LossConfig):
     def check_batch(
         self, embeddings: list[Tensor], labels: Tensor | None, columns: int, check_labels: bool = True
     ) -> None:
-        """Raise unless the batch has ``columns`` text columns and, with ``check_labels``, one label per example."""
+        """Raise a ValueError unless the batch has ``columns`` text columns and, with ``check_labels``, one label per
+        example.
+
+        Args:
+            embeddings: the batch's embeddings, one tensor per text column.
+            labels: the batch's labels.
+            columns: the number of text columns the loss takes.
+            check_labels: whether to check the labels too.
+        """
         if len(embeddings) != columns:
             expected = "one text column (a sentence)" if columns == 1 else "two text columns (a sentence pair)"
             raise ValueError(f"{type(self).__name__} expects {expected}, got {len(embeddings)}.")

@@ -28,9 +28,9 @@ MNRL_DIRECTIONS: dict[str, tuple[Any, ...]] = {
 class MultimodalAlignLoss(LossConfig, nn.Module):
     config_keys = (
         "image_dimension",
-        "grounding_weight",
-        "grounding_direction",
-        "grounding_temperature",
+        "weight",
+        "direction",
+        "temperature",
         "projection_dimension",
         "projection_head",
         "local_weight",
@@ -42,9 +42,9 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
         model: SentenceTransformer,
         image_dimension: int,
         text_loss: SimCSELoss | None = None,
-        grounding_weight: float = 0.01,
-        grounding_direction: Direction = "text_to_image",
-        grounding_temperature: float = 0.05,
+        weight: float = 0.01,
+        direction: Direction = "text_to_image",
+        temperature: float = 0.05,
         projection_dimension: int = 256,
         projection_head: TrainingHead = "mlp",
         local_weight: float = 0.0,
@@ -67,18 +67,19 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
                 \;[+ \text{image} \to \text{text term}] \;[+ \mu \cdot \mathcal{L}_{local}]
 
         with :math:`g_t` = Linear(h, 256) + Tanh, :math:`g_v` = Linear(d_img, 256) + Tanh, :math:`\tau'` = 0.05 (MCSE).
-        ``grounding_direction="symmetric"`` adds the image -> text direction (MACD's global loss); the local term is
+        ``direction="symmetric"`` adds the image -> text direction (MACD's global loss); the local term is
         MACD's :class:`~sbert_nonling.losses.damsm.DAMSMLoss` (see docs/mcse_macd.md). The terms come back as a dict
-        (``simcse``, ``grounding``, ``local``), which the trainer sums and logs; float32 after the heads under autocast.
+        (``simcse``, ``grounding``, ``local``), which the trainer sums and logs; float32 after the heads under
+        autocast.
 
         Args:
             model: the SentenceTransformer being trained (pooling must give the [CLS] vector the paper grounds).
             image_dimension: width of the image features (2048 ResNet-50, 512 CLIP ViT-B/32, 1280 EfficientNet-Lite0).
             text_loss: the SimCSE loss of the text batches; share it so its MLP head is shared, as in MCSE. None
                 trains the grounding terms only (MACD).
-            grounding_weight: :math:`\lambda` (MCSE: 0.01 wiki + captions, 0.05 captions only).
-            grounding_direction: ``"text_to_image"`` (MCSE) or ``"symmetric"`` (MACD).
-            grounding_temperature: :math:`\tau'` (scale = 1 / temperature of the ranking loss: 0.05 is scale 20).
+            weight: :math:`\lambda` (MCSE: 0.01 wiki + captions, 0.05 captions only).
+            direction: ``"text_to_image"`` (MCSE) or ``"symmetric"`` (MACD).
+            temperature: :math:`\tau'` (scale = 1 / temperature of the ranking loss: 0.05 is scale 20).
             projection_dimension: shared-space width (MCSE: 256; MACD: 768).
             projection_head: kind of the two projection heads: ``"mlp"``, Linear + Tanh (MCSE), or ``"linear"`` (MACD).
             local_weight, gammas: :math:`\mu`, the weight of the DAMSM term (0 disables it), and DAMSM's gammas.
@@ -99,7 +100,8 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
             Image features are precomputed on the data side by a frozen encoder (``sbert-nonling features``).
 
         Relations:
-            - The grounding term is :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss`
+            - The grounding term is
+              :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss`
               (``grounding_loss``) between the projected captions (queries) and images (documents), once per view.
 
         Example:
@@ -109,31 +111,33 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
+                sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="cls")
                 simcse = SimCSELoss(model)                                # text batches
-                mcse = MultimodalAlignLoss(model, image_dimension=2048, text_loss=simcse, grounding_weight=0.01)  # caption batches
+                # caption batches
+                mcse = MultimodalAlignLoss(model, image_dimension=2048, text_loss=simcse, weight=0.01)
         """
-        if grounding_direction not in MNRL_DIRECTIONS:
-            raise ValueError(f"grounding_direction={grounding_direction!r} must be one of {list(MNRL_DIRECTIONS)}.")
-        if grounding_temperature <= 0 or image_dimension <= 0 or projection_dimension <= 0:
+        if direction not in MNRL_DIRECTIONS:
+            raise ValueError(f"direction={direction!r} must be one of {list(MNRL_DIRECTIONS)}.")
+        if temperature <= 0 or image_dimension <= 0 or projection_dimension <= 0:
             raise ValueError(
-                "grounding_temperature, image_dimension and projection_dimension must be positive, got "
-                f"{grounding_temperature}, {image_dimension}, {projection_dimension}."
+                "temperature, image_dimension and projection_dimension must be positive, got "
+                f"{temperature}, {image_dimension}, {projection_dimension}."
             )
         super().__init__()
         self.model = model
         self.text_loss = text_loss
         self.grounding_loss = MultipleNegativesRankingLoss(
             model,
-            scale=1.0 / grounding_temperature,
+            scale=1.0 / temperature,
             gather_across_devices=gather_across_devices,
-            directions=MNRL_DIRECTIONS[grounding_direction],
+            directions=MNRL_DIRECTIONS[direction],
             partition_mode="per_direction",
         )
-        self.grounding_weight = grounding_weight
-        self.grounding_direction = grounding_direction
-        self.grounding_temperature = grounding_temperature
+        self.weight = weight
+        self.direction = direction
+        self.temperature = temperature
         self.gather_across_devices = gather_across_devices
         self.text_head = make_training_head(
             projection_head, embedding_dimension(model), projection_dimension, name="projection_head"
@@ -153,12 +157,13 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
         )  # both views, one forward
 
     def project_text(self, sentence_embeddings: Tensor) -> Tensor:
-        """Sentence embeddings (B, hidden) in the shared grounding space (B, projection_dimension), through the text head."""
+        """Sentence embeddings (B, hidden) in the shared grounding space (B, projection_dimension), through the text
+        head."""
         return self.text_head(sentence_embeddings)
 
     def project_images(self, image_features: Tensor) -> Tensor:
-        """Image features (B, image_dimension), or region grids (B, regions, image_dimension) averaged first, through the
-        image head into the shared grounding space (B, projection_dimension)."""
+        """Image features (B, image_dimension), or region grids (B, regions, image_dimension) averaged first, through
+        the image head into the shared grounding space (B, projection_dimension)."""
         return self.image_head(image_features if image_features.ndim == 2 else image_features.mean(dim=1))
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
@@ -172,7 +177,7 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
             losses["simcse"] = self.text_loss.compute_loss_from_outputs(outputs)
         images = self.project_images(image_features)  # (B, p)
         views = [self.grounding_term(self.project_text(output["sentence_embedding"]), images) for output in outputs]
-        losses["grounding"] = self.grounding_weight * torch.stack(views).mean()
+        losses["grounding"] = self.weight * torch.stack(views).mean()
         if self.local_loss is not None:
             losses["local"] = self.local_weight * self.local_loss.compute_loss_from_outputs(outputs, image_features)
         return losses

@@ -1,7 +1,8 @@
-"""Sentence-pair classification through a training-only head: bilinear (the paper's paraphrase head) or SBERT concat."""
+"""Sentence-pair classification through a training-only head: bilinear (the paper's paraphrase head) or concat."""
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,7 @@ from sbert_nonling.util.choices import PairHead
 from sbert_nonling.util.heads import embedding_dimension
 from sbert_nonling.util.precision import float32_math
 
-PAIR_HEADS: tuple[str, ...] = ("bilinear", "concat")
+PAIR_HEADS: tuple[str, ...] = typing.get_args(PairHead)
 
 
 class PairClassificationLoss(HeadLayerLoss, SoftmaxLoss):
@@ -51,7 +52,8 @@ class PairClassificationLoss(HeadLayerLoss, SoftmaxLoss):
             model: the SentenceTransformer to train.
             num_labels: number of classes (SICK entailment: 3; paper's paraphrase task: 2).
             pair_head: ``"bilinear"`` (default, the paper) or ``"concat"`` (SoftmaxLoss's classifier).
-            hidden_dimension, dropout, head_layer, loss_fct: as :class:`~sbert_nonling.losses.SentenceClassificationLoss`;
+            hidden_dimension, dropout, head_layer, loss_fct: as
+                :class:`~sbert_nonling.losses.SentenceClassificationLoss`;
                 share ``head_layer`` with :class:`~sbert_nonling.losses.STSRegressionLoss`, as the paper does.
 
         References:
@@ -77,11 +79,16 @@ class PairClassificationLoss(HeadLayerLoss, SoftmaxLoss):
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
+                sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="cls")
-                pairs = {"sentence1": ["A man plays a guitar.", "A dog runs."], "sentence2": ["A man plays music.", "A cat sleeps."]}
+                pairs = {
+                    "sentence1": ["A man plays a guitar.", "A dog runs."],
+                    "sentence2": ["A man plays music.", "A cat sleeps."],
+                }
                 loss = PairClassificationLoss(model, num_labels=3, pair_head="bilinear")
-                SentenceTransformerTrainer(model=model, train_dataset=Dataset.from_dict({**pairs, "label": [0, 2]}), loss=loss).train()
+                train_dataset = Dataset.from_dict({**pairs, "label": [0, 2]})
+                SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
         """
         if pair_head not in PAIR_HEADS:
             raise ValueError(f"pair_head={pair_head!r} must be one of {list(PAIR_HEADS)}.")

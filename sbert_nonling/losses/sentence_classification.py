@@ -69,7 +69,8 @@ class SentenceClassificationLoss(HeadLayerLoss, nn.Module):
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
+                sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="cls")
                 train_dataset = Dataset.from_dict({"sentence": ["A great film.", "A dull film."], "label": [1, 0]})
                 loss = SentenceClassificationLoss(model, num_labels=2)

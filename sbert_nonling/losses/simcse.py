@@ -1,4 +1,4 @@
-"""SimCSE's contrastive text loss: MultipleNegativesRankingLoss at temperature 0.05, with SimCSE's training-only MLP."""
+"""SimCSE's contrastive text loss: MultipleNegativesRankingLoss at temperature 0.05, with SimCSE's training MLP."""
 
 from __future__ import annotations
 
@@ -76,9 +76,9 @@ class SimCSELoss(LossConfig, MultipleNegativesRankingLoss):
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
-                model = build_sentence_model(str(encoder), pooling="cls")
                 sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
+                model = build_sentence_model(str(encoder), pooling="cls")
                 train_dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
                 loss = SimCSELoss(model, temperature=0.05, training_head="mlp")
                 SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()

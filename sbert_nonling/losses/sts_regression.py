@@ -63,7 +63,8 @@ class STSRegressionLoss(HeadLayerLoss, CosineSimilarityLoss):
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
+                sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="cls")
                 train_dataset = Dataset.from_dict({
                     "sentence1": ["A plane is taking off.", "A man plays a flute."],

@@ -45,8 +45,10 @@ class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
 
         What it adds to :class:`~sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss`
         (configured with ``directions=("query_to_doc", "doc_to_query")``, ``partition_mode="per_direction"``): CLIP's
-        learnable temperature, a loss-owned parameter :math:`\log(1/\tau)` with the scale clamped to ``max_scale``;
-        and Pixel Linguist's training-only token head, owned by the loss so the saved model is the one evaluated.
+        learnable temperature, a loss-owned parameter :math:`\log(1/\tau)` (``logit_scale``) with the scale clamped
+        to ``max_scale`` (MultipleNegativesRankingLoss's ``scale`` is set from it before each loss); and Pixel
+        Linguist's training-only token head (``head``; its kind is ``token_head``), owned by the loss so the saved
+        model is the one evaluated.
         The similarities, the scale and the logsumexp are computed in float32 under autocast (docs/reliability.md).
 
         Args:
@@ -79,7 +81,8 @@ class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
+                sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
                 model = build_sentence_model(str(encoder), pooling="mean")
                 loss = SymmetricInfoNCE(model, temperature=0.05, learnable_temperature=True)
                 # Pixel Linguist: SymmetricInfoNCE(pixel_model, temperature=0.05, token_head="linear_gelu_layernorm")
@@ -88,9 +91,6 @@ class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
             raise ValueError(f"temperature={temperature!r} must be positive (Pixel Linguist uses 0.05).")
         if learnable_temperature and not 1.0 / temperature <= max_scale:
             raise ValueError(f"1 / temperature = {1 / temperature:g} exceeds max_scale={max_scale:g}.")
-        self.logit_scale: nn.Parameter | None = (
-            None  # the parent's __init__ sets scale (1 / temperature) through the setter
-        )
         super().__init__(
             model,
             scale=1.0 / temperature,
@@ -100,10 +100,9 @@ class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
         )
         self.learnable_temperature = learnable_temperature
         self.max_scale = max_scale
-        if learnable_temperature:
-            self.logit_scale = nn.Parameter(torch.tensor(math.log(self._initial_scale)))
-        self.token_head_kind = token_head
-        self.token_head = (
+        self.logit_scale = nn.Parameter(torch.tensor(math.log(self.scale))) if learnable_temperature else None
+        self.token_head = token_head
+        self.head = (
             None
             if token_head == "none"
             else make_training_head(token_head, embedding_dimension(model), name="token_head")
@@ -111,35 +110,29 @@ class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
         outputs = forward_views(self.model, sentence_features)  # same-size renders: one forward pass
-        if self.token_head is None:
+        if self.head is None:
             return self.compute_loss_from_embeddings([output["sentence_embedding"] for output in outputs], labels)
         return self.compute_loss_from_embeddings([self.embed_through_token_head(output) for output in outputs], labels)
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None) -> Tensor:
-        """MultipleNegativesRankingLoss's two-direction loss on the embeddings, in float32 under autocast."""
+        """MultipleNegativesRankingLoss's two-direction loss on the embeddings, in float32 under autocast; with a
+        learnable temperature, ``scale`` is first set to ``exp(logit_scale)`` clamped to ``max_scale``."""
+        if self.logit_scale is not None:
+            # MultipleNegativesRankingLoss multiplies the similarities by self.scale: here a tensor with a gradient
+            self.scale = self.logit_scale.float().exp().clamp(max=self.max_scale)  # type: ignore[assignment]
         with float32_math(*embeddings) as embeddings:
             # MultipleNegativesRankingLoss annotates labels as Tensor but never reads them (the trainer passes None).
             return super().compute_loss_from_embeddings(embeddings, cast(Tensor, labels))
 
     def embed_through_token_head(self, output: dict[str, Tensor]) -> Tensor:
         """The token head on every token of a model output, then the mean over unmasked tokens (B, hidden)."""
-        assert self.token_head is not None  # only called with a token head
-        tokens = self.token_head(output["token_embeddings"])
+        assert self.head is not None  # only called with a token head
+        tokens = self.head(output["token_embeddings"])
         mask = output["attention_mask"].unsqueeze(-1).to(tokens.dtype)
         return (tokens * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
 
-    @property  # type: ignore[override]  # a Tensor when learnable; the parent only multiplies similarities by it
-    def scale(self) -> float | Tensor:
-        """1 / temperature; with a learnable temperature, ``exp(logit_scale)`` clamped to ``max_scale``."""
-        logit_scale = getattr(self, "logit_scale", None)
-        if logit_scale is None:
-            return self._initial_scale
-        return logit_scale.float().exp().clamp(max=self.max_scale)
-
-    @scale.setter
-    def scale(self, value: float) -> None:
-        self._initial_scale = float(value)
-
     def get_config_dict(self) -> dict[str, Any]:
-        temperature = 1.0 / float(self.scale.detach() if isinstance(self.scale, Tensor) else self.scale)
-        return {"temperature": temperature, **super().get_config_dict(), "token_head": self.token_head_kind}
+        scale = float(self.scale)
+        if self.logit_scale is not None:  # the learned value now, not the one of the last forward pass
+            scale = float(self.logit_scale.exp().clamp(max=self.max_scale))
+        return {"temperature": 1.0 / scale, **super().get_config_dict(), "token_head": self.token_head}

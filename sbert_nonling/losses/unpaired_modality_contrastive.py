@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterable
 from typing import ClassVar
 
@@ -17,7 +18,7 @@ from sbert_nonling.util.heads import embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
 
-MODES: tuple[str, ...] = ("simclr", "supcon", "released_label_rank")
+MODES: tuple[str, ...] = typing.get_args(ContrastiveMode)
 
 
 class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):
@@ -59,12 +60,13 @@ class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):
             model: the SentenceTransformer being trained (its ModalityRouter routes the images / audio).
             mode: ``"supcon"`` (default), ``"simclr"`` or ``"released_label_rank"``.
             temperature: :math:`\tau`; 0.07 as in SupCon and VisualCSE.
-            training_head: ``"mlp"`` (the paper's image MLP, owned by this loss, never saved with the model) or ``"none"``.
+            training_head: ``"mlp"`` (the paper's image MLP, owned by this loss, never saved with the model) or
+                ``"none"``.
             gather_across_devices: under DDP, the views of every process are candidates (with gradients).
 
         References:
-            - Jian, Gao, Vosoughi. Non-Linguistic Supervision for Contrastive Learning of Sentence Embeddings, NeurIPS 2022,
-              Eq. 1 (L = L_text + w L_image) and Algorithm 1. https://arxiv.org/abs/2209.09433
+            - Jian, Gao, Vosoughi. Non-Linguistic Supervision for Contrastive Learning of Sentence Embeddings,
+              NeurIPS 2022, Eq. 1 (L = L_text + w L_image) and Algorithm 1. https://arxiv.org/abs/2209.09433
             - Khosla et al., Supervised Contrastive Learning, NeurIPS 2020, Eq. 2. https://arxiv.org/abs/2004.11362
             - Chen et al., A Simple Framework for Contrastive Learning of Visual Representations, ICML 2020.
 
@@ -90,9 +92,11 @@ class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
-                encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
+                sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
                 # a random patch embedding; e.g. ImagePatchEmbed.from_vit("google/vit-base-patch16-224-in21k")
-                model = build_sentence_model(str(encoder), front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)})
+                front_end = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)
+                model = build_sentence_model(str(encoder), front_ends={"image": front_end})
                 loss = UnpairedModalityContrastiveLoss(model, mode="supcon", temperature=0.07)
         """
         super().__init__()

@@ -62,8 +62,9 @@ def _image_features(
     else:
         names = sorted({image for image, _ in pairs})
         offline = (
-            "pass precomputed features (image_features=F, --image-features F; made by `sbert-nonling features`), or set "
-            "image_encoder to efficientnet-lite0 (--set image_encoder=efficientnet-lite0), whose weights a pip package ships."
+            "pass precomputed features (image_features=F, --image-features F; made by `sbert-nonling features`), or "
+            "set image_encoder to efficientnet-lite0 (--set image_encoder=efficientnet-lite0), whose weights a pip "
+            "package ships."
         )
         with loading(
             "Image encoder", config.image_encoder, f"{recipe_label(config)}, setting 'image_encoder'", offline
@@ -106,8 +107,9 @@ def _freeze_position_embeddings(model) -> None:
 
 def build_grounding(config: GroundingConfig, data: DataSources) -> GroundingPlan:
     """MCSE's / MACD's pieces (docs/mcse_macd.md): caption batches (the caption twice + its image's frozen features)
-    with :class:`MultimodalAlignLoss`, wrapped in :class:`DistillAnchorLoss` when ``config.anchor`` (MACD), beside
-    text batches with :class:`SimCSELoss` unless ``config.data == "captions"``; one run of :class:`NonLinguisticTrainer`.
+    with :class:`MultimodalAlignLoss` (``config.grounding``), wrapped in :class:`DistillAnchorLoss` when
+    ``config.anchor.enabled`` (MACD), beside text batches with :class:`SimCSELoss` (``config.text_loss``) unless
+    ``config.data == "captions"``; one run of :class:`NonLinguisticTrainer`.
 
     Features extracted now (no ``image_features``) are the plan's ``extracted_features``; the ``"retrieval"``
     evaluation scores caption <-> image Recall@1/5 on the held-out images (``{}`` without them). Call
@@ -141,7 +143,8 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> GroundingPlan
     text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file, captions_only=True)
     if data.captions_file is None:
         raise ValueError(
-            f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local file)."
+            f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local "
+            "file)."
         )
     pairs, images = load_caption_pairs(data.captions_file, data.image_dir)
     heldout_names: set[str] = set()
@@ -153,7 +156,8 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> GroundingPlan
     pairs = [pair for pair in pairs if pair[0] not in heldout_names]
     if data.heldout_images_file is not None and (not heldout_pairs or not pairs):
         raise ValueError(
-            f"{data.heldout_images_file} must hold some, but not all, of the captioned images ({len(heldout_pairs)} held out)."
+            f"{data.heldout_images_file} must hold some, but not all, of the captioned images "
+            f"({len(heldout_pairs)} held out)."
         )
     names, features, extracted = _image_features(config, pairs + heldout_pairs, images, data.image_features)
     kind = "regions" if config.regions else "global"
@@ -165,24 +169,42 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> GroundingPlan
         _freeze_position_embeddings(sentence_model)
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     args = single_run_arguments(
-        config, evaluator is not None, warmup=config.warmup_steps, interleaved=text_dataset is not None
+        config,
+        evaluator is not None,
+        warmup=config.warmup_steps,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        interleaved=text_dataset is not None,
     )
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
-    text_loss = (
-        SimCSELoss(sentence_model, gather_across_devices=gather, **config.keywords_for(SimCSELoss))
-        if text_dataset is not None
-        else None
-    )
+    text_loss = None
+    if text_dataset is not None:
+        text_loss = SimCSELoss(
+            sentence_model,
+            temperature=config.text_loss.temperature,
+            training_head=config.text_loss.training_head,
+            gather_across_devices=gather,
+        )
     grounding = MultimodalAlignLoss(
         sentence_model,
         config.image_dimension,
         text_loss,
+        weight=config.grounding.weight,
+        direction=config.grounding.direction,
+        temperature=config.grounding.temperature,
+        projection_dimension=config.grounding.projection_dimension,
+        projection_head=config.grounding.projection_head,
+        local_weight=config.grounding.local_weight,
         gather_across_devices=gather,
-        **config.keywords_for(MultimodalAlignLoss),
     )
     caption_loss: torch.nn.Module = grounding
-    if config.anchor:
-        caption_loss = DistillAnchorLoss(sentence_model, base_loss=grounding, **config.keywords_for(DistillAnchorLoss))
+    if config.anchor.enabled:
+        caption_loss = DistillAnchorLoss(
+            sentence_model,
+            base_loss=grounding,
+            kl_weight=config.anchor.kl_weight,
+            cosine_weight=config.anchor.cosine_weight,
+            temperature=config.anchor.temperature,
+        )
     if text_dataset is None or text_loss is None:
         stage = TrainingStage(
             "train", caption_dataset, caption_loss, args, trainer_kwargs={"train_dataset_name": "captions"}

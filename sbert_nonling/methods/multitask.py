@@ -134,7 +134,27 @@ def task_losses(
     contrastive_loss: nn.Module | None = None,
 ) -> dict[str, nn.Module]:
     """One training-only head loss per task; with ``share_head_layer`` the pair classification and STS losses use
-    one :class:`HeadLayer` object (the paper shares the first head layer between its paraphrase and STS heads)."""
+    one :class:`HeadLayer` object (the paper shares the first head layer between its paraphrase and STS heads).
+
+    Args:
+        model: the SentenceTransformer being trained.
+        tasks: the task names (:data:`TASKS`).
+        num_labels: the number of classes of each classification task.
+        hidden_dimension: the width of every head's hidden layer (the paper: 768).
+        dropout: the dropout of every head's hidden layer (the paper: 0.3).
+        share_head_layer: one hidden layer for the pair classification and STS heads.
+        pair_head: the pair classifier, ``"bilinear"`` (the paper's) or ``"concat"`` (SBERT's SoftmaxLoss).
+        contrastive_loss: the contrastive stage's loss, for the ``"contrastive"`` task.
+
+    Example::
+
+        from sbert_nonling.methods import task_losses
+        from sbert_nonling.models import build_sentence_model, build_tiny_encoder
+
+        encoder = build_tiny_encoder("tiny-bert", ["A man plays a guitar.", "A cat sleeps."], hidden_size=32)
+        model = build_sentence_model(str(encoder), pooling="cls")
+        losses = task_losses(model, ["classification", "sts"], {"classification": 5}, hidden_dimension=16)
+    """
     shared = HeadLayer(embedding_dimension(model), hidden_dimension, dropout) if share_head_layer else None
     losses: dict[str, nn.Module] = {}
     for task in tasks:
@@ -184,26 +204,31 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
         steps = {"contrastive.max_steps": 1, "multitask.max_steps": 1, "train_limit": 48}
         config = load_recipe("multitask", tiny=True, overrides=steps)  # e.g. MultitaskConfig()
         set_seed(config.seed)
-        plan = build_multitask(config, DataSources(nli_file=data + "/corpus/snli_devtest_triplets.csv", sts_dir=data + "/sts"))
+        sources = DataSources(nli_file=data + "/corpus/snli_devtest_triplets.csv", sts_dir=data + "/sts")
+        plan = build_multitask(config, sources)
         plan.train()  # contrastive, then multitask
     """
     _check_tasks(config)
     if data.sts_dir is None:
         raise ValueError(
-            "The multitask recipe trains on SICK and STS-B train files: pass sts_dir holding STSBenchmark/sts-train.csv and SICK/SICK_train.txt."
+            "The multitask recipe trains on SICK and STS-B train files: pass sts_dir holding "
+            "STSBenchmark/sts-train.csv and SICK/SICK_train.txt."
         )
     contrastive_runs, multitask_runs = config.contrastive.max_steps != 0, config.multitask.max_steps != 0
     contrastive_data, sentences = _contrastive_dataset(data.text_file, data.nli_file, config.train_limit, config.seed)
     if (contrastive_runs or "contrastive" in config.tasks) and contrastive_data is None:
         raise ValueError(
-            "The contrastive stage trains on NLI triplets or sentences: pass nli_file (sent0,sent1,hard_neg CSV) or text_file."
+            "The contrastive stage trains on NLI triplets or sentences: pass nli_file (sent0,sent1,hard_neg CSV) or "
+            "text_file."
         )
     datasets, labels, task_sentences = _task_datasets(config, Path(data.sts_dir)) if multitask_runs else ({}, {}, [])
     sentence_model = starting_sentence_model(config, sentences + task_sentences, tiny_encoder=config.tiny_encoder)
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
-    contrastive_loss = (
-        SimCSELoss(sentence_model, **config.keywords_for(SimCSELoss)) if contrastive_data is not None else None
-    )
+    contrastive_loss = None
+    if contrastive_data is not None:
+        contrastive_loss = SimCSELoss(
+            sentence_model, temperature=config.text_loss.temperature, training_head=config.text_loss.training_head
+        )
 
     stages: list[TrainingStage | ModelUpdate] = []
     if contrastive_runs:
@@ -251,10 +276,10 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
                 sentence_model,
                 list(config.tasks),
                 {task: len(names) for task, names in labels.items()},
-                hidden_dimension=config.head_hidden_dimension,
-                dropout=config.head_dropout,
-                share_head_layer=config.share_head_layer,
-                pair_head=config.pair_head,
+                hidden_dimension=config.heads.hidden_dimension,
+                dropout=config.heads.dropout,
+                share_head_layer=config.heads.share_head_layer,
+                pair_head=config.heads.pair_head,
                 contrastive_loss=contrastive_loss,
             )
 

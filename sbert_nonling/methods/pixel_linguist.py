@@ -115,7 +115,10 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
 
         def loss() -> SymmetricInfoNCE:
             return SymmetricInfoNCE(
-                pixel_model, gather_across_devices=args.world_size > 1, **config.keywords_for(SymmetricInfoNCE)
+                pixel_model,
+                temperature=config.text_loss.temperature,
+                gather_across_devices=args.world_size > 1,
+                token_head=config.text_loss.token_head,
             )
 
         return TrainingStage(

@@ -32,7 +32,14 @@ def text_training_data(
 ) -> tuple[Dataset | None, list[str]]:
     """The text dataset ``config.data`` names and its sentences: ``(s, s)`` pairs of ``text_file`` (``"text"``),
     (anchor, positive, negative) triplets of ``nli_file`` (``"nli"``), or none (``"captions"``: captions only, for
-    the methods that train on captions, ``captions_only=True``)."""
+    the methods that train on captions, ``captions_only=True``).
+
+    Args:
+        config: the method's config (its ``data``).
+        text_file: one sentence per line, or a Hub dataset.
+        nli_file: a ``sent0,sent1,hard_neg`` CSV, or a Hub dataset.
+        captions_only: whether the method can train on captions alone.
+    """
     if config.data == "captions":
         if not captions_only:
             raise ValueError(
@@ -61,6 +68,11 @@ def starting_sentence_model(
     (:func:`build_tiny_encoder` with ``tiny_encoder``, in a temporary folder), else ``config.model``; a
     sentence-transformers model keeps what ``config.keep_model_modules`` names (its own pooling modules and prompts,
     its max_seq_length). A model that cannot be loaded raises one ValueError line naming it.
+
+    Args:
+        config: the method's config.
+        sentences: the training sentences (the tiny encoder's vocabulary).
+        tiny_encoder: :func:`build_tiny_encoder` arguments of the tiny encoder.
     """
     if config.tiny:
         with tempfile.TemporaryDirectory(prefix="tiny-encoder-") as folder:
@@ -78,8 +90,23 @@ def starting_sentence_model(
 def single_run_arguments(
     config: SingleRunConfig, evaluating: bool, warmup: float, **options: Any
 ) -> SentenceTransformerTrainingArguments:
-    """The arguments of a single-run method's one training run (:func:`training_arguments`): the config's settings named
-    like its keywords (learning rate, batch size, epochs, max steps, accumulation), checkpoints in ``checkpoints/``."""
+    """The arguments of a single-run method's one training run (:func:`training_arguments`): the config's learning
+    rate, batch size, epochs and max steps, checkpoints in ``checkpoints/``.
+
+    Args:
+        config: the method's config (its trainer options and optimizer settings).
+        evaluating: whether a dev evaluator scores checkpoints and selects the best one.
+        warmup: linear warmup steps, or a fraction of the training steps below 1.
+        options: further :func:`training_arguments` keywords (``gradient_accumulation_steps``, ``interleaved``).
+    """
     return training_arguments(
-        config, "checkpoints", evaluating, warmup=warmup, **config.keywords_for(training_arguments), **options
+        config,
+        "checkpoints",
+        evaluating,
+        learning_rate=config.learning_rate,
+        batch_size=config.batch_size,
+        epochs=config.epochs,
+        max_steps=config.max_steps,
+        warmup=warmup,
+        **options,
     )

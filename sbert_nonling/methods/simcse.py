@@ -40,7 +40,12 @@ def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
     sentence_model = starting_sentence_model(config, sentences)
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps)
-    loss = SimCSELoss(sentence_model, gather_across_devices=args.world_size > 1, **config.keywords_for(SimCSELoss))
+    loss = SimCSELoss(
+        sentence_model,
+        temperature=config.text_loss.temperature,
+        training_head=config.text_loss.training_head,
+        gather_across_devices=args.world_size > 1,
+    )
     return MethodPlan(
         sentence_model,
         [TrainingStage("train", train_dataset, loss, args, trainer_kwargs={"train_dataset_name": config.data})],

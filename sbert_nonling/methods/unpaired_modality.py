@@ -32,7 +32,10 @@ from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
 from sbert_nonling.util.unreachable import loading
 
 #: What to do when the recipe's ViT cannot be reached.
-VIT_OFFLINE = "set vit to None (--set vit=null) for a random patch embedding, or to a local ViT folder (--set vit=PATH), or train with --tiny."
+VIT_OFFLINE = (
+    "set vit to None (--set vit=null) for a random patch embedding, or to a local ViT folder (--set vit=PATH), or "
+    "train with --tiny."
+)
 
 
 def _image_route(
@@ -44,10 +47,21 @@ def _image_route(
         )
     dataset, _ = image_folder_dataset(image_dir, img_size=config.img_size, limit_per_class=config.images_per_class)
     if config.tiny or config.vit is None:  # a random patch embedding, trained from scratch
-        front_end = ImagePatchEmbed(embedding_dimension=hidden_size, **config.keywords_for(ImagePatchEmbed))
+        front_end = ImagePatchEmbed(
+            img_size=config.img_size,
+            patch_size=config.patch_size,
+            embedding_dimension=hidden_size,
+            encoder_entry=config.encoder_entry,
+            token_keep_ratio=config.token_keep_ratio,
+        )
     else:  # positions interpolated if img_size differs from the checkpoint's
         with loading("ViT", config.vit, f"{recipe_label(config)}, setting 'vit'", VIT_OFFLINE):
-            front_end = ImagePatchEmbed.from_vit(config.vit, **config.keywords_for(ImagePatchEmbed.from_vit))
+            front_end = ImagePatchEmbed.from_vit(
+                config.vit,
+                encoder_entry=config.encoder_entry,
+                img_size=config.img_size,
+                token_keep_ratio=config.token_keep_ratio,
+            )
     return dataset, front_end
 
 
@@ -56,14 +70,20 @@ def _audio_route(
 ) -> tuple[Dataset, InputModule]:
     if audio_dir is None or (audio_label_regex is None and hub_source(audio_dir, AUDIO_ROLES) is None):
         raise ValueError(
-            f"{recipe_label(config)} trains on unpaired audio: pass audio_dir and audio_label_regex (a pattern whose first "
-            "group is the class, e.g. r'^\\d+_([a-z]+)_' for FSDD speakers or r'^(\\d+)-' for LibriSpeech), or a Hub "
-            "audio dataset as audio_dir (its label column gives the classes)."
+            f"{recipe_label(config)} trains on unpaired audio: pass audio_dir and audio_label_regex (a pattern "
+            "whose first group is the class, e.g. r'^\\d+_([a-z]+)_' for FSDD speakers or r'^(\\d+)-' for "
+            "LibriSpeech), or a Hub audio dataset as audio_dir (its label column gives the classes)."
         )
     label_fn = label_from_regex(audio_label_regex) if audio_label_regex is not None else None
     dataset, _ = audio_folder_dataset(audio_dir, label_fn, limit=config.clips, limit_per_class=config.clips_per_class)
     return dataset, AudioPatchEmbed(
-        embedding_dimension=hidden_size, layout=config.audio_layout, **config.keywords_for(AudioPatchEmbed)
+        target_frames=config.target_frames,
+        embedding_dimension=hidden_size,
+        layout=config.layout,
+        encoder_entry=config.encoder_entry,
+        freq_mask=config.freq_mask,
+        time_mask=config.time_mask,
+        token_keep_ratio=config.token_keep_ratio,
     )
 
 
@@ -121,11 +141,16 @@ def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -
         config, evaluator is not None, warmup=config.warmup_steps, gradient_accumulation_steps=2 if joint else 1
     )
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
-    text_loss = SimCSELoss(sentence_model, gather_across_devices=gather, **config.keywords_for(SimCSELoss))
+    text_loss = SimCSELoss(
+        sentence_model,
+        temperature=config.text_loss.temperature,
+        training_head=config.text_loss.training_head,
+        gather_across_devices=gather,
+    )
     modality_loss = UnpairedModalityContrastiveLoss(
         sentence_model,
-        mode=config.modality_mode,
-        temperature=config.modality_temperature,
+        mode=config.modality_loss.mode,
+        temperature=config.modality_loss.temperature,
         gather_across_devices=gather,
     )
     stage = TrainingStage(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import typing
 from pathlib import Path
 from typing import Literal
 
@@ -22,7 +23,7 @@ from sbert_nonling.util.unreachable import loading
 
 logger = logging.getLogger(__name__)
 
-POOLING_CHOICES: tuple[str, ...] = ("cls", "cls_mlp", "mean", "lasttoken")
+POOLING_CHOICES: tuple[str, ...] = typing.get_args(PoolingChoice)
 #: The papers' truncation length (SimCSE), applied to a plain encoder unless another is given.
 SIMCSE_MAX_SEQ_LENGTH = 32
 #: What to pass instead of a Hub name that cannot be reached.

@@ -5,14 +5,12 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Protocol
 
 import torch
 from sentence_transformers.base.sampler import BatchSamplers, MultiDatasetBatchSamplers
 from transformers import TrainerState
 
-from sbert_nonling.configs.base import MethodConfig
-from sbert_nonling.configs.stage import StageConfig
 from sbert_nonling.training.interleaved_sampler import InterleavedBatchSampler
 from sbert_nonling.training.training_args import NonLinguisticTrainingArguments
 
@@ -26,6 +24,58 @@ FUSED_ADAMW = "adamw_torch_fused"
 SELECTION_METRIC = "eval_STSBenchmark_spearman_cosine"
 
 
+class TrainerOptions(Protocol):
+    """The trainer options every run of a method shares, as :func:`training_arguments` reads them (a method's config,
+    e.g. :class:`~sbert_nonling.configs.SimCSEConfig`, has them all): ``seed``, ``precision`` (``auto``, ``fp32``,
+    ``fp16`` or ``bf16``), ``dataloader_num_workers`` (a number or ``auto``), ``dataloader_pin_memory`` (a bool or
+    ``auto``), ``lr_scheduler_type`` (transformers' name), ``eval_steps`` (evaluation and checkpoint interval),
+    ``compile`` (compile the losses) and ``padding`` (``auto``, ``longest`` or ``max_length``)."""
+
+    @property
+    def seed(self) -> int: ...
+
+    @property
+    def precision(self) -> str: ...
+
+    @property
+    def dataloader_num_workers(self) -> int | Literal["auto"]: ...
+
+    @property
+    def dataloader_pin_memory(self) -> bool | Literal["auto"]: ...
+
+    @property
+    def lr_scheduler_type(self) -> str: ...
+
+    @property
+    def eval_steps(self) -> int: ...
+
+    @property
+    def compile(self) -> bool: ...
+
+    @property
+    def padding(self) -> str: ...
+
+
+class StageOptions(Protocol):
+    """The optimizer settings of one stage of a multi-stage method, as :func:`stage_arguments` reads them (e.g.
+    :class:`~sbert_nonling.configs.StageConfig`): learning rate, batch size, epochs, max steps and warmup steps."""
+
+    @property
+    def learning_rate(self) -> float: ...
+
+    @property
+    def batch_size(self) -> int: ...
+
+    @property
+    def epochs(self) -> int: ...
+
+    @property
+    def max_steps(self) -> int: ...
+
+    @property
+    def warmup_steps(self) -> int: ...
+
+
 def cpu_has_native_bf16() -> bool:
     """Whether this CPU computes bf16 matmuls natively (oneDNN: AVX-512 or AMX). Without it (AVX2-only CPUs) bf16
     autocast falls back to an emulated kernel that is 20-250x slower than fp32 (measured on an AVX2 EPYC)."""
@@ -34,7 +84,11 @@ def cpu_has_native_bf16() -> bool:
 
 def resolved_precision(precision: str) -> str:
     """``fp32``, ``fp16`` or ``bf16`` for a config's ``precision``: ``auto`` is bf16 on a GPU that computes it, fp16 on
-    an older GPU, fp32 on a CPU; ``fp16`` without a GPU is a ValueError (accelerate would silently train in fp32)."""
+    an older GPU, fp32 on a CPU; ``fp16`` without a GPU is a ValueError (accelerate would silently train in fp32).
+
+    Args:
+        precision: ``auto``, ``fp32``, ``fp16`` or ``bf16``.
+    """
     if precision == "auto":
         if not torch.cuda.is_available():
             return "fp32"
@@ -48,7 +102,11 @@ def resolved_precision(precision: str) -> str:
 
 def resolved_workers(workers: int | str) -> int:
     """DataLoader workers for a config's ``dataloader_num_workers``: ``auto`` is 8 per GPU (at most the CPU cores per
-    GPU; 0 with a single core), 0 on a CPU, where the training step and the data compete for the same cores."""
+    GPU; 0 with a single core), 0 on a CPU, where the training step and the data compete for the same cores.
+
+    Args:
+        workers: a number of worker processes, or ``auto``.
+    """
     if workers != "auto":
         return int(workers)
     if not torch.cuda.is_available():
@@ -58,7 +116,7 @@ def resolved_workers(workers: int | str) -> int:
 
 
 def training_arguments(
-    config: MethodConfig,
+    config: TrainerOptions,
     output_dir: str | Path,
     evaluating: bool,
     *,
@@ -77,7 +135,20 @@ def training_arguments(
     schedule, ``eval_steps``, ``compile`` and ``padding``; AdamW is :data:`FUSED_ADAMW`); the keyword arguments the
     run's optimizer settings (``warmup``: steps, or a fraction of the training steps below 1; ``interleaved``: MCSE's
     :class:`InterleavedBatchSampler`). bf16 on a CPU without native bf16 (:func:`cpu_has_native_bf16`) logs a
-    warning: it is far slower than fp32 there."""
+    warning: it is far slower than fp32 there.
+
+    Args:
+        config: the method's trainer options (:class:`TrainerOptions`; a method config has them).
+        output_dir: the checkpoint folder.
+        evaluating: whether a dev evaluator scores the run (evaluation every ``eval_steps``, best checkpoint kept).
+        learning_rate: the learning rate.
+        batch_size: the batch size per device.
+        epochs: training epochs.
+        max_steps: a cap on the optimizer steps (-1: none).
+        warmup: warmup steps, or a fraction of the training steps below 1.
+        gradient_accumulation_steps: batches per optimizer step.
+        interleaved: MCSE's :class:`InterleavedBatchSampler` across the datasets (else proportional sampling).
+    """
     precision = resolved_precision(config.precision)
     on_cpu = not torch.cuda.is_available()
     if precision == "bf16" and on_cpu and not cpu_has_native_bf16():
@@ -120,11 +191,18 @@ def training_arguments(
 
 
 def stage_arguments(
-    config: MethodConfig, run: str, stage: StageConfig, evaluating: bool, **options: Any
+    config: TrainerOptions, run: str, stage: StageOptions, evaluating: bool, **options: Any
 ) -> NonLinguisticTrainingArguments:
-    """The trainer arguments of one run of a multi-stage method's ``stage`` (:class:`StageConfig`: its learning rate,
-    batch size, epochs, max steps and warmup steps), checkpoints in ``stages/<run>/checkpoints``; ``options`` as
-    :func:`training_arguments` takes them."""
+    """The trainer arguments of one run of a multi-stage method's ``stage`` (:class:`StageOptions`: its learning rate,
+    batch size, epochs, max steps and warmup steps), checkpoints in ``stages/<run>/checkpoints``.
+
+    Args:
+        config: the method's trainer options (:class:`TrainerOptions`).
+        run: the stage run's name (its checkpoint folder).
+        stage: the stage's optimizer settings (:class:`StageOptions`).
+        evaluating: whether a dev evaluator scores the run.
+        **options: further keyword arguments of :func:`training_arguments`.
+    """
     return training_arguments(
         config,
         f"stages/{run}/checkpoints",
@@ -139,13 +217,21 @@ def stage_arguments(
 
 
 def dev_curve(log_history: list[dict[str, Any]]) -> list[list[float]]:
-    """``[[step, STS-B dev x100], ...]`` of the evaluations logged during training (``trainer.state.log_history``)."""
+    """``[[step, STS-B dev x100], ...]`` of the evaluations logged during training.
+
+    Args:
+        log_history: the trainer's ``state.log_history``.
+    """
     return [[entry["step"], 100.0 * entry[SELECTION_METRIC]] for entry in log_history if SELECTION_METRIC in entry]
 
 
 def scores_at_best_checkpoint(state: TrainerState) -> dict[str, float]:
     """The STS scores (x100, by task name) logged when the best checkpoint (``state.best_global_step``) was evaluated:
-    the scores of the weights ``load_best_model_at_end`` gives the model. {} without a best checkpoint."""
+    the scores of the weights ``load_best_model_at_end`` gives the model. {} without a best checkpoint.
+
+    Args:
+        state: the trainer's state after training.
+    """
     if state.best_model_checkpoint is None or state.best_global_step is None:
         return {}
     for entry in state.log_history:

@@ -11,9 +11,9 @@ from sentence_transformers.base.sampler import MultiDatasetBatchSamplers, RoundR
 from sentence_transformers.util import get_world_size
 from torch.utils.data import BatchSampler
 
-from sbert_nonling.configs.multitask import MultiTaskScheme
+from sbert_nonling.util.choices import MultiTaskScheme
 
-#: The scheme names (:data:`~sbert_nonling.configs.multitask.MultiTaskScheme`).
+#: The scheme names (:data:`~sbert_nonling.util.choices.MultiTaskScheme`).
 MULTITASK_SCHEMES: tuple[str, ...] = typing.get_args(MultiTaskScheme)
 
 #: Added to a task's epoch for every extra pass the average sampler makes over it (new shuffle per pass).

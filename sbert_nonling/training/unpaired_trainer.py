@@ -8,11 +8,11 @@ import torch
 from datasets import DatasetDict
 from torch.utils.data import BatchSampler, ConcatDataset
 
-from sbert_nonling.configs.unpaired_modality import Scheme
 from sbert_nonling.training.modality_optimizer import ModalityOptimizer
 from sbert_nonling.training.modality_schedule import ModalitySchedule
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.unpaired_sampler import UnpairedBatchSampler
+from sbert_nonling.util.choices import Scheme
 
 
 class UnpairedModalityTrainer(NonLinguisticTrainer):

@@ -1,5 +1,6 @@
-"""The value sets (``Literal`` aliases) that the typed configs share with the modules and losses they configure, in
-a module that imports no torch: validating a recipe (:mod:`sbert_nonling.configs`) loads no heavy library."""
+"""The value sets (``Literal`` aliases) that the typed configs share with the modules, losses and trainers they
+configure, in a module that imports no torch: validating a recipe (:mod:`sbert_nonling.configs`) loads no heavy
+library. Where code checks a value at run time, it reads the valid values with ``typing.get_args`` of the alias."""
 
 from __future__ import annotations
 
@@ -19,3 +20,11 @@ ContrastiveMode = Literal["simclr", "supcon", "released_label_rank"]
 Direction = Literal["text_to_image", "symmetric"]
 #: Pair classifier of :class:`sbert_nonling.losses.PairClassificationLoss`.
 PairHead = Literal["bilinear", "concat"]
+#: How :class:`sbert_nonling.training.UnpairedModalityTrainer` shares training between the modality and text steps:
+#: alternating (each with its own optimizer) or joint (one weighted sum).
+Scheme = Literal["alternating", "joint"]
+#: How a multi-task stage mixes tasks: ``average`` (one batch of every task per optimizer step, losses averaged), or
+#: ``round_robin`` / ``proportional`` (sentence-transformers' samplers, one task's batch per optimizer step).
+MultiTaskScheme = Literal["average", "round_robin", "proportional"]
+#: What the STS dev evaluation during training scores: STS-B dev alone (``selection``) or every dev task (``all``).
+EvalTasks = Literal["selection", "all"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from typing import TYPE_CHECKING
 
 from torch import nn
@@ -11,7 +12,7 @@ from sbert_nonling.util.choices import TrainingHead
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-TRAINING_HEADS: tuple[str, ...] = ("mlp", "linear", "linear_gelu_layernorm", "none")
+TRAINING_HEADS: tuple[str, ...] = typing.get_args(TrainingHead)
 
 
 def make_training_head(

@@ -43,9 +43,9 @@ def test_each_config_defaults_to_its_paper_recipe(method):
 def test_every_recipe_file_and_its_tiny_block_apply(name):
     recipe = _recipe_file(name)
     settings, tiny = get_recipe(name), get_recipe(name, tiny=True)
-    for values, loaded in ((recipe, settings), (recipe["tiny"], tiny)):
+    for values, loaded in ((recipe, settings), (recipe.get("tiny", {}), tiny)):
         for key, value in values.items():
-            if key in ("tiny", "tiny_note"):
+            if key in ("tiny", "tiny_note", "extends"):
                 continue
             if isinstance(value, dict) and key != "tiny_encoder":  # a stage: the file's values, the others kept
                 assert all(loaded[key][item] == setting for item, setting in value.items()), f"{name}: {key}"
@@ -64,8 +64,8 @@ def test_overrides_are_typed_and_checked():
     assert isinstance(config, VisualCSEConfig) and config.learning_rate == 1.0 and config.images_per_class == 5
     with pytest.raises(
         ValueError,
-        match=r"overrides of recipe file visualcse.json: 'bogus' is not a setting of VisualCSEConfig.*"
-        r"valid settings: .*modality_learning_rate",
+        match=r"overrides of recipe file visualcse.json: 'bogus' is not a setting of VisualCSEConfig"
+        r".*valid settings: .*modality_learning_rate",
     ):
         load_recipe("visualcse", overrides={"bogus": 1})
     with pytest.raises(ValueError, match=r"'learning_rate' must be float, got 'abc'"):
@@ -78,9 +78,9 @@ def test_a_recipe_file_with_an_unknown_key_or_a_bad_value_is_refused():
     recipe = _recipe_file("macd")
     assert isinstance(config_from_recipe(recipe, "macd.json"), MACDConfig)
     with pytest.raises(
-        ValueError, match=r"my-recipe.json: 'anchor_weight' is not a setting of MACDConfig .*anchor_kl_weight"
+        ValueError, match=r"my-recipe.json: 'anchor.weight' is not a setting of AnchorConfig.*kl_weight"
     ):
-        config_from_recipe({**recipe, "anchor_weight": 5.0}, "my-recipe.json")
+        config_from_recipe({**recipe, "anchor": {"weight": 5.0}}, "my-recipe.json")
     with pytest.raises(ValueError, match=r"the tiny block of my-recipe.json: 'lr' is not a setting"):
         config_from_recipe({**recipe, "tiny": {"lr": 1e-4}}, "my-recipe.json")
     with pytest.raises(ValueError, match=r"'warmup_steps' must be >= 0.0, got -1.0"):
@@ -89,42 +89,75 @@ def test_a_recipe_file_with_an_unknown_key_or_a_bad_value_is_refused():
         config_from_recipe({**recipe, "method": "macd2"}, "my-recipe.json")
 
 
-def test_a_recipe_file_holds_only_what_differs_from_its_config():
+def _differing(name: str, values: dict, base: dict) -> None:
+    """Each of ``values`` (a block: each of its entries) differs from ``base``, else the recipe repeats it."""
+    for key, value in values.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict) and key != "tiny_encoder":
+            repeated = [item for item, setting in value.items() if base[key][item] == setting]
+            assert value and not repeated, f"{name}: {key} repeats {repeated}"
+        else:
+            assert base[key] != value, f"{name}: {key} repeats {value!r}"
+
+
+def test_a_recipe_file_holds_only_what_differs_from_its_config_or_the_recipe_it_extends():
     for name in list_recipes():
-        recipe = json.loads(
-            (resources.files("sbert_nonling") / "recipes" / f"{name}.json").read_text(encoding="utf-8")
-        )
-        defaults = METHOD_CONFIGS[recipe["method"]]().to_dict()
+        recipe = _recipe_file(name)
+        if "extends" in recipe:
+            base = get_recipe(recipe["extends"])
+        else:
+            base = METHOD_CONFIGS[recipe["method"]]().to_dict()
         settings = {
             key: value
             for key, value in recipe.items()
-            if key not in ("method", "name", "description", "reference", "tiny", "tiny_note")
+            if key not in ("method", "extends", "name", "description", "reference", "tiny", "tiny_note")
         }
-        for key, value in settings.items():
-            if (
-                isinstance(value, dict)
-                and key in defaults
-                and isinstance(defaults[key], dict)
-                and key != "tiny_encoder"
-            ):
-                assert value and all(defaults[key][item] != setting for item, setting in value.items()), (
-                    f"{name}: {key}"
-                )
-            else:
-                assert defaults[key] != value, f"{name}: {key} repeats the default {value!r}"
+        _differing(name, settings, base)
         resolved = load_recipe(name).to_dict()
-        for key, value in recipe.get("tiny", {}).items():
-            assert resolved[key] != value or isinstance(value, dict), (
-                f"{name}: tiny {key} repeats the recipe's {value!r}"
-            )
+        tiny_block = recipe.get("tiny", {})
+        _differing(f"{name} (tiny)", {key: value for key, value in tiny_block.items() if key in settings}, resolved)
+        if "extends" in recipe:  # nor what the extended recipe's tiny block sets
+            own = {key: value for key, value in tiny_block.items() if key not in settings}
+            _differing(f"{name} (tiny)", own, get_recipe(recipe["extends"], tiny=True))
+
+
+def test_a_recipe_extends_another_and_its_run_records_every_setting():
+    fast, visualcse = get_recipe("visualcse-fast"), get_recipe("visualcse")
+    assert (fast["name"], fast["img_size"], fast["token_keep_ratio"]) == ("visualcse-fast", 112, 0.25)
+    changed = {key for key in visualcse if fast[key] != visualcse[key]}
+    assert changed == {"name", "description", "img_size", "token_keep_ratio"}
+    # the tiny block of the extended recipe applies first, then the recipe's own
+    large = get_recipe("visualcse-roberta-large", tiny=True)
+    assert (large["model"], large["img_size"], large["batch_size"], large["modality_weight"]) == (
+        "roberta-large",
+        32,
+        64,
+        0.2,
+    )
+    coco = get_recipe("mcse-coco")
+    assert {key: value for key, value in coco.items() if key not in DOCUMENTATION} == {
+        key: value for key, value in get_recipe("mcse").items() if key not in DOCUMENTATION
+    }
+    with pytest.raises(ValueError, match=r"my-recipe.json: 'img_sise' is not a setting of VisualCSEConfig"):
+        config_from_recipe({"extends": "visualcse", "img_sise": 64}, "my-recipe.json")
+    with pytest.raises(ValueError, match=r"my-recipe.json: method 'mcse' is not 'visualcse', the extended recipe's"):
+        config_from_recipe({"extends": "visualcse", "method": "mcse"}, "my-recipe.json")
+    with pytest.raises(ValueError, match=r"Unknown recipe 'visualcse-slow' \(closest: 'visualcse-fast'"):
+        config_from_recipe({"extends": "visualcse-slow"}, "my-recipe.json")
+
+
+def test_no_two_recipes_hold_the_same_tiny_block():
+    recipes = [_recipe_file(name) for name in list_recipes()]
+    blocks = [json.dumps(recipe["tiny"], sort_keys=True) for recipe in recipes if "tiny" in recipe]
+    assert len(blocks) == len(set(blocks))
 
 
 def test_an_unknown_recipe_names_the_closest_and_every_recipe():
     with pytest.raises(ValueError) as raised:
         load_recipe("simcse-unsupp")
-    recipes = ", ".join(list_recipes())
-    expected = f"Unknown recipe 'simcse-unsupp' (closest: 'simcse-unsup', 'simcse-sup'); recipes: {recipes}."
-    assert str(raised.value) == expected
+    assert (
+        str(raised.value) == "Unknown recipe 'simcse-unsupp' (closest: 'simcse-unsup', 'simcse-sup'); "
+        f"recipes: {', '.join(list_recipes())}."
+    )
 
 
 def test_loading_and_validating_every_recipe_imports_no_torch():

@@ -15,13 +15,23 @@ from tests.conftest import cited, wiki_file
 def test_recipes_carry_the_paper_defaults():
     assert {"simcse-unsup", "simcse-sup"} <= set(list_recipes())
     unsup = get_recipe("simcse-unsup")
-    assert (unsup["batch_size"], unsup["learning_rate"], unsup["max_seq_length"], unsup["temperature"]) == (
+    assert (
+        unsup["batch_size"],
+        unsup["learning_rate"],
+        unsup["max_seq_length"],
+        unsup["text_loss"]["temperature"],
+    ) == (
         64,
         3e-5,
         32,
         0.05,
     )
-    assert (unsup["pooling"], unsup["training_head"], unsup["eval_steps"], unsup["seed"]) == ("cls", "mlp", 125, 42)
+    assert (unsup["pooling"], unsup["text_loss"]["training_head"], unsup["eval_steps"], unsup["seed"]) == (
+        "cls",
+        "mlp",
+        125,
+        42,
+    )
     sup = get_recipe("simcse-sup")
     assert (sup["batch_size"], sup["learning_rate"], sup["epochs"], sup["pooling"]) == (512, 5e-5, 3, "cls_mlp")
     assert get_recipe("simcse-unsup", tiny=True)["max_steps"] > 0
@@ -112,7 +122,7 @@ def test_visualcse_recipe_defaults_follow_the_paper():
         1e-6,
         0.05,
     )
-    assert (recipe["modality_mode"], recipe["modality_temperature"], recipe["scheme"], recipe["encoder_entry"]) == (
+    assert (*recipe["modality_loss"].values(), recipe["scheme"], recipe["encoder_entry"]) == (
         "supcon",
         0.07,
         "alternating",
@@ -139,7 +149,7 @@ def test_visualcse_recipe_defaults_follow_the_paper():
         audio["modality_weight"],
         audio["freq_mask"],
         audio["time_mask"],
-        audio["audio_layout"],
+        audio["layout"],
     ) == (
         2e-7,
         0.01,
@@ -326,10 +336,10 @@ def test_the_same_recipe_and_seed_give_the_same_model(tmp_path, data_dir):
 def test_mcse_and_macd_recipe_defaults_follow_the_papers():
     mcse, macd = get_recipe("mcse"), get_recipe("macd")
     assert (
-        mcse["grounding_weight"],
-        mcse["grounding_temperature"],
-        mcse["projection_dimension"],
-        mcse["grounding_direction"],
+        mcse["grounding"]["weight"],
+        mcse["grounding"]["temperature"],
+        mcse["grounding"]["projection_dimension"],
+        mcse["grounding"]["direction"],
     ) == (
         0.01,
         0.05,
@@ -343,10 +353,10 @@ def test_mcse_and_macd_recipe_defaults_follow_the_papers():
         3e-5,
     )
     assert (
-        macd["grounding_direction"],
-        macd["grounding_temperature"],
-        macd["projection_dimension"],
-        macd["projection_head"],
+        macd["grounding"]["direction"],
+        macd["grounding"]["temperature"],
+        macd["grounding"]["projection_dimension"],
+        macd["grounding"]["projection_head"],
     ) == (
         "symmetric",
         0.1,
@@ -354,9 +364,9 @@ def test_mcse_and_macd_recipe_defaults_follow_the_papers():
         "linear",
     )
     assert (
-        macd["anchor_kl_weight"],
-        macd["anchor_cosine_weight"],
-        macd["anchor_distillation_temperature"],
+        macd["anchor"]["kl_weight"],
+        macd["anchor"]["cosine_weight"],
+        macd["anchor"]["temperature"],
         macd["gradient_accumulation_steps"],
     ) == (
         5.0,
@@ -517,7 +527,7 @@ def test_macd_on_a_rotary_encoder_has_no_position_table_to_freeze(tmp_path, flic
                 "model": encoder,
                 "batch_size": 6,
                 "pooling": "mean",
-                "projection_dimension": 16,
+                "grounding.projection_dimension": 16,
                 "image_dimension": 1280,
             },
         )

@@ -16,8 +16,8 @@ def _bad_values(annotation: Any, metadata: dict) -> list[tuple[Any, str]]:
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (Union, types.UnionType):
         return [case for option in args if option is not type(None) for case in _bad_values(option, metadata)]
-    if dataclasses.is_dataclass(annotation):  # a stage
-        return [(3.5, "a stage: a dict of learning_rate")]
+    if dataclasses.is_dataclass(annotation):  # a block: a stage's or a loss's settings
+        return [(3.5, re.escape("a dict of " + ", ".join(item.name for item in dataclasses.fields(annotation))))]
     if origin is Literal:
         return [("not-a-choice", re.escape(f"one of {list(args)}"))]
     if origin in (list, dict):
@@ -50,10 +50,8 @@ def check_own_fields():
             for value, valid in _bad_values(hints[item.name], item.metadata):
                 with pytest.raises(
                     ValueError,
-                    match=(
-                        rf"{config_class.__name__} setting '{item.name}' must be .*{valid}.*"
-                        rf"got {re.escape(repr(value))}"
-                    ),
+                    match=rf"{config_class.__name__} setting '{item.name}' must be .*{valid}"
+                    rf".*got {re.escape(repr(value))}",
                 ):
                     config_class(**{item.name: value})
         return {item.name for item in fields}

@@ -1,4 +1,4 @@
-"""AudioCSEConfig: the BERT-base row (METHODS.md) and the audio front-end's checks."""
+"""AudioCSEConfig: the BERT-base row and the audio front-end's checks."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def test_defaults_are_the_bert_base_row_and_differ_from_visualcse_only_on_the_au
     assert METHOD_CONFIGS["audiocse"] is AudioCSEConfig
     # AudioCSE BERT-base 64 / 3e-5 / 48 / 2e-7 / 0.01; SpecAugment 48 / 192 on 1024 fbank frames
     assert (config.modality, config.modality_learning_rate, config.modality_weight) == ("audio", 2e-7, 0.01)
-    assert (config.freq_mask, config.time_mask, config.target_frames, config.audio_layout, config.clips) == (
+    assert (config.freq_mask, config.time_mask, config.target_frames, config.layout, config.clips) == (
         48,
         192,
         1024,
@@ -30,12 +30,12 @@ def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields)
         "modality",
         "modality_learning_rate",
         "modality_weight",
-        "audio_layout",
+        "layout",
         "freq_mask",
         "time_mask",
         "target_frames",
         "clips",
         "clips_per_class",
     }
-    with pytest.raises(ValueError, match=r"'audio_layout' must be one of \['released', 'ssast'\], got 'ast'"):
-        AudioCSEConfig(audio_layout="ast")
+    with pytest.raises(ValueError, match=r"'layout' must be one of \['released', 'ssast'\], got 'ast'"):
+        AudioCSEConfig(layout="ast")

@@ -14,6 +14,7 @@ from sbert_nonling.configs import (
     StageConfig,
     VisualCSEConfig,
 )
+from sbert_nonling.configs.base import Settings
 
 
 def test_an_int_where_a_float_is_expected_is_converted_and_a_bool_is_not_a_number():
@@ -39,7 +40,7 @@ def test_an_int_where_a_float_is_expected_is_converted_and_a_bool_is_not_a_numbe
         ({"learning_rate": "abc"}, r"'learning_rate' must be float, got 'abc' \(str\)"),
         ({"pooling": "max"}, r"'pooling' must be one of \['cls', 'cls_mlp', 'mean', 'lasttoken'\], got 'max'"),
         ({"batch_size": 0}, r"'batch_size' must be >= 1, got 0"),
-        ({"temperature": 0.0}, r"'temperature' must be > 0.0, got 0.0"),
+        ({"text_loss.temperature": 0.0}, r"block 'text_loss': .*'temperature' must be > 0.0, got 0.0"),
         ({"max_steps": -2}, r"'max_steps' must be >= -1, got -2"),
         ({"images_per_class": "all"}, r"'images_per_class' must be int or null, got 'all'"),
         ({"vit": 3}, r"'vit' must be str or null, got 3 \(int\)"),
@@ -78,11 +79,11 @@ def test_nested_lists_and_dicts_are_checked_and_copied_per_instance():
 def test_every_setting_is_documented_and_to_dict_names_the_method():
     for method, config_class in METHOD_CONFIGS.items():
         described = config_class.describe()
-        stages = config_class().stages()
+        blocks = {name: type(value) for name, value in vars(config_class()).items() if isinstance(value, Settings)}
         expected = [
-            f"{name}.{key}" if name in stages else name
+            f"{name}.{key}" if name in blocks else name
             for name in config_class.field_names()
-            for key in (StageConfig.field_names() if name in stages else [""])
+            for key in (blocks[name].field_names() if name in blocks else [""])
         ]
         assert [name for name, *_ in described] == expected
         assert all(meaning for *_, meaning in described), method
@@ -128,18 +129,8 @@ def test_a_stage_takes_what_differs_as_a_dict_or_dotted_keys_and_names_a_bad_one
     with pytest.raises(ValueError, match=r"--set: 'visual.lr' is not a setting of StageConfig"):
         PixelLinguistConfig().replace("--set", **{"visual.lr": 1e-5})
     with pytest.raises(
-        ValueError, match=r"--set: stage 'visual': StageConfig setting 'batch_size' must be >= 1, got 0"
+        ValueError, match=r"--set: block 'visual': StageConfig setting 'batch_size' must be >= 1, got 0"
     ):
         PixelLinguistConfig().replace("--set", **{"visual.batch_size": 0})
     with pytest.raises(ValueError, match=r"'image_dims' is not a setting of MCSEConfig \(method 'mcse'\)"):
         MCSEConfig.from_dict({"image_dims": 1280})
-
-
-def test_keywords_for_gives_the_settings_named_like_a_keyword_of_the_callable():
-    def loss(model, image_dimension, grounding_weight=0.0, gammas=(1.0,), *, learning_rate, other=None):
-        return model
-
-    config = MCSEConfig(grounding_weight=0.5, learning_rate=1e-5)
-    # ``model`` and ``image_dimension`` (no default) stay the caller's; ``gammas`` / ``other`` are no settings
-    assert config.keywords_for(loss) == {"grounding_weight": 0.5, "learning_rate": 1e-5}
-    assert StageConfig().keywords_for(loss) == {"learning_rate": 3e-5}

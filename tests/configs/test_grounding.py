@@ -1,4 +1,4 @@
-"""GroundingConfig: MCSE's grounding row by default (METHODS.md) and the checks of the grounding / anchor fields."""
+"""GroundingConfig: MCSE's grounding row by default and the checks of the grounding / anchor fields."""
 
 from __future__ import annotations
 
@@ -13,25 +13,22 @@ def test_defaults_are_mcse_s_grounding_without_anchor():
         "image_encoder": "resnet50",
         "image_dimension": 2048,
         "regions": False,
-        "grounding_weight": 0.01,
-        "grounding_direction": "text_to_image",
-        "grounding_temperature": 0.05,
-        "projection_dimension": 256,
-        "projection_head": "mlp",
-        "local_weight": 0.0,
-        "anchor": False,
         "gradient_accumulation_steps": 1,
     }
     assert {key: getattr(config, key) for key in paper} == paper
-    # MACD's anchor settings: KL at T = 2 weighted 5, token cosine weighted 1
-    assert (config.anchor_distillation_temperature, config.anchor_kl_weight, config.anchor_cosine_weight) == (
-        2.0,
-        5.0,
-        1.0,
-    )
+    assert config.grounding.to_dict() == {
+        "weight": 0.01,
+        "direction": "text_to_image",
+        "temperature": 0.05,
+        "projection_dimension": 256,
+        "projection_head": "mlp",
+        "local_weight": 0.0,
+    }
+    # no anchor; MACD's anchor settings: KL at T = 2 weighted 5, token cosine weighted 1
+    assert config.anchor.to_dict() == {"enabled": False, "kl_weight": 5.0, "cosine_weight": 1.0, "temperature": 2.0}
 
 
 def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
-    assert len(check_own_fields(GroundingConfig)) == 16
-    with pytest.raises(ValueError, match=r"'grounding_direction' must be one of \['text_to_image', 'symmetric'\]"):
-        GroundingConfig(grounding_direction="image_to_text")
+    assert len(check_own_fields(GroundingConfig)) == 8
+    with pytest.raises(ValueError, match=r"'direction' must be one of \['text_to_image', 'symmetric'\]"):
+        GroundingConfig(grounding={"direction": "image_to_text"})

@@ -1,4 +1,4 @@
-"""MACDConfig: the paper's row (METHODS.md) and the warmup fraction's range."""
+"""MACDConfig: the paper's row and the warmup fraction's range."""
 
 from __future__ import annotations
 
@@ -20,28 +20,24 @@ def test_defaults_are_the_paper_row():
     ) == ("captions", 64, 8, 10, 1e-4)
     assert (config.warmup_steps, config.max_seq_length) == (0.1, 32)  # a fraction of the training steps
     # symmetric global grounding, linear heads to 768, cosine x 10 (tau 0.1), word-region term on the region grid
-    assert (
-        config.grounding_direction,
-        config.projection_dimension,
-        config.projection_head,
-        config.grounding_temperature,
-    ) == (
+    grounding = config.grounding
+    assert (grounding.direction, grounding.projection_dimension, grounding.projection_head, grounding.temperature) == (
         "symmetric",
         768,
         "linear",
         0.1,
     )
-    assert (config.regions, config.local_weight, config.grounding_weight, config.training_head) == (
+    assert (config.regions, grounding.local_weight, grounding.weight, config.text_loss.training_head) == (
         True,
         1.0,
         1.0,
         "none",
     )
     # anchored to the frozen starting model, position embeddings frozen
-    assert config.anchor and config.freeze_position_embeddings
+    assert config.anchor.enabled and config.freeze_position_embeddings
 
 
 def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
-    assert len(check_own_fields(MACDConfig)) == 15  # its paper defaults keep the base fields' ranges
+    assert len(check_own_fields(MACDConfig)) == 10  # its paper defaults keep the base fields' ranges
     with pytest.raises(ValueError, match=r"MACDConfig setting 'warmup_steps' must be >= 0.0, got -0.5"):
         MACDConfig(warmup_steps=-0.5)

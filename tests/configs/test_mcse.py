@@ -1,4 +1,4 @@
-"""MCSEConfig: the wiki + Flickr30k BERT-base row (METHODS.md)."""
+"""MCSEConfig: the wiki + Flickr30k BERT-base row."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def test_defaults_are_the_wiki_flickr_row():
         32,
         3,
     )
-    assert (config.training_head, config.data, config.warmup_steps) == ("mlp", "text", 0.0)
+    assert (config.text_loss.training_head, config.data, config.warmup_steps) == ("mlp", "text", 0.0)
     differing = {
         key for key in GroundingConfig.field_names() if getattr(config, key) != getattr(GroundingConfig(), key)
     }

@@ -1,4 +1,4 @@
-"""PixelLinguistConfig: the paper's curriculum (METHODS.md) and the checks of its stage fields."""
+"""PixelLinguistConfig: the paper's curriculum and the checks of its stage fields."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from sbert_nonling.data.perturbations import PERTURBATIONS
 def test_defaults_are_the_paper_curriculum():
     config = PixelLinguistConfig()
     assert METHOD_CONFIGS["pixel_linguist"] is PixelLinguistConfig
-    assert (config.model, config.max_patches, config.temperature, config.token_head) == (
+    assert (config.model, config.max_patches, config.text_loss.temperature, config.text_loss.token_head) == (
         "Team-PIXEL/pixel-base",
         64,
         0.05,
@@ -32,6 +32,6 @@ def test_defaults_are_the_paper_curriculum():
 
 
 def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
-    assert len(check_own_fields(PixelLinguistConfig)) == 16
+    assert len(check_own_fields(PixelLinguistConfig)) == 15
     with pytest.raises(ValueError, match=r"'perturbation_sets' must be list\[list\[str\]\], got \[\['swap', 3\]\]"):
         PixelLinguistConfig(perturbation_sets=[["swap", 3]])

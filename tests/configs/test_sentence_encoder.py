@@ -1,5 +1,4 @@
-"""SentenceEncoderConfig / SingleRunConfig: SimCSE's unsupervised BERT-base row (METHODS.md) and the checks of their
-fields."""
+"""SentenceEncoderConfig / SingleRunConfig: SimCSE's unsupervised BERT-base row and the checks of their fields."""
 
 from __future__ import annotations
 
@@ -13,8 +12,6 @@ def test_defaults_are_simcse_unsup_bert_base():
     config = SingleRunConfig()
     paper = {
         "pooling": "cls",
-        "training_head": "mlp",
-        "temperature": 0.05,
         "max_seq_length": 32,
         "data": "text",
         "batch_size": 64,
@@ -29,15 +26,15 @@ def test_defaults_are_simcse_unsup_bert_base():
         "dataloader_pin_memory": "auto",
     }
     assert {key: getattr(config, key) for key in paper} == paper
+    assert (config.text_loss.temperature, config.text_loss.training_head) == (0.05, "mlp")
 
 
 def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
     assert check_own_fields(SentenceEncoderConfig) == {
         "pooling",
         "max_seq_length",
-        "temperature",
-        "training_head",
         "keep_model_modules",
+        "text_loss",
     }
     assert check_own_fields(SingleRunConfig) == {"data", "batch_size", "learning_rate", "epochs", "max_steps"}
     with pytest.raises(ValueError, match=r"'data' must be one of \['text', 'nli', 'captions'\], got 'wiki'"):

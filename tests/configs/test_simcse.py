@@ -11,11 +11,11 @@ def test_the_supervised_recipe_differs_from_the_paper_default_in_the_supervised_
     assert SimCSEConfig.method == "simcse" and unsupervised.warmup_steps == 0
     changed = {key: value for key, value in supervised.to_dict().items() if getattr(unsupervised, key, None) != value}
     changed = {key: value for key, value in changed.items() if key not in ("name", "description", "reference")}
-    # METHODS.md: NLI triplets, 3 epochs, batch 512, lr 5e-5; [CLS] with the MLP kept at inference.
+    # the paper: NLI triplets, 3 epochs, batch 512, lr 5e-5; [CLS] with the MLP kept at inference.
     assert changed == {
         "data": "nli",
         "pooling": "cls_mlp",
-        "training_head": "none",
+        "text_loss": {"temperature": 0.05, "training_head": "none"},
         "batch_size": 512,
         "learning_rate": 5e-5,
         "epochs": 3,

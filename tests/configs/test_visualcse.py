@@ -1,4 +1,4 @@
-"""VisualCSEConfig: the BERT-base row (METHODS.md) and the image route's checks."""
+"""VisualCSEConfig: the BERT-base row and the image route's checks."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Fixtures of the task-head loss tests: hand-set embeddings and head layers, and the contract every task loss
-keeps."""
+"""Fixtures of the task-head loss tests: hand-set embeddings and head layers, the contract every task loss keeps."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ def at_clamp(loss: SymmetricInfoNCE) -> SymmetricInfoNCE:
     """The learnable temperature pushed past its clamp: scale = max_scale (100, temperature 0.01)."""
     with torch.no_grad():
         loss.logit_scale.fill_(math.log(loss.max_scale) + 1.0)
-    assert loss.scale.item() == pytest.approx(loss.max_scale)
+    assert loss.get_config_dict()["temperature"] == pytest.approx(1 / loss.max_scale)
     return loss
 
 
@@ -85,8 +85,8 @@ def multimodal_align_math(model, generator):
         model,
         image_dimension=32,
         text_loss=SimCSELoss(model, training_head="none"),
-        grounding_direction="symmetric",
-        grounding_temperature=0.05,
+        direction="symmetric",
+        temperature=0.05,
         projection_dimension=32,
         projection_head="linear",
         local_weight=1.0,
@@ -257,7 +257,7 @@ def symmetric_info_nce_step(token_head):
 
 
 def mcse_step(model):
-    loss = MultimodalAlignLoss(model, image_dimension=16, text_loss=SimCSELoss(model), grounding_weight=1.0)
+    loss = MultimodalAlignLoss(model, image_dimension=16, text_loss=SimCSELoss(model), weight=1.0)
     return loss, [SENTENCES, SENTENCES], region_features(1, 16)[:, 0]
 
 
@@ -265,8 +265,8 @@ def macd_damsm_step(model):
     loss = MultimodalAlignLoss(
         model,
         image_dimension=16,
-        grounding_direction="symmetric",
-        grounding_temperature=0.1,
+        direction="symmetric",
+        temperature=0.1,
         projection_head="linear",
         local_weight=1.0,
     )

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from sbert_nonling import DistillAnchorLoss, MultimodalAlignLoss, SimCSELoss
+from sbert_nonling.training.loss_state import loss_parameters, loss_state_dict
 
 SENTENCES = ["a man plays a guitar", "a woman slices an onion", "two dogs run in a field"]
 
@@ -16,12 +17,14 @@ def count_forwards(module):
     return calls
 
 
-def test_teacher_is_a_frozen_unregistered_copy(tiny_model):
+def test_teacher_is_a_frozen_sub_module_left_out_of_the_optimizer_and_the_state(tiny_model):
     loss = DistillAnchorLoss(tiny_model)
     assert loss.teacher is not tiny_model and not any(p.requires_grad for p in loss.teacher.parameters())
+    assert dict(loss.named_children())["teacher"] is loss.teacher  # moves with the loss to the model's device
     teacher_ids = {id(p) for p in loss.teacher.parameters()}
-    assert not teacher_ids & {id(p) for p in loss.parameters()}  # so never optimised
-    assert not any(key.startswith("_teacher") for key in loss.state_dict())  # so never checkpointed or saved
+    assert not teacher_ids & {id(p) for p in loss_parameters(loss, tiny_model)}  # so never optimised
+    assert not any(key.startswith("teacher.") for key in loss.state_dict())  # so never checkpointed or saved
+    assert not any(key.startswith("teacher.") for key in loss_state_dict(loss, tiny_model))
     torch.testing.assert_close(next(loss.teacher.parameters()), next(tiny_model.parameters()))
 
 
@@ -33,7 +36,7 @@ def test_anchor_terms_vanish_when_the_student_equals_the_teacher(tiny_model):
 
 
 def test_kl_and_cosine_terms_match_hand_computed_values(tiny_model):
-    loss = DistillAnchorLoss(tiny_model, anchor_distillation_temperature=2.0)
+    loss = DistillAnchorLoss(tiny_model, temperature=2.0)
     student, teacher = torch.tensor([[1.0, 0.0], [0.0, 1.0]]), torch.tensor([[1.0, 0.0], [0.6, 0.8]])
     expected = 0.0
     for i in range(2):
@@ -67,22 +70,20 @@ def test_composed_with_simcse_each_model_runs_once_per_column(tiny_model):
 
 
 def test_composed_with_grounding_returns_all_terms(tiny_model):
-    grounding = MultimodalAlignLoss(
-        tiny_model, image_dimension=4, grounding_direction="symmetric", grounding_temperature=0.1
-    )
-    loss = DistillAnchorLoss(tiny_model, base_loss=grounding, anchor_kl_weight=0.0, cosine_target="sentence_embedding")
+    grounding = MultimodalAlignLoss(tiny_model, image_dimension=4, direction="symmetric", temperature=0.1)
+    loss = DistillAnchorLoss(tiny_model, base_loss=grounding, kl_weight=0.0, cosine_target="sentence_embedding")
     terms = loss([tiny_model.preprocess(SENTENCES)] * 2, torch.randn(3, 4))
     assert set(terms) == {"grounding", "anchor_cosine"}
 
 
 def test_settings_are_checked(tiny_model):
-    with pytest.raises(ValueError, match="anchor_distillation_temperature=0 must be positive"):
-        DistillAnchorLoss(tiny_model, anchor_distillation_temperature=0)
+    with pytest.raises(ValueError, match="temperature=0 must be positive"):
+        DistillAnchorLoss(tiny_model, temperature=0)
     with pytest.raises(ValueError, match="not both 0"):
-        DistillAnchorLoss(tiny_model, anchor_kl_weight=0, anchor_cosine_weight=0)
+        DistillAnchorLoss(tiny_model, kl_weight=0, cosine_weight=0)
     with pytest.raises(ValueError, match="cosine_target='pooler'"):
         DistillAnchorLoss(tiny_model, cosine_target="pooler")
-    assert DistillAnchorLoss(tiny_model).get_config_dict()["anchor_kl_weight"] == 5.0
+    assert DistillAnchorLoss(tiny_model).get_config_dict()["kl_weight"] == 5.0
     assert "cui2020macd" in DistillAnchorLoss(tiny_model).citation
 
 

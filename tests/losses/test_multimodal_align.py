@@ -36,9 +36,7 @@ def identity_loss(tiny_model, **kwargs):
 
 @pytest.mark.parametrize(("direction", "temperature"), [("text_to_image", 0.05), ("symmetric", 0.1)])
 def test_grounding_matches_the_hand_computed_value(tiny_model, direction, temperature):
-    loss = identity_loss(
-        tiny_model, grounding_weight=0.5, grounding_direction=direction, grounding_temperature=temperature
-    )
+    loss = identity_loss(tiny_model, weight=0.5, direction=direction, temperature=temperature)
     terms = loss.compute_loss_from_outputs([{"sentence_embedding": view} for view in VIEWS], IMAGES)
     symmetric = direction == "symmetric"
     ces = []
@@ -65,7 +63,7 @@ def test_simcse_term_is_the_shared_text_loss(tiny_model):
 
 def test_local_term_runs_on_region_features_in_a_real_forward(tiny_model):
     tiny_model.train()
-    loss = MultimodalAlignLoss(tiny_model, image_dimension=6, local_weight=1.0, grounding_direction="symmetric")
+    loss = MultimodalAlignLoss(tiny_model, image_dimension=6, local_weight=1.0, direction="symmetric")
     features = [tiny_model.preprocess(["a dog runs on grass", "two men cook"]) for _ in range(2)]
     terms = loss(features, torch.randn(2, 4, 6))
     assert set(terms) == {"grounding", "local"} and all(torch.isfinite(value) for value in terms.values())
@@ -88,19 +86,15 @@ def test_bad_pairs_are_rejected(tiny_model, labels, message):
 
 
 def test_settings_are_checked_and_configured(tiny_model):
-    with pytest.raises(ValueError, match="grounding_direction='both' must be one of"):
-        MultimodalAlignLoss(tiny_model, image_dimension=8, grounding_direction="both")
+    with pytest.raises(ValueError, match="direction='both' must be one of"):
+        MultimodalAlignLoss(tiny_model, image_dimension=8, direction="both")
     with pytest.raises(ValueError, match=r"needs image features \(B, regions, d\) as the label column, got \(2, 8\)"):
         MultimodalAlignLoss(tiny_model, image_dimension=8, local_weight=1.0)(
             [tiny_model.preprocess(["a", "b"])] * 2, torch.randn(2, 8)
         )
     config = MultimodalAlignLoss(tiny_model, image_dimension=8).get_config_dict()
-    assert (
-        config["grounding_weight"] == 0.01
-        and config["grounding_temperature"] == 0.05
-        and config["projection_dimension"] == 256
-    )
-    assert config["grounding_direction"] == "text_to_image" and config["gammas"] is None
+    assert config["weight"] == 0.01 and config["temperature"] == 0.05 and config["projection_dimension"] == 256
+    assert config["direction"] == "text_to_image" and config["gammas"] is None
     assert "zhang2022mcse" in MultimodalAlignLoss(tiny_model, image_dimension=8).citation
 
 
@@ -124,9 +118,7 @@ def test_projections_are_the_heads_and_regions_are_averaged_first(tiny_model):
 
 
 def test_the_grounding_term_is_multiple_negatives_ranking_loss_on_the_projections(tiny_model):
-    loss = MultimodalAlignLoss(
-        tiny_model, image_dimension=8, grounding_direction="symmetric", grounding_temperature=0.1
-    )
+    loss = MultimodalAlignLoss(tiny_model, image_dimension=8, direction="symmetric", temperature=0.1)
     ranking = loss.grounding_loss
     assert isinstance(ranking, MultipleNegativesRankingLoss) and ranking.scale == pytest.approx(10.0)
     assert (ranking.directions, ranking.partition_mode) == (("query_to_doc", "doc_to_query"), "per_direction")
@@ -143,7 +135,7 @@ def test_gather_across_devices_adds_the_other_processes_pairs_as_negatives(tiny_
 
     monkeypatch.setattr(multiple_negatives_ranking, "all_gather_with_grad", lambda x: torch.cat([-x, x]))
     monkeypatch.setattr(multiple_negatives_ranking, "get_rank", lambda: 1)
-    loss = identity_loss(tiny_model, grounding_direction=direction, gather_across_devices=True)
+    loss = identity_loss(tiny_model, direction=direction, gather_across_devices=True)
     terms = loss.compute_loss_from_outputs([{"sentence_embedding": view} for view in VIEWS], IMAGES)
     targets, images = torch.arange(2) + 2, F.normalize(IMAGES, dim=-1)
     expected = []

@@ -42,7 +42,7 @@ def test_hard_negatives_join_the_row_denominators(tiny_model):
 
 def test_learnable_temperature_is_a_clamped_log_scale_parameter(tiny_model):
     loss = SymmetricInfoNCE(tiny_model, temperature=0.05, learnable_temperature=True, max_scale=100.0)
-    assert isinstance(loss.logit_scale, torch.nn.Parameter) and loss.scale.item() == pytest.approx(20.0)
+    assert isinstance(loss.logit_scale, torch.nn.Parameter) and loss.logit_scale.exp().item() == pytest.approx(20.0)
     value = loss.compute_loss_from_embeddings([A, B], None)
     value.backward()
     assert loss.logit_scale.grad is not None and loss.logit_scale.grad.abs() > 0
@@ -50,10 +50,11 @@ def test_learnable_temperature_is_a_clamped_log_scale_parameter(tiny_model):
     capped = SymmetricInfoNCE(tiny_model, temperature=0.5, learnable_temperature=True, max_scale=5.0)
     with torch.no_grad():
         capped.logit_scale.fill_(math.log(1000.0))
-    assert capped.scale.item() == pytest.approx(5.0)  # clamped, as CLIP caps its logit scale
+    assert capped.get_config_dict()["temperature"] == pytest.approx(0.2)  # clamped, as CLIP caps its logit scale
     assert capped.compute_loss_from_embeddings([A, B], None).item() == pytest.approx(
         hand_symmetric(A, B, 0.2), rel=1e-4
     )
+    assert capped.scale.item() == pytest.approx(5.0)  # the scale MultipleNegativesRankingLoss multiplied by
 
 
 def test_settings_and_config(tiny_model):
@@ -77,7 +78,7 @@ def test_settings_and_config(tiny_model):
 
 def test_token_head_pools_the_head_output_over_unmasked_tokens(tiny_model):
     loss = SymmetricInfoNCE(tiny_model, temperature=0.5, token_head="linear_gelu_layernorm")
-    linear, gelu, norm = loss.token_head
+    linear, gelu, norm = loss.head
     assert isinstance(gelu, torch.nn.GELU) and isinstance(norm, torch.nn.LayerNorm)
     anchors = ["A man is playing a guitar.", "Two dogs run."]
     positives = ["A man plays the guitar on a long stage tonight.", "Dogs are running."]
@@ -99,8 +100,8 @@ def test_token_head_pools_the_head_output_over_unmasked_tokens(tiny_model):
             )
         value = loss([dict(column) for column in features], None)
     assert value.item() == pytest.approx(hand_symmetric(pooled[0], pooled[1], 0.5), rel=1e-5)
-    assert set(name for name, _ in loss.named_parameters()) >= {"token_head.0.weight", "token_head.2.weight"}
-    assert "token_head.0.weight" not in {name for name, _ in tiny_model.named_parameters()}  # training-only
+    assert set(name for name, _ in loss.named_parameters()) >= {"head.0.weight", "head.2.weight"}
+    assert "head.0.weight" not in {name for name, _ in tiny_model.named_parameters()}  # training-only
 
 
 def test_trains_text_pairs_in_the_trainer(tiny_model, wiki_sentences, tmp_path):

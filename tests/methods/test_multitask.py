@@ -25,7 +25,7 @@ FAST = {
     "train_limit": 48,
     "contrastive.batch_size": 8,
     "multitask.batch_size": 8,
-    "head_hidden_dimension": 16,
+    "heads.hidden_dimension": 16,
     "eval_steps": 2,
 }
 
@@ -60,8 +60,16 @@ def nli_file(tmp_path_factory, data_dir):
 
 def test_recipe_defaults_follow_the_paper():
     recipe = get_recipe("multitask")
-    assert (recipe["temperature"], recipe["head_hidden_dimension"], recipe["head_dropout"]) == (0.05, 768, 0.3)
-    assert (recipe["scheme"], recipe["share_head_layer"], recipe["pair_head"]) == ("average", True, "bilinear")
+    assert (recipe["text_loss"]["temperature"], recipe["heads"]["hidden_dimension"], recipe["heads"]["dropout"]) == (
+        0.05,
+        768,
+        0.3,
+    )
+    assert (recipe["scheme"], recipe["heads"]["share_head_layer"], recipe["heads"]["pair_head"]) == (
+        "average",
+        True,
+        "bilinear",
+    )
     assert recipe["tasks"] == ["classification", "pair_classification", "sts"]
     for stage in ("contrastive", "multitask"):
         assert 1e-5 <= recipe[stage]["learning_rate"] <= 3e-5 and 16 <= recipe[stage]["batch_size"] <= 64

@@ -15,7 +15,7 @@ from tests.conftest import cited
 def test_recipe_carries_the_paper_settings():
     recipe = get_recipe("pixel-linguist")
     assert recipe["model"] == "Team-PIXEL/pixel-base" and recipe["max_patches"] == 64
-    assert (recipe["temperature"], recipe["token_head"]) == (0.05, "linear_gelu_layernorm")
+    assert recipe["text_loss"] == {"temperature": 0.05, "token_head": "linear_gelu_layernorm"}
     assert (recipe["visual"]["learning_rate"], recipe["visual"]["batch_size"], recipe["visual"]["max_steps"]) == (
         3e-6,
         768,
@@ -146,7 +146,7 @@ def test_builder_lays_out_the_curriculum_as_stages_and_one_weight_average(
         "pairs": 96,
     }
     # each run's loss is drawn from the same seeded state: the token heads of two runs start equal
-    heads = [stage.build_loss().token_head[0].weight.detach().clone() for stage in (first, second)]
+    heads = [stage.build_loss().head[0].weight.detach().clone() for stage in (first, second)]
     torch.testing.assert_close(heads[0], heads[1])
     # the visual runs start from one state and end averaged
     start = {key: value.clone() for key, value in plan.model.state_dict().items()}

@@ -32,7 +32,7 @@ def test_unsup_pieces_follow_the_config_and_nothing_is_written(tmp_path, monkeyp
     assert plan.evaluations == {}
     assert stage.train_dataset.column_names == ["anchor", "positive"] and len(stage.train_dataset) == 64
     assert stage.train_dataset[0]["anchor"] == stage.train_dataset[0]["positive"]
-    assert isinstance(stage.loss, SimCSELoss) and stage.loss.temperature == config.temperature
+    assert isinstance(stage.loss, SimCSELoss) and stage.loss.temperature == config.text_loss.temperature
     assert (stage.args.learning_rate, stage.args.per_device_train_batch_size, stage.args.max_steps) == (
         config.learning_rate,
         8,

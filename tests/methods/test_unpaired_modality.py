@@ -45,7 +45,7 @@ def test_visualcse_pieces_and_a_run_of_its_stage(tmp_path, monkeypatch, text_fil
     assert stage.trainer_class is UnpairedModalityTrainer and list(stage.train_dataset) == ["image", "text"]
     assert (
         isinstance(stage.loss["image"], UnpairedModalityContrastiveLoss)
-        and stage.loss["image"].mode == config.modality_mode
+        and stage.loss["image"].mode == config.modality_loss.mode
     )
     assert stage.trainer_kwargs == {
         "scheme": "alternating",

@@ -1,0 +1,121 @@
+"""The settings of each loss a method trains, one typed block per loss, nested in the method's config under the
+loss's role (``text_loss``, ``modality_loss``, ``grounding``, ``anchor``, ``heads``) and passed to the loss field by
+field. A recipe gives what differs (``"grounding": {"weight": 1.0}``), ``--set`` a dotted key
+(``grounding.weight=1``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sbert_nonling.configs.base import Settings, setting
+from sbert_nonling.util.choices import ContrastiveMode, Direction, PairHead, TrainingHead
+
+
+@dataclass
+class SimCSELossConfig(Settings):
+    """The text contrastive loss, :class:`~sbert_nonling.losses.SimCSELoss`: InfoNCE over in-batch positives (and hard
+    negatives) at ``temperature``, after an optional training-only head.
+
+    Example::
+
+        from sbert_nonling.configs import SimCSELossConfig
+
+        print(SimCSELossConfig(training_head="none"))  # supervised SimCSE keeps its MLP in the model instead
+    """
+
+    temperature: float = setting(0.05, "temperature of the text contrastive softmax (1 / scale)", above=0.0)
+    training_head: TrainingHead = setting("mlp", "head used in training only, before the text contrastive loss")
+
+
+@dataclass
+class ModalityLossConfig(Settings):
+    """The contrastive loss on unpaired images or audio, :class:`~sbert_nonling.losses.UnpairedModalityContrastiveLoss`
+    (VisualCSE / AudioCSE: SupCon with the class label at temperature 0.07).
+
+    Example::
+
+        from sbert_nonling.configs import ModalityLossConfig
+
+        print(ModalityLossConfig(mode="simclr"))  # two views of each image, no labels
+    """
+
+    mode: ContrastiveMode = setting("supcon", "supcon (labels), simclr or released_label_rank")
+    temperature: float = setting(0.07, "temperature of the modality contrastive softmax", above=0.0)
+
+
+@dataclass
+class GroundingLossConfig(Settings):
+    """The caption <-> image term, :class:`~sbert_nonling.losses.MultimodalAlignLoss`: InfoNCE between projected
+    captions and projected frozen image features at ``temperature``, times ``weight``; MACD adds the image -> text
+    direction and the word-region (DAMSM) term weighted ``local_weight``.
+
+    Example::
+
+        from sbert_nonling.configs import GroundingLossConfig
+
+        macd = GroundingLossConfig(weight=1.0, direction="symmetric", temperature=0.1, projection_head="linear")
+    """
+
+    weight: float = setting(0.01, "weight of the grounding loss", minimum=0.0)
+    direction: Direction = setting("text_to_image", "text_to_image (MCSE) or symmetric (MACD)")
+    temperature: float = setting(0.05, "temperature of the grounding softmax", above=0.0)
+    projection_dimension: int = setting(256, "dimension of the shared grounding space", minimum=1)
+    projection_head: TrainingHead = setting(
+        "mlp", "kind of the projection heads: mlp (Linear + Tanh, MCSE) or linear (MACD)"
+    )
+    local_weight: float = setting(0.0, "weight of the word-region (DAMSM) term", minimum=0.0)
+
+
+@dataclass
+class AnchorConfig(Settings):
+    """The anchor to a frozen copy of the starting model, :class:`~sbert_nonling.losses.DistillAnchorLoss` (MACD):
+    ``kl_weight`` x T^2 x KL of the in-batch similarity distributions at temperature T, plus ``cosine_weight`` x the
+    mean token cosine distance, added to the grounding loss when ``enabled``.
+
+    Example::
+
+        from sbert_nonling.configs import AnchorConfig
+
+        print(AnchorConfig(enabled=True))  # MACD's anchor: KL weight 5 at T = 2, token cosine weight 1
+    """
+
+    enabled: bool = setting(False, "anchor to a frozen copy of the starting model (MACD)")
+    kl_weight: float = setting(5.0, "weight of the anchor's KL term", minimum=0.0)
+    cosine_weight: float = setting(1.0, "weight of the anchor's token cosine term", minimum=0.0)
+    temperature: float = setting(2.0, "distillation temperature of the anchor's KL term", above=0.0)
+
+
+@dataclass
+class TaskHeadsConfig(Settings):
+    """The training-only task heads of the multi-task stage (:func:`~sbert_nonling.methods.task_losses`): a hidden
+    ReLU layer with dropout per head (shared by the pair tasks when ``share_head_layer``), and the pair classifier.
+
+    Example::
+
+        from sbert_nonling.configs import TaskHeadsConfig
+
+        print(TaskHeadsConfig(hidden_dimension=128, pair_head="concat"))
+    """
+
+    hidden_dimension: int = setting(768, "hidden size of the task heads", minimum=1)
+    dropout: float = setting(0.3, "dropout of the task heads", minimum=0.0, maximum=1.0)
+    share_head_layer: bool = setting(True, "share the first head layer between the pair tasks")
+    pair_head: PairHead = setting("bilinear", "pair classifier: bilinear or concat")
+
+
+@dataclass
+class SymmetricInfoNCEConfig(Settings):
+    """The pair loss of Pixel Linguist, :class:`~sbert_nonling.losses.SymmetricInfoNCE`: InfoNCE in both directions
+    at ``temperature``, on the mean of the patch tokens after a training-only ``token_head``.
+
+    Example::
+
+        from sbert_nonling.configs import SymmetricInfoNCEConfig
+
+        print(SymmetricInfoNCEConfig(token_head="none"))  # the model's own sentence embedding
+    """
+
+    temperature: float = setting(0.05, "temperature of the symmetric InfoNCE softmax", above=0.0)
+    token_head: TrainingHead = setting(
+        "linear_gelu_layernorm", "training-only head on every patch token before pooling, or none"
+    )
