@@ -1,4 +1,5 @@
-"""PatchTokens: [CLS] + patch tokens (+ learned positions) of a (C, H, W) map; the block the image and audio front-ends share."""
+"""PatchTokens: [CLS] + patch tokens (+ learned positions) of a (C, H, W) map, the block the image and audio front-ends
+share."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ class PatchTokens(ViTEmbeddings):
     """transformers' ``ViTEmbeddings`` (Dosovitskiy et al., 2021): Conv2d patch projection, a learned [CLS] token first
     and, optionally, learned positions; (B, C, H, W) maps (images, or (1, mel, frames) fbanks) -> (B, 1 + N, hidden).
     A square position table is bicubically interpolated to other grids. ViT's state dict; initialisation: Conv2d's
-    default, then [CLS] and positions truncated normal (std 0.02).
+    default, [CLS] and positions truncated normal (std 0.02), as transformers initialises a ViT.
 
     Args:
         image_size: (height, width) of the map the position table is built for.
@@ -40,13 +41,12 @@ class PatchTokens(ViTEmbeddings):
         config = ViTConfig(
             image_size=list(image_size), patch_size=patch_size, num_channels=num_channels, hidden_size=hidden_size
         )
-        with torch.device("meta"):  # ViT's own random draws skipped: the weights are drawn below, as they always were
-            super().__init__(config)
-        self.to_empty(device=torch.get_default_device())
-        self.patch_embeddings.projection.reset_parameters()
-        nn.init.trunc_normal_(self.cls_token, std=0.02)
+        super().__init__(config)
+        # transformers draws [CLS] and positions from N(0, 1) here and rescales them in ViTPreTrainedModel's
+        # initialisation, which a bare ViTEmbeddings never runs: the same truncated normal (std 0.02) here.
+        nn.init.trunc_normal_(self.cls_token, std=config.initializer_range)
         if position_embeddings:
-            nn.init.trunc_normal_(self.position_embeddings, std=0.02)
+            nn.init.trunc_normal_(self.position_embeddings, std=config.initializer_range)
         else:
             self.register_parameter("position_embeddings", None)
         self.interpolates = image_size[0] == image_size[1]

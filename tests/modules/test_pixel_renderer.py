@@ -307,16 +307,6 @@ def test_loading_warns_when_the_rendering_environment_differs(renderer, tmp_path
     np.testing.assert_array_equal(loaded.render("Hi")[0], renderer.render("Hi")[0])  # it still renders, here
 
 
-def test_config_without_a_record_loads_with_a_warning(renderer, tmp_path, caplog):
-    renderer.save(str(tmp_path))
-    _rewrite_config(tmp_path, lambda config: config.pop("render_environment"))  # as saved before the record existed
-    with caplog.at_level(logging.WARNING, logger="sbert_nonling.modules.pixel_renderer"):
-        loaded = PixelRenderer.load(str(tmp_path))
-    [record] = caplog.records
-    assert "records no rendering library versions" in record.getMessage()
-    assert loaded.get_config_dict() == renderer.get_config_dict()
-
-
 def test_pixel_sized_strip_of_529_patches(renderer):
     large = PixelRenderer(max_patches=529)
     assert (large.max_patches, large.patch_size) == (529, 16)
