@@ -100,9 +100,12 @@ for text in {list(GOLDEN_TEXTS.values())!r}:
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60, check=False
     )
     assert result.returncode == 0, result.stderr
+    from sbert_nonling.rendering import TextLineCanvas
+
+    canvas = TextLineCanvas(renderer.strip_width, 16, renderer.font_families, 8, 120, 2)  # this process's
     expected = []
     for text in GOLDEN_TEXTS.values():
-        coverage, width = renderer._canvas.draw(text)
+        coverage, width = canvas.draw(text)
         expected.append(f"{digest(coverage)} {width}")
     assert result.stdout.split("\n")[:-1] == expected
     assert any((tmp_path / "sbert-nonling" / "fontconfig").rglob("*.cache-*")), "fontconfig cache not written"
