@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -225,5 +226,12 @@ class ModalityRouter(Router):
         """Also give the model :class:`NonLinguisticModelCardData`, so that a plain ``SentenceTransformerTrainer``
         accepts image / audio datasets."""
         super().on_model_ready(model)
-        if type(model.model_card_data) is SentenceTransformerModelCardData:
-            model.model_card_data.__class__ = NonLinguisticModelCardData
+        card = model.model_card_data
+        if type(card) is SentenceTransformerModelCardData:
+            # sentence-transformers picks a model's card data class only through its constructor argument: the default
+            # one is replaced by one with the same settings and base model (nothing else is recorded at construction).
+            settings = {field.name: getattr(card, field.name) for field in dataclasses.fields(card) if field.init}
+            model.model_card_data = NonLinguisticModelCardData(**settings)
+            model.model_card_data.base_model = card.base_model
+            model.model_card_data.base_model_revision = card.base_model_revision
+            model.model_card_data.register_model(model)
