@@ -82,7 +82,7 @@ class VisualCSE:
             folder,
             pooling="cls",
             max_seq_length=args.max_seq_length,
-            front_ends={"image": ImagePatchEmbed(img_size=args.img_size, patch_size=16, embedding_dimension=hidden)},
+            front_ends={"image": ImagePatchEmbed(image_size=args.img_size, patch_size=16, embedding_dimension=hidden)},
         )
         self.text_loss = SimCSELoss(self.model)
         self.image_loss = UnpairedModalityContrastiveLoss(self.model, mode="supcon")

@@ -87,7 +87,7 @@ def build_steps(
             torch.manual_seed(0)
             front_ends = {}
             if modality == "image":
-                front_ends["image"] = ImagePatchEmbed(img_size=img_size, patch_size=16, embedding_dimension=hidden)
+                front_ends["image"] = ImagePatchEmbed(image_size=img_size, patch_size=16, embedding_dimension=hidden)
             if modality == "audio":
                 front_ends["audio"] = AudioPatchEmbed(
                     embedding_dimension=hidden, layout="released", freq_mask=48, time_mask=192

@@ -66,7 +66,7 @@ def main() -> None:
         pooling="cls",
         max_seq_length=512,
         front_ends={
-            "image": ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=hidden),
+            "image": ImagePatchEmbed(image_size=224, patch_size=16, embedding_dimension=hidden),
             "audio": AudioPatchEmbed(embedding_dimension=hidden, layout="released"),
         },
     )
@@ -104,7 +104,7 @@ def main() -> None:
         image_model = build_sentence_model(
             common.encoder_dir(args.size),
             pooling="cls",
-            front_ends={"image": ImagePatchEmbed(img_size=pixels, patch_size=16, embedding_dimension=hidden)},
+            front_ends={"image": ImagePatchEmbed(image_size=pixels, patch_size=16, embedding_dimension=hidden)},
         ).train()
         images = list(torch.randn(batch, 3, pixels, pixels, generator=torch.Generator().manual_seed(pixels)))
         features = [image_model.preprocess(images, modality="image") for _ in range(2)]

@@ -92,7 +92,7 @@ class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):
                 # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
                 encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."], hidden_size=32)
                 # a random patch embedding; e.g. ImagePatchEmbed.from_vit("google/vit-base-patch16-224-in21k")
-                model = build_sentence_model(str(encoder), front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)})
+                model = build_sentence_model(str(encoder), front_ends={"image": ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=32)})
                 loss = UnpairedModalityContrastiveLoss(model, mode="supcon", temperature=0.07)
         """
         super().__init__()

@@ -42,12 +42,23 @@ def _image_route(
         raise ValueError(
             f"{recipe_label(config)} trains on unpaired images: pass image_dir (one sub-folder per class)."
         )
-    dataset, _ = image_folder_dataset(image_dir, img_size=config.img_size, limit_per_class=config.images_per_class)
+    dataset, _ = image_folder_dataset(image_dir, image_size=config.img_size, limit_per_class=config.images_per_class)
     if config.tiny or config.vit is None:  # a random patch embedding, trained from scratch
-        front_end = ImagePatchEmbed(embedding_dimension=hidden_size, **config.keywords_for(ImagePatchEmbed))
+        front_end = ImagePatchEmbed(
+            image_size=config.img_size,
+            patch_size=config.patch_size,
+            embedding_dimension=hidden_size,
+            encoder_entry=config.encoder_entry,
+            token_keep_ratio=config.token_keep_ratio,
+        )
     else:  # positions interpolated if img_size differs from the checkpoint's
         with loading("ViT", config.vit, f"{recipe_label(config)}, setting 'vit'", VIT_OFFLINE):
-            front_end = ImagePatchEmbed.from_vit(config.vit, **config.keywords_for(ImagePatchEmbed.from_vit))
+            front_end = ImagePatchEmbed.from_vit(
+                config.vit,
+                image_size=config.img_size,
+                encoder_entry=config.encoder_entry,
+                token_keep_ratio=config.token_keep_ratio,
+            )
     return dataset, front_end
 
 

@@ -278,7 +278,7 @@ def test_visualcse_from_a_vit_checkpoint_at_a_lower_resolution(tmp_path, data_di
     )
     assert "jian2022nonlinguistic" in cited(result["model"])  # visualcse-fast
     front_end = SentenceTransformer(result["model"], trust_remote_code=True)[0].sub_modules["image"][0]
-    assert (front_end.img_size, front_end.patch_size, front_end.token_keep_ratio) == (16, 8, 0.25)
+    assert (front_end.image_size, front_end.patch_size, front_end.token_keep_ratio) == (16, 8, 0.25)
     assert front_end.embeddings.position_embeddings.shape == (
         1,
         1 + 4,

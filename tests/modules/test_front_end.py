@@ -75,12 +75,12 @@ def test_save_and_load_round_trip_the_config_and_the_weights(tmp_path):
     ("cls", "key", "value", "message"),
     [
         ("image", "patch_size", 0, r"patch_size=0 must be an integer from 1 to 32"),
-        ("image", "img_size", 1_000_000, r"img_size=1000000 must be an integer from 1 to 8192"),
-        ("image", "img_size", 8192, r"img_size=8192 / patch_size=16 makes 262144 patches; at most 65536"),
+        ("image", "image_size", 1_000_000, r"image_size=1000000 must be an integer from 1 to 8192"),
+        ("image", "image_size", 8192, r"image_size=8192 / patch_size=16 makes 262144 patches; at most 65536"),
         ("image", "image_std", [0, 1, 1], r"image_std=\[0, 1, 1\] must be 3 finite numbers above 0"),
         ("image", "image_mean", "abc", r"image_mean='abc' must be 3 finite numbers"),
         ("image", "embedding_dimension", 1.5, r"embedding_dimension=1.5 must be an integer"),
-        ("image", "in_chans", True, r"in_chans=True must be an integer"),
+        ("image", "num_channels", True, r"num_channels=True must be an integer"),
         ("image", "bogus", 1, r"unexpected keyword argument 'bogus'"),
         ("audio", "target_frames", 10**9, r"target_frames=1000000000 must be an integer from \d+ to 16384"),
         ("audio", "time_mask", -1, r"time_mask=-1 must be an integer from 0"),
@@ -92,7 +92,7 @@ def test_a_crafted_front_end_config_is_refused_at_load_naming_the_file_and_key(t
     from sbert_nonling.modules import AudioPatchEmbed, ImagePatchEmbed
 
     front_end = (
-        ImagePatchEmbed(img_size=32, patch_size=16, embedding_dimension=8)
+        ImagePatchEmbed(image_size=32, patch_size=16, embedding_dimension=8)
         if cls == "image"
         else AudioPatchEmbed(num_mel_bins=32, target_frames=48, embedding_dimension=8)
     )
