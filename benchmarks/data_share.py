@@ -96,12 +96,12 @@ def main() -> None:
         folder,
         pooling="cls",
         front_ends={
-            "image": ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=hidden),
+            "image": ImagePatchEmbed(image_size=224, patch_size=16, embedding_dimension=hidden),
             "audio": AudioPatchEmbed(embedding_dimension=hidden),
         },
     )
     images, _ = image_folder_dataset(
-        common.DATA_DIR / "images" / "cifar10" / "train", img_size=224, limit_per_class=20
+        common.DATA_DIR / "images" / "cifar10" / "train", image_size=224, limit_per_class=20
     )
     image_offset = [0]
 

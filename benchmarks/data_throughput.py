@@ -91,12 +91,12 @@ def main() -> None:
     worker_counts = [int(count) for count in args.workers.split(",")]
     needed = args.batch_size * (args.batches + 1) * 2  # enough rows that no epoch ends inside a measurement
     images, _ = image_folder_dataset(
-        common.DATA_DIR / "images" / "cifar10" / "train", img_size=224, limit_per_class=math.ceil(needed / 10)
+        common.DATA_DIR / "images" / "cifar10" / "train", image_size=224, limit_per_class=math.ceil(needed / 10)
     )
     clips, _ = audio_folder_dataset(
         common.DATA_DIR / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=needed
     )
-    image_front_end = ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=768)
+    image_front_end = ImagePatchEmbed(image_size=224, patch_size=16, embedding_dimension=768)
     audio_front_end = AudioPatchEmbed(embedding_dimension=768)
 
     def prepare_images(rows) -> list[dict]:

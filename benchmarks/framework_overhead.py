@@ -83,14 +83,16 @@ class VisualCSE:
             folder,
             pooling="cls",
             max_seq_length=args.max_seq_length,
-            front_ends={"image": ImagePatchEmbed(img_size=args.img_size, patch_size=16, embedding_dimension=hidden)},
+            front_ends={
+                "image": ImagePatchEmbed(image_size=args.image_size, patch_size=16, embedding_dimension=hidden)
+            },
         )
         self.text_loss = SimCSELoss(self.model)
         self.image_loss = UnpairedModalityContrastiveLoss(self.model, mode="supcon")
         generator = torch.Generator().manual_seed(1)
         count = args.image_batch_size * 4
-        self.view_1 = torch.randn(count, 3, args.img_size, args.img_size, generator=generator)
-        self.view_2 = self.view_1 + 0.1 * torch.randn(count, 3, args.img_size, args.img_size, generator=generator)
+        self.view_1 = torch.randn(count, 3, args.image_size, args.image_size, generator=generator)
+        self.view_2 = self.view_1 + 0.1 * torch.randn(count, 3, args.image_size, args.image_size, generator=generator)
         self.labels = torch.randint(0, 10, (count,), generator=generator)
         self.sentences, self.args = sentences, args
         encoder = self.model[0].encoder
@@ -351,7 +353,7 @@ def main() -> None:
     print(
         f"encoder {args.size} {common.ENCODER_SIZES[args.size]}; text/caption/pixel batch {args.batch_size} x "
         f"{args.max_seq_length} tokens / {args.max_patches} patches; images {args.image_batch_size} x "
-        f"{args.img_size}^2; {args.rounds} rounds A/B/C/C/B/A"
+        f"{args.image_size}^2; {args.rounds} rounds A/B/C/C/B/A"
     )
     common.print_table(
         ["method", "trainer s/step", "hand s/step", "hand merged s/step", "trainer/hand", "merged/hand"], rows

@@ -484,7 +484,7 @@ def visualcse_step_memory(precision: str, device: torch.device, quick: bool) -> 
 
     size, image_count, sentence_count = QUICK_MEMORY_SHAPE if quick else ("base", PAPER_IMAGES, PAPER_SENTENCES)
     torch.manual_seed(0)
-    front_end = ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=common.ENCODER_SIZES[size][0])
+    front_end = ImagePatchEmbed(image_size=224, patch_size=16, embedding_dimension=common.ENCODER_SIZES[size][0])
     model = build_sentence_model(
         common.encoder_dir(size), pooling="cls", max_seq_length=PAPER_TOKENS, front_ends={"image": front_end}
     )

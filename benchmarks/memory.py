@@ -74,7 +74,7 @@ def child(modality: str, variant: str, batch: int, size: str) -> dict[str, float
         common.encoder_dir(size),
         pooling="cls",
         max_seq_length=32,
-        front_ends={"image": ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=hidden)},
+        front_ends={"image": ImagePatchEmbed(image_size=224, patch_size=16, embedding_dimension=hidden)},
     )
     model.train()
     if variant == "checkpointing":

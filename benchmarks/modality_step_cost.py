@@ -82,13 +82,13 @@ def build_steps(
     sentences = common.wiki_sentences(text_batch)
     models, steps = {}, {}
 
-    def model_for(modality: str | None, img_size: int | None):
-        key = (modality, img_size)
+    def model_for(modality: str | None, image_size: int | None):
+        key = (modality, image_size)
         if key not in models:
             torch.manual_seed(0)
             front_ends = {}
             if modality == "image":
-                front_ends["image"] = ImagePatchEmbed(img_size=img_size, patch_size=16, embedding_dimension=hidden)
+                front_ends["image"] = ImagePatchEmbed(image_size=image_size, patch_size=16, embedding_dimension=hidden)
             if modality == "audio":
                 front_ends["audio"] = AudioPatchEmbed(
                     embedding_dimension=hidden, layout="released", freq_mask=48, time_mask=192
@@ -98,8 +98,8 @@ def build_steps(
         return models[key]
 
     for name in variants:
-        modality, img_size, keep = VARIANTS[name]
-        model = model_for(modality, img_size)
+        modality, image_size, keep = VARIANTS[name]
+        model = model_for(modality, image_size)
         text_loss = SimCSELoss(model)
         text_features = model.preprocess(sentences)
         text_tokens = text_features["attention_mask"].shape[1]
@@ -108,9 +108,9 @@ def build_steps(
         if modality is not None:
             front_end = model[0].sub_modules[modality][0]  # shared by the variants of one model: set per step
             if modality == "image":
-                pixels = generator.integers(0, 256, (image_batch, img_size, img_size, 3), dtype=np.uint8)
+                pixels = generator.integers(0, 256, (image_batch, image_size, image_size, 3), dtype=np.uint8)
                 inputs = [Image.fromarray(array) for array in pixels]
-                patches = (img_size // 16) ** 2
+                patches = (image_size // 16) ** 2
             else:
                 inputs = [
                     {"array": generator.standard_normal(163_840).astype(np.float32), "sampling_rate": 16000}

@@ -83,7 +83,7 @@ def steps(args) -> dict[str, object]:
         folder,
         pooling="cls",
         max_seq_length=32,
-        front_ends={"image": ImagePatchEmbed(img_size=64, patch_size=16, embedding_dimension=hidden)},
+        front_ends={"image": ImagePatchEmbed(image_size=64, patch_size=16, embedding_dimension=hidden)},
     )
     model.train()
     images = [Image.new("RGB", (64, 64), (index * 5 % 256, 90, 160)) for index in range(args.image_batch_size)]

@@ -67,7 +67,7 @@ def main() -> None:
         pooling="cls",
         max_seq_length=512,
         front_ends={
-            "image": ImagePatchEmbed(img_size=224, patch_size=16, embedding_dimension=hidden),
+            "image": ImagePatchEmbed(image_size=224, patch_size=16, embedding_dimension=hidden),
             "audio": AudioPatchEmbed(embedding_dimension=hidden, layout="released"),
         },
     )
@@ -101,11 +101,11 @@ def main() -> None:
         points[("text", length)] = make_step(text_loss, text_features(batch, length), None)
         tokens_of[("text", length)] = length
     labels = torch.arange(batch) % 4
-    for pixels in map(int, args.image_sizes.split(",")):  # a front-end per size: preprocess resizes to its img_size
+    for pixels in map(int, args.image_sizes.split(",")):  # a front-end per size: preprocess resizes to its image_size
         image_model = build_sentence_model(
             common.encoder_dir(args.size),
             pooling="cls",
-            front_ends={"image": ImagePatchEmbed(img_size=pixels, patch_size=16, embedding_dimension=hidden)},
+            front_ends={"image": ImagePatchEmbed(image_size=pixels, patch_size=16, embedding_dimension=hidden)},
         ).train()
         images = list(torch.randn(batch, 3, pixels, pixels, generator=torch.Generator().manual_seed(pixels)))
         features = [image_model.preprocess(images, modality="image") for _ in range(2)]

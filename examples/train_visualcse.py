@@ -50,7 +50,7 @@ output = Path(args.output)
 # 1. Data: sentence pairs for SimCSE, and two augmented views + class label per image for SupCon
 sentences = read_sentences(args.text)
 images, classes = image_folder_dataset(
-    args.images, img_size=32 if args.tiny else 224, limit_per_class=30 if args.tiny else None
+    args.images, image_size=32 if args.tiny else 224, limit_per_class=30 if args.tiny else None
 )
 train_dataset = DatasetDict({"image": images, "text": sentence_pairs_dataset(sentences)})
 
@@ -59,7 +59,7 @@ train_dataset = DatasetDict({"image": images, "text": sentence_pairs_dataset(sen
 model = build_sentence_model(str(build_tiny_encoder(output / "tiny-encoder", sentences)) if args.tiny else args.model)
 hidden_size = model[0].encoder.get_embedding_dimension()
 if args.tiny:
-    front_end = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=hidden_size, encoder_entry="bypass")
+    front_end = ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=hidden_size, encoder_entry="bypass")
 else:
     front_end = ImagePatchEmbed.from_vit(args.vit, encoder_entry="bypass")
 model[0].add_route("image", front_end)

@@ -35,7 +35,7 @@ LEARNING_RATES = {"minilm": (1e-5, 3e-5), "random": (1e-4, 3e-4)}
 MODALITY_LEARNING_RATES = {"minilm": {"image": 1e-6, "audio": 2e-7}, "random": {"image": 1e-5, "audio": 1e-5}}
 #: Image side: Imagenette (10 ImageNet classes, 200 photos each) resized to 64 px, 16-px patches: 16 patch tokens
 #: + [CLS] = 17 tokens (the paper: 224 px, 197 tokens), into a random patch embedding (no ViT weights offline).
-IMAGE_SETTINGS = {"vit": None, "img_size": 64, "patch_size": 16, "images_per_class": None, "modality_batch_size": 48}
+IMAGE_SETTINGS = {"vit": None, "image_size": 64, "patch_size": 16, "images_per_class": None, "modality_batch_size": 48}
 #: Audio side: all 3,000 spoken-digit clips, speaker = class (6 speakers), 256 fbank frames (2.56 s; the paper:
 #: 1024), SpecAugment scaled to the shorter input.
 AUDIO_SETTINGS = {"target_frames": 256, "clips": None, "freq_mask": 48, "time_mask": 48, "modality_batch_size": 48}
@@ -83,7 +83,7 @@ METHODS: dict[str, dict[str, Any]] = {
         "label": "VisualCSE-fast (SupCon, 32 px, patch dropout 25 %)",
         "modality": "image",
         "rate_of": "visualcse-supcon",
-        "overrides": {**IMAGE_SETTINGS, "img_size": 32, "modality_loss": {"mode": "supcon"}},
+        "overrides": {**IMAGE_SETTINGS, "image_size": 32, "modality_loss": {"mode": "supcon"}},
     },
     "audiocse-audio-lr0": {  # control: AudioCSE with audio steps that move nothing (see module docstring)
         "recipe": "audiocse",

@@ -78,13 +78,13 @@ def test_the_audio_lr0_control_and_the_speed_variants_reuse_the_treated_methods_
             method_overrides(method, backbone, 3e-5)
             for method in ("visualcse-supcon", "visualcse-keep50", "visualcse-fast")
         )
-        assert keep50 == {**treated, "token_keep_ratio": 0.5} and fast == {**treated, "img_size": 32}
+        assert keep50 == {**treated, "token_keep_ratio": 0.5} and fast == {**treated, "image_size": 32}
         fast_settings = get_recipe(METHODS["visualcse-fast"]["recipe"], overrides=fast)
         treated_settings = get_recipe(METHODS["visualcse-supcon"]["recipe"], overrides=treated)
         assert (
             fast_settings["token_keep_ratio"],
             treated_settings["token_keep_ratio"],
-            treated_settings["img_size"],
+            treated_settings["image_size"],
         ) == (0.25, 1.0, 64)
     rows = [
         row("visualcse-supcon", 0, 1e-4, 56.0),

@@ -19,6 +19,6 @@ class VisualCSEConfig(UnpairedModalityConfig):
     vit: str | None = setting(
         "google/vit-base-patch16-224-in21k", "ViT whose patch embedding starts the image route (null: random)"
     )
-    img_size: int = setting(224, "image side in pixels", minimum=1)
+    image_size: int = setting(224, "image side in pixels", minimum=1)
     patch_size: int = setting(16, "patch side in pixels (random patch embedding only)", minimum=1)
     images_per_class: int | None = setting(None, "images read per class folder (null: all)", minimum=1)

@@ -95,7 +95,7 @@ class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):
                 sentences = ["A man is playing a guitar.", "A woman slices an onion."]
                 encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
                 # a random patch embedding; e.g. ImagePatchEmbed.from_vit("google/vit-base-patch16-224-in21k")
-                front_end = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)
+                front_end = ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=32)
                 model = build_sentence_model(str(encoder), front_ends={"image": front_end})
                 loss = UnpairedModalityContrastiveLoss(model, mode="supcon", temperature=0.07)
         """

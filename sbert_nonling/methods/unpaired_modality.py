@@ -45,21 +45,21 @@ def _image_route(
         raise ValueError(
             f"{recipe_label(config)} trains on unpaired images: pass image_dir (one sub-folder per class)."
         )
-    dataset, _ = image_folder_dataset(image_dir, img_size=config.img_size, limit_per_class=config.images_per_class)
+    dataset, _ = image_folder_dataset(image_dir, image_size=config.image_size, limit_per_class=config.images_per_class)
     if config.tiny or config.vit is None:  # a random patch embedding, trained from scratch
         front_end = ImagePatchEmbed(
-            img_size=config.img_size,
+            image_size=config.image_size,
             patch_size=config.patch_size,
             embedding_dimension=hidden_size,
             encoder_entry=config.encoder_entry,
             token_keep_ratio=config.token_keep_ratio,
         )
-    else:  # positions interpolated if img_size differs from the checkpoint's
+    else:  # positions interpolated if image_size differs from the checkpoint's
         with loading("ViT", config.vit, f"{recipe_label(config)}, setting 'vit'", VIT_OFFLINE):
             front_end = ImagePatchEmbed.from_vit(
                 config.vit,
+                image_size=config.image_size,
                 encoder_entry=config.encoder_entry,
-                img_size=config.img_size,
                 token_keep_ratio=config.token_keep_ratio,
             )
     return dataset, front_end

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -57,7 +58,8 @@ class ModalityRouter(Router):
             from sbert_nonling import ModalityRouter, SharedEncoder
             from sbert_nonling.models import build_tiny_encoder
 
-            path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+            sentences = ["A man is playing a guitar."]
+            path = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)  # offline; e.g. "bert-base-uncased"
             encoder = SharedEncoder(str(path), max_seq_length=32)
             router = ModalityRouter.from_encoder(encoder)  # later: front_ends={"image": ImagePatchEmbed(...)}
             model = SentenceTransformer(modules=[router, Pooling(encoder.get_embedding_dimension(), "cls")])
@@ -101,7 +103,13 @@ class ModalityRouter(Router):
     def from_encoder(
         cls, encoder: InputModule, front_ends: dict[str, InputModule] | None = None, default_route: str | None = None
     ) -> ModalityRouter:
-        """Build the router: a "text" route ``[encoder]`` plus a ``[front_end, encoder]`` route per front-end."""
+        """Build the router: a "text" route ``[encoder]`` plus a ``[front_end, encoder]`` route per front-end.
+
+        Args:
+            encoder: the encoder every route ends in (a :class:`SharedEncoder`).
+            front_ends: route name (a modality) -> its front-end, e.g. ``{"image": ImagePatchEmbed()}``.
+            default_route: as the constructor's.
+        """
         sub_modules: dict[str, list[Module]] = {
             modality: [front_end, encoder] for modality, front_end in (front_ends or {}).items()
         }
@@ -113,13 +121,22 @@ class ModalityRouter(Router):
         return self.route_chain(next(iter(self.sub_modules)))[-1]
 
     def route_chain(self, route: str) -> nn.Sequential:
-        """The modules of ``route`` (the Router keeps every route as an ``nn.Sequential``)."""
+        """The modules of ``route`` (the Router keeps every route as an ``nn.Sequential``).
+
+        Args:
+            route: a route name.
+        """
         chain = self.sub_modules[route]
         assert isinstance(chain, nn.Sequential)
         return chain
 
     def add_route(self, modality: str, front_end: InputModule) -> None:
-        """Add a ``[front_end, shared encoder]`` route named after ``modality``."""
+        """Add a ``[front_end, shared encoder]`` route named after ``modality``.
+
+        Args:
+            modality: the route's name, one of :data:`MODALITY_ROUTES` not used yet.
+            front_end: the route's first module; one built without a width takes the encoder's.
+        """
         if modality in self.sub_modules:
             raise ValueError(f"Route {modality!r} already exists; routes: {list(self.sub_modules)}.")
         self._check_route(modality, [front_end, self.encoder])
@@ -150,7 +167,11 @@ class ModalityRouter(Router):
             )
 
     def infer_batch_modality(self, inputs: Sequence[Any]) -> Modality:
-        """Infer the one modality of ``inputs``; raise a ValueError naming the item that is unknown or differs."""
+        """Infer the one modality of ``inputs``; raise a ValueError naming the item that is unknown or differs.
+
+        Args:
+            inputs: one batch (sentences, images or audio).
+        """
         batch_modality, first_index = None, 0
         for index, item in enumerate(inputs):
             if item is None:
@@ -171,7 +192,13 @@ class ModalityRouter(Router):
         return batch_modality
 
     def check_inputs(self, inputs: Sequence[Any], modality: Modality | None = None) -> Modality:
-        """The one modality of ``inputs`` (``modality`` if given); a ValueError names the first text item not a string."""
+        """The one modality of ``inputs`` (``modality`` if given); a ValueError names the first text item that is not
+        a string, or a 2-D array read as audio whose axes hold no channels.
+
+        Args:
+            inputs: one batch.
+            modality: the batch's modality if the caller knows it; None infers it.
+        """
         if modality is None:
             modality = self.infer_batch_modality(inputs)
         if modality == "text":
@@ -181,19 +208,23 @@ class ModalityRouter(Router):
                 shape = tuple(getattr(item, "shape", ()))
                 if len(shape) == 2 and min(shape) > MAX_AUDIO_CHANNELS:
                     raise ValueError(
-                        f"input {index} is a 2-D array of shape {shape}, read as audio (channels, samples), but neither axis "
-                        f"is a channel axis (at most {MAX_AUDIO_CHANNELS} channels). A grayscale image needs a channel "
-                        "axis: pass it as a PIL image or an (H, W, 1) / (H, W, 3) array."
+                        f"input {index} is a 2-D array of shape {shape}, read as audio (channels, samples), but "
+                        f"neither axis is a channel axis (at most {MAX_AUDIO_CHANNELS} channels). A grayscale image "
+                        "needs a channel axis: pass it as a PIL image or an (H, W, 1) / (H, W, 3) array."
                     )
         return modality
 
     def check_task(self, task: str | None) -> None:
-        """Refuse a ``task`` that is neither a route name, a task of ``route_mappings`` nor in :data:`GENERIC_TASKS`."""
-        known = set(self.sub_modules) | {mapped for mapped, _ in self.route_mappings if mapped is not None}
-        if task is not None and task not in known and task not in GENERIC_TASKS:
+        """Refuse a ``task`` that is neither a route name, a task of ``route_mappings`` nor in :data:`GENERIC_TASKS`.
+
+        Args:
+            task: the ``task`` the caller passed to ``encode``, or None.
+        """
+        tasks = {mapped for mapped, _ in self.route_mappings if mapped is not None} - set(self.sub_modules)
+        if task is not None and task not in set(self.sub_modules) | tasks and task not in GENERIC_TASKS:
+            named = f" (tasks: {sorted(tasks)})" if tasks else ""
             raise ValueError(
-                f"task={task!r} selects no route of this model; its routes are {list(self.sub_modules)}"
-                f"{' (tasks: ' + str(sorted(known - set(self.sub_modules))) + ')' if known - set(self.sub_modules) else ''}."
+                f"task={task!r} selects no route of this model; its routes are {list(self.sub_modules)}{named}."
             )
 
     def preprocess(
@@ -225,5 +256,12 @@ class ModalityRouter(Router):
         """Also give the model :class:`NonLinguisticModelCardData`, so that a plain ``SentenceTransformerTrainer``
         accepts image / audio datasets."""
         super().on_model_ready(model)
-        if type(model.model_card_data) is SentenceTransformerModelCardData:
-            model.model_card_data.__class__ = NonLinguisticModelCardData
+        card = model.model_card_data
+        if type(card) is SentenceTransformerModelCardData:
+            # sentence-transformers picks a model's card data class only through its constructor argument: the default
+            # one is replaced by one with the same settings and base model (nothing else is recorded at construction).
+            settings = {field.name: getattr(card, field.name) for field in dataclasses.fields(card) if field.init}
+            model.model_card_data = NonLinguisticModelCardData(**settings)
+            model.model_card_data.base_model = card.base_model
+            model.model_card_data.base_model_revision = card.base_model_revision
+            model.model_card_data.register_model(model)

@@ -175,12 +175,6 @@ class PixelRenderer(InputModule):
         """``Module.load_config`` with the renderer's folder as ``font_root`` and the saved ``font_dirs`` checked (each
         inside the model folder or ``SBERT_NONLING_FONT_DIRS``; a ValueError names the config file otherwise)."""
         config = super().load_config(model_name_or_path, subfolder, *args, **kwargs)
-        if config and "render_environment" not in config:
-            logger.warning(
-                "This PixelRenderer config records no rendering library versions: it was saved by an sbert-nonling "
-                "version whose renders differed from PIXEL's (text one pixel lower; tabs, line breaks, control "
-                "characters), as the model's may."
-            )
         hub_kwargs = {key: value for key, value in kwargs.items() if key != "config_filename"}
         folder = Path(
             load_dir_path(model_name_or_path, subfolder, **hub_kwargs) or Path(model_name_or_path) / subfolder

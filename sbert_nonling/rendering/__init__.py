@@ -1,5 +1,6 @@
-"""Text rendering internals of :class:`~sbert_nonling.modules.pixel_renderer.PixelRenderer` (private fontconfig, Pango /
-Cairo canvas, library and font versions). Needs the ``pixel`` extra and the system's Pango and Cairo libraries."""
+"""Text rendering internals of :class:`~sbert_nonling.modules.pixel_renderer.PixelRenderer` (private fontconfig,
+Pango / Cairo canvas, library and font versions). Needs the ``pixel`` extra and the system's Pango and Cairo
+libraries."""
 
 from __future__ import annotations
 

@@ -56,13 +56,23 @@ def library_versions() -> dict[str, str]:
 
 def render_environment(font_families: Sequence[str], extra_font_dirs: Sequence[str] = ()) -> dict[str, Any]:
     """This machine's rendering environment for a renderer using ``font_families``: ``{"libraries": {name:
-    version}, "fonts": {family: {font file name: font version}}}``."""
+    version}, "fonts": {family: {font file name: font version}}}``.
+
+    Args:
+        font_families: the renderer's font families (primary, then fallbacks).
+        extra_font_dirs: font directories the renderer adds to the bundled Noto fonts.
+    """
     return {"libraries": library_versions(), "fonts": font_file_versions(font_families, extra_font_dirs)}
 
 
 def environment_differences(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
     """What differs between a recorded and the current rendering environment, one readable line per library or
-    font family (empty when they match)."""
+    font family (empty when they match).
+
+    Args:
+        recorded: the environment a saved renderer recorded (:func:`render_environment`).
+        current: this machine's.
+    """
     differences = []
     for section in ("libraries", "fonts"):
         recorded_section, current_section = recorded.get(section, {}), current.get(section, {})

@@ -65,7 +65,12 @@ def bundled_font_dirs() -> tuple[str, ...]:
 
 
 def fonts_conf_text(font_dirs: Sequence[str], cache_dir: str) -> str:
-    """A minimal fonts.conf: the given font directories, one cache directory, and no rules."""
+    """A minimal fonts.conf: the given font directories, one cache directory, and no rules.
+
+    Args:
+        font_dirs: the directories fontconfig reads fonts from.
+        cache_dir: the directory of fontconfig's cache.
+    """
     dirs = "".join(f"  <dir>{escape(directory)}</dir>\n" for directory in font_dirs)
     return (
         '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n<fontconfig>\n'
@@ -74,7 +79,11 @@ def fonts_conf_text(font_dirs: Sequence[str], cache_dir: str) -> str:
 
 
 def write_fonts_conf(font_dirs: Sequence[str]) -> Path:
-    """Write (once) the fonts.conf for ``font_dirs`` under the user cache directory and return its path."""
+    """Write (once) the fonts.conf for ``font_dirs`` under the user cache directory and return its path.
+
+    Args:
+        font_dirs: the directories fontconfig reads fonts from.
+    """
     versions = [f"{name}=={importlib.metadata.version(name)}" for name, _, _ in BUNDLED_FONT_PACKAGES]
     key = hashlib.sha256("\n".join([*font_dirs, *versions]).encode("utf-8")).hexdigest()[:16]
     cache_root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
@@ -110,7 +119,12 @@ def _font_config_for(extra_font_dirs: Sequence[str]):
 
 def private_font_map(dpi: float, extra_font_dirs: Sequence[str] = ()):
     """A new PangoCairo font map (``PangoFontMap *``, released when garbage-collected) that sees only the bundled
-    fonts (and ``extra_font_dirs``), at ``dpi``."""
+    fonts (and ``extra_font_dirs``), at ``dpi``.
+
+    Args:
+        dpi: the resolution the font map renders at.
+        extra_font_dirs: font directories to add to the bundled Noto fonts.
+    """
     config = _font_config_for(extra_font_dirs)
     font_map = pango_ffi.gc(pangocairo.pango_cairo_font_map_new(), gobject.g_object_unref)
     _pangoft2.pango_fc_font_map_set_config(
@@ -121,7 +135,11 @@ def private_font_map(dpi: float, extra_font_dirs: Sequence[str] = ()):
 
 
 def font_families(font_map) -> list[str]:
-    """The family names a font map offers, sorted (Pango adds the aliases Sans, Serif, Monospace, System-ui)."""
+    """The family names a font map offers, sorted (Pango adds the aliases Sans, Serif, Monospace, System-ui).
+
+    Args:
+        font_map: a ``PangoFontMap *`` (:func:`private_font_map`).
+    """
     families = pango_ffi.new("PangoFontFamily ***")
     count = pango_ffi.new("int *")
     pango.pango_font_map_list_families(font_map, families, count)
@@ -140,7 +158,12 @@ def fontconfig_version() -> str:
 
 def font_file_versions(families: Sequence[str], extra_font_dirs: Sequence[str] = ()) -> dict[str, dict[str, str]]:
     """For each family, the font files of the private font set that provide it (file name without folder) and
-    their version (the ``head`` table's fontRevision, as fontconfig reports it, e.g. ``"2.015"``)."""
+    their version (the ``head`` table's fontRevision, as fontconfig reports it, e.g. ``"2.015"``).
+
+    Args:
+        families: the font family names.
+        extra_font_dirs: font directories to add to the bundled Noto fonts.
+    """
     config = _font_config_for(extra_font_dirs)
     objects = _native_ffi.gc(_fontconfig.FcObjectSetCreate(), _fontconfig.FcObjectSetDestroy)
     for name in (b"file", b"fontversion"):

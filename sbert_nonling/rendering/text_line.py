@@ -21,7 +21,12 @@ PIXEL_LIFT_PX = 2
 
 def font_description_string(font_size: float, dpi: float) -> str:
     """PIXEL's font size as Pango reads it: ``"<dpi / 72 * font_size>px"`` (an absolute size, 13.333...px at 8 pt
-    and 120 dpi), written exactly as PIXEL writes it so Pango rounds it to the same 1/1024 px."""
+    and 120 dpi), written exactly as PIXEL writes it so Pango rounds it to the same 1/1024 px.
+
+    Args:
+        font_size: font size in points.
+        dpi: resolution in dots per inch.
+    """
     return f"{(dpi / 72) * font_size}px"
 
 
@@ -35,7 +40,8 @@ class TextLineCanvas:
     Not thread-safe, and not picklable (the owner rebuilds it from its configuration).
 
     Args:
-        width, height: strip size in pixels.
+        width: strip width in pixels.
+        height: strip height in pixels.
         font_families: the primary font family, then the fallbacks tried in order.
         font_size: font size in points.
         dpi: resolution; pixels per em = dpi / 72 * font_size.
@@ -91,8 +97,13 @@ class TextLineCanvas:
         self._coverage = self._rows[:, :width]
 
     def draw(self, text: str) -> tuple[np.ndarray, int]:
-        """Draw ``text`` (without lone surrogates or U+0000); return the coverage (a view of the canvas, overwritten by
-        the next call) and the text's logical width in pixels."""
+        """Draw ``text``; return the coverage (a view of the canvas, overwritten by the next call) and the text's
+        logical width in pixels.
+
+        Args:
+            text: the text, without lone surrogates or U+0000
+                (:func:`~sbert_nonling.modules.pixel_renderer.sanitize_text` makes it so).
+        """
         data = text.encode("utf-8")
         pango.pango_layout_set_text(self._layout, data, len(data))
         pango.pango_layout_get_pixel_size(self._layout, self._size, self._size + 1)

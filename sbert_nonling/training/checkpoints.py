@@ -76,19 +76,16 @@ def remove_complete_marker(folder: str | os.PathLike) -> None:
 
 
 def checkpoint_damage(folder: str | os.PathLike) -> str | None:
-    """None if every file the marker of ``folder`` lists is there with its recorded size and SHA-256 (or the marker is
-    an older version's, the step number only), else a sentence naming the first file that is not.
+    """None if every file the marker of ``folder`` lists is there with its recorded size and SHA-256, else a sentence
+    naming the first file that is not (or the marker, if it is not a manifest).
 
     Args:
         folder: the checkpoint folder.
     """
     folder = Path(folder)
-    text = (folder / COMPLETE_MARKER).read_text(encoding="utf8")
     try:
-        files = json.loads(text)["files"]
+        files = json.loads((folder / COMPLETE_MARKER).read_text(encoding="utf8"))["files"]
     except (json.JSONDecodeError, KeyError, TypeError):
-        if text.strip().isdigit():
-            return None
         return f"{folder / COMPLETE_MARKER} is not a checkpoint manifest"
     for name, expected in files.items():
         path = folder / name

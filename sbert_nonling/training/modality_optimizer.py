@@ -12,9 +12,14 @@ class ModalityOptimizer(Optimizer):
     """Holds one optimizer per dataset (e.g. ``{"image": AdamW(lr=1e-6), "text": AdamW(lr=3e-5)}``) over shared
     parameters and steps only the :attr:`active` one (VisualCSE's Algorithm 1: each modality its own AdamW).
 
-    To the Trainer it is one optimizer: ``param_groups`` are the *active* sub-optimizer's groups (the same dicts), so
-    fp16 loss scaling and clipping see each shared gradient once (docs/reliability.md); ``state_dict`` holds every
-    sub-optimizer's state. Their schedules are :class:`~sbert_nonling.training.modality_schedule.ModalitySchedule`'s.
+    To the Trainer it is one optimizer that wraps the active one: ``param_groups``, ``defaults`` and ``state`` *are*
+    the active sub-optimizer's (the same objects), so fp16 loss scaling and clipping see each shared gradient once;
+    ``state_dict`` holds every sub-optimizer's state. Their learning-rate schedules are
+    :class:`~sbert_nonling.training.modality_schedule.ModalitySchedule`'s.
+
+    Args:
+        optimizers: dataset name -> the optimizer of the parameters that dataset's loss trains; the first is active
+            until :meth:`set_active` names another.
 
     Example::
 
@@ -22,34 +27,34 @@ class ModalityOptimizer(Optimizer):
         from sbert_nonling.training import ModalityOptimizer
 
         weight = torch.nn.Parameter(torch.zeros(2))
-        optimizer = ModalityOptimizer({"image": torch.optim.SGD([weight], lr=0.1), "text": torch.optim.SGD([weight], lr=1.0)})
+        optimizer = ModalityOptimizer(
+            {"image": torch.optim.SGD([weight], lr=0.1), "text": torch.optim.SGD([weight], lr=1.0)}
+        )
         optimizer.set_active("text")
         weight.grad = torch.ones(2)
         optimizer.step()  # the text SGD: weight is now [-1, -1]
     """
 
     def __init__(self, optimizers: dict[str, Optimizer]) -> None:
+        # No Optimizer.__init__: torch has no optimizer over several optimizers, so this one wraps the active one as
+        # torch's own wrapping optimizers do (PostLocalSGDOptimizer): its groups and state are the wrapped one's.
         if not optimizers:
             raise ValueError("ModalityOptimizer needs at least one optimizer.")
         self.optimizers = dict(optimizers)
-        self.active = next(iter(self.optimizers))
-        # Optimizer.__init__'s bookkeeping over the shared parameters, each once; then the active one's groups are used.
-        parameters = {
-            id(parameter): parameter
-            for optimizer in self.optimizers.values()
-            for group in optimizer.param_groups
-            for parameter in group["params"]
-        }
-        super().__init__(list(parameters.values()), dict(self.optimizers[self.active].defaults))
-        self.set_active(self.active)
+        self.set_active(next(iter(self.optimizers)))
 
     def set_active(self, name: str) -> None:
-        """Make ``name``'s optimizer the one that steps (and whose groups ``param_groups`` lists)."""
+        """Make ``name``'s optimizer the one that steps (and whose groups, defaults and state this one shows).
+
+        Args:
+            name: a dataset name, a key of ``optimizers``.
+        """
         if name not in self.optimizers:
             raise ValueError(f"No optimizer for {name!r}; optimizers: {list(self.optimizers)}.")
         self.active = name
         self.param_groups = self.optimizers[name].param_groups
         self.defaults = self.optimizers[name].defaults
+        self.state = self.optimizers[name].state
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -64,11 +69,17 @@ class ModalityOptimizer(Optimizer):
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         load_named_states(self.optimizers, state_dict, "Optimizer")
-        self.set_active(self.active)  # load_state_dict builds new group dicts: point at them again
+        self.set_active(self.active)  # load_state_dict builds new group dicts and state: show those
 
 
 def load_named_states(owners: dict[str, Any], state_dict: dict[str, Any], kind: str) -> None:
-    """Load ``state_dict`` (one state per dataset name) into ``owners``, the optimizers or schedulers of those names."""
+    """Load ``state_dict`` (one state per dataset name) into ``owners``, the optimizers or schedulers of those names.
+
+    Args:
+        owners: dataset name -> optimizer or scheduler.
+        state_dict: dataset name -> that owner's state dict (as saved from the same names).
+        kind: what the owners are (``"Optimizer"``, ``"Scheduler"``), for the error when the names differ.
+    """
     if set(state_dict) != set(owners):
         raise ValueError(f"{kind} state for {sorted(state_dict)} cannot be loaded into {sorted(owners)}.")
     for name, owner in owners.items():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -13,8 +12,6 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 
 from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, write_failure
 
-logger = logging.getLogger(__name__)
-
 #: The file of a checkpoint folder that holds the run's settings: ``{"settings": {...}, "changes": [...]}``.
 RUN_SETTINGS_FILE = "run_settings.json"
 #: Settings a resumed run may change (``--allow-changed KEY``; ``dataloader_*`` too): none changes what is computed.
@@ -22,14 +19,33 @@ SAFE_TO_CHANGE = ("eval_steps", "eval_tasks", "description", "reference")
 
 
 def safe_to_change(key: str) -> bool:
-    """Whether a resumed run may change setting ``key`` (:data:`SAFE_TO_CHANGE`, ``dataloader_*``)."""
+    """Whether a resumed run may change setting ``key``: one of :data:`SAFE_TO_CHANGE` or a ``dataloader_*`` one.
+
+    Args:
+        key: a setting's name (a field of the run's config).
+    """
     return key in SAFE_TO_CHANGE or key.startswith("dataloader_")
 
 
 class RunSettingsCallback(TrainerCallback):
-    """Writes the run's ``settings`` (e.g. ``MethodConfig.to_dict()``) and the ``changes`` of earlier resumes to
-    :data:`RUN_SETTINGS_FILE` in every checkpoint (none while ``settings`` is None), for :func:`check_resume_settings`.
-    Add it before the ``CheckpointMarkerCallback``."""
+    """Writes the run's ``settings`` and the ``changes`` of earlier resumes to :data:`RUN_SETTINGS_FILE` in every
+    checkpoint, for :func:`check_resume_settings`. Add it before the ``CheckpointMarkerCallback``, so that the marker
+    lists the file.
+
+    Args:
+        settings: the run's settings (e.g. ``MethodConfig.to_dict()``); None writes no file (a trainer used without
+            the application).
+        changes: the settings accepted as changed by earlier resumes (what :func:`check_resume_settings` returned).
+
+    Example:
+        ::
+
+            from sbert_nonling.training.run_settings import RunSettingsCallback
+
+            callback = RunSettingsCallback({"learning_rate": 3e-5, "seed": 42})
+            # trainer.add_callback(callback) before the CheckpointMarkerCallback: every checkpoint then holds
+            # run_settings.json = {"settings": {...}, "changes": []}
+    """
 
     def __init__(self, settings: Mapping[str, Any] | None = None, changes: list[dict[str, Any]] | None = None) -> None:
         self.settings = settings
@@ -52,9 +68,16 @@ def check_resume_settings(
 ) -> list[dict[str, Any]]:
     """Compare the settings of a run about to resume from ``checkpoint`` with those recorded in it.
 
-    Returns the run's history of changed settings, this resume's appended (``{"step": N, "changed": {key: [old,
-    new]}}``). Raises ValueError listing every differing setting unless each is in ``allow_changed`` and
-    :func:`safe_to_change` (an unsafe one there is refused too). A checkpoint of an older version is not compared.
+    Raises ValueError listing every differing setting with both values unless each is in ``allow_changed`` and
+    :func:`safe_to_change` (an unsafe one there is refused too), and when the checkpoint records no settings.
+
+    Args:
+        checkpoint: the checkpoint folder the run resumes from (written with a :class:`RunSettingsCallback`).
+        settings: the resumed run's settings, compared key by key with the recorded ones.
+        allow_changed: settings that may differ (each must be :func:`safe_to_change`).
+
+    Returns:
+        The run's history of changed settings, this resume's appended: ``{"step": N, "changed": {key: [old, new]}}``.
     """
     path = Path(checkpoint) / RUN_SETTINGS_FILE
     allow_changed = set(allow_changed)
@@ -62,13 +85,15 @@ def check_resume_settings(
     if unsafe:
         raise ValueError(
             f"--allow-changed {', '.join(unsafe)}: only settings that do not change what is computed may change on "
-            f"resume ({', '.join(SAFE_TO_CHANGE)}, dataloader_*); start a new run (--overwrite or another --output) instead."
+            f"resume ({', '.join(SAFE_TO_CHANGE)}, dataloader_*); start a new run (--overwrite or another --output) "
+            "instead."
         )
     if not path.is_file():
-        logger.warning(
-            f"{checkpoint} records no settings (written by an older version); the resumed run's are not compared."
+        raise ValueError(
+            f"{checkpoint} holds no {RUN_SETTINGS_FILE}: it was not written by a run of sbert-nonling, which records "
+            "its settings in every checkpoint, so a resume cannot check them. Start a new run (--overwrite or another "
+            "--output)."
         )
-        return []
     recorded = json.loads(path.read_text(encoding="utf8"))
     old = recorded["settings"]
     changed = {
@@ -80,14 +105,11 @@ def check_resume_settings(
     if refused:
         listed = "; ".join(f"{key}: {values[0]!r} in the run, {values[1]!r} now" for key, values in refused.items())
         safe = [key for key in refused if safe_to_change(key)]
-        allow = (
-            f" Pass --allow-changed {' --allow-changed '.join(safe)} to accept {'that' if len(safe) == 1 else 'those'}."
-            if safe
-            else ""
-        )
+        those = "that" if len(safe) == 1 else "those"
+        allow = f" Pass --allow-changed {' --allow-changed '.join(safe)} to accept {those}." if safe else ""
         raise ValueError(
-            f"--resume with other settings than the run in {Path(checkpoint).parent.parent} was started with ({listed}). "
-            f"Resume with the run's settings, or start a new run (--overwrite or another --output).{allow}"
+            f"--resume with other settings than the run in {Path(checkpoint).parent.parent} was started with "
+            f"({listed}). Resume with the run's settings, or start a new run (--overwrite or another --output).{allow}"
         )
     step = json.loads((Path(checkpoint) / "trainer_state.json").read_text(encoding="utf8"))["global_step"]
     return recorded.get("changes", []) + ([{"step": step, "changed": changed}] if changed else [])

@@ -122,12 +122,12 @@ def test_a_recipe_file_holds_only_what_differs_from_its_config_or_the_recipe_it_
 
 def test_a_recipe_extends_another_and_its_run_records_every_setting():
     fast, visualcse = get_recipe("visualcse-fast"), get_recipe("visualcse")
-    assert (fast["name"], fast["img_size"], fast["token_keep_ratio"]) == ("visualcse-fast", 112, 0.25)
+    assert (fast["name"], fast["image_size"], fast["token_keep_ratio"]) == ("visualcse-fast", 112, 0.25)
     changed = {key for key in visualcse if fast[key] != visualcse[key]}
-    assert changed == {"name", "description", "img_size", "token_keep_ratio"}
+    assert changed == {"name", "description", "image_size", "token_keep_ratio"}
     # the tiny block of the extended recipe applies first, then the recipe's own
     large = get_recipe("visualcse-roberta-large", tiny=True)
-    assert (large["model"], large["img_size"], large["batch_size"], large["modality_weight"]) == (
+    assert (large["model"], large["image_size"], large["batch_size"], large["modality_weight"]) == (
         "roberta-large",
         32,
         64,

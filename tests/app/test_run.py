@@ -128,7 +128,7 @@ def test_visualcse_recipe_defaults_follow_the_paper():
         "alternating",
         "bypass",
     )
-    assert recipe["vit"] == "google/vit-base-patch16-224-in21k" and recipe["img_size"] == 224
+    assert recipe["vit"] == "google/vit-base-patch16-224-in21k" and recipe["image_size"] == 224
     roberta = get_recipe("visualcse-roberta-base")
     assert (
         roberta["model"],
@@ -209,7 +209,7 @@ def test_visualcse_continues_minilm_through_the_bypass_and_keeps_its_normalize(t
         overrides={
             "model": minilm,
             "vit": None,
-            "img_size": 32,
+            "image_size": 32,
             "patch_size": 16,
             "batch_size": 8,
             "modality_batch_size": 4,
@@ -280,7 +280,7 @@ def test_visualcse_from_a_vit_checkpoint_at_a_lower_resolution(tmp_path, data_di
         overrides={
             "model": tiny_encoder_dir,
             "vit": str(tmp_path / "vit"),
-            "img_size": 16,
+            "image_size": 16,
             "batch_size": 16,
             "modality_batch_size": 8,
             "images_per_class": 2,
@@ -288,7 +288,7 @@ def test_visualcse_from_a_vit_checkpoint_at_a_lower_resolution(tmp_path, data_di
     )
     assert "jian2022nonlinguistic" in cited(result["model"])  # visualcse-fast
     front_end = SentenceTransformer(result["model"], trust_remote_code=True)[0].sub_modules["image"][0]
-    assert (front_end.img_size, front_end.patch_size, front_end.token_keep_ratio) == (16, 8, 0.25)
+    assert (front_end.image_size, front_end.patch_size, front_end.token_keep_ratio) == (16, 8, 0.25)
     assert front_end.embeddings.position_embeddings.shape == (
         1,
         1 + 4,
@@ -582,7 +582,7 @@ def test_every_paper_configuration_has_a_recipe():
     }
     # the fast variants keep 1/16 of the paper's patch tokens: 112 px + patch dropout 25 % / patch dropout 6.25 %
     for name, changed in (
-        ("visualcse", {"img_size": (224, 112), "token_keep_ratio": (1.0, 0.25)}),
+        ("visualcse", {"image_size": (224, 112), "token_keep_ratio": (1.0, 0.25)}),
         ("audiocse", {"token_keep_ratio": (1.0, 0.0625)}),
     ):
         paper, fast = get_recipe(name), get_recipe(f"{name}-fast")

@@ -53,7 +53,7 @@ def test_wrong_types_and_out_of_range_values_name_the_setting(overrides, message
 
 def test_an_unknown_key_is_refused_with_the_valid_settings():
     with pytest.raises(
-        ValueError, match=r"--set: 'bogus' is not a setting of VisualCSEConfig .*valid settings: name, .*img_size"
+        ValueError, match=r"--set: 'bogus' is not a setting of VisualCSEConfig .*valid settings: name, .*image_size"
     ):
         VisualCSEConfig.from_dict({"learning_rate": 1e-5, "bogus": 1}, source="--set")
 

@@ -22,7 +22,7 @@ def test_defaults_are_the_bert_base_row():
         1e-6,
         0.05,
     )
-    assert (config.vit, config.img_size, config.patch_size, config.images_per_class) == (
+    assert (config.vit, config.image_size, config.patch_size, config.images_per_class) == (
         "google/vit-base-patch16-224-in21k",
         224,
         16,
@@ -31,7 +31,7 @@ def test_defaults_are_the_bert_base_row():
 
 
 def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
-    assert check_own_fields(VisualCSEConfig) == {"vit", "img_size", "patch_size", "images_per_class"}
+    assert check_own_fields(VisualCSEConfig) == {"vit", "image_size", "patch_size", "images_per_class"}
 
 
 def test_a_random_patch_embedding_is_vit_null():

@@ -112,7 +112,7 @@ def test_image_classification_dataset_by_hub_name(hub_datasets, data_dir):
     registry["uoft-cs/cifar10"] = Dataset.from_dict(
         {"img": [str(path) for path in paths], "label": labels}, features=features
     )
-    dataset, names = image_folder_dataset("uoft-cs/cifar10?image=img", img_size=16, limit_per_class=2)
+    dataset, names = image_folder_dataset("uoft-cs/cifar10?image=img", image_size=16, limit_per_class=2)
     assert names == classes and len(dataset) == 4 and dataset["label"] == [0, 0, 1, 1]
     item = dataset[2]
     assert item["view_1"].size == item["view_2"].size == (16, 16) and item["label"] == 1

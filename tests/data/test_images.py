@@ -11,7 +11,7 @@ from sbert_nonling.data import image_folder_dataset, image_pairs_dataset, two_vi
 
 def test_class_folders_become_two_views_and_labels(data_dir):
     dataset, classes = image_folder_dataset(
-        data_dir / "images" / "imagenette" / "train", img_size=32, limit_per_class=2
+        data_dir / "images" / "imagenette" / "train", image_size=32, limit_per_class=2
     )
     assert len(dataset) == 20 and len(classes) == 10 and classes[0] == "n01440764"
     rows = dataset[0:3]
@@ -28,9 +28,9 @@ def test_hf_dataset_with_an_image_feature_and_pairs(data_dir):
         {"img": [photo, photo.convert("L")], "cls": [1, 2]},
         features=Features({"img": ImageFeature(), "cls": Value("int64")}),
     )
-    views = two_view_image_dataset(hf, image_column="img", label_column="cls", img_size=16)[:]
+    views = two_view_image_dataset(hf, image_column="img", label_column="cls", image_size=16)[:]
     assert views["label"] == [1, 2] and views["view_2"][1].mode == "RGB"
-    pairs = image_pairs_dataset([(np.zeros((8, 8, 3), np.uint8), 0), (photo, 1)], img_size=16)
+    pairs = image_pairs_dataset([(np.zeros((8, 8, 3), np.uint8), 0), (photo, 1)], image_size=16)
     assert pairs[:]["label"] == [0, 1]
     with pytest.raises(ValueError, match=r"no column\(s\) \['label'\]"):
         two_view_image_dataset(hf, image_column="img")
@@ -43,7 +43,7 @@ def test_folder_errors_name_the_path(tmp_path, data_dir):
     with pytest.raises(ValueError, match="No images"):
         image_folder_dataset(tmp_path)
     (tmp_path / "empty_class" / "broken.jpg").write_bytes(b"not an image")
-    dataset, _ = image_folder_dataset(tmp_path, img_size=16)
+    dataset, _ = image_folder_dataset(tmp_path, image_size=16)
     with pytest.raises(ValueError, match=r"Cannot decode image .*broken.jpg"):
         dataset[0]
 
@@ -54,7 +54,7 @@ def test_a_seeded_row_seeds_the_views_and_leaves_the_global_rng_alone(data_dir):
 
     from sbert_nonling.data.images import SeededRow, TwoViewDataset, image_folder_dataset, two_view_transform_of
 
-    dataset, _ = image_folder_dataset(data_dir / "images" / "cifar10" / "train", img_size=32, limit_per_class=1)
+    dataset, _ = image_folder_dataset(data_dir / "images" / "cifar10" / "train", image_size=32, limit_per_class=1)
     assert isinstance(dataset, TwoViewDataset) and two_view_transform_of(dataset) is not None
     assert two_view_transform_of(datasets.Dataset.from_dict({"label": [0]})) is None
 
@@ -85,7 +85,7 @@ def test_seeded_views_are_the_same_in_any_number_of_dataloader_workers(data_dir)
 
     from sbert_nonling.data.images import SeededRow, image_folder_dataset
 
-    dataset, _ = image_folder_dataset(data_dir / "images" / "cifar10" / "train", img_size=16, limit_per_class=2)
+    dataset, _ = image_folder_dataset(data_dir / "images" / "cifar10" / "train", image_size=16, limit_per_class=2)
     concat = ConcatDataset([list(range(5)), dataset])
     row = pickle.loads(pickle.dumps(SeededRow(7, draw=2)))
     assert row == 7 and row.draw == 2 and (row - 5).draw == 2 and repr(row - 5) == "SeededRow(2, draw=2)"
@@ -118,7 +118,7 @@ def test_one_class_or_empty_class_folders_are_named_in_a_warning(tmp_path, data_
     for path in sorted((data_dir / "images" / "cifar10" / "train" / "cat").iterdir())[:2]:
         shutil.copy(path, tmp_path / "cat" / path.name)
     with caplog.at_level(logging.WARNING, logger="sbert_nonling.data.images"):
-        dataset, classes = image_folder_dataset(tmp_path, img_size=16)
+        dataset, classes = image_folder_dataset(tmp_path, image_size=16)
     assert classes == ["cat", "empty"] and len(dataset) == 2
     assert "class folder(s) ['empty'] hold no images" in caplog.text
     assert "all images are in one class folder; a supervised contrastive loss (supcon)" in caplog.text

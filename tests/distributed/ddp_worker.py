@@ -58,7 +58,9 @@ PARAPHRASES = [
 
 def build_model(encoder_dir: str, token_keep_ratio: float = 1.0):
     torch.manual_seed(0)
-    front_end = ImagePatchEmbed(img_size=32, patch_size=16, embedding_dimension=32, token_keep_ratio=token_keep_ratio)
+    front_end = ImagePatchEmbed(
+        image_size=32, patch_size=16, embedding_dimension=32, token_keep_ratio=token_keep_ratio
+    )
     return build_sentence_model(encoder_dir, pooling="cls", max_seq_length=32, front_ends={"image": front_end})
 
 

@@ -17,7 +17,7 @@ def test_visual_sts_reads_rendered_sentences_through_the_image_route(tiny_encode
     assert image.size == (64, 64) and image.mode == "RGB"
     assert min(Image.Image.getdata(image.convert("L"))) == 0  # ink (and the EOS patch) made it into the square
     model = build_sentence_model(
-        tiny_encoder_dir, pooling="mean", front_ends={"image": ImagePatchEmbed(img_size=32, embedding_dimension=32)}
+        tiny_encoder_dir, pooling="mean", front_ends={"image": ImagePatchEmbed(image_size=32, embedding_dimension=32)}
     )
     stsb = load_sts_dir(small_sts_dir, "dev", tasks=("STSBenchmark",))
     scores = evaluate_visual_sts(model, stsb, max_patches=16)

@@ -72,7 +72,7 @@ def test_full_model_cards_describe_the_routes_the_saved_model_has(tiny_encoder_d
     from sbert_nonling.models import build_sentence_model
 
     build_sentence_model(tiny_encoder_dir).save(str(tmp_path / "one"))
-    image = ImagePatchEmbed(img_size=16, patch_size=8, embedding_dimension=32)
+    image = ImagePatchEmbed(image_size=16, patch_size=8, embedding_dimension=32)
     build_sentence_model(tiny_encoder_dir, front_ends={"image": image}).save(str(tmp_path / "two"))
     one = write_model_card(tmp_path / "one", get_recipe("simcse-unsup"), "full", name="me/one").read_text()
     two = write_model_card(tmp_path / "two", get_recipe("visualcse"), "full", name="me/two").read_text()

@@ -39,7 +39,7 @@ def test_visualcse_pieces_and_a_run_of_its_stage(tmp_path, monkeypatch, text_fil
     assert list(work.iterdir()) == []
     router = plan.model[0]
     front_end = router.sub_modules["image"][0]
-    assert isinstance(front_end, ImagePatchEmbed) and front_end.img_size == config.img_size
+    assert isinstance(front_end, ImagePatchEmbed) and front_end.image_size == config.image_size
     assert router.sub_modules["image"][-1] is router.encoder
     (stage,) = plan.stages
     assert stage.trainer_class is UnpairedModalityTrainer and list(stage.train_dataset) == ["image", "text"]

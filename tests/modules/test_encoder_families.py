@@ -132,7 +132,7 @@ def test_position_tables_exist_only_where_positions_are_learned(family_dir):
 def front_end_and_batch(modality: str, entry: str):
     """A tiny front-end of ``modality`` and two views of a 4-input batch with 2 classes."""
     if modality == "image":
-        front_end = ImagePatchEmbed(img_size=16, patch_size=8, embedding_dimension=HIDDEN, encoder_entry=entry)
+        front_end = ImagePatchEmbed(image_size=16, patch_size=8, embedding_dimension=HIDDEN, encoder_entry=entry)
         colours = [(200, 30, 30), (30, 30, 200), (220, 60, 40), (40, 50, 230)]
         views = [
             [Image.new("RGB", (16, 16), tuple(min(255, value + shift) for value in colour)) for colour in colours]

@@ -20,7 +20,7 @@ def cat(data_dir):
 
 @pytest.mark.parametrize("mode", ["RGB", "L", "LA", "RGBA", "P", "CMYK", "I;16", "I", "F", "1"])
 def test_any_image_mode_becomes_normalised_rgb_pixels(cat, mode):
-    module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16)
+    module = ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=16)
     image = cat.convert("L").convert(mode) if mode in ("I;16", "I", "F") else cat.convert(mode)
     features = module.preprocess([image])
     assert features["pixel_values"].shape == (1, 3, 32, 32)
@@ -28,7 +28,7 @@ def test_any_image_mode_becomes_normalised_rgb_pixels(cat, mode):
 
 
 def test_sizes_arrays_and_tensors(cat):
-    module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16)
+    module = ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=16)
     big = cat.resize((300, 120))
     hwc = np.asarray(cat)
     features = module.preprocess(
@@ -47,20 +47,20 @@ def test_sizes_arrays_and_tensors(cat):
 
 
 def test_bad_images_are_named():
-    module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16)
+    module = ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=16)
     with pytest.raises(ValueError, match=r"image 1 is an array of shape \(2, 4, 5\)"):
         module.preprocess([np.zeros((4, 4, 3), np.uint8), np.zeros((2, 4, 5))])
     with pytest.raises(ValueError, match="image 0 contains NaN"):
         module.preprocess([np.full((4, 4), np.nan)])
     with pytest.raises(ValueError, match="image 0 is a tensor of shape"):
         module.preprocess([torch.zeros(4, 4, dtype=torch.uint8)])
-    with pytest.raises(ValueError, match="patch_size=5 does not divide img_size=32"):
-        ImagePatchEmbed(img_size=32, patch_size=5)
+    with pytest.raises(ValueError, match="patch_size=5 does not divide image_size=32"):
+        ImagePatchEmbed(image_size=32, patch_size=5)
 
 
 @pytest.mark.parametrize(("entry", "key"), [("bypass", BYPASS_ENTRY_KEY), ("embeddings", EMBEDDINGS_ENTRY_KEY)])
 def test_forward_makes_cls_plus_patch_tokens(entry, key):
-    module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16, encoder_entry=entry)
+    module = ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=16, encoder_entry=entry)
     features = module({"pixel_values": torch.randn(2, 3, 32, 32)})
     assert features[key].shape == (2, 1 + 16, 16) and features["attention_mask"].shape == (2, 17)
     larger = module({"pixel_values": torch.randn(2, 3, 48, 48)})  # positions interpolated to the 6 x 6 grid
@@ -82,7 +82,7 @@ def test_vit_initialisation_copies_the_embeddings(tmp_path):
     )
     vit.save_pretrained(tmp_path)
     module = ImagePatchEmbed.from_vit(str(tmp_path))
-    assert (module.img_size, module.patch_size, module.embedding_dimension) == (32, 8, 32)
+    assert (module.image_size, module.patch_size, module.embedding_dimension) == (32, 8, 32)
     for name, value in vit.embeddings.state_dict().items():
         torch.testing.assert_close(module.embeddings.state_dict()[name], value)
     pixels = torch.randn(1, 3, 32, 32)
@@ -101,7 +101,7 @@ def test_width_must_match_the_encoder(tiny_encoder_dir):
 
 def test_model_encodes_images_after_save_and_reload(tiny_encoder_dir, cat, tmp_path):
     model = build_sentence_model(
-        tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)}
+        tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=32)}
     )
     expected_images, expected_text = model.encode([cat, cat.rotate(90)]), model.encode(["a cat"])
     model.save(str(tmp_path))
@@ -128,7 +128,7 @@ def test_encode_of_a_lazily_opened_truncated_image_names_its_position(tiny_encod
     # Cut in the scan data: half of a 32x32 CIFAR JPEG is header still, which Image.open itself refuses.
     (tmp_path / "cut.jpg").write_bytes(raw[: 3 * len(raw) // 4])
     model = build_sentence_model(
-        tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)}
+        tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=32)}
     )
     good = [Image.open(data_dir / "images" / "cifar10" / "train" / "cat" / f"000{index}.jpg") for index in (1, 2)]
     with pytest.raises(ValueError, match=r"^image 2: Cannot decode image '.*cut\.jpg': image file is truncated"):
@@ -143,7 +143,7 @@ def test_encode_of_a_lazily_opened_truncated_image_names_its_position(tiny_encod
 def test_images_already_at_size_skip_the_resize_with_the_same_pixels(cat):
     from torchvision.transforms import v2
 
-    module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16)
+    module = ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=16)
     sized = cat.convert("RGB").resize((32, 32))
     assert module.normalise is not module.transform
     torch.testing.assert_close(module.preprocess([sized])["pixel_values"][0], module.transform(sized), rtol=0, atol=0)
@@ -161,7 +161,7 @@ def test_images_already_at_size_skip_the_resize_with_the_same_pixels(cat):
 
 def test_patch_dropout_keeps_cls_and_positioned_patches_in_training_only():
     torch.manual_seed(0)
-    module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16, token_keep_ratio=0.5)
+    module = ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=16, token_keep_ratio=0.5)
     pixels = torch.randn(3, 3, 32, 32)
     module.eval()
     full = module({"pixel_values": pixels})[BYPASS_ENTRY_KEY]  # (3, 17, 16): inference keeps every token
@@ -202,7 +202,7 @@ def test_patch_dropout_trains_through_the_encoder_and_leaves_encode_unchanged(ti
 def test_token_keep_ratio_is_saved_and_old_configs_load_without_it(tiny_encoder_dir, tmp_path):
     import json
 
-    module = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32, token_keep_ratio=0.5)
+    module = ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=32, token_keep_ratio=0.5)
     model = build_sentence_model(tiny_encoder_dir, front_ends={"image": module})
     model.save(str(tmp_path))
     configs = list(tmp_path.rglob(ImagePatchEmbed.config_file_name))
@@ -220,8 +220,8 @@ def test_token_keep_ratio_is_saved_and_old_configs_load_without_it(tiny_encoder_
         ImagePatchEmbed(token_keep_ratio=0)
 
 
-@pytest.mark.parametrize("img_size", [16, 24])
-def test_vit_at_a_lower_resolution_interpolates_the_position_table(tmp_path, img_size):
+@pytest.mark.parametrize("image_size", [16, 24])
+def test_vit_at_a_lower_resolution_interpolates_the_position_table(tmp_path, image_size):
     from transformers import ViTConfig, ViTModel
 
     vit = ViTModel(
@@ -235,24 +235,24 @@ def test_vit_at_a_lower_resolution_interpolates_the_position_table(tmp_path, img
         )
     )
     vit.eval().save_pretrained(tmp_path)
-    module = ImagePatchEmbed.from_vit(str(tmp_path), img_size=img_size, token_keep_ratio=0.5)
-    grid = img_size // 8
-    assert (module.img_size, module.token_keep_ratio) == (img_size, 0.5)
+    module = ImagePatchEmbed.from_vit(str(tmp_path), image_size=image_size, token_keep_ratio=0.5)
+    grid = image_size // 8
+    assert (module.image_size, module.token_keep_ratio) == (image_size, 0.5)
     assert module.embeddings.position_embeddings.shape == (1, 1 + grid * grid, 32)
-    assert module.preprocess([Image.new("RGB", (50, 40))])["pixel_values"].shape == (1, 3, img_size, img_size)
-    pixels = torch.randn(2, 3, img_size, img_size)
+    assert module.preprocess([Image.new("RGB", (50, 40))])["pixel_values"].shape == (1, 3, image_size, image_size)
+    pixels = torch.randn(2, 3, image_size, image_size)
     module.eval()
     with torch.no_grad():
         ours = module({"pixel_values": pixels})[BYPASS_ENTRY_KEY]
         reference = vit.embeddings(pixels, interpolate_pos_encoding=True)  # ViT's own bicubic interpolation
     torch.testing.assert_close(ours, reference)
-    with pytest.raises(ValueError, match="patch_size=8 does not divide img_size=20"):
-        ImagePatchEmbed.from_vit(str(tmp_path), img_size=20)
+    with pytest.raises(ValueError, match="patch_size=8 does not divide image_size=20"):
+        ImagePatchEmbed.from_vit(str(tmp_path), image_size=20)
 
 
 def test_a_front_end_without_a_width_takes_the_encoders(tiny_encoder_dir, cat, tmp_path):
     """Issue 26: front-ends defaulted to 768 and had to be told the encoder's width (384 for MiniLM)."""
-    front_end = ImagePatchEmbed(img_size=32, patch_size=8)
+    front_end = ImagePatchEmbed(image_size=32, patch_size=8)
     with pytest.raises(
         ValueError, match="built without embedding_dimension and has not been placed before a shared encoder"
     ):

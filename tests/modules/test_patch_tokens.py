@@ -11,7 +11,7 @@ from sbert_nonling.modules.patch_tokens import PatchTokens
 
 
 def test_equals_vit_embeddings_with_the_same_weights_at_any_square_grid():
-    block = PatchTokens((32, 32), patch_size=8, num_channels=3, hidden_size=16).eval()
+    block = PatchTokens((32, 32), patch_size=8, num_channels=3, embedding_dimension=16).eval()
     vit = ViTEmbeddings(ViTConfig(image_size=32, patch_size=8, num_channels=3, hidden_size=16)).eval()
     vit.load_state_dict(block.state_dict())
     for size in (32, 48):
@@ -20,7 +20,7 @@ def test_equals_vit_embeddings_with_the_same_weights_at_any_square_grid():
 
 
 def test_without_positions_the_tokens_are_cls_then_the_projected_patches():
-    block = PatchTokens((32, 48), patch_size=16, num_channels=1, hidden_size=8, position_embeddings=False)
+    block = PatchTokens((32, 48), patch_size=16, num_channels=1, embedding_dimension=8, position_embeddings=False)
     assert block.position_embeddings is None and "position_embeddings" not in block.state_dict()
     fbank = torch.randn(2, 1, 32, 48)
     tokens = block(fbank)

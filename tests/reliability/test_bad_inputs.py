@@ -97,7 +97,7 @@ class Models:
         from sbert_nonling.models import build_sentence_model
 
         front_ends = {
-            "image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32),
+            "image": ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=32),
             "audio": AudioPatchEmbed(embedding_dimension=32, target_frames=64),
         }
         return build_sentence_model(self.tiny_encoder_dir, front_ends=front_ends)
@@ -113,7 +113,7 @@ class Env:
 
     def __init__(self, request: pytest.FixtureRequest, models: Models, tmp_path: Path, data_dir: Path) -> None:
         self.request, self.models, self.tmp, self.data_dir = request, models, tmp_path, data_dir
-        self.image_front_end = ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16)
+        self.image_front_end = ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=16)
         self.audio_front_end = AudioPatchEmbed(embedding_dimension=16, target_frames=64)
 
     @property
@@ -291,7 +291,7 @@ def folder_with_a_broken_image(env: Env) -> Dataset:
     for name in ("a/0.jpg", "a/1.jpg", "b/1.jpg", "b/2.jpg"):
         env.write(name, raw)
     env.write("b/0_broken.jpg", raw[: len(raw) // 3])
-    dataset, _ = image_folder_dataset(env.tmp, img_size=16)
+    dataset, _ = image_folder_dataset(env.tmp, image_size=16)
     return dataset
 
 
@@ -300,7 +300,9 @@ def image_bytes_dataset() -> Dataset:
     Image.new("RGB", (8, 8), (0, 128, 0)).save(buffer, "PNG")
     images = [{"bytes": buffer.getvalue(), "path": None}, {"bytes": b"GIF89a garbage", "path": None}]
     features = Features({"image": ImageFeature(), "label": Value("int64")})
-    return two_view_image_dataset(Dataset.from_dict({"image": images, "label": [0, 1]}, features=features), img_size=8)
+    return two_view_image_dataset(
+        Dataset.from_dict({"image": images, "label": [0, 1]}, features=features), image_size=8
+    )
 
 
 CASES: list[Case] = [
@@ -447,7 +449,7 @@ CASES: list[Case] = [
         check=lambda env, image: image.size == (1, 1) and image.getpixel((0, 0)) == (1, 2, 3),
     ),
     Case(
-        "image-preprocess-1x1",  # upsampled to img_size
+        "image-preprocess-1x1",  # upsampled to image_size
         lambda env: env.image_front_end.preprocess([Image.new("RGB", (1, 1), (255, 0, 0))]),
         check=lambda env, features: (
             features["pixel_values"].shape == (1, 3, 32, 32) and torch.isfinite(features["pixel_values"]).all()
@@ -691,7 +693,7 @@ CASES: list[Case] = [
     # ---- configurations ----
     Case(
         "config-image-width-mismatch",
-        lambda env: _router(env, {"image": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=64)}),
+        lambda env: _router(env, {"image": ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=64)}),
         raises=r"Route 'image': ImagePatchEmbed makes tokens of width 64, but the shared encoder's hidden size is 32",
     ),
     Case(
@@ -701,7 +703,7 @@ CASES: list[Case] = [
     ),
     Case(
         "config-unknown-route",
-        lambda env: _router(env, {"video": ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=32)}),
+        lambda env: _router(env, {"video": ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=32)}),
         raises=r"Route 'video' is not a modality",
     ),
     Case(
@@ -777,7 +779,7 @@ def test_the_image_cap_bounds_memory(tmp_path):
     assert isinstance(outcome, ValueError) and "MAX_IMAGE_PIXELS" in str(outcome)
     assert growth < 20 * 2**20, f"rejecting the image grew peak memory by {growth / 2**20:.0f} MiB"
     growth, outcome = peak_memory_growth(
-        lambda: ImagePatchEmbed(img_size=32, patch_size=8, embedding_dimension=16).preprocess([Image.open(path)])
+        lambda: ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=16).preprocess([Image.open(path)])
     )
     assert isinstance(outcome, ValueError) and growth < 20 * 2**20
 

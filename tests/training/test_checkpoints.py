@@ -18,6 +18,7 @@ from sbert_nonling.training.checkpoints import (
     CheckpointWriteError,
     checkpoint_damage,
     newest_intact_checkpoint,
+    write_complete_marker,
     write_failure,
 )
 from tests.training.conftest import small_run_arguments
@@ -118,12 +119,15 @@ def test_no_intact_checkpoint_is_a_value_error_naming_every_damaged_file(
         trainer.train(resume_from_checkpoint=True)
 
 
-def test_a_marker_of_an_older_version_is_trusted(trained, tmp_path):
+def test_a_marker_that_is_not_a_manifest_is_damage(trained, tmp_path, caplog):
     run = copy_run(trained, tmp_path / "run")
-    (run / "checkpoint-6" / COMPLETE_MARKER).write_text("6\n")
-    assert checkpoint_damage(run / "checkpoint-6") is None and newest_intact_checkpoint(run) == str(
-        run / "checkpoint-6"
+    (run / "checkpoint-6" / COMPLETE_MARKER).write_text("6\n")  # a step number, no file list to check
+    assert (
+        checkpoint_damage(run / "checkpoint-6")
+        == f"{run / 'checkpoint-6' / COMPLETE_MARKER} is not a checkpoint manifest"
     )
+    with caplog.at_level(logging.WARNING):
+        assert newest_intact_checkpoint(run) == str(run / "checkpoint-4")
 
 
 def test_a_write_failure_names_the_folder_the_free_space_and_the_intact_checkpoints(trained):
@@ -144,7 +148,7 @@ def test_an_explicit_resume_path_is_verified_like_resume_true(trained, tmp_path,
         trainer.train(resume_from_checkpoint=str(unmarked))
     model_only = shutil.copytree(trained / "checkpoint-6", tmp_path / "model-only")
     (model_only / "optimizer.pt").unlink()
-    (model_only / COMPLETE_MARKER).write_text("6")  # a marker of 0.1 (trusted), but no optimizer state
+    write_complete_marker(model_only, 6)  # complete and intact, but no optimizer state
     with pytest.raises(ValueError, match=r"holds no optimizer.pt: training would go on with a fresh optimizer"):
         trainer.train(resume_from_checkpoint=str(model_only))
     damaged = shutil.copytree(trained / "checkpoint-6", tmp_path / "damaged")

@@ -34,12 +34,18 @@ def test_only_the_active_optimizer_steps_with_its_own_rate():
         ModalityOptimizer({})
 
 
-def test_param_groups_are_the_active_optimizer_s_each_parameter_once():
+def test_groups_defaults_and_state_are_the_active_optimizer_s_each_parameter_once():
     parameter = nn.Parameter(torch.zeros(1))
-    optimizer = two_rates(parameter)
-    assert optimizer.param_groups is optimizer.optimizers["image"].param_groups
+    optimizer = ModalityOptimizer(
+        {"image": torch.optim.SGD([parameter], lr=0.1, momentum=0.9), "text": torch.optim.SGD([parameter], lr=1.0)}
+    )
+    parameter.grad = torch.ones(1)
+    optimizer.step()  # the image SGD keeps a momentum buffer
+    assert optimizer.param_groups is optimizer.optimizers["image"].param_groups and optimizer.defaults["lr"] == 0.1
+    assert optimizer.state is optimizer.optimizers["image"].state and "momentum_buffer" in optimizer.state[parameter]
     optimizer.set_active("text")
-    assert optimizer.param_groups is optimizer.optimizers["text"].param_groups
+    assert optimizer.param_groups is optimizer.optimizers["text"].param_groups and optimizer.defaults["lr"] == 1.0
+    assert optimizer.state is optimizer.optimizers["text"].state
     assert [p for group in optimizer.param_groups for p in group["params"]] == [parameter]
 
 

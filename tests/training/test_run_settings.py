@@ -11,7 +11,7 @@ import time
 import pytest
 
 from sbert_nonling.cli import main
-from sbert_nonling.training.checkpoints import COMPLETE_MARKER
+from sbert_nonling.training.checkpoints import COMPLETE_MARKER, write_complete_marker
 from sbert_nonling.training.run_settings import RUN_SETTINGS_FILE, safe_to_change
 from tests.conftest import cli_environment, tiny_train_command, wiki_file
 
@@ -73,6 +73,21 @@ def test_resume_with_another_recipe_is_refused_before_a_size_mismatch(interrupte
     assert main([*other, "--resume"]) == 2
     error = capsys.readouterr().err
     assert "'simcse-unsup' in the run, 'simcse-sup' now" in error and "RuntimeError" not in error
+
+
+def test_resume_from_a_checkpoint_without_settings_is_refused(interrupted, tmp_path, capsys):
+    import shutil
+
+    run, argv = interrupted
+    copy = shutil.copytree(run, tmp_path / "run")
+    for checkpoint in (copy / "checkpoints").iterdir():  # intact checkpoints of a trainer that recorded no settings
+        (checkpoint / RUN_SETTINGS_FILE).unlink()
+        write_complete_marker(checkpoint, int(checkpoint.name.split("-")[1]))
+    argv = [str(copy) if argument == str(run) else argument for argument in argv]
+    assert main([*argv, "--resume"]) == 2
+    error = capsys.readouterr().err
+    assert f"holds no {RUN_SETTINGS_FILE}" in error and "--overwrite" in error
+    assert not (copy / "results.json").exists()
 
 
 def test_only_safe_settings_may_change_and_the_record_keeps_both(interrupted, capsys):

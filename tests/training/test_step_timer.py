@@ -14,16 +14,18 @@ from sbert_nonling.data import sentence_pairs_dataset
 from sbert_nonling.training import StepTimerCallback
 
 
-class SlowSimCSELoss(SimCSELoss):
-    """SimCSE that sleeps ``delay`` seconds in every forward pass: a dataset whose steps are known to take longer."""
+class RecordingSimCSELoss(SimCSELoss):
+    """SimCSE that records the start and end (``time.perf_counter``) of each of its forward passes."""
 
-    def __init__(self, model, delay: float) -> None:
+    def __init__(self, model) -> None:
         super().__init__(model, training_head="none")
-        self.delay = delay
+        self.forward_spans: list[tuple[float, float]] = []
 
     def forward(self, sentence_features, labels=None):
-        time.sleep(self.delay)
-        return super().forward(sentence_features, labels)
+        start = time.perf_counter()
+        loss = super().forward(sentence_features, labels)
+        self.forward_spans.append((start, time.perf_counter()))
+        return loss
 
 
 def train(model, datasets, losses, tmp_path, max_steps, accumulation=1):
@@ -46,16 +48,15 @@ def train(model, datasets, losses, tmp_path, max_steps, accumulation=1):
 def test_each_batch_is_timed_under_its_dataset_including_accumulated_ones(tiny_model, wiki_sentences, tmp_path):
     torch.manual_seed(0)
     datasets = {
-        "slow": sentence_pairs_dataset(wiki_sentences[:32]),
-        "fast": sentence_pairs_dataset(wiki_sentences[32:64]),
+        "first": sentence_pairs_dataset(wiki_sentences[:32]),
+        "second": sentence_pairs_dataset(wiki_sentences[32:64]),
     }
-    losses = {"slow": SlowSimCSELoss(tiny_model, delay=0.2), "fast": SimCSELoss(tiny_model, training_head="none")}
-    timer = train(
-        tiny_model, datasets, losses, tmp_path, max_steps=3, accumulation=2
-    )  # 6 batches, 2 per optimizer step
-    assert dict(timer.step_counts) == {"slow": 3, "fast": 3}
-    assert timer.step_seconds["slow"] >= 3 * 0.2  # the sleeps fall inside the timed forward passes
-    assert 0 < timer.step_seconds["fast"] < timer.step_seconds["slow"]
+    losses = {name: RecordingSimCSELoss(tiny_model) for name in datasets}
+    timer = train(tiny_model, datasets, losses, tmp_path, max_steps=3, accumulation=2)  # 6 batches, 2 per step
+    assert dict(timer.step_counts) == {"first": 3, "second": 3}
+    for name, loss in losses.items():  # each dataset's timed batches contain its loss's forward passes
+        assert len(loss.forward_spans) == 3
+        assert timer.step_seconds[name] >= sum(end - start for start, end in loss.forward_spans) > 0
     assert all(not loss._forward_pre_hooks for loss in losses.values())  # hooks removed when training ends
 
 

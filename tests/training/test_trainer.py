@@ -91,7 +91,7 @@ def test_no_duplicates_check_of_an_image_dataset_compares_files_without_decoding
 
     files = sorted(str(path) for path in (data_dir / "images" / "cifar10" / "train").rglob("*.jpg"))[:5]
     rows = Dataset.from_dict({"image": [files[0], *files], "label": [0, 0, 1, 2, 3, 4]})  # rows 0 and 1: one file
-    dataset = two_view_image_dataset(rows, img_size=32)
+    dataset = two_view_image_dataset(rows, image_size=32)
     args = SentenceTransformerTrainingArguments(
         output_dir=str(tmp_path),
         per_device_train_batch_size=3,

@@ -17,9 +17,9 @@ from sbert_nonling.training import ModalityOptimizer, UnpairedModalityTrainer
 @pytest.fixture
 def setup(tiny_encoder_dir, data_dir, wiki_sentences, tmp_path):
     model = build_sentence_model(
-        tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=16, patch_size=8, embedding_dimension=32)}
+        tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(image_size=16, patch_size=8, embedding_dimension=32)}
     )
-    images, _ = image_folder_dataset(data_dir / "images" / "cifar10" / "train", img_size=16, limit_per_class=3)
+    images, _ = image_folder_dataset(data_dir / "images" / "cifar10" / "train", image_size=16, limit_per_class=3)
     datasets = DatasetDict({"image": images, "text": sentence_pairs_dataset(wiki_sentences[:64])})
     losses = {"image": UnpairedModalityContrastiveLoss(model, "supcon"), "text": SimCSELoss(model)}
 

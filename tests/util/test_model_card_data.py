@@ -17,9 +17,9 @@ from sbert_nonling.util.model_card_data import INSTALL_LINE, NonLinguisticModelC
 
 
 def test_a_plain_trainer_trains_visualcses_datasets(tiny_encoder_dir, wiki_sentences, data_dir, tmp_path):
-    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=16, patch_size=8)})
+    model = build_sentence_model(tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(image_size=16, patch_size=8)})
     assert isinstance(model.model_card_data, NonLinguisticModelCardData)
-    images, _ = image_folder_dataset(data_dir / "images" / "cifar10" / "train", img_size=16, limit_per_class=2)
+    images, _ = image_folder_dataset(data_dir / "images" / "cifar10" / "train", image_size=16, limit_per_class=2)
     train = DatasetDict({"image": images, "text": sentence_pairs_dataset(wiki_sentences[:32])})
     loss = {"image": UnpairedModalityContrastiveLoss(model), "text": SimCSELoss(model)}
     args = SentenceTransformerTrainingArguments(
@@ -47,7 +47,7 @@ def loading_lines(readme: str) -> list[str]:
 
 def test_a_saved_full_model_s_card_needs_the_package_and_an_export_s_card_does_not(tiny_encoder_dir, tmp_path):
     model = build_sentence_model(
-        tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(img_size=16, patch_size=8, embedding_dimension=32)}
+        tiny_encoder_dir, front_ends={"image": ImagePatchEmbed(image_size=16, patch_size=8, embedding_dimension=32)}
     )
     assert isinstance(model.model_card_data, NonLinguisticModelCardData)
     model.model_card_data.model_id = "me/visualcse-tiny"
