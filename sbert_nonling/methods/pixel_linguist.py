@@ -22,6 +22,7 @@ from sbert_nonling.methods.sentence_encoder import MODEL_OFFLINE, MODEL_SETTING
 from sbert_nonling.models.pixel_model import build_pixel_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
 from sbert_nonling.training.arguments import stage_arguments
+from sbert_nonling.training.continuous_epochs import ContinuousEpochsTrainer
 from sbert_nonling.training.weight_averaging import average_state_dicts
 from sbert_nonling.util.unreachable import loading
 
@@ -70,6 +71,8 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
     alignment (two spans of a ``text_file`` line), reasoning alignment (NLI entailment pairs), and optional
     cross-lingual leapfrogging (``config.leapfrog_iterations``). Every run trains :class:`SymmetricInfoNCE`, built
     after resetting the seed, with its stage's optimizer settings; a stage whose ``max_steps`` is 0 is left out.
+    Every run trains with :class:`~sbert_nonling.training.continuous_epochs.ContinuousEpochsTrainer`: the epochs of a
+    run longer than its dataset are one DataLoader pass, so the workers render the next epoch's first batches early.
 
     Args:
         config: :class:`PixelLinguistConfig` (the ``pixel-linguist`` recipe).
@@ -131,6 +134,7 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
             dataset,
             loss,
             args,
+            trainer_class=ContinuousEpochsTrainer,
             trainer_kwargs={"train_dataset_name": kind},
             seed=config.seed,
             record={"stage": kind, "pairs": len(dataset)},
