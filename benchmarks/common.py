@@ -331,3 +331,43 @@ def peak_memory(device: torch.device) -> float:
         torch.cuda.synchronize(device)
         return torch.cuda.max_memory_allocated(device) / 2**20
     return process_memory_mib("VmHWM")
+
+
+def bare_optimizer(trainer, dataset_name: str | None) -> tuple[torch.optim.Optimizer, object]:
+    """A fresh ``torch.optim.AdamW`` of the same implementation (fused / foreach) over the parameter groups that
+    ``trainer`` steps for ``dataset_name`` (a modality's own optimizer under the alternating scheme), and a constant
+    schedule: the optimizer of :func:`bare_step`."""
+    trained = (
+        trainer.modality_optimizer.optimizers[dataset_name]
+        if getattr(trainer, "modality_optimizer", None) is not None
+        else trainer.optimizer
+    )
+    groups = [{key: value for key, value in group.items() if key != "initial_lr"} for group in trained.param_groups]
+    optimizer = torch.optim.AdamW(groups, **{key: trained.defaults[key] for key in ("fused", "foreach")})
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, constant_rate)
+
+
+def constant_rate(step: int) -> float:
+    """The learning-rate factor of a constant schedule."""
+    return 1.0
+
+
+def bare_step(trainer, batches: list[dict[str, object]], optimizer: torch.optim.Optimizer, scheduler) -> None:
+    """One optimizer step by hand: the loss of each batch (its share of the accumulated step), backward, clipping,
+    AdamW, the schedule, zero_grad."""
+    for batch in batches:
+        batch = dict(batch)
+        name = batch.pop("dataset_name", None)
+        loss_fn = trainer.loss[name] if isinstance(trainer.loss, dict) else trainer.loss
+        features, labels = trainer.collect_features(batch)
+        loss = loss_fn(features, labels)
+        if isinstance(loss, dict):
+            loss = sum(loss.values())
+        if len(batches) > 1:
+            loss = loss / len(batches)
+        loss.backward()
+    if trainer.args.max_grad_norm > 0:
+        torch.nn.utils.clip_grad_norm_(trainer.model.parameters(), trainer.args.max_grad_norm)
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad(set_to_none=True)
