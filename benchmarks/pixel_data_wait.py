@@ -1,4 +1,4 @@
-"""Do Pixel Linguist's renders keep up at batch 768? Data waits of its visual stage next to a simulated GPU step (issue 33).
+"""Do Pixel Linguist's renders keep up at batch 768? The visual stage's data waits beside a simulated GPU step.
 
 On an H100 the visual stage (PIXEL-base, 768 pairs per batch, 64 patches) takes about 225 ms per optimizer step, and
 every batch renders 1,536 texts in a DataLoader worker. This script builds that stage as the package does (the
@@ -103,7 +103,7 @@ def one_run(stage, model, trainer_class: type, steps: int, step_seconds: float) 
 
 
 def render_rate(stage, model) -> dict[str, float]:
-    """One batch of 768 pairs collated in this process (as one worker does it): seconds and texts rendered per second."""
+    """One batch of 768 pairs collated here as one worker does it: seconds, and texts rendered per second."""
     trainer = stage.trainer(model)
     rows = [stage.train_dataset[index] for index in range(BATCH_SIZE)]
     trainer.data_collator(rows)  # warm-up: fonts, glyph caches

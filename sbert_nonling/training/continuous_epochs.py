@@ -1,4 +1,4 @@
-"""A step-capped run's epochs as one pass of its DataLoader: the workers prepare the next epoch's first batches early."""
+"""A step-capped run's epochs as one DataLoader pass: the workers prepare the next epoch's first batches early."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from sbert_nonling.training.trainer import NonLinguisticTrainer
 class ContinuousEpochsBatchSampler(BatchSampler):
     """Yields ``epochs`` epochs of ``epoch_sampler`` one after another, as one pass.
 
-    Epoch ``e`` of the pass is the epoch sampler's epoch ``first + e`` (``set_epoch``, where ``first`` is the epoch
-    the trainer sets), so the batches and their order are those of ``epochs`` separate passes. What changes is the
+    Epoch ``e`` of the pass is the epoch sampler's epoch ``first + e`` (``set_epoch`` on it and on its index sampler,
+    where ``first`` is the epoch the trainer sets), so the batches and their order are those of ``epochs`` separate
+    passes. What changes is the
     DataLoader: its workers never run out of indices at an epoch's end, so the first batches of the next epoch are
     prepared while the last ones of the previous epoch train. With separate passes every epoch starts from idle
     workers, and the trainer waits until one worker has prepared a whole batch (Pixel Linguist's 768 rendered pairs:
@@ -29,12 +30,13 @@ class ContinuousEpochsBatchSampler(BatchSampler):
 
     Example::
 
+        import torch
         from datasets import Dataset
         from sentence_transformers.base.sampler import NoDuplicatesBatchSampler
         from sbert_nonling.training.continuous_epochs import ContinuousEpochsBatchSampler
 
         dataset = Dataset.from_dict({"anchor": [f"Sentence {number}." for number in range(10)]})
-        epoch_sampler = NoDuplicatesBatchSampler(dataset, batch_size=4, drop_last=True, seed=0)
+        epoch_sampler = NoDuplicatesBatchSampler(dataset, 4, drop_last=True, generator=torch.Generator(), seed=0)
         sampler = ContinuousEpochsBatchSampler(epoch_sampler, epochs=3)
         print(len(sampler), list(sampler)[:3])  # 6 batches: epoch 0's two, then epoch 1's, then epoch 2's
     """
@@ -58,9 +60,23 @@ class ContinuousEpochsBatchSampler(BatchSampler):
         """The epoch the pass starts with (the trainer sets it before iterating)."""
         self.epoch = epoch
 
+    @property
+    def sampler(self) -> Any:
+        """The epoch sampler's index sampler: accelerate reads it and may replace it (a ``RandomSampler`` by its
+        seedable sampler, which is reshuffled per epoch)."""
+        return self.epoch_sampler.sampler
+
+    @sampler.setter
+    def sampler(self, sampler: Any) -> None:
+        self.epoch_sampler.sampler = sampler
+
     def __iter__(self) -> Iterator[list[int]]:
         for offset in range(self.epochs):
-            self.epoch_sampler.set_epoch(self.epoch + offset)
+            epoch = self.epoch + offset
+            self.epoch_sampler.set_epoch(epoch)
+            index_sampler = getattr(self.epoch_sampler, "sampler", None)
+            if hasattr(index_sampler, "set_epoch"):
+                index_sampler.set_epoch(epoch)  # as the trainer sets it before each separate pass
             yield from self.epoch_sampler
 
     def __len__(self) -> int:
