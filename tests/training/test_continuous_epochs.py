@@ -80,12 +80,14 @@ def test_a_step_capped_run_reads_the_batches_of_separate_epochs_in_one_pass(
         trainer = recording(trainer_class, batches)(
             model=tiny_model, args=args, train_dataset=dataset, loss=SimCSELoss(tiny_model)
         )
-        batch_sampler = trainer.get_train_dataloader().batch_sampler
+        loader = trainer.get_train_dataloader()
         if trainer_class is ContinuousEpochsTrainer and wrapped_epochs:
-            assert isinstance(batch_sampler, ContinuousEpochsBatchSampler) and batch_sampler.epochs == wrapped_epochs
-            assert len(trainer.get_train_dataloader()) == 3 * wrapped_epochs  # three epochs of 3 batches
+            assert isinstance(loader.batch_sampler, ContinuousEpochsBatchSampler)
+            assert (
+                loader.batch_sampler.epochs == wrapped_epochs and len(loader) == 3 * wrapped_epochs
+            )  # 3 batches each
         else:
-            assert not isinstance(batch_sampler, ContinuousEpochsBatchSampler)  # one epoch: nothing to chain
+            assert not isinstance(loader.batch_sampler, ContinuousEpochsBatchSampler)  # one epoch: nothing to chain
         trainer.train()
         assert trainer.state.global_step == max_steps
         anchors[trainer_class] = batches
