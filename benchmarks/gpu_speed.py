@@ -282,10 +282,12 @@ def recording(trainer_class: type, record: StepRecord) -> type:
     return Recording
 
 
-def step_flops(trainer, batches: list[dict], device: torch.device) -> int:
-    """The FLOPs of one step's loss forward and backward on ``batches`` (``FlopCounterMode``; the gradients are
-    cleared afterwards)."""
-    with FlopCounterMode(display=False) as counter:
+def step_flops(trainer, batches: list[dict], device: torch.device, dtype: torch.dtype | None) -> int:
+    """The FLOPs of one step's loss forward and backward on ``batches`` (``FlopCounterMode``), under ``dtype``
+    autocast as in training (None: fp32; the count does not depend on it, the memory does); the gradients are cleared
+    afterwards."""
+    autocast = torch.autocast(device.type, dtype=dtype or torch.float32, enabled=dtype is not None)
+    with FlopCounterMode(display=False) as counter, autocast:
         for batch in batches:
             batch = batch_to_device(dict(batch), device)
             name = batch.pop("dataset_name", None)
@@ -367,7 +369,7 @@ def measure_family(family: str, mode: str, inputs: dict[str, Path], options: dic
         for kind, measured in times.items():
             key = (family, stage.name, kind)
             if mode == "eager":
-                flops[key] = step_flops(trainer, record.batches[kind], device)
+                flops[key] = step_flops(trainer, record.batches[kind], device, options["dtype"])
             row = {
                 "stage": stage.name,
                 "step": kind,

@@ -105,13 +105,13 @@ class ContinuousEpochsTrainer(NonLinguisticTrainer):
         from sbert_nonling.models import build_sentence_model, build_tiny_encoder
         from sbert_nonling.training.continuous_epochs import ContinuousEpochsTrainer
 
-        sentences = [f"Sentence number {number}." for number in range(12)]
+        sentences = [f"Sentence number {number}." for number in range(8)]
         model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))  # offline
-        args = SentenceTransformerTrainingArguments("checkpoints", max_steps=7, per_device_train_batch_size=4,
+        args = SentenceTransformerTrainingArguments("checkpoints", max_steps=3, per_device_train_batch_size=4,
                                                     report_to="none")
         dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
         trainer = ContinuousEpochsTrainer(model=model, args=args, train_dataset=dataset, loss=SimCSELoss(model))
-        print(len(trainer.get_train_dataloader()))  # 9: three epochs of 3 batches in one pass
+        print(len(trainer.get_train_dataloader()))  # 4: two epochs of 2 batches in one pass
         trainer.train()
     """
 
