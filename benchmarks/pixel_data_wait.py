@@ -3,7 +3,7 @@
 On an H100 the visual stage (PIXEL-base, 768 pairs per batch, 64 patches) takes about 225 ms per optimizer step, and
 every batch renders 1,536 texts in a DataLoader worker. This script builds that stage as the package does (the
 ``pixel-linguist`` recipe: its tiny block, whose encoder is never run here, with the paper's 64 patches and batch
-768, one ``swap`` run) on the shared wiki sample (11,913 sentences: 16 batches per epoch, so a run of 24 steps
+768, one ``swap`` run) on the shared wiki sample (11,913 sentences: 17 batches per epoch, so a run of 24 steps
 crosses an epoch boundary), takes the DataLoader its trainer builds (sampler, collator, workers, pinned memory) and
 reads it as transformers' training loop does (``set_epoch``, a new iterator per epoch), sleeping ``--step-ms`` after
 each batch in place of the GPU step. It measures every wait for a batch:
@@ -115,7 +115,7 @@ def render_rate(stage, model) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=24, help="batches read per run (16 per epoch of the wiki sample)")
+    parser.add_argument("--steps", type=int, default=24, help="batches read per run (17 per epoch of the wiki sample)")
     parser.add_argument("--step-ms", type=float, default=225.0, help="the simulated GPU step (H100: 225 ms)")
     parser.add_argument("--workers", type=int, default=2, help="DataLoader workers (persistent, as the recipe sets)")
     parser.add_argument("--rounds", type=int, default=1, help="before / after pairs, alternating")
@@ -152,7 +152,6 @@ def main() -> None:
             "after": rows["after"],
             "waits": samples,
             "render_one_worker": rate,
-            "batches_per_epoch": math.ceil(len(stage.train_dataset) / BATCH_SIZE),
             "settings": vars(args),
         }
     )
