@@ -74,9 +74,9 @@ class ContinuousEpochsBatchSampler(BatchSampler):
         for offset in range(self.epochs):
             epoch = self.epoch + offset
             self.epoch_sampler.set_epoch(epoch)
-            index_sampler = getattr(self.epoch_sampler, "sampler", None)
-            if hasattr(index_sampler, "set_epoch"):
-                index_sampler.set_epoch(epoch)  # as the trainer sets it before each separate pass
+            set_index_epoch = getattr(getattr(self.epoch_sampler, "sampler", None), "set_epoch", None)
+            if set_index_epoch is not None:
+                set_index_epoch(epoch)  # the index sampler's epoch, as the trainer sets it before each separate pass
             yield from self.epoch_sampler
 
     def __len__(self) -> int:
