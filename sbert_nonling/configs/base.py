@@ -19,6 +19,8 @@ SchedulerType = Literal["linear", "constant", "constant_with_warmup", "cosine"]
 EvalTasks = Literal["selection", "all"]
 #: Numeric precision of training (:attr:`MethodConfig.precision`).
 Precision = Literal["auto", "fp32", "fp16", "bf16"]
+#: How training batches of text are padded (:attr:`MethodConfig.padding`).
+Padding = Literal["auto", "longest", "max_length"]
 
 
 def setting(
@@ -276,6 +278,16 @@ class MethodConfig(Settings):
     seed: int = setting(42, "seed of the trainer, the data order and every seeded draw", minimum=0)
     precision: Precision = setting(
         "auto", "auto (bf16 or fp16 + loss scaling on a GPU, fp32 on a CPU), fp32, fp16 (GPU) or bf16"
+    )
+    compile: bool = setting(
+        False,
+        "torch.compile each training loss, the model's forward included (one graph per loss); off by default: "
+        "not yet measured on a GPU",
+    )
+    padding: Padding = setting(
+        "auto",
+        "text padding of training batches: longest (the batch's longest sentence), max_length (max_seq_length: one "
+        "shape for every batch, so a compiled graph is built once) or auto (max_length when compile is on)",
     )
     dataloader_num_workers: int | Literal["auto"] = setting(
         "auto",

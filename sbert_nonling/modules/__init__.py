@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
+from sbert_nonling.modules.band_masking import BandMasking
 from sbert_nonling.modules.front_end import FrontEnd
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 from sbert_nonling.modules.modality_router import MODALITY_ROUTES, ModalityRouter
@@ -10,6 +11,7 @@ from sbert_nonling.modules.shared_encoder import ENTRY_KEYS, SharedEncoder
 
 __all__ = [
     "AudioPatchEmbed",
+    "BandMasking",
     "ENTRY_KEYS",
     "FrontEnd",
     "ImagePatchEmbed",

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-import torchaudio
 from sentence_transformers.base.modality_types import Modality
 from torch import nn
 from transformers import ASTFeatureExtractor
 
 from sbert_nonling.data.decoding import SAMPLE_RATE, waveform_to_mono_16k
+from sbert_nonling.modules.band_masking import BandMasking
 from sbert_nonling.modules.front_end import FrontEnd
 from sbert_nonling.modules.patch_tokens import PatchTokens
 from sbert_nonling.util.choices import AudioLayout, EncoderEntry
@@ -98,10 +98,7 @@ class AudioPatchEmbed(FrontEnd):
         )
         if self.embedding_dimension is not None:
             self.build_token_layers()
-        self.spec_augment = nn.Sequential(
-            torchaudio.transforms.FrequencyMasking(freq_mask) if freq_mask else nn.Identity(),
-            torchaudio.transforms.TimeMasking(time_mask) if time_mask else nn.Identity(),
-        )
+        self.spec_augment = nn.Sequential(BandMasking(freq_mask, "frequency"), BandMasking(time_mask, "time"))
 
     def build_token_layers(self) -> None:
         assert (

@@ -13,6 +13,7 @@ from sbert_nonling.training.preemption import PreemptionCallback
 from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
 from sbert_nonling.training.step_timer import StepTimerCallback
 from sbert_nonling.training.trainer import NonLinguisticTrainer
+from sbert_nonling.training.training_args import NonLinguisticTrainingArguments
 from sbert_nonling.training.unpaired_sampler import UnpairedBatchSampler
 from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
 
@@ -26,6 +27,7 @@ __all__ = [
     "ModalityOptimizer",
     "ModalitySchedule",
     "NonLinguisticTrainer",
+    "NonLinguisticTrainingArguments",
     "PreemptionCallback",
     "ReuseIdenticalColumns",
     "StepTimerCallback",

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from sentence_transformers import SentenceTransformerTrainingArguments
 from sentence_transformers.base.sampler import BatchSamplers, MultiDatasetBatchSamplers
 from transformers import TrainerState
 
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.configs.stage import StageConfig
 from sbert_nonling.training.interleaved_sampler import InterleavedBatchSampler
+from sbert_nonling.training.training_args import NonLinguisticTrainingArguments
 
 logger = logging.getLogger(__name__)
 
@@ -69,23 +69,25 @@ def training_arguments(
     warmup: float = 0,
     gradient_accumulation_steps: int = 1,
     interleaved: bool = False,
-) -> SentenceTransformerTrainingArguments:
-    """The trainer arguments of one training run of ``config``'s method (dev evaluation, best checkpoint, no duplicates).
+) -> NonLinguisticTrainingArguments:
+    """The trainer arguments of one training run of ``config``'s method (dev evaluation, best checkpoint, no
+    duplicates).
 
     ``config`` gives what every run of the method shares (:func:`resolved_precision`, :func:`resolved_workers`, seed,
-    schedule, ``eval_steps``; AdamW is :data:`FUSED_ADAMW`); the keyword arguments the run's optimizer settings (``warmup``: steps, or a fraction of
-    the training steps below 1; ``interleaved``: MCSE's :class:`InterleavedBatchSampler`). bf16 on a CPU without
-    native bf16 (:func:`cpu_has_native_bf16`) logs a warning: it is far slower than fp32 there."""
+    schedule, ``eval_steps``, ``compile`` and ``padding``; AdamW is :data:`FUSED_ADAMW`); the keyword arguments the
+    run's optimizer settings (``warmup``: steps, or a fraction of the training steps below 1; ``interleaved``: MCSE's
+    :class:`InterleavedBatchSampler`). bf16 on a CPU without native bf16 (:func:`cpu_has_native_bf16`) logs a
+    warning: it is far slower than fp32 there."""
     precision = resolved_precision(config.precision)
     on_cpu = not torch.cuda.is_available()
     if precision == "bf16" and on_cpu and not cpu_has_native_bf16():
         logger.warning(
-            "bf16 was asked for, but this CPU (%s) has no native bf16 matmul: autocast will run an emulated kernel that is "
-            "much slower than fp32. Train without bf16 here.",
+            "bf16 was asked for, but this CPU (%s) has no native bf16 matmul: autocast will run an emulated kernel "
+            "that is much slower than fp32. Train without bf16 here.",
             torch.backends.cpu.get_cpu_capability(),
         )
     workers = resolved_workers(config.dataloader_num_workers)
-    return SentenceTransformerTrainingArguments(
+    return NonLinguisticTrainingArguments(
         output_dir=str(output_dir),
         num_train_epochs=epochs,
         max_steps=max_steps,
@@ -112,12 +114,14 @@ def training_arguments(
         metric_for_best_model=SELECTION_METRIC if evaluating else None,
         greater_is_better=True,
         logging_steps=max(1, config.eval_steps // 5),
+        compile_loss=config.compile,
+        pad_to_max_length=config.padding == "max_length" or (config.padding == "auto" and config.compile),
     )
 
 
 def stage_arguments(
     config: MethodConfig, run: str, stage: StageConfig, evaluating: bool, **options: Any
-) -> SentenceTransformerTrainingArguments:
+) -> NonLinguisticTrainingArguments:
     """The trainer arguments of one run of a multi-stage method's ``stage`` (:class:`StageConfig`: its learning rate,
     batch size, epochs, max steps and warmup steps), checkpoints in ``stages/<run>/checkpoints``; ``options`` as
     :func:`training_arguments` takes them."""

@@ -1,8 +1,10 @@
-"""SentenceTransformerTrainer with the package's training callbacks (checkpointed loss heads, marked checkpoints, ...)."""
+"""SentenceTransformerTrainer with the package's training callbacks (checkpointed loss heads, marked checkpoints,
+compiled losses, ...)."""
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import logging
 import os
@@ -36,6 +38,7 @@ from sbert_nonling.training.preemption import PreemptionCallback, TrainingPreemp
 from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
 from sbert_nonling.training.run_settings import RunSettingsCallback
 from sbert_nonling.training.step_timer import StepTimerCallback
+from sbert_nonling.training.training_args import NonLinguisticTrainingArguments
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +57,8 @@ def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathL
     )
     if foreign:
         raise ValueError(
-            f"{checkpoint} names module classes the model being trained does not use ({', '.join(foreign)}); it is not a checkpoint of this run."
+            f"{checkpoint} names module classes the model being trained does not use ({', '.join(foreign)}); "
+            "it is not a checkpoint of this run."
         )
     loaded = type(model)(str(checkpoint), trust_remote_code=True, device=str(model.device))
     model.load_state_dict(loaded.state_dict())
@@ -69,19 +73,24 @@ def source_rows(dataset: Dataset) -> Dataset:
 
 class NonLinguisticTrainer(SentenceTransformerTrainer):
     """``SentenceTransformerTrainer`` plus the package's training callbacks, for losses that own parameters and runs
-    that must survive interruptions (docs/reliability.md: "The trainer's callbacks", "Exact resume").
+    that must survive interruptions.
 
     It adds :class:`StepTimerCallback` (:attr:`step_timer`), :class:`LossGradientAveragingCallback`,
-    :class:`FiniteTrainingCallback` (:attr:`finite_training`), :class:`LossStateCallback` (:attr:`loss_state`), :class:`RunSettingsCallback`
-    (:attr:`run_settings`), :class:`CheckpointMarkerCallback` (handed the arguments' ``save_total_limit``: :attr:`args`
-    is a copy without it) and :class:`PreemptionCallback` (:attr:`preemption`). Its overrides preprocess identical
-    columns once (``get_data_collator``), check media datasets for duplicates on :func:`source_rows`, stop on a
-    non-finite loss (``training_step``), resume from the newest intact checkpoint (``train``) and keep a checkpoint's
-    marker true to it (``_save_checkpoint``).
+    :class:`FiniteTrainingCallback` (:attr:`finite_training`), :class:`LossStateCallback` (:attr:`loss_state`),
+    :class:`RunSettingsCallback` (:attr:`run_settings`), :class:`CheckpointMarkerCallback` (handed the arguments'
+    ``save_total_limit``: :attr:`args` is a copy without it) and :class:`PreemptionCallback` (:attr:`preemption`). Its
+    overrides preprocess identical columns once (``get_data_collator``), check media datasets for duplicates on
+    :func:`source_rows`, stop on a non-finite loss (``training_step``), resume from the newest intact checkpoint
+    (``train``) and keep a checkpoint's marker true to it (``_save_checkpoint``). With
+    :class:`~sbert_nonling.training.training_args.NonLinguisticTrainingArguments` it also compiles the losses
+    (``compile_loss``: :meth:`compile_losses`) and pads text to a fixed length (``pad_to_max_length``).
 
     Args:
         train_dataset_name: what :attr:`step_seconds` / :attr:`step_counts` call a single training dataset, e.g.
-            ``"text"`` (a dict of datasets keeps its names); the other arguments are ``SentenceTransformerTrainer``'s.
+            ``"text"`` (a dict of datasets keeps its names).
+        *args, **kwargs: ``SentenceTransformerTrainer``'s.
+
+    Further reading: docs/reliability.md ("The trainer's callbacks", "Exact resume").
     """
 
     def __init__(self, *args, train_dataset_name: str = "train", **kwargs) -> None:
@@ -100,6 +109,8 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             # run before it is logged (FiniteTrainingCallback), so the filter would never change a logged value.
             self.args.logging_nan_inf_filter = False
         # Order matters on_save: the loss state and the settings are written before the marker that lists them.
+        if isinstance(self.args, NonLinguisticTrainingArguments) and self.args.compile_loss:
+            self.compile_losses()
         for callback in (
             self.step_timer,
             LossGradientAveragingCallback(self.loss),
@@ -110,6 +121,14 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             self.preemption,
         ):
             self.add_callback(callback)
+
+    def compile_losses(self) -> None:
+        """Compile each training loss in place (``nn.Module.compile``: its model's forward and the loss in one
+        graph, the names and state dicts unchanged) with the arguments' ``compile_backend`` and ``compile_mode``;
+        shapes that change between batches (text padded to the longest sentence) get one more, dynamic graph."""
+        losses = self.loss.values() if isinstance(self.loss, dict) else [self.loss]
+        for loss in {id(loss): loss for loss in losses}.values():
+            loss.compile(backend=self.args.compile_backend, mode=self.args.compile_mode)
 
     @property
     def step_seconds(self) -> dict[str, float]:
@@ -156,9 +175,14 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         return loss
 
     def get_data_collator(self, model, args, processing_class=None):
-        """sentence-transformers' collator, its ``preprocess_fn`` wrapped in :class:`ReuseIdenticalColumns`."""
+        """sentence-transformers' collator, its ``preprocess_fn`` wrapped in :class:`ReuseIdenticalColumns`; with the
+        arguments' ``pad_to_max_length``, text is padded to the text route's ``max_seq_length`` (the
+        ``processing_kwargs`` of sentence-transformers' ``Transformer.preprocess``; other routes ignore them)."""
         collator = super().get_data_collator(model=model, args=args, processing_class=processing_class)
-        collator.preprocess_fn = ReuseIdenticalColumns(collator.preprocess_fn)
+        preprocess_fn = collator.preprocess_fn
+        if isinstance(args, NonLinguisticTrainingArguments) and args.pad_to_max_length:
+            preprocess_fn = functools.partial(preprocess_fn, processing_kwargs={"text": {"padding": "max_length"}})
+        collator.preprocess_fn = ReuseIdenticalColumns(preprocess_fn)
         return collator
 
     def get_batch_sampler(self, dataset: Dataset, *args, **kwargs) -> BatchSampler | None:

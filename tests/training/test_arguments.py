@@ -1,5 +1,5 @@
-"""training_arguments: precision and DataLoader workers resolved for this machine; bf16 on the CPU is CPU autocast, and a
-CPU without native bf16 gets a warning, not a slow surprise."""
+"""training_arguments: precision and DataLoader workers resolved for this machine; bf16 on the CPU is CPU autocast,
+and a CPU without native bf16 gets a warning, not a slow surprise; compile and padding reach the trainer."""
 
 from __future__ import annotations
 
@@ -115,3 +115,21 @@ def test_every_optimizer_of_a_run_is_fused_adamw_the_per_modality_ones_included(
         assert (
             type(optimizer) is torch.optim.AdamW and optimizer.defaults["fused"] and not optimizer.defaults["foreach"]
         )
+
+
+def test_compile_and_padding_settings_reach_the_trainer_arguments(tmp_path):
+    config = load_recipe("simcse-unsup", tiny=True)
+    assert (config.compile, config.padding) == (False, "auto")
+
+    def arguments(**settings):
+        built = training_arguments(
+            config.replace(**settings), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8
+        )
+        return built.compile_loss, built.pad_to_max_length
+
+    assert arguments() == (False, False)
+    assert arguments(compile=True) == (True, True)  # auto pads to max_length when compiling
+    assert arguments(compile=True, padding="longest") == (True, False)
+    assert arguments(padding="max_length") == (False, True)
+    with pytest.raises(ValueError, match="'padding' must be one of"):
+        config.replace(padding="fixed")

@@ -1,5 +1,6 @@
 """NonLinguisticTrainer: the callbacks it adds, rotation after the marker (transformers given no save_total_limit), the
-identical-column collator and the no-duplicates check of media datasets."""
+identical-column collator, the no-duplicates check of media datasets, no host sync in an ordinary step, and compiled
+losses (no graph break, one graph per loss with fixed-length padding, eager's losses)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ import pytest
 import torch
 from safetensors.torch import load_file
 from sentence_transformers import SentenceTransformerTrainingArguments
+from torch._dynamo.utils import counters
 from torch.utils._python_dispatch import TorchDispatchMode
-from transformers import IntervalStrategy, TrainerCallback
+from transformers import IntervalStrategy, TrainerCallback, set_seed
 
 from sbert_nonling import SimCSELoss
 from sbert_nonling.data import sentence_pairs_dataset
 from sbert_nonling.methods.plan import TrainingStage
-from sbert_nonling.training import NonLinguisticTrainer
+from sbert_nonling.training import NonLinguisticTrainer, NonLinguisticTrainingArguments
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE
 from tests.training.conftest import small_run_arguments
 
@@ -465,5 +467,96 @@ def test_a_nan_loss_stops_the_run_before_a_save_decided_after_the_step_end(tiny_
         model=tiny_model, args=args, train_dataset=dataset, loss=NanAtSecondCall(tiny_model)
     )
     with pytest.raises(TrainingDiverged, match=r"step 2: the loss is nan"):
-        trainer.train()  # step 2 ends the first epoch: its save is asked for at the epoch's end, after the step's checks
+        trainer.train()  # step 2 ends the first epoch: its save is asked for at the epoch's end, after the checks
     assert not list(tmp_path.glob("checkpoint-*"))
+
+
+def compiled_run(stages, model, output_dir, **compile_options):
+    """Train ``stages`` (tiny plans' training stages) with their losses compiled by ``aot_eager`` (dynamo's tracing
+    and AOTAutograd, no code generated); per stage, the graph breaks, the graphs built and the losses that ran."""
+    results = []
+    for index, stage in enumerate(stages):
+        stage.args.eval_strategy, stage.args.load_best_model_at_end = IntervalStrategy.NO, False
+        stage.args.output_dir = str(output_dir / f"stage-{index}")
+        stage.args.set_save(strategy="no")
+        for key, value in {"compile_loss": True, "compile_backend": "aot_eager", **compile_options}.items():
+            setattr(stage.args, key, value)
+        torch._dynamo.reset()
+        counters.clear()
+        trainer = stage.trainer(model)
+        trainer.train()
+        ran = {
+            id(trainer.loss[name] if isinstance(trainer.loss, dict) else trainer.loss) for name in trainer.step_counts
+        }
+        results.append((dict(counters["graph_break"]), counters["stats"]["unique_graphs"], len(ran)))
+    return results
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist"])
+def test_every_family_trains_compiled_without_a_graph_break_and_one_graph_per_loss(
+    family, family_inputs, data_dir, flickr_subset, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    plan = family_plan(family, family_inputs, data_dir, flickr_subset, steps=6)
+    stages = [stage for stage in plan.stages if isinstance(stage, TrainingStage) and stage.args.max_steps != 0]
+    for graph_breaks, graphs, losses in compiled_run(stages, plan.model, tmp_path, pad_to_max_length=True):
+        assert graph_breaks == {}
+        assert graphs == losses  # each loss traced once: every batch has the same shapes
+
+
+def test_fixed_length_padding_keeps_one_compiled_graph_where_the_longest_sentence_rebuilds_it(
+    family_inputs, data_dir, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    graphs = {}
+    for padding in (False, True):
+        plan = family_plan("simcse", family_inputs, data_dir, None, steps=4)
+        [(graph_breaks, graphs[padding], _)] = compiled_run(
+            plan.stages, plan.model, tmp_path / str(padding), pad_to_max_length=padding
+        )
+        assert graph_breaks == {}
+    assert graphs == {False: 2, True: 1}  # the second batch's length recompiles (dynamic) unless padded
+
+
+def test_fixed_length_padding_pads_text_to_max_seq_length_and_keeps_the_embeddings(tiny_model, tmp_path):
+    sentences = ["A man is playing a guitar.", "Dogs run.", "It rains over the whole valley today."]
+    args = NonLinguisticTrainingArguments(str(tmp_path), pad_to_max_length=True, report_to="none")
+    trainer = NonLinguisticTrainer(
+        model=tiny_model, args=args, train_dataset=sentence_pairs_dataset(sentences), loss=SimCSELoss(tiny_model)
+    )
+    batch = trainer.data_collator([{"anchor": sentence, "positive": sentence} for sentence in sentences])
+    assert batch["anchor_input_ids"].shape == (3, tiny_model.max_seq_length)
+    tiny_model.eval()
+    padded = tiny_model({"input_ids": batch["anchor_input_ids"], "attention_mask": batch["anchor_attention_mask"]})
+    torch.testing.assert_close(
+        padded["sentence_embedding"], tiny_model.encode(sentences, convert_to_tensor=True), rtol=1e-5, atol=1e-5
+    )
+
+
+@pytest.mark.slow
+def test_a_loss_compiled_by_inductor_trains_as_the_eager_one(family_inputs, data_dir, tmp_path, monkeypatch):
+    import torch._inductor.config
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(torch._inductor.config, "fallback_random", True)
+    losses = {}
+    for compiled in (False, True):
+        set_seed(3)  # the loss head is drawn from the global generator
+        plan = family_plan("simcse", family_inputs, data_dir, None, steps=3)
+        [stage] = plan.stages
+        for module in plan.model.modules():
+            if isinstance(module, torch.nn.Dropout):
+                module.p = 0.0  # the same numbers: compiled dropout draws its masks differently
+        stage.args.eval_strategy, stage.args.load_best_model_at_end = IntervalStrategy.NO, False
+        stage.args.output_dir, stage.args.logging_steps = str(tmp_path / str(compiled)), 1
+        stage.args.set_save(strategy="no")
+        stage.args.compile_loss = stage.args.pad_to_max_length = compiled
+        torch._dynamo.reset()
+        counters.clear()
+        trainer = stage.trainer(plan.model)
+        trainer.train()
+        assert counters["stats"]["unique_graphs"] == compiled  # one inductor graph, or none
+        losses[compiled] = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    assert len(losses[True]) == 3
+    assert losses[True] == pytest.approx(losses[False], rel=1e-4)
