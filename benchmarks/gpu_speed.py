@@ -20,17 +20,21 @@ forward and backward of one batch, eagerly; a compiled step runs the same arithm
 (those FLOPs over the measured time, divided by the peak FLOP rate: a bf16 matmul measured at the start, or
 ``--peak-tflops``), the **data-wait share** (the time the trainer waits in ``get_batch_samples`` for the DataLoader,
 over the steps' time) with the longest wait, and the **peak memory** of the timed steps (``torch.cuda.max_memory_
-allocated``; on the CPU the process's peak resident set). The first ``--warmup`` steps of every run (allocator,
+allocated``; on the CPU the process's peak resident set). The first ``--warmup`` steps of each kind (allocator,
 AdamW state, compilation) are not timed.
 
-Compiled mode sets the method's ``compile`` setting; where the package has none yet, each compiled row is
-``skipped`` with the reason. Every row is printed and appended to a JSON-lines file as it is measured (``--rows``,
-default ``runs/gpu_speed-<UTC time>.jsonl``); a failing run becomes a ``failed`` row and the script exits 1 at the end,
-after the table and one JSON line (fields: docs/benchmarks.md, "GPU speed"). ``--device cpu --quick`` runs the same
-code on the CPU at the recipes' tiny sizes (batch 8, 2 timed steps), which the test suite does.
+Compiled mode sets the method's ``compile`` setting (each training loss compiled with its model's forward, text
+padded to ``max_seq_length``) with ``--compile-backend`` (inductor; ``--quick``: aot_eager, which generates no code)
+and ``--compile-mode`` (e.g. ``reduce-overhead``: CUDA graphs); its rows add the run's mean training loss against the
+eager run's (``loss_rel_diff_eager``; the runs' dropout draws differ, so it flags gross differences only). Every row
+is printed and appended to a JSON-lines file as it is measured (``--rows``, default
+``runs/gpu_speed-<UTC time>.jsonl``); a failing run becomes a ``failed`` row and the script exits 1 at the end, after
+the table and one JSON line (fields: docs/benchmarks.md, "GPU speed"). ``--device cpu --quick`` runs the same code on
+the CPU at the recipes' tiny sizes (batch 8, 1 untimed and 2 timed steps per kind), which the test suite does.
 
 Run: ``python benchmarks/gpu_speed.py [--device cuda|cpu] [--quick] [--steps 10] [--warmup 3] [--workers auto]
-[--modes eager,compiled] [--families simcse,...] [--precision bf16] [--peak-tflops 989] [--rows FILE] [--shared DIR]``.
+[--modes eager,compiled] [--compile-backend inductor] [--compile-mode reduce-overhead] [--families simcse,...]
+[--precision bf16] [--peak-tflops 989] [--rows FILE] [--shared DIR]``.
 """
 
 from __future__ import annotations
@@ -55,6 +59,10 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--precision", default="bf16", help="bf16 (fp32 on a CPU without native bf16), fp16 (GPU) or fp32"
     )
+    parser.add_argument(
+        "--compile-backend", default=None, help="torch.compile backend (default inductor; --quick: aot_eager)"
+    )
+    parser.add_argument("--compile-mode", default=None, help="torch.compile mode, e.g. reduce-overhead (CUDA graphs)")
     parser.add_argument("--peak-tflops", type=float, default=None, help="the card's peak (default: a matmul measures)")
     parser.add_argument("--rows", type=Path, default=None, help="JSON-lines file each row is appended to")
     parser.add_argument("--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED)")
@@ -70,7 +78,6 @@ if ARGS is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch initialises CUDA: the trainers then see no GPU
 
 import copy  # noqa: E402
-import dataclasses  # noqa: E402
 import functools  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -84,7 +91,6 @@ from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 from transformers import TrainerCallback  # noqa: E402
 
 from sbert_nonling.app import load_recipe  # noqa: E402
-from sbert_nonling.configs.base import MethodConfig  # noqa: E402
 from sbert_nonling.data import DataSources  # noqa: E402
 from sbert_nonling.methods import (  # noqa: E402
     build_grounding,
@@ -97,7 +103,6 @@ from sbert_nonling.methods.plan import TrainingStage  # noqa: E402
 from sbert_nonling.training.arguments import cpu_has_native_bf16  # noqa: E402
 
 FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist")
-MODES = ("eager", "compiled")
 #: PIXEL-base's encoder shape (Team-PIXEL/pixel-base: ViT-MAE, 768 x 12 layers x 12 heads).
 PIXEL_BASE = {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}
 #: Issue 33's goals on an H100 at the paper's batch in bf16: (family, step) -> ms per step, and the pixel data wait.
@@ -105,11 +110,6 @@ STEP_GOALS_MS = {("simcse", "train"): 15.0, ("visualcse", "image"): 25.0}
 PIXEL_DATA_WAIT_GOAL = 0.05
 #: The side of the square matmul that measures the peak FLOP rate, and its repetitions (GPU / CPU).
 PEAK_MATMUL = {"cuda": (8192, 50), "cpu": (1024, 5)}
-
-
-def compile_available() -> bool:
-    """Whether the method configs have a ``compile`` setting."""
-    return "compile" in {field.name for field in dataclasses.fields(MethodConfig)}
 
 
 def synchronize(device: torch.device) -> None:
@@ -134,14 +134,14 @@ def matmul_tflops(device: torch.device, dtype: torch.dtype) -> float:
 
 
 def speed_inputs(root: Path, quick: bool) -> dict[str, Path]:
-    """The data: :func:`common.prepare_inputs` (with ``quick``: all of it; else 200 Flickr8k photos), as many wiki
-    sentences as captions (MCSE's text), and at the paper's batch the whole wiki sample, the NLI triplets and the STS /
-    SICK files of the shared folder."""
-    inputs = prepare_inputs(root, quick, images=12 if quick else 200)
-    captions = (inputs["flickr"] / "captions.txt").read_text(encoding="utf-8").splitlines()
-    # MCSE mixes text and caption batches in proportion: as many sentences as captions, so both kinds of step come
+    """The data: :func:`common.prepare_inputs` (with ``quick``: all of it; else 400 Flickr8k photos), twice as many
+    wiki sentences as photos (MCSE's text), and at the paper's batch the whole wiki sample, the NLI triplets and the
+    STS / SICK files of the shared folder."""
+    images = 12 if quick else 400
+    inputs = prepare_inputs(root, quick, images=images)
+    # MCSE puts a caption batch (one photo a row) after every len(text) // len(captions) text batches: two here
     inputs["caption_sentences"] = root / "caption_sentences.txt"
-    inputs["caption_sentences"].write_text("\n".join(common.wiki_sentences(len(captions))) + "\n", encoding="utf-8")
+    inputs["caption_sentences"].write_text("\n".join(common.wiki_sentences(2 * images)) + "\n", encoding="utf-8")
     if not quick:
         data = common.DATA_DIR
         inputs.update(wiki=common.WIKI_FILE, nli=data / "corpus" / "snli_devtest_triplets.csv", tasks=data / "sts")
@@ -179,7 +179,7 @@ def speed_plan(family: str, inputs: dict[str, Path], settings: dict, steps: int,
             **settings,
             **shape,
             "batch_size": 6 if quick else 64,
-            "max_steps": 2 * steps if family == "mcse" else steps,  # MCSE: text and caption steps
+            "max_steps": 3 * steps if family == "mcse" else steps,  # MCSE: two text steps, then a caption step
             "gradient_accumulation_steps": 1,
             "image_encoder": "efficientnet-lite0",  # installable offline; the frozen features are precomputed
             "image_dimension": 1280,
@@ -227,12 +227,14 @@ class StepRecord(TrainerCallback):
 
     Args:
         device: The training device.
-        warmup: The untimed steps at the start of the run.
+        warmup: The untimed steps of each kind of step.
+        kinds: The kinds of step of the run (the peak memory is read from step ``warmup * kinds`` on).
     """
 
-    def __init__(self, device: torch.device, warmup: int) -> None:
+    def __init__(self, device: torch.device, warmup: int, kinds: int = 1) -> None:
         self.device = device
         self.warmup = warmup
+        self.untimed_steps = warmup * kinds
         self.ends: list[float] = []
         self.waits: list[float] = []
         self.kinds: list[str] = []
@@ -241,7 +243,7 @@ class StepRecord(TrainerCallback):
         self.peak_mib = float("nan")
 
     def on_step_begin(self, args, state, control, **kwargs):
-        if state.global_step == self.warmup:
+        if state.global_step == self.untimed_steps:
             reset_peak_memory(self.device)
 
     def on_step_end(self, args, state, control, **kwargs):
@@ -256,12 +258,17 @@ class StepRecord(TrainerCallback):
         self.peak_mib = peak_memory(self.device)
 
     def step_times(self) -> dict[str, dict[str, list[float]]]:
-        """Per kind of step, the seconds and data waits of its timed steps (from step ``warmup`` on)."""
+        """Per kind of step, the seconds and data waits of its timed steps: all but its first ``warmup`` (and the
+        run's first step, whose start is not recorded)."""
         times: dict[str, dict[str, list[float]]] = {}
-        for index in range(max(self.warmup, 1), len(self.ends)):
-            kind = times.setdefault(self.kinds[index], {"seconds": [], "waits": []})
-            kind["seconds"].append(self.ends[index] - self.ends[index - 1])
-            kind["waits"].append(self.waits[index])
+        seen: dict[str, int] = {}
+        for index, kind in enumerate(self.kinds):
+            seen[kind] = seen.get(kind, 0) + 1
+            if index == 0 or seen[kind] <= self.warmup:
+                continue
+            kind_times = times.setdefault(kind, {"seconds": [], "waits": []})
+            kind_times["seconds"].append(self.ends[index] - self.ends[index - 1])
+            kind_times["waits"].append(self.waits[index])
         return times
 
 
@@ -332,17 +339,17 @@ def figures(seconds: list[float], flops: int, peak_tflops: float) -> dict:
 
 
 def train_and_measure(
-    trainer, record: StepRecord, device: torch.device, work: Path, max_steps: int
-) -> dict[str, dict[str, list[float]]]:
+    trainer, record: StepRecord, work: Path, max_steps: int
+) -> tuple[dict[str, dict[str, list[float]]], float]:
     """Train ``trainer`` (built with :func:`recording`) without evaluation, checkpoints or logs before the end; the
-    timed steps per kind (:meth:`StepRecord.step_times`)."""
+    timed steps per kind (:meth:`StepRecord.step_times`) and the run's mean training loss."""
     trainer.args.output_dir = str(work)
     trainer.args.set_logging(strategy="steps", steps=max_steps + 1, report_to="none")
     trainer.args.set_save(strategy="no")
     common.silence(trainer)
     trainer.add_callback(record)
-    trainer.train()
-    return record.step_times()
+    output = trainer.train()
+    return record.step_times(), output.training_loss
 
 
 def measure_family(family: str, mode: str, inputs: dict[str, Path], options: dict, flops: dict, work: Path) -> dict:
@@ -352,7 +359,7 @@ def measure_family(family: str, mode: str, inputs: dict[str, Path], options: dic
         return {"status": "skipped", "reason": reason}
     settings = {"precision": options["precision"], "dataloader_num_workers": options["workers"]}
     if mode == "compiled":
-        settings["compile"] = True
+        settings["compile"] = True  # and, with it, text padded to max_seq_length (the padding setting's auto)
     steps, warmup, device = options["steps"], options["warmup"], options["device"]
     plan = speed_plan(family, inputs, settings, warmup + steps, options["quick"])
     rows = []
@@ -361,11 +368,12 @@ def measure_family(family: str, mode: str, inputs: dict[str, Path], options: dic
             continue  # a weight average between runs; a stage left out
         for hook in stage.before:
             hook(plan.model)
-        record = StepRecord(device, warmup * (2 if family in ("visualcse", "audiocse", "mcse") else 1))
+        record = StepRecord(device, warmup, kinds={"visualcse": 2, "audiocse": 2, "mcse": 3}.get(family, 1))
         stage.trainer_class = recording(stage.trainer_class, record)
         stage.args.eval_strategy, stage.args.load_best_model_at_end = "no", False
+        stage.args.compile_backend, stage.args.compile_mode = options["compile_backend"], options["compile_mode"]
         trainer = stage.trainer(plan.model, None)
-        times = train_and_measure(trainer, record, device, work / f"{family}-{mode}-{index}", stage.args.max_steps)
+        times, loss = train_and_measure(trainer, record, work / f"{family}-{mode}-{index}", stage.args.max_steps)
         for kind, measured in times.items():
             key = (family, stage.name, kind)
             if mode == "eager":
@@ -379,6 +387,7 @@ def measure_family(family: str, mode: str, inputs: dict[str, Path], options: dic
                 "longest_data_wait_ms": 1000 * max(measured["waits"]),
                 "peak_mib": record.peak_mib,
                 "workers": trainer.args.dataloader_num_workers,
+                "train_loss": loss,
             }
             if mode == "eager":
                 seconds = bare_seconds(trainer, record.batches[kind], device, options["dtype"], steps)
@@ -406,13 +415,15 @@ def measure_plain_simcse(inputs: dict[str, Path], options: dict, flops: dict, wo
         train_dataset=stage.train_dataset,
         loss=MultipleNegativesRankingLoss(plan.model),
     )
-    (measured,) = train_and_measure(trainer, record, device, work / "plain-simcse", stage.args.max_steps).values()
+    times, loss = train_and_measure(trainer, record, work / "plain-simcse", stage.args.max_steps)
+    (measured,) = times.values()
     return {
         "status": "passed",
         **figures(measured["seconds"], flops.get(("simcse", stage.name, "train"), 0), options["peak_tflops"]),
         "data_wait_share": sum(measured["waits"]) / sum(measured["seconds"]),
         "longest_data_wait_ms": 1000 * max(measured["waits"]),
         "peak_mib": record.peak_mib,
+        "train_loss": loss,
     }
 
 
@@ -471,6 +482,8 @@ def main(args: argparse.Namespace) -> int:
         "device": device,
         "quick": args.quick,
         "peak_tflops": peak_tflops,
+        "compile_backend": args.compile_backend or ("aot_eager" if args.quick else "inductor"),
+        "compile_mode": args.compile_mode,
     }
     families = args.families.split(",") if args.families else list(FAMILIES)
     modes = args.modes.split(",")
@@ -486,9 +499,6 @@ def main(args: argparse.Namespace) -> int:
         for mode in modes:
             for family in families:
                 fields = {"check": "step", "family": family, "mode": mode}
-                if mode == "compiled" and not compile_available():
-                    log.add({**fields, "status": "skipped", "reason": "compile setting not available"})
-                    continue
                 measure = functools.partial(measure_family, family, mode, inputs, options, flops, work)
                 add_rows(log, fields, isolated(fields, measure))
             if mode == "eager":
@@ -498,9 +508,17 @@ def main(args: argparse.Namespace) -> int:
     steps = [row for row in log.rows if row["check"] == "step"]
     plain = [row for row in log.rows if row["check"] == "plain_simcse" and row["status"] == "passed"]
     plain_ms = plain[0]["ms_per_step"] if plain else float("nan")
+    eager_losses = {
+        (row["family"], row["stage"]): row["train_loss"]
+        for row in steps
+        if row["mode"] == "eager" and "train_loss" in row
+    }
     for row in steps:
         if "ms_per_step" in row:
             row["x_plain_simcse"] = row["ms_per_step"] / plain_ms
+        if row["mode"] == "compiled" and (row["family"], row.get("stage")) in eager_losses:
+            eager = eager_losses[row["family"], row["stage"]]
+            row["loss_rel_diff_eager"] = abs(row["train_loss"] - eager) / abs(eager)
     columns = {
         "check": "check",
         "family": "family",
@@ -542,7 +560,8 @@ def main(args: argparse.Namespace) -> int:
             "workers": options["workers"],
             "modes": modes,
             "families": families,
-            "compile_available": compile_available(),
+            "compile_backend": options["compile_backend"],
+            "compile_mode": options["compile_mode"],
             "peak_tflops": peak_tflops,
             "peak_source": peak_source,
             "rows_file": str(log.path),
