@@ -16,13 +16,16 @@ MACD's caption batches: fetching and collating 64 captions with their 7 x 7 x 12
 ``caption_feature_dataset`` (fixed-shape column read as tensors) vs the same rows stored as nested lists (its form
 before), whose conversion cost ~a quarter of a tiny-encoder MACD step.
 
-Run: ``python benchmarks/data_share.py [--batch-size 4] [--rounds 2] [--size base]``. Prints a table, then one JSON line.
+Run: ``python benchmarks/data_share.py [--batch-size 4] [--rounds 2] [--size base]``. Prints a table, then one JSON
+line.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import time
+from collections.abc import Callable
 
 import common
 import torch
@@ -138,8 +141,8 @@ def main() -> None:
         torch.tensor(first_audio["label"]),
     )
 
-    def seconds(function) -> list[float]:
-        return lambda: common.timed_steps(function, 1, warmup=0)
+    def seconds(function) -> Callable[[], list[float]]:
+        return functools.partial(common.timed_steps, function, 1, warmup=0)
 
     candidates = {
         "pixel data": seconds(pixel_data),
@@ -215,7 +218,8 @@ def main() -> None:
         modality: medians[f"{modality} data"] / medians[f"{modality} step"] for modality in ("pixel", "image", "audio")
     }
     print(
-        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, batch {batch}, {args.threads} torch thread(s), {args.rounds} rounds"
+        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, batch {batch}, {args.threads} torch thread(s), "
+        f"{args.rounds} rounds"
     )
     common.print_table(
         ["modality", "data s/batch", "step s", "data / step", "goal"],
@@ -232,8 +236,8 @@ def main() -> None:
     )
     print(
         f"image preprocess() of both views alone: {medians['image preprocess only']:.4f} s; audio fbank of one view: "
-        f"{medians['audio fbank, one view']:.4f} s (measured here for both views; the trainer's collator computes it once, "
-        f"the views being the same clip: ReuseIdenticalColumns)"
+        f"{medians['audio fbank, one view']:.4f} s (measured here for both views; the trainer's collator computes it "
+        f"once, the views being the same clip: ReuseIdenticalColumns)"
     )
     common.print_table(["image loop", "s/step"], [[name, value] for name, value in loop_medians.items()])
     collate_ratio = collate_medians["tensor column"] / collate_medians["nested lists"]

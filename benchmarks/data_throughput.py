@@ -1,4 +1,5 @@
-"""How many DataLoader workers keep a GPU fed? Images / clips per second per worker, and the workers a paper-size step needs.
+"""How many DataLoader workers keep a GPU fed? Images / clips per second per worker, and the workers a paper-size step
+needs.
 
 Measured here, on the CPU, per DataLoader worker count (0, 1, 2; one torch thread per worker, persistent workers):
 
@@ -21,8 +22,8 @@ H100 SXM 989 TFLOP/s): ~98 ms (A100) / ~31 ms (H100) per step. The workers neede
 images / clips takes under 5 % of the step (with workers running in parallel, ``ceil(data seconds / (0.05 x step
 seconds))``) and, looser, to keep up at all (data seconds <= step seconds, the data then hidden behind the step).
 
-Run: ``python benchmarks/data_throughput.py [--batch-size 8] [--batches 8] [--rounds 2] [--workers 0,1,2]``. Prints a table, then
-one JSON line.
+Run: ``python benchmarks/data_throughput.py [--batch-size 8] [--batches 8] [--rounds 2] [--workers 0,1,2]``. Prints a
+table, then one JSON line.
 """
 
 from __future__ import annotations
@@ -172,7 +173,9 @@ def main() -> None:
         {
             "benchmark": "data_throughput",
             "ratio": max(row["data_seconds_one_worker"] / row["step_seconds"] for row in rows),
-            "goal": f"data of one paper-size step under {GOAL:.0%} of a GPU step: the workers it needs (informational)",
+            "goal": (
+                f"data of one paper-size step under {GOAL:.0%} of a GPU step: the workers it needs (informational)"
+            ),
             "met": None,
             "assumption": f"sustained {SUSTAINED:.0%} of dense bf16 peak: {GPU_PEAK_BF16_TFLOPS} TFLOP/s",
             "paper_batch": PAPER_BATCH,

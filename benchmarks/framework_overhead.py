@@ -12,7 +12,8 @@ Three methods, each measured A/B/A/B in one process on the same model weights an
 The hand loop calls the same Hugging Face modules and parameters directly (``BertModel``, the front-end's conv /
 [CLS] / positions, ``ViTMAEModel``), tokenises or renders each batch itself, computes the loss by hand, clips the
 gradient norm at 1.0 and steps AdamW, as the trainer does. Per-column forwards as the losses do; the "hand, merged"
-row forwards both views as one batch of 2B (what the losses could do) to show that saving. Goal: trainer / hand <= 1.05.
+row forwards both views as one batch of 2B (what the losses could do) to show that saving. Goal: trainer / hand <=
+1.05.
 
 Run: ``python benchmarks/framework_overhead.py [--size tiny|mini] [--batch-size 32] [--image-batch-size 16]
 [--img-size 64] [--rounds 4] [--steps 4]``. Prints a table, then one JSON line.
@@ -349,8 +350,8 @@ def main() -> None:
 
     print(
         f"encoder {args.size} {common.ENCODER_SIZES[args.size]}; text/caption/pixel batch {args.batch_size} x "
-        f"{args.max_seq_length} tokens / {args.max_patches} patches; images {args.image_batch_size} x {args.img_size}^2; "
-        f"{args.rounds} rounds A/B/C/C/B/A"
+        f"{args.max_seq_length} tokens / {args.max_patches} patches; images {args.image_batch_size} x "
+        f"{args.img_size}^2; {args.rounds} rounds A/B/C/C/B/A"
     )
     common.print_table(
         ["method", "trainer s/step", "hand s/step", "hand merged s/step", "trainer/hand", "merged/hand"], rows

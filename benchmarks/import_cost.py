@@ -5,7 +5,8 @@ extracted with ``git archive`` into a temporary folder; each repetition starts o
 order alternates: before, after, then after, before), imports the package from its own folder and reports the
 import's wall time, the process's peak resident memory (``VmHWM`` of ``/proc/self/status``: unlike ``ru_maxrss``,
 it does not carry over the size of the parent that started the process), the number of modules loaded and which
-optional or heavy libraries were imported. Linux only. Medians per side and the ratio after / before go on the last line.
+optional or heavy libraries were imported. Linux only. Medians per side and the ratio after / before go on the last
+line.
 """
 
 from __future__ import annotations

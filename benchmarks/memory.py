@@ -14,7 +14,8 @@ measures the real thing. Configurations:
 
 The ratio in the JSON line is the image step's peak with checkpointing / without (goal: < 1, the smaller the better).
 
-Run: ``python benchmarks/memory.py [--size base] [--text-batch 16] [--image-batch 8]``. Prints a table, then one JSON line.
+Run: ``python benchmarks/memory.py [--size base] [--text-batch 16] [--image-batch 8]``. Prints a table, then one JSON
+line.
 """
 
 from __future__ import annotations
@@ -155,8 +156,9 @@ def main() -> None:
         results[f"{modality}:{variant}"] = figures
 
     print(
-        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}; measured at text {args.text_batch} x 32 tokens x 2 views, "
-        f"images {args.image_batch} x 224^2 x 2 views; extrapolated to text {PAPER_TEXT_BATCH}, images {PAPER_IMAGE_BATCH}"
+        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}; measured at text {args.text_batch} x 32 tokens x 2 "
+        f"views, images {args.image_batch} x 224^2 x 2 views; extrapolated to text {PAPER_TEXT_BATCH}, images "
+        f"{PAPER_IMAGE_BATCH}"
     )
     common.print_table(
         [

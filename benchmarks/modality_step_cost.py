@@ -31,6 +31,7 @@ then one JSON line.
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 
 import common
@@ -147,7 +148,7 @@ def measure(
         return common.timed_steps(step, steps_per_round, warmup=warmup, clock=time.process_time)
 
     samples = common.interleave(
-        {name: (lambda name=name, step=step: candidate(name, step)) for name, (step, _, _) in built.items()}, rounds
+        {name: functools.partial(candidate, name, step) for name, (step, _, _) in built.items()}, rounds
     )
     base_seconds, base_flops = common.median(samples["simcse"]), built["simcse"][1]
     rows = []

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import functools
 import tempfile
 
 import common
@@ -60,20 +61,21 @@ def curve(folder: str, sentences: list[str], args, bf16: bool) -> tuple[list[flo
 
 
 def matmul_speedup(args, hidden: int, intermediate: int) -> dict[str, list[float]]:
-    """fp32 vs bf16 autocast on one feed-forward matmul of the step's shape (tokens x hidden @ hidden x intermediate), A/B."""
+    """fp32 vs bf16 autocast on one feed-forward matmul of the step's shape (tokens x hidden @ hidden x intermediate),
+    A/B."""
     tokens = torch.randn(args.batch_size * args.max_seq_length, hidden)
     weight = torch.randn(hidden, intermediate)
 
     def run(precision: str):
-        context = (
-            (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if precision == "bf16" else contextlib.nullcontext
-        )
+        context = contextlib.nullcontext
+        if precision == "bf16":
+            context = functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16)
 
         def step() -> None:
             with context():
                 torch.mm(tokens, weight)
 
-        return lambda: common.timed_steps(step, 1, warmup=1)
+        return functools.partial(common.timed_steps, step, 1, warmup=1)
 
     return common.interleave({"fp32": run("fp32"), "bf16": run("bf16")}, args.rounds)
 
@@ -135,9 +137,9 @@ def main() -> None:
     batch = sentences[: args.batch_size]
 
     def run(precision: str):
-        context = (
-            (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if precision == "bf16" else contextlib.nullcontext
-        )
+        context = contextlib.nullcontext
+        if precision == "bf16":
+            context = functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16)
 
         def step() -> None:
             features = model.preprocess(batch)
@@ -147,7 +149,7 @@ def main() -> None:
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
 
-        return lambda: common.timed_steps(step, args.steps, warmup=1)
+        return functools.partial(common.timed_steps, step, args.steps, warmup=1)
 
     model.train()
     samples = common.interleave({"fp32": run("fp32"), "bf16": run("bf16")}, args.rounds)
@@ -163,8 +165,8 @@ def main() -> None:
     tail_fp32, tail_bf16 = (sum(values[-window:]) / window for values in (curve_fp32, curve_bf16))
 
     print(
-        f"speed: encoder {args.size} {common.ENCODER_SIZES[args.size]}, batch {args.batch_size} x {args.max_seq_length} "
-        f"tokens x 2 views, {args.threads} thread(s), {args.rounds} rounds"
+        f"speed: encoder {args.size} {common.ENCODER_SIZES[args.size]}, batch {args.batch_size} x "
+        f"{args.max_seq_length} tokens x 2 views, {args.threads} thread(s), {args.rounds} rounds"
     )
     common.print_table(
         ["precision", "s/step", "samples"],
@@ -172,7 +174,8 @@ def main() -> None:
     )
     print(f"bf16 speed-up {speedup:.2f}x (goal >= {GOAL}x)")
     print(
-        f"curves: encoder {args.curve_size}, {args.curve_steps} trainer steps of {args.curve_batch_size} pairs, lr 1e-4"
+        f"curves: encoder {args.curve_size}, {args.curve_steps} trainer steps of {args.curve_batch_size} pairs, lr "
+        "1e-4"
     )
     common.print_table(
         ["step", "fp32 loss", "bf16 loss"],

@@ -10,12 +10,14 @@
    :func:`sbert_nonling.losses.damsm.damsm_scores` (Gram matrix of the regions; same values and
    gradients, tested), forward + backward, A/B/A/B. ``ratio`` = new / direct seconds.
 
-Run: ``python benchmarks/profile_steps.py [--size mini] [--rounds 4] [--threads 2]``. Prints tables, then one JSON line.
+Run: ``python benchmarks/profile_steps.py [--size mini] [--rounds 4] [--threads 2]``. Prints tables, then one JSON
+line.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 
 import common
 import torch
@@ -154,12 +156,12 @@ def damsm_ab(args) -> dict[str, object]:
         def step():
             function(words, mask, regions).logsumexp(dim=1).mean().backward()
 
-        return lambda: common.timed_steps(step, args.steps)
+        return functools.partial(common.timed_steps, step, args.steps)
 
     samples = common.interleave(
         {
             "direct": candidate(damsm_direct),
-            "gram": candidate(lambda w, m, r: damsm_scores(w, m, r, GAMMAS)),
+            "gram": candidate(functools.partial(damsm_scores, gammas=GAMMAS)),
         },
         args.rounds,
     )

@@ -75,8 +75,8 @@ def main() -> None:
     print(f"{'patches':>8} {'render() sent/s':>16} {'preprocess sent/s':>18} {'ms / batch of 256':>18}")
     for max_patches, figures in results.items():
         print(
-            f"{max_patches:>8} {figures['render_sentences_per_s']:>16.0f} {figures['preprocess_sentences_per_s']:>18.0f}"
-            f" {figures['preprocess_ms_per_batch_256']:>18.1f}"
+            f"{max_patches:>8} {figures['render_sentences_per_s']:>16.0f} "
+            f"{figures['preprocess_sentences_per_s']:>18.0f} {figures['preprocess_ms_per_batch_256']:>18.1f}"
         )
     machine = {
         "cpu_count": os.cpu_count(),

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-#: In issue 7's order (then issue 20's), with the arguments of the small run (memory: a mini-size encoder here; the BERT-base figures
-#: in docs/benchmarks.md come from ``python benchmarks/memory.py``).
+#: In issue 7's order (then issue 20's), with the arguments of the small run (memory: a mini-size encoder here; the
+#: BERT-base figures in docs/benchmarks.md come from ``python benchmarks/memory.py``).
 BENCHMARKS = {
     "text_path_overhead": ["--rounds", "4", "--steps", "4", "--encode-sentences", "512"],
     "framework_overhead": ["--rounds", "2", "--steps", "3"],
@@ -57,7 +57,8 @@ def main() -> None:
         ratio = result.get("ratio")
         shown = f"{ratio:.3f}" if isinstance(ratio, float) else "error"
         print(
-            f"{name:>{width}}  ratio {shown:>8}  goal {result.get('goal', '')!s:<50} met {result.get('met')}  ({result.get('wall_s', 0):.0f} s)"
+            f"{name:>{width}}  ratio {shown:>8}  goal {result.get('goal', '')!s:<50} met {result.get('met')}  "
+            f"({result.get('wall_s', 0):.0f} s)"
         )
     if args.output:
         args.output.write_text("\n".join(json.dumps(result) for result in results.values()) + "\n", encoding="utf-8")

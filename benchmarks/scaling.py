@@ -18,6 +18,7 @@ Needs matplotlib for the plot (``pip install matplotlib``). Prints a table, then
 from __future__ import annotations
 
 import argparse
+import functools
 
 import common
 import torch
@@ -138,7 +139,7 @@ def main() -> None:
     for step in points.values():  # warm-up
         step()
     samples = common.interleave(
-        {key: (lambda step=step: common.timed_steps(step, 1, warmup=0)) for key, step in points.items()}, args.rounds
+        {key: functools.partial(common.timed_steps, step, 1, warmup=0) for key, step in points.items()}, args.rounds
     )
     seconds = {key: common.median(values) for key, values in samples.items()}
 
@@ -147,7 +148,8 @@ def main() -> None:
         rows_in_batch = x if series == "batch" else batch
         rows.append([series, x, tokens_of[(series, x)], rows_in_batch, value, 1000 * value / (2 * rows_in_batch)])
     print(
-        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, {args.threads} thread(s), two views per row, {args.rounds} rounds"
+        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, {args.threads} thread(s), two views per row, "
+        f"{args.rounds} rounds"
     )
     common.print_table(["series", "x", "tokens/seq", "rows", "s/step", "ms/sequence"], rows)
 

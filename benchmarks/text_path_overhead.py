@@ -107,7 +107,8 @@ def main() -> None:
     train_ratio = common.median(train["router"]) / common.median(train["plain"])
     encode_ratio = (1 / common.median(encode["router"])) / (1 / common.median(encode["plain"]))
     print(
-        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, batch {args.batch_size} x {args.max_seq_length} tokens, {args.rounds} rounds A/B/B/A"
+        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}, batch {args.batch_size} x {args.max_seq_length} "
+        f"tokens, {args.rounds} rounds A/B/B/A"
     )
     common.print_table(
         ["model", "train s/step", "encode sent/s", "train samples"],

@@ -3,7 +3,8 @@ anchored to a frozen copy of itself so that it does not forget, as a plain sente
 
 Each caption batch gets a symmetric caption <-> image contrastive term (linear heads to 768, cosine x 10) plus the
 DAMSM word <-> region term on the 7 x 7 ResNet-50 grid (MultimodalAlignLoss), wrapped in DistillAnchorLoss (KL of the
-in-batch similarities at distillation temperature 2, weight 5, and token cosine to the frozen starting model, weight 1).
+in-batch similarities at distillation temperature 2, weight 5, and token cosine to the frozen starting model, weight
+1).
 
 Usage:
     python examples/train_macd.py                                       # bert-base-uncased on Flickr30k (GPU)

@@ -8,7 +8,8 @@ one batch of every task per optimizer step (the average loss). The heads stay in
 encoder, and its text export a plain sentence-transformers model.
 
 Usage:
-    python examples/train_multitask.py --task-dir SentEval/data/downstream/STS    # bert-base-uncased, NLI from the Hub (GPU)
+    # bert-base-uncased, NLI from the Hub (GPU)
+    python examples/train_multitask.py --task-dir SentEval/data/downstream/STS
     python examples/train_multitask.py --nli my_triplets.csv --task-dir STS --scheme round_robin
     python examples/train_multitask.py --tiny --nli ../shared/data/corpus/snli_devtest_triplets.csv \
         --task-dir ../shared/data/sts --sts-dir ../shared/data/sts --train-limit 200 --max-steps 20   # offline
@@ -95,7 +96,8 @@ encoder = (
 )
 model = build_sentence_model(encoder, pooling="cls", max_seq_length=128)
 
-# 3. The losses: SimCSE for stage 1; a training-only head per task for stage 2, the first layer shared by the pair tasks
+# 3. The losses: SimCSE for stage 1; a training-only head per task for stage 2, the first layer shared by the pair
+# tasks
 hidden, dropout = (32, 0.3) if args.tiny else (768, 0.3)
 shared_layer = HeadLayer(model.get_embedding_dimension(), hidden, dropout)
 contrastive_loss = SimCSELoss(model, temperature=0.05, training_head="none")

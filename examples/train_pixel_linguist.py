@@ -8,7 +8,7 @@ pixels and learns sentence embeddings through a curriculum of contrastive runs.
 Every run trains SymmetricInfoNCE (tau 0.05) through a training-only Linear + GELU + LayerNorm token head.
 
 Usage:
-    python examples/train_pixel_linguist.py                            # Team-PIXEL/pixel-base, wiki1m + NLI from the Hub (GPU)
+    python examples/train_pixel_linguist.py         # Team-PIXEL/pixel-base, wiki1m + NLI from the Hub (GPU)
     python examples/train_pixel_linguist.py --text my_documents.txt --nli my_triplets.csv
     python examples/train_pixel_linguist.py --tiny --text ../shared/data/corpus/wiki1m_for_simcse.first11913.txt \
         --nli ../shared/data/corpus/snli_devtest_triplets.csv --sts-dir ../shared/data/sts --max-steps 10   # offline

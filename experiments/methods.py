@@ -77,7 +77,8 @@ METHODS: dict[str, dict[str, Any]] = {
         "rate_of": "visualcse-supcon",
         "overrides": {**IMAGE_SETTINGS, "modality_mode": "supcon", "token_keep_ratio": 0.5},
     },
-    "visualcse-fast": {  # speed variant: the visualcse-fast recipe (half resolution, patch dropout 25 %), same text rate
+    # speed variant: the visualcse-fast recipe (half resolution, patch dropout 25 %), same text rate
+    "visualcse-fast": {
         "recipe": "visualcse-fast",
         "label": "VisualCSE-fast (SupCon, 32 px, patch dropout 25 %)",
         "modality": "image",

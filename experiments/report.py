@@ -55,8 +55,8 @@ def backbone_tables(rows: list[dict], backbone: str) -> str:
     methods = [method for method in grid_methods(backbone) if any(row["method"] == method for row in rows)]
     lines = [f"### {BACKBONES[backbone]}", ""]
     lines += [
-        "| Method | lr | seeds | STS-B dev, selected checkpoint (mean +- std) | start | vs SimCSE | beyond seed noise? | steps | steps/s | s / run "
-        "| modality share of fwd+bwd |",
+        "| Method | lr | seeds | STS-B dev, selected checkpoint (mean +- std) | start | vs SimCSE | beyond seed "
+        "noise? | steps | steps/s | s / run | modality share of fwd+bwd |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     base = selected_rows(rows, backbone, "simcse")[1] if "simcse" in methods else []
@@ -103,8 +103,9 @@ def all_runs_table(rows: list[dict]) -> str:
     ]
     for row in rows:
         lines.append(
-            f"| {row['backbone']} | {row['method']} | {row['seed']} | {row['learning_rate']:g} | {row['dev_start']:.2f} | "
-            f"{row['dev_selected']:.2f} | {row['best_step'] if row['best_step'] is not None else '-'} | {row['wall_seconds']:.0f} | "
+            f"| {row['backbone']} | {row['method']} | {row['seed']} | {row['learning_rate']:g} | "
+            f"{row['dev_start']:.2f} | {row['dev_selected']:.2f} | "
+            f"{row['best_step'] if row['best_step'] is not None else '-'} | {row['wall_seconds']:.0f} | "
             f"`{row['command']} --shared ../shared --results rerun.jsonl` |"
         )
     return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""``sbert-nonling``: train / eval / robustness / export / push / features / render / demo. The only module that parses command-line arguments.
+"""``sbert-nonling``: train / eval / robustness / export / push / features / render / demo. The only module that parses
+command-line arguments.
 
 Heavy libraries are imported inside the subcommands, so ``--help`` answers without loading them, and every argument
 mistake (an unknown recipe or setting, a malformed ``--set``, a missing input path) is refused by
@@ -21,6 +22,7 @@ import textwrap
 import threading
 import types
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +30,8 @@ from sbert_nonling.util.validation import check_export_target
 
 #: What ``sbert-nonling --help`` says the tool is.
 DESCRIPTION = (
-    "Train sentence encoders with non-linguistic signal (images, audio, text rendered as pixels) on sentence-transformers, "
-    "then evaluate, export and publish them."
+    "Train sentence encoders with non-linguistic signal (images, audio, text rendered as pixels) on "
+    "sentence-transformers, then evaluate, export and publish them."
 )
 
 DEMO_RECIPE = "visualcse"
@@ -37,20 +39,23 @@ DEMO_RECIPE = "visualcse"
 #: :data:`sbert_nonling.data.hub.HUB_NAME`, whose module imports ``datasets``) or, for a model, also a bare ``name``.
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 HUB_MODEL_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+#: The data options of train and reproduce (destination, flag, whether it is a folder).
+DATA_PATHS = (
+    ("text_file", "--text-file", False),
+    ("nli_file", "--nli-file", False),
+    ("sts_dir", "--sts-dir", True),
+    ("image_dir", "--image-dir", True),
+    ("audio_dir", "--audio-dir", True),
+    ("captions_file", "--captions-file", False),
+    ("image_features", "--image-features", False),
+    ("heldout_images_file", "--heldout-images", False),
+    ("stsb_multi_dir", "--stsb-multi-dir", True),
+)
 #: The input paths each subcommand's options name (destination, flag, whether it is a folder); the train / demo data
 #: options in :data:`HUB_DATA` also take a Hub dataset, ``owner/name?split=...``.
 INPUT_PATHS: dict[str, tuple[tuple[str, str, bool], ...]] = {
-    "train": (
-        ("text_file", "--text-file", False),
-        ("nli_file", "--nli-file", False),
-        ("sts_dir", "--sts-dir", True),
-        ("image_dir", "--image-dir", True),
-        ("audio_dir", "--audio-dir", True),
-        ("captions_file", "--captions-file", False),
-        ("image_features", "--image-features", False),
-        ("heldout_images_file", "--heldout-images", False),
-        ("stsb_multi_dir", "--stsb-multi-dir", True),
-    ),
+    "train": DATA_PATHS,
+    "reproduce": DATA_PATHS,
     "eval": (
         ("sts_dir", "--sts-dir", True),
         ("stsb_multi_dir", "--stsb-multi-dir", True),
@@ -65,19 +70,23 @@ HUB_DATA = ("text_file", "nli_file", "image_dir", "audio_dir", "captions_file")
 #: The model each subcommand loads (destination, how the message names it); a Hub name passes, a path must exist.
 MODEL_ARGUMENTS = {
     "train": ("model", "--model"),
+    "reproduce": ("model", "--model"),
     "demo": ("model", "--model"),
     "eval": ("model", "the model argument"),
     "export": ("model", "the model argument"),
 }
 #: How a model named on the command line is loaded offline.
-MODEL_OFFLINE = "pass the folder of a saved model instead (OUT/model or OUT/export of sbert-nonling train, or a folder written by model.save)."
+MODEL_OFFLINE = (
+    "pass the folder of a saved model instead (OUT/model or OUT/export of sbert-nonling train, or a folder written by "
+    "model.save)."
+)
 #: Python-side advice in the libraries' errors, as this command line says it.
 COMMAND_LINE_WORDING = (("the argument `trust_remote_code=True`", "--trust-remote-code"),)
 #: Loading a model never imports code named by its folder unless asked: sentence-transformers' own rule, which
 #: covers every class outside ``sentence_transformers.*``, this package's modules included.
 TRUST_HELP = (
-    "import the module classes the model folder's modules.json names (needed for full multimodal / pixel models, whose "
-    "modules are sbert_nonling classes; it runs code chosen by the folder: use it only for folders you trust)"
+    "import the module classes the model folder's modules.json names (needed for full multimodal / pixel models, "
+    "whose modules are sbert_nonling classes; it runs code chosen by the folder: use it only for folders you trust)"
 )
 
 
@@ -205,7 +214,10 @@ def check_arguments(args: argparse.Namespace) -> None:
     for name, flag, folder in INPUT_PATHS.get(args.command, ()):
         if getattr(args, name) is not None:
             _check_input_path(
-                getattr(args, name), flag, folder, hub=name in HUB_DATA and args.command in ("train", "demo")
+                getattr(args, name),
+                flag,
+                folder,
+                hub=name in HUB_DATA and args.command in ("train", "reproduce", "demo"),
             )
     if args.command in MODEL_ARGUMENTS:
         name, named_by = MODEL_ARGUMENTS[args.command]
@@ -221,7 +233,8 @@ def check_arguments(args: argparse.Namespace) -> None:
         missing = [task for task in args.tasks if needs[task] is None]
         if missing or (args.plots and args.sts_dir is None):
             raise ValueError(
-                f"--tasks {' '.join(missing) or 'with --plots'} needs --sts-dir (sts, visual-sts, plots) / --stsb-multi-dir (sts-multilingual)."
+                f"--tasks {' '.join(missing) or 'with --plots'} needs --sts-dir (sts, visual-sts, plots) / "
+                "--stsb-multi-dir (sts-multilingual)."
             )
     if args.command == "train":
         from sbert_nonling.app.recipes import load_recipe
@@ -234,6 +247,18 @@ def check_arguments(args: argparse.Namespace) -> None:
             )
         chosen = {name: getattr(args, name) for name in ("model", "precision") if getattr(args, name) is not None}
         load_recipe(args.recipe, tiny=args.tiny, overrides={**_parse_overrides(args.set), **chosen})
+    if args.command == "reproduce":
+        from sbert_nonling.app.recipes import load_recipe
+
+        if args.tiny and args.model is not None:
+            raise ValueError("Pass either --tiny (a small random encoder built offline) or --model, not both.")
+        if args.seeds < 1 or (args.max_steps is not None and args.max_steps < 1):
+            raise ValueError(f"--seeds and --max-steps must be at least 1, got {args.seeds} and {args.max_steps}.")
+        if args.resume and args.overwrite:
+            raise ValueError("Pass either --resume or --overwrite, not both.")
+        chosen = {"model": args.model} if args.model is not None else {}
+        for recipe in args.recipes:
+            load_recipe(recipe, tiny=args.tiny, overrides={**_parse_overrides(args.set), **chosen})
 
 
 def _check_input_path(value: str, flag: str, folder: bool, hub: bool) -> None:
@@ -261,7 +286,11 @@ def _check_model_name(value: str, named_by: str) -> None:
 
 
 def for_the_command_line(error: BaseException) -> str:
-    """``error``'s message on one line, its Python-side advice (:data:`COMMAND_LINE_WORDING`) given as flags."""
+    """``error``'s message on one line, its Python-side advice (:data:`COMMAND_LINE_WORDING`) given as flags.
+
+    Args:
+        error: the exception to report.
+    """
     message = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
     for python, flag in COMMAND_LINE_WORDING:
         message = message.replace(python, flag)
@@ -284,7 +313,11 @@ def _log_helper_thread_errors(
 def cmd_train(args: argparse.Namespace) -> int | None:
     """Train a recipe (or, with ``--dry-run``, say what the run would do); a run stopped by a signal, a failed
     checkpoint write or a crash returns its exit status (128 + the signal number, or 1) after saying what happened and
-    how to resume."""
+    how to resume.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling train`` (:func:`build_parser`).
+    """
     from sbert_nonling.app.run import train_recipe
     from sbert_nonling.app.runner import TrainingCrashed
     from sbert_nonling.data.sources import DataSources
@@ -323,10 +356,50 @@ def cmd_train(args: argparse.Namespace) -> int | None:
     return None
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int | None:
+    """Train recipes over several seeds (and a grid), select on STS-B dev, print the 7 STS test sets' mean +- sd
+    beside the paper's values; a stopped or crashed run ends the command as it ends ``train``."""
+    from sbert_nonling.app.reproduce import reproduce
+    from sbert_nonling.app.runner import TrainingCrashed
+    from sbert_nonling.data.sources import DataSources
+    from sbert_nonling.training.checkpoints import CheckpointWriteError
+    from sbert_nonling.training.finite_training import TrainingDiverged
+    from sbert_nonling.training.preemption import TrainingPreempted
+
+    sys.excepthook = _log_helper_thread_errors
+    data = DataSources(**{item.name: getattr(args, item.name) for item in dataclasses.fields(DataSources)})
+    chosen = {"model": args.model} if args.model is not None else {}
+    try:
+        report = reproduce(
+            args.recipes,
+            args.output,
+            data,
+            seeds=args.seeds,
+            learning_rates=args.learning_rates,
+            batch_sizes=args.batch_sizes,
+            overrides={**_parse_overrides(args.set), **chosen},
+            tiny=args.tiny,
+            max_steps=args.max_steps,
+            mteb=args.mteb,
+            resume=args.resume,
+            overwrite=args.overwrite,
+        )
+    except TrainingPreempted as stop:
+        print(f"sbert-nonling reproduce: {stop} Continue with --resume.", file=sys.stderr)
+        return 128 + stop.signal_number
+    except (CheckpointWriteError, TrainingDiverged, TrainingCrashed) as error:
+        print(f"sbert-nonling reproduce: error: {error}", file=sys.stderr)
+        return 1
+    print(report["table"], end="")
+    print(f"Written: {Path(args.output) / 'reproduce.md'}, {Path(args.output) / 'reproduce.json'}")
+    return None
+
+
 def _print_plan_summary(summary: dict[str, Any]) -> None:
     writes = summary["writes"]
     print(
-        f"{summary['recipe']}: {summary['precision']} ({summary['precision_setting']}), {summary['dataloader_num_workers']} DataLoader workers"
+        f"{summary['recipe']}: {summary['precision']} ({summary['precision_setting']}), "
+        f"{summary['dataloader_num_workers']} DataLoader workers"
     )
     print(
         f"writes {writes['folder']}"
@@ -342,12 +415,18 @@ def _print_plan_summary(summary: dict[str, Any]) -> None:
         else:
             batches = ", ".join(f"{name} {count}" for name, count in stage["batches"].items())
             print(
-                f"  {stage['name']}: {stage['optimizer_steps']} optimizer steps ({stage['trainer']}); batches: {batches}"
+                f"  {stage['name']}: {stage['optimizer_steps']} optimizer steps ({stage['trainer']}); batches: "
+                f"{batches}"
             )
     print("Nothing was written (--dry-run).")
 
 
 def cmd_eval(args: argparse.Namespace) -> None:
+    """Score a saved model on the STS tasks ``--tasks`` names and print the table (plus plots with ``--plots``).
+
+    Args:
+        args: the parsed command line of ``sbert-nonling eval`` (:func:`build_parser`).
+    """
     from sentence_transformers import SentenceTransformer
 
     from sbert_nonling.evaluation.sts import evaluate_sts
@@ -398,6 +477,11 @@ def cmd_eval(args: argparse.Namespace) -> None:
 
 
 def cmd_robustness(args: argparse.Namespace) -> None:
+    """Score saved models on STS-B dev under the text perturbations and print Pixel Linguist's Table 1 layout.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling robustness`` (:func:`build_parser`).
+    """
     from sentence_transformers import SentenceTransformer
 
     from sbert_nonling.data.perturbations import PERTURBATIONS
@@ -420,6 +504,11 @@ def cmd_robustness(args: argparse.Namespace) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> None:
+    """Write the text route of a saved model as a plain sentence-transformers model folder.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling export`` (:func:`build_parser`).
+    """
     from sentence_transformers import SentenceTransformer
 
     from sbert_nonling.export.text_model import export_text_model
@@ -431,12 +520,18 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 
 def cmd_push(args: argparse.Namespace) -> None:
+    """Upload a saved model folder to the Hub (or, with ``--dry-run``, write the exact upload to a folder).
+
+    Args:
+        args: the parsed command line of ``sbert-nonling push`` (:func:`build_parser`).
+    """
     from sbert_nonling.export.publish import push_to_hub
 
     if args.dry_run:
         path = push_to_hub(args.folder, args.repo_id, dry_run=args.dry_run)
         print(
-            f"The upload of {args.folder} to {args.repo_id} is in {path}, its card published for {args.repo_id}; nothing was uploaded."
+            f"The upload of {args.folder} to {args.repo_id} is in {path}, its card published for {args.repo_id}; "
+            "nothing was uploaded."
         )
         _print_result({"repo_id": args.repo_id, "dry_run": path})
         return
@@ -446,6 +541,11 @@ def cmd_push(args: argparse.Namespace) -> None:
 
 
 def cmd_features(args: argparse.Namespace) -> None:
+    """Extract frozen image features of a folder or Hub dataset and save them as safetensors.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling features`` (:func:`build_parser`).
+    """
     from sbert_nonling.data.frozen_image_encoder import FrozenImageEncoder
     from sbert_nonling.data.image_features import extract_image_features, save_image_features
     from sbert_nonling.data.images import IMAGE_EXTENSIONS
@@ -468,6 +568,11 @@ def cmd_features(args: argparse.Namespace) -> None:
 
 
 def cmd_render(args: argparse.Namespace) -> None:
+    """Render a text as PIXEL reads it and write the strip as a PNG.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling render`` (:func:`build_parser`).
+    """
     from sbert_nonling.modules.pixel_renderer import render_preview
 
     num_patches = render_preview(
@@ -478,6 +583,11 @@ def cmd_render(args: argparse.Namespace) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
+    """Train a tiny model offline, export it and show that the plain export reproduces it.
+
+    Args:
+        args: the parsed command line of ``sbert-nonling demo`` (:func:`build_parser`).
+    """
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
@@ -501,10 +611,68 @@ def cmd_demo(args: argparse.Namespace) -> None:
     probe = ["A man is playing a guitar.", "A woman is slicing an onion."]
     difference = float(np.abs(trained.encode(probe) - plain.encode(probe)).max())
     print(
-        f"Plain SentenceTransformer({result['export']!r}) reproduces the trained model (max abs diff {difference:.1e})."
+        f"Plain SentenceTransformer({result['export']!r}) reproduces the trained model (max abs diff "
+        f"{difference:.1e})."
     )
     _print_before_after(result)
     _print_result({**result, "export_max_abs_diff": difference})
+
+
+def _numbers(kind: type) -> Callable[[str], list]:
+    """An argparse type: a comma-separated list of ``kind`` values."""
+
+    def parse(text: str) -> list:
+        try:
+            return [kind(item) for item in text.split(",") if item.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of {kind.__name__} values")
+
+    return parse
+
+
+def add_data_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the data sources (:class:`~sbert_nonling.data.DataSources`' fields) and the starting model, which
+    ``train`` and ``reproduce`` share.
+
+    Args:
+        parser: the subcommand's parser.
+    """
+    for flag, text in (  # the data sources (DataSources' fields) and the starting model
+        (
+            "--text-file",
+            "one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN",
+        ),
+        (
+            "--nli-file",
+            "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those "
+            "columns",
+        ),
+        ("--sts-dir", "SentEval-layout STS folder: dev scores before/after and model selection"),
+        (
+            "--image-dir",
+            "unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: "
+            "owner/name?image=COLUMN&label=COLUMN",
+        ),
+        (
+            "--audio-dir",
+            "unpaired audio files, wav/flac/ogg (audiocse), or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN",
+        ),
+        (
+            "--captions-file",
+            "image-caption pairs: Flickr token file, CSV, JSONL (mcse, macd), or a Hub dataset: "
+            "owner/name?image=COL&caption=COL",
+        ),
+        ("--image-features", "precomputed features of --image-dir (sbert-nonling features)"),
+        ("--audio-label-regex", r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'"),
+        ("--stsb-multi-dir", "stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs (pixel-linguist)"),
+        ("--model", "starting encoder (Hub name or folder); default: the recipe's"),
+    ):
+        parser.add_argument(flag, help=text)
+    parser.add_argument(
+        "--heldout-images",
+        dest="heldout_images_file",
+        help="image names kept out of training for caption<->image Recall@K (mcse, macd)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -535,45 +703,13 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="run folder: OUT/model, OUT/export (with model cards), checkpoints, recipe.json, results.json, train.log",
     )
-    for flag, text in (  # the data sources (DataSources' fields) and the starting model
-        (
-            "--text-file",
-            "one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN",
-        ),
-        (
-            "--nli-file",
-            "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those columns",
-        ),
-        ("--sts-dir", "SentEval-layout STS folder: dev scores before/after and model selection"),
-        (
-            "--image-dir",
-            "unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: owner/name?image=COLUMN&label=COLUMN",
-        ),
-        (
-            "--audio-dir",
-            "unpaired audio files, wav/flac/ogg (audiocse), or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN",
-        ),
-        (
-            "--captions-file",
-            "image-caption pairs: Flickr token file, CSV, JSONL (mcse, macd), or a Hub dataset: owner/name?image=COL&caption=COL",
-        ),
-        ("--image-features", "precomputed features of --image-dir (sbert-nonling features)"),
-        ("--audio-label-regex", r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'"),
-        ("--stsb-multi-dir", "stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs (pixel-linguist)"),
-        ("--model", "starting encoder (Hub name or folder); default: the recipe's"),
-    ):
-        train.add_argument(flag, help=text)
-    train.add_argument(
-        "--heldout-images",
-        dest="heldout_images_file",
-        help="image names kept out of training for caption<->image Recall@K (mcse, macd)",
-    )
+    add_data_options(train)
     train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
     train.add_argument(
         "--max-steps",
         type=int,
-        help="stop after this many optimizer steps (visualcse / audiocse: image or audio and text steps alternate, 10 = 5 + 5; "
-        "multitask / pixel-linguist: of each stage run)",
+        help="stop after this many optimizer steps (visualcse / audiocse: image or audio and text steps alternate, "
+        "10 = 5 + 5; multitask / pixel-linguist: of each stage run)",
     )
     train.add_argument(
         "--resume",
@@ -585,18 +721,20 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY",
-        help="with --resume: accept this setting differing from the run's (eval_steps, eval_tasks, description, reference, dataloader_*; recorded)",
+        help="with --resume: accept this setting differing from the run's (eval_steps, eval_tasks, description, "
+        "reference, dataloader_*; recorded)",
     )
     train.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace the run --output already holds (refused without it); the earlier run stays whole until the new one has finished",
+        help="replace the run --output already holds (refused without it); the earlier run stays whole until the new "
+        "one has finished",
     )
     train.add_argument(
         "--dry-run",
         action="store_true",
-        help="check every input and build the plan, print each stage's optimizer steps per dataset, the precision, the "
-        "DataLoader workers and where the run would write; write nothing",
+        help="check every input and build the plan, print each stage's optimizer steps per dataset, the precision, "
+        "the DataLoader workers and where the run would write; write nothing",
     )
     train.add_argument(
         "--allow-unused-datasets",
@@ -610,6 +748,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
     train.set_defaults(handler=cmd_train)
+
+    reproduce = add_command(
+        "reproduce",
+        help="train recipes over several seeds and compare the 7 STS test sets with the paper (mean +- sd)",
+        epilog=f"recipes:\n{textwrap.indent(recipes, '  ')}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    reproduce.add_argument("recipes", nargs="+", help="recipe names (listed below), e.g. simcse-unsup visualcse")
+    reproduce.add_argument(
+        "--output", required=True, help="folder: OUT/<recipe>/<cell>/seed-<seed> runs, reproduce.md / .json / .png"
+    )
+    reproduce.add_argument("--seeds", type=int, default=5, help="training runs per recipe and cell (default 5)")
+    reproduce.add_argument(
+        "--learning-rates", type=_numbers(float), help="comma-separated text learning rates to search, e.g. 1e-5,3e-5"
+    )
+    reproduce.add_argument("--batch-sizes", type=_numbers(int), help="comma-separated text batch sizes to search")
+    add_data_options(reproduce)
+    reproduce.add_argument("--tiny", action="store_true", help="small random encoders built offline (a quick check)")
+    reproduce.add_argument("--max-steps", type=int, help="cap every run's optimizer steps")
+    reproduce.add_argument("--mteb", action="store_true", help="also score the selected runs through MTEB")
+    reproduce.add_argument("--resume", action="store_true", help="continue: reuse finished runs, resume interrupted")
+    reproduce.add_argument("--overwrite", action="store_true", help="train every run of --output again")
+    reproduce.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
+    reproduce.set_defaults(handler=cmd_reproduce)
 
     evaluate = add_command("eval", help="STS evaluation, cosine Spearman x100")
     evaluate.add_argument("model", help="model folder or Hub name")
@@ -651,7 +813,8 @@ def build_parser() -> argparse.ArgumentParser:
     robustness.add_argument(
         "--perturbations",
         nargs="*",
-        help="perturbation names, e.g. insert delete swap shuffle (an unknown name is refused with the list); default: all",
+        help="perturbation names, e.g. insert delete swap shuffle (an unknown name is refused with the list); "
+        "default: all",
     )
     robustness.add_argument("--rate", type=float, default=0.1, help="share of words a character perturbation edits")
     robustness.add_argument(
@@ -716,6 +879,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``sbert-nonling`` command line and return its exit status (2 after a bad input, said in one line).
+
+    Args:
+        argv: the arguments after the program name (default: ``sys.argv[1:]``).
+    """
     args = build_parser().parse_args(argv)
     try:
         check_arguments(args)

@@ -93,8 +93,8 @@ def cited(model_folder: str | Path) -> set[str]:
 
 
 def tiny_train_command(text_file: Path, output: Path, *extra: str) -> list[str]:
-    """The command of a real ``sbert-nonling train simcse-unsup --tiny`` process on ``text_file`` into ``output`` (batch
-    8), then ``extra`` flags; run it with :func:`cli_environment`."""
+    """The command of a real ``sbert-nonling train simcse-unsup --tiny`` process on ``text_file`` into ``output``
+    (batch 8), then ``extra`` flags; run it with :func:`cli_environment`."""
     command = [
         "train",
         "simcse-unsup",

@@ -588,10 +588,12 @@ def test_a_model_that_cannot_be_loaded_offline_is_one_sentence_naming_it_and_the
     (message,) = [line for line in run.stderr.splitlines() if line.strip()]
     argument = "the model argument" if command == "eval" else "the models argument"
     assert message.startswith(
-        f"sbert-nonling {command}: error: Model 'sentence-transformers/all-mpnet-base-v2' ({argument}) could not be loaded"
+        f"sbert-nonling {command}: error: Model 'sentence-transformers/all-mpnet-base-v2' ({argument}) could not be "
+        "loaded"
     )
     assert message.endswith(
-        "Offline: pass the folder of a saved model instead (OUT/model or OUT/export of sbert-nonling train, or a folder written by model.save)."
+        "Offline: pass the folder of a saved model instead (OUT/model or OUT/export of sbert-nonling train, or a "
+        "folder written by model.save)."
     )
 
 
@@ -608,7 +610,8 @@ def test_help_describes_the_tool_and_points_to_nothing_a_pip_user_lacks():
     ] == []
 
 
-#: Names a message may give as ``name=`` that are neither a setting nor a keyword of this package, each with what it is.
+#: Names a message may give as ``name=`` that are neither a setting nor a keyword of this package, each with what it
+#: is.
 OTHER_NAMES = {
     "model_type": "the field of a transformers config that names its family",
     "optim": "transformers' TrainingArguments field naming the optimizer",
@@ -639,9 +642,9 @@ def _message_texts() -> list[tuple[str, str]]:
 
 
 def test_every_hint_in_a_message_names_a_real_flag_setting_or_keyword():
-    """A ``--flag`` is an option of the CLI, ``--set KEY=`` / ``setting 'KEY'`` a recipe setting, and ``name=`` a setting
-    or a keyword of the package's functions (e.g. the single-class image folder warning once advised the non-existent
-    ``modality_loss=simclr``)."""
+    """A ``--flag`` is an option of the CLI, ``--set KEY=`` / ``setting 'KEY'`` a recipe setting, and ``name=`` a
+    setting or a keyword of the package's functions (e.g. the single-class image folder warning once advised the
+    non-existent ``modality_loss=simclr``)."""
     from pathlib import Path
 
     from sbert_nonling.cli import build_parser

@@ -34,7 +34,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 EXECUTED_LANGUAGES = {"python", "py"}
-#: Pages without a Python example, and why: they report measurements (benchmarks, experiments) or operations, not an API.
+#: Pages without a Python example, and why: they report measurements (benchmarks, experiments) or operations, not an
+#: API.
 NO_EXAMPLE_PAGES = {"benchmarks.md", "results.md"}
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 

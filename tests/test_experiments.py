@@ -31,7 +31,10 @@ def row(method, seed, learning_rate, dev, backbone="random", steps=100):
         "steps_per_second": 10.0,
         "modality_share": 0.3,
         "best_step": 100,
-        "command": f"python experiments/run_one.py --method {method} --backbone {backbone} --seed {seed} --learning-rate {learning_rate:g}",
+        "command": (
+            f"python experiments/run_one.py --method {method} --backbone {backbone} --seed {seed} "
+            f"--learning-rate {learning_rate:g}"
+        ),
     }
 
 

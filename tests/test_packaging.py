@@ -37,7 +37,8 @@ def run(command: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory) -> tuple[Path, Path]:
-    """(wheel, sdist) built from the working tree with the test interpreter's setuptools (no isolation: no download)."""
+    """(wheel, sdist) built from the working tree with the test interpreter's setuptools (no isolation: no
+    download)."""
     out = tmp_path_factory.mktemp("dist")
     run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)], cwd=out)
     (wheel,) = out.glob("sbert_nonling-*.whl")

@@ -33,7 +33,11 @@ FINISHED_RUN_ENTRIES = ("results.json", "model", "export")
 
 def check_output_target(output_dir: str | Path) -> Path:
     """Check, without creating anything, that ``output_dir`` names a folder that exists or can be created: a ValueError
-    says so when it names a file or when its nearest existing folder cannot be written."""
+    says so when it names a file or when its nearest existing folder cannot be written.
+
+    Args:
+        output_dir: the run folder (``--output``); it may not exist yet.
+    """
     output_dir = Path(output_dir)
     if output_dir.exists() and not output_dir.is_dir():
         raise ValueError(
@@ -42,21 +46,27 @@ def check_output_target(output_dir: str | Path) -> Path:
     existing = next(folder for folder in (output_dir, *output_dir.absolute().parents) if folder.exists())
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(
-            f"Cannot write into --output {str(output_dir)!r} ({existing} is not a folder you can write to); choose another folder."
+            f"Cannot write into --output {str(output_dir)!r} ({existing} is not a folder you can write to); choose "
+            "another folder."
         )
     return output_dir
 
 
 def make_output_dir(output_dir: str | Path) -> Path:
     """Create the run folder ``output_dir`` if needed and check that it can be written, before a run reads any
-    data: a ValueError says so when it names a file or cannot be written (no permission, a read-only disk)."""
+    data: a ValueError says so when it names a file or cannot be written (no permission, a read-only disk).
+
+    Args:
+        output_dir: the run folder (``--output``), created with its parents if missing.
+    """
     output_dir = check_output_target(output_dir)
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=output_dir).close()
     except OSError as error:
         raise ValueError(
-            f"Cannot write into --output {str(output_dir)!r} ({error.strerror or error}); choose a folder you can write to, or fix its permissions."
+            f"Cannot write into --output {str(output_dir)!r} ({error.strerror or error}); choose a folder you can "
+            "write to, or fix its permissions."
         ) from None
     return output_dir
 
@@ -71,8 +81,8 @@ REPLACED = ".replaced"
 
 @dataclass(frozen=True)
 class RunFolder:
-    """Where a run writes: ``output_dir`` itself, or (``replacing``) ``output_dir/.incoming``, whose run replaces the run
-    ``output_dir`` holds only once it has finished (:meth:`finish`): until then the earlier run stays whole.
+    """Where a run writes: ``output_dir`` itself, or (``replacing``) ``output_dir/.incoming``, whose run replaces the
+    run ``output_dir`` holds only once it has finished (:meth:`finish`): until then the earlier run stays whole.
 
     Args:
         output_dir: the run folder the user named.
@@ -109,12 +119,15 @@ def _remove(path: Path) -> None:
 
 
 def complete_replacement(output_dir: str | Path) -> bool:
-    """Move a finished replacement (``output_dir/.incoming`` holding its ``results.json``) into ``output_dir`` in place of
-    the earlier run's entries; returns whether there was one.
+    """Move a finished replacement (``output_dir/.incoming`` holding its ``results.json``) into ``output_dir`` in place
+    of the earlier run's entries; returns whether there was one.
 
-    The entries to move are listed first (:data:`SWAP_LIST`), then each replaces its namesake, ``results.json`` last; an
-    earlier entry the new run does not have is deleted. A process killed at any point of this leaves a state the next
-    call completes: every run of this package calls it first, under the folder's lock.
+    The entries to move are listed first (:data:`SWAP_LIST`), then each replaces its namesake, ``results.json`` last;
+    an earlier entry the new run does not have is deleted. A process killed at any point of this leaves a state the
+    next call completes: every run of this package calls it first, under the folder's lock.
+
+    Args:
+        output_dir: the run folder that may hold a finished replacement in ``.incoming``.
     """
     output_dir = Path(output_dir)
     _remove(output_dir / REPLACED)
@@ -174,13 +187,14 @@ def check_output_dir(
             if not _complete_checkpoints(incoming):
                 raise ValueError(
                     f"--resume: the interrupted run in {incoming} (it was replacing the run in {output_dir}, which is "
-                    "intact) holds no complete checkpoint. Pass --overwrite (overwrite=True) to start the replacement again."
+                    "intact) holds no complete checkpoint. Pass --overwrite (overwrite=True) to start the replacement "
+                    "again."
                 )
             return RunFolder(output_dir, replacing=True)
         raise ValueError(
-            f"{output_dir} holds a run that was replacing the run there and was interrupted ({INCOMING}); the earlier run "
-            "is intact. Pass --resume (resume=True) to continue the replacement, or --overwrite (overwrite=True) to "
-            "start it again."
+            f"{output_dir} holds a run that was replacing the run there and was interrupted ({INCOMING}); the earlier "
+            "run is intact. Pass --resume (resume=True) to continue the replacement, or --overwrite (overwrite=True) "
+            "to start it again."
         )
     finished = _finished_entries(output_dir)
     checkpoints = _complete_checkpoints(output_dir)
@@ -192,7 +206,8 @@ def check_output_dir(
             )
         if not checkpoints:
             raise ValueError(
-                f"--resume: {output_dir} holds no complete checkpoint to resume from. Run without --resume to start the run."
+                f"--resume: {output_dir} holds no complete checkpoint to resume from. Run without --resume to start "
+                "the run."
             )
         return RunFolder(output_dir)
     if overwrite:

@@ -2,38 +2,48 @@
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import logging
 import tempfile
-from pathlib import Path
 from typing import Any
+
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.modules import Transformer
 
 from sbert_nonling.app.output_folder import RunFolder
 from sbert_nonling.configs.base import MethodConfig
+from sbert_nonling.export.model_card import CardForm
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
+from sbert_nonling.modules.modality_router import ModalityRouter
 from sbert_nonling.training.planned_batches import BatchPlan, planned_batches
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 
 logger = logging.getLogger(__name__)
 
 
-def stage_output_dir(stage: TrainingStage, run_dir: Path) -> Path:
-    """Where the stage writes its checkpoints: its arguments' ``output_dir``, relative to the run folder."""
-    assert stage.args.output_dir is not None  # TrainingArguments fills its default ("trainer_output")
-    return run_dir / stage.args.output_dir
+def saved_forms(model: SentenceTransformer) -> dict[str, CardForm]:
+    """The folders a run saves ``model`` into, each with the form of its model card: ``model`` (``"pixel"`` for a model
+    reading text as rendered pixels, ``"full"`` otherwise) and, for a model with a text route, ``export`` (``"text"``:
+    :func:`~sbert_nonling.export.text_model.export_text_model`).
 
-
-def stage_trainer(stage: TrainingStage, plan: MethodPlan, run_dir: Path) -> NonLinguisticTrainer:
-    """The stage's trainer of the plan's model and evaluator, its checkpoints in :func:`stage_output_dir` (on a copy of
-    the stage's arguments: the plan is not changed)."""
-    args = copy.copy(stage.args)
-    args.output_dir = str(stage_output_dir(stage, run_dir))
-    return dataclasses.replace(stage, args=args).trainer(plan.model, plan.evaluator)
+    Args:
+        model: the model the run trains.
+    """
+    first = model[0]
+    routes = list(first.sub_modules) if isinstance(first, ModalityRouter) else []
+    forms: dict[str, CardForm] = {"model": "pixel" if "pixel" in routes else "full"}
+    if "text" in routes or isinstance(first, Transformer):
+        forms["export"] = "text"
+    return forms
 
 
 def stage_summary(stage: TrainingStage, trainer: NonLinguisticTrainer, batches: BatchPlan) -> dict[str, Any]:
-    """One training stage of a plan summary: its trainer, optimizer steps, batches per dataset and batch order."""
+    """One training stage of a plan summary: its trainer, optimizer steps, batches per dataset and batch order.
+
+    Args:
+        stage: the training stage.
+        trainer: its trainer, built (:meth:`~sbert_nonling.methods.TrainingStage.trainer`).
+        batches: the batches the trainer will read (:func:`planned_batches`).
+    """
     return {
         "name": stage.name,
         "trainer": type(trainer).__name__,
@@ -44,12 +54,19 @@ def stage_summary(stage: TrainingStage, trainer: NonLinguisticTrainer, batches: 
 
 
 def summary_header(
-    config: MethodConfig, folder: RunFolder, has_text_export: bool, precision: str, workers: int
+    config: MethodConfig, folder: RunFolder, model: SentenceTransformer, precision: str, workers: int
 ) -> dict[str, Any]:
-    """The run-wide part of a plan summary: the recipe, the resolved precision and workers, and what it writes where."""
-    writes = {"folder": str(folder.output_dir), "model": str(folder.output_dir / "model")}
-    if has_text_export:
-        writes["export"] = str(folder.output_dir / "export")
+    """The run-wide part of a plan summary: the recipe, the resolved precision and workers, and what it writes where.
+
+    Args:
+        config: the method's settings.
+        folder: where the run writes (:func:`~sbert_nonling.app.output_folder.check_output_dir`).
+        model: the plan's model (its :func:`saved_forms` are the folders written).
+        precision: the resolved precision (``fp32``, ``bf16``, ``fp16``).
+        workers: the resolved DataLoader workers.
+    """
+    writes = {"folder": str(folder.output_dir)}
+    writes.update({name: str(folder.output_dir / name) for name in saved_forms(model)})
     if folder.replacing:
         writes["trains_in"] = str(folder.run_dir)
     return {
@@ -81,13 +98,17 @@ def plan_summary(
             if isinstance(step, ModelUpdate):
                 stages.append({"name": step.name, "weight_update": True})
             else:
-                trainer = stage_trainer(step, plan, Path(scratch))
+                trainer = step.trainer(plan.model, plan.evaluator, scratch)
                 stages.append(stage_summary(step, trainer, planned_batches(trainer)))
-    return {**summary_header(config, folder, plan.has_text_export, precision, workers), "stages": stages}
+    return {**summary_header(config, folder, plan.model, precision, workers), "stages": stages}
 
 
 def log_summary_header(header: dict[str, Any]) -> None:
-    """The run-wide part of a plan summary as one INFO line (``train.log``; the console with ``--verbose``)."""
+    """The run-wide part of a plan summary as one INFO line (``train.log``; the console with ``--verbose``).
+
+    Args:
+        header: :func:`summary_header`'s dict.
+    """
     replacing = (
         f" (trains in {header['writes']['trains_in']}; it replaces the earlier run when it finishes)"
         if "trains_in" in header["writes"]
@@ -100,12 +121,17 @@ def log_summary_header(header: dict[str, Any]) -> None:
 
 
 def log_stage_summary(stage: dict[str, Any]) -> None:
-    """One stage of a plan summary as one INFO line."""
+    """One stage of a plan summary as one INFO line.
+
+    Args:
+        stage: a stage's :func:`stage_summary`, or ``{"name": ..., "weight_update": True}``.
+    """
     if stage.get("weight_update"):
         logger.info(f"stage {stage['name']!r}: a weight update, no training")
         return
     batches = ", ".join(f"{name}: {count}" for name, count in stage["batches"].items())
     order = f", in {stage['batch_order']}'s order" if stage["batch_order"] else ""
     logger.info(
-        f"stage {stage['name']!r} ({stage['trainer']}): {stage['optimizer_steps']} optimizer steps; batches {batches}{order}"
+        f"stage {stage['name']!r} ({stage['trainer']}): {stage['optimizer_steps']} optimizer steps; "
+        f"batches {batches}{order}"
     )

@@ -54,7 +54,8 @@ def train_recipe(
     overrides = overrides or {}
     if max_steps is not None and max_steps < 1:
         raise ValueError(
-            f"--max-steps (max_steps) must be at least 1, got {max_steps}; leave it out to train the recipe's full run."
+            f"--max-steps (max_steps) must be at least 1, got {max_steps}; leave it out to train the recipe's full "
+            "run."
         )
     if tiny and "model" in overrides:
         raise ValueError(

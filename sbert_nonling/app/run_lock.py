@@ -31,7 +31,10 @@ def _holder(descriptor: int) -> str:
 def run_lock(output_dir: str | os.PathLike) -> Iterator[None]:
     """Hold the lock of ``output_dir`` inside the block; another run asking for it meanwhile is refused with a
     ValueError naming the holder. An exclusive ``flock`` on :data:`LOCK_FILE`, which the kernel releases whenever the
-    holder ends (even ``kill -9``); only the main process (``RANK`` 0) takes it (docs/reliability.md).
+    holder ends (even ``kill -9``); only the main process (``RANK`` 0) takes it.
+
+    Args:
+        output_dir: the run folder to lock (created if missing); the lock file lives inside it.
     """
     if int(os.environ.get("RANK", "0")) != 0:
         yield

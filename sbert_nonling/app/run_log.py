@@ -1,4 +1,5 @@
-"""A run's ``train.log``: the INFO logs of this package and of sentence-transformers, for Python callers as for the CLI."""
+"""A run's ``train.log``: the INFO logs of this package and of sentence-transformers, for Python callers as for the
+CLI."""
 
 from __future__ import annotations
 

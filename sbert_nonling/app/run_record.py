@@ -28,7 +28,16 @@ def write_run_record(
     citing ``citations`` (the run's losses': :func:`~sbert_nonling.export.model_card.loss_citations`).
 
     The cards carry the scores ``result`` holds: STS dev before / after training (``dev_*``), multilingual STS-B dev
-    (``multilingual_*``) and held-out caption <-> image retrieval (``retrieval``)."""
+    (``multilingual_*``) and held-out caption <-> image retrieval (``retrieval``).
+
+    Args:
+        output_dir: the run folder ``OUT``.
+        settings: the resolved recipe settings, written to ``recipe.json``.
+        result: what the run returned (paths and scores), written to ``results.json``.
+        forms: folder key in ``result`` -> card form of the model saved there; one card per key.
+        data: one line per data source the cards name (e.g. :meth:`DataSources.card_lines`).
+        citations: BibTeX entries of the run's losses, cited in every card.
+    """
     output_dir = Path(output_dir)
     (output_dir / "recipe.json").write_text(json.dumps(dict(settings), indent=2, sort_keys=True), encoding="utf-8")
     (output_dir / "results.json").write_text(json.dumps(dict(result), indent=2, sort_keys=True), encoding="utf-8")

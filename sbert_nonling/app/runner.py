@@ -1,4 +1,5 @@
-"""The one runner of every method: check the folder, build the plan, score dev, run its stages, save, export, record."""
+"""The one runner of every method: check the folder, build the plan, score dev, run its stages, save, export and
+record."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from safetensors import SafetensorError
+from sentence_transformers import SentenceTransformer
 from transformers import set_seed
 
 from sbert_nonling.app.output_folder import (
@@ -24,21 +26,31 @@ from sbert_nonling.app.plan_summary import (
     log_stage_summary,
     log_summary_header,
     plan_summary,
-    stage_output_dir,
+    saved_forms,
     stage_summary,
-    stage_trainer,
     summary_header,
 )
 from sbert_nonling.app.run_lock import run_lock
 from sbert_nonling.app.run_log import run_log
 from sbert_nonling.app.run_record import write_run_record
+from sbert_nonling.configs import (
+    AudioCSEConfig,
+    MACDConfig,
+    MCSEConfig,
+    MultitaskConfig,
+    PixelLinguistConfig,
+    SimCSEConfig,
+    VisualCSEConfig,
+)
 from sbert_nonling.configs.base import MethodConfig
+from sbert_nonling.data.image_features import save_image_features
 from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.sts import evaluate_sts, evaluate_sts_dir
 from sbert_nonling.evaluation.sts_data import load_sts_dir, load_stsb_multi_dir
 from sbert_nonling.export.model_card import loss_citations
 from sbert_nonling.export.text_model import export_text_model
 from sbert_nonling.methods import BUILDERS
+from sbert_nonling.methods.grounding import GroundingPlan
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.training.arguments import dev_curve, resolved_precision, resolved_workers, scores_at_best_checkpoint
 from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint, newest_intact_checkpoint
@@ -46,12 +58,25 @@ from sbert_nonling.training.finite_training import TrainingDiverged, non_finite_
 from sbert_nonling.training.planned_batches import BatchPlan, planned_batches
 from sbert_nonling.training.preemption import TrainingPreempted
 from sbert_nonling.training.run_settings import check_resume_settings
+from sbert_nonling.training.trainer import NonLinguisticTrainer
 
 logger = logging.getLogger(__name__)
 
 
 #: What a single-run plan's result reports about its one run (a staged plan reports them per stage).
 RUN_FIELDS = ("best_checkpoint", "global_step", "dev_curve", "train_seconds", "step_seconds", "step_counts")
+#: Where a run keeps the image features its grounding plan extracted (``sbert-nonling train ... --image-features``).
+IMAGE_FEATURES_FILE = "image_features.safetensors"
+#: The data sources each method trains on, in the order its model cards list them (:func:`training_data`).
+TRAINING_SOURCES: dict[str, tuple[str, ...]] = {
+    SimCSEConfig.method: ("text_file", "nli_file"),
+    VisualCSEConfig.method: ("text_file", "nli_file", "image_dir", "audio_dir"),
+    AudioCSEConfig.method: ("text_file", "nli_file", "image_dir", "audio_dir"),
+    MCSEConfig.method: ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
+    MACDConfig.method: ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
+    MultitaskConfig.method: ("text_file", "nli_file"),
+    PixelLinguistConfig.method: ("text_file", "nli_file"),
+}
 
 
 class TrainingCrashed(RuntimeError):
@@ -68,7 +93,8 @@ class TrainingCrashed(RuntimeError):
     def __init__(self, stage: str, step: int, error: BaseException, checkpoint: str | None) -> None:
         what = str(error).strip().splitlines()[0].rstrip(".") if str(error).strip() else "no message"
         kept = (
-            f"The last complete checkpoint is {checkpoint}: fix the cause, then run the same command with --resume (resume=True)."
+            f"The last complete checkpoint is {checkpoint}: fix the cause, then run the same command with --resume "
+            "(resume=True)."
             if checkpoint
             else "No checkpoint had been written: fix the cause, then run the same command again."
         )
@@ -103,8 +129,13 @@ class RunContext:
 
 
 def check_step_cap(stage: TrainingStage, batches: BatchPlan) -> None:
-    """A ValueError when the stage's step cap leaves a training dataset without a batch, naming the dataset, the step of
-    its first batch in the batch order, and what to pass instead."""
+    """A ValueError when the stage's step cap leaves a training dataset without a batch, naming the dataset, the step
+    of its first batch in the batch order, and what to pass instead.
+
+    Args:
+        stage: the training stage.
+        batches: the batches its trainer will read (:func:`~sbert_nonling.training.planned_batches.planned_batches`).
+    """
     if not batches.unused:
         return
     name = batches.unused[0]
@@ -126,23 +157,42 @@ def check_step_cap(stage: TrainingStage, batches: BatchPlan) -> None:
     )
 
 
+class _StageStart:
+    """What the runner does with a stage's trainer before it trains (:meth:`TrainingStage.run` calls it): log the
+    batches it will read, refuse a step cap that leaves a dataset without a batch, have its checkpoints record the
+    run's settings. It keeps the trainer, for the stage's log entry and for the report of an error.
+
+    Args:
+        stage: the training stage.
+        run: what the stages of the run share.
+    """
+
+    def __init__(self, stage: TrainingStage, run: RunContext) -> None:
+        self.stage = stage
+        self.run = run
+        self.trainer: NonLinguisticTrainer | None = None
+
+    def __call__(self, trainer: NonLinguisticTrainer) -> None:
+        self.trainer = trainer
+        batches = planned_batches(trainer)
+        log_stage_summary(stage_summary(self.stage, trainer, batches))
+        if not self.run.allow_unused_datasets:
+            check_step_cap(self.stage, batches)
+        elif batches.unused:
+            unused = ", ".join(map(repr, batches.unused))
+            logger.warning(
+                f"Stage {self.stage.name!r} trains without {unused}: its step cap ends before their first batch."
+            )
+        trainer.run_settings.settings, trainer.run_settings.changes = self.run.settings, self.run.changes
+
+
 def _train(stage: TrainingStage, plan: MethodPlan, run: RunContext) -> tuple[dict[str, Any], dict[str, float]]:
-    """One training stage: hooks, the trainer (its step cap checked, then trained), hooks. Returns its log entry and the
-    dev scores logged for the checkpoint the model ends with ({} if unknown: :func:`scores_at_best_checkpoint`)."""
-    for hook in stage.before:
-        hook(plan.model)
-    trainer = stage_trainer(stage, plan, run.run_dir)
-    batches = planned_batches(trainer)
-    log_stage_summary(stage_summary(stage, trainer, batches))
-    if not run.allow_unused_datasets:
-        check_step_cap(stage, batches)
-    elif batches.unused:
-        logger.warning(
-            f"Stage {stage.name!r} trains without {', '.join(map(repr, batches.unused))}: its step cap ends before their first batch."
-        )
-    trainer.run_settings.settings, trainer.run_settings.changes = run.settings, run.changes
+    """One training stage (:meth:`TrainingStage.run`: hooks, the trainer, its step cap checked, then trained, hooks).
+    Returns its log entry and the dev scores logged for the checkpoint the model ends with ({} if unknown:
+    :func:`scores_at_best_checkpoint`)."""
+    start = _StageStart(stage, run)
     try:
-        train_output = trainer.train(resume_from_checkpoint=True if run.resume else None)
+        output = stage.run(plan.model, plan.evaluator, run.run_dir, True if run.resume else None, start)
     except TrainingPreempted as stop:
         if run.resumable:
             raise
@@ -150,18 +200,17 @@ def _train(stage: TrainingStage, plan: MethodPlan, run: RunContext) -> tuple[dic
         raise TrainingPreempted(stop.signal_number, stop.checkpoint, resumable=False) from None
     except (TrainingDiverged, CheckpointWriteError, ValueError):
         raise
-    except (
-        Exception
-    ) as error:  # a DataLoader worker killed, out of memory, ...: one sentence; the traceback in train.log
+    except Exception as error:
+        # a DataLoader worker killed, out of memory, ...: one sentence; the traceback in train.log
         logger.info("Training failed:", exc_info=True)
         raise TrainingCrashed(
             stage.name,
-            trainer.state.global_step,
+            start.trainer.state.global_step if start.trainer is not None else 0,
             error,
-            last_complete_checkpoint(stage_output_dir(stage, run.run_dir)),
+            last_complete_checkpoint(stage.checkpoint_dir(run.run_dir)),
         ) from error
-    for hook in stage.after:
-        hook(plan.model)
+    trainer = start.trainer
+    assert trainer is not None  # the stage's run built it before training
     run.citations.extend(loss_citations(trainer.loss))
     entry = {
         **stage.record,
@@ -169,7 +218,7 @@ def _train(stage: TrainingStage, plan: MethodPlan, run: RunContext) -> tuple[dic
         "best_checkpoint": trainer.state.best_model_checkpoint,
         "global_step": trainer.state.global_step,
         "dev_curve": dev_curve(trainer.state.log_history),
-        "train_seconds": train_output.metrics["train_runtime"],
+        "train_seconds": output.metrics["train_runtime"],
         "step_seconds": dict(trainer.step_seconds),
         "step_counts": dict(trainer.step_counts),
     }
@@ -179,7 +228,13 @@ def _train(stage: TrainingStage, plan: MethodPlan, run: RunContext) -> tuple[dic
 def save_whole(write: Callable[[Path], object], folder: Path, checkpoints: Path | None = None) -> None:
     """Write a saved form of the model (``model``, ``export``) so that ``folder`` exists only once it is whole:
     ``write`` fills ``folder.partial``, which then replaces ``folder``. A failed write (disk full, no permission)
-    raises :class:`CheckpointWriteError` saying that training is complete and ``--resume`` finishes the saving."""
+    raises :class:`CheckpointWriteError` saying that training is complete and ``--resume`` finishes the saving.
+
+    Args:
+        write: writes the saved form into the folder it is given.
+        folder: where the saved form goes.
+        checkpoints: the run's checkpoint folder, named in the error as what holds the trained model.
+    """
     partial = folder.with_name(folder.name + ".partial")
     try:
         if partial.exists():
@@ -191,12 +246,14 @@ def save_whole(write: Callable[[Path], object], folder: Path, checkpoints: Path 
     except (OSError, SafetensorError) as error:
         kept = last_complete_checkpoint(checkpoints) if checkpoints else None
         how = (
-            f"training is complete and {kept} holds it: fix the cause, then run the same command again with --resume (resume=True) to finish saving"
+            f"training is complete and {kept} holds it: fix the cause, then run the same command again with --resume "
+            "(resume=True) to finish saving"
             if kept
             else "fix the cause, then run the same command again"
         )
+        free = shutil.disk_usage(folder.parent).free / 2**20
         raise CheckpointWriteError(
-            f"Could not write {folder}: {error}. {shutil.disk_usage(folder.parent).free / 2**20:.1f} MiB are free on that disk; {how}."
+            f"Could not write {folder}: {error}. {free:.1f} MiB are free on that disk; {how}."
         ) from error
 
 
@@ -213,11 +270,13 @@ def run_method(
 ) -> dict[str, Any]:
     """Run a method end to end: check the folder (nothing is changed yet: :func:`check_output_dir`);
     ``set_seed(config.seed)``; ``build(config, data)``, which reads and checks the data; log the plan (also into
-    ``OUT/train.log``); write the plan's ``files``; dev scores before (``data.sts_dir``, ``data.stsb_multi_dir``); the
-    plan's stages (each refuses a step cap that leaves a dataset without a batch before its first step; the best STS-B
-    dev checkpoint is loaded at the end of each run; a staged plan scores dev after every stage); dev scores after;
-    save ``output_dir/model`` and ``output_dir/export`` (with model cards); the plan's evaluations; ``recipe.json`` and
-    ``results.json``.
+    ``OUT/train.log``); keep the image features a grounding plan extracted (``OUT/image_features.safetensors``); dev
+    scores before (``data.sts_dir``, ``data.stsb_multi_dir``); the plan's steps, each stage run by
+    :meth:`~sbert_nonling.methods.TrainingStage.run` (each refuses a step cap that leaves a dataset without a batch
+    before its first step; the best STS-B dev checkpoint is loaded at the end of each run; a run that
+    :func:`reports_stages` scores dev after every step); dev scores after; save ``output_dir/model`` and
+    ``output_dir/export`` (:func:`saved_forms`, with model cards listing :func:`training_data`); the plan's
+    evaluations; ``recipe.json`` and ``results.json``.
 
     A run that replaces another (``overwrite``) trains in ``output_dir/.incoming`` and takes the earlier run's place
     only once it has finished: bad input, a crash or a kill leave the earlier run whole.
@@ -242,7 +301,8 @@ def run_method(
     Returns:
         ``{"recipe", "model", "export", "dev_before", "dev_after", "multilingual_before", "multilingual_after",
         "precision", "dataloader_num_workers", "global_step", "best_checkpoint"}``, then :data:`RUN_FIELDS` (single
-        run) or ``"stages"`` (staged plan), and one key per plan evaluation. With ``dry_run``: the plan summary.
+        run) or ``"stages"`` (:func:`reports_stages`), and one key per plan evaluation. With ``dry_run``: the plan
+        summary.
     """
     if resume and not config.resumable:
         raise ValueError(
@@ -273,10 +333,40 @@ def run_method(
             run_dir, config.to_dict(), changes, resume, config.resumable, allow_unused_datasets, precision, workers
         )
         with run_log(output_dir / "train.log"):
-            log_summary_header(summary_header(config, folder, plan.has_text_export, precision, workers))
+            log_summary_header(summary_header(config, folder, plan.model, precision, workers))
             result = _run_plan(config, plan, data, folder, run)
         folder.finish()
     return result
+
+
+def reports_stages(config: MethodConfig, plan: MethodPlan) -> bool:
+    """Whether a run reports each step of ``plan`` (``"stages"``, each with its dev scores) rather than its one
+    training run at the top of the result: a method that trains in stages (its config has stage settings) or a plan
+    of several steps.
+
+    Args:
+        config: the method's settings.
+        plan: the built plan.
+    """
+    return bool(config.stages()) or len(plan.stages) != 1
+
+
+def training_data(config: MethodConfig, data: DataSources) -> list[str]:
+    """The model card's lines on the data a run of ``config``'s method trains on
+    (:meth:`~sbert_nonling.data.DataSources.card_lines` of its :data:`TRAINING_SOURCES`): multitask's ``sts_dir`` only
+    when its second stage trains on the task files, Pixel Linguist's ``stsb_multi_dir`` only when leapfrogging trains
+    on its parallel pairs.
+
+    Args:
+        config: the method's settings.
+        data: the run's data sources.
+    """
+    sources = list(TRAINING_SOURCES[config.method])
+    if isinstance(config, MultitaskConfig) and config.multitask.max_steps != 0:
+        sources.append("sts_dir")
+    if isinstance(config, PixelLinguistConfig) and config.leapfrog_iterations > 0:
+        sources.append("stsb_multi_dir")
+    return data.card_lines(*sources)
 
 
 def _run_plan(
@@ -285,8 +375,10 @@ def _run_plan(
     """Everything :func:`run_method` does after the checks: train, score, save and record in ``run.run_dir``; the
     result names the paths the run will have in ``folder.output_dir``."""
     run_dir = run.run_dir
-    for name, write in plan.files.items():
-        write(run_dir / name)
+    if isinstance(plan, GroundingPlan) and plan.extracted_features is not None:
+        save_image_features(run_dir / IMAGE_FEATURES_FILE, *plan.extracted_features)
+    staged = reports_stages(config, plan)
+    forms = saved_forms(plan.model)
     sts_dir = data.sts_dir
     multilingual = load_stsb_multi_dir(data.stsb_multi_dir, "dev") if data.stsb_multi_dir else []
     dev_before = evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {}
@@ -300,37 +392,37 @@ def _run_plan(
             entry = {**step.record, "name": step.name}
         else:
             entry, logged_dev = _train(step, plan, run)
-        if plan.staged and sts_dir is not None:
+        if staged and sts_dir is not None:
             entry["dev"] = evaluate_sts_dir(plan.model, sts_dir, "dev")
         entries.append(entry)
 
     result: dict[str, Any] = {
         "recipe": config.name,
         "model": str(folder.output_dir / "model"),
-        "export": str(folder.output_dir / "export") if plan.has_text_export else None,
+        "export": str(folder.output_dir / "export") if "export" in forms else None,
         "dev_before": dev_before,
-        "dev_after": _dev_after(plan, sts_dir, logged_dev) if sts_dir else {},
+        "dev_after": _dev_after(plan.model, sts_dir, {} if staged else logged_dev) if sts_dir else {},
         "multilingual_before": multilingual_before,
         "multilingual_after": evaluate_sts(plan.model, multilingual) if multilingual else {},
         "precision": run.precision,
         "dataloader_num_workers": run.dataloader_num_workers,
     }
     training = [step for step in plan.stages if isinstance(step, TrainingStage)]
-    checkpoints = stage_output_dir(training[0], run_dir) if training else None
+    checkpoints = training[0].checkpoint_dir(run_dir) if training else None
     bad = non_finite_parameters(plan.model.state_dict().items())
     if bad:  # e.g. a weight average of diverged runs: never saved
         raise TrainingDiverged(
             f"The trained model holds NaN or infinite weights ({bad[0]}, {len(bad)} in all); it was not saved."
         )
     save_whole(lambda folder: plan.model.save(str(folder)), run_dir / "model", checkpoints)
-    if plan.has_text_export:
+    if "export" in forms:
         save_whole(lambda folder: export_text_model(plan.model, folder), run_dir / "export", checkpoints)
     runs = [
         _in_run_folder(entry, run_dir, folder.output_dir)
         for step, entry in zip(plan.stages, entries)
         if isinstance(step, TrainingStage)
     ]
-    if plan.staged:
+    if staged:
         result["stages"] = [_in_run_folder(entry, run_dir, folder.output_dir) for entry in entries]
         result["global_step"] = sum(entry["global_step"] for entry in runs)
         result["best_checkpoint"] = runs[-1]["best_checkpoint"] if runs else None
@@ -341,20 +433,17 @@ def _run_plan(
         result["settings_changed_on_resume"] = run.changes
     for name, evaluate in plan.evaluations.items():
         result[name] = evaluate(plan.model)
-    forms = {"model": plan.card_form, "export": "text"} if plan.has_text_export else {"model": plan.card_form}
-    write_run_record(run_dir, run.settings, result, forms, plan.training_data, run.citations)
+    write_run_record(run_dir, run.settings, result, forms, training_data(config, data), run.citations)
     return result
 
 
-def _dev_after(plan: MethodPlan, sts_dir: str | Path, logged: dict[str, float]) -> dict[str, float]:
-    """The trained model's dev scores. A task the trainer scored for the best checkpoint it loaded (the same evaluator on
-    the same weights) is taken from its log; only the others are scored (all of them after a staged plan)."""
+def _dev_after(model: SentenceTransformer, sts_dir: str | Path, logged: dict[str, float]) -> dict[str, float]:
+    """The trained model's dev scores. A task the trainer scored for the best checkpoint it loaded (the same evaluator
+    on the same weights) is taken from its log (``logged``); only the others are scored."""
     tasks = load_sts_dir(sts_dir, "dev")
-    reused = {} if plan.staged else {task.name: logged[task.name] for task in tasks if task.name in logged}
+    reused = {task.name: logged[task.name] for task in tasks if task.name in logged}
     scored = (
-        evaluate_sts(plan.model, [task for task in tasks if task.name not in reused])
-        if len(reused) < len(tasks)
-        else {}
+        evaluate_sts(model, [task for task in tasks if task.name not in reused]) if len(reused) < len(tasks) else {}
     )
     scores = {task.name: reused[task.name] if task.name in reused else scored[task.name] for task in tasks}
     scores["avg"] = sum(scores.values()) / len(scores)

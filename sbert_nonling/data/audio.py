@@ -24,8 +24,14 @@ AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg")
 
 
 def read_audio(path: str | Path | io.BytesIO, name: str | None = None) -> dict[str, Any]:
-    """``{"array": float32 (samples[, channels]), "sampling_rate": Hz}`` of a file, or a ValueError naming it (``name``):
-    undecodable, shorter than one 25 ms fbank window, longer than ``MAX_SECONDS``, or holding NaN / infinite samples."""
+    """``{"array": float32 (samples[, channels]), "sampling_rate": Hz}`` of a file, or a ValueError naming it
+    (``name``): undecodable, shorter than one 25 ms fbank window, longer than ``MAX_SECONDS``, or holding NaN /
+    infinite samples.
+
+    Args:
+        path: a file path or an in-memory file (``io.BytesIO``).
+        name: how error messages name the file (default: ``path``).
+    """
     name = name or str(path)
     source = path if isinstance(path, io.BytesIO) else str(path)
     try:
@@ -33,7 +39,8 @@ def read_audio(path: str | Path | io.BytesIO, name: str | None = None) -> dict[s
         seconds = info.frames / info.samplerate
         if seconds * SAMPLE_RATE < MIN_SAMPLES:
             raise ValueError(
-                f"Audio {name!r} holds {info.frames} samples at {info.samplerate} Hz ({seconds:.4f} s); at least 25 ms (one fbank window) are needed."
+                f"Audio {name!r} holds {info.frames} samples at {info.samplerate} Hz ({seconds:.4f} s); at least 25 "
+                "ms (one fbank window) are needed."
             )
         if seconds > MAX_SECONDS:
             raise ValueError(f"Audio {name!r} is {seconds:.0f} s long; at most {MAX_SECONDS} s is accepted.")
@@ -49,7 +56,11 @@ def read_audio(path: str | Path | io.BytesIO, name: str | None = None) -> dict[s
 
 def label_from_regex(pattern: str) -> Callable[[str], str]:
     """A labeller taking the first group of ``pattern`` matched against the file name, e.g. FSDD's speaker:
-    ``label_from_regex(r"^\\d+_([a-z]+)_\\d+")`` on ``0_george_12.wav`` gives ``"george"``."""
+    ``label_from_regex(r"^\\d+_([a-z]+)_\\d+")`` on ``0_george_12.wav`` gives ``"george"``.
+
+    Args:
+        pattern: a regular expression with at least one group, searched in the file name.
+    """
     compiled = re.compile(pattern)
     if compiled.groups < 1:
         raise ValueError(f"Label pattern {pattern!r} needs a capture group, e.g. r'^\\d+_([a-z]+)_'.")
@@ -69,9 +80,17 @@ def audio_folder_dataset(
     limit: int | None = None,
     limit_per_class: int | None = None,
 ) -> tuple[Dataset, list[str]]:
-    """Audio files of ``folder`` (or a Hub audio dataset, docs/data.md) as an AudioCSE dataset, and the class names:
-    ``view_1`` and ``view_2`` hold the same clip (decoded when read), ``label`` the index of ``label_fn(file name)`` (or
-    the Hub label column). ``limit_per_class`` keeps the first clips of every class, then ``limit`` the first rows.
+    """Audio files of ``folder`` (or a Hub audio dataset) as an AudioCSE dataset, and the class names:
+    ``view_1`` and ``view_2`` hold the same clip (decoded when read), ``label`` the index of ``label_fn(file name)``
+    (or the Hub label column). ``limit_per_class`` keeps the first clips of every class, then ``limit`` the first rows.
+
+    Args:
+        folder: a folder of ``.wav`` / ``.flac`` / ``.ogg`` files, or a Hub dataset
+            ``owner/name?audio=COLUMN&label=COLUMN``.
+        label_fn: file name -> class (e.g. :func:`label_from_regex`); required for a folder, unused for a Hub
+            dataset (its label column).
+        limit: keep at most this many rows (after ``limit_per_class``); None keeps all.
+        limit_per_class: keep at most this many clips of every class; None keeps all.
     """
     source = hub_source(folder, AUDIO_ROLES)
     if source is not None:

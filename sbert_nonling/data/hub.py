@@ -1,4 +1,10 @@
-"""Training data from the Hugging Face Hub wherever a local data path is accepted (docs/data.md)."""
+"""Training data from the Hugging Face Hub wherever a local data path is accepted.
+
+A Hub dataset is named ``owner/name``, optionally followed by ``?key=value&...``: ``split`` (default ``train``),
+``config``, ``data_files`` and ``revision`` go to ``datasets.load_dataset``, and ``ROLE=COLUMN`` names the column
+that plays a role (``text``, ``image``, ``caption``, ``audio``, ``label``, ...) when it is not named as the role.
+Further reading: docs/data.md.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +34,7 @@ CAPTION_ROLES = ("image", "caption")
 
 @dataclass(frozen=True)
 class HubSource:
-    """A Hub dataset to read one kind of training data from (the options are explained in docs/data.md).
+    """A Hub dataset to read one kind of training data from, as :func:`hub_source` parses it.
 
     Args:
         name: the dataset repository, ``owner/name``.
@@ -45,6 +51,11 @@ class HubSource:
     columns: dict[str, str] = field(default_factory=dict)
 
     def column(self, role: str) -> str:
+        """The dataset column that plays ``role`` (the role's own name unless the source renames it).
+
+        Args:
+            role: a role such as ``"text"``, ``"image"``, ``"caption"`` or ``"label"``.
+        """
         return self.columns.get(role, role)
 
     def __str__(self) -> str:
@@ -59,8 +70,13 @@ class HubSource:
 
 
 def hub_source(value: str | Path, roles: Sequence[str]) -> HubSource | None:
-    """The Hub dataset ``value`` names (``owner/name?split=...&ROLE=COLUMN``, docs/data.md), or None when ``value``
-    exists on disk or is not of that form; an unknown key is a ValueError listing the valid ones."""
+    """The Hub dataset ``value`` names (``owner/name?split=...&ROLE=COLUMN``), or None when ``value``
+    exists on disk or is not of that form; an unknown key is a ValueError listing the valid ones.
+
+    Args:
+        value: a local path or a Hub dataset name, as given on the command line.
+        roles: the roles a ``ROLE=COLUMN`` key may name, the first being the main one.
+    """
     if isinstance(value, Path) or Path(value).exists():
         return None
     name, _, query = value.partition("?")
@@ -82,7 +98,13 @@ def hub_source(value: str | Path, roles: Sequence[str]) -> HubSource | None:
 
 
 def load_hub_columns(source: HubSource, roles: Sequence[str]) -> Dataset:
-    """``source`` loaded by ``datasets.load_dataset``, reduced to the columns playing ``roles``, renamed to the roles."""
+    """``source`` loaded by ``datasets.load_dataset``, reduced to the columns playing ``roles``, renamed to the
+    roles.
+
+    Args:
+        source: the Hub dataset (:func:`hub_source`).
+        roles: the roles to keep, each renamed from its column.
+    """
     try:
         dataset = load_dataset(
             source.name, source.config, split=source.split, data_files=source.data_files, revision=source.revision
@@ -98,15 +120,21 @@ def load_hub_columns(source: HubSource, roles: Sequence[str]) -> Dataset:
     missing = [f"{column!r} ({role})" for role, column in columns.items() if column not in dataset.column_names]
     if missing:
         raise ValueError(
-            f"The Hub dataset {str(source)!r} has no column {', '.join(missing)}; columns found: {dataset.column_names}. "
-            f"Name the column that plays a role with ?{roles[0]}=COLUMN."
+            f"The Hub dataset {str(source)!r} has no column {', '.join(missing)}; columns found: "
+            f"{dataset.column_names}. Name the column that plays a role with ?{roles[0]}=COLUMN."
         )
     dataset = dataset.select_columns(list(columns.values()))
     return dataset.rename_columns({column: role for role, column in columns.items() if column != role})
 
 
 def class_indices(dataset: Dataset, column: str = "label") -> tuple[Dataset, list[str]]:
-    """``dataset`` with ``column`` as class indices and the class names (a ClassLabel's, else the sorted distinct values)."""
+    """``dataset`` with ``column`` as class indices and the class names (a ClassLabel's, else the sorted distinct
+    values).
+
+    Args:
+        dataset: the dataset holding the labels.
+        column: the label column.
+    """
     feature = dataset.features[column]
     if isinstance(feature, ClassLabel):
         return dataset, list(feature.names)
@@ -117,7 +145,12 @@ def class_indices(dataset: Dataset, column: str = "label") -> tuple[Dataset, lis
 
 
 def first_rows_per_class(labels: Sequence[Hashable], limit: int) -> list[int]:
-    """The rows of the first ``limit`` items of every class, in dataset order."""
+    """The rows of the first ``limit`` items of every class, in dataset order.
+
+    Args:
+        labels: the class of every row, in dataset order.
+        limit: how many rows of each class to keep.
+    """
     counts: Counter[Hashable] = Counter()
     rows = []
     for row, label in enumerate(labels):

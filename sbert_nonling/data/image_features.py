@@ -30,7 +30,14 @@ def extract_image_features(
     regions: bool = False,
 ) -> dict[str, torch.Tensor]:
     """``{"global": (N, C)}`` (plus ``"regions": (N, H * W, C)`` if asked) of image files, PIL images or undecoded Hub
-    image values, in order (:func:`~sbert_nonling.data.images.decode_image`: a ValueError names a bad file)."""
+    image values, in order (:func:`~sbert_nonling.data.images.decode_image`: a ValueError names a bad file).
+
+    Args:
+        image_paths: image files, PIL images or undecoded Hub image values.
+        encoder: the frozen image encoder.
+        batch_size: images per forward pass.
+        regions: also return the region grid of every image (MACD's DAMSM term needs it).
+    """
     device = next(encoder.parameters()).device
     global_features, region_features = [], []
     for start in tqdm(range(0, len(image_paths), batch_size), desc="Image features", unit="batch"):
@@ -51,7 +58,13 @@ def extract_image_features(
 
 
 def save_image_features(path: str | Path, names: Sequence[str], features: dict[str, torch.Tensor]) -> Path:
-    """Write ``features`` as safetensors with the image names (one per row) in the metadata."""
+    """Write ``features`` as safetensors with the image names (one per row) in the metadata.
+
+    Args:
+        path: the safetensors file to write.
+        names: the image names, one per row of every tensor.
+        features: ``{"global": (N, C)}`` and optionally ``{"regions": (N, H * W, C)}``.
+    """
     lengths = {key: value.shape[0] for key, value in features.items()}
     if any(length != len(names) for length in lengths.values()):
         raise ValueError(f"{len(names)} image names but feature rows {lengths}; they must match.")
@@ -66,7 +79,11 @@ def save_image_features(path: str | Path, names: Sequence[str], features: dict[s
 
 
 def load_image_features(path: str | Path) -> tuple[list[str], dict[str, torch.Tensor]]:
-    """The image names and features written by :func:`save_image_features`."""
+    """The image names and features written by :func:`save_image_features`.
+
+    Args:
+        path: a file written by :func:`save_image_features`.
+    """
     with safe_open(str(path), framework="pt") as handle:
         names = json.loads((handle.metadata() or {}).get("names", "null"))
     if names is None:

@@ -26,7 +26,14 @@ def _stsb_multi_sentences(path: Path) -> list[str]:
 def stsb_multi_parallel_pairs(
     directory: str | Path, languages: list[str], split: str = "train"
 ) -> list[tuple[str, str]]:
-    """(English, translation) pairs of both sentences of every row of the row-aligned ``stsb-<lang>-<split>.csv`` files."""
+    """(English, translation) pairs of both sentences of every row of the row-aligned ``stsb-<lang>-<split>.csv``
+    files.
+
+    Args:
+        directory: the folder of the stsb_multi_mt files.
+        languages: the translation languages, e.g. ``["de", "fr"]``.
+        split: which split's files to read.
+    """
     directory = Path(directory)
     english = _stsb_multi_sentences(directory / f"stsb-en-{split}.csv")
     pairs: list[tuple[str, str]] = []
@@ -44,7 +51,11 @@ def stsb_multi_parallel_pairs(
 
 
 def parallel_pairs_dataset(pairs: list[tuple[str, str]]) -> Dataset:
-    """Columns ``anchor`` (English) and ``positive`` (translation)."""
+    """Columns ``anchor`` (English) and ``positive`` (translation).
+
+    Args:
+        pairs: ``(English, translation)`` pairs.
+    """
     if not pairs:
         raise ValueError("No parallel pairs.")
     anchors, positives = zip(*pairs)

@@ -3,6 +3,7 @@ each a pure function ``f(text, rng, ...) -> str`` of a ``random.Random``."""
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import zlib
@@ -64,18 +65,27 @@ def _check_rate(rate: float) -> None:
 def _edit_words(
     text: str, rng: random.Random, rate: float, edit: Callable[[str, random.Random], str], min_length: int = 1
 ) -> str:
-    """``edit`` applied to each word with probability ``rate`` (a draw per word), words shorter than ``min_length`` kept."""
+    """``edit`` applied to each word with probability ``rate`` (a draw per word), words shorter than ``min_length``
+    kept."""
     _check_rate(rate)
-    return _WORD.sub(
-        lambda match: (
-            edit(match.group(), rng) if rng.random() < rate and len(match.group()) >= min_length else match.group()
-        ),
-        text,
-    )
+
+    def edit_word(match: re.Match[str]) -> str:
+        word = match.group()
+        if rng.random() < rate and len(word) >= min_length:
+            return edit(word, rng)
+        return word
+
+    return _WORD.sub(edit_word, text)
 
 
 def insert_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
-    """In each word with probability ``rate``, insert one random lower-case letter at a random position."""
+    """In each word with probability ``rate``, insert one random lower-case letter at a random position.
+
+    Args:
+        text: the text to perturb.
+        rng: the seeded generator every draw comes from.
+        rate: the probability that a word is edited, in [0, 1].
+    """
 
     def insert(word: str, r: random.Random) -> str:
         i = r.randint(0, len(word))
@@ -85,7 +95,13 @@ def insert_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
 
 
 def delete_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
-    """In each word of two or more characters with probability ``rate``, delete one random character."""
+    """In each word of two or more characters with probability ``rate``, delete one random character.
+
+    Args:
+        text: the text to perturb.
+        rng: the seeded generator every draw comes from.
+        rate: the probability that a word is edited, in [0, 1].
+    """
 
     def delete(word: str, r: random.Random) -> str:
         i = r.randrange(len(word))
@@ -97,7 +113,15 @@ def delete_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
 def substitute_characters(
     text: str, rng: random.Random, rate: float = 0.1, kind: Literal["visual", "keyboard"] = "visual"
 ) -> str:
-    """In each word with probability ``rate``, replace one letter by a look-alike (``"visual"``) or a QWERTY neighbour."""
+    """In each word with probability ``rate``, replace one letter by a look-alike (``"visual"``) or a QWERTY
+    neighbour.
+
+    Args:
+        text: the text to perturb.
+        rng: the seeded generator every draw comes from.
+        rate: the probability that a word is edited, in [0, 1].
+        kind: ``"visual"`` (look-alike characters, :data:`VISUALLY_SIMILAR`) or ``"keyboard"`` (QWERTY neighbours).
+    """
     if kind not in ("visual", "keyboard"):
         raise ValueError(f"kind={kind!r} must be 'visual' or 'keyboard'.")
     table = VISUALLY_SIMILAR if kind == "visual" else KEYBOARD_NEIGHBOURS
@@ -113,7 +137,13 @@ def substitute_characters(
 
 
 def swap_neighbours(text: str, rng: random.Random, rate: float = 0.1) -> str:
-    """In each word of two or more characters with probability ``rate``, swap two adjacent characters."""
+    """In each word of two or more characters with probability ``rate``, swap two adjacent characters.
+
+    Args:
+        text: the text to perturb.
+        rng: the seeded generator every draw comes from.
+        rate: the probability that a word is edited, in [0, 1].
+    """
 
     def swap(word: str, r: random.Random) -> str:
         i = r.randrange(len(word) - 1)
@@ -123,14 +153,24 @@ def swap_neighbours(text: str, rng: random.Random, rate: float = 0.1) -> str:
 
 
 def shuffle_words(text: str, rng: random.Random) -> str:
-    """All words of the text in a random order (single spaces)."""
+    """All words of the text in a random order (single spaces).
+
+    Args:
+        text: the text to shuffle.
+        rng: the seeded generator of the order.
+    """
     words = text.split()
     rng.shuffle(words)
     return " ".join(words)
 
 
 def conditional_shuffle(text: str, rng: random.Random) -> str:
-    """Within each sub-sentence (split after , . ; : ! ?), keep the first and last word and shuffle the rest."""
+    """Within each sub-sentence (split after , . ; : ! ?), keep the first and last word and shuffle the rest.
+
+    Args:
+        text: the text to shuffle.
+        rng: the seeded generator of the orders.
+    """
     parts = []
     for part in _SUBSENTENCE_END.split(text.strip()):
         words = part.split()
@@ -143,7 +183,14 @@ def conditional_shuffle(text: str, rng: random.Random) -> str:
 
 
 def random_spans(document: str, rng: random.Random, min_words: int = 5, max_words: int = 64) -> tuple[str, str]:
-    """Two random, possibly overlapping word spans of one document (topical alignment's positive pair)."""
+    """Two random, possibly overlapping word spans of one document (topical alignment's positive pair).
+
+    Args:
+        document: the document, split into words at whitespace.
+        rng: the seeded generator of the span lengths and starts.
+        min_words: the shortest span, in words (shorter documents give the whole document).
+        max_words: the longest span, in words.
+    """
     if not 1 <= min_words <= max_words:
         raise ValueError(f"Need 1 <= min_words <= max_words, got {min_words} and {max_words}.")
     words = document.split()
@@ -157,14 +204,24 @@ def random_spans(document: str, rng: random.Random, min_words: int = 5, max_word
     return spans[0], spans[1]
 
 
+def _whole_text(perturbation: Callable[[str, random.Random], str]) -> Callable[..., str]:
+    """``perturbation`` with the common signature ``f(text, rng, rate)``, ``rate`` unused (it edits the whole text)."""
+
+    def perturb(text: str, rng: random.Random, rate: float | None = None) -> str:
+        return perturbation(text, rng)
+
+    return perturb
+
+
+#: Name -> perturbation ``f(text, rng, rate) -> str``, as :class:`PerturbationPairs` calls them.
 PERTURBATIONS: dict[str, Callable[..., str]] = {
     "insert": insert_characters,
     "delete": delete_characters,
-    "substitute_visual": lambda text, rng, rate=0.1: substitute_characters(text, rng, rate, "visual"),
-    "substitute_keyboard": lambda text, rng, rate=0.1: substitute_characters(text, rng, rate, "keyboard"),
+    "substitute_visual": functools.partial(substitute_characters, kind="visual"),
+    "substitute_keyboard": functools.partial(substitute_characters, kind="keyboard"),
     "swap": swap_neighbours,
-    "shuffle": lambda text, rng, rate=None: shuffle_words(text, rng),
-    "conditional_shuffle": lambda text, rng, rate=None: conditional_shuffle(text, rng),
+    "shuffle": _whole_text(shuffle_words),
+    "conditional_shuffle": _whole_text(conditional_shuffle),
 }
 
 
@@ -172,6 +229,12 @@ class PerturbationPairs:
     """A ``Dataset.set_transform`` function: each text becomes (anchor = text, positive = perturbed text).
 
     Seeded by ``seed`` and a CRC32 of the text (the same pairs in every run); applies :data:`PERTURBATIONS` in order.
+
+    Args:
+        perturbations: names of :data:`PERTURBATIONS`, applied in this order.
+        rate: the share of words each character perturbation edits, in [0, 1].
+        seed: the run's seed, combined with each text's CRC32.
+        text_column: the column holding the texts.
 
     Example::
 
@@ -196,6 +259,11 @@ class PerturbationPairs:
         self.text_column = text_column
 
     def perturb(self, text: str) -> str:
+        """``text`` with every perturbation applied in order, from one generator seeded by ``seed`` and the text.
+
+        Args:
+            text: the text to perturb.
+        """
         rng = _text_rng(self.seed, text)
         for name in self.perturbations:
             text = PERTURBATIONS[name](text, rng, self.rate)
@@ -209,14 +277,28 @@ class PerturbationPairs:
 def perturbation_pairs_dataset(
     sentences: list[str], perturbations: list[str], rate: float = 0.1, seed: int = 42
 ) -> Dataset:
-    """``sentences`` as (anchor, positive) pairs made on the fly by :class:`PerturbationPairs`."""
+    """``sentences`` as (anchor, positive) pairs made on the fly by :class:`PerturbationPairs`.
+
+    Args:
+        sentences: the sentences, one row each.
+        perturbations: names of :data:`PERTURBATIONS`, applied in order.
+        rate: the share of words each character perturbation edits, in [0, 1].
+        seed: the run's seed.
+    """
     dataset = Dataset.from_dict({"text": list(sentences)})
     dataset.set_transform(PerturbationPairs(perturbations, rate=rate, seed=seed))
     return dataset
 
 
 def span_pairs_dataset(documents: list[str], min_words: int = 5, max_words: int = 64, seed: int = 42) -> Dataset:
-    """Topical alignment data: two :func:`random_spans` of each document as (anchor, positive), seeded per document."""
+    """Topical alignment data: two :func:`random_spans` of each document as (anchor, positive), seeded per document.
+
+    Args:
+        documents: the documents, one row each.
+        min_words: the shortest span, in words.
+        max_words: the longest span, in words.
+        seed: the run's seed, combined with each document's CRC32.
+    """
     spans = [random_spans(document, _text_rng(seed, document), min_words, max_words) for document in documents]
     return Dataset.from_dict(
         {"anchor": [anchor for anchor, _ in spans], "positive": [positive for _, positive in spans]}

@@ -14,7 +14,11 @@ Source = str | Path | None
 
 @dataclass(frozen=True)
 class DataSources:
-    """The files, folders or Hub datasets (docs/data.md) of a run; each method reads the ones it needs, naming any missing.
+    """The files, folders or Hub datasets of a run; each method reads the ones it needs, naming any missing.
+
+    Every argument takes a local path or a Hub dataset, ``owner/name`` with optional ``?key=value&...`` options:
+    ``split``, ``config``, ``data_files``, ``revision`` and ``ROLE=COLUMN`` for a column not named as its role (e.g.
+    ``?image=img&label=speaker_id``); :mod:`sbert_nonling.data.hub` reads them.
 
     Args:
         text_file: one sentence per line.
@@ -47,7 +51,8 @@ class DataSources:
     stsb_multi_dir: Source = None
 
     def card_lines(self, *names: str) -> list[str]:
-        """One model-card line per given source among ``names`` (default: all): a file's name or a Hub dataset as given."""
+        """One model-card line per given source among ``names`` (default: all): a file's name or a Hub dataset as
+        given."""
         given = [(name, getattr(self, name)) for name in names or [item.name for item in dataclasses.fields(self)]]
         return [
             f"{name}: {value if _names_hub_dataset(value) else Path(value).name}"

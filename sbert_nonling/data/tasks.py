@@ -21,7 +21,13 @@ def _rows(path: Path, min_columns: int, header_prefix: str | None = None) -> lis
 
 
 def read_sick_entailment(path: str | Path, limit: int | None = None) -> list[tuple[str, str, str]]:
-    """(sentence_A, sentence_B, entailment_judgment) rows of a SICK release file (judgements in :data:`SICK_LABELS`)."""
+    """(sentence_A, sentence_B, entailment_judgment) rows of a SICK release file (judgements in
+    :data:`SICK_LABELS`).
+
+    Args:
+        path: a SICK release file (``SICK_train.txt``, ``SICK_trial.txt``, ...).
+        limit: keep at most this many rows; None keeps all.
+    """
     pairs = []
     for where, fields in _rows(Path(path), min_columns=5, header_prefix="pair_ID"):
         label = fields[4].strip()
@@ -34,7 +40,12 @@ def read_sick_entailment(path: str | Path, limit: int | None = None) -> list[tup
 
 
 def read_stsb_genres(path: str | Path, limit: int | None = None) -> list[tuple[str, str]]:
-    """(sentence, genre) for every distinct sentence of an STS Benchmark file (its first genre, e.g. ``main-news``)."""
+    """(sentence, genre) for every distinct sentence of an STS Benchmark file (its first genre, e.g. ``main-news``).
+
+    Args:
+        path: an STS Benchmark release file (``sts-train.csv``, ...).
+        limit: keep at most this many sentences; None keeps all.
+    """
     seen: dict[str, str] = {}
     for where, fields in _rows(Path(path), min_columns=7):
         genre = fields[0].strip()
@@ -49,14 +60,26 @@ def read_stsb_genres(path: str | Path, limit: int | None = None) -> list[tuple[s
 def sentence_classification_dataset(
     examples: Sequence[tuple[str, str]], label_names: Sequence[str] | None = None
 ) -> tuple[Dataset, tuple[str, ...]]:
-    """Columns ``sentence``, ``label`` (class id) from (sentence, label name) pairs, and the label names in id order."""
+    """Columns ``sentence``, ``label`` (class id) from (sentence, label name) pairs, and the label names in id
+    order.
+
+    Args:
+        examples: ``(sentence, label name)`` pairs.
+        label_names: the classes in id order; None takes the sorted distinct names of ``examples``.
+    """
     return _classification_dataset("sentence_classification_dataset", ("sentence",), examples, label_names)
 
 
 def pair_classification_dataset(
     examples: Sequence[tuple[str, str, str]], label_names: Sequence[str] | None = SICK_LABELS
 ) -> tuple[Dataset, tuple[str, ...]]:
-    """Columns ``sentence1``, ``sentence2``, ``label`` (class id) from (sentence1, sentence2, label name), and the names."""
+    """Columns ``sentence1``, ``sentence2``, ``label`` (class id) from (sentence1, sentence2, label name), and the
+    names.
+
+    Args:
+        examples: ``(sentence1, sentence2, label name)`` triplets.
+        label_names: the classes in id order (default: SICK's); None takes the sorted distinct names of ``examples``.
+    """
     return _classification_dataset("pair_classification_dataset", ("sentence1", "sentence2"), examples, label_names)
 
 
@@ -80,13 +103,21 @@ def sts_regression_dataset(
     sentences1: Sequence[str], sentences2: Sequence[str], scores: Sequence[float], score_range: tuple[float, float]
 ) -> Dataset:
     """Columns ``sentence1``, ``sentence2``, ``score`` with the gold scores mapped linearly from ``score_range``
-    (STS-B: (0, 5); SICK relatedness: (1, 5)) to [0, 1], the range of a cosine-similarity regression target."""
+    (STS-B: (0, 5); SICK relatedness: (1, 5)) to [0, 1], the range of a cosine-similarity regression target.
+
+    Args:
+        sentences1: the first sentence of every pair.
+        sentences2: the second sentence of every pair.
+        scores: the gold score of every pair, inside ``score_range``.
+        score_range: ``(low, high)`` of the gold scale, mapped to [0, 1].
+    """
     low, high = score_range
     if not high > low:
         raise ValueError(f"score_range={score_range!r} must be (low, high) with high > low, e.g. (0, 5) for STS-B.")
     if not len(sentences1) == len(sentences2) == len(scores):
         raise ValueError(
-            f"sts_regression_dataset got {len(sentences1)}, {len(sentences2)} and {len(scores)} items; they must be aligned."
+            f"sts_regression_dataset got {len(sentences1)}, {len(sentences2)} and {len(scores)} items; they must be "
+            "aligned."
         )
     outside = [score for score in scores if not low <= score <= high]
     if outside:

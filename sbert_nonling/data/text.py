@@ -15,7 +15,12 @@ logger = logging.getLogger(__name__)
 
 
 def read_sentences(path: str | Path, limit: int | None = None) -> list[str]:
-    """Non-blank sentences of a one-sentence-per-line UTF-8 file (SimCSE's wiki1m) or of a Hub dataset's ``text``."""
+    """Non-blank sentences of a one-sentence-per-line UTF-8 file (SimCSE's wiki1m) or of a Hub dataset's ``text``.
+
+    Args:
+        path: a text file, or a Hub dataset name with an optional ``?text=COLUMN``.
+        limit: keep at most this many sentences; None keeps all.
+    """
     source = hub_source(path, SENTENCE_ROLES)
     if source is not None:
         lines = load_hub_columns(source, SENTENCE_ROLES)["text"]
@@ -35,7 +40,13 @@ def read_sentences(path: str | Path, limit: int | None = None) -> list[str]:
 
 
 def read_nli_triplets(path: str | Path, limit: int | None = None) -> list[tuple[str, str, str]]:
-    """(premise, entailment, contradiction) rows of a SimCSE nli_for_simcse CSV (``sent0,sent1,hard_neg``) or Hub dataset."""
+    """(premise, entailment, contradiction) rows of a SimCSE nli_for_simcse CSV (``sent0,sent1,hard_neg``) or Hub
+    dataset.
+
+    Args:
+        path: a CSV file with header ``sent0,sent1,hard_neg``, or a Hub dataset name with those columns.
+        limit: keep at most this many rows; None keeps all.
+    """
     source = hub_source(path, NLI_ROLES)
     if source is not None:
         path = str(source)
@@ -64,11 +75,19 @@ def read_nli_triplets(path: str | Path, limit: int | None = None) -> list[tuple[
 
 
 def sentence_pairs_dataset(sentences: list[str]) -> Dataset:
-    """Unsupervised SimCSE data: each sentence paired with itself (columns ``anchor``, ``positive``)."""
+    """Unsupervised SimCSE data: each sentence paired with itself (columns ``anchor``, ``positive``).
+
+    Args:
+        sentences: the sentences, one row each.
+    """
     return Dataset.from_dict({"anchor": sentences, "positive": sentences})
 
 
 def nli_triplets_dataset(triplets: list[tuple[str, str, str]]) -> Dataset:
-    """Supervised SimCSE data: columns ``anchor``, ``positive`` (entailment), ``negative`` (contradiction)."""
+    """Supervised SimCSE data: columns ``anchor``, ``positive`` (entailment), ``negative`` (contradiction).
+
+    Args:
+        triplets: ``(premise, entailment, contradiction)`` rows.
+    """
     anchors, positives, negatives = zip(*triplets)
     return Dataset.from_dict({"anchor": list(anchors), "positive": list(positives), "negative": list(negatives)})

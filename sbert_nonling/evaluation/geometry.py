@@ -25,7 +25,14 @@ def alignment_uniformity(
         \ell_{align} = \mathbb{E}_{(x, y) \sim p_{pos}} \lVert f(x) - f(y) \rVert^2, \qquad
         \ell_{uniform} = \log \mathbb{E}_{x, y \sim p_{data}} e^{-2 \lVert f(x) - f(y) \rVert^2}
 
-    over the pairs scored at least ``positive_threshold`` (p_pos) and every distinct sentence (p_data); lower is better.
+    over the pairs scored at least ``positive_threshold`` (p_pos) and every distinct sentence (p_data); lower is
+    better.
+
+    Args:
+        model: the model to measure.
+        task: an STS task (e.g. STS-B dev) whose pairs and sentences are embedded.
+        positive_threshold: the gold score from which a pair counts as positive (STS-B scale 0-5).
+        batch_size: sentences per ``encode`` batch.
     """
     positives = [index for index, score in enumerate(task.scores) if score >= positive_threshold]
     if not positives:
@@ -41,7 +48,13 @@ def alignment_uniformity(
 
 
 def anisotropy(model: SentenceTransformer, sentences: Sequence[str], batch_size: int = 64) -> float:
-    """Mean cosine similarity between the embeddings of distinct sentences (0: isotropic; PIXEL's [CLS]: 0.999)."""
+    """Mean cosine similarity between the embeddings of distinct sentences (0: isotropic; PIXEL's [CLS]: 0.999).
+
+    Args:
+        model: the model to measure.
+        sentences: the sentences (duplicates are dropped).
+        batch_size: sentences per ``encode`` batch.
+    """
     unit = _unit(model, sentences, batch_size)
     if unit.shape[0] < 2:
         raise ValueError("anisotropy needs at least two sentences.")

@@ -1,4 +1,5 @@
-"""STS through MTEB's official tasks, online by name or offline with local data injected (``mteb`` extra; docs/evaluation.md)."""
+"""STS through MTEB's official tasks, online by name or offline with local data injected (``mteb`` extra). Further
+reading: docs/evaluation.md."""
 
 from __future__ import annotations
 
@@ -22,7 +23,15 @@ LOCAL_SPLIT = "local"
 def wrap_for_mteb(
     model: SentenceTransformer, model_name: str, revision: str | None = None, modalities: Sequence[str] = ("text",)
 ):
-    """MTEB's SentenceTransformer wrapper with a real model name (``local/<name>`` without "/"), revision and modalities."""
+    """MTEB's SentenceTransformer wrapper with a real model name (``local/<name>`` without "/"), revision and
+    modalities.
+
+    Args:
+        model: the model to evaluate.
+        model_name: the name MTEB records in its results (a path keeps its last one or two parts).
+        revision: the model revision MTEB records; None for a local model.
+        modalities: the modalities MTEB may send the model.
+    """
     wrapper = SentenceTransformerEncoderWrapper(model)
     name = model_name.strip("/").split("/")[-2:]
     fields = {
@@ -37,7 +46,11 @@ def wrap_for_mteb(
 
 def local_mteb_tasks(tasks: Sequence[STSData]) -> list:
     """Official MTEB task objects holding the local data under its own split (``STSBenchmarkMultilingualSTS-<lang>`` as
-    subsets of the multilingual task), for your own ``mteb.evaluate`` (docs/evaluation.md)."""
+    subsets of the multilingual task), for your own ``mteb.evaluate``.
+
+    Args:
+        tasks: local STS tasks (:mod:`sbert_nonling.evaluation.sts_data`), named as MTEB's tasks.
+    """
     result, multilingual = [], {}
     for data in tasks:
         if data.name.startswith(f"{MULTILINGUAL_TASK}-"):
@@ -53,7 +66,8 @@ def local_mteb_tasks(tasks: Sequence[STSData]) -> list:
 
 
 def _inject(task: Any, split: str, data: Any) -> Any:
-    """``task`` holding ``data`` (one STSData, or one per subset) as its only split (:data:`LOCAL_SPLIT` if not said)."""
+    """``task`` holding ``data`` (one STSData, or one per subset) as its only split (:data:`LOCAL_SPLIT` if not
+    said)."""
     from datasets import Dataset, DatasetDict
 
     def splits(item: STSData) -> DatasetDict:

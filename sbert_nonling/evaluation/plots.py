@@ -28,7 +28,12 @@ def _save(figure: plt.Figure, path: Path) -> Path:
 
 
 def plot_alignment_uniformity(points: Mapping[str, Mapping[str, float]], path: str | Path) -> Path:
-    """One point per model: uniformity (x) against alignment (y), lower-left is better (MCSE Figure 2)."""
+    """One point per model: uniformity (x) against alignment (y), lower-left is better (MCSE Figure 2).
+
+    Args:
+        points: model label -> ``{"alignment": ..., "uniformity": ...}`` (:func:`alignment_uniformity`).
+        path: the PNG file to write.
+    """
     figure, axes = plt.subplots(figsize=(4.5, 4))
     for label, point in points.items():
         axes.scatter(point["uniformity"], point["alignment"], s=40)
@@ -42,7 +47,12 @@ def plot_alignment_uniformity(points: Mapping[str, Mapping[str, float]], path: s
 
 
 def plot_anisotropy(values: Mapping[str, float], path: str | Path) -> Path:
-    """Bars: mean cosine between distinct sentences, per language."""
+    """Bars: mean cosine between distinct sentences, per language.
+
+    Args:
+        values: language -> mean cosine (:func:`anisotropy`).
+        path: the PNG file to write.
+    """
     figure, axes = plt.subplots(figsize=(max(4, 0.6 * len(values) + 1), 3.5))
     axes.bar(list(values), list(values.values()))
     axes.set(
@@ -52,7 +62,12 @@ def plot_anisotropy(values: Mapping[str, float], path: str | Path) -> Path:
 
 
 def plot_training_curves(log_history: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
-    """Training loss (and each logged loss component) and STS-B dev against the step, from ``trainer_state.json``."""
+    """Training loss (and each logged loss component) and STS-B dev against the step, from ``trainer_state.json``.
+
+    Args:
+        log_history: the ``log_history`` list of a ``trainer_state.json``.
+        path: the PNG file to write.
+    """
     figure, (losses, dev) = plt.subplots(1, 2, figsize=(9, 3.5))
     loss_keys = sorted(
         {
@@ -79,7 +94,12 @@ def plot_training_curves(log_history: Sequence[Mapping[str, Any]], path: str | P
 
 
 def plot_robustness(report: Mapping[str, Mapping[str, Any]], path: str | Path) -> Path:
-    """Grouped bars: STS change (points) under each perturbation, one colour per model (Pixel Linguist Table 1)."""
+    """Grouped bars: STS change (points) under each perturbation, one colour per model (Pixel Linguist Table 1).
+
+    Args:
+        report: a :func:`~sbert_nonling.evaluation.robustness.robustness_report`.
+        path: the PNG file to write.
+    """
     models = list(report)
     perturbations = [name for name in report[models[0]] if name != "clean"]
     figure, axes = plt.subplots(figsize=(max(5, 0.9 * len(perturbations) + 2), 3.5))
@@ -97,7 +117,13 @@ def plot_robustness(report: Mapping[str, Mapping[str, Any]], path: str | Path) -
 
 
 def plot_rendered_previews(renderer: PixelRenderer, sentences: Sequence[str], path: str | Path) -> Path:
-    """The strips ``renderer`` makes of ``sentences``, one per row, with patch boundaries visible."""
+    """The strips ``renderer`` makes of ``sentences``, one per row, with patch boundaries visible.
+
+    Args:
+        renderer: the model's pixel renderer.
+        sentences: the sentences to render.
+        path: the PNG file to write.
+    """
     figure, rows = plt.subplots(len(sentences), 1, figsize=(12, 0.45 * len(sentences) + 0.3), squeeze=False)
     for axes, sentence in zip(rows[:, 0], sentences):
         strip, patches = renderer.render(sentence)
@@ -119,6 +145,16 @@ def write_eval_plots(
     """Write every plot the inputs allow into ``output_dir`` and return their paths: ``alignment_uniformity.png`` and
     ``robustness.png`` (STS-B dev); ``anisotropy.png`` with ``stsb_multi_dir``; ``training_curves.png`` (newest
     checkpoint's ``trainer_state.json``) with ``run_dir``; ``rendered.png`` for a model that reads text as pixels.
+
+    Args:
+        model: the model to plot.
+        output_dir: the folder the PNG files go to (created if missing).
+        sts_dir: the SentEval-layout STS folder holding STS-B dev.
+        label: the model's name in legends.
+        stsb_multi_dir: the stsb_multi_mt folder (anisotropy per language); None skips that plot.
+        run_dir: the run folder whose newest checkpoint holds the training log; None skips the curves.
+        robustness_perturbations: the perturbations of the robustness plot
+            (:data:`~sbert_nonling.data.perturbations.PERTURBATIONS`).
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -152,3 +188,27 @@ def write_eval_plots(
     if renderer is not None:
         paths.append(plot_rendered_previews(renderer, stsb_dev.sentences1[:6], output_dir / "rendered.png"))
     return paths
+
+
+def plot_seed_scores(scores: Mapping[str, Sequence[float]], paper: Mapping[str, float], path: str | Path) -> Path:
+    """Each run's score (a dot per seed) per recipe, with the mean (a bar) and the paper's value (a cross) beside
+    it: ``sbert-nonling reproduce``'s ``reproduce_seeds.png``.
+
+    Args:
+        scores: recipe -> the score of each of its runs (e.g. the average of the 7 STS test sets, x100).
+        paper: recipe -> the paper's value (recipes without one are left out).
+        path: the PNG file to write.
+    """
+    figure, axes = plt.subplots(figsize=(1.6 + 1.2 * len(scores), 3.5))
+    for position, (recipe, values) in enumerate(scores.items()):
+        axes.scatter(
+            [position] * len(values), values, color="tab:blue", alpha=0.7, label="seed" if not position else None
+        )
+        axes.hlines(sum(values) / len(values), position - 0.25, position + 0.25, color="tab:blue")
+        if recipe in paper:
+            label = "paper" if recipe == next(name for name in scores if name in paper) else None
+            axes.scatter([position + 0.3], [paper[recipe]], marker="x", color="tab:red", label=label)
+    axes.set_xticks(range(len(scores)), list(scores), rotation=20)
+    axes.set(ylabel="avg of 7 STS, Spearman x100")
+    axes.legend()
+    return _save(figure, Path(path))

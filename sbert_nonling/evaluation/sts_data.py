@@ -1,4 +1,5 @@
-"""Readers for the STS evaluation sets in their release formats (docs/evaluation.md, "Files"); task names are MTEB's."""
+"""Readers for the STS evaluation sets in their release formats (SentEval's STS12-16 folders, the STS Benchmark and
+SICK files, stsb_multi_mt CSVs); task names are MTEB's. Further reading: docs/evaluation.md, "Files"."""
 
 from __future__ import annotations
 
@@ -29,7 +30,17 @@ STS_TASKS: tuple[str, ...] = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSB
 
 @dataclass
 class STSData:
-    """One STS task: sentence pairs and gold scores, their source and split (``"dev"`` / ``"test"``; ``""``: not said)."""
+    """One STS task: sentence pairs and gold scores, their source and split (``"dev"`` / ``"test"``; ``""``: not
+    said).
+
+    Args:
+        name: the task name (MTEB's, e.g. ``"STSBenchmark"``).
+        sentences1: the first sentence of every pair.
+        sentences2: the second sentence of every pair.
+        scores: the gold score of every pair.
+        source: the file or folder the task was read from.
+        split: ``"dev"``, ``"test"``, or ``""`` when not said.
+    """
 
     name: str
     sentences1: list[str] = field(default_factory=list)
@@ -39,6 +50,13 @@ class STSData:
     split: str = ""
 
     def add(self, sentence1: str, sentence2: str, score: float) -> None:
+        """Append one pair and its gold score.
+
+        Args:
+            sentence1: the first sentence.
+            sentence2: the second sentence.
+            score: the gold score.
+        """
         self.sentences1.append(sentence1)
         self.sentences2.append(sentence2)
         self.scores.append(score)
@@ -58,7 +76,12 @@ def _parse_score(text: str, where: str) -> float:
 
 
 def read_sts_year(folder: str | Path, name: str) -> STSData:
-    """Read an STS12-16 folder in the "all" setting (every subset of the year in one task), skipping unscored pairs."""
+    """Read an STS12-16 folder in the "all" setting (every subset of the year in one task), skipping unscored pairs.
+
+    Args:
+        folder: the year's folder (e.g. ``STS/STS12-en-test``), holding ``STS.input.*`` and ``STS.gs.*`` files.
+        name: the task name (e.g. ``"STS12"``).
+    """
     folder = Path(folder)
     if name not in STS_YEAR_SUBSETS:
         raise ValueError(f"Unknown STS year {name!r}; expected one of {list(STS_YEAR_SUBSETS)}.")
@@ -100,17 +123,32 @@ def _read_tab_separated(
 
 
 def read_stsb_csv(path: str | Path, name: str = "STSBenchmark") -> STSData:
-    """Read an STS Benchmark release file: TAB-separated, no quoting, score in column 5, sentences in 6 and 7."""
+    """Read an STS Benchmark release file: TAB-separated, no quoting, score in column 5, sentences in 6 and 7.
+
+    Args:
+        path: the release file (``sts-dev.csv`` / ``sts-test.csv``).
+        name: the task name.
+    """
     return _read_tab_separated(Path(path), name, sentence_columns=(5, 6), score_column=4)
 
 
 def read_sick(path: str | Path, name: str = "SICK-R") -> STSData:
-    """Read a SICK release file (pair_ID, sentence_A, sentence_B, relatedness_score, ...), with or without header."""
+    """Read a SICK release file (pair_ID, sentence_A, sentence_B, relatedness_score, ...), with or without header.
+
+    Args:
+        path: the release file (``SICK_trial.txt``, ``SICK_test_annotated.txt``, ...).
+        name: the task name.
+    """
     return _read_tab_separated(Path(path), name, sentence_columns=(1, 2), score_column=3, header_prefix="pair_ID")
 
 
 def read_stsb_multi(path: str | Path, name: str) -> STSData:
-    """Read an stsb_multi_mt file: comma-separated with CSV quoting, ``sentence1,sentence2,score``, no header."""
+    """Read an stsb_multi_mt file: comma-separated with CSV quoting, ``sentence1,sentence2,score``, no header.
+
+    Args:
+        path: the ``stsb-<lang>-<split>.csv`` file.
+        name: the task name.
+    """
     path = Path(path)
     data = STSData(name=name, source=str(path))
     for line_number, row in enumerate(csv.reader(read_lines(path)), start=1):
@@ -128,7 +166,13 @@ def read_stsb_multi(path: str | Path, name: str) -> STSData:
 
 
 def load_sts_dir(sts_dir: str | Path, split: Split = "dev", tasks: tuple[str, ...] = STS_TASKS) -> list[STSData]:
-    """Every task of ``split`` found in ``sts_dir`` (dev: STS-B dev, SICK trial; test: the 7 tasks), in table order."""
+    """Every task of ``split`` found in ``sts_dir`` (dev: STS-B dev, SICK trial; test: the 7 tasks), in table order.
+
+    Args:
+        sts_dir: the SentEval-layout STS folder.
+        split: ``"dev"`` or ``"test"``.
+        tasks: the task names to look for.
+    """
     if split not in SPLITS:
         raise ValueError(f"split={split!r} must be one of {list(SPLITS)}.")
     sts_dir = Path(sts_dir)
@@ -161,7 +205,14 @@ def load_sts_dir(sts_dir: str | Path, split: Split = "dev", tasks: tuple[str, ..
 def load_stsb_multi_dir(
     directory: str | Path, split: Split = "dev", languages: tuple[str, ...] | None = None
 ) -> list[STSData]:
-    """The stsb_multi_mt files ``stsb-<lang>-<split>.csv`` of ``directory``: tasks ``STSBenchmarkMultilingualSTS-<lang>``."""
+    """The stsb_multi_mt files ``stsb-<lang>-<split>.csv`` of ``directory``: tasks
+    ``STSBenchmarkMultilingualSTS-<lang>``.
+
+    Args:
+        directory: the folder of the stsb_multi_mt files.
+        split: ``"dev"`` or ``"test"``.
+        languages: the languages to read; None reads every language found.
+    """
     if split not in SPLITS:
         raise ValueError(f"split={split!r} must be one of {list(SPLITS)}.")
     directory = Path(directory)
@@ -170,7 +221,8 @@ def load_stsb_multi_dir(
     missing = [language for language in languages if language not in available]
     if missing or not languages:
         raise ValueError(
-            f"No stsb_multi {split} file for language(s) {missing or '(any)'} in {str(directory)!r}; found {sorted(available)}."
+            f"No stsb_multi {split} file for language(s) {missing or '(any)'} in {str(directory)!r}; found "
+            f"{sorted(available)}."
         )
     found = [read_stsb_multi(available[language], f"STSBenchmarkMultilingualSTS-{language}") for language in languages]
     for data in found:

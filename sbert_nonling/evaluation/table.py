@@ -8,14 +8,18 @@ from sbert_nonling.evaluation.sts_data import STS_TASKS
 
 
 def format_sts_table(rows: Mapping[str, Mapping[str, float]]) -> str:
-    """A plain-text table of ``rows`` (label -> an evaluator's ``{task: score x100, "avg": mean}``): one column per task
-    (papers' order first; ``-`` where a row lacks it), then the row's own ``Avg``.
+    """A plain-text table of ``rows`` (label -> an evaluator's ``{task: score x100, "avg": mean}``): one column per
+    task (papers' order first; ``-`` where a row lacks it), then the row's own ``Avg``.
+
+    Args:
+        rows: row label -> scores x100 by task name, plus ``"avg"``.
 
     Example::
 
         from sbert_nonling.evaluation import format_sts_table
 
-        print(format_sts_table({"before": {"STSBenchmark": 20.1, "avg": 20.1}, "after": {"STSBenchmark": 55.3, "avg": 55.3}}))
+        rows = {"before": {"STSBenchmark": 20.1, "avg": 20.1}, "after": {"STSBenchmark": 55.3, "avg": 55.3}}
+        print(format_sts_table(rows))
     """
     if not rows:
         raise ValueError("format_sts_table needs at least one row.")

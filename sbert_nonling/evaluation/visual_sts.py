@@ -15,7 +15,13 @@ from sbert_nonling.modules.pixel_renderer import PixelRenderer
 
 
 def render_as_image(renderer: PixelRenderer, sentence: str) -> Image.Image:
-    """``sentence`` as PIXEL renders it, wrapped at patch boundaries into a square RGB grid (64 patches -> 128 x 128 px)."""
+    """``sentence`` as PIXEL renders it, wrapped at patch boundaries into a square RGB grid (64 patches -> 128 x 128
+    px).
+
+    Args:
+        renderer: the pixel renderer (its ``max_patches`` sets the grid: a square of at least that many patches).
+        sentence: the sentence to render.
+    """
     strip, _ = renderer.render(sentence)
     side = int(np.ceil(np.sqrt(renderer.max_patches)))
     patch = renderer.patch_size
@@ -28,8 +34,15 @@ def render_as_image(renderer: PixelRenderer, sentence: str) -> Image.Image:
 def evaluate_visual_sts(
     model: SentenceTransformer, tasks: Sequence[STSData], max_patches: int = 64, batch_size: int = 32
 ) -> dict[str, float]:
-    """Cosine Spearman x100 per task (``Visual<task>``) and ``"avg"``, the sentences rendered by :func:`render_as_image`
-    and encoded through the model's "image" route, as in MTEB's VisualSTS tasks."""
+    """Cosine Spearman x100 per task (``Visual<task>``) and ``"avg"``, the sentences rendered by
+    :func:`render_as_image` and encoded through the model's "image" route, as in MTEB's VisualSTS tasks.
+
+    Args:
+        model: a model with an "image" route (a :class:`~sbert_nonling.modules.modality_router.ModalityRouter` first).
+        tasks: the STS tasks.
+        max_patches: the patches of the rendered strip (64 patches -> a 128 x 128 image).
+        batch_size: images per ``encode`` batch.
+    """
     router = model[0]
     if "image" not in getattr(router, "sub_modules", {}):
         raise ValueError(

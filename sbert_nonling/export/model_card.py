@@ -104,7 +104,18 @@ def _markdown_table(scores: Mapping[str, Mapping[str, float]], shown: Mapping[st
 
 def hub_datasets(training_data: Iterable[str]) -> list[str]:
     """The Hub datasets among a card's data lines (``"captions_file: nlphuji/flickr30k?split=test"``: a name as given;
-    a local file is a line with its file name only, :meth:`~sbert_nonling.data.DataSources.card_lines`)."""
+    a local file is a line with its file name only, :meth:`~sbert_nonling.data.DataSources.card_lines`).
+
+    Args:
+        training_data: the card's data lines, ``"<source>: <file name or Hub dataset>"``.
+
+    Example::
+
+        from sbert_nonling.export.model_card import hub_datasets
+
+        lines = ["text_file: wiki.txt", "captions_file: nlphuji/flickr30k?split=test"]
+        print(hub_datasets(lines))  # ['nlphuji/flickr30k']
+    """
     names = [line.partition(": ")[2].partition("?")[0] for line in training_data]
     return list(dict.fromkeys(name for name in names if HUB_NAME.match(name)))
 
@@ -133,11 +144,15 @@ def base_model_card_data(model: str) -> dict[str, Any]:
     ``.../models--org--name/snapshots/<commit>``, or a README.md whose loading code names a Hub id), and has no
     ``base_model`` otherwise: a card never publishes a local path. Its README.md gives the license and language.
 
+    Args:
+        model: a Hub model id or a local model folder.
+
     Example::
 
         from sbert_nonling.export.model_card import base_model_card_data
 
-        print(base_model_card_data("sentence-transformers/all-MiniLM-L6-v2"))  # {'base_model': 'sentence-transformers/all-MiniLM-L6-v2', ...}
+        data = base_model_card_data("sentence-transformers/all-MiniLM-L6-v2")
+        print(data)  # {'base_model': 'sentence-transformers/all-MiniLM-L6-v2', ...}
     """
     folder = Path(model)
     hub_name: str | None = None
@@ -155,7 +170,11 @@ def base_model_card_data(model: str) -> dict[str, Any]:
 
 
 def saved_routes(folder: str | Path) -> list[str]:
-    """The routes of the ModalityRouter saved in ``folder`` (its ``router_config.json``); none for a plain model."""
+    """The routes of the ModalityRouter saved in ``folder`` (its ``router_config.json``); none for a plain model.
+
+    Args:
+        folder: a saved model folder.
+    """
     config = Path(folder) / Router.config_file_name
     return list(json.loads(config.read_text(encoding="utf-8"))["structure"]) if config.is_file() else []
 
@@ -196,7 +215,8 @@ def _model_lines(
         else:
             grounded = f"frozen `{recipe['image_encoder']}` image features ({dimension}-d, setting `image_encoder`)"
         lines.append(
-            f"Captions were grounded in {grounded}; the image features and the grounding heads served in training only."
+            f"Captions were grounded in {grounded}; the image features and the grounding heads served in training "
+            "only."
         )
     return lines
 
@@ -207,7 +227,8 @@ def _eval_results(
     retrieval: Mapping[str, float],
     captions: str | None,
 ) -> list[EvalResult]:
-    """``model-index`` entries: the last row of each STS table (the trained model's scores) and the retrieval recalls."""
+    """``model-index`` entries: the last row of each STS table (the trained model's scores) and the retrieval
+    recalls."""
     results = []
     for table in (scores, multilingual_scores):
         if table:
@@ -288,10 +309,11 @@ def model_card(
     method = recipe.get("method", "simcse")
     label = recipe.get("name") or method
     base = base_model_card_data(recipe["model"]) if recipe.get("model") and not recipe.get("tiny") else {}
+    base_model = base.get("base_model")
     captions = next((line.partition(": ")[2] for line in training_data if line.startswith("captions_file: ")), None)
     eval_results = _eval_results(scores or {}, multilingual_scores or {}, retrieval or {}, captions)
     card_data = ModelCardData(
-        base_model=base.get("base_model"),
+        base_model=base_model,
         license=base.get("license"),
         language=base.get("language"),
         datasets=hub_datasets(training_data) or None,
@@ -311,14 +333,15 @@ def model_card(
     if recipe.get("tiny"):
         shown.pop("model", None)
     elif "model" in recipe:
-        shown["model"] = base.get("base_model") or Path(recipe["model"]).name
+        shown["model"] = base_model or Path(recipe["model"]).name
     settings = [f"- `{key}`: `{shown[key]}`" for key in CARD_SETTINGS if key in shown]
     parts = [
         f"---\n{card_data.to_yaml()}\n---",
         f"# {label} sentence encoder ({'text export' if form == 'text' else form + ' model'})",
-        f"Trained with [sbert-nonling](https://pypi.org/project/sbert-nonling/), recipe `{label}`: {recipe.get('description', '')}",
+        f"Trained with [sbert-nonling](https://pypi.org/project/sbert-nonling/), recipe `{label}`: "
+        f"{recipe.get('description', '')}",
         "## Model\n\n"
-        + "\n".join(f"- {line}" for line in _model_lines(recipe, form, routes, training_data, base.get("base_model"))),
+        + "\n".join(f"- {line}" for line in _model_lines(recipe, form, routes, training_data, base_model)),
         "## Usage\n\n" + _loading_snippet(form, name, routes),
         "## Training\n\n"
         + ("\n".join(f"- {line}" for line in training_data) or "- (not recorded)")
@@ -345,7 +368,8 @@ def model_card(
         rows = "\n".join(f"| {metric.replace('_', ' ')} | {value:.2f} |" for metric, value in retrieval.items())
         evaluation.append(
             "Caption <-> image retrieval on held-out images, Recall@K x100, in the grounding loss's shared space (its "
-            f"projection heads are used in training only, so the saved model alone does not reproduce it).\n\n| | Recall x100 |\n|---|---:|\n{rows}"
+            "projection heads are used in training only, so the saved model alone does not reproduce it).\n\n"
+            f"| | Recall x100 |\n|---|---:|\n{rows}"
         )
     if evaluation:
         parts.append("## Evaluation\n\n" + "\n\n".join(evaluation))
@@ -358,6 +382,10 @@ def card_for_repo(card: str, repo_id: str) -> str:
     """``card`` (a README.md) as published to the Hub repository ``repo_id``: every loading call in its code loads
     ``repo_id`` (``SentenceTransformer("repo_id", ...)`` instead of a local folder) and its ``model-index`` is named
     after it.
+
+    Args:
+        card: a model card's text (:func:`model_card`).
+        repo_id: the Hub repository it is published to, ``owner/name``.
 
     Example::
 
@@ -376,7 +404,11 @@ def card_for_repo(card: str, repo_id: str) -> str:
 
 def bibtex_entries(citations: Iterable[str]) -> list[str]:
     """The BibTeX entries of ``citations`` (strings of one or more entries, e.g. losses' ``citation``), each once (by
-    its key), in order of first appearance."""
+    its key), in order of first appearance.
+
+    Args:
+        citations: BibTeX strings, each of one or more entries.
+    """
     entries: dict[str, str] = {}
     for citation in citations:
         for entry in re.split(r"(?m)^(?=@\w+\{)", citation.strip()):
@@ -387,14 +419,25 @@ def bibtex_entries(citations: Iterable[str]) -> list[str]:
 
 
 def loss_citations(loss: nn.Module | Mapping[str, nn.Module]) -> list[str]:
-    """The ``citation`` of a trainer's loss (or of each loss of a dict): the papers of the method it trains."""
+    """The ``citation`` of a trainer's loss (or of each loss of a dict): the papers of the method it trains.
+
+    Args:
+        loss: a loss, or ``{dataset name: loss}``; a loss without a ``citation`` adds none.
+    """
     losses = loss.values() if isinstance(loss, Mapping) else [loss]
     return [citation for item in losses if (citation := getattr(item, "citation", None))]
 
 
 def write_model_card(folder: str | Path, recipe: Mapping[str, Any], form: CardForm, **kwargs: Any) -> Path:
     """Write :func:`model_card` as ``folder/README.md`` (replacing sentence-transformers' default), with the routes of
-    the model saved in ``folder`` (:func:`saved_routes`); ``kwargs`` are :func:`model_card`'s other arguments."""
+    the model saved in ``folder`` (:func:`saved_routes`). Returns the README's path.
+
+    Args:
+        folder: the saved model folder.
+        recipe: the recipe settings the model was trained with.
+        form: the card's form, ``"text"``, ``"full"`` or ``"pixel"``.
+        kwargs: :func:`model_card`'s other arguments.
+    """
     path = Path(folder) / "README.md"
     path.write_text(model_card(recipe, form, routes=saved_routes(folder), **kwargs), encoding="utf-8")
     return path

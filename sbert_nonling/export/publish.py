@@ -43,10 +43,13 @@ def _unreachable(folder: Path, repo_id: str, error: Exception) -> ValueError:
     if isinstance(error, OfflineModeIsEnabled):
         reason = "offline mode is on (HF_HUB_OFFLINE=1); unset HF_HUB_OFFLINE on a machine that reaches the Hub"
     else:
-        reason = f"{error_summary(error)}; check the network, and that your token (`hf auth login`, or --token) may write to it"
+        reason = (
+            f"{error_summary(error)}; check the network, and that your token (`hf auth login`, or --token) may write "
+            "to it"
+        )
     return ValueError(
-        f"Could not upload {str(folder)!r} to the Hub repository {repo_id!r}: {reason}, or write the exact upload to a "
-        "folder without uploading (push --dry-run DIR, dry_run=DIR)."
+        f"Could not upload {str(folder)!r} to the Hub repository {repo_id!r}: {reason}, or write the exact upload to "
+        "a folder without uploading (push --dry-run DIR, dry_run=DIR)."
     )
 
 
@@ -82,7 +85,8 @@ def push_to_hub(
         from sbert_nonling.export.publish import push_to_hub
         from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-        encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+        # offline: a tiny random encoder; e.g. "bert-base-uncased"
+        encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)
         build_sentence_model(str(encoder)).save("export")  # modules.json + the README.md card it checks for
         print(push_to_hub("export", "me/visualcse-bert-base", dry_run="upload"))  # offline: the files, nothing sent
         # push_to_hub("export", "me/visualcse-bert-base")  # needs the Hub and a write token; returns the commit URL

@@ -38,7 +38,8 @@ def export_text_model(
         from sbert_nonling import export_text_model
         from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-        encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+        # offline: a tiny random encoder; e.g. "bert-base-uncased"
+        encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)
         trained_model = build_sentence_model(str(encoder), pooling="cls")  # e.g. a recipe run's plan.model
         export_text_model(trained_model, "my-model-text")
         plain = SentenceTransformer("my-model-text")  # no trust_remote_code needed
@@ -52,7 +53,8 @@ def export_text_model(
         text_route = list(encoder.route_chain("text"))
         if len(text_route) != 1:
             raise ValueError(
-                f"The 'text' route must be the shared encoder alone to export, but it is {[type(module).__name__ for module in text_route]}."
+                "The 'text' route must be the shared encoder alone to export, but it is "
+                f"{[type(module).__name__ for module in text_route]}."
             )
         encoder = text_route[0]
     if not isinstance(encoder, Transformer):

@@ -1,6 +1,7 @@
 """Method builders: each turns a method's typed config and data into the pieces of an ordinary sentence-transformers
-training, a :class:`MethodPlan` of :class:`TrainingStage` s, without writing or evaluating anything; run it with your
-own trainer calls or :func:`~sbert_nonling.app.runner.run_method`. :data:`BUILDERS` names the builder of each method."""
+training, a :class:`MethodPlan` of :class:`TrainingStage` s, without writing or evaluating anything; run it in one
+call (:meth:`MethodPlan.train`), with your own trainer calls, or with :func:`~sbert_nonling.app.runner.run_method`.
+:data:`BUILDERS` names the builder of each method."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from sbert_nonling.configs import (
     VisualCSEConfig,
 )
 from sbert_nonling.data.sources import DataSources
-from sbert_nonling.methods.grounding import build_grounding
+from sbert_nonling.methods.grounding import GroundingPlan, build_grounding
 from sbert_nonling.methods.multitask import build_multitask, task_losses
 from sbert_nonling.methods.pixel_linguist import WeightAverage, build_pixel_linguist
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
@@ -37,6 +38,7 @@ BUILDERS: dict[str, Callable[[Any, DataSources], MethodPlan]] = {
 
 __all__ = [
     "BUILDERS",
+    "GroundingPlan",
     "MethodPlan",
     "ModelUpdate",
     "TrainingStage",

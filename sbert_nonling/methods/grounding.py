@@ -4,7 +4,7 @@ sentence batches, optionally anchored to a frozen copy of the starting model (MA
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ from datasets import DatasetDict
 from sbert_nonling.configs.grounding import GroundingConfig
 from sbert_nonling.data.captions import caption_feature_dataset, load_caption_pairs
 from sbert_nonling.data.frozen_image_encoder import FrozenImageEncoder
-from sbert_nonling.data.image_features import extract_image_features, load_image_features, save_image_features
+from sbert_nonling.data.image_features import extract_image_features, load_image_features
 from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.retrieval import evaluate_retrieval
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
@@ -33,8 +33,18 @@ from sbert_nonling.util.unreachable import loading
 
 logger = logging.getLogger(__name__)
 
-#: Where a run keeps the image features it extracted while building (``sbert-nonling train ... --image-features``).
-IMAGE_FEATURES_FILE = "image_features.safetensors"
+
+@dataclass
+class GroundingPlan(MethodPlan):
+    """A grounding method's plan (:class:`MethodPlan`), with the image features its builder extracted.
+
+    Args:
+        extracted_features: the captioned images' names and their features (``{"global": (images, d)}`` or
+            ``"regions"``), as :func:`~sbert_nonling.data.image_features.save_image_features` writes them to be read
+            back as ``image_features``; None when they were read from ``image_features``.
+    """
+
+    extracted_features: tuple[list[str], dict[str, torch.Tensor]] | None = None
 
 
 def _image_features(
@@ -94,13 +104,13 @@ def _freeze_position_embeddings(model) -> None:
         position_embeddings.requires_grad_(False)
 
 
-def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
+def build_grounding(config: GroundingConfig, data: DataSources) -> GroundingPlan:
     """MCSE's / MACD's pieces (docs/mcse_macd.md): caption batches (the caption twice + its image's frozen features)
     with :class:`MultimodalAlignLoss`, wrapped in :class:`DistillAnchorLoss` when ``config.anchor`` (MACD), beside
     text batches with :class:`SimCSELoss` unless ``config.data == "captions"``; one run of :class:`NonLinguisticTrainer`.
 
-    Features extracted now (no ``image_features``) are kept by the plan's ``files``; the ``"retrieval"`` evaluation
-    scores caption <-> image Recall@1/5 on the held-out images (``{}`` without them). Call
+    Features extracted now (no ``image_features``) are the plan's ``extracted_features``; the ``"retrieval"``
+    evaluation scores caption <-> image Recall@1/5 on the held-out images (``{}`` without them). Call
     ``transformers.set_seed(config.seed)`` first to draw the heads as the runner does.
 
     Args:
@@ -125,7 +135,7 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
         set_seed(config.seed)
         plan = build_grounding(config, DataSources(captions_file="captions.txt", image_dir=data + "/images/flickr8k",
                                                    text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt"))
-        plan.stages[0].trainer(plan.model, plan.evaluator).train()
+        plan.train("mcse")  # checkpoints in mcse/checkpoints
         print(plan.evaluations["retrieval"](plan.model))  # {} without held-out images
     """
     text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file, captions_only=True)
@@ -188,15 +198,10 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> MethodPlan:
     def retrieval(trained) -> dict[str, float]:
         return evaluate_retrieval(trained, grounding, **heldout) if heldout is not None else {}
 
-    def write_features(path: Path) -> None:
-        save_image_features(path, names, features)
-
-    files: dict[str, Callable[[Path], None]] = {IMAGE_FEATURES_FILE: write_features} if extracted else {}
-    return MethodPlan(
+    return GroundingPlan(
         sentence_model,
         [stage],
         evaluator,
         evaluations={"retrieval": retrieval},
-        files=files,
-        training_data=data.card_lines("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
+        extracted_features=(names, features) if extracted else None,
     )

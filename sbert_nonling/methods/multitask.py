@@ -185,8 +185,7 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
         config = load_recipe("multitask", tiny=True, overrides=steps)  # e.g. MultitaskConfig()
         set_seed(config.seed)
         plan = build_multitask(config, DataSources(nli_file=data + "/corpus/snli_devtest_triplets.csv", sts_dir=data + "/sts"))
-        for stage in plan.stages:  # contrastive, then multitask
-            stage.trainer(plan.model, plan.evaluator).train()
+        plan.train()  # contrastive, then multitask
     """
     _check_tasks(config)
     if data.sts_dir is None:
@@ -269,6 +268,4 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
         sentence_model,
         stages,
         evaluator,
-        staged=True,
-        training_data=data.card_lines("text_file", "nli_file", *(["sts_dir"] if multitask_runs else [])),
     )

@@ -84,7 +84,7 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
         import os
         from transformers import set_seed
 
-        from sbert_nonling.methods import ModelUpdate, build_pixel_linguist
+        from sbert_nonling.methods import build_pixel_linguist
         from sbert_nonling.app import load_recipe
         from sbert_nonling.data import DataSources
 
@@ -94,15 +94,7 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
         set_seed(config.seed)
         plan = build_pixel_linguist(config, DataSources(text_file=data + "/wiki1m_for_simcse.first11913.txt",
                                                         nli_file=data + "/snli_devtest_triplets.csv"))
-        for step in plan.stages:
-            if isinstance(step, ModelUpdate):
-                step.apply(plan.model)  # the visual runs' weight average
-                continue
-            for hook in step.before:
-                hook(plan.model)
-            step.trainer(plan.model, plan.evaluator).train()
-            for hook in step.after:
-                hook(plan.model)
+        plan.train()  # the visual runs from one start, their weight average, topical, reasoning
     """
     if config.tiny:
         encoder = PixelEncoder.from_config(max_patches=config.max_patches, **(config.tiny_encoder or {}))
@@ -180,10 +172,4 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
         pixel_model,
         stages,
         evaluator,
-        staged=True,
-        has_text_export=False,
-        card_form="pixel",
-        training_data=data.card_lines(
-            "text_file", "nli_file", *(["stsb_multi_dir"] if config.leapfrog_iterations else [])
-        ),
     )

@@ -33,8 +33,8 @@ def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
         set_seed(config.seed)
         text_file = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt"
         plan = build_simcse(config, DataSources(text_file=text_file))  # e.g. load_recipe("simcse-unsup"): bert-base
-        plan.stages[0].trainer(plan.model, plan.evaluator).train()
-        plan.model.save("simcse-bert")
+        plan.train("simcse-bert")  # checkpoints in simcse-bert/checkpoints
+        plan.model.save("simcse-bert/model")
     """
     train_dataset, sentences = text_training_data(config, data.text_file, data.nli_file)
     sentence_model = starting_sentence_model(config, sentences)
@@ -45,5 +45,4 @@ def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
         sentence_model,
         [TrainingStage("train", train_dataset, loss, args, trainer_kwargs={"train_dataset_name": config.data})],
         evaluator,
-        training_data=data.card_lines("text_file", "nli_file"),
     )

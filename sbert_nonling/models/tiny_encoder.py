@@ -20,7 +20,12 @@ SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 def word_piece_vocab(sentences: Iterable[str], vocab_size: int) -> dict[str, int]:
     """A deterministic WordPiece vocabulary: special tokens, every character (word-initial and ``##`` continuation),
     then the most frequent lower-cased words (ties broken alphabetically) up to ``vocab_size`` (``tokenizers``'
-    WordPiece trainer breaks ties by hash order, so it differs from run to run)."""
+    WordPiece trainer breaks ties by hash order, so it differs from run to run).
+
+    Args:
+        sentences: the sentences the words come from.
+        vocab_size: the size of the vocabulary, special tokens and characters included.
+    """
     normalizer, pre_tokenizer = BertNormalizer(lowercase=True), BertPreTokenizer()
     counts = Counter(
         word
@@ -46,8 +51,8 @@ def build_tiny_encoder(
     max_position_embeddings: int = 512,
     seed: int = 42,
 ) -> Path:
-    """Write a tiny BERT (random weights, ~1.5 M parameters by default) and a WordPiece tokenizer whose vocabulary comes
-    from ``sentences``: what ``--tiny`` recipes, tests and the offline demo start from. The folder loads like any
+    """Write a tiny BERT (random weights, ~1.5 M parameters by default) and a WordPiece tokenizer whose vocabulary
+    comes from ``sentences``: what ``--tiny`` recipes, tests and the offline demo start from. The folder loads like any
     checkpoint (``SharedEncoder(output_dir)``); the same ``sentences`` and ``seed`` give byte-identical files.
 
     Args:

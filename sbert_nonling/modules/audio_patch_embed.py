@@ -38,8 +38,11 @@ class AudioPatchEmbed(FrontEnd):
     writes ``ASTFeatureExtractor``'s kaldi fbank (the paper's settings) padded / cut to ``target_frames`` as
     ``input_features`` (B, num_mel_bins, target_frames). ``forward`` applies
     SpecAugment (training), the layout's normalisation and :class:`~sbert_nonling.modules.patch_tokens.PatchTokens`,
-    and hands the tokens on. Layouts: :data:`LAYOUTS`, docs/visualcse.md (Jian et al., 2022, "Non-Linguistic
-    Supervision for Contrastive Learning of Sentence Embeddings"; Gong et al., 2022, SSAST).
+    and hands the tokens on. Layouts (:data:`LAYOUTS`): ``"released"``, the VisualCSE / AudioCSE released code's
+    24 x 24 patches with stride 24 (128 x 1024 fbank -> 5 x 42 = 210 patches + [CLS]), no positions, no
+    normalisation; ``"ssast"``, 16 x 16 patches (8 x 64 = 512), the fbank normalised as (x + 4.2677393) / (2 x
+    4.5689974), learned positions (Jian et al., 2022, "Non-Linguistic Supervision for Contrastive Learning of Sentence
+    Embeddings"; Gong et al., 2022, SSAST).
 
     Args:
         num_mel_bins: fbank bins (128).
@@ -48,7 +51,7 @@ class AudioPatchEmbed(FrontEnd):
         freq_mask, time_mask: SpecAugment in training: mask up to ``freq_mask`` mel bins and ``time_mask`` frames
             (0 disables; paper 48 / 192).
         embedding_dimension, encoder_entry, token_keep_ratio: as :class:`~sbert_nonling.modules.front_end.FrontEnd`
-            (positions under patch dropout: docs/visualcse.md).
+            (positions are added before patch dropout, so a kept patch keeps its place in the grid).
 
     Example:
         ::
@@ -57,9 +60,11 @@ class AudioPatchEmbed(FrontEnd):
             from sbert_nonling import AudioPatchEmbed, SharedEncoder
             from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-            path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+            # offline: a tiny random encoder; e.g. "bert-base-uncased"
+            path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)
             encoder = SharedEncoder(str(path))
-            model = build_sentence_model(encoder, front_ends={"audio": AudioPatchEmbed()})  # the encoder's width (768 for BERT-base)
+            # the audio front-end takes the encoder's width (768 for BERT-base)
+            model = build_sentence_model(encoder, front_ends={"audio": AudioPatchEmbed()})
             model.encode([{"array": np.random.randn(16000), "sampling_rate": 16000}])
     """
 
@@ -122,8 +127,8 @@ class AudioPatchEmbed(FrontEnd):
         for index, audio in enumerate(inputs):
             if isinstance(audio, (str, os.PathLike)):  # as the image route, which takes images and not their paths
                 raise ValueError(
-                    f"audio {index} is a path ({str(audio)!r}); the audio route takes waveforms, not files. Read it first: "
-                    "sbert_nonling.data.audio.read_audio(path) gives its {'array', 'sampling_rate'} dict."
+                    f"audio {index} is a path ({str(audio)!r}); the audio route takes waveforms, not files. Read it "
+                    "first: sbert_nonling.data.audio.read_audio(path) gives its {'array', 'sampling_rate'} dict."
                 )
         waveforms = [waveform_to_mono_16k(audio, f"audio {index}") for index, audio in enumerate(inputs)]
         centred = [(waveform - waveform.mean()).numpy() for waveform in waveforms]  # the released code's mean removal

@@ -1,4 +1,5 @@
-"""What differs between transformers encoder families, in one place: the bypass entry, positions, attention direction."""
+"""What differs between transformers encoder families, in one place: the bypass entry, positions, attention
+direction."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from transformers.masking_utils import create_bidirectional_mask, create_bidirec
 
 logger = logging.getLogger(__name__)
 
-#: A bypass adapter: ``(model, hidden_states (B, T, hidden), attention_mask (B, T)) -> last hidden state (B, T, hidden)``.
-#: Adapters take ``model: Any`` (family-specific submodules); what each family's bypass runs: docs/encoders.md.
+#: A bypass adapter:
+#: ``(model, hidden_states (B, T, hidden), attention_mask (B, T)) -> last hidden state (B, T, hidden)``. Adapters take
+#: ``model: Any`` (family-specific submodules); the adapter of each family is in :data:`BYPASS_ADAPTERS` (further
+#: reading: docs/encoders.md).
 BypassAdapter = Callable[[PreTrainedModel, Tensor, Tensor], Tensor]
 
 
@@ -82,7 +85,13 @@ BYPASS_ADAPTERS: dict[str, BypassAdapter] = {
 def bypass_embedding_layer(model: PreTrainedModel, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
     """Run ``hidden_states`` (B, T, hidden) through ``model``'s layers without its embedding layer, the 2-D padding
     mask turned into the form the family's layers expect and positions computed for the front-end's own sequence.
-    Families are looked up by ``config.model_type`` in :data:`BYPASS_ADAPTERS` (a ValueError lists them otherwise)."""
+    Families are looked up by ``config.model_type`` in :data:`BYPASS_ADAPTERS` (a ValueError lists them otherwise).
+
+    Args:
+        model: the transformers encoder (a family of :data:`BYPASS_ADAPTERS`).
+        hidden_states: the front-end's tokens (B, T, hidden).
+        attention_mask: the padding mask (B, T), 1 for real tokens.
+    """
     model_type = getattr(model.config, "model_type", None)
     adapter = BYPASS_ADAPTERS.get(model_type) if isinstance(model_type, str) else None
     if adapter is None:
@@ -95,11 +104,19 @@ def bypass_embedding_layer(model: PreTrainedModel, hidden_states: Tensor, attent
 
 
 def attends_causally(config) -> bool:
-    """True for a decoder family whose config does not switch on bidirectional attention (e.g. Qwen3-Embedding)."""
+    """True for a decoder family whose config does not switch on bidirectional attention (e.g. Qwen3-Embedding).
+
+    Args:
+        config: the model's transformers config.
+    """
     return config.model_type in DECODER_MODEL_TYPES and not getattr(config, "use_bidirectional_attention", False)
 
 
 def learned_position_embeddings(model: PreTrainedModel) -> nn.Module | None:
     """The absolute position-embedding table of the embedding layer, or None where positions are relative / rotary
-    (DeBERTa-v2 without ``position_biased_input``, ModernBERT, decoders)."""
+    (DeBERTa-v2 without ``position_biased_input``, ModernBERT, decoders).
+
+    Args:
+        model: the transformers encoder.
+    """
     return getattr(getattr(model, "embeddings", None), "position_embeddings", None)

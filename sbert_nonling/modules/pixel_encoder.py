@@ -52,8 +52,11 @@ class PixelEncoder(Module):
             from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
             from sbert_nonling import ModalityRouter, PixelEncoder, PixelRenderer
 
-            # offline: a small random encoder; e.g. PixelEncoder.from_pretrained("Team-PIXEL/pixel-base", max_patches=64)
-            encoder = PixelEncoder.from_config(max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64)
+            # offline: a small random encoder;
+            # e.g. PixelEncoder.from_pretrained("Team-PIXEL/pixel-base", max_patches=64)
+            encoder = PixelEncoder.from_config(
+                max_patches=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64
+            )
             router = ModalityRouter({"pixel": [PixelRenderer(max_patches=16), encoder]}, default_route="pixel")
             model = SentenceTransformer(modules=[router, Pooling(32, "mean"), Normalize()])  # 768 for PIXEL-base
             model.encode(["A man is playing a guitar."])
@@ -88,7 +91,17 @@ class PixelEncoder(Module):
         patch_size: int = 16,
         **config_kwargs,
     ) -> PixelEncoder:
-        """A randomly initialised PIXEL-architecture encoder (PIXEL-base's sizes, qkv_bias and layer_norm_eps by default)."""
+        """A randomly initialised PIXEL-architecture encoder (PIXEL-base's sizes, qkv_bias and layer_norm_eps by
+        default).
+
+        Args:
+            max_patches: the patches of one strip (the sequence is 1 + max_patches with [CLS]).
+            hidden_size: the width of the encoder.
+            num_hidden_layers: the number of transformer layers.
+            num_attention_heads: the attention heads per layer.
+            intermediate_size: the width of the feed-forward layers.
+            patch_size: the side of a square patch, in pixels.
+        """
         config = ViTMAEConfig(
             image_size=(patch_size, max_patches * patch_size),
             patch_size=patch_size,
@@ -105,7 +118,12 @@ class PixelEncoder(Module):
     def from_pretrained(cls, model_name_or_path: str = PIXEL_BASE, max_patches: int = 64, **hub_kwargs) -> Self:
         """Load a PIXEL checkpoint (``model_type`` "pixel", e.g. Team-PIXEL/pixel-base) or a saved ``vit_mae`` one, its
         position table resized to ``max_patches`` (:func:`resize_position_table`); ``hub_kwargs`` go to transformers.
-        A ValueError if it is neither, or lacks encoder parameters."""
+        A ValueError if it is neither, or lacks encoder parameters.
+
+        Args:
+            model_name_or_path: a Hub id or a local folder of a PIXEL or ViT-MAE checkpoint.
+            max_patches: the patches of one strip the encoder reads.
+        """
         config_path = cached_file(model_name_or_path, "config.json", **hub_kwargs)
         assert config_path is not None  # cached_file raises for a missing file unless told not to
         stored = json.loads(Path(config_path).read_text(encoding="utf8"))
@@ -123,7 +141,8 @@ class PixelEncoder(Module):
             config = ViTMAEConfig.from_dict({**stored, "mask_ratio": 0.0})
         else:
             raise ValueError(
-                f"{model_name_or_path} has model_type={model_type!r}; PixelEncoder loads PIXEL ('pixel') or ViT-MAE ('vit_mae') checkpoints."
+                f"{model_name_or_path} has model_type={model_type!r}; PixelEncoder loads PIXEL ('pixel') or ViT-MAE "
+                "('vit_mae') checkpoints."
             )
         # Annotated as returning the model alone; with output_loading_info=True it returns (model, loading_info).
         model, loading_info = cast(
@@ -132,8 +151,8 @@ class PixelEncoder(Module):
         )
         if loading_info["missing_keys"]:
             raise ValueError(
-                f"{model_name_or_path} is missing encoder parameters {sorted(loading_info['missing_keys'])[:8]}; it is "
-                "not a PIXEL / ViT-MAE checkpoint."
+                f"{model_name_or_path} is missing encoder parameters {sorted(loading_info['missing_keys'])[:8]}; it "
+                "is not a PIXEL / ViT-MAE checkpoint."
             )
         return cls(resize_position_table(model, max_patches))
 
@@ -147,7 +166,8 @@ class PixelEncoder(Module):
             )
         if tuple(patch_mask.shape) != (pixel_values.shape[0], self.max_patches):
             raise ValueError(
-                f"PixelEncoder expects a patch attention_mask of shape ({pixel_values.shape[0]}, {self.max_patches}), got {tuple(patch_mask.shape)}."
+                f"PixelEncoder expects a patch attention_mask of shape ({pixel_values.shape[0]}, {self.max_patches}), "
+                f"got {tuple(patch_mask.shape)}."
             )
         batch_size = pixel_values.shape[0]
         in_order = torch.arange(self.max_patches, device=pixel_values.device).expand(batch_size, -1)
@@ -182,7 +202,12 @@ class PixelEncoder(Module):
 def resize_position_table(model: ViTMAEModel, max_patches: int) -> ViTMAEModel:
     """``model`` rebuilt for a strip of ``max_patches`` patches: the first ``1 + max_patches`` position rows kept (as
     Pixel Linguist does), or the patch rows linearly interpolated along the strip if more are needed (an
-    approximation of PIXEL's 2-D sin-cos grid). All other weights are copied unchanged."""
+    approximation of PIXEL's 2-D sin-cos grid). All other weights are copied unchanged.
+
+    Args:
+        model: the ViT-MAE model whose position table is resized.
+        max_patches: the patches of one strip.
+    """
     if max_patches < 1:
         raise ValueError(f"max_patches={max_patches} must be at least 1.")
     patch_size = _pair(model.config.patch_size)[1]

@@ -1,4 +1,5 @@
-"""PixelRenderer: text -> one strip of 16x16 patches, exactly as PIXEL's own renderer draws it (Team-PIXEL/pixel-base)."""
+"""PixelRenderer: text -> one strip of 16x16 patches, exactly as PIXEL's own renderer draws it
+(Team-PIXEL/pixel-base)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,11 @@ DEFAULT_FALLBACK_FONTS = ("Noto Sans Arabic", "Noto Sans Devanagari", "Noto Sans
 def sanitize_text(text: str) -> str:
     """The text the renderer hands to Pango: PIXEL's cleaning (each ``\\n`` replaced by a space), every U+0000 removed
     (Pango gets a C string) and every unpaired surrogate replaced by U+FFFD; everything else goes to Pango unchanged
-    (docs/pixel_renderer.md, "Geometry")."""
+    (a tab advances to Pango's next tab stop, ``\r`` and U+2028 start a second line).
+
+    Args:
+        text: the text to render.
+    """
     return replace_lone_surrogates(text.replace("\n", " ").replace("\x00", ""))
 
 
@@ -42,8 +47,13 @@ class PixelRenderer(InputModule):
     patch_size), float32 in [0, 1], gray on 3 channels, white background; and ``attention_mask`` (B, max_patches):
     1 for the text patches and the end-of-sequence patch. Follow it with :class:`~sbert_nonling.modules.PixelEncoder`.
 
-    Geometry (:meth:`eos_start`), text handling (:func:`sanitize_text`) and fonts (pip-installed Noto through a
-    private fontconfig; the library versions are recorded on save and compared on load): docs/pixel_renderer.md.
+    Geometry, as PIXEL's: the font is ``dpi / 72 * font_size`` px; the whole text is one Pango layout (never wrapped)
+    with its top-left corner at ``(pad_left, patch_size / 2 - height / 2 - 2)``; text beyond the strip is clipped;
+    an all-black end-of-sequence patch starts at :meth:`eos_start`. Text handling: :func:`sanitize_text`. Fonts: the
+    pip-installed Noto families through a fontconfig of the renderer's own (no system font or rule applies), so
+    renders are identical wherever the Pango, Cairo, HarfBuzz, FreeType and fontconfig versions match; those versions
+    are recorded on save and compared on load (a warning names any difference). Further reading:
+    docs/pixel_renderer.md.
     Needs the ``pixel`` extra and the system's Pango / Cairo libraries (an ImportError names both).
 
     Args:
@@ -57,6 +67,8 @@ class PixelRenderer(InputModule):
         font_dirs: extra font folders, relative ones resolved against ``font_root`` (default: the working directory);
             in a saved config, inside the model folder (or ``SBERT_NONLING_FONT_DIRS``).
         render_environment: the versions a saved model recorded (:func:`sbert_nonling.rendering.render_environment`).
+        font_root: the folder relative ``font_dirs`` are resolved against (default: the working directory; a saved
+            renderer passes its model folder).
 
     Example:
         ::
@@ -116,15 +128,15 @@ class PixelRenderer(InputModule):
         self.fallback_fonts = tuple(fallback_fonts)
         self.font_dirs = tuple(str(directory) for directory in font_dirs)
         root = Path.cwd() if font_root is None else Path(font_root)
-        self.font_paths = tuple(
-            str(root / directory) for directory in self.font_dirs
-        )  # absolute paths stay as they are
+        # absolute paths stay as they are
+        self.font_paths = tuple(str(root / directory) for directory in self.font_dirs)
         self._canvas = self._build_canvas()
         from sbert_nonling.rendering import environment_differences
 
-        if render_environment is not None and (
-            differences := environment_differences(render_environment, self.current_render_environment())
-        ):
+        differences: list[str] = []
+        if render_environment is not None:
+            differences = environment_differences(render_environment, self.current_render_environment())
+        if differences:
             logger.warning(
                 "This PixelRenderer was saved on a machine with other rendering libraries or fonts; renders here may "
                 "differ from those the model was trained on by a few pixels: %s.",
@@ -165,8 +177,9 @@ class PixelRenderer(InputModule):
         config = super().load_config(model_name_or_path, subfolder, *args, **kwargs)
         if config and "render_environment" not in config:
             logger.warning(
-                "This PixelRenderer config records no rendering library versions: it was saved by an sbert-nonling version whose "
-                "renders differed from PIXEL's (text one pixel lower; tabs, line breaks, control characters), as the model's may."
+                "This PixelRenderer config records no rendering library versions: it was saved by an sbert-nonling "
+                "version whose renders differed from PIXEL's (text one pixel lower; tabs, line breaks, control "
+                "characters), as the model's may."
             )
         hub_kwargs = {key: value for key, value in kwargs.items() if key != "config_filename"}
         folder = Path(
@@ -184,9 +197,9 @@ class PixelRenderer(InputModule):
             resolved = (folder / directory).resolve()
             if not any(resolved.is_relative_to(root) for root in allowed):
                 raise ValueError(
-                    f"{where}: font_dirs entry {directory!r} is {resolved}, outside the model folder {model_folder}; a saved "
-                    "renderer reads fonts only from inside its model folder. Copy the fonts there (e.g. fonts/ beside the "
-                    "config), or list the folder in SBERT_NONLING_FONT_DIRS if you trust it."
+                    f"{where}: font_dirs entry {directory!r} is {resolved}, outside the model folder {model_folder}; "
+                    "a saved renderer reads fonts only from inside its model folder. Copy the fonts there (e.g. "
+                    "fonts/ beside the config), or list the folder in SBERT_NONLING_FONT_DIRS if you trust it."
                 )
             if not resolved.is_dir():
                 raise ValueError(f"{where}: font_dirs entry {directory!r} ({resolved}) is not a folder.")
@@ -198,7 +211,11 @@ class PixelRenderer(InputModule):
         return self.max_patches * self.patch_size
 
     def eos_start(self, text_width: int) -> int:
-        """Left edge (pixels) of the EOS patch after a text whose width (Pango's pixel size) is ``text_width``."""
+        """Left edge (pixels) of the EOS patch after a text whose width (Pango's pixel size) is ``text_width``.
+
+        Args:
+            text_width: the width of the rendered text, in pixels.
+        """
         patches_used = -(-(2 * self.pad_left + text_width) // self.patch_size)  # ceil
         return min(patches_used, self.max_patches - 1) * self.patch_size
 
@@ -212,7 +229,11 @@ class PixelRenderer(InputModule):
 
     def render(self, text: str) -> tuple[np.ndarray, int]:
         """Render one text: the uint8 strip (patch_size, max_patches * patch_size), 255 = white, and the number of
-        attended patches (text patches + the EOS patch)."""
+        attended patches (text patches + the EOS patch).
+
+        Args:
+            text: the text to render (cleaned by :func:`sanitize_text`).
+        """
         if not isinstance(text, str):
             raise ValueError(f"text is a {type(text).__name__} ({text!r}); PixelRenderer renders str only.")
         strip = np.empty((self.patch_size, self.strip_width), dtype=np.uint8)
@@ -242,7 +263,13 @@ class PixelRenderer(InputModule):
 
     def save_preview(self, text: str, path: str | Path, scale: int = 1) -> int:
         """Write the strip of ``text`` as a grayscale PNG (``scale`` times larger, nearest neighbour); return the
-        number of attended patches."""
+        number of attended patches.
+
+        Args:
+            text: the text to render.
+            path: the PNG file to write.
+            scale: the magnification, in whole pixels per pixel.
+        """
         if scale < 1:
             raise ValueError(f"scale={scale!r} must be a positive integer.")
         strip, num_patches = self.render(text)
@@ -265,5 +292,11 @@ class PixelRenderer(InputModule):
 
 def render_preview(text: str, path: str | Path, scale: int = 1, **renderer_kwargs) -> int:
     """Render ``text`` with ``PixelRenderer(**renderer_kwargs)`` and write it as a PNG to ``path`` (see
-    :meth:`PixelRenderer.save_preview`); return the number of attended patches."""
+    :meth:`PixelRenderer.save_preview`); return the number of attended patches.
+
+    Args:
+        text: the text to render.
+        path: the PNG file to write.
+        scale: the magnification, in whole pixels per pixel.
+    """
     return PixelRenderer(**renderer_kwargs).save_preview(text, path, scale=scale)

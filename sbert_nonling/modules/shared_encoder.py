@@ -45,7 +45,8 @@ class SharedEncoder(Transformer):
             from sbert_nonling import ModalityRouter, SharedEncoder
             from sbert_nonling.models import build_tiny_encoder
 
-            path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline; e.g. "bert-base-uncased"
+            # offline: a tiny random encoder; e.g. "bert-base-uncased"
+            path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)
             encoder = SharedEncoder(str(path), max_seq_length=32)
             model = SentenceTransformer(
                 modules=[ModalityRouter.from_encoder(encoder), Pooling(encoder.get_embedding_dimension(), "cls")]
@@ -65,23 +66,38 @@ class SharedEncoder(Transformer):
         return super().preprocess(inputs, prompt=prompt, processing_kwargs=processing_kwargs, **kwargs)
 
     def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
-        for key, encode in ((BYPASS_ENTRY_KEY, self.encode_layers), (EMBEDDINGS_ENTRY_KEY, self.encode_embeddings)):
-            if key in features:
-                features[self.module_output_name] = encode(features[key], features["attention_mask"])
-                return features
-        return super().forward(features, **kwargs)
+        if BYPASS_ENTRY_KEY in features:
+            features[self.module_output_name] = self.encode_layers(
+                features[BYPASS_ENTRY_KEY], features["attention_mask"]
+            )
+        elif EMBEDDINGS_ENTRY_KEY in features:
+            features[self.module_output_name] = self.encode_embeddings(
+                features[EMBEDDINGS_ENTRY_KEY], features["attention_mask"]
+            )
+        else:
+            features = super().forward(features, **kwargs)
+        return features
 
     def encode_embeddings(self, inputs_embeds: Tensor, attention_mask: Tensor) -> Tensor:
         """Run ``inputs_embeds`` (B, T, width) through the whole model, embedding layer included (word lookup skipped);
-        ``width`` is the embedding layer's (below the hidden size in ELECTRA-small, ALBERT), checked here."""
+        ``width`` is the embedding layer's (below the hidden size in ELECTRA-small, ALBERT), checked here.
+
+        Args:
+            inputs_embeds: a front-end's tokens at the embedding layer's width (B, T, width).
+            attention_mask: the padding mask (B, T), 1 for real tokens.
+        """
         width, hidden_size = self.model.get_input_embeddings().embedding_dim, self.get_embedding_dimension()
         if inputs_embeds.ndim != 3 or inputs_embeds.shape[-1] != width:
-            factorised = f" ({type(self.model).__name__} embeds tokens at width {width}, below its hidden size {hidden_size}: use "
+            factorised = (
+                f" ({type(self.model).__name__} embeds tokens at width {width}, below its hidden size {hidden_size}: "
+                "use "
+            )
             hint = (
                 "" if width == hidden_size else f"{factorised}encoder_entry='bypass', which takes hidden-size tokens)"
             )
             raise ValueError(
-                f"Front-end tokens must have shape (batch, tokens, {width}) to enter the embedding layer, got {tuple(inputs_embeds.shape)}{hint}."
+                f"Front-end tokens must have shape (batch, tokens, {width}) to enter the embedding layer, got "
+                f"{tuple(inputs_embeds.shape)}{hint}."
             )
         return self.model(
             inputs_embeds=inputs_embeds, attention_mask=attention_mask, return_dict=True
@@ -89,11 +105,17 @@ class SharedEncoder(Transformer):
 
     def encode_layers(self, hidden_states: Tensor, attention_mask: Tensor) -> Tensor:
         """Run ``hidden_states`` (B, T, hidden) through the encoder layers only (:func:`bypass_embedding_layer`),
-        masking padded positions, after checking the shapes."""
+        masking padded positions, after checking the shapes.
+
+        Args:
+            hidden_states: a front-end's tokens at the hidden size (B, T, hidden).
+            attention_mask: the padding mask (B, T), 1 for real tokens.
+        """
         hidden_size = self.get_embedding_dimension()
         if hidden_states.ndim != 3 or hidden_states.shape[-1] != hidden_size:
             raise ValueError(
-                f"Front-end tokens must have shape (batch, tokens, {hidden_size}) to enter the encoder, got {tuple(hidden_states.shape)}."
+                f"Front-end tokens must have shape (batch, tokens, {hidden_size}) to enter the encoder, got "
+                f"{tuple(hidden_states.shape)}."
             )
         if attention_mask.shape != hidden_states.shape[:2]:
             raise ValueError(

@@ -1,4 +1,5 @@
-"""Training: trainers, callbacks, optimizers and samplers on top of sentence-transformers' (runners: :mod:`sbert_nonling.app`)."""
+"""Training: trainers, callbacks, optimizers and samplers on top of sentence-transformers' (runners:
+:mod:`sbert_nonling.app`)."""
 
 from __future__ import annotations
 

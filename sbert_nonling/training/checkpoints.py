@@ -39,8 +39,13 @@ def _fsync_directory(folder: Path) -> None:
 
 
 def write_complete_marker(folder: str | os.PathLike, step: int) -> None:
-    """Mark ``folder`` complete: flush every file to the disk and record its size and SHA-256 in :data:`COMPLETE_MARKER`,
-    written whole or not at all (a temporary file, fsync'ed and renamed into place)."""
+    """Mark ``folder`` complete: flush every file to the disk and record its size and SHA-256 in
+    :data:`COMPLETE_MARKER`, written whole or not at all (a temporary file, fsync'ed and renamed into place).
+
+    Args:
+        folder: the checkpoint folder, every file of it written.
+        step: the optimizer step the checkpoint holds, recorded in the marker.
+    """
     folder = Path(folder)
     files: dict[str, dict[str, Any]] = {}
     for path in sorted(folder.rglob("*")):
@@ -59,7 +64,11 @@ def write_complete_marker(folder: str | os.PathLike, step: int) -> None:
 
 
 def remove_complete_marker(folder: str | os.PathLike) -> None:
-    """Drop the marker of a folder about to be written again (a resumed run re-saving a step it had saved)."""
+    """Drop the marker of a folder about to be written again (a resumed run re-saving a step it had saved).
+
+    Args:
+        folder: the checkpoint folder.
+    """
     marker = Path(folder) / COMPLETE_MARKER
     if marker.is_file():
         marker.unlink()
@@ -67,8 +76,12 @@ def remove_complete_marker(folder: str | os.PathLike) -> None:
 
 
 def checkpoint_damage(folder: str | os.PathLike) -> str | None:
-    """None if every file the marker of ``folder`` lists is there with its recorded size and SHA-256 (or the marker is an
-    older version's, the step number only), else a sentence naming the first file that is not."""
+    """None if every file the marker of ``folder`` lists is there with its recorded size and SHA-256 (or the marker is
+    an older version's, the step number only), else a sentence naming the first file that is not.
+
+    Args:
+        folder: the checkpoint folder.
+    """
     folder = Path(folder)
     text = (folder / COMPLETE_MARKER).read_text(encoding="utf8")
     try:
@@ -90,7 +103,12 @@ def checkpoint_damage(folder: str | os.PathLike) -> str | None:
 
 
 def complete_checkpoints(output_dir: str | os.PathLike) -> list[Path]:
-    """The ``checkpoint-<step>`` folders of ``output_dir`` whose saving finished (holding a marker), newest step first."""
+    """The ``checkpoint-<step>`` folders of ``output_dir`` whose saving finished (holding a marker), newest step
+    first.
+
+    Args:
+        output_dir: the trainer's output folder, holding ``checkpoint-<step>`` folders.
+    """
     output_dir = Path(output_dir)
     steps = [
         (int(path.name[len(CHECKPOINT_PREFIX) :]), path)
@@ -103,14 +121,22 @@ def complete_checkpoints(output_dir: str | os.PathLike) -> list[Path]:
 
 
 def last_complete_checkpoint(output_dir: str | os.PathLike) -> str | None:
-    """The ``checkpoint-<step>`` folder of ``output_dir`` with the highest step whose saving finished, or None."""
+    """The ``checkpoint-<step>`` folder of ``output_dir`` with the highest step whose saving finished, or None.
+
+    Args:
+        output_dir: the trainer's output folder, holding ``checkpoint-<step>`` folders.
+    """
     complete = complete_checkpoints(output_dir)
     return str(complete[0]) if complete else None
 
 
 def newest_intact_checkpoint(output_dir: str | os.PathLike) -> str | None:
     """The newest complete checkpoint of ``output_dir`` whose files match its marker (a damaged one is skipped with a
-    warning), or None if none is complete; a ValueError names the damage if every complete checkpoint is damaged."""
+    warning), or None if none is complete; a ValueError names the damage if every complete checkpoint is damaged.
+
+    Args:
+        output_dir: the trainer's output folder, holding ``checkpoint-<step>`` folders.
+    """
     damaged = []
     for folder in complete_checkpoints(output_dir):
         damage = checkpoint_damage(folder)
@@ -128,15 +154,19 @@ def newest_intact_checkpoint(output_dir: str | os.PathLike) -> str | None:
 
 def verify_checkpoint(folder: str | os.PathLike) -> None:
     """Check an explicitly named checkpoint to resume from as :func:`newest_intact_checkpoint` checks the ones it
-    picks, and that it holds the optimizer and trainer states; a ValueError names what is wrong."""
+    picks, and that it holds the optimizer and trainer states; a ValueError names what is wrong.
+
+    Args:
+        folder: the checkpoint folder named by ``resume_from_checkpoint``.
+    """
     folder = Path(folder)
     where = f"resume_from_checkpoint={str(folder)!r}"
     if not folder.is_dir():
         raise ValueError(f"{where} is not a folder.")
     if not (folder / COMPLETE_MARKER).is_file():
         raise ValueError(
-            f"{where} has no {COMPLETE_MARKER} marker: its saving never finished, or no CheckpointMarkerCallback wrote "
-            "it. Resume from a complete checkpoint (resume_from_checkpoint=True picks the newest intact one)."
+            f"{where} has no {COMPLETE_MARKER} marker: its saving never finished, or no CheckpointMarkerCallback "
+            "wrote it. Resume from a complete checkpoint (resume_from_checkpoint=True picks the newest intact one)."
         )
     damage = checkpoint_damage(folder)
     if damage is not None:
@@ -151,7 +181,12 @@ def verify_checkpoint(folder: str | os.PathLike) -> None:
 
 def write_failure(folder: str | os.PathLike, error: BaseException) -> CheckpointWriteError:
     """The error a run stops with when writing checkpoint ``folder`` failed with ``error``: it names the folder, the
-    free space on its disk and the earlier complete checkpoints (untouched: rotation runs after the marker)."""
+    free space on its disk and the earlier complete checkpoints (untouched: rotation runs after the marker).
+
+    Args:
+        folder: the checkpoint folder being written.
+        error: the error the write raised (e.g. ``OSError`` ENOSPC).
+    """
     folder = Path(folder)
     existing = next(path for path in (folder, *folder.parents) if path.exists())  # the folder may not exist yet
     free = shutil.disk_usage(existing).free

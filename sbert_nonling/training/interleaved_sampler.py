@@ -16,6 +16,13 @@ class InterleavedBatchSampler(MultiDatasetDefaultBatchSampler):
     them, one batch of the second (captions), as MCSE mixes them: pass the class as ``multi_dataset_batch_sampler``
     with ``train_dataset={"text": ..., "captions": ...}``. Under DDP every step is ``num_replicas`` (default: the world
     size) consecutive batches of one dataset, one per process; incomplete trailing groups are dropped.
+
+    Args:
+        dataset: the trainer's concatenation of the two datasets, text first.
+        batch_samplers: the per-dataset batch samplers the trainer built, text first.
+        generator: passed to sentence-transformers' base sampler (unused for the order, which is fixed).
+        seed: passed to sentence-transformers' base sampler.
+        num_replicas: the number of processes under DDP; None reads the world size.
     """
 
     def __init__(
@@ -43,7 +50,10 @@ class InterleavedBatchSampler(MultiDatasetDefaultBatchSampler):
         offsets = [0, *self.dataset.cumulative_sizes]  # where each dataset starts in the concatenation
         texts, captions = iter(self.batch_samplers[0]), iter(self.batch_samplers[1])
         count = 0
-        while len(text_group := list(islice(texts, self.num_replicas))) == self.num_replicas:
+        while True:
+            text_group = list(islice(texts, self.num_replicas))
+            if len(text_group) < self.num_replicas:
+                return
             count += 1
             yield from ([offsets[0] + index for index in batch] for batch in text_group)
             if count % self.every == 0:

@@ -13,7 +13,7 @@ from sbert_nonling.training.loss_state import Losses, loss_parameters
 class LossGradientAveragingCallback(TrainerCallback):
     """Under DDP, averages the gradients of the parameters the losses own (heads, learnable temperatures: outside the
     DDP-wrapped model) over all processes before each optimizer step, as DDP does for the model's, so the heads stay
-    identical in every process (docs/reliability.md); clipping has run by then. In a single process it does nothing.
+    identical in every process; clipping has run by then. In a single process it does nothing.
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).
@@ -27,11 +27,14 @@ class LossGradientAveragingCallback(TrainerCallback):
         from sbert_nonling.training import LossGradientAveragingCallback
 
         sentences = ["A man is playing a guitar.", "A woman slices an onion."]
-        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))  # offline; e.g. "bert-base-uncased"
+        # offline: a tiny random encoder; e.g. "bert-base-uncased"
+        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))
         dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
         args = SentenceTransformerTrainingArguments(output_dir="checkpoints", max_steps=1, report_to="none")
-        loss = SimCSELoss(model, training_head="mlp")  # its MLP lives outside the DDP-wrapped model (e.g. MCSE's heads too)
-        trainer = SentenceTransformerTrainer(model, args, train_dataset=dataset, loss=loss, callbacks=[LossGradientAveragingCallback(loss)])
+        # its MLP lives outside the DDP-wrapped model (e.g. MCSE's heads too)
+        loss = SimCSELoss(model, training_head="mlp")
+        callbacks = [LossGradientAveragingCallback(loss)]
+        trainer = SentenceTransformerTrainer(model, args, train_dataset=dataset, loss=loss, callbacks=callbacks)
         trainer.train()  # torchrun --nproc_per_node 2 script.py; in a single process the callback does nothing
     """
 

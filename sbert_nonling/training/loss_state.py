@@ -1,4 +1,5 @@
-"""The losses' own parameters (projection heads, learnable temperatures): saved in every checkpoint, restored on resume."""
+"""The losses' own parameters (projection heads, learnable temperatures): saved in every checkpoint, restored on
+resume."""
 
 from __future__ import annotations
 
@@ -26,8 +27,14 @@ def _named_losses(losses: Losses) -> list[tuple[str, nn.Module]]:
 
 
 def loss_state_dict(losses: Losses, model: nn.Module) -> dict[str, Tensor]:
-    """The parameters and buffers the losses own (in their state dicts, not the model's), keyed ``<dataset name>.<key>``
-    (``loss.<key>`` for a single loss); a tensor shared by several losses is stored once, under its first key."""
+    """The parameters and buffers the losses own (in their state dicts, not the model's), keyed
+    ``<dataset name>.<key>`` (``loss.<key>`` for a single loss); a tensor shared by several losses is stored once,
+    under its first key.
+
+    Args:
+        losses: the trainer's loss, or its dict of losses by dataset name.
+        model: the model, whose own tensors are left out.
+    """
     model_tensors = {id(tensor) for tensor in (*model.parameters(), *model.buffers())}
     state, seen = {}, set()
     for name, loss in _named_losses(losses):
@@ -40,7 +47,12 @@ def loss_state_dict(losses: Losses, model: nn.Module) -> dict[str, Tensor]:
 
 
 def loss_parameters(losses: Losses, model: nn.Module) -> list[nn.Parameter]:
-    """The trainable parameters the losses own (not the model's), each once, in a fixed order."""
+    """The trainable parameters the losses own (not the model's), each once, in a fixed order.
+
+    Args:
+        losses: the trainer's loss, or its dict of losses by dataset name.
+        model: the model, whose own parameters are left out.
+    """
     model_parameters = {id(parameter) for parameter in model.parameters()}
     owned, seen = [], set()
     for _, loss in _named_losses(losses):
@@ -52,7 +64,13 @@ def loss_parameters(losses: Losses, model: nn.Module) -> list[nn.Parameter]:
 
 
 def load_loss_state_dict(losses: Losses, state: dict[str, Tensor]) -> None:
-    """Copy a :func:`loss_state_dict` into the losses' own tensors, in place (shared tensors and the optimizer agree)."""
+    """Copy a :func:`loss_state_dict` into the losses' own tensors, in place (shared tensors and the optimizer
+    agree).
+
+    Args:
+        losses: the trainer's loss, or its dict of losses by dataset name.
+        state: a :func:`loss_state_dict`, e.g. read from a checkpoint.
+    """
     targets = {
         f"{name}.{key}": tensor
         for name, loss in _named_losses(losses)
@@ -86,12 +104,15 @@ class LossStateCallback(TrainerCallback):
         from sbert_nonling.training import CheckpointMarkerCallback, LossStateCallback
 
         sentences = ["A man is playing a guitar.", "A woman slices an onion."]
-        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))  # offline; e.g. "bert-base-uncased"
+        # offline: a tiny random encoder; e.g. "bert-base-uncased"
+        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))
         dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
         args = SentenceTransformerTrainingArguments(output_dir="checkpoints", max_steps=1, report_to="none")
         loss = SimCSELoss(model, training_head="mlp")
         callbacks = [LossStateCallback(loss), CheckpointMarkerCallback()]
-        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss, callbacks=callbacks)
+        trainer = SentenceTransformerTrainer(
+            model=model, args=args, train_dataset=dataset, loss=loss, callbacks=callbacks
+        )
         trainer.train()  # later: trainer.train(resume_from_checkpoint=True) restores loss.head too
     """
 

@@ -27,7 +27,11 @@ class ModalitySchedule:
 
         weight = torch.nn.Parameter(torch.zeros(1))
         optimizers = {"text": torch.optim.SGD([weight], lr=1.0), "image": torch.optim.SGD([weight], lr=0.1)}
-        schedule = ModalitySchedule({name: torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 0.5) for name, opt in optimizers.items()})
+        schedulers = {
+            name: torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda=lambda step: 0.5)
+            for name, optimizer in optimizers.items()
+        }
+        schedule = ModalitySchedule(schedulers)
         print(schedule.last_rates())  # {'text': 0.5, 'image': 0.05}
     """
 
@@ -59,4 +63,9 @@ class ModalitySchedule:
         return {name: schedule.state_dict() for name, schedule in self.schedules.items()}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore every schedule from a :meth:`state_dict`; a missing or unknown name is a ValueError.
+
+        Args:
+            state_dict: dataset name -> that schedule's state.
+        """
         load_named_states(self.schedules, state_dict, "Scheduler")

@@ -47,7 +47,8 @@ class MultiTaskAverageBatchSampler(RoundRobinBatchSampler):
         empty = [index for index, sampler in enumerate(batch_samplers) if len(sampler) == 0]
         if empty:
             raise ValueError(
-                f"Dataset(s) {empty} yield no batch (fewer rows than the batch size with drop_last); use a smaller batch size or more data."
+                f"Dataset(s) {empty} yield no batch (fewer rows than the batch size with drop_last); use a smaller "
+                "batch size or more data."
             )
 
     def _cycle(self, index: int) -> Iterator[list[int]]:
@@ -86,6 +87,10 @@ def multitask_sampler_arguments(scheme: MultiTaskScheme, num_tasks: int) -> dict
     """The trainer arguments a scheme needs: ``multi_dataset_batch_sampler`` and ``gradient_accumulation_steps``.
 
     ``average``: :class:`MultiTaskAverageBatchSampler`, one accumulation step per task; else ST's sampler of that name.
+
+    Args:
+        scheme: ``"average"``, ``"round_robin"`` or ``"proportional"``.
+        num_tasks: the number of task datasets.
     """
     if scheme not in MULTITASK_SCHEMES:
         raise ValueError(f"scheme={scheme!r} must be one of {list(MULTITASK_SCHEMES)}.")

@@ -41,10 +41,11 @@ def planned_batches(trainer: BaseTrainer) -> BatchPlan:
     """The batches per training dataset that ``trainer.train()`` will read, from the trainer's own batch samplers
     (:meth:`get_batch_sampler`, :meth:`get_multi_dataset_batch_sampler`, built as its DataLoader builds them, with
     their own generator: the global random state is not touched; later epochs are counted in the first one's order)
-    and its ``max_steps``, epochs and gradient accumulation. Batches are index lists: no row is collated, decoded or augmented.
+    and its ``max_steps``, epochs and gradient accumulation. Batches are index lists: no row is collated, decoded or
+    augmented.
 
-    sentence-transformers builds the batch order only inside ``train()``; this reads it ahead, so that a run can refuse a
-    step cap that would leave a dataset out before its first step (``InterleavedBatchSampler`` puts one caption batch
+    sentence-transformers builds the batch order only inside ``train()``; this reads it ahead, so that a run can refuse
+    a step cap that would leave a dataset out before its first step (``InterleavedBatchSampler`` puts one caption batch
     after every ``len(text) // len(captions)`` text batches).
 
     Args:

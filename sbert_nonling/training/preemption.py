@@ -29,7 +29,10 @@ class TrainingPreempted(RuntimeError):
         self.signal_number = signal_number
         self.checkpoint = checkpoint
         if resumable:
-            how = "Continue with the same command plus --resume (train_recipe(..., resume=True) or trainer.train(resume_from_checkpoint=True))."
+            how = (
+                "Continue with the same command plus --resume (train_recipe(..., resume=True) or "
+                "trainer.train(resume_from_checkpoint=True))."
+            )
         else:
             how = "This recipe runs a sequence of trainers and does not resume: start it again with --overwrite."
         super().__init__(
@@ -42,8 +45,8 @@ class PreemptionCallback(TrainerCallback):
 
     Inside :meth:`handling_signals` the first signal is recorded (``stop_signal``); at the end of the optimizer step
     the trainer is told to save and stop (without loading the best checkpoint), and the caller raises
-    :class:`TrainingPreempted`. A second signal exits at once (status 128 + signal number). Under DDP all processes stop
-    after the same step.
+    :class:`TrainingPreempted`. A second signal exits at once (status 128 + signal number). Under DDP all processes
+    stop after the same step.
     """
 
     def __init__(self) -> None:
@@ -92,6 +95,7 @@ class PreemptionCallback(TrainerCallback):
 
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
         """After the stop's checkpoint is written, the run ends without loading its best checkpoint: that is done when
-        it resumes and finishes (``args`` is already saved in the checkpoint; ``NonLinguisticTrainer`` passes its own copy)."""
+        it resumes and finishes (``args`` is already saved in the checkpoint; ``NonLinguisticTrainer`` passes its own
+        copy)."""
         if self.stop_signal is not None:
             args.load_best_model_at_end = False

@@ -17,8 +17,9 @@ def _same_inputs(inputs: list[Any], other: list[Any]) -> bool:
 class ReuseIdenticalColumns:
     """Wraps a data collator's ``preprocess_fn``: a column whose inputs (and prompt / task / max_length) are those of
     the column before it, e.g. SimCSE's (s, s) or AudioCSE's two views of one clip, gets a copy of that column's
-    (deterministic) features instead of a second preprocessing. :class:`~sbert_nonling.training.trainer.NonLinguisticTrainer`
-    installs it; with another trainer: ``trainer.data_collator.preprocess_fn = ReuseIdenticalColumns(trainer.data_collator.preprocess_fn)``.
+    (deterministic) features instead of a second preprocessing.
+    :class:`~sbert_nonling.training.trainer.NonLinguisticTrainer` installs it; with another trainer:
+    ``trainer.data_collator.preprocess_fn = ReuseIdenticalColumns(trainer.data_collator.preprocess_fn)``.
 
     Args:
         preprocess_fn: the collator's preprocessing, ``preprocess_fn(inputs, **kwargs) -> features``.

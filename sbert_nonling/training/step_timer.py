@@ -32,13 +32,22 @@ class StepTimerCallback(TrainerCallback):
         from sbert_nonling.training import StepTimerCallback
 
         sentences = ["A man is playing a guitar.", "A woman slices an onion."]
-        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))  # offline; e.g. "bert-base-uncased"
-        datasets = {name: Dataset.from_dict({"anchor": sentences, "positive": sentences}) for name in ("wiki", "captions")}
-        losses = {"wiki": SimCSELoss(model), "captions": SimCSELoss(model)}  # e.g. {"image": image_loss, "text": text_loss}
-        args = SentenceTransformerTrainingArguments("checkpoints", max_steps=2, report_to="none", multi_dataset_batch_sampler="round_robin")
+        # offline: a tiny random encoder; e.g. "bert-base-uncased"
+        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))
+        dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
+        datasets = {"wiki": dataset, "captions": dataset}
+        # e.g. {"image": image_loss, "text": text_loss}
+        losses = {"wiki": SimCSELoss(model), "captions": SimCSELoss(model)}
+        args = SentenceTransformerTrainingArguments(
+            "checkpoints", max_steps=2, report_to="none", multi_dataset_batch_sampler="round_robin"
+        )
         timer = StepTimerCallback(losses)
-        SentenceTransformerTrainer(model=model, args=args, train_dataset=datasets, loss=losses, callbacks=[timer]).train()
-        print({name: timer.step_seconds[name] / timer.step_counts[name] for name in timer.step_counts})  # seconds per batch
+        trainer = SentenceTransformerTrainer(
+            model=model, args=args, train_dataset=datasets, loss=losses, callbacks=[timer]
+        )
+        trainer.train()
+        # seconds per batch
+        print({name: timer.step_seconds[name] / timer.step_counts[name] for name in timer.step_counts})
     """
 
     def __init__(self, loss: Losses, dataset_name: str = "train") -> None:

@@ -19,10 +19,12 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
     The text dataset alone sets the epoch length (its batches come from the trainer's batch sampler, e.g.
     ``NO_DUPLICATES``); modality datasets of any size are reshuffled (seeded by ``seed + epoch``) and cycled with their
     own batch size. Under DDP every step is ``num_replicas`` consecutive batches of the *same* dataset, one per
-    process (docs/reliability.md, "Distributed training").
+    process, so every process takes the same kind of step with the same loss. Further reading: docs/reliability.md,
+    "Distributed training".
 
     Args:
-        dataset, batch_samplers: the trainer's ConcatDataset and per-dataset batch samplers (only the text one is used).
+        dataset, batch_samplers: the trainer's ConcatDataset and per-dataset batch samplers (only the text one is
+            used).
         text_index: position of the text dataset among the datasets.
         batch_sizes: batch size per dataset position for the modality datasets.
         generator, seed: as for the built-in samplers.
@@ -52,7 +54,8 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
         self.modality_indices = [index for index in range(len(sizes)) if index != text_index]
 
     def _cycle(self, index: int, generator: torch.Generator, offset: int) -> Iterator[list[int]]:
-        """Reshuffled passes over dataset ``index`` (rows from ``offset``), each index a :class:`SeededRow` of its pass."""
+        """Reshuffled passes over dataset ``index`` (rows from ``offset``), each index a :class:`SeededRow` of its
+        pass."""
         size, batch_size = self.dataset.cumulative_sizes[index] - offset, self.batch_sizes[index]
         for passes in count():
             order = torch.randperm(size, generator=generator).tolist()
@@ -65,7 +68,10 @@ class UnpairedBatchSampler(MultiDatasetDefaultBatchSampler):
         offsets = [0, *self.dataset.cumulative_sizes]  # where each dataset starts in the concatenation
         cycles = {index: self._cycle(index, generator, offsets[index]) for index in self.modality_indices}
         text_batches = iter(self.batch_samplers[self.text_index])
-        while len(group := list(islice(text_batches, self.num_replicas))) == self.num_replicas:
+        while True:
+            group = list(islice(text_batches, self.num_replicas))
+            if len(group) < self.num_replicas:
+                return
             for index in self.modality_indices:
                 for _ in range(self.num_replicas):
                     yield next(cycles[index])

@@ -19,7 +19,7 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
     """Trains one model on a text dataset and unpaired modality datasets (images, audio), each with its own loss.
 
     ``train_dataset`` and ``loss`` are dicts with the same keys, e.g. ``{"image": ..., "text": ...}``; batches come
-    in the order of :class:`UnpairedBatchSampler`. Two optimisation schemes (docs/visualcse.md):
+    in the order of :class:`UnpairedBatchSampler`. Two optimisation schemes:
 
     - ``"alternating"`` (VisualCSE's Algorithm 1): every batch is its own optimizer step, taken by that dataset's own
       optimizer (:class:`ModalityOptimizer`, sentence-transformers' parameter groups and ``learning_rate_mapping``)
@@ -67,8 +67,8 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         names = list(self.train_dataset) if isinstance(self.train_dataset, dict) else []
         if text_dataset not in names or len(names) < 2 or not isinstance(self.loss, dict):
             raise ValueError(
-                f"UnpairedModalityTrainer needs train_dataset and loss dicts holding the text dataset {text_dataset!r} "
-                f"and at least one modality dataset; got datasets {names}."
+                "UnpairedModalityTrainer needs train_dataset and loss dicts holding the text dataset "
+                f"{text_dataset!r} and at least one modality dataset; got datasets {names}."
             )
         modalities = set(names) - {text_dataset}
         for setting, values in (
@@ -83,9 +83,10 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         expected_accumulation = 1 if scheme == "alternating" else len(names)
         if self.args.gradient_accumulation_steps != expected_accumulation:
             raise ValueError(
-                f"scheme={scheme!r} with {len(names)} datasets needs gradient_accumulation_steps={expected_accumulation} "
-                f"(one {'batch' if scheme == 'alternating' else 'batch of every dataset'} per optimizer step), "
-                f"got {self.args.gradient_accumulation_steps}."
+                f"scheme={scheme!r} with {len(names)} datasets needs "
+                f"gradient_accumulation_steps={expected_accumulation} (one "
+                f"{'batch' if scheme == 'alternating' else 'batch of every dataset'} per optimizer step), got "
+                f"{self.args.gradient_accumulation_steps}."
             )
         self.dataset_names = names
 
@@ -111,12 +112,14 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
 
     def create_optimizer(self, model=None) -> torch.optim.Optimizer:
         if self.optimizer is None and self.scheme == "alternating":
-            # sentence-transformers' parameter groups over every loss; each dataset's optimizer keeps what its loss trains.
+            # sentence-transformers' parameter groups over every loss; each dataset's optimizer keeps what its loss
+            # trains.
             optimizer_cls, optimizer_kwargs = self.get_optimizer_cls_and_kwargs(self.args)
             if set(optimizer_kwargs) & {"params", "model"} or "optimizer_dict" not in optimizer_kwargs:
                 raise ValueError(
-                    f"scheme='alternating' builds one optimizer per dataset from parameter groups; optim={self.args.optim!r} "
-                    "brings its own parameter handling. Use an AdamW / SGD-style optimizer or scheme='joint'."
+                    "scheme='alternating' builds one optimizer per dataset from parameter groups; "
+                    f"optim={self.args.optim!r} brings its own parameter handling. Use an AdamW / SGD-style optimizer "
+                    "or scheme='joint'."
                 )
             groups = optimizer_kwargs.pop("optimizer_dict")
             optimizers = {}

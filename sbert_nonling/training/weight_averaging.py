@@ -10,6 +10,9 @@ def average_state_dicts(states: list[dict[str, Tensor]]) -> dict[str, Tensor]:
     """The element-wise mean of ``states`` (state dicts of one architecture), as a model soup averages them:
     floating-point tensors averaged in float64 and cast back; other tensors (e.g. position ids) kept, and must agree.
 
+    Args:
+        states: state dicts of one architecture, at least one.
+
     Raises:
         ValueError: no states, or states whose keys, shapes or non-float values differ (naming the tensor).
 
@@ -18,7 +21,8 @@ def average_state_dicts(states: list[dict[str, Tensor]]) -> dict[str, Tensor]:
         import torch
         from sbert_nonling.training.weight_averaging import average_state_dicts
 
-        model, run_a, run_b = torch.nn.Linear(4, 2), torch.nn.Linear(4, 2), torch.nn.Linear(4, 2)  # e.g. fine-tuned copies
+        # e.g. fine-tuned copies of one model
+        model, run_a, run_b = torch.nn.Linear(4, 2), torch.nn.Linear(4, 2), torch.nn.Linear(4, 2)
         model.load_state_dict(average_state_dicts([run_a.state_dict(), run_b.state_dict()]))
     """
     if not states:

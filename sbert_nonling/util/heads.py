@@ -19,8 +19,15 @@ def make_training_head(
 ) -> nn.Module:
     """A training-only head from ``dimension`` to ``output_dimension`` (default: ``dimension``).
 
-    ``"mlp"``: Linear + Tanh (SimCSE, VisualCSE, MCSE); ``"linear"`` (MACD); ``"linear_gelu_layernorm"`` (Pixel Linguist);
-    ``"none"``: identity. The Linear is the first module (``0.weight``); ``name`` is named in the ValueError.
+    ``"mlp"``: Linear + Tanh (SimCSE, VisualCSE, MCSE); ``"linear"`` (MACD); ``"linear_gelu_layernorm"`` (Pixel
+    Linguist); ``"none"``: identity. The Linear is the first module (``0.weight``); ``name`` is named in the
+    ValueError.
+
+    Args:
+        kind: ``"mlp"``, ``"linear"``, ``"linear_gelu_layernorm"`` or ``"none"``.
+        dimension: the input width (the model's embedding dimension).
+        output_dimension: the output width; None keeps ``dimension``.
+        name: the setting's name in the ValueError of an unknown ``kind``.
     """
     output_dimension = dimension if output_dimension is None else output_dimension
     if kind not in TRAINING_HEADS:
@@ -29,16 +36,20 @@ def make_training_head(
         if output_dimension != dimension:
             raise ValueError(f"A 'none' head keeps the dimension: {dimension} != {output_dimension}.")
         return nn.Identity()
-    after = {
-        "mlp": (nn.Tanh,),
-        "linear": (),
-        "linear_gelu_layernorm": (nn.GELU, lambda: nn.LayerNorm(output_dimension)),
-    }[kind]
-    return nn.Sequential(nn.Linear(dimension, output_dimension), *(layer() for layer in after))
+    linear = nn.Linear(dimension, output_dimension)
+    if kind == "mlp":
+        return nn.Sequential(linear, nn.Tanh())
+    if kind == "linear":
+        return nn.Sequential(linear)
+    return nn.Sequential(linear, nn.GELU(), nn.LayerNorm(output_dimension))
 
 
 def embedding_dimension(model: SentenceTransformer) -> int:
-    """``model``'s sentence embedding dimension, which loss heads are built for (a ValueError if it reports none)."""
+    """``model``'s sentence embedding dimension, which loss heads are built for (a ValueError if it reports none).
+
+    Args:
+        model: the model.
+    """
     dimension = model.get_embedding_dimension()
     if dimension is None:
         raise ValueError(

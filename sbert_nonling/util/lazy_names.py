@@ -13,6 +13,11 @@ def lazy_names(
     """The module-level ``__getattr__`` and ``__dir__`` of ``package`` (its ``globals()`` is ``namespace``) for
     ``names`` (public name -> defining module): a name is imported when first looked up, then kept in ``namespace``.
 
+    Args:
+        package: the package's name, for the AttributeError of an unknown name.
+        namespace: the package's ``globals()``, where imported names are kept.
+        names: public name -> the module that defines it.
+
     Example::
 
         import types
@@ -30,4 +35,7 @@ def lazy_names(
         namespace[name] = value  # later look-ups skip __getattr__
         return value
 
-    return getattr_, lambda: sorted({*namespace, *names})
+    def dir_() -> list[str]:
+        return sorted({*namespace, *names})
+
+    return getattr_, dir_

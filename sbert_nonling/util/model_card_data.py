@@ -14,7 +14,12 @@ INSTALL_LINE = "# pip install sbert-nonling  (this model's modules come from tha
 
 
 def holds_text(dataset: Any) -> bool:
-    """Whether the rows of ``dataset`` (through any transform) hold a sentence besides the trainer's ``dataset_name``."""
+    """Whether the rows of ``dataset`` (through any transform) hold a sentence besides the trainer's
+    ``dataset_name``.
+
+    Args:
+        dataset: a ``datasets.Dataset`` (possibly with a transform) or any other training dataset.
+    """
     if not isinstance(dataset, Dataset) or len(dataset) == 0:
         return True  # not ours to judge: sentence-transformers skips what it cannot sample
     return any(isinstance(value, str) for key, value in dataset[0].items() if key != "dataset_name")
@@ -23,7 +28,7 @@ def holds_text(dataset: Any) -> bool:
 class NonLinguisticModelCardData(SentenceTransformerModelCardData):
     """Model card data for a model with a :class:`~sbert_nonling.modules.ModalityRouter` (set in ``on_model_ready``).
 
-    What it adds (docs/architecture.md): the modules' ``requirements`` in the saved model config; a usage snippet with
+    What it adds: the modules' ``requirements`` in the saved model config; a usage snippet with
     ``pip install sbert-nonling`` and ``trust_remote_code=True``; widget examples from text datasets only.
     """
 

@@ -18,17 +18,35 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...], str]] = {
 
 
 def missing_extra_message(feature: str, purpose: str, error: BaseException) -> str:
-    """The ImportError message for ``feature``'s extra: what failed, the pip command and any Debian / Ubuntu packages."""
+    """The ImportError message for ``feature``'s extra: what failed, the pip command and any Debian / Ubuntu
+    packages.
+
+    Args:
+        feature: a key of :data:`EXTRAS`.
+        purpose: what needed the extra, e.g. ``"PixelRenderer"``.
+        error: the ImportError or OSError of the failed import.
+    """
     extra, _, system_packages = EXTRAS[feature]
-    message = f"{purpose} needs the optional dependencies of sbert-nonling[{extra}] ({error}). Install them with: pip install 'sbert-nonling[{extra}]'"
+    message = (
+        f"{purpose} needs the optional dependencies of sbert-nonling[{extra}] ({error}). Install them with: "
+        f"pip install 'sbert-nonling[{extra}]'"
+    )
     if system_packages:
-        message += f"; they load the system libraries Pango, Cairo, FreeType, HarfBuzz and fontconfig (Debian / Ubuntu: apt-get install {system_packages})"
+        message += (
+            "; they load the system libraries Pango, Cairo, FreeType, HarfBuzz and fontconfig (Debian / Ubuntu: "
+            f"apt-get install {system_packages})"
+        )
     return message + "."
 
 
 def require_extra(feature: str, purpose: str) -> list[ModuleType]:
     """Import the modules of ``feature`` (a key of :data:`EXTRAS`), or raise an ImportError naming the pip extra (and
-    system packages); a native library that cannot be loaded (``OSError``) counts as missing."""
+    system packages); a native library that cannot be loaded (``OSError``) counts as missing.
+
+    Args:
+        feature: a key of :data:`EXTRAS`.
+        purpose: what needs the extra, named in the message.
+    """
     _, modules, _ = EXTRAS[feature]
     try:
         return [importlib.import_module(name) for name in modules]

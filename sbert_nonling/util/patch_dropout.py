@@ -1,4 +1,5 @@
-"""Patch dropout (FLIP): train on a random subset of a front-end's patch tokens, the leading [CLS] token always kept."""
+"""Patch dropout (FLIP): train on a random subset of a front-end's patch tokens, the leading [CLS] token always
+kept."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ from torch import Tensor
 
 
 def check_token_keep_ratio(token_keep_ratio: float) -> float:
-    """``token_keep_ratio`` as a float in (0, 1], or a ValueError naming the bad value."""
+    """``token_keep_ratio`` as a float in (0, 1], or a ValueError naming the bad value.
+
+    Args:
+        token_keep_ratio: the share of patch tokens a view keeps.
+    """
     if isinstance(token_keep_ratio, bool) or not isinstance(token_keep_ratio, (int, float)):
         raise ValueError(
             f"token_keep_ratio={token_keep_ratio!r} must be a number in (0, 1] (1.0 keeps every patch token)."
@@ -20,7 +25,12 @@ def check_token_keep_ratio(token_keep_ratio: float) -> float:
 
 
 def kept_patch_count(num_patches: int, token_keep_ratio: float) -> int:
-    """How many of ``num_patches`` patch tokens a view keeps: ``round(ratio x num_patches)``, at least one."""
+    """How many of ``num_patches`` patch tokens a view keeps: ``round(ratio x num_patches)``, at least one.
+
+    Args:
+        num_patches: the patch tokens of a view, [CLS] not counted.
+        token_keep_ratio: the share kept, in (0, 1].
+    """
     return max(1, min(num_patches, round(token_keep_ratio * num_patches)))
 
 

@@ -13,8 +13,9 @@ from torch import Tensor
 def float32_math(*tensors: Tensor) -> Iterator[list[Tensor]]:
     """Yields ``tensors`` in at least float32, with autocast switched off on their device for the ``with`` block.
 
-    Losses compute their similarities, logits, softmax / logsumexp and KL terms inside it (docs/reliability.md, "Mixed
-    precision"); float32 / float64 tensors pass unchanged, and without autocast the block changes nothing.
+    Losses compute their similarities, logits, softmax / logsumexp and KL terms inside it, so that bf16 / fp16
+    autocast speeds up the encoder without rounding the loss; float32 / float64 tensors pass unchanged, and without
+    autocast the block changes nothing. Further reading: docs/reliability.md, "Mixed precision".
 
     Example::
 

@@ -7,14 +7,23 @@ from contextlib import contextmanager
 
 
 def error_summary(error: BaseException) -> str:
-    """``"OSError: first line of its message"``: a library's error in one line."""
+    """``"OSError: first line of its message"``: a library's error in one line.
+
+    Args:
+        error: the error to summarise.
+    """
     reason = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
     return f"{type(error).__name__}: {reason}"
 
 
 class ModelUnreachable(ValueError):
     """A model that could not be loaded (:func:`loading`'s one line); an enclosing :func:`loading`, which knows how
-    the caller named the model, says it again in its own terms. ``cause``: the library's error."""
+    the caller named the model, says it again in its own terms.
+
+    Args:
+        message: the one-line message.
+        cause: the library's error.
+    """
 
     def __init__(self, message: str, cause: OSError) -> None:
         super().__init__(message)
@@ -42,14 +51,16 @@ def loading(what: str, name: str, named_by: str, offline: str) -> Iterator[None]
             with loading("ViT", "google/vit-base-patch16-224-in21k", "the setting 'vit'", "--set vit=null"):
                 vit = ViTModel.from_pretrained("google/vit-base-patch16-224-in21k")
         except ValueError as error:  # offline (HF_HUB_OFFLINE=1) and not in the cache
-            print(error)  # ViT 'google/vit-base-patch16-224-in21k' (the setting 'vit') could not be loaded, ... Offline: --set vit=null
+            # ViT 'google/vit-base-patch16-224-in21k' (the setting 'vit') could not be loaded, ...
+            # Offline: --set vit=null
+            print(error)
     """
     try:
         yield
     except (OSError, ModelUnreachable) as error:
         cause = error.cause if isinstance(error, ModelUnreachable) else error
         raise ModelUnreachable(
-            f"{what} {name!r} ({named_by}) could not be loaded, neither as a local folder nor from the Hugging Face Hub / "
-            f"the weights' download site: {error_summary(cause)} Offline: {offline}",
+            f"{what} {name!r} ({named_by}) could not be loaded, neither as a local folder nor from the Hugging Face "
+            f"Hub / the weights' download site: {error_summary(cause)} Offline: {offline}",
             cause,
         ) from cause

@@ -11,15 +11,25 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def replace_lone_surrogates(text: str) -> str:
-    """``text`` with unpaired surrogates replaced by U+FFFD (pairs joined), so tokenizers and renderers can encode it."""
+    """``text`` with unpaired surrogates replaced by U+FFFD (pairs joined), so tokenizers and renderers can encode
+    it.
+
+    Args:
+        text: the text to clean.
+    """
     if _LONE_SURROGATE.search(text) is None:
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines of a text file's content, split at ``\\n`` only (``str.splitlines`` would also split at form feeds, U+0085,
-    U+2028 and other characters that can sit inside a sentence, shifting every later line). A final empty line is dropped."""
+    """Lines of a text file's content, split at ``\\n`` only (``str.splitlines`` would also split at form feeds,
+    U+0085, U+2028 and other characters that can sit inside a sentence, shifting every later line). A final empty line
+    is dropped.
+
+    Args:
+        text: a file's whole content.
+    """
     lines = text.split("\n")
     if lines and not lines[-1]:
         lines.pop()
@@ -27,7 +37,13 @@ def split_lines(text: str) -> list[str]:
 
 
 def read_lines(path: Path, what: str = "Data file") -> list[str]:
-    """The lines (:func:`split_lines`) of a UTF-8 file, or a ValueError naming it (``what`` and path): missing or not UTF-8."""
+    """The lines (:func:`split_lines`) of a UTF-8 file, or a ValueError naming it (``what`` and path): missing or not
+    UTF-8.
+
+    Args:
+        path: the file to read.
+        what: how the error message names the file (e.g. ``"--text-file"``).
+    """
     if not path.is_file():
         raise ValueError(f"{what} {str(path)!r} does not exist.")
     try:
@@ -37,7 +53,14 @@ def read_lines(path: Path, what: str = "Data file") -> list[str]:
 
 
 def read_tab_rows(path: Path, min_columns: int, header_prefix: str | None = None) -> list[tuple[str, list[str]]]:
-    """``("path:line", fields)`` of the non-blank lines of a TAB-separated file (a ``header_prefix`` first line skipped)."""
+    """``("path:line", fields)`` of the non-blank lines of a TAB-separated file (a ``header_prefix`` first line
+    skipped).
+
+    Args:
+        path: the file to read.
+        min_columns: the fields a line must have; a shorter line is a ValueError naming it.
+        header_prefix: the start of a header line to skip; None when the file has none.
+    """
     rows = []
     for line_number, line in enumerate(read_lines(path), start=1):
         if not line.strip() or (line_number == 1 and header_prefix and line.startswith(header_prefix)):
@@ -52,7 +75,12 @@ def read_tab_rows(path: Path, min_columns: int, header_prefix: str | None = None
 
 
 def check_sentence(sentence: Any, where: str) -> str:
-    """Return ``sentence`` if it is a non-blank string, else raise a ValueError that names ``where`` it came from."""
+    """Return ``sentence`` if it is a non-blank string, else raise a ValueError that names ``where`` it came from.
+
+    Args:
+        sentence: the value to check.
+        where: how the error names its origin, e.g. ``"nli.csv:3"``.
+    """
     if sentence is None:
         raise ValueError(f"{where} is None; expected a non-empty string.")
     if not isinstance(sentence, str):
@@ -63,7 +91,12 @@ def check_sentence(sentence: Any, where: str) -> str:
 
 
 def check_text_inputs(inputs: Sequence[Any], source: str = "input") -> None:
-    """Check that every item (or part of a pair) to encode is a ``str`` (blank is fine), naming the first bad index."""
+    """Check that every item (or part of a pair) to encode is a ``str`` (blank is fine), naming the first bad index.
+
+    Args:
+        inputs: the items given to ``encode``: strings or pairs of strings.
+        source: how the error names them (``"input"``: ``"input 3 is None"``).
+    """
     for index, item in enumerate(inputs):
         parts = item if isinstance(item, (tuple, list)) else (item,)
         for part in parts:
@@ -89,6 +122,7 @@ def check_export_target(path: str | Path, overwrite: bool = False) -> bool:
     holds_files = path.is_dir() and any(path.iterdir())
     if holds_files and not overwrite:
         raise ValueError(
-            f"Export folder {str(path)!r} is not empty; choose another folder, or pass --overwrite (overwrite=True) to replace what it holds."
+            f"Export folder {str(path)!r} is not empty; choose another folder, or pass --overwrite (overwrite=True) "
+            "to replace what it holds."
         )
     return holds_files

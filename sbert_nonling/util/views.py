@@ -42,7 +42,11 @@ def _merge_equal_shapes(features_list: list[dict[str, Any]]) -> dict[str, Any] |
 
 
 def merge_views(features_list: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """One feature dict holding all views (view 1's rows, then view 2's, ...), or None if they cannot be merged."""
+    """One feature dict holding all views (view 1's rows, then view 2's, ...), or None if they cannot be merged.
+
+    Args:
+        features_list: the preprocessed features of every view.
+    """
     if len(features_list) < 2:
         return None
     return merge_feature_batches(features_list) or _merge_equal_shapes(features_list)
@@ -51,13 +55,18 @@ def merge_views(features_list: list[dict[str, Any]]) -> dict[str, Any] | None:
 def forward_views(model: nn.Module, features_list: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The model's output dict of every view, from one merged forward pass when the views allow it.
 
+    Args:
+        model: the model (or module) to run.
+        features_list: the preprocessed features of every view.
+
     Example::
 
         from sbert_nonling.models import build_sentence_model, build_tiny_encoder
         from sbert_nonling.util.views import forward_views
 
         sentences = ["A man is playing a guitar.", "A woman slices an onion."]
-        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32))).train()  # offline; e.g. "bert-base-uncased"
+        # offline: a tiny random encoder; e.g. "bert-base-uncased"
+        model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32))).train()
         features = model.preprocess(sentences)
         outputs = forward_views(model, [features, features])  # two dropout views of one batch, one forward
         view_1, view_2 = (output["sentence_embedding"] for output in outputs)

@@ -181,7 +181,8 @@ def test_a_run_whose_final_save_was_interrupted_points_to_resume(tmp_path):
     (tmp_path / "model").mkdir()  # saved, but no results.json: the run stopped while finishing
     with pytest.raises(
         ValueError,
-        match=r"interrupted run \(checkpoints/checkpoint-8\)\. Its saving was interrupted \(model written, no results.json\)\. Pass --resume",
+        match=r"interrupted run \(checkpoints/checkpoint-8\)\. Its saving was interrupted \(model written, "
+        r"no results.json\)\. Pass --resume",
     ):
         check_output_dir(tmp_path)
     assert check_output_dir(tmp_path, resume=True) == RunFolder(tmp_path)

@@ -64,7 +64,8 @@ def test_overrides_are_typed_and_checked():
     assert isinstance(config, VisualCSEConfig) and config.learning_rate == 1.0 and config.images_per_class == 5
     with pytest.raises(
         ValueError,
-        match=r"overrides of recipe file visualcse.json: 'bogus' is not a setting of VisualCSEConfig.*valid settings: .*modality_learning_rate",
+        match=r"overrides of recipe file visualcse.json: 'bogus' is not a setting of VisualCSEConfig.*"
+        r"valid settings: .*modality_learning_rate",
     ):
         load_recipe("visualcse", overrides={"bogus": 1})
     with pytest.raises(ValueError, match=r"'learning_rate' must be float, got 'abc'"):
@@ -121,10 +122,9 @@ def test_a_recipe_file_holds_only_what_differs_from_its_config():
 def test_an_unknown_recipe_names_the_closest_and_every_recipe():
     with pytest.raises(ValueError) as raised:
         load_recipe("simcse-unsupp")
-    assert (
-        str(raised.value)
-        == f"Unknown recipe 'simcse-unsupp' (closest: 'simcse-unsup', 'simcse-sup'); recipes: {', '.join(list_recipes())}."
-    )
+    recipes = ", ".join(list_recipes())
+    expected = f"Unknown recipe 'simcse-unsupp' (closest: 'simcse-unsup', 'simcse-sup'); recipes: {recipes}."
+    assert str(raised.value) == expected
 
 
 def test_loading_and_validating_every_recipe_imports_no_torch():

@@ -427,8 +427,8 @@ def test_a_step_cap_that_leaves_the_captions_out_is_refused_before_training(tmp_
     data = _mcse_data(tmp_path, data_dir, flickr_subset, 640)
     with pytest.raises(
         ValueError,
-        match=r"read no batch of the 'captions' dataset \(6 of 'text' batches\): InterleavedBatchSampler gives 'captions' its first "
-        r"batch at step 41\. Raise --max-steps \(max_steps\) to at least 41",
+        match=r"read no batch of the 'captions' dataset \(6 of 'text' batches\): InterleavedBatchSampler gives "
+        r"'captions' its first batch at step 41\. Raise --max-steps \(max_steps\) to at least 41",
     ):
         train_recipe("mcse", tmp_path / "run", data, tiny=True, max_steps=6, overrides={"batch_size": 8})
     assert not list((tmp_path / "run").glob("checkpoints/*"))

@@ -16,7 +16,10 @@ from sbert_nonling.app.run_lock import LOCK_FILE, run_lock
 from tests.conftest import cli_environment, tiny_train_command, wiki_file
 
 ROOT = Path(__file__).resolve().parents[2]
-HOLD = "import sys, time; from sbert_nonling.app.run_lock import run_lock\nwith run_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(600)"
+HOLD = (
+    "import sys, time; from sbert_nonling.app.run_lock import run_lock\n"
+    "with run_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(600)"
+)
 
 
 def _train(run: Path, text_file: Path, *extra: str) -> subprocess.Popen:

@@ -50,7 +50,10 @@ def check_own_fields():
             for value, valid in _bad_values(hints[item.name], item.metadata):
                 with pytest.raises(
                     ValueError,
-                    match=rf"{config_class.__name__} setting '{item.name}' must be .*{valid}.*got {re.escape(repr(value))}",
+                    match=(
+                        rf"{config_class.__name__} setting '{item.name}' must be .*{valid}.*"
+                        rf"got {re.escape(repr(value))}"
+                    ),
                 ):
                     config_class(**{item.name: value})
         return {item.name for item in fields}

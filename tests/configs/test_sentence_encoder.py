@@ -1,4 +1,5 @@
-"""SentenceEncoderConfig / SingleRunConfig: SimCSE's unsupervised BERT-base row (METHODS.md) and the checks of their fields."""
+"""SentenceEncoderConfig / SingleRunConfig: SimCSE's unsupervised BERT-base row (METHODS.md) and the checks of their
+fields."""
 
 from __future__ import annotations
 

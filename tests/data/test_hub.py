@@ -91,7 +91,8 @@ def test_a_missing_column_lists_the_columns_found(hub_datasets):
 def test_an_unloadable_dataset_or_a_mistyped_local_path_is_a_value_error(hub_datasets):
     with pytest.raises(
         ValueError,
-        match=r"'data/wiki1m\.txt' is not a local path, and loading it as a Hub dataset \(data/wiki1m\.txt\?split=train\) failed: ConnectionError",
+        match=r"'data/wiki1m\.txt' is not a local path, and loading it as a Hub dataset "
+        r"\(data/wiki1m\.txt\?split=train\) failed: ConnectionError",
     ):
         read_sentences("data/wiki1m.txt")
     with pytest.raises(ValueError) as raised:

@@ -1,4 +1,5 @@
-"""Image features: extraction with a frozen image encoder (files, at Flickr8k scale), safetensors I/O, the features CLI."""
+"""Image features: extraction with a frozen image encoder (files, at Flickr8k scale), safetensors I/O, the features
+CLI."""
 
 from __future__ import annotations
 

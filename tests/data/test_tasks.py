@@ -17,7 +17,8 @@ def test_sick_entailment_labels_with_and_without_header(tmp_path, data_dir):
     assert len(pairs) == 4500 and {label for _, _, label in pairs} == set(SICK_LABELS)
     path = tmp_path / "SICK.txt"
     path.write_text(
-        "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n1\tA dog runs\tA dog moves\t4.5\tENTAILMENT\n",
+        "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"
+        "1\tA dog runs\tA dog moves\t4.5\tENTAILMENT\n",
         encoding="utf-8",
     )
     assert read_sick_entailment(path) == [("A dog runs", "A dog moves", "ENTAILMENT")]

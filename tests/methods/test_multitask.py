@@ -240,7 +240,7 @@ def test_builder_returns_two_stages_whose_heads_are_drawn_when_the_second_starts
     plan = build_multitask(config, DataSources(nli_file=nli_file, sts_dir=task_dir))
     assert list(tmp_path.iterdir()) == []  # nothing written (the tiny encoder was built in a temporary folder)
     contrastive, multitask = plan.stages
-    assert plan.staged and plan.has_text_export and plan.evaluator is not None
+    assert plan.evaluator is not None
     assert (contrastive.name, contrastive.args.learning_rate, contrastive.args.per_device_train_batch_size) == (
         "contrastive",
         config.contrastive.learning_rate,

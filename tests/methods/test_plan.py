@@ -1,5 +1,5 @@
 """TrainingStage: a loss given or built at the stage's start from a reset random state; its trainer gets the stage's
-class and arguments."""
+class and arguments; a stage runs (hooks, trainer, hooks) and a plan trains every step in order in one call."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datasets import Dataset
 from sentence_transformers import SentenceTransformerTrainingArguments
 
 from sbert_nonling.losses.simcse import SimCSELoss
-from sbert_nonling.methods import TrainingStage
+from sbert_nonling.methods import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.training import UnpairedModalityTrainer
 
 
@@ -47,3 +47,56 @@ def test_the_trainer_is_the_stage_class_with_its_arguments(tmp_path, tiny_model)
         and trainer.learning_rates == {"second": 1e-5}
         and trainer.args.output_dir == stage.args.output_dir  # a copy: checkpoint rotation is the trainer's callback's
     )
+
+
+def _recorded_stage(model, name, sentences, calls):
+    """A two-step stage whose hooks record when they run and whether the model was trained in between."""
+    args = SentenceTransformerTrainingArguments(
+        output_dir=f"stages/{name}/checkpoints", max_steps=2, per_device_train_batch_size=4, report_to="none"
+    )
+    start = {}
+
+    def before(trained_model):
+        start["weights"] = [parameter.detach().clone() for parameter in trained_model.parameters()]
+        calls.append(f"before {name}")
+
+    def after(trained_model):
+        changed = any(
+            not torch.equal(old, new.detach()) for old, new in zip(start["weights"], trained_model.parameters())
+        )
+        calls.append(f"after {name} ({'trained' if changed else 'untrained'})")
+
+    data = Dataset.from_dict({"anchor": sentences, "positive": sentences})
+    return TrainingStage(name, data, SimCSELoss(model), args, before=[before], after=[after])
+
+
+def test_a_stage_runs_its_hooks_around_its_trainer_in_the_given_folder(tmp_path, tiny_model, wiki_sentences):
+    calls = []
+    stage = _recorded_stage(tiny_model, "only", wiki_sentences[:8], calls)
+
+    def before_training(trainer):
+        calls.append(f"trainer at step {trainer.state.global_step}, writing {trainer.args.output_dir}")
+
+    output = stage.run(tiny_model, output_dir=tmp_path / "run", before_training=before_training)
+    checkpoints = tmp_path / "run" / "stages" / "only" / "checkpoints"
+    assert calls == ["before only", f"trainer at step 0, writing {checkpoints}", "after only (trained)"]
+    assert output.global_step == 2 and (checkpoints / "checkpoint-2").is_dir()
+    assert stage.args.output_dir == "stages/only/checkpoints" == str(stage.checkpoint_dir())  # the stage is unchanged
+
+
+def test_a_plan_of_two_stages_trains_in_one_call(tmp_path, tiny_model, wiki_sentences):
+    calls = []
+
+    def halve(model):  # a weight update between the stages, e.g. an average
+        calls.append("halve")
+        with torch.no_grad():
+            next(model.parameters()).mul_(0.5)
+
+    first = _recorded_stage(tiny_model, "first", wiki_sentences[:8], calls)
+    second = _recorded_stage(tiny_model, "second", wiki_sentences[8:16], calls)
+    plan = MethodPlan(tiny_model, [first, ModelUpdate("halve", halve), second])
+    outputs = plan.train(tmp_path / "run")
+    assert calls == ["before first", "after first (trained)", "halve", "before second", "after second (trained)"]
+    assert {name: output.global_step for name, output in outputs.items()} == {"first": 2, "second": 2}
+    assert sorted(path.name for path in (tmp_path / "run" / "stages").iterdir()) == ["first", "second"]
+    assert (tmp_path / "run" / "stages" / "second" / "checkpoints" / "checkpoint-2").is_dir()

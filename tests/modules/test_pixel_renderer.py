@@ -89,7 +89,8 @@ package = types.ModuleType("sbert_nonling")
 package.__path__ = [{str(PACKAGE_DIR)!r}]
 sys.modules["sbert_nonling"] = package
 from sbert_nonling.rendering import TextLineCanvas
-canvas = TextLineCanvas(1024, 16, ("Noto Sans", "Noto Sans Arabic", "Noto Sans Devanagari", "Noto Sans CJK JP"), 8, 120, 2)
+fonts = ("Noto Sans", "Noto Sans Arabic", "Noto Sans Devanagari", "Noto Sans CJK JP")
+canvas = TextLineCanvas(1024, 16, fonts, 8, 120, 2)
 for text in {list(GOLDEN_TEXTS.values())!r}:
     coverage, width = canvas.draw(text)
     print(hashlib.sha256(coverage.tobytes()).hexdigest(), width)

@@ -35,7 +35,8 @@ from sbert_nonling.evaluation.sts_data import read_sick, read_sts_year, read_sts
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
 from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
 
-#: What a rejection must name: an input index, a dataset row, a file (path, optionally :line), a route or the modalities.
+#: What a rejection must name: an input index, a dataset row, a file (path, optionally :line), a route or the
+#: modalities.
 NAMES_THE_ITEM = re.compile(
     r"input \d|image \d|audio \d|row \d|\\\.(txt|csv|jsonl|jpg|png|wav)|Route '|Modality '|modalities \\\("
 )
@@ -363,7 +364,8 @@ CASES: list[Case] = [
         check=same_embedding(pixel, ["x" * 1_000]),
     ),
     Case(
-        "text-pixel-control-chars",  # U+0000 removed; "\n" -> space; tabs and other control characters go to Pango (PIXEL)
+        # U+0000 removed; "\n" -> space; tabs and other control characters go to Pango (PIXEL)
+        "text-pixel-control-chars",
         lambda env: encode(env.models.pixel, ["a\x00b\tc\x07\nd"]),
         check=same_embedding(pixel, ["ab\tc\x07 d"]),
     ),

@@ -52,7 +52,8 @@ def test_the_coverage_is_one_reused_buffer(canvas):
         (("",), r"font family '' is not a single family name"),
         (
             ("DejaVu Sans",),
-            r"font families \['DejaVu Sans'\] are not installed in the renderer's private font set .*Available: \[.*'Noto Sans'",
+            r"font families \['DejaVu Sans'\] are not installed in the renderer's private font set .*Available: "
+            r"\[.*'Noto Sans'",
         ),
     ],
 )

@@ -30,10 +30,18 @@ def small_run_arguments(output_dir: Path, max_steps: int, **extra: Any) -> Sente
 @pytest.fixture
 def concat():
     """``concat(*sizes)``: a ConcatDataset of ``range(size)`` lists, indices running on across them."""
-    return lambda *sizes: ConcatDataset([list(range(size)) for size in sizes])
+
+    def build(*sizes: int) -> ConcatDataset:
+        return ConcatDataset([list(range(size)) for size in sizes])
+
+    return build
 
 
 @pytest.fixture
 def sequential():
     """``sequential(size, batch_size)``: in-order batches of ``range(size)``, the last incomplete one dropped."""
-    return lambda size, batch_size: BatchSampler(SequentialSampler(range(size)), batch_size, drop_last=True)
+
+    def build(size: int, batch_size: int) -> BatchSampler:
+        return BatchSampler(SequentialSampler(range(size)), batch_size, drop_last=True)
+
+    return build

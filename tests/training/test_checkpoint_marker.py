@@ -1,4 +1,5 @@
-"""CheckpointMarkerCallback: the marker is a checkpoint's last file, rotation waits for it, write failures are named."""
+"""CheckpointMarkerCallback: the marker is a checkpoint's last file, rotation waits for it, write failures are
+named."""
 
 from __future__ import annotations
 

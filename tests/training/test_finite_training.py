@@ -1,4 +1,5 @@
-"""A non-finite loss, non-finite weights or a NaN selection score stop training with TrainingDiverged naming the step."""
+"""A non-finite loss, non-finite weights or a NaN selection score stop training with TrainingDiverged naming the
+step."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""LossStateCallback on a plain SentenceTransformerTrainer: loss heads in every checkpoint, restored exactly on resume."""
+"""LossStateCallback on a plain SentenceTransformerTrainer: loss heads in every checkpoint, restored exactly on
+resume."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ class StopAt(TrainerCallback):
 
 
 def plain_run(encoder_dir, sentences, output_dir, *callbacks, resume=False):
-    """A 4-step SimCSE run (training MLP head, dropout) with a plain SentenceTransformerTrainer; returns (model, loss)."""
+    """A 4-step SimCSE run (training MLP head, dropout) with a plain SentenceTransformerTrainer; returns (model,
+    loss)."""
     torch.manual_seed(0)
     model = build_sentence_model(encoder_dir)
     loss = SimCSELoss(model, training_head="mlp")

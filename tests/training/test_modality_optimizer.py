@@ -1,4 +1,5 @@
-"""ModalityOptimizer: one optimizer per dataset over shared parameters; only the active one steps; one schedule for all."""
+"""ModalityOptimizer: one optimizer per dataset over shared parameters; only the active one steps; one schedule for
+all."""
 
 from __future__ import annotations
 

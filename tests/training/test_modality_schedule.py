@@ -1,4 +1,5 @@
-"""ModalitySchedule: every sub-optimizer's schedule stepped together, each keeping its own base rate; saved and restored."""
+"""ModalitySchedule: every sub-optimizer's schedule stepped together, each keeping its own base rate; saved and
+restored."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from torch import nn
 from sbert_nonling.training import ModalitySchedule
 
 
+def decay(step: int) -> float:
+    return 1.0 / (1 + step)
+
+
 def schedules(parameter: nn.Parameter) -> ModalitySchedule:
     text, image = torch.optim.SGD([parameter], lr=1.0), torch.optim.SGD([parameter], lr=0.1)
-    decay = lambda step: 1.0 / (1 + step)  # noqa: E731
     return ModalitySchedule(
         {
             "text": torch.optim.lr_scheduler.LambdaLR(text, decay),

@@ -41,7 +41,8 @@ def test_the_plan_is_what_training_reads(tmp_path, tiny_model, wiki_sentences, s
 
 
 def test_a_cap_before_the_first_caption_batch_leaves_the_captions_out(tmp_path, tiny_model, wiki_sentences):
-    # 40 text rows and 12 caption rows at batch 4: 10 text and 3 caption batches, a caption batch after every 3 text ones
+    # 40 text rows and 12 caption rows at batch 4: 10 text and 3 caption batches, a caption batch after every 3 text
+    # ones
     plan = planned_batches(_trainer(tiny_model, tmp_path, wiki_sentences[:40], InterleavedBatchSampler, 3))
     assert plan.batches == {"text": 3, "captions": 0} and plan.unused == ["captions"]
     assert plan.first_step == {"text": 1, "captions": 4} and plan.sampler == "InterleavedBatchSampler"

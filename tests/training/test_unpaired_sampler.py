@@ -1,4 +1,5 @@
-"""UnpairedBatchSampler: modality batch(es) then a text batch; the text sets the epoch; under DDP, per-process groups."""
+"""UnpairedBatchSampler: modality batch(es) then a text batch; the text sets the epoch; under DDP, per-process
+groups."""
 
 from __future__ import annotations
 

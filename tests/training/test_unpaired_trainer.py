@@ -1,4 +1,5 @@
-"""UnpairedModalityTrainer: the alternating scheme's per-dataset optimizers and rates, the joint scheme's weighted sum."""
+"""UnpairedModalityTrainer: the alternating scheme's per-dataset optimizers and rates, the joint scheme's weighted
+sum."""
 
 from __future__ import annotations
 

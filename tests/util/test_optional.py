@@ -37,7 +37,11 @@ from sbert_nonling.app import train_recipe
 from sbert_nonling.data import DataSources
 
 result = train_recipe(
-    "visualcse", {output!r}, DataSources(text_file={text_file!r}, sts_dir={sts_dir!r}, image_dir={image_dir!r}), tiny=True, max_steps=2,
+    "visualcse",
+    {output!r},
+    DataSources(text_file={text_file!r}, sts_dir={sts_dir!r}, image_dir={image_dir!r}),
+    tiny=True,
+    max_steps=2,
     overrides={{"eval_steps": 2, "batch_size": 16, "modality_batch_size": 8, "images_per_class": 2}},
 )
 export_scores = evaluate_sts_dir(SentenceTransformer(result["export"]), {sts_dir!r})

@@ -25,7 +25,8 @@ def test_other_errors_pass_through():
 
 
 def test_an_enclosing_loading_names_the_model_in_its_own_terms():
-    """A library function's own loading (build_sentence_model's) is named again by its caller's (a recipe's --model)."""
+    """A library function's own loading (build_sentence_model's) is named again by its caller's (a recipe's
+    --model)."""
     with pytest.raises(ModelUnreachable) as raised:
         with loading("Model", "nobody/no-such-encoder", "--model", "pass --model PATH."):
             with loading("Encoder", "nobody/no-such-encoder", "the encoder argument", "pass a local folder."):

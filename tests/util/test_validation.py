@@ -1,4 +1,5 @@
-"""Input checks: lone surrogates replaced, lines split at \\n only, one ValueError naming each bad sentence or input."""
+"""Input checks: lone surrogates replaced, lines split at \\n only, one ValueError naming each bad sentence or
+input."""
 
 from __future__ import annotations
 

@@ -1,0 +1,295 @@
+"""Reproduce a paper's STS table: train recipes over several seeds (and a small grid), select on STS-B dev, score
+the 7 STS test sets and compare mean +- sd with the paper."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sbert_nonling.app.recipes import load_recipe
+from sbert_nonling.app.run import train_recipe
+from sbert_nonling.data.sources import DataSources
+from sbert_nonling.evaluation.paper_results import PAPER_RESULTS
+from sbert_nonling.evaluation.sts_data import STS_TASKS, STSData, load_sts_dir
+
+logger = logging.getLogger(__name__)
+
+#: The run record of a finished training run (written by the runner last).
+RESULTS_FILE = "results.json"
+#: A run's scores on the 7 STS test sets, kept beside its run record so that a resumed reproduction reuses them.
+TEST_SCORES_FILE = "test_scores.json"
+#: The columns of the table: the 7 tasks, then their average.
+COLUMNS = (*STS_TASKS, "avg")
+
+
+@dataclass
+class GridPoint:
+    """One cell of the search: a text learning rate and batch size (None: the recipe's own)."""
+
+    learning_rate: float | None = None
+    batch_size: int | None = None
+
+    @property
+    def label(self) -> str:
+        """The folder name of the cell: ``recipe`` (the recipe's settings) or e.g. ``lr3e-05-bs64``."""
+        parts = [f"lr{self.learning_rate:g}" if self.learning_rate is not None else ""]
+        parts.append(f"bs{self.batch_size}" if self.batch_size is not None else "")
+        return "-".join(part for part in parts if part) or "recipe"
+
+    def overrides(self) -> dict[str, Any]:
+        """The recipe settings this cell changes."""
+        values = {"learning_rate": self.learning_rate, "batch_size": self.batch_size}
+        return {key: value for key, value in values.items() if value is not None}
+
+
+@dataclass
+class SeedRun:
+    """One training run of a reproduction: where it is, its STS-B dev score (x100, of the checkpoint the run
+    selected on STS-B dev) and, for the selected cell, its test scores (task -> x100, ``"avg"`` included)."""
+
+    recipe: str
+    cell: str
+    seed: int
+    folder: str
+    dev: float
+    test: dict[str, float] = field(default_factory=dict)
+    mteb: dict[str, float] = field(default_factory=dict)
+
+
+def mean_and_sd(values: list[float]) -> tuple[float, float]:
+    """The mean and the sample standard deviation (0 for a single value)."""
+    return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def check_sts_test_dir(sts_dir: str | Path | None) -> list[STSData]:
+    """The 7 STS test sets and STS-B dev of ``sts_dir`` (SentEval's layout), read and checked; a ValueError names
+    what is missing."""
+    if sts_dir is None:
+        raise ValueError(
+            "reproduce scores the 7 STS test sets and selects on STS-B dev: pass sts_dir (--sts-dir), a "
+            "SentEval-layout folder with STS12-en-test ... STS16-en-test, STSBenchmark/sts-dev.csv, sts-test.csv and "
+            "SICK/SICK_test_annotated.txt."
+        )
+    load_sts_dir(sts_dir, "dev", ("STSBenchmark",))
+    tasks = load_sts_dir(sts_dir, "test")
+    missing = [name for name in STS_TASKS if name not in {task.name for task in tasks}]
+    if missing:
+        raise ValueError(
+            f"The STS folder {str(sts_dir)!r} lacks the test set of {', '.join(missing)} (SentEval's layout: "
+            "STS1X-en-test/, STSBenchmark/sts-test.csv, SICK/SICK_test_annotated.txt); every one of the 7 is needed."
+        )
+    return tasks
+
+
+def reproduce(
+    recipes: list[str],
+    output_dir: str | Path,
+    data: DataSources,
+    seeds: int = 5,
+    learning_rates: list[float] | None = None,
+    batch_sizes: list[int] | None = None,
+    overrides: dict[str, Any] | None = None,
+    tiny: bool = False,
+    max_steps: int | None = None,
+    mteb: bool = False,
+    resume: bool = False,
+    overwrite: bool = False,
+) -> dict[str, Any]:
+    """Train each recipe ``seeds`` times in every cell of the grid (``learning_rates`` x ``batch_sizes``), select
+    the cell with the best mean STS-B dev score, score that cell's runs on the 7 STS test sets and summarise them
+    beside the paper's values (:data:`~sbert_nonling.evaluation.paper_results.PAPER_RESULTS`).
+
+    Each run is an ordinary :func:`~sbert_nonling.app.run.train_recipe` run in
+    ``output_dir/<recipe>/<cell>/seed-<seed>`` (seeds: the recipe's seed, then the next ones), so a run keeps every
+    guarantee of ``train``. ``resume`` continues a reproduction: finished runs are reused, interrupted ones resumed
+    (a multi-stage recipe restarts its run), missing ones trained. ``overwrite`` trains every run again, each
+    replacing its earlier run once it has finished. Writes ``reproduce.md`` (the table), ``reproduce.json`` (every
+    run and the summary) and, with the ``plots`` extra, ``reproduce_seeds.png`` (each run's average).
+
+    Args:
+        recipes: recipe names (:func:`~sbert_nonling.app.recipes.list_recipes`), e.g. ``["simcse-unsup",
+            "visualcse"]``.
+        output_dir: the reproduction's folder.
+        data: the data sources of the recipes; ``data.sts_dir`` must hold STS-B dev and the 7 test sets.
+        seeds: training runs per recipe and cell.
+        learning_rates: text learning rates to search (default: the recipe's).
+        batch_sizes: text batch sizes to search (default: the recipe's).
+        overrides: recipe settings applied to every run (``--set``).
+        tiny: small random encoders built offline (for a quick check of the pipeline, not of the paper).
+        max_steps: cap every run's optimizer steps.
+        mteb: also score the selected runs through MTEB (the local test files put into MTEB's tasks).
+        resume: continue a reproduction in ``output_dir``.
+        overwrite: train every run of ``output_dir`` again.
+
+    Returns:
+        ``{"runs": [SeedRun as dict, ...], "selected": {recipe: cell}, "summary": {recipe: {task: [mean, sd]}},
+        "paper": {recipe: {...}}, "table": markdown}``.
+
+    Example::
+
+        from sbert_nonling.app.reproduce import reproduce
+        from sbert_nonling.data import DataSources
+
+        data = DataSources(text_file="wiki1m_for_simcse.txt", image_dir="imagenet-60", sts_dir="SentEval/data/STS")
+        report = reproduce(["simcse-unsup", "visualcse"], "runs/table", data, seeds=5)  # needs a GPU and days
+        print(report["table"])
+    """
+    if seeds < 1:
+        raise ValueError(f"seeds must be at least 1, got {seeds}.")
+    if resume and overwrite:
+        raise ValueError("Pass either resume (--resume) or overwrite (--overwrite), not both.")
+    test_tasks = check_sts_test_dir(data.sts_dir)
+    cells = [
+        GridPoint(learning_rate, batch_size)
+        for learning_rate, batch_size in itertools.product(learning_rates or [None], batch_sizes or [None])
+    ]
+    configs = {recipe: load_recipe(recipe, tiny=tiny, overrides=overrides) for recipe in recipes}
+    for recipe, config in configs.items():
+        searched = {key for cell in cells for key in cell.overrides()}
+        if searched and config.stages():
+            raise ValueError(
+                f"Recipe {recipe!r} trains in stages, each with its own learning rate and batch size: search them "
+                "with --set (e.g. contrastive.learning_rate=...) instead of --learning-rates / --batch-sizes."
+            )
+    output_dir = Path(output_dir)
+    if output_dir.is_dir() and any(output_dir.iterdir()) and not (resume or overwrite):
+        raise ValueError(
+            f"{output_dir} already holds a reproduction: pass --resume (resume=True) to continue it or --overwrite "
+            "(overwrite=True) to train its runs again."
+        )
+    runs: list[SeedRun] = []
+    for recipe, config in configs.items():
+        for cell in cells:
+            for seed in range(config.seed, config.seed + seeds):
+                folder = output_dir / recipe / cell.label / f"seed-{seed}"
+                settings = {**(overrides or {}), **cell.overrides(), "seed": seed}
+                result = _train_once(
+                    recipe, config.resumable, folder, data, settings, tiny, max_steps, resume, overwrite
+                )
+                runs.append(SeedRun(recipe, cell.label, seed, str(folder), result["dev_after"]["STSBenchmark"]))
+    selected = {recipe: _best_cell([run for run in runs if run.recipe == recipe]) for recipe in configs}
+    for run in runs:
+        if run.cell == selected[run.recipe]:
+            run.test, run.mteb = _test_scores(Path(run.folder), test_tasks, mteb)
+    return write_report(runs, selected, output_dir)
+
+
+def _train_once(
+    recipe: str,
+    resumable: bool,
+    folder: Path,
+    data: DataSources,
+    overrides: dict[str, Any],
+    tiny: bool,
+    max_steps: int | None,
+    resume: bool,
+    overwrite: bool,
+) -> dict[str, Any]:
+    """The run record of one run: read from a finished run when resuming, else from :func:`train_recipe`."""
+    record = folder / RESULTS_FILE
+    if resume and record.is_file():
+        logger.info(f"{folder}: finished earlier, reused.")
+        return json.loads(record.read_text(encoding="utf-8"))
+    started = folder.is_dir() and any(folder.iterdir())
+    return train_recipe(
+        recipe,
+        folder,
+        data,
+        overrides=overrides,
+        tiny=tiny,
+        max_steps=max_steps,
+        resume=resume and started and resumable,
+        overwrite=overwrite or (resume and started and not resumable),
+    )
+
+
+def _best_cell(runs: list[SeedRun]) -> str:
+    """The cell whose runs have the best mean STS-B dev score (the first cell on a tie)."""
+    cells: dict[str, list[float]] = {}
+    for run in runs:
+        cells.setdefault(run.cell, []).append(run.dev)
+    means = {cell: statistics.fmean(scores) for cell, scores in cells.items()}
+    return max(means, key=means.__getitem__)
+
+
+def _test_scores(folder: Path, tasks: list[STSData], mteb: bool) -> tuple[dict[str, float], dict[str, float]]:
+    """A run's scores on the 7 test sets (and through MTEB): computed once, then read from ``test_scores.json``."""
+    from sentence_transformers import SentenceTransformer
+
+    from sbert_nonling.evaluation.sts import evaluate_sts
+
+    cached = folder / TEST_SCORES_FILE
+    scores = json.loads(cached.read_text(encoding="utf-8")) if cached.is_file() else {}
+    if "sts" in scores and ("mteb" in scores or not mteb):
+        return scores["sts"], scores.get("mteb", {})
+    record = json.loads((folder / RESULTS_FILE).read_text(encoding="utf-8"))
+    path = record["export"] or record["model"]  # the plain text model where the method has one
+    model = SentenceTransformer(path, trust_remote_code=not record["export"])
+    scores["sts"] = evaluate_sts(model, tasks)
+    if mteb:
+        from sbert_nonling.evaluation.mteb_runner import evaluate_sts_mteb
+
+        scores["mteb"] = evaluate_sts_mteb(model, tasks, model_name=f"local/{folder.name}")
+    cached.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
+    return scores["sts"], scores.get("mteb", {})
+
+
+def summarise(runs: list[SeedRun], selected: dict[str, str]) -> dict[str, dict[str, list[float]]]:
+    """Per recipe, the selected cell's ``[mean, sd]`` over its seeds for every column (tasks, ``avg``, ``dev``)."""
+    summary: dict[str, dict[str, list[float]]] = {}
+    for recipe, cell in selected.items():
+        chosen = [run for run in runs if run.recipe == recipe and run.cell == cell]
+        columns = {name: [run.test[name] for run in chosen] for name in COLUMNS}
+        columns["dev"] = [run.dev for run in chosen]
+        summary[recipe] = {name: list(mean_and_sd(values)) for name, values in columns.items()}
+    return summary
+
+
+def format_table(summary: dict[str, dict[str, list[float]]], runs: list[SeedRun], selected: dict[str, str]) -> str:
+    """The markdown table: per recipe a row of mean +- sd over its seeds and a row of the paper's values."""
+    header = ["run", *COLUMNS]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for recipe, columns in summary.items():
+        count = sum(1 for run in runs if run.recipe == recipe and run.cell == selected[recipe])
+        cells = [f"{columns[name][0]:.2f} ± {columns[name][1]:.2f}" for name in COLUMNS]
+        lines.append(f"| {recipe} ({selected[recipe]}, {count} seeds) | " + " | ".join(cells) + " |")
+        paper = PAPER_RESULTS.get(recipe)
+        if paper is not None:
+            values = [f"{paper.tasks[name]:.2f}" if name in paper.tasks else "" for name in STS_TASKS]
+            lines.append(f"| {recipe}, paper | " + " | ".join([*values, f"{paper.average:.2f}"]) + " |")
+    sources = [f"- {recipe}: {PAPER_RESULTS[recipe].source}" for recipe in summary if recipe in PAPER_RESULTS]
+    return "\n".join(lines + ([""] + ["Paper values:"] + sources if sources else [])) + "\n"
+
+
+def write_report(runs: list[SeedRun], selected: dict[str, str], output_dir: Path) -> dict[str, Any]:
+    """Write ``reproduce.md``, ``reproduce.json`` and (with the ``plots`` extra) ``reproduce_seeds.png``; return the
+    report :func:`reproduce` returns."""
+    summary = summarise(runs, selected)
+    table = format_table(summary, runs, selected)
+    report = {
+        "runs": [asdict(run) for run in runs],
+        "selected": selected,
+        "summary": summary,
+        "paper": {recipe: asdict(PAPER_RESULTS[recipe]) for recipe in summary if recipe in PAPER_RESULTS},
+        "table": table,
+    }
+    output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / "reproduce.md").write_text(table, encoding="utf-8")
+    (output_dir / "reproduce.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    try:
+        from sbert_nonling.evaluation.plots import plot_seed_scores
+    except ImportError as error:
+        logger.warning(f"No plot of the seeds: {error}")
+    else:
+        chosen = {
+            recipe: [run.test["avg"] for run in runs if run.recipe == recipe and run.cell == cell]
+            for recipe, cell in selected.items()
+        }
+        paper = {recipe: PAPER_RESULTS[recipe].average for recipe in chosen if recipe in PAPER_RESULTS}
+        report["plot"] = str(plot_seed_scores(chosen, paper, output_dir / "reproduce_seeds.png"))
+    return report

@@ -1,0 +1,151 @@
+"""reproduce: seeds x grid of real tiny runs, selection on STS-B dev, the 7 STS test sets' mean +- sd beside the
+paper's values, resume, and bad input refused before any training step."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+
+import pytest
+
+from sbert_nonling.app.reproduce import SeedRun, format_table, mean_and_sd, reproduce, summarise
+from sbert_nonling.data import DataSources
+from sbert_nonling.evaluation.sts_data import STS_TASKS, STS_YEAR_SUBSETS
+from tests.conftest import cli_environment, wiki_file
+
+
+@pytest.fixture(scope="module")
+def sts_test_dir(tmp_path_factory, data_dir):
+    """STS-B dev and the 7 test sets in SentEval's layout, made of STS-B dev / SICK trial pairs (the shared data has no
+    test split): 40 pairs for STS-B dev and test, 30 for SICK-R, 2 per subset of STS12-16."""
+    root = tmp_path_factory.mktemp("sts-test")
+    stsb = (data_dir / "sts" / "STSBenchmark" / "sts-dev.csv").read_text(encoding="utf-8").splitlines()
+    sick = (data_dir / "sts" / "SICK" / "SICK_trial.txt").read_text(encoding="utf-8").splitlines()
+    (root / "STSBenchmark").mkdir()
+    (root / "SICK").mkdir()
+    (root / "STSBenchmark" / "sts-dev.csv").write_text("\n".join(stsb[:40]) + "\n", encoding="utf-8")
+    (root / "STSBenchmark" / "sts-test.csv").write_text("\n".join(stsb[40:80]) + "\n", encoding="utf-8")
+    (root / "SICK" / "SICK_test_annotated.txt").write_text("\n".join(sick[:31]) + "\n", encoding="utf-8")
+    rows = iter(stsb[80:])
+    for year, subsets in STS_YEAR_SUBSETS.items():
+        folder = root / f"{year}-en-test"
+        folder.mkdir()
+        for subset in subsets:
+            pairs = [next(rows).split("\t") for _ in range(3)]
+            inputs = "".join(f"{row[5]}\t{row[6]}\n" for row in pairs)
+            (folder / f"STS.input.{subset}.txt").write_text(inputs, encoding="utf-8")
+            (folder / f"STS.gs.{subset}.txt").write_text("".join(f"{row[4]}\n" for row in pairs), encoding="utf-8")
+    return root
+
+
+def run(recipe, cell, seed, dev, avg):
+    return SeedRun(recipe, cell, seed, f"runs/{seed}", dev, {**{task: avg for task in STS_TASKS}, "avg": avg})
+
+
+def test_the_cell_with_the_best_mean_dev_is_summarised_with_the_sample_sd_beside_the_paper():
+    runs = [
+        run("simcse-unsup", "lr1e-05", 42, 70.0, 60.0),
+        run("simcse-unsup", "lr1e-05", 43, 71.0, 62.0),
+        run("simcse-unsup", "lr3e-05", 42, 75.0, 50.0),
+        run("simcse-unsup", "lr3e-05", 43, 65.0, 54.0),
+    ]
+    selected = {"simcse-unsup": "lr1e-05"}  # mean dev 70.5 against 70.0
+    summary = summarise(runs, selected)
+    assert summary["simcse-unsup"]["avg"] == pytest.approx([61.0, statistics.stdev([60.0, 62.0])])
+    assert summary["simcse-unsup"]["dev"] == pytest.approx([70.5, statistics.stdev([70.0, 71.0])])
+    table = format_table(summary, runs, selected)
+    assert "| simcse-unsup (lr1e-05, 2 seeds) | 61.00 ± 1.41 |" in table
+    assert "| simcse-unsup, paper | 68.40 | 82.41 | 74.38 | 80.91 | 78.56 | 76.85 | 72.23 | 76.25 |" in table
+    assert "Gao et al. 2021, SimCSE (EMNLP), Table 5" in table
+    assert mean_and_sd([3.0]) == (3.0, 0.0)
+
+
+@pytest.mark.slow
+def test_a_tiny_reproduction_of_simcse_and_visualcse_prints_mean_and_sd_beside_the_paper(
+    sts_test_dir, data_dir, tmp_path
+):
+    text = wiki_file(tmp_path / "wiki.txt", 200)
+    output = tmp_path / "table"
+    command = [
+        sys.executable,
+        "-m",
+        "sbert_nonling.cli",
+        "reproduce",
+        "simcse-unsup",
+        "visualcse",
+        "--seeds",
+        "2",
+        "--tiny",
+        "--max-steps",
+        "4",
+        "--text-file",
+        str(text),
+        "--image-dir",
+        str(data_dir / "images" / "cifar10" / "train"),
+        "--sts-dir",
+        str(sts_test_dir),
+        "--output",
+        str(output),
+        "--set",
+        "batch_size=8",
+        "--set",
+        "eval_steps=2",
+    ]
+    finished = subprocess.run(command, env=cli_environment(), capture_output=True, text=True, timeout=900)
+    assert finished.returncode == 0, finished.stderr
+    report = json.loads((output / "reproduce.json").read_text(encoding="utf-8"))
+    assert len(report["runs"]) == 4 and (output / "reproduce_seeds.png").is_file()
+    for recipe, paper in (("simcse-unsup", "76.25"), ("visualcse", "77.50")):
+        runs = [entry for entry in report["runs"] if entry["recipe"] == recipe]
+        assert [entry["seed"] for entry in runs] == [42, 43]
+        assert all(set(entry["test"]) == {*STS_TASKS, "avg"} for entry in runs)
+        mean, sd = mean_and_sd([entry["test"]["avg"] for entry in runs])
+        assert f"| {recipe} (recipe, 2 seeds) |" in finished.stdout
+        assert f"{mean:.2f} ± {sd:.2f} |\n" in finished.stdout
+        assert f"| {recipe}, paper |" in finished.stdout and f"| {paper} |" in finished.stdout
+    assert (output / "reproduce.md").read_text(encoding="utf-8") == report["table"]
+
+    records = sorted(output.glob("*/recipe/seed-*/results.json"))
+    before = [path.stat().st_mtime_ns for path in records]
+    data = DataSources(text_file=str(text), sts_dir=str(sts_test_dir))
+    overrides = {"batch_size": 8, "eval_steps": 2}
+    again = reproduce(
+        ["simcse-unsup"], output, data, seeds=2, tiny=True, max_steps=4, overrides=overrides, resume=True
+    )
+    assert [path.stat().st_mtime_ns for path in records] == before  # no run trained again
+    simcse = [entry for entry in report["runs"] if entry["recipe"] == "simcse-unsup"]
+    assert [entry["test"] for entry in again["runs"]] == [entry["test"] for entry in simcse]
+
+
+def test_bad_input_is_refused_in_one_sentence_before_any_training_step(sts_test_dir, tmp_path):
+    text = wiki_file(tmp_path / "wiki.txt", 20)
+    incomplete = tmp_path / "incomplete"
+    (incomplete / "STSBenchmark").mkdir(parents=True)
+    for name in ("sts-dev.csv", "sts-test.csv"):
+        (incomplete / "STSBenchmark" / name).write_bytes((sts_test_dir / "STSBenchmark" / name).read_bytes())
+    output = tmp_path / "out"
+    with pytest.raises(ValueError, match=r"lacks the test set of STS12, STS13, STS14, STS15, STS16, SICK-R"):
+        reproduce(["simcse-unsup"], output, DataSources(text_file=str(text), sts_dir=str(incomplete)), tiny=True)
+    with pytest.raises(ValueError, match="pass sts_dir"):
+        reproduce(["simcse-unsup"], output, DataSources(text_file=str(text)), tiny=True)
+    data = DataSources(text_file=str(text), sts_dir=str(sts_test_dir))
+    with pytest.raises(ValueError, match="Recipe 'multitask' trains in stages"):
+        reproduce(["multitask"], output, data, learning_rates=[1e-5], tiny=True)
+    assert not output.exists()
+    (output / "simcse-unsup").mkdir(parents=True)
+    with pytest.raises(ValueError, match="already holds a reproduction: pass --resume"):
+        reproduce(["simcse-unsup"], output, data, tiny=True)
+    refused = subprocess.run(
+        [sys.executable, "-m", "sbert_nonling.cli", "reproduce", "simcse-unsup", "--seeds", "0", "--output", "x"],
+        env=cli_environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 2
+    assert (
+        refused.stderr.strip()
+        == "sbert-nonling reproduce: error: --seeds and --max-steps must be at least 1, got 0 and None."
+    )
