@@ -44,18 +44,30 @@ class WeightAverage:
         self.states: list[dict[str, torch.Tensor]] = []
 
     def restore_start(self, model: SentenceTransformer) -> None:
-        """Before a run: remember the weights (first run) or go back to them (later runs)."""
+        """Before a run: remember the weights (first run) or go back to them (later runs).
+
+        Args:
+            model: the Pixel Linguist model the runs train.
+        """
         if self.start is None:
             self.start = copy.deepcopy(model.state_dict())
         else:
             model.load_state_dict(self.start)
 
     def collect(self, model: SentenceTransformer) -> None:
-        """After a run: keep its weights."""
+        """After a run: keep its weights.
+
+        Args:
+            model: the model the run trained.
+        """
         self.states.append(copy.deepcopy(model.state_dict()))
 
     def apply(self, model: SentenceTransformer) -> None:
-        """Load the average of the kept weights."""
+        """Load the average of the kept weights.
+
+        Args:
+            model: the model that receives the average.
+        """
         model.load_state_dict(average_state_dicts(self.states))
 
 

@@ -57,7 +57,11 @@ class ContinuousEpochsBatchSampler(BatchSampler):
         self.drop_last = epoch_sampler.drop_last
 
     def set_epoch(self, epoch: int) -> None:
-        """The epoch the pass starts with (the trainer sets it before iterating)."""
+        """Set the epoch the pass starts with (the trainer sets it before iterating).
+
+        Args:
+            epoch: the first epoch of the pass.
+        """
         self.epoch = epoch
 
     @property
