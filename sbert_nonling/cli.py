@@ -358,7 +358,11 @@ def cmd_train(args: argparse.Namespace) -> int | None:
 
 def cmd_reproduce(args: argparse.Namespace) -> int | None:
     """Train recipes over several seeds (and a grid), select on STS-B dev, print the 7 STS test sets' mean +- sd
-    beside the paper's values; a stopped or crashed run ends the command as it ends ``train``."""
+    beside the paper's values; a stopped or crashed run ends the command as it ends ``train``.
+
+    Args:
+        args: the parsed arguments of ``reproduce``.
+    """
     from sbert_nonling.app.reproduce import reproduce
     from sbert_nonling.app.runner import TrainingCrashed
     from sbert_nonling.data.sources import DataSources

@@ -135,8 +135,10 @@ def undocumented_parameters(module: types.ModuleType) -> list[str]:
     """``"name: [parameters]"`` for each public callable of ``module`` whose ``Args:`` misses a parameter."""
     missing = []
 
-    def check(name: str, function: Any, bound: bool, *docstrings: str | None) -> None:
-        documented = set().union(*(documented_parameters(docstring) for docstring in docstrings))
+    def check(
+        name: str, function: Any, bound: bool, *docstrings: str | None, inherited: frozenset = frozenset()
+    ) -> None:
+        documented = inherited.union(*(documented_parameters(docstring) for docstring in docstrings))
         absent = [parameter for parameter in named_parameters(function, bound) if parameter not in documented]
         if absent:
             missing.append(f"{module.__name__}.{name}: {absent}")
@@ -151,7 +153,12 @@ def undocumented_parameters(module: types.ModuleType) -> list[str]:
         if "__init__" in vars(value):
             package = module.__name__.split(".")[0]
             own_classes = [cls for cls in value.__mro__ if cls.__module__.split(".")[0] == package]
-            check(name, value.__init__, True, value.__init__.__doc__, *(cls.__doc__ for cls in own_classes))
+            libraries = [cls for cls in value.__mro__[1:] if cls not in own_classes and "__init__" in vars(cls)]
+            inherited = (
+                frozenset(named_parameters(libraries[0].__init__, True)) if libraries[0] is not object else frozenset()
+            )
+            docstrings = (value.__init__.__doc__, *(cls.__doc__ for cls in own_classes))
+            check(name, value.__init__, True, *docstrings, inherited=inherited)
         for attribute, member in vars(value).items():
             overrides = any(attribute in vars(base) for base in value.__mro__[1:])
             if attribute.startswith("_") or overrides:
@@ -172,8 +179,9 @@ def test_every_public_callable_documents_its_parameters(module_name):
     ``_`` and that the module defines itself (not imports) lists every parameter a caller names (``*args`` /
     ``**kwargs`` and ``self`` / ``cls`` aside) as an ``Args:`` item; ``name:`` or ``a, b:`` (several sharing one
     description), optionally with ``(type)``. A class's constructor parameters go in the class docstring (or its
-    ``__init__``'s), or in the docstring of the base class that declares them (a dataclass's inherited fields); a
-    class without its own ``__init__`` takes its base's. Dunder methods, properties and methods
+    ``__init__``'s), or in the docstring of the base class that declares them (a dataclass's inherited fields); those
+    of a library base class (sentence-transformers' training arguments) are documented by the library; a class
+    without its own ``__init__`` takes its base's. Dunder methods, properties and methods
     that override a base class's method (``forward``, ``compute_loss``, ``on_step_end``, ``get_config_dict``, ...:
     their parameters are the base's, documented there) are left out.
     """

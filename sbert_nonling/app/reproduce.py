@@ -29,7 +29,12 @@ COLUMNS = (*STS_TASKS, "avg")
 
 @dataclass
 class GridPoint:
-    """One cell of the search: a text learning rate and batch size (None: the recipe's own)."""
+    """One cell of the search: a text learning rate and batch size.
+
+    Args:
+        learning_rate: the text learning rate (None: the recipe's).
+        batch_size: the text batch size (None: the recipe's).
+    """
 
     learning_rate: float | None = None
     batch_size: int | None = None
@@ -49,8 +54,17 @@ class GridPoint:
 
 @dataclass
 class SeedRun:
-    """One training run of a reproduction: where it is, its STS-B dev score (x100, of the checkpoint the run
-    selected on STS-B dev) and, for the selected cell, its test scores (task -> x100, ``"avg"`` included)."""
+    """One training run of a reproduction.
+
+    Args:
+        recipe: the recipe it trains.
+        cell: the label of its grid cell (:attr:`GridPoint.label`).
+        seed: its seed.
+        folder: its run folder.
+        dev: its STS-B dev score (x100) of the checkpoint the run selected on STS-B dev.
+        test: for the selected cell, its scores on the 7 STS test sets (task -> x100, ``"avg"`` included).
+        mteb: the same through MTEB (with ``mteb=True``).
+    """
 
     recipe: str
     cell: str
@@ -62,13 +76,21 @@ class SeedRun:
 
 
 def mean_and_sd(values: list[float]) -> tuple[float, float]:
-    """The mean and the sample standard deviation (0 for a single value)."""
+    """The mean and the sample standard deviation (0 for a single value).
+
+    Args:
+        values: at least one number.
+    """
     return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
 
 
 def check_sts_test_dir(sts_dir: str | Path | None) -> list[STSData]:
-    """The 7 STS test sets and STS-B dev of ``sts_dir`` (SentEval's layout), read and checked; a ValueError names
-    what is missing."""
+    """The 7 STS test sets of ``sts_dir`` (SentEval's layout), read and checked, STS-B dev too; a ValueError names
+    what is missing.
+
+    Args:
+        sts_dir: the STS folder (None: refused, saying what it must hold).
+    """
     if sts_dir is None:
         raise ValueError(
             "reproduce scores the 7 STS test sets and selects on STS-B dev: pass sts_dir (--sts-dir), a "
@@ -240,7 +262,12 @@ def _test_scores(folder: Path, tasks: list[STSData], mteb: bool) -> tuple[dict[s
 
 
 def summarise(runs: list[SeedRun], selected: dict[str, str]) -> dict[str, dict[str, list[float]]]:
-    """Per recipe, the selected cell's ``[mean, sd]`` over its seeds for every column (tasks, ``avg``, ``dev``)."""
+    """Per recipe, the selected cell's ``[mean, sd]`` over its seeds for every column (tasks, ``avg``, ``dev``).
+
+    Args:
+        runs: every run, with test scores for the selected cells.
+        selected: recipe -> the label of its selected cell.
+    """
     summary: dict[str, dict[str, list[float]]] = {}
     for recipe, cell in selected.items():
         chosen = [run for run in runs if run.recipe == recipe and run.cell == cell]
@@ -251,7 +278,14 @@ def summarise(runs: list[SeedRun], selected: dict[str, str]) -> dict[str, dict[s
 
 
 def format_table(summary: dict[str, dict[str, list[float]]], runs: list[SeedRun], selected: dict[str, str]) -> str:
-    """The markdown table: per recipe a row of mean +- sd over its seeds and a row of the paper's values."""
+    """The markdown table: per recipe a row of mean +- sd over its seeds and a row of the paper's values, then the
+    sources of the paper's values.
+
+    Args:
+        summary: :func:`summarise`'s result.
+        runs: every run (to count the seeds).
+        selected: recipe -> the label of its selected cell.
+    """
     header = ["run", *COLUMNS]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for recipe, columns in summary.items():
@@ -268,7 +302,13 @@ def format_table(summary: dict[str, dict[str, list[float]]], runs: list[SeedRun]
 
 def write_report(runs: list[SeedRun], selected: dict[str, str], output_dir: Path) -> dict[str, Any]:
     """Write ``reproduce.md``, ``reproduce.json`` and (with the ``plots`` extra) ``reproduce_seeds.png``; return the
-    report :func:`reproduce` returns."""
+    report :func:`reproduce` returns.
+
+    Args:
+        runs: every run, with test scores for the selected cells.
+        selected: recipe -> the label of its selected cell.
+        output_dir: the reproduction's folder.
+    """
     summary = summarise(runs, selected)
     table = format_table(summary, runs, selected)
     report = {

@@ -29,7 +29,11 @@ LOSS_CHUNK = 1024
 def non_finite_parameters(named_tensors: Iterable[tuple[str, torch.Tensor]]) -> list[str]:
     """The names of the tensors holding a NaN or an infinite value. All finite costs one device synchronisation and
     one batched reduction (the largest absolute value of every tensor, which is NaN or infinite exactly when one of
-    them is), not one per tensor."""
+    them is), not one per tensor.
+
+    Args:
+        named_tensors: ``(name, tensor)`` pairs, e.g. ``model.named_parameters()``; non-float tensors are skipped.
+    """
     floating = [(name, tensor) for name, tensor in named_tensors if tensor.is_floating_point()]
     if not floating:
         return []
@@ -39,7 +43,13 @@ def non_finite_parameters(named_tensors: Iterable[tuple[str, torch.Tensor]]) -> 
 
 
 def diverged(what: str, step: int, output_dir: str | os.PathLike | None) -> TrainingDiverged:
-    """The error a run stops with when ``what`` (e.g. ``"the loss is nan"``) happened at optimizer step ``step``."""
+    """The error a run stops with when ``what`` happened at optimizer step ``step``.
+
+    Args:
+        what: what went wrong, e.g. ``"the loss is nan"``.
+        step: the optimizer step it happened at.
+        output_dir: the trainer's checkpoint folder, whose last complete checkpoint the message names (None: none).
+    """
     kept = last_complete_checkpoint(output_dir) if output_dir else None
     checkpoint = f"the last checkpoint, {kept}, holds finite weights" if kept else "no checkpoint had been written"
     return TrainingDiverged(
@@ -49,7 +59,13 @@ def diverged(what: str, step: int, output_dir: str | os.PathLike | None) -> Trai
 
 
 def check_finite_loss(loss: torch.Tensor, step: int, output_dir: str | os.PathLike | None) -> None:
-    """Raise :class:`TrainingDiverged` if the training loss of optimizer step ``step`` is NaN or infinite."""
+    """Raise :class:`TrainingDiverged` if the training loss of optimizer step ``step`` is NaN or infinite.
+
+    Args:
+        loss: the training loss.
+        step: its optimizer step.
+        output_dir: the trainer's checkpoint folder (the message names its last complete checkpoint).
+    """
     if not bool(torch.isfinite(loss).all()):
         raise diverged(f"the loss is {loss.float().mean().item()}", step, output_dir)
 
@@ -72,7 +88,12 @@ class FiniteTrainingCallback(TrainerCallback):
         self._loss_chunks: list[torch.Tensor] = []
 
     def record_loss(self, loss: torch.Tensor, step: int) -> None:
-        """Keep the (detached, scalar) training loss of optimizer step ``step`` for the next check, on its device."""
+        """Keep the training loss of optimizer step ``step`` for the next check, on its device (no synchronisation).
+
+        Args:
+            loss: the detached, scalar training loss.
+            step: its optimizer step.
+        """
         self._steps.append(step)
         self._losses.append(loss)
         if len(self._losses) == LOSS_CHUNK:
@@ -81,7 +102,11 @@ class FiniteTrainingCallback(TrainerCallback):
 
     def check_losses(self, output_dir: str | os.PathLike | None) -> None:
         """Raise :class:`TrainingDiverged` naming the first recorded step whose loss was NaN or infinite (one device
-        synchronisation), and forget the recorded losses."""
+        synchronisation), and forget the recorded losses.
+
+        Args:
+            output_dir: the trainer's checkpoint folder (the message names its last complete checkpoint).
+        """
         if not self._steps:
             return
         chunks = self._loss_chunks + ([torch.stack(self._losses)] if self._losses else [])

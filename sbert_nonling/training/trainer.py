@@ -45,7 +45,12 @@ logger = logging.getLogger(__name__)
 
 def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathLike) -> None:
     """Copy the weights of ``checkpoint`` (a trainer checkpoint of ``model``) into ``model``; a ValueError names any
-    module class it names that ``model`` does not use (so no code the run did not already run is imported)."""
+    module class it names that ``model`` does not use (so no code the run did not already run is imported).
+
+    Args:
+        model: the model being trained.
+        checkpoint: a checkpoint folder the trainer wrote for it.
+    """
     named = []
     for name, key in (("modules.json", "type"), ("router_config.json", None)):
         path = os.path.join(checkpoint, name)
@@ -66,7 +71,11 @@ def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathL
 
 def source_rows(dataset: Dataset) -> Dataset:
     """``dataset`` as stored, without its ``set_transform`` (and the two-view images' row-number column): what a
-    duplicate check compares for media datasets, whose transform decodes and augments."""
+    duplicate check compares for media datasets, whose transform decodes and augments.
+
+    Args:
+        dataset: a training dataset, possibly with a ``set_transform``.
+    """
     raw = dataset.with_format(None)
     return raw.remove_columns([ROW_COLUMN]) if ROW_COLUMN in raw.column_names else raw
 
