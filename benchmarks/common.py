@@ -1,4 +1,4 @@
-"""Helpers the benchmark scripts share: encoders built offline, A/B/A/B timing, trainer step timing, the final line.
+"""Helpers the benchmark scripts share: offline encoders, A/B timing, step clocks, rows as measured, memory peaks.
 
 Not a benchmark itself and never imported by the package. Each script runs as ``python benchmarks/<name>.py``, which
 puts this folder first on ``sys.path`` so ``import common`` finds this file.
@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import statistics
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
@@ -210,3 +212,162 @@ def emit(result: dict[str, object]) -> None:
     """The last line of every benchmark: one JSON object (ratio, goal, figures, machine)."""
     result.setdefault("machine", machine())
     print(json.dumps(result, default=float))
+
+
+class RowLog:
+    """The rows of one run: each printed and appended, flushed, to a JSON-lines file the moment it is measured.
+
+    Args:
+        path: The JSON-lines file; created with its folder if missing, appended to if it exists.
+        names: The fields that name a row in the printed line and in :meth:`name` (those it has).
+    """
+
+    def __init__(self, path: Path, names: tuple[str, ...] = ("check", "family", "precision")) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.names = names
+        self.rows: list[dict] = []
+
+    def name(self, row: dict) -> str:
+        """The row's naming fields, space-separated (e.g. ``family visualcse bf16``)."""
+        return " ".join(str(row[key]) for key in self.names if key in row)
+
+    def add(self, row: dict) -> dict:
+        """Store ``row`` (closing the file flushes it to the operating system), print its summary, and return it."""
+        self.rows.append(row)
+        with self.path.open("a", encoding="utf-8") as file:
+            file.write(json.dumps(row, default=float) + "\n")
+        detail = row.get("error") or row.get("reason") or ""
+        print(f"{self.name(row)}: {row['status']}" + (f" ({detail})" if detail else ""), flush=True)
+        return row
+
+    def failed(self) -> list[dict]:
+        """The rows whose status is ``failed``."""
+        return [row for row in self.rows if row["status"] == "failed"]
+
+
+def error_text(error: BaseException) -> str:
+    """The error's type and the first line of its message."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+
+
+def isolated(fields: dict, check: Callable[[], dict]) -> dict:
+    """``fields`` plus the result of ``check()``, or, if it raises, a ``failed`` row with the error (the traceback
+    goes to stderr); an ``Exception`` never stops the run."""
+    try:
+        return {**fields, **check()}
+    except Exception as error:
+        traceback.print_exc()
+        return {**fields, "status": "failed", "error": error_text(error)}
+    finally:
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()  # what a failed check left behind is not charged to the next one
+
+
+def prepare_inputs(root: Path, quick: bool, images: int = 12) -> dict[str, Path]:
+    """Small copies of the shared data under ``root``: wiki sentences and NLI triplets (128 / 97 lines with ``quick``,
+    else 512 / 257), STS / SICK task files, the first ``images`` Flickr8k photos and their captions."""
+    data = DATA_DIR
+    if not data.is_dir():
+        raise ValueError(
+            f"The shared data folder {str(data)!r} is missing; pass --shared or set SBERT_NONLING_SHARED."
+        )
+
+    def head(source: Path, target: Path, lines: int | slice) -> Path:
+        rows = source.read_text(encoding="utf-8").splitlines()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(
+            "\n".join(rows[lines] if isinstance(lines, slice) else rows[:lines]) + "\n", encoding="utf-8"
+        )
+        return target
+
+    wiki = head(data / "corpus" / "wiki1m_for_simcse.first11913.txt", root / "wiki.txt", 128 if quick else 512)
+    nli = head(data / "corpus" / "snli_devtest_triplets.csv", root / "nli.csv", 97 if quick else 257)
+    tasks = root / "tasks"
+    for folder, name, lines in (
+        ("STSBenchmark", "sts-dev.csv", 60),
+        ("SICK", "SICK_trial.txt", 60),
+        ("STSBenchmark", "sts-train.csv", slice(None, None, 40)),
+        ("SICK", "SICK_train.txt", slice(None, None, 30)),
+    ):
+        head(data / "sts" / folder / name, tasks / folder / name, lines)
+    flickr = root / "flickr"
+    (flickr / "images").mkdir(parents=True)
+    names = sorted(path.name for path in (data / "images" / "flickr8k").iterdir())[:images]
+    for name in names:
+        shutil.copy(data / "images" / "flickr8k" / name, flickr / "images" / name)
+    tokens = (data / "corpus" / "flickr8k" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
+    (flickr / "captions.txt").write_text(
+        "\n".join(line for line in tokens if line.split("#")[0] in names) + "\n", encoding="utf-8"
+    )
+    return {"wiki": wiki, "nli": nli, "tasks": tasks, "flickr": flickr}
+
+
+def process_memory_mib(field: str) -> float:
+    """A memory field of ``/proc/self/status`` (``VmRSS``: resident now; ``VmHWM``: its high-water mark) in MiB."""
+    for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) / 1024
+    raise ValueError(f"/proc/self/status has no field {field!r}.")
+
+
+def reset_peak_memory(device: torch.device) -> float:
+    """Start a new peak-memory window on ``device`` and return the MiB in use now: on CUDA the allocated tensors
+    (``torch.cuda.reset_peak_memory_stats``), on the CPU the process's resident set, whose high-water mark (VmHWM) is
+    reset by writing 5 to ``/proc/self/clear_refs`` (Linux). ``resource.getrusage``'s ``ru_maxrss`` is the same mark
+    but cannot be reset, and tracemalloc does not see torch's allocations."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        return torch.cuda.memory_allocated(device) / 2**20
+    Path("/proc/self/clear_refs").write_text("5", encoding="utf-8")
+    return process_memory_mib("VmRSS")
+
+
+def peak_memory(device: torch.device) -> float:
+    """The peak MiB on ``device`` since :func:`reset_peak_memory`."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        return torch.cuda.max_memory_allocated(device) / 2**20
+    return process_memory_mib("VmHWM")
+
+
+def bare_optimizer(trainer, dataset_name: str | None) -> tuple[torch.optim.Optimizer, object]:
+    """A fresh ``torch.optim.AdamW`` of the same implementation (fused / foreach) over the parameter groups that
+    ``trainer`` steps for ``dataset_name`` (a modality's own optimizer under the alternating scheme), and a constant
+    schedule: the optimizer of :func:`bare_step`."""
+    trained = (
+        trainer.modality_optimizer.optimizers[dataset_name]
+        if getattr(trainer, "modality_optimizer", None) is not None
+        else trainer.optimizer
+    )
+    groups = [{key: value for key, value in group.items() if key != "initial_lr"} for group in trained.param_groups]
+    optimizer = torch.optim.AdamW(groups, **{key: trained.defaults[key] for key in ("fused", "foreach")})
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, constant_rate)
+
+
+def constant_rate(step: int) -> float:
+    """The learning-rate factor of a constant schedule."""
+    return 1.0
+
+
+def bare_step(trainer, batches: list[dict[str, object]], optimizer: torch.optim.Optimizer, scheduler) -> None:
+    """One optimizer step by hand: the loss of each batch (its share of the accumulated step), backward, clipping,
+    AdamW, the schedule, zero_grad."""
+    for batch in batches:
+        batch = dict(batch)
+        name = batch.pop("dataset_name", None)
+        loss_fn = trainer.loss[name] if isinstance(trainer.loss, dict) else trainer.loss
+        features, labels = trainer.collect_features(batch)
+        loss = loss_fn(features, labels)
+        if isinstance(loss, dict):
+            loss = sum(loss.values())
+        if len(batches) > 1:
+            loss = loss / len(batches)
+        loss.backward()
+    if trainer.args.max_grad_norm > 0:
+        torch.nn.utils.clip_grad_norm_(trainer.model.parameters(), trainer.args.max_grad_norm)
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad(set_to_none=True)

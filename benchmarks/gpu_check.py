@@ -85,15 +85,13 @@ import functools  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
-import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
-import traceback  # noqa: E402
-from collections.abc import Callable  # noqa: E402
 
 import common  # noqa: E402
 import torch  # noqa: E402
+from common import RowLog, error_text, isolated, peak_memory, prepare_inputs, reset_peak_memory  # noqa: E402
 from sentence_transformers.util import batch_to_device  # noqa: E402
 from transformers import TrainerCallback  # noqa: E402
 
@@ -133,52 +131,6 @@ FAMILY_EXTRAS = {
 }
 
 
-class RowLog:
-    """The rows of one run: each printed and appended, flushed, to a JSON-lines file the moment it is measured.
-
-    Args:
-        path: The JSON-lines file; created with its folder if missing, appended to if it exists.
-    """
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self.rows: list[dict] = []
-
-    def add(self, row: dict) -> dict:
-        """Store ``row`` (closing the file flushes it to the operating system), print its summary, and return it."""
-        self.rows.append(row)
-        with self.path.open("a", encoding="utf-8") as file:
-            file.write(json.dumps(row, default=float) + "\n")
-        names = " ".join(str(row[key]) for key in ("check", "family", "precision") if key in row)
-        detail = row.get("error") or row.get("reason") or ""
-        print(f"{names}: {row['status']}" + (f" ({detail})" if detail else ""), flush=True)
-        return row
-
-    def failed(self) -> list[dict]:
-        """The rows whose status is ``failed``."""
-        return [row for row in self.rows if row["status"] == "failed"]
-
-
-def error_text(error: BaseException) -> str:
-    """The error's type and the first line of its message."""
-    lines = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
-
-
-def isolated(fields: dict, check: Callable[[], dict]) -> dict:
-    """``fields`` plus the result of ``check()``, or, if it raises, a ``failed`` row with the error (the traceback
-    goes to stderr); an ``Exception`` never stops the run."""
-    try:
-        return {**fields, **check()}
-    except Exception as error:
-        traceback.print_exc()
-        return {**fields, "status": "failed", "error": error_text(error)}
-    finally:
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()  # what a failed check left behind is not charged to the next one
-
-
 def missing_extra(family: str) -> str | None:
     """Why ``family`` cannot run here (a module of :data:`FAMILY_EXTRAS` or, for Pixel Linguist, a font package that
     does not import), or None."""
@@ -193,44 +145,6 @@ def missing_extra(family: str) -> str | None:
     except (ImportError, OSError) as error:
         return f"{error_text(error)}; {install}"
     return None
-
-
-def prepare_inputs(root: Path, quick: bool) -> dict[str, Path]:
-    """Small copies of the shared data: wiki sentences, NLI triplets, STS / SICK task files, 12 Flickr8k photos."""
-    data = common.DATA_DIR
-    if not data.is_dir():
-        raise ValueError(
-            f"The shared data folder {str(data)!r} is missing; pass --shared or set SBERT_NONLING_SHARED."
-        )
-
-    def head(source: Path, target: Path, lines: int | slice) -> Path:
-        rows = source.read_text(encoding="utf-8").splitlines()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(
-            "\n".join(rows[lines] if isinstance(lines, slice) else rows[:lines]) + "\n", encoding="utf-8"
-        )
-        return target
-
-    wiki = head(data / "corpus" / "wiki1m_for_simcse.first11913.txt", root / "wiki.txt", 128 if quick else 512)
-    nli = head(data / "corpus" / "snli_devtest_triplets.csv", root / "nli.csv", 97 if quick else 257)
-    tasks = root / "tasks"
-    for folder, name, lines in (
-        ("STSBenchmark", "sts-dev.csv", 60),
-        ("SICK", "SICK_trial.txt", 60),
-        ("STSBenchmark", "sts-train.csv", slice(None, None, 40)),
-        ("SICK", "SICK_train.txt", slice(None, None, 30)),
-    ):
-        head(data / "sts" / folder / name, tasks / folder / name, lines)
-    flickr = root / "flickr"
-    (flickr / "images").mkdir(parents=True)
-    names = sorted(path.name for path in (data / "images" / "flickr8k").iterdir())[:12]
-    for name in names:
-        shutil.copy(data / "images" / "flickr8k" / name, flickr / "images" / name)
-    tokens = (data / "corpus" / "flickr8k" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
-    (flickr / "captions.txt").write_text(
-        "\n".join(line for line in tokens if line.split("#")[0] in names) + "\n", encoding="utf-8"
-    )
-    return {"wiki": wiki, "nli": nli, "tasks": tasks, "flickr": flickr}
 
 
 def family_plan(family: str, inputs: dict[str, Path], precision: str, workers: int, steps: int, quick: bool):
@@ -442,35 +356,6 @@ def plain_simcse_check(
 ) -> dict:
     """The row of :func:`plain_simcse_speed`."""
     return {"status": "passed", "steps_per_second": plain_simcse_speed(inputs, precision, workers, steps, quick, work)}
-
-
-def process_memory_mib(field: str) -> float:
-    """A memory field of ``/proc/self/status`` (``VmRSS``: resident now; ``VmHWM``: its high-water mark) in MiB."""
-    for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1]) / 1024
-    raise ValueError(f"/proc/self/status has no field {field!r}.")
-
-
-def reset_peak_memory(device: torch.device) -> float:
-    """Start a new peak-memory window on ``device`` and return the MiB in use now: on CUDA the allocated tensors
-    (``torch.cuda.reset_peak_memory_stats``), on the CPU the process's resident set, whose high-water mark (VmHWM) is
-    reset by writing 5 to ``/proc/self/clear_refs`` (Linux). ``resource.getrusage``'s ``ru_maxrss`` is the same mark
-    but cannot be reset, and tracemalloc does not see torch's allocations."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-        torch.cuda.reset_peak_memory_stats(device)
-        return torch.cuda.memory_allocated(device) / 2**20
-    Path("/proc/self/clear_refs").write_text("5", encoding="utf-8")
-    return process_memory_mib("VmRSS")
-
-
-def peak_memory(device: torch.device) -> float:
-    """The peak MiB on ``device`` since :func:`reset_peak_memory`."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-        return torch.cuda.max_memory_allocated(device) / 2**20
-    return process_memory_mib("VmHWM")
 
 
 def visualcse_step_memory(precision: str, device: torch.device, quick: bool) -> dict:

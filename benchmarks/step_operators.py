@@ -157,41 +157,12 @@ def family_plan(family: str, inputs: dict[str, Path], steps: int):
     )
 
 
-def bare_step(trainer, batches: list[dict[str, object]], optimizer: torch.optim.Optimizer, scheduler) -> None:
-    """One optimizer step by hand: the loss of each batch (its share of the accumulated step), backward, clipping,
-    AdamW, the schedule, zero_grad."""
-    for batch in batches:
-        batch = dict(batch)
-        name = batch.pop("dataset_name", None)
-        loss_fn = trainer.loss[name] if isinstance(trainer.loss, dict) else trainer.loss
-        features, labels = trainer.collect_features(batch)
-        loss = loss_fn(features, labels)
-        if isinstance(loss, dict):
-            loss = sum(loss.values())
-        if len(batches) > 1:
-            loss = loss / len(batches)
-        loss.backward()
-    if trainer.args.max_grad_norm > 0:
-        torch.nn.utils.clip_grad_norm_(trainer.model.parameters(), trainer.args.max_grad_norm)
-    optimizer.step()
-    scheduler.step()
-    optimizer.zero_grad(set_to_none=True)
-
-
 def bare_operators(trainer, batches: list[dict[str, object]]) -> collections.Counter[str]:
     """The operators of the bare loop's second step on ``batches`` (the first creates AdamW's state)."""
-    name = batches[0].get("dataset_name")
-    trained = (
-        trainer.modality_optimizer.optimizers[name]
-        if getattr(trainer, "modality_optimizer", None) is not None
-        else trainer.optimizer
-    )
-    groups = [{key: value for key, value in group.items() if key != "initial_lr"} for group in trained.param_groups]
-    optimizer = torch.optim.AdamW(groups, **{key: trained.defaults[key] for key in ("fused", "foreach")})
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
-    bare_step(trainer, batches, optimizer, scheduler)
+    optimizer, scheduler = common.bare_optimizer(trainer, batches[0].get("dataset_name"))
+    common.bare_step(trainer, batches, optimizer, scheduler)
     with OperatorCount() as count:
-        bare_step(trainer, batches, optimizer, scheduler)
+        common.bare_step(trainer, batches, optimizer, scheduler)
     return count.operators
 
 

@@ -1,7 +1,11 @@
-"""benchmarks/gpu_check.py in its CPU mode (``--device cpu --quick``): every family trained in fp32 and bf16 with finite
-losses and gradients and the first loss within tolerance of fp32's, the memory check and the 2-process gloo DDP check
-run by the same code a GPU runs, each row stored as it is measured, and a failing check reported as a row and in the
-exit status. Timings are reported by the script, never asserted here."""
+"""benchmarks/gpu_check.py and benchmarks/gpu_speed.py in their CPU mode (``--device cpu --quick``).
+
+gpu_check: every family trained in fp32 and bf16 with finite losses and gradients and the first loss within tolerance
+of fp32's, the memory check and the 2-process gloo DDP check run by the same code a GPU runs, each row stored as it is
+measured, and a failing check reported as a row and in the exit status. gpu_speed: every method's step kinds timed
+eagerly with their FLOPs, share of the peak, data wait and peak memory, beside a bare loop and a plain
+sentence-transformers SimCSE step, a failing run as a row and in the exit status; and a compiled run (aot_eager)
+beside its eager one. Timings are reported by the scripts, never asserted here."""
 
 from __future__ import annotations
 
@@ -117,3 +121,95 @@ def test_gpu_check_skips_a_family_whose_optional_dependencies_are_missing(monkey
         assert row["status"] == "skipped" and row["reason"].startswith("ModuleNotFoundError:"), row
         assert module in row["reason"] and row["reason"].endswith(install), row
     assert gpu_check.missing_extra("simcse") is None and gpu_check.missing_extra("visualcse") is None
+
+
+def test_gpu_speed_measures_every_step_on_the_cpu_and_reports_a_failing_run(data_dir, tmp_path):
+    rows_file = tmp_path / "gpu_speed.jsonl"
+    families = ",".join([*sorted(FAMILIES), UNKNOWN])  # the unknown family is the failing run
+    command = [sys.executable, str(BENCHMARKS / "gpu_speed.py"), "--device", "cpu", "--quick"]
+    completed = subprocess.run(
+        [
+            *command,
+            "--modes",
+            "eager",
+            "--shared",
+            str(data_dir.parent),
+            "--families",
+            families,
+            "--rows",
+            str(rows_file),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert completed.returncode == 1, completed.stderr[-3000:]
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert result["benchmark"] == "gpu_speed" and result["device"] == "cpu" and result["quick"] is True
+    assert result["modes"] == ["eager"] and result["steps"] == 2 and result["warmup"] == 1
+    assert result["failed"] == [f"step {UNKNOWN} eager"]
+    assert result["peak_tflops"] > 0 and result["peak_source"].startswith("measured: 1024 x 1024 matmul")
+    assert result["met"] is False and all(goal["met"] is False for goal in result["goals"].values())  # GPU goals
+
+    # Every row was stored as it was measured, in the order of the printed lines, before the table.
+    rows = [json.loads(line) for line in rows_file.read_text(encoding="utf-8").splitlines()]
+    table_start = completed.stdout.index("share of peak")
+    for row in rows:
+        names = " ".join(str(row[key]) for key in ("check", "family", "stage", "step", "mode") if key in row)
+        assert completed.stdout.index(f"{names}: {row['status']}") < table_start, names
+    steps = {
+        (row["family"], row["step"]): row
+        for row in rows
+        if row["check"] == "step" and row["mode"] == "eager" and "step" in row
+    }
+    assert set(steps) == {
+        ("simcse", "train"),
+        ("visualcse", "image"),
+        ("visualcse", "text"),
+        ("audiocse", "audio"),
+        ("audiocse", "text"),
+        ("mcse", "text"),
+        ("mcse", "captions"),
+        ("macd", "train"),
+        ("multitask", "train"),
+        ("multitask", "classification+pair_classification+sts"),
+        ("pixel-linguist", "train"),
+    }
+    bare = {(row["family"], row["step"]): row for row in rows if row["check"] == "bare"}
+    assert set(bare) == set(steps)
+    for key, row in steps.items():
+        assert row["status"] == "passed" and row["ms_steps"] and row["ms_per_step"] > 0, row
+        assert row["flops_per_step"] > 0 and 0 < row["share_of_peak"] < math.inf, row
+        assert 0 <= row["data_wait_share"] < 1 and row["longest_data_wait_ms"] >= 0 and row["peak_mib"] > 0, row
+        assert row["flops_per_step"] == bare[key]["flops_per_step"] and row["x_bare"] > 0, row
+    assert len(steps["simcse", "train"]["ms_steps"]) == 2  # the steps after the warm-up (alternating runs: ~2 each)
+    timed = [row for row in result["rows"] if "ms_per_step" in row]  # the JSON line adds the ratio to plain SimCSE
+    assert len(timed) == len(steps) and all(math.isfinite(row["x_plain_simcse"]) for row in timed)
+    (plain,) = [row for row in rows if row["check"] == "plain_simcse"]
+    assert plain["status"] == "passed" and plain["flops_per_step"] == steps["simcse", "train"]["flops_per_step"]
+    assert (
+        result["plain_simcse"] == plain
+        and result["ratio"] == steps["simcse", "train"]["ms_per_step"] / plain["ms_per_step"]
+    )
+    unknown = [row for row in rows if row.get("family") == UNKNOWN and row["mode"] == "eager"]
+    assert len(unknown) == 1 and unknown[0]["error"].startswith(f"ValueError: Unknown family '{UNKNOWN}'")
+
+
+def test_gpu_speed_times_a_compiled_step_beside_the_eager_one(data_dir, tmp_path):
+    command = [sys.executable, str(BENCHMARKS / "gpu_speed.py"), "--device", "cpu", "--quick", "--families", "simcse"]
+    completed = subprocess.run(
+        [*command, "--shared", str(data_dir.parent), "--rows", str(tmp_path / "rows.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert (
+        result["modes"] == ["eager", "compiled"] and result["compile_backend"] == "aot_eager" and not result["failed"]
+    )
+    eager, compiled = result["rows"]
+    assert (eager["mode"], compiled["mode"]) == ("eager", "compiled") and compiled["status"] == "passed", compiled
+    assert compiled["ms_per_step"] > 0 and compiled["flops_per_step"] == eager["flops_per_step"] > 0
+    # the same data and seed; the compiled run pads to max_seq_length, so its dropout draws differ: a loose bound
+    assert compiled["loss_rel_diff_eager"] < 0.5 and math.isfinite(compiled["train_loss"])

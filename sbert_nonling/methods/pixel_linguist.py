@@ -22,6 +22,7 @@ from sbert_nonling.methods.sentence_encoder import MODEL_OFFLINE, MODEL_SETTING
 from sbert_nonling.models.pixel_model import build_pixel_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
 from sbert_nonling.training.arguments import stage_arguments
+from sbert_nonling.training.continuous_epochs import ContinuousEpochsTrainer
 from sbert_nonling.training.weight_averaging import average_state_dicts
 from sbert_nonling.util.unreachable import loading
 
@@ -43,18 +44,30 @@ class WeightAverage:
         self.states: list[dict[str, torch.Tensor]] = []
 
     def restore_start(self, model: SentenceTransformer) -> None:
-        """Before a run: remember the weights (first run) or go back to them (later runs)."""
+        """Before a run: remember the weights (first run) or go back to them (later runs).
+
+        Args:
+            model: the Pixel Linguist model the runs train.
+        """
         if self.start is None:
             self.start = copy.deepcopy(model.state_dict())
         else:
             model.load_state_dict(self.start)
 
     def collect(self, model: SentenceTransformer) -> None:
-        """After a run: keep its weights."""
+        """After a run: keep its weights.
+
+        Args:
+            model: the model the run trained.
+        """
         self.states.append(copy.deepcopy(model.state_dict()))
 
     def apply(self, model: SentenceTransformer) -> None:
-        """Load the average of the kept weights."""
+        """Load the average of the kept weights.
+
+        Args:
+            model: the model that receives the average.
+        """
         model.load_state_dict(average_state_dicts(self.states))
 
 
@@ -70,6 +83,8 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
     alignment (two spans of a ``text_file`` line), reasoning alignment (NLI entailment pairs), and optional
     cross-lingual leapfrogging (``config.leapfrog_iterations``). Every run trains :class:`SymmetricInfoNCE`, built
     after resetting the seed, with its stage's optimizer settings; a stage whose ``max_steps`` is 0 is left out.
+    Every run trains with :class:`~sbert_nonling.training.continuous_epochs.ContinuousEpochsTrainer`: the epochs of a
+    run longer than its dataset are one DataLoader pass, so the workers render the next epoch's first batches early.
 
     Args:
         config: :class:`PixelLinguistConfig` (the ``pixel-linguist`` recipe).
@@ -126,6 +141,7 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
             dataset,
             loss,
             args,
+            trainer_class=ContinuousEpochsTrainer,
             trainer_kwargs={"train_dataset_name": kind},
             seed=config.seed,
             record={"stage": kind, "pairs": len(dataset)},

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
+from sbert_nonling.training.continuous_epochs import ContinuousEpochsBatchSampler, ContinuousEpochsTrainer
 from sbert_nonling.training.finite_training import FiniteTrainingCallback, TrainingDiverged
 from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
 from sbert_nonling.training.loss_state import LossStateCallback
@@ -19,6 +20,8 @@ from sbert_nonling.training.unpaired_trainer import UnpairedModalityTrainer
 
 __all__ = [
     "CheckpointMarkerCallback",
+    "ContinuousEpochsBatchSampler",
+    "ContinuousEpochsTrainer",
     "FiniteTrainingCallback",
     "LossGradientAveragingCallback",
     "LossStateCallback",
