@@ -112,7 +112,8 @@ from sbert_nonling.methods.plan import TrainingStage  # noqa: E402
 #: in half precision, an overflow, a wrong scale) moves the first loss by far more.
 LOSS_TOLERANCE = {"fp32": 0.0, "bf16": 5e-2, "fp16": 1e-2}
 FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist")
-#: The paper's VisualCSE batch: 48 images x 2 views (224 px) in the image step, 64 sentences x 2 views in the text step.
+#: The paper's VisualCSE batch: 48 images x 2 views (224 px) in the image step, 64 sentences x 2 views in the text
+#: step.
 PAPER_IMAGES, PAPER_SENTENCES, PAPER_TOKENS = 48, 64, 32
 #: The families the DDP check trains in 2 processes: the plain text step, and the alternating image / text steps.
 DDP_FAMILIES = ("simcse", "visualcse")
@@ -319,7 +320,8 @@ def judge(row: dict, reference: float | None) -> dict:
         problems.append("no fp32 first loss to compare with (its fp32 row failed)")
     elif not row["loss_within_tolerance"]:
         problems.append(
-            f"first loss {first:.6g} is {row['loss_rel_diff']:.3g} from fp32's {reference:.6g} (tolerance {row['tolerance']})"
+            f"first loss {first:.6g} is {row['loss_rel_diff']:.3g} from fp32's {reference:.6g} "
+            f"(tolerance {row['tolerance']})"
         )
     if not row["losses_finite"]:
         problems.append("a logged loss is not finite")
@@ -532,7 +534,8 @@ def print_summary(log: RowLog) -> None:
     for row in log.rows:
         if row["check"] == "memory" and row["status"] == "passed":
             print(
-                f"VisualCSE step, {row['encoder']} shape, {row['images']} images + {row['sentences']} sentences, {row['precision']}: "
+                f"VisualCSE step, {row['encoder']} shape, {row['images']} images + {row['sentences']} sentences, "
+                f"{row['precision']}: "
                 f"peak {row['peak_mib']:.0f} MiB, {row['step_mib']:.0f} MiB above the start ({row['measure']})"
             )
         if row["check"] == "ddp":
@@ -634,7 +637,8 @@ def main(args: argparse.Namespace) -> int:
             "loss_tolerance": LOSS_TOLERANCE,
             "rows_file": str(log.path),
             "ratio": min(ratios) if ratios else float("nan"),
-            "goal": "every check passed or skipped with a reason: finite losses and gradients, first loss within tolerance of fp32",
+            "goal": "every check passed or skipped with a reason: finite losses and gradients, first loss within "
+            "tolerance of fp32",
             "met": not failed,
             "failed": [
                 " ".join(str(row[key]) for key in ("check", "family", "precision") if key in row) for row in failed

@@ -1,4 +1,5 @@
-"""The ATen operators of one optimizer step of each method's trainer vs a bare PyTorch loop of the same step (issue 33).
+"""The ATen operators of one optimizer step of each method's trainer vs a bare PyTorch loop of the same step
+(issue 33).
 
 Each method's plan is built from its recipe's ``tiny`` block (small random encoders built offline) on small data copied
 from the shared folder, as ``benchmarks/gpu_check.py`` builds it, and its stage trains a few steps through its own
@@ -102,7 +103,8 @@ def recording(trainer_class: type, callback: StepOperators) -> type:
 
 
 def family_plan(family: str, inputs: dict[str, Path], steps: int):
-    """The tiny-recipe plan of ``family`` with batches of 8 (images / audio 4, captions 6), ``steps`` steps per stage."""
+    """The tiny-recipe plan of ``family`` with batches of 8 (images / audio 4, captions 6), ``steps`` steps per
+    stage."""
     data = common.DATA_DIR
     if family == "simcse":
         return build_simcse(
@@ -211,7 +213,8 @@ def measure_stage(stage, model, steps: int, work: Path) -> list[dict[str, object
 
 
 def prepare_inputs(root: Path) -> dict[str, Path]:
-    """Small copies of the shared data: 128 (and 24) wiki sentences, 100 NLI triplets, STS / SICK task files, 12 Flickr8k photos."""
+    """Small copies of the shared data: 128 (and 24) wiki sentences, 100 NLI triplets, STS / SICK task files, 12
+    Flickr8k photos."""
     data = common.DATA_DIR
 
     def head(source: Path, target: Path, pick) -> Path:

@@ -171,10 +171,9 @@ def reproduce(
     if resume and overwrite:
         raise ValueError("Pass either resume (--resume) or overwrite (--overwrite), not both.")
     test_tasks = check_sts_test_dir(data.sts_dir)
-    cells = [
-        GridPoint(learning_rate, batch_size)
-        for learning_rate, batch_size in itertools.product(learning_rates or [None], batch_sizes or [None])
-    ]
+    rates: list[float | None] = list(learning_rates) if learning_rates else [None]
+    sizes: list[int | None] = list(batch_sizes) if batch_sizes else [None]
+    cells = [GridPoint(learning_rate, batch_size) for learning_rate, batch_size in itertools.product(rates, sizes)]
     configs = {recipe: load_recipe(recipe, tiny=tiny, overrides=overrides) for recipe in recipes}
     for recipe, config in configs.items():
         searched = {key for cell in cells for key in cell.overrides()}

@@ -119,7 +119,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             self.args.logging_nan_inf_filter = False
         # Order matters on_save: the loss state and the settings are written before the marker that lists them.
         if isinstance(self.args, NonLinguisticTrainingArguments) and self.args.compile_loss:
-            self.compile_losses()
+            self.compile_losses(self.args.compile_backend, self.args.compile_mode)
         for callback in (
             self.step_timer,
             LossGradientAveragingCallback(self.loss),
@@ -131,13 +131,19 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         ):
             self.add_callback(callback)
 
-    def compile_losses(self) -> None:
+    def compile_losses(self, backend: str = "inductor", mode: str | None = None) -> None:
         """Compile each training loss in place (``nn.Module.compile``: its model's forward and the loss in one
-        graph, the names and state dicts unchanged) with the arguments' ``compile_backend`` and ``compile_mode``;
-        shapes that change between batches (text padded to the longest sentence) get one more, dynamic graph."""
+        graph, the names and state dicts unchanged); shapes that change between batches (text padded to the longest
+        sentence) get one more, dynamic graph. The trainer calls it with the arguments' ``compile_backend`` and
+        ``compile_mode`` when their ``compile_loss`` is set.
+
+        Args:
+            backend: the ``torch.compile`` backend.
+            mode: the ``torch.compile`` mode (None: the default).
+        """
         losses = self.loss.values() if isinstance(self.loss, dict) else [self.loss]
         for loss in {id(loss): loss for loss in losses}.values():
-            loss.compile(backend=self.args.compile_backend, mode=self.args.compile_mode)
+            loss.compile(backend=backend, mode=mode)
 
     @property
     def step_seconds(self) -> dict[str, float]:
