@@ -166,6 +166,22 @@ class Settings:
     #: Whether the block is a stage of a multi-stage method (:meth:`MethodConfig.stages`).
     is_stage: ClassVar[bool] = False
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Append to a settings class's docstring an ``Args:`` section listing the settings it declares, each with the
+        meaning its ``setting(default, doc)`` gives: one text serves ``help()``, :meth:`describe` and the CLI's help.
+
+        Args:
+            **kwargs: ``object.__init_subclass__``'s.
+        """
+        super().__init_subclass__(**kwargs)
+        declared = [
+            f"        {name}: {value.metadata['doc']}."
+            for name, value in vars(cls).items()
+            if isinstance(value, dataclasses.Field) and "doc" in value.metadata
+        ]
+        if declared and cls.__doc__:
+            cls.__doc__ = cls.__doc__.rstrip() + "\n\n    Args:\n" + "\n".join(declared) + "\n"
+
     def __post_init__(self) -> None:
         hints = typing.get_type_hints(type(self))
         for item in dataclasses.fields(self):

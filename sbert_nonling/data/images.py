@@ -152,7 +152,11 @@ class TwoViewTransform:
 
     @contextlib.contextmanager
     def seeded(self, draw: int) -> Iterator[None]:
-        """Seed the views of the rows read inside this block by ``draw`` (the sampler's pass)."""
+        """Seed the views of the rows read inside this block by ``draw`` (the sampler's pass).
+
+        Args:
+            draw: the sampler's pass over the data.
+        """
         self.draw = draw
         try:
             yield

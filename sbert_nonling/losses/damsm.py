@@ -153,7 +153,12 @@ class DAMSMLoss(LossConfig, nn.Module):
         return self.compute_loss_from_outputs([self.model(next(iter(sentence_features)))], labels)
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
-        """The loss from the model output of the caption column and the region features (B, R, d), for wrappers."""
+        """The loss from the model output of the caption column and the region features (B, R, d), for wrappers.
+
+        Args:
+            outputs: the model's output of the caption column (one dict).
+            labels: the region features (B, R, d).
+        """
         output = outputs[0]
         regions = check_image_features(
             type(self).__name__, labels, output["token_embeddings"].shape[0], self.image_dimension, regions=True

@@ -24,7 +24,13 @@ class LossFromOutputs(Protocol):
 
     def compute_loss_from_outputs(
         self, outputs: list[dict[str, Tensor]], labels: Tensor | None
-    ) -> Tensor | dict[str, Tensor]: ...
+    ) -> Tensor | dict[str, Tensor]:
+        """The loss (or its terms) from the model outputs.
+
+        Args:
+            outputs: the model's output of each column.
+            labels: the batch's labels (image features for the grounding losses), or None.
+        """
 
 
 def _drop_teacher_state(module: nn.Module, state_dict: dict[str, Any], prefix: str, local_metadata: Any) -> None:
@@ -148,7 +154,12 @@ class DistillAnchorLoss(LossConfig, nn.Module):
         return losses
 
     def kl_term(self, student: Tensor, teacher: Tensor) -> Tensor:
-        """T^2 * KL(teacher || student) of the in-batch cosine-similarity distributions at temperature T (float32)."""
+        """T^2 * KL(teacher || student) of the in-batch cosine-similarity distributions at temperature T (float32).
+
+        Args:
+            student: the student's sentence embeddings (B, h).
+            teacher: the teacher's sentence embeddings (B, h).
+        """
         temperature = self.temperature
         with float32_math(student, teacher) as (student, teacher):
             student, teacher = F.normalize(student, dim=-1), F.normalize(teacher, dim=-1)
@@ -157,7 +168,12 @@ class DistillAnchorLoss(LossConfig, nn.Module):
             return temperature**2 * F.kl_div(log_student, log_teacher, log_target=True, reduction="batchmean")
 
     def cosine_term(self, student: dict[str, Tensor], teacher: dict[str, Tensor]) -> Tensor:
-        """Mean of 1 - cos(student, teacher) over non-pad tokens or over sentences (float32)."""
+        """Mean of 1 - cos(student, teacher) over non-pad tokens or over sentences (float32).
+
+        Args:
+            student: the student's model output.
+            teacher: the teacher's model output of the same batch.
+        """
         target = self.cosine_target  # the output key: "token_embeddings" (B, T, h) or "sentence_embedding" (B, h)
         with float32_math(student[target], teacher[target]) as (student_vectors, teacher_vectors):
             distance = 1 - F.cosine_similarity(student_vectors, teacher_vectors, dim=-1)  # (B, T) or (B,)

@@ -53,6 +53,11 @@ class HeadLayer(nn.Module):
         self.dropout_layer = nn.Dropout(dropout)
 
     def forward(self, embeddings: Tensor) -> Tensor:
+        """Linear, activation and dropout: (B, embedding_dimension) -> (B, hidden_dimension).
+
+        Args:
+            embeddings: sentence embeddings (B, embedding_dimension).
+        """
         # (bs, embedding_dimension) -> (bs, hidden_dimension)
         return self.dropout_layer(self.activation(self.linear(embeddings)))
 
@@ -89,10 +94,20 @@ class HeadLayerLoss(LossConfig):
     bibtex_keys = ("cs224n_contrastive_generalizable",)
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
+        """The task loss of a batch: each column through the model, then :meth:`compute_loss_from_embeddings`.
+
+        Args:
+            sentence_features: the tokenized columns of the batch.
+            labels: the task labels (classes or similarity scores).
+        """
         return self.compute_loss_from_embeddings(embed_columns(self.model, sentence_features), labels)
 
     def store_head_layer(self, head_layer: HeadLayer | None) -> None:
-        """Keep ``head_layer`` (the identity when None) and its settings, for the config."""
+        """Keep ``head_layer`` (the identity when None) and its settings, for the config.
+
+        Args:
+            head_layer: the shared head layer, or None for none.
+        """
         self.head_layer: nn.Module = head_layer if head_layer is not None else nn.Identity()
         self.hidden_dimension = head_layer.hidden_dimension if head_layer is not None else None
         self.dropout = head_layer.dropout if head_layer is not None else 0.0

@@ -158,16 +158,29 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
 
     def project_text(self, sentence_embeddings: Tensor) -> Tensor:
         """Sentence embeddings (B, hidden) in the shared grounding space (B, projection_dimension), through the text
-        head."""
+        head.
+
+        Args:
+            sentence_embeddings: the pooled sentence embeddings (B, hidden).
+        """
         return self.text_head(sentence_embeddings)
 
     def project_images(self, image_features: Tensor) -> Tensor:
         """Image features (B, image_dimension), or region grids (B, regions, image_dimension) averaged first, through
-        the image head into the shared grounding space (B, projection_dimension)."""
+        the image head into the shared grounding space (B, projection_dimension).
+
+        Args:
+            image_features: global features (B, image_dimension) or region grids (B, regions, image_dimension).
+        """
         return self.image_head(image_features if image_features.ndim == 2 else image_features.mean(dim=1))
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None) -> dict[str, Tensor]:
-        """The loss terms from the model outputs of the caption views and the image features, for wrappers."""
+        """The loss terms from the model outputs of the caption views and the image features, for wrappers.
+
+        Args:
+            outputs: the model outputs of the caption views.
+            labels: the image features of the batch.
+        """
         batch_size = outputs[0]["sentence_embedding"].shape[0]
         image_features = check_image_features(
             type(self).__name__, labels, batch_size, self.image_dimension, regions=self.local_loss is not None
@@ -185,7 +198,12 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
     def grounding_term(self, texts: Tensor, images: Tensor) -> Tensor:
         """The ranking loss between projected captions (queries) and images (documents), (B, p) each, as a float32
         scalar, computed in float64: the ranking loss subtracts the positive logit from the row's logsumexp, two
-        numbers near the scale (20), which float32 keeps only to about 1e-6, large on a near-zero loss."""
+        numbers near the scale (20), which float32 keeps only to about 1e-6, large on a near-zero loss.
+
+        Args:
+            texts: projected captions (B, p).
+            images: projected images (B, p).
+        """
         with float32_math(texts, images) as (texts, images):
             # MultipleNegativesRankingLoss annotates labels as Tensor but never reads them.
             return self.grounding_loss.compute_loss_from_embeddings(

@@ -104,6 +104,12 @@ class PairClassificationLoss(HeadLayerLoss, SoftmaxLoss):
             self.classifier = nn.Bilinear(dimension, dimension, num_labels, device=model.device)  # type: ignore[assignment]
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor) -> Tensor:
+        """The cross-entropy of the pair classifier on the two columns' embeddings (through the shared head layer).
+
+        Args:
+            embeddings: the two sentences' embeddings, (B, h) each.
+            labels: the pair labels (B,).
+        """
         self.check_batch(embeddings, labels, columns=2)
         hidden = [self.head_layer(embedding) for embedding in embeddings]  # (bs, hidden) each
         with float32_math(*hidden) as (u, v):

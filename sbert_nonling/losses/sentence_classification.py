@@ -86,6 +86,12 @@ class SentenceClassificationLoss(HeadLayerLoss, nn.Module):
         self.classifier = nn.Linear(self.hidden_dimension or embedding_dimension(model), num_labels)
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor) -> Tensor:
+        """The cross-entropy of the classifier on the sentence embeddings (through the shared head layer).
+
+        Args:
+            embeddings: the sentence embeddings, one column (B, h).
+            labels: the class labels (B,).
+        """
         self.check_batch(embeddings, labels, columns=1)
         hidden = self.head_layer(embeddings[0])  # (bs, hidden)
         with float32_math(hidden) as (hidden,):

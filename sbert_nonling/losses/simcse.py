@@ -104,7 +104,12 @@ class SimCSELoss(LossConfig, MultipleNegativesRankingLoss):
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
         """The loss from the model's outputs of each column, through the training head: for wrappers that run the
-        model themselves (:class:`DistillAnchorLoss`, :class:`MultimodalAlignLoss`)."""
+        model themselves (:class:`DistillAnchorLoss`, :class:`MultimodalAlignLoss`).
+
+        Args:
+            outputs: the model's output of each column.
+            labels: unused (SimCSE's positives are the diagonal).
+        """
         return self.compute_loss_from_embeddings(
             [self.head(output["sentence_embedding"]) for output in outputs], labels
         )

@@ -125,7 +125,11 @@ class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
             return super().compute_loss_from_embeddings(embeddings, cast(Tensor, labels))
 
     def embed_through_token_head(self, output: dict[str, Tensor]) -> Tensor:
-        """The token head on every token of a model output, then the mean over unmasked tokens (B, hidden)."""
+        """The token head on every token of a model output, then the mean over unmasked tokens (B, hidden).
+
+        Args:
+            output: a model output with ``token_embeddings`` and ``attention_mask``.
+        """
         assert self.head is not None  # only called with a token head
         tokens = self.head(output["token_embeddings"])
         mask = output["attention_mask"].unsqueeze(-1).to(tokens.dtype)

@@ -118,7 +118,12 @@ class UnpairedModalityContrastiveLoss(LossConfig, nn.Module):
         return self.compute_loss_from_embeddings([self.head(embedding) for embedding in embeddings], labels)
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None) -> Tensor:
-        """The loss on the two views' embeddings (after the head), computed in float32 under autocast."""
+        """The loss on the two views' embeddings (after the head), computed in float32 under autocast.
+
+        Args:
+            embeddings: the two views' embeddings, (B, h) each.
+            labels: the class of each item (supcon), or None (simclr).
+        """
         batch_size, device = embeddings[0].shape[0], embeddings[0].device
         if self.mode == "simclr":
             labels = torch.arange(batch_size, device=device)

@@ -23,7 +23,11 @@ MODEL_OFFLINE = "pass a local folder (model=PATH, --model PATH), or tiny=True (-
 
 
 def recipe_label(config: SentenceEncoderConfig) -> str:
-    """How error messages name the configuration: ``Recipe 'simcse-unsup'`` (or the method without a recipe name)."""
+    """How error messages name the configuration: ``Recipe 'simcse-unsup'`` (or the method without a recipe name).
+
+    Args:
+        config: the run's config.
+    """
     return f"Recipe {config.name!r}" if config.name else f"Method {config.method!r}"
 
 

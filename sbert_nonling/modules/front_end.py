@@ -93,7 +93,11 @@ class FrontEnd(InputModule):
     @staticmethod
     def check_entry(encoder_entry: str) -> str:
         """``encoder_entry`` if it is a key of :data:`~sbert_nonling.modules.shared_encoder.ENTRY_KEYS`, else a
-        ValueError listing them."""
+        ValueError listing them.
+
+        Args:
+            encoder_entry: where the tokens enter the encoder.
+        """
         if encoder_entry not in ENTRY_KEYS:
             raise ValueError(f"encoder_entry={encoder_entry!r} must be one of {list(ENTRY_KEYS)}.")
         return encoder_entry
@@ -144,7 +148,11 @@ class FrontEnd(InputModule):
         own, called by the constructor when the width is given and by :meth:`take_encoder_width` otherwise."""
 
     def take_encoder_width(self, width: int) -> None:
-        """Build the token layers at ``width`` (the shared encoder's hidden size) if no width was given."""
+        """Build the token layers at ``width`` (the shared encoder's hidden size) if no width was given.
+
+        Args:
+            width: the shared encoder's hidden size.
+        """
         if self.embedding_dimension is None:
             self.embedding_dimension = width
             self.build_token_layers()
@@ -160,7 +168,12 @@ class FrontEnd(InputModule):
 
     def hand_off(self, features: dict[str, Any], tokens: torch.Tensor) -> dict[str, Any]:
         """Write ``tokens`` (B, T, embedding_dimension), [CLS] first, under the entry key with an all-ones
-        ``attention_mask``; in training, patch dropout keeps [CLS] and ``token_keep_ratio`` of the patch tokens."""
+        ``attention_mask``; in training, patch dropout keeps [CLS] and ``token_keep_ratio`` of the patch tokens.
+
+        Args:
+            features: the features dict the tokens are written into.
+            tokens: the front-end's tokens (B, T, embedding_dimension), [CLS] first.
+        """
         if self.training:
             tokens = drop_patch_tokens(tokens, self.token_keep_ratio)
         features[ENTRY_KEYS[self.encoder_entry]] = tokens
