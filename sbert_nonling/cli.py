@@ -310,6 +310,29 @@ def _log_helper_thread_errors(
         logging.getLogger(__name__).info("A helper thread reported an error.", exc_info=(kind, error, trace))
 
 
+def _training_stops() -> tuple[type[Exception], ...]:
+    """The errors that end a training run after saying where it stopped (evaluated only when one is raised, so the
+    command's fast checks run without the training libraries)."""
+    from sbert_nonling.app.runner import TrainingCrashed
+    from sbert_nonling.training.checkpoints import CheckpointWriteError
+    from sbert_nonling.training.finite_training import TrainingDiverged
+    from sbert_nonling.training.preemption import TrainingPreempted
+
+    return TrainingPreempted, CheckpointWriteError, TrainingDiverged, TrainingCrashed
+
+
+def _report_stop(command: str, stop: Exception) -> int:
+    """Say why ``command``'s training stopped; the exit status: 128 + the signal of a stop signal (resume continues
+    the run), else 1."""
+    from sbert_nonling.training.preemption import TrainingPreempted
+
+    if isinstance(stop, TrainingPreempted):
+        print(f"sbert-nonling {command}: {stop}", file=sys.stderr)
+        return 128 + stop.signal_number
+    print(f"sbert-nonling {command}: error: {stop}", file=sys.stderr)
+    return 1
+
+
 def cmd_train(args: argparse.Namespace) -> int | None:
     """Train a recipe (or, with ``--dry-run``, say what the run would do); a run stopped by a signal, a failed
     checkpoint write or a crash returns its exit status (128 + the signal number, or 1) after saying what happened and
@@ -319,11 +342,7 @@ def cmd_train(args: argparse.Namespace) -> int | None:
         args: the parsed command line of ``sbert-nonling train`` (:func:`build_parser`).
     """
     from sbert_nonling.app.run import train_recipe
-    from sbert_nonling.app.runner import TrainingCrashed
     from sbert_nonling.data.sources import DataSources
-    from sbert_nonling.training.checkpoints import CheckpointWriteError
-    from sbert_nonling.training.finite_training import TrainingDiverged
-    from sbert_nonling.training.preemption import TrainingPreempted
 
     sys.excepthook = _log_helper_thread_errors  # for the rest of the process: a dead worker's thread errors come late
     try:
@@ -342,12 +361,8 @@ def cmd_train(args: argparse.Namespace) -> int | None:
             dry_run=args.dry_run,
             allow_unused_datasets=args.allow_unused_datasets,
         )
-    except TrainingPreempted as stop:
-        print(f"sbert-nonling train: {stop}", file=sys.stderr)
-        return 128 + stop.signal_number
-    except (CheckpointWriteError, TrainingDiverged, TrainingCrashed) as error:
-        print(f"sbert-nonling train: error: {error}", file=sys.stderr)
-        return 1
+    except _training_stops() as stop:
+        return _report_stop("train", stop)
     if args.dry_run:
         _print_plan_summary(result)
     else:
@@ -364,11 +379,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int | None:
         args: the parsed arguments of ``reproduce``.
     """
     from sbert_nonling.app.reproduce import reproduce
-    from sbert_nonling.app.runner import TrainingCrashed
     from sbert_nonling.data.sources import DataSources
-    from sbert_nonling.training.checkpoints import CheckpointWriteError
-    from sbert_nonling.training.finite_training import TrainingDiverged
-    from sbert_nonling.training.preemption import TrainingPreempted
 
     sys.excepthook = _log_helper_thread_errors
     data = DataSources(**{item.name: getattr(args, item.name) for item in dataclasses.fields(DataSources)})
@@ -388,12 +399,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int | None:
             resume=args.resume,
             overwrite=args.overwrite,
         )
-    except TrainingPreempted as stop:
-        print(f"sbert-nonling reproduce: {stop} Continue with --resume.", file=sys.stderr)
-        return 128 + stop.signal_number
-    except (CheckpointWriteError, TrainingDiverged, TrainingCrashed) as error:
-        print(f"sbert-nonling reproduce: error: {error}", file=sys.stderr)
-        return 1
+    except _training_stops() as stop:
+        return _report_stop("reproduce", stop)
     print(report["table"], end="")
     print(f"Written: {Path(args.output) / 'reproduce.md'}, {Path(args.output) / 'reproduce.json'}")
     return None

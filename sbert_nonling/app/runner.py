@@ -33,15 +33,7 @@ from sbert_nonling.app.plan_summary import (
 from sbert_nonling.app.run_lock import run_lock
 from sbert_nonling.app.run_log import run_log
 from sbert_nonling.app.run_record import write_run_record
-from sbert_nonling.configs import (
-    AudioCSEConfig,
-    MACDConfig,
-    MCSEConfig,
-    MultitaskConfig,
-    PixelLinguistConfig,
-    SimCSEConfig,
-    VisualCSEConfig,
-)
+from sbert_nonling.configs import MultitaskConfig, PixelLinguistConfig
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.data.image_features import save_image_features
 from sbert_nonling.data.sources import DataSources
@@ -69,13 +61,13 @@ RUN_FIELDS = ("best_checkpoint", "global_step", "dev_curve", "train_seconds", "s
 IMAGE_FEATURES_FILE = "image_features.safetensors"
 #: The data sources each method trains on, in the order its model cards list them (:func:`training_data`).
 TRAINING_SOURCES: dict[str, tuple[str, ...]] = {
-    SimCSEConfig.method: ("text_file", "nli_file"),
-    VisualCSEConfig.method: ("text_file", "nli_file", "image_dir", "audio_dir"),
-    AudioCSEConfig.method: ("text_file", "nli_file", "image_dir", "audio_dir"),
-    MCSEConfig.method: ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
-    MACDConfig.method: ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
-    MultitaskConfig.method: ("text_file", "nli_file"),
-    PixelLinguistConfig.method: ("text_file", "nli_file"),
+    "simcse": ("text_file", "nli_file"),
+    "visualcse": ("text_file", "nli_file", "image_dir", "audio_dir"),
+    "audiocse": ("text_file", "nli_file", "image_dir", "audio_dir"),
+    "mcse": ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
+    "macd": ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
+    "multitask": ("text_file", "nli_file"),
+    "pixel_linguist": ("text_file", "nli_file"),
 }
 
 

@@ -20,12 +20,12 @@ from sbert_nonling.evaluation.retrieval import evaluate_retrieval
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
 from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
-from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.methods.plan import MethodPlan, TrainingStage
 from sbert_nonling.methods.sentence_encoder import (
     recipe_label,
     single_run_arguments,
     starting_sentence_model,
+    text_contrastive_loss,
     text_training_data,
 )
 from sbert_nonling.modules.encoder_families import learned_position_embeddings
@@ -178,12 +178,7 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> GroundingPlan
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
     text_loss = None
     if text_dataset is not None:
-        text_loss = SimCSELoss(
-            sentence_model,
-            temperature=config.text_loss.temperature,
-            training_head=config.text_loss.training_head,
-            gather_across_devices=gather,
-        )
+        text_loss = text_contrastive_loss(sentence_model, config.text_loss, gather)
     grounding = MultimodalAlignLoss(
         sentence_model,
         config.image_dimension,

@@ -29,10 +29,9 @@ from sbert_nonling.evaluation.sts_data import read_sick, read_stsb_csv
 from sbert_nonling.losses.head_layer import HeadLayer
 from sbert_nonling.losses.pair_classification import PairClassificationLoss
 from sbert_nonling.losses.sentence_classification import SentenceClassificationLoss
-from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.sts_regression import STSRegressionLoss
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
-from sbert_nonling.methods.sentence_encoder import starting_sentence_model
+from sbert_nonling.methods.sentence_encoder import starting_sentence_model, text_contrastive_loss
 from sbert_nonling.training.arguments import stage_arguments
 from sbert_nonling.training.multitask_sampler import multitask_sampler_arguments
 from sbert_nonling.util.choices import PairHead
@@ -226,9 +225,7 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     contrastive_loss = None
     if contrastive_data is not None:
-        contrastive_loss = SimCSELoss(
-            sentence_model, temperature=config.text_loss.temperature, training_head=config.text_loss.training_head
-        )
+        contrastive_loss = text_contrastive_loss(sentence_model, config.text_loss)
 
     stages: list[TrainingStage | ModelUpdate] = []
     if contrastive_runs:

@@ -10,8 +10,10 @@ from datasets import Dataset
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainingArguments
 from sentence_transformers.util import is_sentence_transformer_model
 
+from sbert_nonling.configs.losses import SimCSELossConfig
 from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig, SingleRunConfig
 from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, read_sentences, sentence_pairs_dataset
+from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.models.sentence_model import build_sentence_model
 from sbert_nonling.models.tiny_encoder import build_tiny_encoder
 from sbert_nonling.training.arguments import training_arguments
@@ -113,4 +115,22 @@ def single_run_arguments(
         max_steps=config.max_steps,
         warmup=warmup,
         **options,
+    )
+
+
+def text_contrastive_loss(
+    sentence_model: SentenceTransformer, settings: SimCSELossConfig, gather_across_devices: bool = False
+) -> SimCSELoss:
+    """The SimCSE loss of a method's text batches, from its ``text_loss`` block.
+
+    Args:
+        sentence_model: the model being trained.
+        settings: the method's ``text_loss`` block (temperature, training head).
+        gather_across_devices: negatives from every process's batch (under torchrun / accelerate).
+    """
+    return SimCSELoss(
+        sentence_model,
+        temperature=settings.temperature,
+        training_head=settings.training_head,
+        gather_across_devices=gather_across_devices,
     )

@@ -5,9 +5,13 @@ from __future__ import annotations
 from sbert_nonling.configs.simcse import SimCSEConfig
 from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
-from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.methods.plan import MethodPlan, TrainingStage
-from sbert_nonling.methods.sentence_encoder import single_run_arguments, starting_sentence_model, text_training_data
+from sbert_nonling.methods.sentence_encoder import (
+    single_run_arguments,
+    starting_sentence_model,
+    text_contrastive_loss,
+    text_training_data,
+)
 
 
 def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
@@ -40,12 +44,7 @@ def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
     sentence_model = starting_sentence_model(config, sentences)
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps)
-    loss = SimCSELoss(
-        sentence_model,
-        temperature=config.text_loss.temperature,
-        training_head=config.text_loss.training_head,
-        gather_across_devices=args.world_size > 1,
-    )
+    loss = text_contrastive_loss(sentence_model, config.text_loss, args.world_size > 1)
     return MethodPlan(
         sentence_model,
         [TrainingStage("train", train_dataset, loss, args, trainer_kwargs={"train_dataset_name": config.data})],

@@ -16,13 +16,13 @@ from sbert_nonling.data.hub import AUDIO_ROLES, hub_source
 from sbert_nonling.data.images import image_folder_dataset
 from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
-from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
 from sbert_nonling.methods.plan import MethodPlan, TrainingStage
 from sbert_nonling.methods.sentence_encoder import (
     recipe_label,
     single_run_arguments,
     starting_sentence_model,
+    text_contrastive_loss,
     text_training_data,
 )
 from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
@@ -141,12 +141,7 @@ def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -
         config, evaluator is not None, warmup=config.warmup_steps, gradient_accumulation_steps=2 if joint else 1
     )
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
-    text_loss = SimCSELoss(
-        sentence_model,
-        temperature=config.text_loss.temperature,
-        training_head=config.text_loss.training_head,
-        gather_across_devices=gather,
-    )
+    text_loss = text_contrastive_loss(sentence_model, config.text_loss, gather)
     modality_loss = UnpairedModalityContrastiveLoss(
         sentence_model,
         mode=config.modality_loss.mode,

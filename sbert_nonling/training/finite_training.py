@@ -117,20 +117,13 @@ class FiniteTrainingCallback(TrainerCallback):
             first = finite.tolist().index(False)
             check_finite_loss(values[first], steps[first], output_dir)
 
-    def on_step_end(
-        self,
-        args: TrainingArguments,
-        state: TrainerState,
-        control: TrainerControl,
-        model: nn.Module | None = None,
-        **kwargs,
-    ) -> None:
+    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        model: nn.Module = kwargs["model"]  # the Trainer passes its model to every callback event
         last = state.global_step >= state.max_steps
         if control.should_log or control.should_evaluate or control.should_save or last:
             self.check_losses(args.output_dir)
         if not (control.should_save or last):
             return
-        assert model is not None  # the Trainer passes its model to every callback event
         tensors: list[tuple[str, torch.Tensor]] = [
             (f"model.{name}", parameter) for name, parameter in model.named_parameters()
         ]

@@ -42,15 +42,8 @@ class LossGradientAveragingCallback(TrainerCallback):
         self.loss = loss
         self._parameters: list[nn.Parameter] = []
 
-    def on_train_begin(
-        self,
-        args: TrainingArguments,
-        state: TrainerState,
-        control: TrainerControl,
-        model: nn.Module | None = None,
-        **kwargs,
-    ) -> None:
-        assert model is not None  # the Trainer passes its model to every callback event
+    def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        model: nn.Module = kwargs["model"]  # the Trainer passes its model to every callback event
         self._parameters = loss_parameters(self.loss, model)
 
     def on_pre_optimizer_step(

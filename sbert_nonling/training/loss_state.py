@@ -120,19 +120,11 @@ class LossStateCallback(TrainerCallback):
         self.loss = loss
         self.resume_from_checkpoint = resume_from_checkpoint
 
-    def on_train_begin(
-        self,
-        args: TrainingArguments,
-        state: TrainerState,
-        control: TrainerControl,
-        model: nn.Module | None = None,
-        **kwargs,
-    ) -> None:
+    def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        model: nn.Module = kwargs["model"]  # the Trainer passes its model to every callback event
         if state.global_step == 0:
             return  # a fresh start: the heads keep their initialisation
-        assert (
-            model is not None and args.output_dir is not None
-        )  # the Trainer passes its model; output_dir has a default
+        assert args.output_dir is not None  # TrainingArguments fills its default
         checkpoint = self.resume_from_checkpoint or os.path.join(
             args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}"
         )
@@ -144,19 +136,11 @@ class LossStateCallback(TrainerCallback):
                 f"{checkpoint} has no {LOSS_STATE_FILE}: the losses' heads restart from their initialisation."
             )
 
-    def on_save(
-        self,
-        args: TrainingArguments,
-        state: TrainerState,
-        control: TrainerControl,
-        model: nn.Module | None = None,
-        **kwargs,
-    ) -> None:
+    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        model: nn.Module = kwargs["model"]  # the Trainer passes its model to every callback event
         if not args.should_save or args.save_only_model:
             return
-        assert (
-            model is not None and args.output_dir is not None
-        )  # the Trainer passes its model; output_dir has a default
+        assert args.output_dir is not None  # TrainingArguments fills its default
         loss_state = loss_state_dict(self.loss, model)
         if not loss_state:
             return
