@@ -164,7 +164,7 @@ def base_model_card_data(model: str) -> dict[str, Any]:
     card_data: dict[str, Any] = {"base_model": hub_name} if hub_name else {}
     if readme is not None and readme.is_file():
         declared = ModelCard.load(readme, ignore_metadata_errors=True).data
-        card_data.update({key: value for key in ("license", "language") if (value := declared.get(key))})
+        card_data.update({key: declared.get(key) for key in ("license", "language") if declared.get(key)})
     return card_data
 
 
@@ -424,7 +424,8 @@ def loss_citations(loss: nn.Module | Mapping[str, nn.Module]) -> list[str]:
         loss: a loss, or ``{dataset name: loss}``; a loss without a ``citation`` adds none.
     """
     losses = loss.values() if isinstance(loss, Mapping) else [loss]
-    return [citation for item in losses if (citation := getattr(item, "citation", None))]
+    citations = [getattr(item, "citation", None) for item in losses]
+    return [citation for citation in citations if citation]
 
 
 def write_model_card(folder: str | Path, recipe: Mapping[str, Any], form: CardForm, **kwargs: Any) -> Path:

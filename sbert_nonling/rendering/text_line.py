@@ -65,7 +65,8 @@ class TextLineCanvas:
             if not family or "," in family:
                 raise ValueError(f"font family {family!r} is not a single family name (empty, or contains a comma).")
         available = rendering_font_families(self._font_map)
-        if missing := [family for family in font_families if family not in available]:
+        missing = [family for family in font_families if family not in available]
+        if missing:
             raise ValueError(
                 f"font families {missing} are not installed in the renderer's private font set (font_dirs="
                 f"{list(extra_font_dirs)}). Available: {available}. Add the font's directory with font_dirs=[...]."

@@ -219,8 +219,10 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         elif resume_from_checkpoint:
             verify_checkpoint(resume_from_checkpoint)
         self.loss_state.resume_from_checkpoint = resume_from_checkpoint or None
-        if resume_from_checkpoint and (finished := self._finish_complete_run(resume_from_checkpoint)) is not None:
-            return finished
+        if resume_from_checkpoint:
+            finished = self._finish_complete_run(resume_from_checkpoint)
+            if finished is not None:
+                return finished
         with self.preemption.handling_signals():
             output = super().train(resume_from_checkpoint, *args, **kwargs)
         if self.preemption.stop_signal is not None:
