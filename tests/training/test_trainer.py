@@ -473,12 +473,14 @@ def test_a_nan_loss_stops_the_run_before_a_save_decided_after_the_step_end(tiny_
 
 def compiled_run(stages, model, output_dir, **compile_options):
     """Train ``stages`` (tiny plans' training stages) with their losses compiled by ``aot_eager`` (dynamo's tracing
-    and AOTAutograd, no code generated); per stage, the graph breaks, the graphs built and the losses that ran."""
+    and AOTAutograd, no code generated) unless ``compile_options`` say otherwise, logging every step; per stage, the
+    graph breaks, the graphs built, the losses that ran and the logged training losses."""
     results = []
     for index, stage in enumerate(stages):
         stage.args.eval_strategy, stage.args.load_best_model_at_end = IntervalStrategy.NO, False
         stage.args.output_dir = str(output_dir / f"stage-{index}")
         stage.args.set_save(strategy="no")
+        stage.args.logging_steps = 1
         for key, value in {"compile_loss": True, "compile_backend": "aot_eager", **compile_options}.items():
             setattr(stage.args, key, value)
         torch._dynamo.reset()
@@ -488,21 +490,31 @@ def compiled_run(stages, model, output_dir, **compile_options):
         ran = {
             id(trainer.loss[name] if isinstance(trainer.loss, dict) else trainer.loss) for name in trainer.step_counts
         }
-        results.append((dict(counters["graph_break"]), counters["stats"]["unique_graphs"], len(ran)))
+        logged = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+        results.append((dict(counters["graph_break"]), counters["stats"]["unique_graphs"], len(ran), logged))
     return results
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family", ["simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist"])
-def test_every_family_trains_compiled_without_a_graph_break_and_one_graph_per_loss(
+def test_every_family_trains_compiled_without_a_graph_break_one_graph_per_loss_and_eager_s_losses(
     family, family_inputs, data_dir, flickr_subset, tmp_path, monkeypatch
 ):
     monkeypatch.chdir(tmp_path)
-    plan = family_plan(family, family_inputs, data_dir, flickr_subset, steps=6)
-    stages = [stage for stage in plan.stages if isinstance(stage, TrainingStage) and stage.args.max_steps != 0]
-    for graph_breaks, graphs, losses in compiled_run(stages, plan.model, tmp_path, pad_to_max_length=True):
+    runs = {}
+    for compiled in (False, True):
+        set_seed(3)  # the loss heads are drawn from the global generator
+        plan = family_plan(family, family_inputs, data_dir, flickr_subset, steps=6)
+        for module in plan.model.modules():
+            if isinstance(module, torch.nn.Dropout):
+                module.p = 0.0  # the same numbers: compiled dropout may draw its masks differently
+        stages = [stage for stage in plan.stages if isinstance(stage, TrainingStage) and stage.args.max_steps != 0]
+        options = {"compile_loss": compiled, "pad_to_max_length": True}
+        runs[compiled] = compiled_run(stages, plan.model, tmp_path / str(compiled), **options)
+    for (graph_breaks, graphs, losses, logged), (*_, eager) in zip(runs[True], runs[False]):
         assert graph_breaks == {}
         assert graphs == losses  # each loss traced once: every batch has the same shapes
+        assert len(logged) == 6 and logged == pytest.approx(eager, rel=1e-5)
 
 
 def test_fixed_length_padding_keeps_one_compiled_graph_where_the_longest_sentence_rebuilds_it(
@@ -512,7 +524,7 @@ def test_fixed_length_padding_keeps_one_compiled_graph_where_the_longest_sentenc
     graphs = {}
     for padding in (False, True):
         plan = family_plan("simcse", family_inputs, data_dir, None, steps=4)
-        [(graph_breaks, graphs[padding], _)] = compiled_run(
+        [(graph_breaks, graphs[padding], _, _)] = compiled_run(
             plan.stages, plan.model, tmp_path / str(padding), pad_to_max_length=padding
         )
         assert graph_breaks == {}
