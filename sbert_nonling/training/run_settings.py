@@ -63,6 +63,23 @@ class RunSettingsCallback(TrainerCallback):
             raise write_failure(folder, error) from error
 
 
+def dotted_settings(settings: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``settings`` with each nested block's settings as dotted keys (``text_loss.temperature``), as ``--set`` names
+    them.
+
+    Args:
+        settings: a run's settings (a block as a nested dict).
+        prefix: the block's name and a dot, for a nested block.
+    """
+    flat: dict[str, Any] = {}
+    for key, value in settings.items():
+        if isinstance(value, Mapping):
+            flat.update(dotted_settings(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
 def check_resume_settings(
     checkpoint: str | os.PathLike, settings: Mapping[str, Any], allow_changed: Iterable[str] = ()
 ) -> list[dict[str, Any]]:
@@ -73,7 +90,8 @@ def check_resume_settings(
 
     Args:
         checkpoint: the checkpoint folder the run resumes from (written with a :class:`RunSettingsCallback`).
-        settings: the resumed run's settings, compared key by key with the recorded ones.
+        settings: the resumed run's settings, compared setting by setting with the recorded ones (a block's
+            settings one by one, as ``block.key``).
         allow_changed: settings that may differ (each must be :func:`safe_to_change`).
 
     Returns:
@@ -95,7 +113,7 @@ def check_resume_settings(
             "--output)."
         )
     recorded = json.loads(path.read_text(encoding="utf8"))
-    old = recorded["settings"]
+    old, settings = dotted_settings(recorded["settings"]), dotted_settings(settings)
     changed = {
         key: [old.get(key), settings.get(key)]
         for key in sorted(set(old) | set(settings))

@@ -49,8 +49,8 @@ def test_every_checkpoint_records_the_settings(interrupted):
     [
         (["--set", "learning_rate=0.001"], "learning_rate: 0.0001 in the run, 0.001 now"),
         (
-            ["--set", "seed=7", "--set", "temperature=0.1"],
-            "seed: 42 in the run, 7 now; temperature: 0.05 in the run, 0.1 now",
+            ["--set", "seed=7", "--set", "text_loss.temperature=0.1"],
+            "seed: 42 in the run, 7 now; text_loss.temperature: 0.05 in the run, 0.1 now",
         ),
         (["--set", "pooling=cls"], "pooling: 'mean' in the run, 'cls' now"),
         (["--set", "batch_size=16"], "batch_size: 8 in the run, 16 now"),
