@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
     from sbert_nonling.losses.simcse import SimCSELoss
     from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
+    from sbert_nonling.losses.teacher_guided_align import TeacherGuidedAlignLoss
     from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
     from sbert_nonling.modules.audio_patch_embed import AudioPatchEmbed
     from sbert_nonling.modules.image_patch_embed import ImagePatchEmbed
@@ -38,6 +39,7 @@ _LAZY = {
     "SharedEncoder": "sbert_nonling.modules.shared_encoder",
     "SimCSELoss": "sbert_nonling.losses.simcse",
     "SymmetricInfoNCE": "sbert_nonling.losses.symmetric_info_nce",
+    "TeacherGuidedAlignLoss": "sbert_nonling.losses.teacher_guided_align",
     "UnpairedModalityContrastiveLoss": "sbert_nonling.losses.unpaired_modality_contrastive",
     "export_text_model": "sbert_nonling.export.text_model",
 }
@@ -56,6 +58,7 @@ __all__ = [
     "SharedEncoder",
     "SimCSELoss",
     "SymmetricInfoNCE",
+    "TeacherGuidedAlignLoss",
     "UnpairedModalityContrastiveLoss",
     "export_text_model",
     "__version__",

@@ -25,6 +25,7 @@ class SimCSELossConfig(Settings):
 
     temperature: float = setting(0.05, "temperature of the text contrastive softmax (1 / scale)", above=0.0)
     training_head: TrainingHead = setting("mlp", "head used in training only, before the text contrastive loss")
+    margin: float = setting(0.0, "angular margin on the negatives, in radians (0: none; KDMCSE: 0.15)", minimum=0.0)
 
 
 @dataclass

@@ -10,6 +10,7 @@ from sbert_nonling.losses.sentence_classification import SentenceClassificationL
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.sts_regression import STSRegressionLoss
 from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
+from sbert_nonling.losses.teacher_guided_align import TeacherGuidedAlignLoss
 from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityContrastiveLoss
 
 __all__ = [
@@ -23,5 +24,6 @@ __all__ = [
     "SentenceClassificationLoss",
     "SimCSELoss",
     "SymmetricInfoNCE",
+    "TeacherGuidedAlignLoss",
     "UnpairedModalityContrastiveLoss",
 ]

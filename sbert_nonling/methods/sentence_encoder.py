@@ -125,12 +125,14 @@ def text_contrastive_loss(
 
     Args:
         sentence_model: the model being trained.
-        settings: the method's ``text_loss`` block (temperature, training head).
-        gather_across_devices: negatives from every process's batch (under torchrun / accelerate).
+        settings: the method's ``text_loss`` block (temperature, training head, angular margin).
+        gather_across_devices: negatives from every process's batch (under torchrun / accelerate); an angular margin
+            keeps each process's own.
     """
     return SimCSELoss(
         sentence_model,
         temperature=settings.temperature,
         training_head=settings.training_head,
-        gather_across_devices=gather_across_devices,
+        margin=settings.margin,
+        gather_across_devices=gather_across_devices and not settings.margin,
     )

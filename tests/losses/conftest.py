@@ -1,9 +1,11 @@
-"""Fixtures of the task-head loss tests: hand-set embeddings and head layers, the contract every task loss keeps."""
+"""Fixtures of the loss tests: hand-set embeddings and head layers, the contract every task loss keeps, and the seeded
+inputs the released KDMCSE code was run on."""
 
 from __future__ import annotations
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from sbert_nonling.losses.head_layer import HeadLayer
 
@@ -52,3 +54,21 @@ def check_task_loss_contract(tiny_model):
         assert not any("head_layer" in key or "classifier" in key for key in tiny_model.state_dict())
 
     return check
+
+
+@pytest.fixture
+def kdmcse_inputs():
+    """KDMCSE's reference inputs (docs/research/kdmcse_dalr.md, section 4.2): drawn in float32 from seed 0 in this
+    order, then cast to float64."""
+    torch.manual_seed(0)
+    z1 = torch.randn(8, 16)
+    z2 = z1 + 0.5 * torch.randn(8, 16)
+    z2[3] = z1[5]  # a duplicate negative: angle 0, below the margin
+    p1 = F.normalize(torch.randn(8, 16), dim=-1)
+    p2 = F.normalize(p1 + 0.5 * torch.randn(8, 16), dim=-1)
+    v = F.normalize(torch.randn(8, 16), dim=-1)
+    t = F.normalize(torch.randn(8, 16), dim=-1)
+    image = 0.3 * torch.randn(8, 16)
+    caption = image + 0.3 * torch.randn(8, 16)
+    drawn = {"z1": z1, "z2": z2, "p1": p1, "p2": p2, "v": v, "t": t, "image": image, "caption": caption}
+    return {name: tensor.double() for name, tensor in drawn.items()}

@@ -62,7 +62,12 @@ def test_invalid_settings_are_rejected(tiny_model):
 
 def test_config_and_citation(tiny_model):
     loss = SimCSELoss(tiny_model, temperature=0.1, training_head="none")
-    assert loss.get_config_dict() == {"temperature": 0.1, "training_head": "none", "gather_across_devices": False}
+    assert loss.get_config_dict() == {
+        "temperature": 0.1,
+        "training_head": "none",
+        "margin": 0.0,
+        "gather_across_devices": False,
+    }
     assert loss.scale == pytest.approx(10.0)
     assert "gao2021simcse" in loss.citation
 
@@ -75,3 +80,25 @@ def test_compute_loss_from_outputs_matches_the_loss_on_the_same_outputs(tiny_mod
     torch.testing.assert_close(
         loss.compute_loss_from_outputs(outputs), loss([tiny_model.preprocess(sentences)] * 2, None)
     )
+
+
+def test_an_angular_margin_moves_every_negative_but_the_positives_hard_negatives_included(tiny_model):
+    anchors, positives, negatives = (
+        torch.randn(3, 8, generator=torch.Generator().manual_seed(seed)) for seed in range(3)
+    )
+    loss = SimCSELoss(tiny_model, temperature=0.05, training_head="none", margin=0.2)
+    cosines = F.normalize(anchors, dim=-1) @ F.normalize(torch.cat([positives, negatives]), dim=-1).T  # (3, 6)
+    angles = torch.acos(cosines)
+    positive = torch.eye(3, 6, dtype=torch.bool)
+    logits = torch.where(positive | (angles <= 0.2), cosines, torch.cos(angles - 0.2)) / 0.05
+    expected = F.cross_entropy(logits, torch.arange(3))
+    assert loss.compute_loss_from_embeddings([anchors, positives, negatives]).item() == pytest.approx(expected.item())
+    plain = SimCSELoss(tiny_model, temperature=0.05, training_head="none")
+    assert loss.compute_loss_from_embeddings([anchors, positives]) > plain.compute_loss_from_embeddings(
+        [anchors, positives]
+    )
+
+
+def test_a_margin_is_refused_with_negatives_from_other_processes(tiny_model):
+    with pytest.raises(ValueError, match="this process's batch"):
+        SimCSELoss(tiny_model, margin=0.15, gather_across_devices=True)
