@@ -63,7 +63,7 @@ INPUT_PATHS: dict[str, tuple[tuple[str, str, bool], ...]] = {
     ),
     "robustness": (("sts_dir", "--sts-dir", True),),
     "push": (("folder", "the folder argument", True),),
-    "features": (("image_dir", "--image-dir", True),),
+    "features": (("image_dir", "--image-dir", True), ("captions", "--captions", False)),
     "demo": (("sts_dir", "--sts-dir", True), ("text_file", "--text-file", False), ("image_dir", "--image-dir", True)),
 }
 HUB_DATA = ("text_file", "nli_file", "image_dir", "audio_dir", "captions_file")
@@ -552,17 +552,26 @@ def cmd_push(args: argparse.Namespace) -> None:
 
 
 def cmd_features(args: argparse.Namespace) -> None:
-    """Extract frozen image features of a folder or Hub dataset and save them as safetensors.
+    """Extract frozen image features of a folder (a CNN's), or CLIP's image and caption embeddings of a captions
+    file's images and captions, and save them as safetensors.
 
     Args:
         args: the parsed command line of ``sbert-nonling features`` (:func:`build_parser`).
     """
-    from sbert_nonling.data.frozen_image_encoder import FrozenImageEncoder
-    from sbert_nonling.data.image_features import extract_image_features, save_image_features
+    from sbert_nonling.data.frozen_image_encoder import ENCODERS
+    from sbert_nonling.data.image_features import save_image_features
     from sbert_nonling.data.images import IMAGE_EXTENSIONS
-    from sbert_nonling.util.unreachable import loading
 
     folder = Path(args.image_dir)
+    if args.encoder not in ENCODERS:
+        _clip_features(args)
+        return
+    if args.captions is not None:
+        raise ValueError(f"--captions is for a CLIP --encoder; {args.encoder} embeds images only.")
+    from sbert_nonling.data.frozen_image_encoder import FrozenImageEncoder
+    from sbert_nonling.data.image_features import extract_image_features
+    from sbert_nonling.util.unreachable import loading
+
     names = sorted(path.name for path in folder.iterdir() if path.suffix.lower() in IMAGE_EXTENSIONS)
     if not names:
         raise ValueError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) in {str(folder)!r}.")
@@ -576,6 +585,33 @@ def cmd_features(args: argparse.Namespace) -> None:
     shapes = {key: list(value.shape) for key, value in features.items()}
     print(f"Features of {len(names)} images written to {path}: {shapes}")
     _print_result({"features": str(path), "images": len(names), "shapes": shapes})
+
+
+def _clip_features(args: argparse.Namespace) -> None:
+    """``sbert-nonling features --encoder CLIP --captions FILE``: CLIP's embeddings of the captioned images and of
+    their captions (KDMCSE's and DALR's teacher features)."""
+    from sbert_nonling.data.captions import read_captions
+    from sbert_nonling.data.clip_features import extract_clip_features
+    from sbert_nonling.data.frozen_clip import FrozenCLIP
+    from sbert_nonling.data.image_features import save_image_features
+    from sbert_nonling.util.unreachable import loading
+
+    if args.captions is None:
+        raise ValueError(f"--encoder {args.encoder} is a CLIP: pass --captions FILE, whose captions it embeds too.")
+    if args.regions:
+        raise ValueError("--regions is for a CNN --encoder (resnet50, efficientnet-lite0); CLIP gives one vector.")
+    pairs = read_captions(args.captions, image_dir=args.image_dir)
+    names = sorted({image for image, _ in pairs})
+    captions = list(dict.fromkeys(caption for _, caption in pairs))
+    offline = "copy the CLIP folder (model, image processor, tokenizer) here and pass its path as --encoder."
+    with loading("CLIP", args.encoder, "--encoder", offline):
+        clip = FrozenCLIP.from_pretrained(args.encoder)
+    folder = Path(args.image_dir)
+    features = extract_clip_features([folder / name for name in names], captions, clip, batch_size=args.batch_size)
+    path = save_image_features(args.output, names, features, captions=captions)
+    shapes = {key: list(value.shape) for key, value in features.items()}
+    print(f"CLIP features of {len(names)} images and {len(captions)} captions written to {path}: {shapes}")
+    _print_result({"features": str(path), "images": len(names), "captions": len(captions), "shapes": shapes})
 
 
 def cmd_render(args: argparse.Namespace) -> None:
@@ -853,13 +889,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     push.set_defaults(handler=cmd_push)
 
-    features = add_command("features", help="frozen image features of a folder of images (for mcse / macd)")
+    features = add_command(
+        "features", help="frozen image features of a folder of images (mcse / macd), or CLIP's (kdmcse / dalr)"
+    )
     features.add_argument("--image-dir", required=True, help="folder of images (its files, not sub-folders)")
     features.add_argument(
         "--encoder",
         default="resnet50",
-        choices=["resnet50", "efficientnet-lite0"],
-        help="resnet50: torchvision weights (downloaded); efficientnet-lite0: offline",
+        help="resnet50: torchvision weights (downloaded); efficientnet-lite0: offline; a CLIP (with --captions): "
+        "clip-vit-large-patch14, clip-vit-base-patch32, a Hub name or a local CLIP folder",
+    )
+    features.add_argument(
+        "--captions", help="a CLIP --encoder's captions file (as train's --captions-file): its images and captions"
     )
     features.add_argument("--output", required=True, help="safetensors file to write")
     features.add_argument("--regions", action="store_true", help="also keep the 7 x 7 region grid (MACD's local term)")

@@ -66,6 +66,7 @@ TRAINING_SOURCES: dict[str, tuple[str, ...]] = {
     "audiocse": ("text_file", "nli_file", "image_dir", "audio_dir"),
     "mcse": ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
     "macd": ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
+    "kdmcse": ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
     "multitask": ("text_file", "nli_file"),
     "pixel_linguist": ("text_file", "nli_file"),
 }
@@ -368,7 +369,7 @@ def _run_plan(
     result names the paths the run will have in ``folder.output_dir``."""
     run_dir = run.run_dir
     if isinstance(plan, GroundingPlan) and plan.extracted_features is not None:
-        save_image_features(run_dir / IMAGE_FEATURES_FILE, *plan.extracted_features)
+        save_image_features(run_dir / IMAGE_FEATURES_FILE, *plan.extracted_features, captions=plan.extracted_captions)
     staged = reports_stages(config, plan)
     forms = saved_forms(plan.model)
     sts_dir = data.sts_dir

@@ -6,6 +6,7 @@ from __future__ import annotations
 from sbert_nonling.configs.audiocse import AudioCSEConfig
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.configs.grounding import GroundingConfig
+from sbert_nonling.configs.kdmcse import KDMCSEConfig
 from sbert_nonling.configs.losses import (
     AnchorConfig,
     GroundingLossConfig,
@@ -13,6 +14,7 @@ from sbert_nonling.configs.losses import (
     SimCSELossConfig,
     SymmetricInfoNCEConfig,
     TaskHeadsConfig,
+    TeacherGuidedAlignConfig,
 )
 from sbert_nonling.configs.macd import MACDConfig
 from sbert_nonling.configs.mcse import MCSEConfig
@@ -33,6 +35,7 @@ METHOD_CONFIGS: dict[str, type[MethodConfig]] = {
         AudioCSEConfig,
         MCSEConfig,
         MACDConfig,
+        KDMCSEConfig,
         MultitaskConfig,
         PixelLinguistConfig,
     )
@@ -44,6 +47,7 @@ __all__ = [
     "AudioCSEConfig",
     "GroundingConfig",
     "GroundingLossConfig",
+    "KDMCSEConfig",
     "MACDConfig",
     "MCSEConfig",
     "MethodConfig",
@@ -57,6 +61,7 @@ __all__ = [
     "StageConfig",
     "SymmetricInfoNCEConfig",
     "TaskHeadsConfig",
+    "TeacherGuidedAlignConfig",
     "UnpairedModalityConfig",
     "VisualCSEConfig",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sbert_nonling.configs.base import Settings, setting
-from sbert_nonling.util.choices import ContrastiveMode, Direction, PairHead, TrainingHead
+from sbert_nonling.util.choices import ContrastiveMode, Direction, FilterScores, PairHead, TrainingHead
 
 
 @dataclass
@@ -65,6 +65,30 @@ class GroundingLossConfig(Settings):
         "mlp", "kind of the projection heads: mlp (Linear + Tanh, MCSE) or linear (MACD)"
     )
     local_weight: float = setting(0.0, "weight of the word-region (DAMSM) term", minimum=0.0)
+
+
+@dataclass
+class TeacherGuidedAlignConfig(Settings):
+    """KDMCSE's caption <-> CLIP term, :class:`~sbert_nonling.losses.TeacherGuidedAlignLoss`: angular-margin InfoNCE
+    between projected captions and the projected CLIP embeddings of their images and of themselves, the margin scaled
+    by CLIP's own similarities (``adaptive_margin``), negatives CLIP scores above ``filter_threshold`` dropped when
+    ``filter`` is set; times ``weight``.
+
+    Example::
+
+        from sbert_nonling.configs import TeacherGuidedAlignConfig
+
+        print(TeacherGuidedAlignConfig(filter=True, filter_threshold=0.9))  # the paper's teacher filter
+    """
+
+    weight: float = setting(0.01, "weight of the grounding terms (lambda)", minimum=0.0)
+    temperature: float = setting(0.05, "temperature of the grounding softmax", above=0.0)
+    margin: float = setting(0.15, "angular margin on the negatives, in radians", minimum=0.0)
+    adaptive_margin: bool = setting(True, "scale the margin by 1 - CLIP's similarity of the two targets (AdapACSE)")
+    projection_dimension: int = setting(256, "dimension of the shared grounding space", minimum=1)
+    filter: bool = setting(False, "drop the negatives CLIP scores above filter_threshold (released scripts: off)")
+    filter_threshold: float = setting(0.8, "the filter's threshold on CLIP's caption-image score")
+    filter_scores: FilterScores = setting("cosine", "the filter's score: cosine (paper) or dot_product (released)")
 
 
 @dataclass

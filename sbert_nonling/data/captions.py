@@ -178,3 +178,42 @@ def caption_feature_dataset(
     columns = Features({"anchor": Value("string"), "positive": Value("string"), "label": label_type})
     dataset = Dataset.from_dict({"anchor": captions, "positive": captions, "label": labels.numpy()}, features=columns)
     return dataset.with_format("torch")  # captions stay strings; every column in place (the losses read them in order)
+
+
+def caption_clip_dataset(
+    pairs: list[tuple[str, str]], names: list[str], captions: list[str], features: dict[str, torch.Tensor]
+) -> Dataset:
+    """Columns ``anchor`` and ``positive`` (the caption twice) and ``label``, the (2, d) CLIP embeddings of the
+    caption's image and of the caption, for :class:`~sbert_nonling.losses.TeacherGuidedAlignLoss` (KDMCSE) and
+    DALR's loss; one row per caption, as KDMCSE trains. A ValueError names an image or caption without embeddings.
+
+    Args:
+        pairs: ``(image name, caption)`` pairs.
+        names: the image names, one per row of ``features["global"]``.
+        captions: the captions, one per row of ``features["captions"]``.
+        features: CLIP's image (``"global"``) and caption (``"captions"``) embeddings
+            (:func:`~sbert_nonling.data.clip_features.load_clip_features`).
+    """
+    image_row = {name: row for row, name in enumerate(names)}
+    caption_row = {caption: row for row, caption in enumerate(captions)}
+    missing_images = sorted({image for image, _ in pairs if image not in image_row})
+    missing_captions = sorted({caption for _, caption in pairs if caption not in caption_row})
+    if missing_images or missing_captions:
+        raise ValueError(
+            f"The CLIP features do not match the captions: {len(missing_images)} image(s) and "
+            f"{len(missing_captions)} caption(s) have no embedding, e.g. {(missing_images + missing_captions)[:2]}; "
+            "compute them from this captions file (sbert-nonling features --captions FILE)."
+        )
+    images = features["global"][[image_row[image] for image, _ in pairs]]
+    texts = features["captions"][[caption_row[caption] for _, caption in pairs]]
+    labels = torch.stack([images, texts], dim=1).float()  # (pairs, 2, d)
+    columns = Features(
+        {
+            "anchor": Value("string"),
+            "positive": Value("string"),
+            "label": Array2D(shape=tuple(labels.shape[1:]), dtype="float32"),
+        }
+    )
+    rows = [caption for _, caption in pairs]
+    dataset = Dataset.from_dict({"anchor": rows, "positive": rows, "label": labels.numpy()}, features=columns)
+    return dataset.with_format("torch")

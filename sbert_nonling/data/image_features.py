@@ -1,4 +1,5 @@
-"""Frozen image features for grounding losses (MCSE, MACD): extracted, saved and loaded as safetensors."""
+"""Frozen image features for grounding losses (MCSE, MACD; CLIP's for KDMCSE, DALR): extracted, saved and loaded as
+safetensors."""
 
 from __future__ import annotations
 
@@ -57,24 +58,32 @@ def extract_image_features(
     return features
 
 
-def save_image_features(path: str | Path, names: Sequence[str], features: dict[str, torch.Tensor]) -> Path:
-    """Write ``features`` as safetensors with the image names (one per row) in the metadata.
+def save_image_features(
+    path: str | Path, names: Sequence[str], features: dict[str, torch.Tensor], captions: Sequence[str] | None = None
+) -> Path:
+    """Write ``features`` as safetensors with the image names (one per row) and the captions (one per row of
+    ``features["captions"]``, CLIP's caption embeddings) in the metadata.
 
     Args:
         path: the safetensors file to write.
-        names: the image names, one per row of every tensor.
-        features: ``{"global": (N, C)}`` and optionally ``{"regions": (N, H * W, C)}``.
+        names: the image names, one per row of every image tensor.
+        features: ``{"global": (N, C)}`` and optionally ``{"regions": (N, H * W, C)}`` or
+            ``{"captions": (captions, C)}``.
+        captions: the captions of the rows of ``features["captions"]``.
     """
-    lengths = {key: value.shape[0] for key, value in features.items()}
+    if ("captions" in features) != (captions is not None):
+        raise ValueError("save_image_features: pass captions exactly when the features hold caption embeddings.")
+    metadata = {"names": json.dumps(list(names))}
+    if captions is not None:
+        if len(captions) != features["captions"].shape[0]:
+            raise ValueError(f"{len(captions)} captions but {features['captions'].shape[0]} caption embeddings.")
+        metadata["captions"] = json.dumps(list(captions))
+    lengths = {key: value.shape[0] for key, value in features.items() if key != "captions"}
     if any(length != len(names) for length in lengths.values()):
         raise ValueError(f"{len(names)} image names but feature rows {lengths}; they must match.")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_file(
-        {key: value.contiguous() for key, value in features.items()},
-        str(path),
-        metadata={"names": json.dumps(list(names))},
-    )
+    save_file({key: value.contiguous() for key, value in features.items()}, str(path), metadata=metadata)
     return path
 
 

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 
 from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
+from sbert_nonling.losses.teacher_guided_align import TeacherGuidedAlignLoss
 
 
 def retrieval_recalls(
@@ -45,7 +46,7 @@ def retrieval_recalls(
 @torch.no_grad()
 def evaluate_retrieval(
     model: SentenceTransformer,
-    loss: MultimodalAlignLoss,
+    loss: MultimodalAlignLoss | TeacherGuidedAlignLoss,
     captions: Sequence[str],
     caption_to_image: Sequence[int],
     image_features: torch.Tensor,
@@ -57,7 +58,8 @@ def evaluate_retrieval(
 
     Args:
         model: the sentence encoder; captions are encoded with ``model.encode``.
-        loss: the trained :class:`~sbert_nonling.losses.multimodal_align.MultimodalAlignLoss`; its projection heads map
+        loss: the trained :class:`~sbert_nonling.losses.MultimodalAlignLoss` (or KDMCSE's
+            :class:`~sbert_nonling.losses.TeacherGuidedAlignLoss`); its projection heads map
             the caption embeddings and the image features into the shared space (run in eval mode, then restored).
         captions: the held-out captions.
         caption_to_image: the row of ``image_features`` each caption describes.

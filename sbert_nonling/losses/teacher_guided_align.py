@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, get_args
 
 import torch
 import torch.nn.functional as F
@@ -14,13 +14,10 @@ from torch import Tensor, nn
 from sbert_nonling.losses.angular_margin import angular_margin_logits
 from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.util.choices import FilterScores
 from sbert_nonling.util.heads import embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
-
-#: How the teacher scores a caption-image pair for the negative filter: the cosine of the two CLIP embeddings (the
-#: paper), or their raw dot product (KDMCSE's released code).
-FilterScores = Literal["cosine", "dot_product"]
 
 
 class TeacherGuidedAlignLoss(LossConfig, nn.Module):
@@ -139,8 +136,8 @@ class TeacherGuidedAlignLoss(LossConfig, nn.Module):
             )
         if margin < 0:
             raise ValueError(f"margin={margin!r} must be 0 or a positive angle in radians (KDMCSE: 0.15).")
-        if filter_scores not in ("cosine", "dot_product"):
-            raise ValueError(f"filter_scores={filter_scores!r} must be 'cosine' or 'dot_product'.")
+        if filter_scores not in get_args(FilterScores):
+            raise ValueError(f"filter_scores={filter_scores!r} must be one of {list(get_args(FilterScores))}.")
         super().__init__()
         self.model = model
         self.text_loss = text_loss

@@ -10,6 +10,7 @@ from typing import Any
 
 from sbert_nonling.configs import (
     AudioCSEConfig,
+    KDMCSEConfig,
     MACDConfig,
     MCSEConfig,
     MultitaskConfig,
@@ -19,6 +20,7 @@ from sbert_nonling.configs import (
 )
 from sbert_nonling.data.sources import DataSources
 from sbert_nonling.methods.grounding import GroundingPlan, build_grounding
+from sbert_nonling.methods.kdmcse import build_kdmcse
 from sbert_nonling.methods.multitask import build_multitask, task_losses
 from sbert_nonling.methods.pixel_linguist import WeightAverage, build_pixel_linguist
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
@@ -32,6 +34,7 @@ BUILDERS: dict[str, Callable[[Any, DataSources], MethodPlan]] = {
     AudioCSEConfig.method: build_unpaired_modality,
     MCSEConfig.method: build_grounding,
     MACDConfig.method: build_grounding,
+    KDMCSEConfig.method: build_kdmcse,
     MultitaskConfig.method: build_multitask,
     PixelLinguistConfig.method: build_pixel_linguist,
 }
@@ -44,6 +47,7 @@ __all__ = [
     "TrainingStage",
     "WeightAverage",
     "build_grounding",
+    "build_kdmcse",
     "build_multitask",
     "build_pixel_linguist",
     "build_simcse",

@@ -40,11 +40,15 @@ class GroundingPlan(MethodPlan):
 
     Args:
         extracted_features: the captioned images' names and their features (``{"global": (images, d)}`` or
-            ``"regions"``), as :func:`~sbert_nonling.data.image_features.save_image_features` writes them to be read
-            back as ``image_features``; None when they were read from ``image_features``.
+            ``"regions"``; CLIP's also ``"captions"``), as
+            :func:`~sbert_nonling.data.image_features.save_image_features` writes them to be read back as
+            ``image_features``; None when they were read from ``image_features``.
+        extracted_captions: the captions of the rows of ``extracted_features["captions"]`` (CLIP's caption
+            embeddings, KDMCSE / DALR), else None.
     """
 
     extracted_features: tuple[list[str], dict[str, torch.Tensor]] | None = None
+    extracted_captions: list[str] | None = None
 
 
 def _image_features(
@@ -80,8 +84,38 @@ def _image_features(
     return names, features, extracted
 
 
-def _heldout_set(pairs: list[tuple[str, str]], names: list[str], features: torch.Tensor) -> dict[str, Any]:
-    """Captions, caption -> image row and the image features of the held-out pairs (:func:`evaluate_retrieval`)."""
+def split_heldout_pairs(
+    pairs: list[tuple[str, str]], heldout_images_file: str | Path | None
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The training pairs and the held-out pairs (those of the images named in ``heldout_images_file``, one per
+    line); a ValueError when it holds none or all of the captioned images.
+
+    Args:
+        pairs: ``(image name, caption)`` pairs.
+        heldout_images_file: the held-out image names, or None (nothing held out).
+    """
+    if heldout_images_file is None:
+        return pairs, []
+    lines = Path(heldout_images_file).read_text(encoding="utf-8").splitlines()
+    heldout_names = {line.strip() for line in lines} - {""}
+    heldout = [pair for pair in pairs if pair[0] in heldout_names]
+    training = [pair for pair in pairs if pair[0] not in heldout_names]
+    if not heldout or not training:
+        raise ValueError(
+            f"{heldout_images_file} must hold some, but not all, of the captioned images ({len(heldout)} held out)."
+        )
+    return training, heldout
+
+
+def heldout_retrieval_set(pairs: list[tuple[str, str]], names: list[str], features: torch.Tensor) -> dict[str, Any]:
+    """Captions, caption -> image row and the image features of the held-out pairs, as
+    :func:`~sbert_nonling.evaluation.retrieval.evaluate_retrieval` takes them.
+
+    Args:
+        pairs: the held-out ``(image name, caption)`` pairs.
+        names: the image names, one per row of ``features``.
+        features: the image features (images, d).
+    """
     images = sorted({image for image, _ in pairs})
     row_of = {name: row for row, name in enumerate(names)}
     missing = [image for image in images if image not in row_of]
@@ -147,21 +181,10 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> GroundingPlan
             "file)."
         )
     pairs, images = load_caption_pairs(data.captions_file, data.image_dir)
-    heldout_names: set[str] = set()
-    if data.heldout_images_file is not None:
-        heldout_names = {
-            line.strip() for line in Path(data.heldout_images_file).read_text(encoding="utf-8").splitlines()
-        } - {""}
-    heldout_pairs = [pair for pair in pairs if pair[0] in heldout_names]
-    pairs = [pair for pair in pairs if pair[0] not in heldout_names]
-    if data.heldout_images_file is not None and (not heldout_pairs or not pairs):
-        raise ValueError(
-            f"{data.heldout_images_file} must hold some, but not all, of the captioned images "
-            f"({len(heldout_pairs)} held out)."
-        )
+    pairs, heldout_pairs = split_heldout_pairs(pairs, data.heldout_images_file)
     names, features, extracted = _image_features(config, pairs + heldout_pairs, images, data.image_features)
     kind = "regions" if config.regions else "global"
-    heldout = _heldout_set(heldout_pairs, names, features[kind]) if heldout_pairs else None
+    heldout = heldout_retrieval_set(heldout_pairs, names, features[kind]) if heldout_pairs else None
     caption_dataset = caption_feature_dataset(pairs, names, features[kind], seed=config.seed)
 
     sentence_model = starting_sentence_model(config, sentences + [caption for _, caption in pairs])

@@ -1,4 +1,5 @@
-"""Build a small, randomly initialised BERT encoder folder offline (vocabulary taken from the user's own text)."""
+"""Build a small, randomly initialised BERT encoder (or CLIP) folder offline (vocabulary taken from the user's own
+text)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import torch
 from tokenizers.normalizers import BertNormalizer
 from tokenizers.pre_tokenizers import BertPreTokenizer
-from transformers import BertConfig, BertModel, BertTokenizer
+from transformers import BertConfig, BertModel, BertTokenizer, CLIPConfig, CLIPImageProcessor, CLIPModel
 
 logger = logging.getLogger(__name__)
 
@@ -96,4 +97,61 @@ def build_tiny_encoder(
         model = BertModel(config)
     model.save_pretrained(output_dir)
     logger.info(f"Tiny encoder ({sum(p.numel() for p in model.parameters()):,} parameters) written to {output_dir}")
+    return output_dir
+
+
+def build_tiny_clip(
+    output_dir: str | Path,
+    sentences: Iterable[str],
+    projection_dim: int = 32,
+    hidden_size: int = 32,
+    image_size: int = 32,
+    seed: int = 42,
+) -> Path:
+    """Write a tiny random CLIP (a 2-layer text and a 2-layer vision tower, ``projection_dim``-wide embeddings), its
+    image processor and a WordPiece tokenizer whose vocabulary comes from ``sentences``: the offline stand-in for
+    CLIP ViT-L/14 of the ``--tiny`` KDMCSE / DALR recipes, the tests and the examples. It loads like a Hub CLIP
+    (``FrozenCLIP.from_pretrained(output_dir)``); the same ``sentences`` and ``seed`` give the same weights.
+
+    Args:
+        output_dir: folder to write the model, image processor and tokenizer into.
+        sentences: text to take the lower-cased vocabulary from (see :func:`word_piece_vocab`).
+        projection_dim: width of CLIP's image and text embeddings.
+        hidden_size: width of both towers.
+        image_size: side of the square images the vision tower reads (patches of ``image_size // 2``).
+        seed: seed for the weight initialisation.
+
+    Example:
+        ::
+
+            from sbert_nonling.models import build_tiny_clip
+
+            path = build_tiny_clip("tiny-clip", ["A dog runs on the beach."], projection_dim=16)
+    """
+    sentences = [sentence for sentence in sentences if sentence.strip()]
+    if not sentences:
+        raise ValueError("build_tiny_clip needs at least one non-empty sentence to learn a vocabulary from.")
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    tokenizer = BertTokenizer(vocab=word_piece_vocab(sentences, 2000), do_lower_case=True)
+    tokenizer.save_pretrained(output_dir)
+    CLIPImageProcessor(
+        size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
+    ).save_pretrained(output_dir)
+    tower = {"hidden_size": hidden_size, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
+    text_config = {
+        **tower,
+        "vocab_size": len(tokenizer),
+        "max_position_embeddings": 64,
+        # CLIP pools the text at its end-of-text token: [SEP] here
+        "bos_token_id": tokenizer.cls_token_id,
+        "eos_token_id": tokenizer.sep_token_id,
+        "pad_token_id": tokenizer.pad_token_id,
+    }
+    vision_config = {**tower, "image_size": image_size, "patch_size": image_size // 2}
+    config = CLIPConfig(text_config=text_config, vision_config=vision_config, projection_dim=projection_dim)
+    with torch.random.fork_rng(devices=[]):  # the caller's CPU generator is left as it was
+        torch.manual_seed(seed)
+        model = CLIPModel(config)
+    model.save_pretrained(output_dir)
     return output_dir

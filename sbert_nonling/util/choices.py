@@ -18,6 +18,9 @@ AudioLayout = Literal["released", "ssast"]
 ContrastiveMode = Literal["simclr", "supcon", "released_label_rank"]
 #: Grounding direction of :class:`sbert_nonling.losses.MultimodalAlignLoss`: captions to images (MCSE) or both (MACD).
 Direction = Literal["text_to_image", "symmetric"]
+#: The score of :class:`sbert_nonling.losses.TeacherGuidedAlignLoss`'s negative filter: the cosine of the two CLIP
+#: embeddings (KDMCSE's paper) or their raw dot product (its released code).
+FilterScores = Literal["cosine", "dot_product"]
 #: Pair classifier of :class:`sbert_nonling.losses.PairClassificationLoss`.
 PairHead = Literal["bilinear", "concat"]
 #: How :class:`sbert_nonling.training.UnpairedModalityTrainer` shares training between the modality and text steps:
