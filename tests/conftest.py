@@ -43,6 +43,16 @@ def tiny_encoder_dir(tmp_path_factory, wiki_sentences) -> str:
     )
 
 
+@pytest.fixture(scope="session")
+def tiny_clip_dir(tmp_path_factory, data_dir) -> str:
+    """A tiny random CLIP (16-d embeddings) whose vocabulary comes from the Flickr8k captions."""
+    from sbert_nonling.models import build_tiny_clip
+
+    tokens = (data_dir / "corpus" / "flickr8k" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
+    captions = [line.partition("\t")[2] for line in tokens[:500]]
+    return str(build_tiny_clip(tmp_path_factory.mktemp("tiny-clip"), captions, projection_dim=16))
+
+
 @pytest.fixture
 def tiny_model(tiny_encoder_dir):
     from sbert_nonling.models import build_sentence_model

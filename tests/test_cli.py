@@ -528,6 +528,10 @@ REFUSAL_SCRIPT = (
             "--image-dir 'missing' does not exist.",
         ),
         (
+            ["features", "--image-dir", "sts", "--captions", "missing.txt", "--output", "clip.safetensors"],
+            "--captions 'missing.txt' does not exist.",
+        ),
+        (
             ["demo", "--sts-dir", "sts", "--text-file", "missing.txt", "--image-dir", "sts"],
             "--text-file 'missing.txt' does not exist, and it",
         ),

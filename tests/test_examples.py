@@ -19,6 +19,10 @@ COMPOSED = [
     ("train_visualcse.py", ["--text", "{text}", "--images", "{data}/images/cifar10/train"]),
     ("train_audiocse.py", ["--text", "{text}", "--audio", "{data}/audio/fsdd", "--speaker-regex", r"^\d+_([a-z]+)_"]),
     ("train_mcse.py", ["--text", "{text}", "--captions", "{flickr}/captions.txt", "--image-dir", "{flickr}/images"]),
+    (
+        "train_kdmcse.py",
+        ["--text", "{text}", "--captions", "{flickr}/captions.txt", "--image-dir", "{flickr}/images", "--bf16"],
+    ),
     ("train_macd.py", ["--captions", "{flickr}/captions.txt", "--image-dir", "{flickr}/images"]),
     (
         "train_multitask.py",

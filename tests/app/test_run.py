@@ -423,6 +423,51 @@ def test_mcse_recipe_interleaves_caption_batches_and_keeps_heads_out_of_the_mode
     assert [module["type"].rsplit(".", 1)[1] for module in modules] == ["Transformer", "Pooling"]
 
 
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_kdmcse_recipe_trains_with_its_clip_teacher_exports_and_cites_its_paper(
+    tmp_path, data_dir, flickr_subset, small_sts_dir, precision
+):
+    result = train_recipe(
+        "kdmcse",
+        tmp_path / "run",
+        DataSources(
+            text_file=_small_text_file(tmp_path, data_dir, lines=64),
+            captions_file=flickr_subset / "captions.txt",
+            image_dir=flickr_subset / "images",
+            sts_dir=small_sts_dir,
+        ),
+        tiny=True,
+        max_steps=6,
+        overrides={"batch_size": 8, "eval_steps": 3, "precision": precision},
+    )
+    assert result["precision"] == precision and result["step_counts"]["captions"] >= 1
+    assert {"nguyen2024kdmcse", "gao2021simcse"} <= cited(result["model"])
+    state = json.loads((tmp_path / "run" / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
+    grounded = [entry for entry in state["log_history"] if "grounding_caption" in entry]
+    assert grounded and all(np.isfinite(entry["grounding_image"]) for entry in grounded if "loss_captions" in entry)
+    from safetensors.torch import load_file
+
+    heads = load_file(str(tmp_path / "run" / "checkpoints" / "checkpoint-6" / "loss_state.safetensors"))
+    assert {"captions.image_head.0.weight", "captions.caption_head.0.weight", "text.head.0.weight"} <= set(heads)
+    full = SentenceTransformer(result["model"], trust_remote_code=True)
+    plain = SentenceTransformer(result["export"])
+    assert not any("head" in key for key in full.state_dict())
+    np.testing.assert_allclose(plain.encode(["a dog runs"]), full.encode(["a dog runs"]), atol=1e-6)
+    assert (tmp_path / "run" / "image_features.safetensors").is_file()  # the tiny CLIP's features, for a rerun
+
+
+def test_kdmcse_with_a_clip_that_cannot_be_loaded_says_so_before_training(tmp_path, data_dir, flickr_subset):
+    data = DataSources(
+        text_file=_small_text_file(tmp_path, data_dir, lines=16),
+        captions_file=flickr_subset / "captions.txt",
+        image_dir=flickr_subset / "images",
+    )
+    with pytest.raises(ValueError, match="CLIP 'openai/clip-vit-base-patch16' .* could not be loaded") as error:
+        train_recipe("kdmcse", tmp_path / "run", data, overrides={"clip_encoder": "openai/clip-vit-base-patch16"})
+    assert "\n" not in str(error.value).split(" Offline: ")[0] and "--image-features F" in str(error.value)
+    assert not (tmp_path / "run" / "checkpoints").exists()
+
+
 def _mcse_data(tmp_path, data_dir, flickr_subset, lines):
     return DataSources(
         text_file=_small_text_file(tmp_path, data_dir, lines=lines),

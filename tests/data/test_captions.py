@@ -6,7 +6,7 @@ import pytest
 import torch
 from sentence_transformers.sentence_transformer.data_collator import SentenceTransformerDataCollator
 
-from sbert_nonling.data.captions import caption_feature_dataset, read_captions
+from sbert_nonling.data.captions import caption_clip_dataset, caption_feature_dataset, read_captions
 
 
 def test_flickr_token_file_keeps_captions_of_present_images(data_dir, caplog):
@@ -62,3 +62,22 @@ def test_region_features_collate_to_the_stored_tensor():
     )
     with pytest.raises(ValueError, match=r"must be \(images, d\) or \(images, regions, d\), got shape \(3,\)"):
         caption_feature_dataset(pairs, ["a.jpg", "b.jpg", "c.jpg"], torch.ones(3))
+
+
+def test_a_clip_dataset_keeps_every_caption_with_its_image_s_and_its_own_embedding():
+    pairs = [("a.jpg", "a dog"), ("b.jpg", "a cat"), ("a.jpg", "a brown dog")]
+    features = {
+        "global": torch.tensor([[1.0, 0.0], [0.0, 1.0]]),
+        "captions": torch.tensor([[5.0, 5.0], [6.0, 6.0], [7.0, 7.0]]),
+    }
+    dataset = caption_clip_dataset(pairs, ["a.jpg", "b.jpg"], ["a cat", "a dog", "a brown dog"], features)
+    assert dataset["anchor"] == dataset["positive"] == ["a dog", "a cat", "a brown dog"]
+    assert dataset[0]["label"].tolist() == [[1.0, 0.0], [6.0, 6.0]]  # its image, then itself
+    assert dataset[1]["label"].tolist() == [[0.0, 1.0], [5.0, 5.0]]
+    assert dataset[2]["label"].tolist() == [[1.0, 0.0], [7.0, 7.0]]
+
+
+def test_clip_features_that_do_not_match_the_captions_are_named():
+    features = {"global": torch.zeros(1, 2), "captions": torch.zeros(1, 2)}
+    with pytest.raises(ValueError, match=r"1 image\(s\) and 1 caption\(s\) have no embedding.*'b.jpg'"):
+        caption_clip_dataset([("a.jpg", "a dog"), ("b.jpg", "a cat")], ["a.jpg"], ["a dog"], features)

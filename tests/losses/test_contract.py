@@ -23,6 +23,7 @@ from sbert_nonling.losses import (
     SimCSELoss,
     STSRegressionLoss,
     SymmetricInfoNCE,
+    TeacherGuidedAlignLoss,
     UnpairedModalityContrastiveLoss,
 )
 
@@ -53,6 +54,11 @@ def cases(model) -> dict[type, Case]:
             {"image_dimension": 16, "text_loss": SimCSELoss(model), "local_weight": 1.0},
             [SENTENCES, SENTENCES],
             regions(9),
+        ),
+        TeacherGuidedAlignLoss: (
+            {"clip_dimension": 16, "text_loss": SimCSELoss(model, margin=0.15), "filter_threshold": 0.5},
+            [SENTENCES, SENTENCES],
+            torch.randn(4, 2, 16, generator=torch.Generator().manual_seed(3)),
         ),
         DAMSMLoss: ({"image_dimension": 16, "projection_dimension": 8}, [SENTENCES], regions(9)),
         DistillAnchorLoss: ({"base_loss": SimCSELoss(model)}, [SENTENCES, SENTENCES], None),

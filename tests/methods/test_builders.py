@@ -56,8 +56,11 @@ def sentence_transformer_dir(tmp_path_factory, tiny_encoder_dir) -> str:
     return str(folder)
 
 
-def inputs(method: str, data_dir, flickr_subset, small_sts_dir, model: str) -> tuple[bool, dict, DataSources]:
-    """(tiny, overrides, data) of a small build of ``method`` that takes every path its settings choose between."""
+def inputs(
+    method: str, data_dir, flickr_subset, small_sts_dir, model: str, clip: str
+) -> tuple[bool, dict, DataSources]:
+    """(tiny, overrides, data) of a small build of ``method`` that takes every path its settings choose between
+    (``clip``: a CLIP folder whose embeddings are 16 wide)."""
     corpus = data_dir / "corpus"
     text = {"text_file": corpus / "wiki1m_for_simcse.first11913.txt", "sts_dir": small_sts_dir}
     captions = {"captions_file": flickr_subset / "captions.txt", "image_dir": flickr_subset / "images"}
@@ -73,6 +76,8 @@ def inputs(method: str, data_dir, flickr_subset, small_sts_dir, model: str) -> t
         return False, {**start, "clips_per_class": 2}, DataSources(**text, **audio)
     if method in ("mcse", "macd"):
         return False, {**start, **images}, DataSources(**text, **captions)
+    if method == "kdmcse":
+        return False, {**start, "clip_encoder": clip, "clip_dimension": 16}, DataSources(**text, **captions)
     if method == "multitask":
         nli_file = corpus / "snli_devtest_triplets.csv"
         return False, {**start, "train_limit": 48}, DataSources(nli_file=nli_file, sts_dir=data_dir / "sts")
@@ -88,10 +93,12 @@ def inputs(method: str, data_dir, flickr_subset, small_sts_dir, model: str) -> t
 
 @pytest.mark.parametrize("method", sorted(METHOD_CONFIGS))
 def test_every_setting_of_a_method_reaches_the_builder_or_the_application(
-    method, data_dir, flickr_subset, small_sts_dir, sentence_transformer_dir, tmp_path, monkeypatch
+    method, data_dir, flickr_subset, small_sts_dir, sentence_transformer_dir, tiny_clip_dir, tmp_path, monkeypatch
 ):
     monkeypatch.chdir(tmp_path)
-    tiny, overrides, data = inputs(method, data_dir, flickr_subset, small_sts_dir, sentence_transformer_dir)
+    tiny, overrides, data = inputs(
+        method, data_dir, flickr_subset, small_sts_dir, sentence_transformer_dir, tiny_clip_dir
+    )
     recipe = next(name for name in RECIPES if RECIPES[name] == method)
     reads: set[str] = set()
     for variant in VARIANTS.get(method, [{}]):  # the settings read on each path the method's settings choose
@@ -106,12 +113,14 @@ def test_every_setting_of_a_method_reaches_the_builder_or_the_application(
 
 
 #: The paths a method's settings choose between: the joint scheme reads the modality weight, the alternating one the
-#: modality learning rate; the anchor's settings count when it is enabled; the text loss's when there is text data.
+#: modality learning rate; the anchor's settings count when it is enabled; the text loss's when there is text data;
+#: KDMCSE's filter settings when the filter is on.
 VARIANTS = {
     "visualcse": [{}, {"scheme": "joint"}],
     "audiocse": [{}, {"scheme": "joint"}],
     "mcse": [{}, {"anchor.enabled": True}],
     "macd": [{}, {"data": "text"}],
+    "kdmcse": [{}, {"grounding.filter": True}],
 }
 #: A recipe of each method.
 RECIPES = {
@@ -120,6 +129,7 @@ RECIPES = {
     "audiocse": "audiocse",
     "mcse": "mcse",
     "macd": "macd",
+    "kdmcse": "kdmcse",
     "multitask": "multitask",
     "pixel-linguist": "pixel_linguist",
 }

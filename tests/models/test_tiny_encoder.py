@@ -5,7 +5,7 @@ import torch
 from safetensors.torch import load_file
 from transformers import AutoTokenizer
 
-from sbert_nonling.models import build_sentence_model, build_tiny_encoder
+from sbert_nonling.models import build_sentence_model, build_tiny_clip, build_tiny_encoder
 
 
 def test_same_sentences_and_seed_give_the_same_tokenizer_and_weights(tmp_path, wiki_sentences):
@@ -34,3 +34,18 @@ def test_pooling_choices(tiny_encoder_dir):
     assert build_sentence_model(tiny_encoder_dir, pooling="mean")[1].pooling_mode == "mean"
     with pytest.raises(ValueError, match="pooling='max' is not one of"):
         build_sentence_model(tiny_encoder_dir, pooling="max")
+
+
+def test_a_tiny_clip_is_the_same_for_the_same_captions_and_seed(tmp_path):
+    captions = ["a dog runs on the beach", "a red square"]
+    first, second = build_tiny_clip(tmp_path / "a", captions), build_tiny_clip(tmp_path / "b", captions)
+    other = build_tiny_clip(tmp_path / "c", captions, seed=1)
+    weights_a, weights_b = load_file(first / "model.safetensors"), load_file(second / "model.safetensors")
+    assert weights_a.keys() == weights_b.keys() and all(torch.equal(weights_a[k], weights_b[k]) for k in weights_a)
+    weights_c = load_file(other / "model.safetensors")
+    assert not torch.equal(weights_a["text_projection.weight"], weights_c["text_projection.weight"])
+    assert (
+        weights_a["text_projection.weight"].shape == (32, 32) and "dog" in AutoTokenizer.from_pretrained(first).vocab
+    )
+    with pytest.raises(ValueError, match="at least one non-empty sentence"):
+        build_tiny_clip(tmp_path / "d", [" "])

@@ -75,7 +75,7 @@ def send(signal_number: int):
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("recipe", choices=["visualcse", "visualcse-fast", "mcse"])
+    parser.add_argument("recipe", choices=["visualcse", "visualcse-fast", "mcse", "kdmcse"])
     parser.add_argument("--output", required=True)
     parser.add_argument("--text-file", required=True)
     parser.add_argument("--image-dir", required=True)
@@ -135,7 +135,9 @@ def main() -> None:
     if args.recipe.startswith("visualcse"):  # visualcse-fast: patch dropout draws kept tokens from the global RNG
         command += ["--set", "modality_batch_size=8"]
     else:
-        command += ["--captions-file", args.captions_file, "--image-features", args.image_features]
+        command += ["--captions-file", args.captions_file]
+    if args.image_features:  # KDMCSE's tiny run computes its tiny CLIP's features itself
+        command += ["--image-features", args.image_features]
     sys.exit(cli_main(command + (["--resume"] if args.resume else [])))
 
 

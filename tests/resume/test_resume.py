@@ -40,20 +40,15 @@ def inputs(tmp_path_factory, data_dir, flickr_subset):
 
 
 def _run(recipe: str, output: Path, inputs, *extra: str) -> subprocess.CompletedProcess:
-    text = inputs["short_text"] if recipe == "mcse" else inputs["text"]
+    text = inputs["short_text"] if recipe in ("mcse", "kdmcse") else inputs["text"]
     command = [sys.executable, str(WORKER), recipe, "--output", str(output), "--text-file", str(text)]
     if recipe.startswith("visualcse"):
         command += ["--image-dir", str(inputs["images"])]
     else:
         flickr = inputs["flickr"]
-        command += [
-            "--image-dir",
-            str(flickr / "images"),
-            "--captions-file",
-            str(flickr / "captions.txt"),
-            "--image-features",
-            str(flickr / "features.safetensors"),
-        ]
+        command += ["--image-dir", str(flickr / "images"), "--captions-file", str(flickr / "captions.txt")]
+        if recipe == "mcse":
+            command += ["--image-features", str(flickr / "features.safetensors")]
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
     return subprocess.run(command + list(extra), capture_output=True, text=True, timeout=600, env=environment)
 
@@ -95,11 +90,11 @@ def _assert_same_run(resumed: Path, expected) -> None:
     assert weights.keys() == resumed_weights.keys() and loss_state.keys() == resumed_loss_state.keys()
     for key in weights:
         torch.testing.assert_close(resumed_weights[key], weights[key], rtol=0, atol=0, msg=key)
-    for key in loss_state:  # the losses' heads (VisualCSE's image MLP, SimCSE's MLP, MCSE's projection heads)
+    for key in loss_state:  # the losses' heads (VisualCSE's image MLP, SimCSE's MLP, (KD)MCSE's projection heads)
         torch.testing.assert_close(resumed_loss_state[key], loss_state[key], rtol=0, atol=0, msg=key)
 
 
-@pytest.mark.parametrize("recipe", ["visualcse", "visualcse-fast", "mcse"])
+@pytest.mark.parametrize("recipe", ["visualcse", "visualcse-fast", "mcse", "kdmcse"])
 def test_killed_and_resumed_run_equals_the_uninterrupted_run(tmp_path, inputs, straight, recipe):
     assert _run(recipe, tmp_path / "killed", inputs, "--die-at-step", "5").returncode == -9  # SIGKILL after step 5
     checkpoints = tmp_path / "killed" / "checkpoints"
