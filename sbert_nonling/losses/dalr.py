@@ -194,8 +194,8 @@ class DALRLoss(LossConfig, nn.Module):
         alignment with the teachers' similarities).
 
         For captions with student vectors :math:`z^{(1)}, z^{(2)}` (two dropout views after SimCSE's MLP),
-        :math:`s_{ij} = \cos(z^{(1)}_i, z^{(2)}_j) / \tau` (or its angular-margin logits), teachers :math:`T_k` mixed by
-        :math:`w_k`, CLIP image features :math:`v` and :math:`\mathrm{KL}_{\tau}(s, q) = \frac{1}{B} \sum_i
+        :math:`s_{ij} = \cos(z^{(1)}_i, z^{(2)}_j) / \tau` (or its angular-margin logits), teachers :math:`T_k`
+        mixed by :math:`w_k`, CLIP image features :math:`v` and :math:`\mathrm{KL}_{\tau}(s, q) = \frac{1}{B} \sum_i
         \mathrm{KL}(\operatorname{softmax}(q_i / 0.5) \,\|\, \operatorname{softmax}(s_i / 0.45))`:
 
         .. math::
@@ -209,8 +209,8 @@ class DALRLoss(LossConfig, nn.Module):
             q^{tt}_{ij} = \cos(\bar T_i, \bar T_j), \; \bar T = \sum_k w_k T_k(x), \quad
             q^{vv}_{ij} = \cos(v_i, v_j)
 
-            \mathcal{L}_{CMA} = \tfrac{1}{2} \big[\mathrm{KL}_{\tau}(p^{\top}, q^{vv}) + \mathrm{KL}_{\tau}(p, q^{tt})\big],
-            \quad p_{ij} = \cos(z^{(1)}_i, v_j) / \tau
+            \mathcal{L}_{CMA} = \tfrac{1}{2} \big[\mathrm{KL}_{\tau}(p^{\top}, q^{vv})
+                + \mathrm{KL}_{\tau}(p, q^{tt})\big], \quad p_{ij} = \cos(z^{(1)}_i, v_j) / \tau
 
             \mathcal{L}_{cons} = \frac{1}{2B} \sum_i \big[1 - \cos(a_t(z^{(1)}_i), a_v(v_i))
                 + \max(0, \cos(a_t(z^{(1)}_i), a_v(v_{\sigma(i)})) - 0.2)\big]
@@ -412,7 +412,9 @@ class DALRLoss(LossConfig, nn.Module):
         images = self.check_clip_features(labels, len(pooled[0]))[:, 0]
         texts = [self.ranking_loss.head(embedding) for embedding in pooled]
         weights = self.ranking_loss.teacher_weights
-        teacher_features = _mix([columns[0]["sentence_embedding"] for columns in teacher_outputs], weights, "embeddings")
+        teacher_features = _mix(
+            [columns[0]["sentence_embedding"] for columns in teacher_outputs], weights, "embeddings"
+        )
         losses = {"simcse": self.text_loss.compute_loss_from_outputs(outputs)}
         scores = self.ranking_loss.student_scores(texts[0], texts[1])
         if self.ranking_weight:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
 import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 from torch import Tensor, nn
+from transformers import PreTrainedModel
 
 from sbert_nonling.losses.angular_margin import angular_margin_logits
 from sbert_nonling.losses.base import LossConfig
@@ -186,9 +187,9 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
 
         Args:
             model: the student SentenceTransformer.
-            teachers: one or more frozen SentenceTransformer models, e.g. ``princeton-nlp/sup-simcse-bert-base-uncased``
-                and ``voidism/diffcse-bert-base-uncased-sts`` (DALR's SimCSE and DiffCSE teachers; its scripts give
-                local paths only).
+            teachers: one or more frozen SentenceTransformer models, e.g.
+                ``princeton-nlp/sup-simcse-bert-base-uncased`` and ``voidism/diffcse-bert-base-uncased-sts`` (DALR's
+                SimCSE and DiffCSE teachers; its scripts give local paths only).
             teacher_weights: :math:`w_k`, one per teacher; default equal weights. DALR: ``(0.33, 0.67)``.
             kind: ``"listmle"`` (DALR's scripts) or ``"listnet"`` (the released command-line default).
             temperature: :math:`\tau` of the student's scores (0.05).
@@ -227,7 +228,7 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
             ::
 
                 from datasets import Dataset
-                from sentence_transformers import SentenceTransformerTrainer
+                from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
                 from sbert_nonling.losses import ListwiseDistillationLoss, SimCSELoss
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
@@ -237,7 +238,8 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
                 teacher = build_sentence_model(str(build_tiny_encoder("tiny-teacher", sentences, hidden_size=32)))
                 train_dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
                 loss = ListwiseDistillationLoss(model, teacher, kind="listmle", text_loss=SimCSELoss(model))
-                SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
+                args = SentenceTransformerTrainingArguments("output", max_steps=1, report_to="none")
+                SentenceTransformerTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss).train()
         """
         super().__init__()
         teachers = [teachers] if isinstance(teachers, SentenceTransformer) else list(teachers)
@@ -250,7 +252,8 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
             raise ValueError(f"kind={kind!r} must be 'listmle' or 'listnet'.")
         if temperature <= 0 or teacher_temperature <= 0:
             raise ValueError(
-                f"temperature={temperature} and teacher_temperature={teacher_temperature} must be positive (DALR: 0.05)."
+                f"temperature={temperature} and teacher_temperature={teacher_temperature} must be positive "
+                "(DALR: 0.05)."
             )
         if margin < 0 or epsilon < 0:
             raise ValueError(f"margin={margin} and epsilon={epsilon} must be >= 0.")
@@ -273,7 +276,14 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
         """The training head the student's scores are taken on: ``text_loss``'s, else the identity."""
         return nn.Identity() if self.text_loss is None else self.text_loss.head
 
-    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> dict[str, Tensor]:
+    @property
+    def teacher_models(self) -> list[SentenceTransformer]:
+        """The frozen teachers, in order."""
+        return [cast(SentenceTransformer, teacher) for teacher in self.teachers]
+
+    def forward(
+        self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None
+    ) -> dict[str, Tensor]:
         sentence_features = list(sentence_features)
         teacher_outputs = self.teacher_outputs(sentence_features)
         return self.compute_loss_from_outputs(forward_views(self.model, sentence_features), teacher_outputs)
@@ -288,7 +298,7 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
         outputs = []
         with torch.no_grad():
             self.teachers.eval()  # the trainer's model.train() reaches them too
-            for teacher, shares_tokens in zip(self.teachers, self.shares_tokens, strict=True):
+            for teacher, shares_tokens in zip(self.teacher_models, self.shares_tokens, strict=True):
                 columns: list[dict[str, Tensor]] = []
                 for index, features in enumerate(sentence_features):
                     if index and _same_features(features, sentence_features[index - 1]):
@@ -391,12 +401,16 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
         text_loss = None if self.text_loss is None else self.text_loss.get_config_dict()
         return {
             **super().get_config_dict(),
-            "teachers": [_model_name(teacher) for teacher in self.teachers],
+            "teachers": [_model_name(teacher) for teacher in self.teacher_models],
             "text_loss": text_loss,
         }
 
 
 def _model_name(model: SentenceTransformer) -> str:
-    """A model's name for the model card: its Hub name or local path when known, else its class name."""
-    name = model.model_card_data.base_model or getattr(model, "name_or_path", None)
+    """A model's name for the model card: its Hub name or its transformer's local path when known, else its class
+    name."""
+    name = model.model_card_data.base_model
+    if not name:
+        pretrained = next((module for module in model.modules() if isinstance(module, PreTrainedModel)), None)
+        name = None if pretrained is None else pretrained.config.name_or_path
     return str(name) if name else type(model).__name__
