@@ -244,7 +244,8 @@ class DALRLoss(LossConfig, nn.Module):
                 gives :math:`z` (DALR's MLP outputs). Share it with the text-only batches' loss.
             teachers: one or more frozen SentenceTransformer text teachers (DALR: SimCSE and DiffCSE BERT-base
                 checkpoints, e.g. ``princeton-nlp/sup-simcse-bert-base-uncased`` and
-                ``voidism/diffcse-bert-base-uncased-sts``).
+                ``voidism/diffcse-bert-base-uncased-sts``, read as released: [CLS] pooling without their MLP, the
+                student's tokens, max length 32).
             clip_dimension: the width :math:`D` of the CLIP features in the labels (768 for ViT-L/14).
             teacher_weights: :math:`w_k`; default equal. DALR: ``(0.33, 0.67)``.
             teacher_temperature: :math:`\tau_T` (0.05).

@@ -172,9 +172,9 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
         With ``margin`` > 0 the scores are the angular-margin logits of the contrastive term
         (:func:`~sbert_nonling.losses.angular_margin.angular_margin_logits`, negatives only), which DALR's released
         code ranks. The ranking of a row is a stable sort of the teacher's scores, so ties keep the column order; the
-        released code shuffles the columns with the global random generator first, which changes nothing when no two
-        teacher scores of a row are equal (always, in practice, for real-valued cosines). All math in float32 under
-        autocast.
+        released code shuffles the columns with the global random generator first, which gives the same value when no
+        two teacher scores of a row are equal (a tie needs e.g. one sentence twice in a batch; there the released value
+        depends on the shuffle). All math in float32 under autocast.
 
         The teachers run **on-line**: the in-batch list of each anchor depends on which sentences the shuffle put in
         its batch, so a teacher's in-batch scores cannot be stored once per sentence, while its embeddings can be
@@ -183,7 +183,8 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
         ``(s, s)`` pair get the same teacher embedding, computed once), run under ``torch.no_grad``, never in the
         optimizer, left out of the loss's ``state_dict``. A teacher with the student's vocabulary gets the student's
         tokens (as in DALR's code); any other teacher gets the batch decoded from the student's tokens and tokenised
-        again by its own tokenizer. A pre-computed alternative is out of scope.
+        again by its own tokenizer (the decoded text is what the student's tokenizer kept: lower-cased for an uncased
+        student). A pre-computed alternative is out of scope.
 
         Args:
             model: the student SentenceTransformer.
