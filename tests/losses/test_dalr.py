@@ -214,3 +214,29 @@ def test_bad_input_gets_one_clear_sentence(tiny_model, tiny_teacher):
         loss([features, dict(features)], torch.randn(4, 768))
     with pytest.raises(ValueError, match="consistency_mismatch='random'"):
         DALRLoss(tiny_model, simcse, tiny_teacher, clip_dimension=32, consistency_mismatch="random")  # type: ignore[arg-type]
+
+
+def test_trains_caption_pairs_with_their_clip_features_in_the_trainer(
+    tiny_model, tiny_teacher, wiki_sentences, tmp_path
+):
+    from datasets import Dataset
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+
+    loss = DALRLoss(tiny_model, SimCSELoss(tiny_model), tiny_teacher, clip_dimension=32)
+    captions = wiki_sentences[:16]
+    data = Dataset.from_dict({"anchor": captions, "positive": captions, "label": clip_features(16).tolist()})
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path),
+        max_steps=2,
+        per_device_train_batch_size=8,
+        learning_rate=1e-3,
+        save_strategy="no",
+        report_to="none",
+    )
+    student = [p.detach().clone() for p in tiny_model.parameters()]
+    teacher = [p.detach().clone() for p in tiny_teacher.parameters()]
+    aligner = loss.text_aligner[0].weight.detach().clone()
+    SentenceTransformerTrainer(model=tiny_model, args=args, train_dataset=data, loss=loss).train()
+    assert any(not torch.equal(before, p) for before, p in zip(student, tiny_model.parameters(), strict=True))
+    assert all(torch.equal(before, p) for before, p in zip(teacher, tiny_teacher.parameters(), strict=True))
+    assert not torch.equal(aligner, loss.text_aligner[0].weight)

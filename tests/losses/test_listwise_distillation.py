@@ -193,11 +193,10 @@ def test_bad_settings_get_one_clear_sentence(tiny_model, tiny_teacher):
 @pytest.mark.parametrize("kind", ["listmle", "listnet"])
 def test_trains_sentence_pairs_in_the_trainer(kind, tiny_model, tiny_teacher, wiki_sentences, tmp_path):
     from datasets import Dataset
-    from sentence_transformers import SentenceTransformerTrainingArguments
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 
-    from sbert_nonling.training import NonLinguisticTrainer
-
-    loss = ListwiseDistillationLoss(tiny_model, tiny_teacher, kind=kind, text_loss=SimCSELoss(tiny_model))
+    simcse = SimCSELoss(tiny_model)
+    loss = ListwiseDistillationLoss(tiny_model, tiny_teacher, kind=kind, text_loss=simcse)
     data = Dataset.from_dict({"anchor": wiki_sentences[:16], "positive": wiki_sentences[:16]})
     args = SentenceTransformerTrainingArguments(
         output_dir=str(tmp_path),
@@ -209,7 +208,9 @@ def test_trains_sentence_pairs_in_the_trainer(kind, tiny_model, tiny_teacher, wi
     )
     student = [p.detach().clone() for p in tiny_model.parameters()]
     teacher = [p.detach().clone() for p in tiny_teacher.parameters()]
-    NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=data, loss=loss).train()
+    head = simcse.head[0].weight.detach().clone()
+    SentenceTransformerTrainer(model=tiny_model, args=args, train_dataset=data, loss=loss).train()
+    assert not torch.equal(head, simcse.head[0].weight)  # the shared SimCSE head is trained too
     assert any(not torch.equal(before, p) for before, p in zip(student, tiny_model.parameters(), strict=True))
     assert all(torch.equal(before, p) for before, p in zip(teacher, tiny_teacher.parameters(), strict=True))
 
