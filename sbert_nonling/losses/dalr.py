@@ -216,9 +216,9 @@ class DALRLoss(LossConfig, nn.Module):
                 + \max(0, \cos(a_t(z^{(1)}_i), a_v(v_{\sigma(i)})) - 0.2)\big]
 
         with :math:`a_t, a_v` the consistency aligners (Linear + BatchNorm + ReLU, twice) and :math:`\sigma` a
-        shuffle of the batch that moves every image. The paper's total is
-        :math:`\mathcal{L}_{Info} + \lambda(\mathcal{L}_{cons} + \mathcal{L}_{CMA}) + \mu(\mathcal{L}_{rank} +
-        \mathcal{L}_{IMA})`; the defaults are those terms with the released code's weights (:math:`\lambda` = 0.1,
+        shuffle of the batch that moves every image. The paper's total (as secondary summaries give it: not checked
+        against the PDF) is :math:`\mathcal{L}_{Info} + \lambda(\mathcal{L}_{cons} + \mathcal{L}_{CMA})
+        + \mu(\mathcal{L}_{rank} + \mathcal{L}_{IMA})`; the defaults are those terms with the released code's weights (:math:`\lambda` = 0.1,
         :math:`\mu` = 0.2, and 0.01 more on the consistency term). :math:`p` compares the student's text vectors with
         the raw CLIP features, so the student's width must equal CLIP's (768 for ViT-L/14).
 
@@ -236,7 +236,8 @@ class DALRLoss(LossConfig, nn.Module):
         left out), which the trainer sums and logs. The teachers are frozen sub-modules of the ranking loss
         (:class:`~sbert_nonling.losses.listwise_distillation.ListwiseDistillationLoss`): eval mode, no gradient,
         not in the optimizer nor in the ``state_dict``, run once per batch for every term. All math is float32
-        under autocast.
+        under autocast. The caption batches are DALR's paired steps; its text-only (wiki) batches take ``text_loss``
+        alone.
 
         Args:
             model: the student SentenceTransformer (pooling: the [CLS] vector, as in DALR).
@@ -271,7 +272,8 @@ class DALRLoss(LossConfig, nn.Module):
                 :math:`\mathcal{L}_{cross}`.
             token_normalization: how :math:`\mathcal{L}_{g2l}` L2-normalises the teachers' token states: over the
                 feature axis (``"feature"``, each token a unit vector) or over the token axis of each sentence, padding
-                included (``"token"``, the released code).
+                included (``"token"``, the released code, which makes a token's length depend on the sentence's
+                other tokens and padding; the paper has no such term).
 
         References:
             - He, Ding, Wang, Li, Teng, Ji. DALR: Dual-level Alignment Learning for Multimodal Sentence
