@@ -218,9 +218,10 @@ class DALRLoss(LossConfig, nn.Module):
         with :math:`a_t, a_v` the consistency aligners (Linear + BatchNorm + ReLU, twice) and :math:`\sigma` a
         shuffle of the batch that moves every image. The paper's total (as secondary summaries give it: not checked
         against the PDF) is :math:`\mathcal{L}_{Info} + \lambda(\mathcal{L}_{cons} + \mathcal{L}_{CMA})
-        + \mu(\mathcal{L}_{rank} + \mathcal{L}_{IMA})`; the defaults are those terms with the released code's weights (:math:`\lambda` = 0.1,
-        :math:`\mu` = 0.2, and 0.01 more on the consistency term). :math:`p` compares the student's text vectors with
-        the raw CLIP features, so the student's width must equal CLIP's (768 for ViT-L/14).
+        + \mu(\mathcal{L}_{rank} + \mathcal{L}_{IMA})`; the defaults are those terms with the released code's
+        weights (:math:`\lambda` = 0.1, :math:`\mu` = 0.2, and 0.01 more on the consistency term). :math:`p`
+        compares the student's text vectors with the raw CLIP features, so the student's width must equal CLIP's (768
+        for ViT-L/14).
 
         The released code (kangverse/DALR, ``model_modified.py``) adds two terms, off by default here:
         :math:`\mathcal{L}_{cross}`, KDMCSE's image grounding (captions' pooled vectors and images through
