@@ -13,7 +13,9 @@ from sbert_nonling.version import __version__
 if TYPE_CHECKING:
     from sbert_nonling.export.text_model import export_text_model
     from sbert_nonling.losses.cached_unpaired_modality_contrastive import CachedUnpairedModalityContrastiveLoss
+    from sbert_nonling.losses.dalr import DALRLoss
     from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
+    from sbert_nonling.losses.listwise_distillation import ListwiseDistillationLoss
     from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
     from sbert_nonling.losses.simcse import SimCSELoss
     from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
@@ -30,8 +32,10 @@ if TYPE_CHECKING:
 _LAZY = {
     "AudioPatchEmbed": "sbert_nonling.modules.audio_patch_embed",
     "CachedUnpairedModalityContrastiveLoss": "sbert_nonling.losses.cached_unpaired_modality_contrastive",
+    "DALRLoss": "sbert_nonling.losses.dalr",
     "DistillAnchorLoss": "sbert_nonling.losses.distill_anchor",
     "ImagePatchEmbed": "sbert_nonling.modules.image_patch_embed",
+    "ListwiseDistillationLoss": "sbert_nonling.losses.listwise_distillation",
     "ModalityRouter": "sbert_nonling.modules.modality_router",
     "MultimodalAlignLoss": "sbert_nonling.losses.multimodal_align",
     "PixelEncoder": "sbert_nonling.modules.pixel_encoder",
@@ -49,8 +53,10 @@ __getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)
 __all__ = [
     "AudioPatchEmbed",
     "CachedUnpairedModalityContrastiveLoss",
+    "DALRLoss",
     "DistillAnchorLoss",
     "ImagePatchEmbed",
+    "ListwiseDistillationLoss",
     "ModalityRouter",
     "MultimodalAlignLoss",
     "PixelEncoder",

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 from sbert_nonling.losses.cached_unpaired_modality_contrastive import CachedUnpairedModalityContrastiveLoss
+from sbert_nonling.losses.dalr import DALRLoss
 from sbert_nonling.losses.damsm import DAMSMLoss
 from sbert_nonling.losses.distill_anchor import DistillAnchorLoss
 from sbert_nonling.losses.head_layer import HeadLayer
+from sbert_nonling.losses.listwise_distillation import ListwiseDistillationLoss
 from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
 from sbert_nonling.losses.pair_classification import PairClassificationLoss
 from sbert_nonling.losses.sentence_classification import SentenceClassificationLoss
@@ -15,9 +17,11 @@ from sbert_nonling.losses.unpaired_modality_contrastive import UnpairedModalityC
 
 __all__ = [
     "CachedUnpairedModalityContrastiveLoss",
+    "DALRLoss",
     "DAMSMLoss",
     "DistillAnchorLoss",
     "HeadLayer",
+    "ListwiseDistillationLoss",
     "MultimodalAlignLoss",
     "PairClassificationLoss",
     "STSRegressionLoss",

@@ -3,6 +3,7 @@ tiny real model gives a finite loss and finite gradients, close to the float32 s
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
@@ -10,7 +11,9 @@ import torch
 
 from sbert_nonling import (
     CachedUnpairedModalityContrastiveLoss,
+    DALRLoss,
     DistillAnchorLoss,
+    ListwiseDistillationLoss,
     MultimodalAlignLoss,
     SimCSELoss,
     SymmetricInfoNCE,
@@ -125,6 +128,49 @@ def distill_anchor_math(model, generator):
     return compute, [*pairs(generator, 0.01), tokens, tokens + 0.01 * torch.randn(4, 3, 32, generator=generator)]
 
 
+def listwise_distillation_math(kind):
+    """The ranking loss of the student's margin logits against two teachers' mixed scores (fixed float32 targets)."""
+
+    def build(model, generator):
+        teacher = copy.deepcopy(model)
+        loss = ListwiseDistillationLoss(
+            model, [teacher, teacher], teacher_weights=(0.33, 0.67), kind=kind, margin=0.18
+        )
+        first, second = pairs(generator)
+        teacher_scores = loss.teacher_scores(
+            [[{"sentence_embedding": first}] * 2, [{"sentence_embedding": second}] * 2]
+        )
+
+        def compute(anchors, positives):
+            return loss.compute_loss_from_embeddings([anchors, positives], teacher_scores)
+
+        return compute, pairs(generator)
+
+    return build
+
+
+def dalr_math(model, generator):
+    """DALR's terms after its heads, with the released options: ranking, intra- and cross-modal alignment, image
+    grounding with CLIP's adaptive margin and the token-to-sentence InfoNCE."""
+    loss = DALRLoss(model, SimCSELoss(model), copy.deepcopy(model), clip_dimension=32, margin=0.18, epsilon=1e-7)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0], [1, 1, 1, 0], [1, 0, 0, 0]])
+
+    def compute(view_1, view_2, teacher, images, projected, tokens):
+        scores = loss.ranking_loss.student_scores(view_1, view_2)
+        teacher_scores = loss.ranking_loss.teacher_scores([[{"sentence_embedding": teacher}] * 2])
+        return (
+            loss.ranking_loss.ranking(scores, teacher_scores)
+            + loss.intra_modal_alignment(scores, teacher)
+            + loss.cross_modal_alignment(view_1, images, teacher)
+            + loss.image_grounding([view_1, view_2], projected, images)
+            + loss.token_grounding([tokens], view_1, mask)
+        )
+
+    view_1, view_2 = pairs(generator)
+    inputs = [torch.randn(4, 32, generator=generator) for _ in range(3)]
+    return compute, [view_1, view_2, *inputs, torch.randn(4, 4, 32, generator=generator)]
+
+
 def sentence_classification_math(model, generator):
     loss = SentenceClassificationLoss(model, num_labels=3, hidden_dimension=None)
     inputs = [3 * torch.randn(4, 32, generator=generator)]
@@ -154,6 +200,9 @@ MATH_CASES = {
     "MultimodalAlignLoss": multimodal_align_math,
     "damsm_scores": damsm_math,
     "DistillAnchorLoss": distill_anchor_math,
+    "ListwiseDistillationLoss-listmle": listwise_distillation_math("listmle"),
+    "ListwiseDistillationLoss-listnet": listwise_distillation_math("listnet"),
+    "DALRLoss": dalr_math,
     "SentenceClassificationLoss": sentence_classification_math,
     "PairClassificationLoss-bilinear": pair_classification_math("bilinear"),
     "PairClassificationLoss-concat": pair_classification_math("concat"),
@@ -273,6 +322,28 @@ def macd_damsm_step(model):
     return loss, [SENTENCES, SENTENCES], region_features(9, 16)
 
 
+def listwise_distillation_step(model):
+    teacher = perturbed(copy.deepcopy(model))
+    loss = ListwiseDistillationLoss(model, teacher, margin=0.18, text_loss=SimCSELoss(model))
+    return loss, [SENTENCES, SENTENCES], None
+
+
+def dalr_step(model):
+    """DALR with every released term on; the teacher a perturbed copy of the student."""
+    teacher = perturbed(copy.deepcopy(model))
+    loss = DALRLoss(
+        model,
+        SimCSELoss(model),
+        teacher,
+        clip_dimension=32,
+        margin=0.18,
+        consistency_mismatch="roll",
+        image_grounding_weight=0.1,
+        token_grounding_weight=0.2,
+    )
+    return loss, [SENTENCES, SENTENCES], torch.randn(4, 2, 32, generator=torch.Generator().manual_seed(3))
+
+
 def task_step(kind, columns, labels, **options):
     return lambda model: (kind(model, hidden_dimension=16, **options), columns, labels)
 
@@ -288,6 +359,8 @@ TRAINING_CASES = {
     "MultimodalAlignLoss-MCSE": mcse_step,
     "MultimodalAlignLoss-MACD-DAMSM": macd_damsm_step,
     "DistillAnchorLoss": distill_anchor_step,
+    "ListwiseDistillationLoss": listwise_distillation_step,
+    "DALRLoss-released-terms": dalr_step,
     "SentenceClassificationLoss": task_step(SentenceClassificationLoss, [SENTENCES], CLASSES, num_labels=3),
     "PairClassificationLoss-bilinear": task_step(PairClassificationLoss, PAIRS, CLASSES, num_labels=3),
     "PairClassificationLoss-concat": task_step(

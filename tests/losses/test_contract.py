@@ -4,6 +4,7 @@ CPU, its gradient reaches the model, and the model's card names it."""
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 from typing import Any
@@ -15,8 +16,10 @@ from sentence_transformers.base.model_card import generate_model_card
 import sbert_nonling.losses as losses
 from sbert_nonling.losses import (
     CachedUnpairedModalityContrastiveLoss,
+    DALRLoss,
     DAMSMLoss,
     DistillAnchorLoss,
+    ListwiseDistillationLoss,
     MultimodalAlignLoss,
     PairClassificationLoss,
     SentenceClassificationLoss,
@@ -62,6 +65,12 @@ def cases(model) -> dict[type, Case]:
         ),
         DAMSMLoss: ({"image_dimension": 16, "projection_dimension": 8}, [SENTENCES], regions(9)),
         DistillAnchorLoss: ({"base_loss": SimCSELoss(model)}, [SENTENCES, SENTENCES], None),
+        ListwiseDistillationLoss: ({"teachers": copy.deepcopy(model)}, [SENTENCES, SENTENCES], None),
+        DALRLoss: (
+            {"text_loss": SimCSELoss(model), "teachers": copy.deepcopy(model), "clip_dimension": 32},
+            [SENTENCES, SENTENCES],
+            torch.randn(4, 2, 32, generator=torch.Generator().manual_seed(3)),
+        ),
         SentenceClassificationLoss: ({"num_labels": 3, "hidden_dimension": 16}, [SENTENCES], CLASSES),
         PairClassificationLoss: ({"num_labels": 3, "hidden_dimension": 16}, pairs, CLASSES),
         STSRegressionLoss: ({"hidden_dimension": 16}, pairs, torch.tensor([0.9, 0.8, 0.1, 0.3])),
