@@ -6,6 +6,7 @@ puts this folder first on ``sys.path`` so ``import common`` finds this file.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -75,6 +76,58 @@ def encoder_dir(size: str, vocab_size: int = 8000) -> str:
 def set_threads(threads: int | None) -> None:
     if threads:
         torch.set_num_threads(threads)
+
+
+def gpu_run_parser(benchmark: str, description: str, quick: str, steps: str) -> argparse.ArgumentParser:
+    """The command line that gpu_check.py and gpu_speed.py share; each script adds its own options to it.
+
+    ``--device cuda|cpu``, ``--quick`` (help: ``quick``), ``--steps`` (help: ``steps``; default None: the script
+    picks), ``--families`` (default None: all), ``--rows`` (default ``runs/<benchmark>-<UTC time>.jsonl``),
+    ``--shared`` and ``--threads`` (1). :func:`apply_run_arguments` applies ``--device`` and ``--shared`` once parsed.
+
+    Args:
+        benchmark: the script's name, as its rows file is named.
+        description: the parser's description (the first line of the script's docstring).
+        quick: what ``--quick`` changes.
+        steps: what ``--steps`` counts, with its defaults.
+    """
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cpu: hide the GPUs (CI check)")
+    parser.add_argument("--quick", action="store_true", help=quick)
+    parser.add_argument("--steps", type=int, default=None, help=steps)
+    parser.add_argument("--families", default=None, help="comma-separated subset of the families (default: all)")
+    parser.add_argument(
+        "--rows",
+        type=Path,
+        default=None,
+        help=f"JSON-lines file each row is appended to (default: runs/{benchmark}-<UTC time>.jsonl)",
+    )
+    parser.add_argument(
+        "--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED or ../shared)"
+    )
+    parser.add_argument("--threads", type=int, default=1, help="torch threads of the main process")
+    return parser
+
+
+def apply_run_arguments(args: argparse.Namespace) -> None:
+    """Apply :func:`gpu_run_parser`'s ``--shared`` and ``--device`` before anything runs.
+
+    ``--shared`` becomes :data:`SHARED_DIR` (with :data:`DATA_DIR` and :data:`WIKI_FILE`) and
+    ``$SBERT_NONLING_SHARED``, which the package and the child processes read; ``--device cpu`` empties
+    ``CUDA_VISIBLE_DEVICES``, so that the trainers see no GPU (importing this module does not initialise CUDA, so the
+    setting still takes effect).
+
+    Args:
+        args: the parsed command line.
+    """
+    global SHARED_DIR, DATA_DIR, WIKI_FILE
+    if args.shared:
+        os.environ["SBERT_NONLING_SHARED"] = args.shared
+        SHARED_DIR = Path(args.shared)
+        DATA_DIR = SHARED_DIR / "data"
+        WIKI_FILE = DATA_DIR / "corpus" / WIKI_FILE.name
+    if args.device == "cpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
 
 
 def interleave(candidates: dict[str, Callable[[], list[float]]], rounds: int) -> dict[str, list[float]]:

@@ -39,72 +39,48 @@ counters and synchronisation, fp16 loss scaling, nccl) do not. Run: ``python ben
 from __future__ import annotations
 
 import argparse
+import copy
+import functools
+import importlib
+import json
+import math
 import os
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
+import common
+import torch
+from common import RowLog, error_text, isolated, peak_memory, prepare_inputs, reset_peak_memory
+from sentence_transformers.util import batch_to_device
+from transformers import TrainerCallback
 
-def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cpu: hide the GPUs (CI check)")
-    parser.add_argument(
-        "--quick", action="store_true", help="3 steps, smaller batches (for the CPU check in the tests)"
-    )
-    parser.add_argument(
-        "--steps",
-        type=int,
-        default=None,
-        help="optimizer steps per family, precision and stage (default 10; --quick 3)",
-    )
-    parser.add_argument("--workers", type=int, default=2, help="DataLoader worker processes (persistent)")
-    parser.add_argument("--precisions", default="fp32,bf16,fp16", help="fp32 first: the others are compared with it")
-    parser.add_argument("--families", default=None, help="comma-separated subset of the families (default: all)")
-    parser.add_argument(
-        "--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED or ../shared)"
-    )
-    parser.add_argument(
-        "--rows",
-        type=Path,
-        default=None,
-        help="JSON-lines file each row is appended to (default: runs/gpu_check-<UTC time>.jsonl)",
-    )
-    parser.add_argument("--threads", type=int, default=1, help="torch threads of the main process")
-    parser.add_argument("--ddp-worker", default=None, help=argparse.SUPPRESS)  # internal: this process is a DDP rank
-    return parser.parse_args(argv)
-
-
-ARGS = parse_arguments() if __name__ == "__main__" else None
-if ARGS is not None:
-    if ARGS.shared:
-        os.environ["SBERT_NONLING_SHARED"] = ARGS.shared  # read by common at import
-    if ARGS.device == "cpu":
-        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch initialises CUDA: the trainers then see no GPU
-
-import copy  # noqa: E402
-import functools  # noqa: E402
-import importlib  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-
-import common  # noqa: E402
-import torch  # noqa: E402
-from common import RowLog, error_text, isolated, peak_memory, prepare_inputs, reset_peak_memory  # noqa: E402
-from sentence_transformers.util import batch_to_device  # noqa: E402
-from transformers import TrainerCallback  # noqa: E402
-
-from sbert_nonling.app import load_recipe  # noqa: E402
-from sbert_nonling.data import DataSources  # noqa: E402
-from sbert_nonling.methods import (  # noqa: E402
+from sbert_nonling.app import load_recipe
+from sbert_nonling.data import DataSources
+from sbert_nonling.methods import (
     build_grounding,
     build_multitask,
     build_pixel_linguist,
     build_simcse,
     build_unpaired_modality,
 )
-from sbert_nonling.methods.plan import TrainingStage  # noqa: E402
+from sbert_nonling.methods.plan import TrainingStage
+
+
+def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = common.gpu_run_parser(
+        "gpu_check",
+        __doc__.splitlines()[0],
+        quick="3 steps, smaller batches (for the CPU check in the tests)",
+        steps="optimizer steps per family, precision and stage (default 10; --quick 3)",
+    )
+    parser.add_argument("--workers", type=int, default=2, help="DataLoader worker processes (persistent)")
+    parser.add_argument("--precisions", default="fp32,bf16,fp16", help="fp32 first: the others are compared with it")
+    parser.add_argument("--ddp-worker", default=None, help=argparse.SUPPRESS)  # internal: this process is a DDP rank
+    return parser.parse_args(argv)
+
 
 #: Largest relative difference |loss - fp32 loss| / |fp32 loss| of the first step. bf16 keeps 8 significant bits
 #: (unit round-off 2^-8 = 3.9e-3 per rounding), fp16 11 (2^-11 = 4.9e-4); through a few layers and a softmax over the
@@ -653,4 +629,6 @@ def main(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(ARGS))
+    arguments = parse_arguments()
+    common.apply_run_arguments(arguments)  # before CUDA initialises: with --device cpu the trainers see no GPU
+    sys.exit(main(arguments))

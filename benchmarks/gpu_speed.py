@@ -40,22 +40,47 @@ Run: ``python benchmarks/gpu_speed.py [--device cuda|cpu] [--quick] [--steps 10]
 from __future__ import annotations
 
 import argparse
+import copy
+import functools
 import os
 import sys
+import tempfile
+import time
 from pathlib import Path
+
+import common
+import torch
+from common import RowLog, isolated, peak_memory, prepare_inputs, reset_peak_memory
+from gpu_check import missing_extra
+from sentence_transformers.util import batch_to_device
+from torch.utils.flop_counter import FlopCounterMode
+from transformers import TrainerCallback
+
+from sbert_nonling.app import load_recipe
+from sbert_nonling.data import DataSources
+from sbert_nonling.methods import (
+    build_grounding,
+    build_multitask,
+    build_pixel_linguist,
+    build_simcse,
+    build_unpaired_modality,
+)
+from sbert_nonling.methods.plan import TrainingStage
+from sbert_nonling.training.arguments import cpu_has_native_bf16
 
 
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cpu: hide the GPUs (CI check)")
-    parser.add_argument("--quick", action="store_true", help="the recipes' tiny sizes, batch 8 (the CPU check)")
-    parser.add_argument("--steps", type=int, default=None, help="timed steps per step kind (default 10; --quick 2)")
+    parser = common.gpu_run_parser(
+        "gpu_speed",
+        __doc__.splitlines()[0],
+        quick="the recipes' tiny sizes, batch 8 (the CPU check)",
+        steps="timed steps per step kind (default 10; --quick 2)",
+    )
     parser.add_argument("--warmup", type=int, default=None, help="untimed steps per step kind (default 3; --quick 1)")
     parser.add_argument(
         "--workers", default="auto", help="DataLoader workers: auto (8 per GPU, 0 on a CPU) or a number"
     )
     parser.add_argument("--modes", default="eager,compiled", help="eager, compiled or both")
-    parser.add_argument("--families", default=None, help="comma-separated subset of the methods (default: all)")
     parser.add_argument(
         "--precision", default="bf16", help="bf16 (fp32 on a CPU without native bf16), fp16 (GPU) or fp32"
     )
@@ -64,43 +89,8 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--compile-mode", default=None, help="torch.compile mode, e.g. reduce-overhead (CUDA graphs)")
     parser.add_argument("--peak-tflops", type=float, default=None, help="the card's peak (default: a matmul measures)")
-    parser.add_argument("--rows", type=Path, default=None, help="JSON-lines file each row is appended to")
-    parser.add_argument("--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED)")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads of the main process")
     return parser.parse_args(argv)
 
-
-ARGS = parse_arguments() if __name__ == "__main__" else None
-if ARGS is not None:
-    if ARGS.shared:
-        os.environ["SBERT_NONLING_SHARED"] = ARGS.shared  # read by common at import
-    if ARGS.device == "cpu":
-        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch initialises CUDA: the trainers then see no GPU
-
-import copy  # noqa: E402
-import functools  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-
-import common  # noqa: E402
-import torch  # noqa: E402
-from common import RowLog, isolated, peak_memory, prepare_inputs, reset_peak_memory  # noqa: E402
-from gpu_check import missing_extra  # noqa: E402
-from sentence_transformers.util import batch_to_device  # noqa: E402
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
-from transformers import TrainerCallback  # noqa: E402
-
-from sbert_nonling.app import load_recipe  # noqa: E402
-from sbert_nonling.data import DataSources  # noqa: E402
-from sbert_nonling.methods import (  # noqa: E402
-    build_grounding,
-    build_multitask,
-    build_pixel_linguist,
-    build_simcse,
-    build_unpaired_modality,
-)
-from sbert_nonling.methods.plan import TrainingStage  # noqa: E402
-from sbert_nonling.training.arguments import cpu_has_native_bf16  # noqa: E402
 
 FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist")
 #: PIXEL-base's encoder shape (Team-PIXEL/pixel-base: ViT-MAE, 768 x 12 layers x 12 heads).
@@ -579,4 +569,6 @@ def main(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(ARGS))
+    arguments = parse_arguments()
+    common.apply_run_arguments(arguments)  # before CUDA initialises: with --device cpu the trainers see no GPU
+    sys.exit(main(arguments))

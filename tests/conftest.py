@@ -53,6 +53,19 @@ def tiny_clip_dir(tmp_path_factory, data_dir) -> str:
     return str(build_tiny_clip(tmp_path_factory.mktemp("tiny-clip"), captions, projection_dim=16))
 
 
+@pytest.fixture(scope="session")
+def tiny_vit_dir(tmp_path_factory) -> Path:
+    """A saved random ViT (32-px images, 8-px patches, width 32, one layer), as ``ImagePatchEmbed.from_vit`` reads."""
+    from transformers import ViTConfig, ViTModel
+
+    folder = tmp_path_factory.mktemp("tiny-vit")
+    config = ViTConfig(
+        image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64
+    )
+    ViTModel(config).save_pretrained(folder)
+    return folder
+
+
 @pytest.fixture
 def tiny_model(tiny_encoder_dir):
     from sbert_nonling.models import build_sentence_model
@@ -102,21 +115,17 @@ def cited(model_folder: str | Path) -> set[str]:
     return set(re.findall(r"@\w+\{([^,]+),", (Path(model_folder) / "README.md").read_text(encoding="utf-8")))
 
 
+def tiny_train_argv(text_file: Path, output: Path, *extra: str) -> list[str]:
+    """The arguments of ``sbert-nonling train simcse-unsup --tiny`` on ``text_file`` into ``output``, then ``extra``
+    flags (for ``sbert_nonling.cli.main`` in this process)."""
+    return ["train", "simcse-unsup", "--tiny", "--text-file", str(text_file), "--output", str(output), *extra]
+
+
 def tiny_train_command(text_file: Path, output: Path, *extra: str) -> list[str]:
     """The command of a real ``sbert-nonling train simcse-unsup --tiny`` process on ``text_file`` into ``output``
     (batch 8), then ``extra`` flags; run it with :func:`cli_environment`."""
-    command = [
-        "train",
-        "simcse-unsup",
-        "--tiny",
-        "--text-file",
-        str(text_file),
-        "--output",
-        str(output),
-        "--set",
-        "batch_size=8",
-    ]
-    return [sys.executable, "-m", "sbert_nonling.cli", *command, *extra]
+    argv = tiny_train_argv(text_file, output, "--set", "batch_size=8", *extra)
+    return [sys.executable, "-m", "sbert_nonling.cli", *argv]
 
 
 def cli_environment() -> dict[str, str]:

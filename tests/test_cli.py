@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from sbert_nonling.cli import main
-from tests.conftest import cli_environment, wiki_file
+from tests.conftest import cli_environment, tiny_train_argv, wiki_file
 
 
 @pytest.fixture(autouse=True)
@@ -169,19 +169,7 @@ def test_robustness_labels_same_named_folders_by_their_paths(exported_tiny, tmp_
 def test_train_leaves_a_run_folder_with_settings_results_log_and_cards(tmp_path, data_dir, capsys):
     text_file = wiki_file(tmp_path / "wiki.txt", 64)
     run = tmp_path / "run"
-    argv = [
-        "train",
-        "simcse-unsup",
-        "--tiny",
-        "--max-steps",
-        "1",
-        "--text-file",
-        str(text_file),
-        "--output",
-        str(run),
-        "--set",
-        "batch_size=16",
-    ]
+    argv = tiny_train_argv(text_file, run, "--max-steps", "1", "--set", "batch_size=16")
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["global_step"] == 1
     assert {"recipe.json", "results.json", "train.log", "model", "export", "checkpoints"} <= {
@@ -193,17 +181,7 @@ def test_train_leaves_a_run_folder_with_settings_results_log_and_cards(tmp_path,
 def test_a_second_train_into_a_finished_run_is_refused_unless_overwrite(tmp_path, data_dir, capsys):
     text_file = wiki_file(tmp_path / "wiki.txt", 64)
     run = tmp_path / "run"
-    argv = [
-        "train",
-        "simcse-unsup",
-        "--tiny",
-        "--text-file",
-        str(text_file),
-        "--output",
-        str(run),
-        "--set",
-        "batch_size=16",
-    ]
+    argv = tiny_train_argv(text_file, run, "--set", "batch_size=16")
     assert main([*argv, "--max-steps", "1"]) == 0
     weights = {path: path.read_bytes() for path in (run / "model").rglob("*.safetensors")}
     capsys.readouterr()
@@ -223,16 +201,7 @@ def test_a_second_train_into_a_finished_run_is_refused_unless_overwrite(tmp_path
 
 
 def test_resume_of_a_folder_without_a_checkpoint_says_so(tmp_path, capsys):
-    argv = [
-        "train",
-        "simcse-unsup",
-        "--tiny",
-        "--text-file",
-        str(wiki_file(tmp_path / "wiki.txt", 16)),
-        "--output",
-        str(tmp_path / "run"),
-        "--resume",
-    ]
+    argv = tiny_train_argv(wiki_file(tmp_path / "wiki.txt", 16), tmp_path / "run", "--resume")
     assert main(argv) == 2
     assert "holds no complete checkpoint to resume from" in capsys.readouterr().err
 
@@ -332,24 +301,8 @@ def test_a_diverging_run_stops_naming_the_step_and_saves_nothing_non_finite(tmp_
 
     text_file = wiki_file(tmp_path / "wiki.txt", 200)
     run = tmp_path / "run"
-    argv = [
-        "train",
-        "simcse-unsup",
-        "--tiny",
-        "--max-steps",
-        "8",
-        "--text-file",
-        str(text_file),
-        "--output",
-        str(run),
-        "--set",
-        "batch_size=8",
-        "--set",
-        "learning_rate=1e6",
-        "--set",
-        "eval_steps=1",
-    ]
-    assert main(argv) == 1
+    flags = ["--max-steps", "8", "--set", "batch_size=8", "--set", "learning_rate=1e6", "--set", "eval_steps=1"]
+    assert main(tiny_train_argv(text_file, run, *flags)) == 1
     error = capsys.readouterr().err
     assert "Training diverged at step 2: the loss is nan" in error and "checkpoint-1, holds finite weights" in error
     assert not any((run / name).exists() for name in ("model", "export", "results.json", "model.partial"))
@@ -365,24 +318,8 @@ def test_a_selection_that_cannot_run_is_refused_before_training(tmp_path, data_d
     shutil.copytree(small_sts_dir / "SICK", tmp_path / "sts" / "SICK")  # SICK only: no STS-B dev to select on
     text_file = wiki_file(tmp_path / "wiki.txt", 64)
     run = tmp_path / "run"
-    argv = [
-        "train",
-        "simcse-unsup",
-        "--tiny",
-        "--max-steps",
-        "4",
-        "--text-file",
-        str(text_file),
-        "--output",
-        str(run),
-        "--sts-dir",
-        str(tmp_path / "sts"),
-        "--set",
-        "eval_steps=2",
-        "--set",
-        "batch_size=8",
-    ]
-    assert main(argv) == 2
+    flags = ["--max-steps", "4", "--sts-dir", str(tmp_path / "sts"), "--set", "eval_steps=2", "--set", "batch_size=8"]
+    assert main(tiny_train_argv(text_file, run, *flags)) == 2
     assert "holds no STS-B dev set" in capsys.readouterr().err
     assert not (run / "checkpoints").exists()  # refused before the first step
 
@@ -698,22 +635,7 @@ def test_train_dry_run_prints_the_plan_and_writes_nothing(tmp_path, data_dir):
 
 @pytest.mark.parametrize("steps", ["0", "-5"])
 def test_train_refuses_max_steps_below_one(tmp_path, steps):
-    assert (
-        main(
-            [
-                "train",
-                "simcse-unsup",
-                "--tiny",
-                "--max-steps",
-                steps,
-                "--text-file",
-                str(tmp_path),
-                "--output",
-                str(tmp_path / "run"),
-            ]
-        )
-        == 2
-    )
+    assert main(tiny_train_argv(tmp_path, tmp_path / "run", "--max-steps", steps)) == 2
     assert not (tmp_path / "run").exists()
 
 

@@ -46,15 +46,13 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
         Example:
             ::
 
-                from sbert_nonling import CachedUnpairedModalityContrastiveLoss, ImagePatchEmbed
+                from sbert_nonling import AudioPatchEmbed, CachedUnpairedModalityContrastiveLoss, SharedEncoder
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
-                # an offline stand-in for e.g. "bert-base-uncased": a tiny random BERT
-                sentences = ["A man is playing a guitar.", "A woman slices an onion."]
-                encoder = build_tiny_encoder("tiny-bert", sentences, hidden_size=32)
-                # a random patch embedding; e.g. ImagePatchEmbed.from_vit("google/vit-base-patch16-224-in21k")
-                front_end = ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=32)
-                model = build_sentence_model(str(encoder), front_ends={"image": front_end})
+                # AudioCSE's audio route on an offline stand-in for e.g. "bert-base-uncased" (a tiny random BERT)
+                path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)
+                model = build_sentence_model(SharedEncoder(str(path)), front_ends={"audio": AudioPatchEmbed()})
+                # any batch (e.g. 64 clips x 2 views) keeps the encoder's activations of only 8 views at a time
                 loss = CachedUnpairedModalityContrastiveLoss(model, mode="supcon", mini_batch_size=8)
         """
         super().__init__(model, *args, **kwargs)

@@ -22,7 +22,7 @@ class LossGradientAveragingCallback(TrainerCallback):
 
         from datasets import Dataset
         from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-        from sbert_nonling.losses import SimCSELoss
+        from sbert_nonling.losses import SymmetricInfoNCE
         from sbert_nonling.models import build_sentence_model, build_tiny_encoder
         from sbert_nonling.training import LossGradientAveragingCallback
 
@@ -31,8 +31,8 @@ class LossGradientAveragingCallback(TrainerCallback):
         model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))
         dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
         args = SentenceTransformerTrainingArguments(output_dir="checkpoints", max_steps=1, report_to="none")
-        # its MLP lives outside the DDP-wrapped model (e.g. MCSE's heads too)
-        loss = SimCSELoss(model, training_head="mlp")
+        # its learnable temperature lives outside the DDP-wrapped model (as SimCSE's and MCSE's heads do)
+        loss = SymmetricInfoNCE(model, temperature=0.05, learnable_temperature=True)
         callbacks = [LossGradientAveragingCallback(loss)]
         trainer = SentenceTransformerTrainer(model, args, train_dataset=dataset, loss=loss, callbacks=callbacks)
         trainer.train()  # torchrun --nproc_per_node 2 script.py; in a single process the callback does nothing

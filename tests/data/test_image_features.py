@@ -35,20 +35,8 @@ def test_features_round_trip_and_cli(data_dir, tmp_path, efficientnet, capsys):
     folder.mkdir()
     for path in sorted((data_dir / "images" / "flickr8k").iterdir())[:3]:
         shutil.copy(path, folder / path.name)
-    assert (
-        main(
-            [
-                "features",
-                "--image-dir",
-                str(folder),
-                "--encoder",
-                "efficientnet-lite0",
-                "--output",
-                str(tmp_path / "f.safetensors"),
-            ]
-        )
-        == 0
-    )
+    command = ["features", "--image-dir", str(folder), "--encoder", "efficientnet-lite0", "--output"]
+    assert main([*command, str(tmp_path / "f.safetensors")]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["images"] == 3 and result["shapes"] == {"global": [3, 1280]}
     names, features = load_image_features(tmp_path / "f.safetensors")
@@ -58,20 +46,7 @@ def test_features_round_trip_and_cli(data_dir, tmp_path, efficientnet, capsys):
     with pytest.raises(ValueError, match="3 image names but feature rows"):
         save_image_features(tmp_path / "g.safetensors", names, {"global": features["global"][:2]})
     (folder / "broken.jpg").write_bytes(b"")
-    assert (
-        main(
-            [
-                "features",
-                "--image-dir",
-                str(folder),
-                "--encoder",
-                "efficientnet-lite0",
-                "--output",
-                str(tmp_path / "h.safetensors"),
-            ]
-        )
-        == 2
-    )
+    assert main([*command, str(tmp_path / "h.safetensors")]) == 2
     assert "Cannot decode image" in capsys.readouterr().err
 
 

@@ -67,21 +67,11 @@ def test_forward_makes_cls_plus_patch_tokens(entry, key):
     assert larger[key].shape == (2, 1 + 36, 16)
 
 
-def test_vit_initialisation_copies_the_embeddings(tmp_path):
-    from transformers import ViTConfig, ViTModel
+def test_vit_initialisation_copies_the_embeddings(tiny_vit_dir):
+    from transformers import ViTModel
 
-    vit = ViTModel(
-        ViTConfig(
-            image_size=32,
-            patch_size=8,
-            hidden_size=32,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=64,
-        )
-    )
-    vit.save_pretrained(tmp_path)
-    module = ImagePatchEmbed.from_vit(str(tmp_path))
+    vit = ViTModel.from_pretrained(tiny_vit_dir)
+    module = ImagePatchEmbed.from_vit(str(tiny_vit_dir))
     assert (module.image_size, module.patch_size, module.embedding_dimension) == (32, 8, 32)
     for name, value in vit.embeddings.state_dict().items():
         torch.testing.assert_close(module.embeddings.state_dict()[name], value)
@@ -221,21 +211,11 @@ def test_token_keep_ratio_is_saved_and_old_configs_load_without_it(tiny_encoder_
 
 
 @pytest.mark.parametrize("image_size", [16, 24])
-def test_vit_at_a_lower_resolution_interpolates_the_position_table(tmp_path, image_size):
-    from transformers import ViTConfig, ViTModel
+def test_vit_at_a_lower_resolution_interpolates_the_position_table(tiny_vit_dir, image_size):
+    from transformers import ViTModel
 
-    vit = ViTModel(
-        ViTConfig(
-            image_size=32,
-            patch_size=8,
-            hidden_size=32,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=64,
-        )
-    )
-    vit.eval().save_pretrained(tmp_path)
-    module = ImagePatchEmbed.from_vit(str(tmp_path), image_size=image_size, token_keep_ratio=0.5)
+    vit = ViTModel.from_pretrained(tiny_vit_dir)  # in eval mode
+    module = ImagePatchEmbed.from_vit(str(tiny_vit_dir), image_size=image_size, token_keep_ratio=0.5)
     grid = image_size // 8
     assert (module.image_size, module.token_keep_ratio) == (image_size, 0.5)
     assert module.embeddings.position_embeddings.shape == (1, 1 + grid * grid, 32)
@@ -247,7 +227,7 @@ def test_vit_at_a_lower_resolution_interpolates_the_position_table(tmp_path, ima
         reference = vit.embeddings(pixels, interpolate_pos_encoding=True)  # ViT's own bicubic interpolation
     torch.testing.assert_close(ours, reference)
     with pytest.raises(ValueError, match="patch_size=8 does not divide image_size=20"):
-        ImagePatchEmbed.from_vit(str(tmp_path), image_size=20)
+        ImagePatchEmbed.from_vit(str(tiny_vit_dir), image_size=20)
 
 
 def test_a_front_end_without_a_width_takes_the_encoders(tiny_encoder_dir, cat, tmp_path):
