@@ -23,6 +23,10 @@ COMPOSED = [
         "train_kdmcse.py",
         ["--text", "{text}", "--captions", "{flickr}/captions.txt", "--image-dir", "{flickr}/images", "--bf16"],
     ),
+    (
+        "train_dalr.py",
+        ["--text", "{text}", "--captions", "{flickr}/captions.txt", "--image-dir", "{flickr}/images", "--bf16"],
+    ),
     ("train_macd.py", ["--captions", "{flickr}/captions.txt", "--image-dir", "{flickr}/images"]),
     (
         "train_multitask.py",

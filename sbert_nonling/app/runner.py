@@ -67,6 +67,7 @@ TRAINING_SOURCES: dict[str, tuple[str, ...]] = {
     "mcse": ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
     "macd": ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
     "kdmcse": ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
+    "dalr": ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
     "multitask": ("text_file", "nli_file"),
     "pixel_linguist": ("text_file", "nli_file"),
 }

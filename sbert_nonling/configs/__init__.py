@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from sbert_nonling.configs.audiocse import AudioCSEConfig
 from sbert_nonling.configs.base import MethodConfig
+from sbert_nonling.configs.clip_teacher import CLIPTeacherConfig
+from sbert_nonling.configs.dalr import DALRConfig
 from sbert_nonling.configs.grounding import GroundingConfig
 from sbert_nonling.configs.kdmcse import KDMCSEConfig
 from sbert_nonling.configs.losses import (
     AnchorConfig,
+    DALRLossConfig,
     GroundingLossConfig,
     ModalityLossConfig,
     SimCSELossConfig,
@@ -36,6 +39,7 @@ METHOD_CONFIGS: dict[str, type[MethodConfig]] = {
         MCSEConfig,
         MACDConfig,
         KDMCSEConfig,
+        DALRConfig,
         MultitaskConfig,
         PixelLinguistConfig,
     )
@@ -45,6 +49,9 @@ __all__ = [
     "METHOD_CONFIGS",
     "AnchorConfig",
     "AudioCSEConfig",
+    "CLIPTeacherConfig",
+    "DALRConfig",
+    "DALRLossConfig",
     "GroundingConfig",
     "GroundingLossConfig",
     "KDMCSEConfig",

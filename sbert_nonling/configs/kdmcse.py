@@ -6,28 +6,23 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from sbert_nonling.configs.base import paper_default, setting
+from sbert_nonling.configs.clip_teacher import CLIPTeacherConfig
 from sbert_nonling.configs.losses import SimCSELossConfig, TeacherGuidedAlignConfig
 from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig, SingleRunConfig
 
 
 @dataclass
-class KDMCSEConfig(SingleRunConfig):
+class KDMCSEConfig(CLIPTeacherConfig):
     """KDMCSE: defaults are the released wiki + Flickr30k BERT-base script (scripts/run_wiki_flickr.sh): SimCSE with
     a constant angular margin of 0.15 rad on every batch; on the interleaved caption batches (every caption of every
     image), plus 0.01 x the grounding in CLIP ViT-L/14's image and caption embeddings with the adaptive margin
     (0.15 rad), the teacher filter off; 3 epochs at lr 3e-5, batch 64, max length 32, no warmup. Paper: NAACL 2024,
-    https://arxiv.org/abs/2403.17486. See :class:`SingleRunConfig`."""
+    https://arxiv.org/abs/2403.17486. See :class:`CLIPTeacherConfig`."""
 
     method: ClassVar[str] = "kdmcse"
 
     text_loss: SimCSELossConfig = paper_default(SentenceEncoderConfig, "text_loss", SimCSELossConfig(margin=0.15))
     epochs: int = paper_default(SingleRunConfig, "epochs", 3)
-    # the teacher's features
-    clip_encoder: str = setting(
-        "clip-vit-large-patch14", "frozen CLIP teacher: clip-vit-large-patch14, clip-vit-base-patch32, a Hub name"
-    )
-    clip_dimension: int = setting(768, "dimension of the CLIP embeddings", minimum=1)
-    # the losses
     grounding: TeacherGuidedAlignConfig = setting(
         TeacherGuidedAlignConfig(), "the caption <-> CLIP term (TeacherGuidedAlignLoss)"
     )

@@ -76,4 +76,9 @@ PAPER_RESULTS: dict[str, PaperResult] = {
         "Nguyen et al. 2024, KDMCSE (NAACL), wiki + Flickr30k, BERT-base; quoted second-hand (DALR's comparison "
         "table), not yet checked against the KDMCSE paper's own table",
     ),
+    "dalr": PaperResult(
+        79.5,
+        "He et al. 2025, DALR (ACL Findings), wiki + Flickr30k, BERT-base; quoted second-hand (a note on the paper's "
+        "main table), not yet checked against the paper's own table",
+    ),
 }

@@ -4,7 +4,7 @@ student's in-batch distributions with text teachers and CLIP image features."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, get_args
 
 import torch
 import torch.nn.functional as F
@@ -13,14 +13,12 @@ from torch import Tensor, nn
 
 from sbert_nonling.losses.angular_margin import angular_margin_logits
 from sbert_nonling.losses.base import LossConfig
-from sbert_nonling.losses.listwise_distillation import ListwiseDistillationLoss, ListwiseKind
+from sbert_nonling.losses.listwise_distillation import ListwiseDistillationLoss
 from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.util.choices import ConsistencyMismatch, ListwiseKind, TokenNormalization
 from sbert_nonling.util.heads import embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
-
-Mismatch = Literal["shuffle", "roll"]
-TokenNormalization = Literal["feature", "token"]
 
 #: How far DALR's released code rolls the images to pair each caption with another caption's image.
 RELEASED_ROLL = 5
@@ -181,7 +179,7 @@ class DALRLoss(LossConfig, nn.Module):
         kl_temperature: float = 0.45,
         kl_target_temperature: float = 0.5,
         consistency_margin: float = 0.2,
-        consistency_mismatch: Mismatch = "shuffle",
+        consistency_mismatch: ConsistencyMismatch = "shuffle",
         consistency_dimension: int = 256,
         projection_dimension: int = 256,
         image_margin: float = 0.18,
@@ -312,10 +310,14 @@ class DALRLoss(LossConfig, nn.Module):
                 sum(terms.values()).backward()
         """
         super().__init__()
-        if consistency_mismatch not in ("shuffle", "roll"):
-            raise ValueError(f"consistency_mismatch={consistency_mismatch!r} must be 'shuffle' or 'roll'.")
-        if token_normalization not in ("feature", "token"):
-            raise ValueError(f"token_normalization={token_normalization!r} must be 'feature' or 'token'.")
+        if consistency_mismatch not in get_args(ConsistencyMismatch):
+            raise ValueError(
+                f"consistency_mismatch={consistency_mismatch!r} must be one of {list(get_args(ConsistencyMismatch))}."
+            )
+        if token_normalization not in get_args(TokenNormalization):
+            raise ValueError(
+                f"token_normalization={token_normalization!r} must be one of {list(get_args(TokenNormalization))}."
+            )
         if min(temperature, kl_temperature, kl_target_temperature, image_temperature) <= 0:
             raise ValueError(
                 f"temperature={temperature}, kl_temperature={kl_temperature}, "

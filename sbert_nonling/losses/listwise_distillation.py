@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, cast
+from typing import Any, cast, get_args
 
 import torch
 import torch.nn.functional as F
@@ -15,10 +15,9 @@ from transformers import PreTrainedModel
 from sbert_nonling.losses.angular_margin import angular_margin_logits
 from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.util.choices import ListwiseKind
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
-
-ListwiseKind = Literal["listmle", "listnet"]
 
 
 def list_mle(student_scores: Tensor, teacher_scores: Tensor, epsilon: float = 0.0) -> Tensor:
@@ -249,8 +248,8 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
             raise ValueError(
                 f"teacher_weights={teacher_weights} must give one weight per teacher ({len(teachers)} teachers)."
             )
-        if kind not in ("listmle", "listnet"):
-            raise ValueError(f"kind={kind!r} must be 'listmle' or 'listnet'.")
+        if kind not in get_args(ListwiseKind):
+            raise ValueError(f"kind={kind!r} must be one of {list(get_args(ListwiseKind))}.")
         if temperature <= 0 or teacher_temperature <= 0:
             raise ValueError(
                 f"temperature={temperature} and teacher_temperature={teacher_temperature} must be positive "

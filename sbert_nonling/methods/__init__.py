@@ -10,6 +10,7 @@ from typing import Any
 
 from sbert_nonling.configs import (
     AudioCSEConfig,
+    DALRConfig,
     KDMCSEConfig,
     MACDConfig,
     MCSEConfig,
@@ -19,6 +20,8 @@ from sbert_nonling.configs import (
     VisualCSEConfig,
 )
 from sbert_nonling.data.sources import DataSources
+from sbert_nonling.methods.clip_teacher import build_clip_grounding
+from sbert_nonling.methods.dalr import build_dalr
 from sbert_nonling.methods.grounding import GroundingPlan, build_grounding
 from sbert_nonling.methods.kdmcse import build_kdmcse
 from sbert_nonling.methods.multitask import build_multitask, task_losses
@@ -35,6 +38,7 @@ BUILDERS: dict[str, Callable[[Any, DataSources], MethodPlan]] = {
     MCSEConfig.method: build_grounding,
     MACDConfig.method: build_grounding,
     KDMCSEConfig.method: build_kdmcse,
+    DALRConfig.method: build_dalr,
     MultitaskConfig.method: build_multitask,
     PixelLinguistConfig.method: build_pixel_linguist,
 }
@@ -46,6 +50,8 @@ __all__ = [
     "ModelUpdate",
     "TrainingStage",
     "WeightAverage",
+    "build_clip_grounding",
+    "build_dalr",
     "build_grounding",
     "build_kdmcse",
     "build_multitask",

@@ -3,92 +3,21 @@ margins and the negatives, beside sentence batches."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-from typing import Any
-
-import torch
-from datasets import DatasetDict
+from sentence_transformers import SentenceTransformer
 
 from sbert_nonling.configs.kdmcse import KDMCSEConfig
-from sbert_nonling.data.captions import caption_clip_dataset, load_caption_pairs
-from sbert_nonling.data.clip_features import extract_clip_features, load_clip_features
-from sbert_nonling.data.frozen_clip import FrozenCLIP
 from sbert_nonling.data.sources import DataSources
-from sbert_nonling.evaluation.retrieval import evaluate_retrieval
-from sbert_nonling.evaluation.sts import sts_dev_evaluator
+from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.teacher_guided_align import TeacherGuidedAlignLoss
-from sbert_nonling.methods.grounding import GroundingPlan, heldout_retrieval_set, split_heldout_pairs
-from sbert_nonling.methods.plan import TrainingStage
-from sbert_nonling.methods.sentence_encoder import (
-    recipe_label,
-    single_run_arguments,
-    starting_sentence_model,
-    text_contrastive_loss,
-    text_training_data,
-)
-from sbert_nonling.models.tiny_encoder import build_tiny_clip
-from sbert_nonling.util.unreachable import loading
-
-#: What to do without the network when the CLIP teacher cannot be loaded.
-CLIP_OFFLINE = (
-    "pass precomputed CLIP features (image_features=F, --image-features F; made by `sbert-nonling features --encoder "
-    "clip-vit-large-patch14 --captions FILE`), or train the recipe's tiny form (--tiny: a small random CLIP)."
-)
-
-
-def load_teacher_clip(config: KDMCSEConfig, captions: list[str]) -> FrozenCLIP:
-    """The frozen CLIP teacher of ``config`` (``clip_encoder``, by Hub name or folder; one ValueError line when it
-    cannot be loaded), or with ``config.tiny`` a tiny random CLIP of ``config.clip_dimension`` whose vocabulary
-    comes from ``captions``.
-
-    Args:
-        config: a KDMCSE or DALR config (``clip_encoder``, ``clip_dimension``, ``tiny``, ``seed``).
-        captions: the training captions.
-    """
-    if config.tiny:
-        with tempfile.TemporaryDirectory(prefix="tiny-clip-") as folder:
-            path = build_tiny_clip(folder, captions, projection_dim=config.clip_dimension, seed=config.seed)
-            return FrozenCLIP.from_pretrained(str(path))
-    with loading("CLIP", config.clip_encoder, f"{recipe_label(config)}, setting 'clip_encoder'", CLIP_OFFLINE):
-        return FrozenCLIP.from_pretrained(config.clip_encoder)
-
-
-def clip_features(
-    config: KDMCSEConfig, pairs: list[tuple[str, str]], images: dict[str, Any], features_file: str | Path | None
-) -> tuple[list[str], list[str], dict[str, torch.Tensor], bool]:
-    """Image names, captions, CLIP's image (``"global"``) and caption (``"captions"``) embeddings, and whether they
-    were extracted now (with :func:`load_teacher_clip`) rather than read from ``features_file``; a ValueError when
-    their width is not ``config.clip_dimension``.
-
-    Args:
-        config: a KDMCSE or DALR config.
-        pairs: every ``(image name, caption)`` pair the run reads, held-out ones included.
-        images: each image name's file or undecoded Hub value.
-        features_file: CLIP features written by ``sbert-nonling features --encoder clip-... --captions``, or None.
-    """
-    if features_file is not None:
-        names, captions, features = load_clip_features(features_file)
-        extracted = False
-    else:
-        names = sorted({image for image, _ in pairs})
-        captions = list(dict.fromkeys(caption for _, caption in pairs))
-        clip = load_teacher_clip(config, captions)
-        features = extract_clip_features([images[name] for name in names], captions, clip)
-        extracted = True
-    if features["global"].shape[-1] != config.clip_dimension:
-        raise ValueError(
-            f"CLIP features have dimension {features['global'].shape[-1]}, {recipe_label(config).lower()} expects "
-            f"clip_dimension={config.clip_dimension}."
-        )
-    return names, captions, features, extracted
+from sbert_nonling.methods.clip_teacher import build_clip_grounding
+from sbert_nonling.methods.grounding import GroundingPlan
 
 
 def build_kdmcse(config: KDMCSEConfig, data: DataSources) -> GroundingPlan:
-    """KDMCSE's pieces: caption batches (the caption twice + the CLIP embeddings of its image and of itself) with
-    :class:`TeacherGuidedAlignLoss` (``config.grounding``) beside text batches with :class:`SimCSELoss`
-    (``config.text_loss``, its angular margin) unless ``config.data == "captions"``; one run of
-    :class:`NonLinguisticTrainer` that interleaves them.
+    """KDMCSE's pieces (:func:`~sbert_nonling.methods.clip_teacher.build_clip_grounding`): caption batches (the
+    caption twice + the CLIP embeddings of its image and of itself) with :class:`TeacherGuidedAlignLoss`
+    (``config.grounding``) beside text batches with :class:`SimCSELoss` (``config.text_loss``, its angular margin)
+    unless ``config.data == "captions"``; one run of :class:`NonLinguisticTrainer` that interleaves them.
 
     The CLIP embeddings are read from ``image_features`` (``sbert-nonling features --encoder clip-vit-large-patch14
     --captions FILE``) or computed now with ``config.clip_encoder`` (the plan's ``extracted_features`` and
@@ -120,54 +49,20 @@ def build_kdmcse(config: KDMCSEConfig, data: DataSources) -> GroundingPlan:
                                                 text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt"))
         plan.train("kdmcse")  # checkpoints in kdmcse/checkpoints
     """
-    text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file, captions_only=True)
-    if data.captions_file is None:
-        raise ValueError(
-            f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local "
-            "file)."
-        )
-    pairs, images = load_caption_pairs(data.captions_file, data.image_dir)
-    pairs, heldout_pairs = split_heldout_pairs(pairs, data.heldout_images_file)
-    names, captions, features, extracted = clip_features(config, pairs + heldout_pairs, images, data.image_features)
-    heldout = heldout_retrieval_set(heldout_pairs, names, features["global"]) if heldout_pairs else None
-    caption_dataset = caption_clip_dataset(pairs, names, captions, features)
-
-    sentence_model = starting_sentence_model(config, sentences + [caption for _, caption in pairs])
-    evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
-    args = single_run_arguments(config, evaluator is not None, warmup=0, interleaved=text_dataset is not None)
-    text_loss = text_contrastive_loss(sentence_model, config.text_loss, args.world_size > 1)
     settings = config.grounding
-    grounding = TeacherGuidedAlignLoss(
-        sentence_model,
-        config.clip_dimension,
-        text_loss,
-        weight=settings.weight,
-        temperature=settings.temperature,
-        margin=settings.margin,
-        adaptive_margin=settings.adaptive_margin,
-        projection_dimension=settings.projection_dimension,
-        filter_threshold=settings.filter_threshold if settings.filter else None,
-        filter_scores=settings.filter_scores,
-    )
-    if text_dataset is None:
-        captions_only = {"train_dataset_name": "captions"}
-        stage = TrainingStage("train", caption_dataset, grounding, args, trainer_kwargs=captions_only)
-    else:
-        stage = TrainingStage(
-            "train",
-            DatasetDict({"text": text_dataset, "captions": caption_dataset}),
-            {"text": text_loss, "captions": grounding},
-            args,
+
+    def grounding(model: SentenceTransformer, text_loss: SimCSELoss, sentences: list[str]) -> TeacherGuidedAlignLoss:
+        return TeacherGuidedAlignLoss(
+            model,
+            config.clip_dimension,
+            text_loss,
+            weight=settings.weight,
+            temperature=settings.temperature,
+            margin=settings.margin,
+            adaptive_margin=settings.adaptive_margin,
+            projection_dimension=settings.projection_dimension,
+            filter_threshold=settings.filter_threshold if settings.filter else None,
+            filter_scores=settings.filter_scores,
         )
 
-    def retrieval(trained) -> dict[str, float]:
-        return evaluate_retrieval(trained, grounding, **heldout) if heldout is not None else {}
-
-    return GroundingPlan(
-        sentence_model,
-        [stage],
-        evaluator,
-        evaluations={"retrieval": retrieval},
-        extracted_features=(names, features) if extracted else None,
-        extracted_captions=captions if extracted else None,
-    )
+    return build_clip_grounding(config, data, grounding)

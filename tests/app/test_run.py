@@ -423,12 +423,24 @@ def test_mcse_recipe_interleaves_caption_batches_and_keeps_heads_out_of_the_mode
     assert [module["type"].rsplit(".", 1)[1] for module in modules] == ["Transformer", "Pooling"]
 
 
-@pytest.mark.parametrize("precision", ["fp32", "bf16"])
-def test_kdmcse_recipe_trains_with_its_clip_teacher_exports_and_cites_its_paper(
-    tmp_path, data_dir, flickr_subset, small_sts_dir, precision
+#: The terms each CLIP-teacher recipe logs on caption batches, and the loss heads its checkpoints keep.
+CLIP_TEACHER_RECIPES = {
+    "kdmcse": (
+        {"grounding_image", "grounding_caption"},
+        {"captions.image_head.0.weight", "captions.caption_head.0.weight"},
+    ),
+    "dalr": ({"ranking", "cross_modal_alignment", "consistency"}, {"captions.image_aligner.0.weight"}),
+}
+
+
+@pytest.mark.parametrize(
+    ("recipe", "precision"), [("kdmcse", "fp32"), ("kdmcse", "bf16"), ("dalr", "fp32"), ("dalr", "bf16")]
+)
+def test_a_clip_teacher_recipe_trains_exports_and_cites_its_paper(
+    tmp_path, data_dir, flickr_subset, small_sts_dir, recipe, precision
 ):
     result = train_recipe(
-        "kdmcse",
+        recipe,
         tmp_path / "run",
         DataSources(
             text_file=_small_text_file(tmp_path, data_dir, lines=64),
@@ -440,18 +452,21 @@ def test_kdmcse_recipe_trains_with_its_clip_teacher_exports_and_cites_its_paper(
         max_steps=6,
         overrides={"batch_size": 8, "eval_steps": 3, "precision": precision},
     )
+    terms, heads = CLIP_TEACHER_RECIPES[recipe]
     assert result["precision"] == precision and result["step_counts"]["captions"] >= 1
-    assert {"nguyen2024kdmcse", "gao2021simcse"} <= cited(result["model"])
+    paper = {"kdmcse": "nguyen2024kdmcse", "dalr": "dalr2025"}[recipe]
+    assert {paper, "gao2021simcse"} <= cited(result["model"])
     state = json.loads((tmp_path / "run" / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
-    grounded = [entry for entry in state["log_history"] if "grounding_caption" in entry]
-    assert grounded and all(np.isfinite(entry["grounding_image"]) for entry in grounded if "loss_captions" in entry)
+    caption_steps = [entry for entry in state["log_history"] if "loss_captions" in entry]
+    assert caption_steps and all(np.isfinite(entry[term]) for entry in caption_steps for term in terms)
     from safetensors.torch import load_file
 
-    heads = load_file(str(tmp_path / "run" / "checkpoints" / "checkpoint-6" / "loss_state.safetensors"))
-    assert {"captions.image_head.0.weight", "captions.caption_head.0.weight", "text.head.0.weight"} <= set(heads)
+    saved_heads = load_file(str(tmp_path / "run" / "checkpoints" / "checkpoint-6" / "loss_state.safetensors"))
+    assert {*heads, "text.head.0.weight"} <= set(saved_heads)
+    assert not any("teachers" in key for key in saved_heads)  # DALR's frozen teachers are rebuilt, never stored
     full = SentenceTransformer(result["model"], trust_remote_code=True)
     plain = SentenceTransformer(result["export"])
-    assert not any("head" in key for key in full.state_dict())
+    assert not any("head" in key or "teacher" in key for key in full.state_dict())
     np.testing.assert_allclose(plain.encode(["a dog runs"]), full.encode(["a dog runs"]), atol=1e-6)
     assert (tmp_path / "run" / "image_features.safetensors").is_file()  # the tiny CLIP's features, for a rerun
 

@@ -78,6 +78,13 @@ def inputs(
         return False, {**start, **images}, DataSources(**text, **captions)
     if method == "kdmcse":
         return False, {**start, "clip_encoder": clip, "clip_dimension": 16}, DataSources(**text, **captions)
+    if method == "dalr":  # the tiny model is 32 wide, the CLIP 16: no cross-modal term, which needs one width
+        teachers = {"teachers": [model, model], "alignment.cross_modal_weight": 0.0}
+        return (
+            False,
+            {**start, **teachers, "clip_encoder": clip, "clip_dimension": 16},
+            DataSources(**text, **captions),
+        )
     if method == "multitask":
         nli_file = corpus / "snli_devtest_triplets.csv"
         return False, {**start, "train_limit": 48}, DataSources(nli_file=nli_file, sts_dir=data_dir / "sts")
@@ -130,6 +137,7 @@ RECIPES = {
     "mcse": "mcse",
     "macd": "macd",
     "kdmcse": "kdmcse",
+    "dalr": "dalr",
     "multitask": "multitask",
     "pixel-linguist": "pixel_linguist",
 }

@@ -69,24 +69,3 @@ def test_captions_only_trains_the_grounding_with_its_text_term(text_file, flickr
     (stage,) = plan.stages
     assert isinstance(stage.loss, TeacherGuidedAlignLoss) and isinstance(stage.loss.text_loss, SimCSELoss)
     assert len(stage.train_dataset) == 60
-
-
-def test_clip_features_of_another_width_or_no_captions_are_refused(tmp_path, text_file, flickr_subset):
-    config = load_recipe("kdmcse", tiny=True, overrides={"max_steps": 1})
-    wide = tmp_path / "wide.safetensors"
-    names = sorted(path.name for path in (flickr_subset / "images").iterdir())
-    captions = [line.partition("\t")[2].strip() for line in (flickr_subset / "captions.txt").read_text().splitlines()]
-    features = {"global": torch.zeros(12, 64), "captions": torch.zeros(60, 64)}
-    save_image_features(wide, names, features, captions=captions)
-    data = DataSources(
-        captions_file=flickr_subset / "captions.txt",
-        image_dir=flickr_subset / "images",
-        text_file=text_file,
-        image_features=wide,
-    )
-    with pytest.raises(ValueError, match="CLIP features have dimension 64, .* expects clip_dimension=32"):
-        build_kdmcse(config, data)
-    with pytest.raises(ValueError, match="holds no CLIP caption embeddings"):
-        build_kdmcse(config, DataSources(**{**vars(data), "image_features": flickr_subset / "features.safetensors"}))
-    with pytest.raises(ValueError, match="pass captions_file"):
-        build_kdmcse(config, DataSources(text_file=text_file))

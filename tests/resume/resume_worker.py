@@ -75,7 +75,7 @@ def send(signal_number: int):
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("recipe", choices=["visualcse", "visualcse-fast", "mcse", "kdmcse"])
+    parser.add_argument("recipe", choices=["visualcse", "visualcse-fast", "mcse", "kdmcse", "dalr"])
     parser.add_argument("--output", required=True)
     parser.add_argument("--text-file", required=True)
     parser.add_argument("--image-dir", required=True)
@@ -136,7 +136,7 @@ def main() -> None:
         command += ["--set", "modality_batch_size=8"]
     else:
         command += ["--captions-file", args.captions_file]
-    if args.image_features:  # KDMCSE's tiny run computes its tiny CLIP's features itself
+    if args.image_features:  # KDMCSE and DALR compute their tiny CLIP teacher's features themselves
         command += ["--image-features", args.image_features]
     sys.exit(cli_main(command + (["--resume"] if args.resume else [])))
 

@@ -40,7 +40,7 @@ def inputs(tmp_path_factory, data_dir, flickr_subset):
 
 
 def _run(recipe: str, output: Path, inputs, *extra: str) -> subprocess.CompletedProcess:
-    text = inputs["short_text"] if recipe in ("mcse", "kdmcse") else inputs["text"]
+    text = inputs["short_text"] if recipe in ("mcse", "kdmcse", "dalr") else inputs["text"]
     command = [sys.executable, str(WORKER), recipe, "--output", str(output), "--text-file", str(text)]
     if recipe.startswith("visualcse"):
         command += ["--image-dir", str(inputs["images"])]
@@ -94,7 +94,7 @@ def _assert_same_run(resumed: Path, expected) -> None:
         torch.testing.assert_close(resumed_loss_state[key], loss_state[key], rtol=0, atol=0, msg=key)
 
 
-@pytest.mark.parametrize("recipe", ["visualcse", "visualcse-fast", "mcse", "kdmcse"])
+@pytest.mark.parametrize("recipe", ["visualcse", "visualcse-fast", "mcse", "kdmcse", "dalr"])
 def test_killed_and_resumed_run_equals_the_uninterrupted_run(tmp_path, inputs, straight, recipe):
     assert _run(recipe, tmp_path / "killed", inputs, "--die-at-step", "5").returncode == -9  # SIGKILL after step 5
     checkpoints = tmp_path / "killed" / "checkpoints"

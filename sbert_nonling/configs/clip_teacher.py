@@ -1,0 +1,21 @@
+"""CLIPTeacherConfig: the settings of the methods whose caption batches carry a frozen CLIP's embeddings (KDMCSE,
+DALR)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sbert_nonling.configs.base import setting
+from sbert_nonling.configs.sentence_encoder import SingleRunConfig
+
+
+@dataclass
+class CLIPTeacherConfig(SingleRunConfig):
+    """A single run on sentence and caption batches whose captions carry a frozen CLIP teacher's embeddings of their
+    image and of themselves, computed once before training (``clip_encoder``), or read from a features file made by
+    ``sbert-nonling features --encoder clip-vit-large-patch14 --captions FILE``; see :class:`SingleRunConfig`."""
+
+    clip_encoder: str = setting(
+        "clip-vit-large-patch14", "frozen CLIP teacher: clip-vit-large-patch14, clip-vit-base-patch32, a Hub name"
+    )
+    clip_dimension: int = setting(768, "dimension of the CLIP embeddings", minimum=1)

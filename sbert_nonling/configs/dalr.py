@@ -1,0 +1,35 @@
+"""DALRConfig: caption batches distilled from frozen text teachers and a CLIP, at two levels (He et al., 2025)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from sbert_nonling.configs.base import paper_default, setting
+from sbert_nonling.configs.clip_teacher import CLIPTeacherConfig
+from sbert_nonling.configs.losses import DALRLossConfig
+from sbert_nonling.configs.sentence_encoder import SingleRunConfig
+
+
+@dataclass
+class DALRConfig(CLIPTeacherConfig):
+    """DALR: defaults are the released wiki + Flickr30k BERT-base script (scripts/run_wiki_flickr.sh) with the paper's
+    loss terms: SimCSE on every batch; on the interleaved caption batches (every caption), plus the ListMLE ranking of
+    two frozen text teachers (SimCSE 0.33, DiffCSE 0.67, teacher temperature 0.05), the KL terms to the teachers' and
+    to CLIP ViT-L/14's similarities and the caption-image consistency; 4 epochs at lr 2e-5, batch 128, max length 32.
+    The released code adds an angular margin and two terms (``alignment``'s docstring says how to switch them on).
+    Paper: ACL 2025 Findings, https://arxiv.org/abs/2506.21096. See :class:`CLIPTeacherConfig`."""
+
+    method: ClassVar[str] = "dalr"
+
+    batch_size: int = paper_default(SingleRunConfig, "batch_size", 128)
+    learning_rate: float = paper_default(SingleRunConfig, "learning_rate", 2e-5)
+    epochs: int = paper_default(SingleRunConfig, "epochs", 4)
+    # the text teachers
+    teachers: list[str] = setting(
+        ["princeton-nlp/unsup-simcse-bert-base-uncased", "voidism/diffcse-bert-base-uncased-sts"],
+        "frozen text teachers (Hub names or folders; [CLS] pooling unless a sentence-transformers model)",
+    )
+    teacher_weights: list[float] = setting([0.33, 0.67], "weight of each teacher's scores and embeddings")
+    # the losses
+    alignment: DALRLossConfig = setting(DALRLossConfig(), "the caption batches' distillation terms (DALRLoss)")

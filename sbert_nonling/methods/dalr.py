@@ -1,0 +1,121 @@
+"""DALR as a plan: caption batches distilled from frozen text teachers (their ranking and similarities) and from a
+frozen CLIP's image similarities, beside sentence batches."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.util import is_sentence_transformer_model
+
+from sbert_nonling.configs.dalr import DALRConfig
+from sbert_nonling.data.sources import DataSources
+from sbert_nonling.losses.dalr import DALRLoss
+from sbert_nonling.losses.simcse import SimCSELoss
+from sbert_nonling.methods.clip_teacher import build_clip_grounding
+from sbert_nonling.methods.grounding import GroundingPlan
+from sbert_nonling.methods.sentence_encoder import recipe_label
+from sbert_nonling.models.sentence_model import build_sentence_model
+from sbert_nonling.models.tiny_encoder import build_tiny_encoder
+from sbert_nonling.util.unreachable import loading
+
+#: What to do without the network when a text teacher cannot be loaded.
+TEACHERS_OFFLINE = (
+    "copy the teachers' folders here and name them (--set 'teachers=[\"path/a\", \"path/b\"]'), or train the recipe's "
+    "tiny form (--tiny: small random teachers)."
+)
+
+
+def load_text_teachers(config: DALRConfig, sentences: list[str]) -> list[SentenceTransformer]:
+    """DALR's frozen text teachers, by Hub name or folder (``config.teachers``; [CLS] pooling, as DALR's released code
+    pools its SimCSE and DiffCSE teachers, unless a sentence-transformers model brings its own), or with
+    ``config.tiny`` one small random BERT per teacher whose vocabulary comes from ``sentences`` (the student's, so
+    the teachers read the student's tokens). A teacher that cannot be loaded raises one ValueError line naming it.
+
+    Args:
+        config: :class:`DALRConfig`.
+        sentences: the training sentences and captions.
+    """
+    if len(config.teacher_weights) != len(config.teachers) or not config.teachers:
+        raise ValueError(
+            f"{recipe_label(config)}: teacher_weights {config.teacher_weights} must give one weight per teacher "
+            f"{config.teachers}."
+        )
+    teachers = []
+    if config.tiny:
+        with tempfile.TemporaryDirectory(prefix="tiny-teachers-") as folder:
+            for index in range(len(config.teachers)):
+                path = build_tiny_encoder(Path(folder) / str(index), sentences, seed=config.seed + 1 + index)
+                teachers.append(build_sentence_model(str(path), pooling="cls", max_seq_length=config.max_seq_length))
+        return teachers
+    for name in config.teachers:
+        with loading("Teacher", name, f"{recipe_label(config)}, setting 'teachers'", TEACHERS_OFFLINE):
+            pooling = None if is_sentence_transformer_model(name) else "cls"
+            teachers.append(build_sentence_model(name, pooling=pooling, max_seq_length=config.max_seq_length))
+    return teachers
+
+
+def build_dalr(config: DALRConfig, data: DataSources) -> GroundingPlan:
+    """DALR's pieces (:func:`~sbert_nonling.methods.clip_teacher.build_clip_grounding`): caption batches (the caption
+    twice + the CLIP embeddings of its image and of itself) with :class:`DALRLoss` (``config.alignment``, the frozen
+    ``config.teachers`` run on-line) beside text batches with :class:`SimCSELoss` (``config.text_loss``) unless
+    ``config.data == "captions"``; one run of :class:`NonLinguisticTrainer` that interleaves them. Call
+    ``transformers.set_seed(config.seed)`` first to draw the heads as the runner does.
+
+    Args:
+        config: :class:`DALRConfig`.
+        data: ``captions_file`` (+ ``image_dir`` for a local file) or a Hub image-caption dataset; optional
+            ``image_features`` (CLIP's); ``text_file`` / ``nli_file`` and ``sts_dir`` as for
+            :func:`~sbert_nonling.methods.simcse.build_simcse`.
+
+    Example::
+
+        import os
+        from transformers import set_seed
+
+        from sbert_nonling.app import load_recipe
+        from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_dalr
+
+        data = os.environ["SBERT_NONLING_SHARED"] + "/data"
+        captions = open(data + "/corpus/flickr8k/Flickr8k.token.txt").read().splitlines()[:40]  # 8 photos x 5
+        open("captions.txt", "w").write("\\n".join(captions) + "\\n")
+        config = load_recipe("dalr", tiny=True, overrides={"max_steps": 2, "batch_size": 4})  # tiny random teachers
+        set_seed(config.seed)
+        plan = build_dalr(config, DataSources(captions_file="captions.txt", image_dir=data + "/images/flickr8k",
+                                              text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt"))
+        plan.train("dalr")  # checkpoints in dalr/checkpoints
+    """
+    settings = config.alignment
+
+    def alignment(model: SentenceTransformer, text_loss: SimCSELoss, sentences: list[str]) -> DALRLoss:
+        return DALRLoss(
+            model,
+            text_loss,
+            load_text_teachers(config, sentences),
+            config.clip_dimension,
+            teacher_weights=config.teacher_weights,
+            teacher_temperature=settings.teacher_temperature,
+            kind=settings.kind,
+            epsilon=settings.epsilon,
+            consistency_weight=settings.consistency_weight,
+            cross_modal_weight=settings.cross_modal_weight,
+            ranking_weight=settings.ranking_weight,
+            intra_modal_weight=settings.intra_modal_weight,
+            image_grounding_weight=settings.image_grounding_weight,
+            token_grounding_weight=settings.token_grounding_weight,
+            margin=settings.margin,
+            temperature=settings.temperature,
+            kl_temperature=settings.kl_temperature,
+            kl_target_temperature=settings.kl_target_temperature,
+            consistency_margin=settings.consistency_margin,
+            consistency_mismatch=settings.consistency_mismatch,
+            consistency_dimension=settings.consistency_dimension,
+            projection_dimension=settings.projection_dimension,
+            image_margin=settings.image_margin,
+            image_temperature=settings.image_temperature,
+            token_normalization=settings.token_normalization,
+        )
+
+    return build_clip_grounding(config, data, alignment)
