@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from datasets import DatasetDict
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
 from sbert_nonling.configs.clip_teacher import CLIPTeacherConfig
-from sbert_nonling.data.captions import caption_clip_dataset, load_caption_pairs
+from sbert_nonling.data.captions import caption_clip_dataset
 from sbert_nonling.data.clip_features import extract_clip_features, load_clip_features
 from sbert_nonling.data.frozen_clip import FrozenCLIP
 from sbert_nonling.data.sources import DataSources
@@ -22,8 +21,12 @@ from sbert_nonling.evaluation.retrieval import evaluate_retrieval
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.losses.teacher_guided_align import TeacherGuidedAlignLoss
-from sbert_nonling.methods.grounding import GroundingPlan, heldout_retrieval_set, split_heldout_pairs
-from sbert_nonling.methods.plan import TrainingStage
+from sbert_nonling.methods.grounding import (
+    GroundingPlan,
+    caption_training_stage,
+    grounding_pairs,
+    heldout_retrieval_set,
+)
 from sbert_nonling.methods.sentence_encoder import (
     recipe_label,
     single_run_arguments,
@@ -98,9 +101,9 @@ def build_clip_grounding(config: CLIPTeacherConfig, data: DataSources, caption_l
     :class:`NonLinguisticTrainer` that interleaves them.
 
     The CLIP embeddings are read from ``data.image_features`` or computed now (:func:`clip_features`; the plan's
-    ``extracted_features`` and ``extracted_captions``). With held-out images, the ``"retrieval"`` evaluation scores
-    caption <-> image Recall@1/5 in the caption loss's shared space, which it must have (``project_text`` /
-    ``project_images``, as :class:`TeacherGuidedAlignLoss`).
+    ``extracted_features`` and ``extracted_captions``). A caption loss with a shared caption-image space
+    (:class:`TeacherGuidedAlignLoss`) gives the plan a ``"retrieval"`` evaluation: caption <-> image Recall@1/5 on the
+    held-out images (``{}`` without them); held-out images are refused for another loss.
 
     Args:
         config: the method's config.
@@ -110,13 +113,7 @@ def build_clip_grounding(config: CLIPTeacherConfig, data: DataSources, caption_l
         caption_loss: builds the caption loss from the model, the text loss and the training sentences.
     """
     text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file, captions_only=True)
-    if data.captions_file is None:
-        raise ValueError(
-            f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local "
-            "file)."
-        )
-    pairs, images = load_caption_pairs(data.captions_file, data.image_dir)
-    pairs, heldout_pairs = split_heldout_pairs(pairs, data.heldout_images_file)
+    pairs, heldout_pairs, images = grounding_pairs(config, data)
     names, captions, features, extracted = clip_features(config, pairs + heldout_pairs, images, data.image_features)
     heldout = heldout_retrieval_set(heldout_pairs, names, features["global"]) if heldout_pairs else None
     caption_dataset = caption_clip_dataset(pairs, names, captions, features)
@@ -132,27 +129,17 @@ def build_clip_grounding(config: CLIPTeacherConfig, data: DataSources, caption_l
             f"{recipe_label(config)} has no shared caption-image space to score held-out images in: leave out "
             "heldout_images_file (--heldout-images)."
         )
-    if text_dataset is None:
-        captions_only = {"train_dataset_name": "captions"}
-        stage = TrainingStage("train", caption_dataset, grounding, args, trainer_kwargs=captions_only)
-    else:
-        stage = TrainingStage(
-            "train",
-            DatasetDict({"text": text_dataset, "captions": caption_dataset}),
-            {"text": text_loss, "captions": grounding},
-            args,
-        )
-
-    def retrieval(trained) -> dict[str, float]:
-        if heldout is None or not isinstance(grounding, TeacherGuidedAlignLoss):
-            return {}
-        return evaluate_retrieval(trained, grounding, **heldout)
-
-    return GroundingPlan(
+    plan = GroundingPlan(
         sentence_model,
-        [stage],
+        [caption_training_stage(args, caption_dataset, grounding, text_dataset, text_loss)],
         evaluator,
-        evaluations={"retrieval": retrieval},
         extracted_features=(names, features) if extracted else None,
         extracted_captions=captions if extracted else None,
     )
+    if isinstance(grounding, TeacherGuidedAlignLoss):  # a shared caption-image space to score retrieval in
+
+        def retrieval(trained) -> dict[str, float]:
+            return evaluate_retrieval(trained, grounding, **heldout) if heldout is not None else {}
+
+        plan.evaluations["retrieval"] = retrieval
+    return plan

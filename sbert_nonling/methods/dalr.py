@@ -72,20 +72,21 @@ def build_dalr(config: DALRConfig, data: DataSources) -> GroundingPlan:
     Example::
 
         import os
+        from pathlib import Path
+
         from transformers import set_seed
 
         from sbert_nonling.app import load_recipe
         from sbert_nonling.data import DataSources
         from sbert_nonling.methods import build_dalr
 
-        data = os.environ["SBERT_NONLING_SHARED"] + "/data"
-        captions = open(data + "/corpus/flickr8k/Flickr8k.token.txt").read().splitlines()[:40]  # 8 photos x 5
-        open("captions.txt", "w").write("\\n".join(captions) + "\\n")
-        config = load_recipe("dalr", tiny=True, overrides={"max_steps": 2, "batch_size": 4})  # tiny random teachers
+        data = Path(os.environ["SBERT_NONLING_SHARED"]) / "data"
+        tokens = (data / "corpus" / "flickr8k" / "Flickr8k.token.txt").read_text().splitlines()
+        Path("captions.txt").write_text("\\n".join(tokens[:40]) + "\\n")  # 8 photos x 5 captions
+        config = load_recipe("dalr", tiny=True, overrides={"data": "captions", "max_steps": 2, "batch_size": 4})
         set_seed(config.seed)
-        plan = build_dalr(config, DataSources(captions_file="captions.txt", image_dir=data + "/images/flickr8k",
-                                              text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt"))
-        plan.train("dalr")  # checkpoints in dalr/checkpoints
+        plan = build_dalr(config, DataSources(captions_file="captions.txt", image_dir=data / "images" / "flickr8k"))
+        plan.train("dalr")  # captions only: every batch is distilled from the tiny random teachers and CLIP
     """
     settings = config.alignment
 

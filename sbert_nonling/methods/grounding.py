@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from datasets import DatasetDict
+from datasets import Dataset, DatasetDict
+from sentence_transformers import SentenceTransformerTrainingArguments
 
 from sbert_nonling.configs.grounding import GroundingConfig
+from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig
 from sbert_nonling.data.captions import caption_feature_dataset, load_caption_pairs
 from sbert_nonling.data.frozen_image_encoder import FrozenImageEncoder
 from sbert_nonling.data.image_features import extract_image_features, load_image_features
@@ -107,6 +109,54 @@ def split_heldout_pairs(
     return training, heldout
 
 
+def grounding_pairs(
+    config: SentenceEncoderConfig, data: DataSources
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], dict[str, Any]]:
+    """A grounding method's training and held-out ``(image name, caption)`` pairs and each image name's file or Hub
+    value, from ``data.captions_file`` (a ValueError when there is none) and ``data.heldout_images_file``.
+
+    Args:
+        config: the method's config (named in the errors).
+        data: the run's data (``captions_file``, ``image_dir``, ``heldout_images_file``).
+    """
+    if data.captions_file is None:
+        raise ValueError(
+            f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local "
+            "file)."
+        )
+    pairs, images = load_caption_pairs(data.captions_file, data.image_dir)
+    pairs, heldout_pairs = split_heldout_pairs(pairs, data.heldout_images_file)
+    return pairs, heldout_pairs, images
+
+
+def caption_training_stage(
+    args: SentenceTransformerTrainingArguments,
+    caption_dataset: Dataset,
+    caption_loss: torch.nn.Module,
+    text_dataset: Dataset | None,
+    text_loss: torch.nn.Module | None,
+) -> TrainingStage:
+    """The one run of a grounding method: caption batches with ``caption_loss``, interleaved with text batches with
+    ``text_loss`` when there is text data (``args`` names the interleaving sampler), else the captions alone.
+
+    Args:
+        args: the run's training arguments.
+        caption_dataset: the caption batches' dataset.
+        caption_loss: their loss.
+        text_dataset: the text batches' dataset, or None (captions only).
+        text_loss: their loss, or None.
+    """
+    if text_dataset is None or text_loss is None:
+        captions_only = {"train_dataset_name": "captions"}
+        return TrainingStage("train", caption_dataset, caption_loss, args, trainer_kwargs=captions_only)
+    return TrainingStage(
+        "train",
+        DatasetDict({"text": text_dataset, "captions": caption_dataset}),
+        {"text": text_loss, "captions": caption_loss},
+        args,
+    )
+
+
 def heldout_retrieval_set(pairs: list[tuple[str, str]], names: list[str], features: torch.Tensor) -> dict[str, Any]:
     """Captions, caption -> image row and the image features of the held-out pairs, as
     :func:`~sbert_nonling.evaluation.retrieval.evaluate_retrieval` takes them.
@@ -175,13 +225,7 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> GroundingPlan
         print(plan.evaluations["retrieval"](plan.model))  # {} without held-out images
     """
     text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file, captions_only=True)
-    if data.captions_file is None:
-        raise ValueError(
-            f"{recipe_label(config)} grounds captions in their images: pass captions_file (and image_dir for a local "
-            "file)."
-        )
-    pairs, images = load_caption_pairs(data.captions_file, data.image_dir)
-    pairs, heldout_pairs = split_heldout_pairs(pairs, data.heldout_images_file)
+    pairs, heldout_pairs, images = grounding_pairs(config, data)
     names, features, extracted = _image_features(config, pairs + heldout_pairs, images, data.image_features)
     kind = "regions" if config.regions else "global"
     heldout = heldout_retrieval_set(heldout_pairs, names, features[kind]) if heldout_pairs else None
@@ -223,17 +267,7 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> GroundingPlan
             cosine_weight=config.anchor.cosine_weight,
             temperature=config.anchor.temperature,
         )
-    if text_dataset is None or text_loss is None:
-        stage = TrainingStage(
-            "train", caption_dataset, caption_loss, args, trainer_kwargs={"train_dataset_name": "captions"}
-        )
-    else:
-        stage = TrainingStage(
-            "train",
-            DatasetDict({"text": text_dataset, "captions": caption_dataset}),
-            {"text": text_loss, "captions": caption_loss},
-            args,
-        )
+    stage = caption_training_stage(args, caption_dataset, caption_loss, text_dataset, text_loss)
 
     def retrieval(trained) -> dict[str, float]:
         return evaluate_retrieval(trained, grounding, **heldout) if heldout is not None else {}

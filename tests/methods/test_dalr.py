@@ -43,7 +43,7 @@ def test_dalr_distils_every_caption_from_frozen_teachers_and_clip(data):
     before = [parameter.clone() for parameter in teachers.parameters()]
     stage.trainer(plan.model, plan.evaluator).train()
     assert all(torch.equal(old, new) for old, new in zip(before, teachers.parameters()))  # frozen through training
-    assert plan.evaluations["retrieval"](plan.model) == {}
+    assert "retrieval" not in plan.evaluations  # no shared caption-image space
 
 
 def test_teachers_and_their_weights_must_match(data):
