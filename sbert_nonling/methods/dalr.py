@@ -51,8 +51,9 @@ def load_text_teachers(config: DALRConfig, sentences: list[str]) -> list[Sentenc
         return teachers
     for name in config.teachers:
         with loading("Teacher", name, f"{recipe_label(config)}, setting 'teachers'", TEACHERS_OFFLINE):
-            pooling = None if is_sentence_transformer_model(name) else "cls"
-            teachers.append(build_sentence_model(name, pooling=pooling, max_seq_length=config.max_seq_length))
+            own_pooling = is_sentence_transformer_model(name)
+            teacher = build_sentence_model(name, None if own_pooling else "cls", config.max_seq_length)
+            teachers.append(teacher)
     return teachers
 
 

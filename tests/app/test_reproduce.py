@@ -119,6 +119,29 @@ def test_a_tiny_reproduction_of_simcse_and_visualcse_prints_mean_and_sd_beside_t
     assert [entry["test"] for entry in again["runs"]] == [entry["test"] for entry in simcse]
 
 
+@pytest.mark.slow
+def test_the_clip_teacher_recipes_reproduce_beside_their_reported_averages(sts_test_dir, flickr_subset, tmp_path):
+    data = DataSources(
+        text_file=str(wiki_file(tmp_path / "wiki.txt", 64)),
+        captions_file=str(flickr_subset / "captions.txt"),
+        image_dir=str(flickr_subset / "images"),
+        sts_dir=str(sts_test_dir),
+    )
+    overrides = {"batch_size": 8, "eval_steps": 2}
+    report = reproduce(
+        ["kdmcse", "dalr"], tmp_path / "table", data, seeds=2, tiny=True, max_steps=4, overrides=overrides
+    )
+    assert [(entry["recipe"], entry["seed"]) for entry in report["runs"]] == [
+        ("kdmcse", 42),
+        ("kdmcse", 43),
+        ("dalr", 42),
+        ("dalr", 43),
+    ]
+    for recipe, paper in (("kdmcse", "78.60"), ("dalr", "79.50")):
+        assert f"| {recipe} (recipe, 2 seeds) |" in report["table"] and f"| {recipe}, paper |" in report["table"]
+        assert paper in report["table"].split(f"| {recipe}, paper |")[1].splitlines()[0]
+
+
 def test_bad_input_is_refused_in_one_sentence_before_any_training_step(sts_test_dir, tmp_path):
     text = wiki_file(tmp_path / "wiki.txt", 20)
     incomplete = tmp_path / "incomplete"

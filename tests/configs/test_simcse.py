@@ -15,7 +15,7 @@ def test_the_supervised_recipe_differs_from_the_paper_default_in_the_supervised_
     assert changed == {
         "data": "nli",
         "pooling": "cls_mlp",
-        "text_loss": {"temperature": 0.05, "training_head": "none"},
+        "text_loss": {"temperature": 0.05, "training_head": "none", "margin": 0.0},
         "batch_size": 512,
         "learning_rate": 5e-5,
         "epochs": 3,
