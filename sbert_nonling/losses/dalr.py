@@ -230,13 +230,13 @@ class DALRLoss(LossConfig, nn.Module):
         ``consistency_mismatch="roll"``, ``image_grounding_weight=0.1``, ``token_grounding_weight=0.2`` and
         ``token_normalization="token"``.
 
-        The terms come back as a dict (``simcse``, ``ranking``, ``intra_modal_alignment``,
-        ``cross_modal_alignment``, ``consistency``, ``image_grounding``, ``token_grounding``; a term of weight 0 is
-        left out), which the trainer sums and logs. The teachers are frozen sub-modules of the ranking loss
-        (:class:`~sbert_nonling.losses.listwise_distillation.ListwiseDistillationLoss`): eval mode, no gradient,
-        not in the optimizer nor in the ``state_dict``, run once per batch for every term. All math is float32
-        under autocast. The caption batches are DALR's paired steps; its text-only (wiki) batches take ``text_loss``
-        alone.
+        The terms come back as a dict (``simcse``, ``ranking``, ``intra_modal_alignment``, ``cross_modal_alignment``,
+        ``consistency``, ``image_grounding``, ``token_grounding``; a term of weight 0 is left out), which the trainer
+        sums and logs. The teachers are frozen sub-modules of the ranking loss
+        (:class:`~sbert_nonling.losses.listwise_distillation.ListwiseDistillationLoss`): eval mode, no gradient, not in
+        the optimizer nor in the ``state_dict``, run once per batch (both columns in one forward) for every term. All
+        math is float32 under autocast. The caption batches are DALR's paired steps; its text-only (wiki) batches take
+        ``text_loss`` alone.
 
         Args:
             model: the student SentenceTransformer (pooling: the [CLS] vector, as in DALR).

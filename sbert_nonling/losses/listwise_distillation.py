@@ -123,15 +123,6 @@ def _drop_teacher_state(module: nn.Module, state_dict: dict[str, Any], prefix: s
         del state_dict[key]
 
 
-def _same_features(features: dict[str, Any], other: dict[str, Any]) -> bool:
-    """Whether two tokenised columns are the same batch (SimCSE's (s, s) pairs)."""
-    return set(features) == set(other) and all(
-        isinstance(value, Tensor) and isinstance(other[key], Tensor) and torch.equal(value, other[key])
-        for key, value in features.items()
-        if isinstance(value, Tensor) or isinstance(other[key], Tensor)
-    )
-
-
 class ListwiseDistillationLoss(LossConfig, nn.Module):
     config_keys = ("teacher_weights", "kind", "temperature", "teacher_temperature", "margin", "weight", "epsilon")
     bibtex_keys = ("cao2007listnet", "xia2008listmle", "liu2023rankcse", "dalr2025")
@@ -177,13 +168,13 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
 
         The teachers run **on-line**: the in-batch list of each anchor depends on which sentences the shuffle put in
         its batch, so a teacher's in-batch scores cannot be stored once per sentence, while its embeddings can be
-        computed on the fly at the cost of one forward pass (no backward) per teacher. They are frozen sub-modules
-        (``teachers``): kept in eval mode (dropout off, so their embeddings are deterministic and both columns of a
-        ``(s, s)`` pair get the same teacher embedding, computed once), run under ``torch.no_grad``, never in the
-        optimizer, left out of the loss's ``state_dict``. A teacher with the student's vocabulary gets the student's
-        tokens (as in DALR's code); any other teacher gets the batch decoded from the student's tokens and tokenised
-        again by its own tokenizer (the decoded text is what the student's tokenizer kept: lower-cased for an uncased
-        student). A pre-computed alternative is out of scope.
+        computed on the fly at the cost of one forward pass (no backward) per teacher, every column merged into it.
+        They are frozen sub-modules (``teachers``): kept in eval mode (dropout off, so their embeddings are
+        deterministic and both columns of a ``(s, s)`` pair get the same teacher embedding), run under
+        ``torch.no_grad``, never in the optimizer, left out of the loss's ``state_dict``. A teacher with the student's
+        vocabulary gets the student's tokens (as in DALR's code); any other teacher gets the batch decoded from the
+        student's tokens and tokenised again by its own tokenizer (the decoded text is what the student's tokenizer
+        kept: lower-cased for an uncased student). A pre-computed alternative is out of scope.
 
         Args:
             model: the student SentenceTransformer.
@@ -289,8 +280,9 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
         return self.compute_loss_from_outputs(forward_views(self.model, sentence_features), teacher_outputs)
 
     def teacher_outputs(self, sentence_features: list[dict[str, Tensor]]) -> list[list[dict[str, Tensor]]]:
-        """Every teacher's output of every column (eval mode, no gradient): ``[teacher][column]``. A column equal to
-        the one before is not run again (a frozen teacher gives it the same output).
+        """Every teacher's output of every column (eval mode, no gradient): ``[teacher][column]``, the columns in one
+        merged forward pass per teacher (:func:`~sbert_nonling.util.views.forward_views`): no comparison of the
+        columns' values, which would wait for the device.
 
         Args:
             sentence_features: the student's tokenised columns.
@@ -299,13 +291,8 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
         with torch.no_grad():
             self.teachers.eval()  # the trainer's model.train() reaches them too
             for teacher, shares_tokens in zip(self.teacher_models, self.shares_tokens, strict=True):
-                columns: list[dict[str, Tensor]] = []
-                for index, features in enumerate(sentence_features):
-                    if index and _same_features(features, sentence_features[index - 1]):
-                        columns.append(columns[-1])
-                    else:
-                        columns.append(teacher(self.teacher_features(teacher, features, shares_tokens)))
-                outputs.append(columns)
+                inputs = [self.teacher_features(teacher, features, shares_tokens) for features in sentence_features]
+                outputs.append(forward_views(teacher, inputs))
         return outputs
 
     def teacher_features(

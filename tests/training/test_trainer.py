@@ -346,11 +346,16 @@ def family_inputs(tmp_path_factory, data_dir):
     return {"wiki": wiki, "nli": nli, "tasks": root / "tasks"}
 
 
+#: Every method family, by a recipe of it.
+FAMILIES = ["simcse", "visualcse", "audiocse", "mcse", "macd", "kdmcse", "dalr", "multitask", "pixel-linguist"]
+
+
 def family_plan(family, inputs, data_dir, flickr_subset, steps):
     """The tiny-recipe plan of ``family`` (its builder, as ``train_recipe`` runs it) for ``steps`` steps per stage."""
     from sbert_nonling.app import load_recipe
     from sbert_nonling.data import DataSources
     from sbert_nonling.methods import (
+        BUILDERS,
         build_grounding,
         build_multitask,
         build_pixel_linguist,
@@ -391,6 +396,12 @@ def family_plan(family, inputs, data_dir, flickr_subset, steps):
             text_file=inputs["wiki"],
         )
         return build_grounding(config, captions)
+    if family in ("kdmcse", "dalr"):  # the tiny CLIP teacher's features computed by the builder
+        config = load_recipe(family, tiny=True, overrides={"batch_size": 6, "max_steps": steps})
+        captions = DataSources(
+            captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images", text_file=inputs["wiki"]
+        )
+        return BUILDERS[family](config, captions)
     if family == "pixel-linguist":
         overrides = {
             "perturbation_sets": [["swap"]],
@@ -415,7 +426,7 @@ def family_plan(family, inputs, data_dir, flickr_subset, steps):
     )
 
 
-@pytest.mark.parametrize("family", ["simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_an_ordinary_training_step_never_waits_for_the_device(
     family, family_inputs, data_dir, flickr_subset, tmp_path, monkeypatch
 ):
@@ -496,7 +507,7 @@ def compiled_run(stages, model, output_dir, **compile_options):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_every_family_trains_compiled_without_a_graph_break_one_graph_per_loss_and_eager_s_losses(
     family, family_inputs, data_dir, flickr_subset, tmp_path, monkeypatch
 ):
