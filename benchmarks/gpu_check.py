@@ -60,7 +60,7 @@ from transformers import TrainerCallback
 from sbert_nonling.app import load_recipe
 from sbert_nonling.data import DataSources
 from sbert_nonling.methods import (
-    build_grounding,
+    BUILDERS,
     build_multitask,
     build_pixel_linguist,
     build_simcse,
@@ -87,7 +87,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
 #: batch these add up to ~1e-2 (bf16) / ~1e-3 (fp16) in the loss, so 5x that margin: a precision bug (a loss computed
 #: in half precision, an overflow, a wrong scale) moves the first loss by far more.
 LOSS_TOLERANCE = {"fp32": 0.0, "bf16": 5e-2, "fp16": 1e-2}
-FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist")
+FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "kdmcse", "dalr", "multitask", "pixel-linguist")
 #: The paper's VisualCSE batch: 48 images x 2 views (224 px) in the image step, 64 sentences x 2 views in the text
 #: step.
 PAPER_IMAGES, PAPER_SENTENCES, PAPER_TOKENS = 48, 64, 32
@@ -150,10 +150,10 @@ def family_plan(family: str, inputs: dict[str, Path], precision: str, workers: i
                 text_file=inputs["wiki"], audio_dir=data / "audio" / "fsdd", audio_label_regex=r"^\d+_([a-z]+)_"
             ),
         )
-    if family in ("mcse", "macd"):
+    if family in ("mcse", "macd", "kdmcse", "dalr"):  # KDMCSE / DALR: the tiny CLIP teacher's features, on the CPU
         config = load_recipe(family, tiny=True, overrides={**settings, "batch_size": 6, "max_steps": steps})
         flickr = inputs["flickr"]
-        return build_grounding(
+        return BUILDERS[family](
             config,
             DataSources(captions_file=flickr / "captions.txt", image_dir=flickr / "images", text_file=inputs["wiki"]),
         )

@@ -7,8 +7,9 @@ checkpoints, a loss logged only after the last step), in bf16 autocast, eagerly 
 - simcse-unsup (64 sentences x 2 views x 32 tokens), VisualCSE's image step (48 images x 2 views at 224 px) and text
   step, AudioCSE's audio step (48 clips, 1,024 fbank frames) and text step, MCSE's text and caption steps (64 each;
   frozen efficientnet-lite0 image features), MACD's step (64 captions; one micro-batch, where the recipe accumulates
-  8), the multitask recipe's contrastive stage (64 NLI triplets) and multi-task stage (one batch of 32 of each task),
-  Pixel Linguist's visual stage (768 pairs of 64-patch renders);
+  8), KDMCSE's text and caption steps (64 each; 768-d CLIP features of a random CLIP), DALR's (128 each; two random
+  BERT-base text teachers run on every caption batch), the multitask recipe's contrastive stage (64 NLI triplets) and
+  multi-task stage (one batch of 32 of each task), Pixel Linguist's visual stage (768 pairs of 64-patch renders);
 - beside them a plain sentence-transformers SimCSE step (``SentenceTransformerTrainer`` and its
   ``MultipleNegativesRankingLoss`` on (s, s), the simcse-unsup model, data and arguments) and, for every step of
   every method, a bare PyTorch loop of the same step: the same model, loss modules and batch, already on the device,
@@ -57,8 +58,11 @@ from torch.utils.flop_counter import FlopCounterMode
 from transformers import TrainerCallback
 
 from sbert_nonling.app import load_recipe
-from sbert_nonling.data import DataSources
+from sbert_nonling.data import DataSources, FrozenCLIP, extract_clip_features
+from sbert_nonling.data.captions import read_captions
+from sbert_nonling.data.image_features import save_image_features
 from sbert_nonling.methods import (
+    BUILDERS,
     build_grounding,
     build_multitask,
     build_pixel_linguist,
@@ -66,6 +70,7 @@ from sbert_nonling.methods import (
     build_unpaired_modality,
 )
 from sbert_nonling.methods.plan import TrainingStage
+from sbert_nonling.models import build_tiny_clip
 from sbert_nonling.training.arguments import cpu_has_native_bf16
 
 
@@ -92,7 +97,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist")
+FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "kdmcse", "dalr", "multitask", "pixel-linguist")
 #: PIXEL-base's encoder shape (Team-PIXEL/pixel-base: ViT-MAE, 768 x 12 layers x 12 heads).
 PIXEL_BASE = {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}
 #: Issue 33's goals on an H100 at the paper's batch in bf16: (family, step) -> ms per step, and the pixel data wait.
@@ -132,10 +137,25 @@ def speed_inputs(root: Path, quick: bool) -> dict[str, Path]:
     # MCSE puts a caption batch (one photo a row) after every len(text) // len(captions) text batches: two here
     inputs["caption_sentences"] = root / "caption_sentences.txt"
     inputs["caption_sentences"].write_text("\n".join(common.wiki_sentences(2 * images)) + "\n", encoding="utf-8")
+    # KDMCSE / DALR train on every caption (five a photo): ten sentences a photo give the same two text batches
+    inputs["clip_sentences"] = root / "clip_sentences.txt"
+    inputs["clip_sentences"].write_text("\n".join(common.wiki_sentences(10 * images)) + "\n", encoding="utf-8")
+    if not quick:  # CLIP ViT-L/14's width (768), from a random CLIP: no Hub download; the values do not matter here
+        inputs["clip_features"] = clip_features(inputs["flickr"], root / "clip")
     if not quick:
         data = common.DATA_DIR
         inputs.update(wiki=common.WIKI_FILE, nli=data / "corpus" / "snli_devtest_triplets.csv", tasks=data / "sts")
     return inputs
+
+
+def clip_features(flickr: Path, folder: Path) -> Path:
+    """The 768-d CLIP features of the Flickr photos and captions under ``flickr`` from a random CLIP, saved in
+    ``folder``: the shapes KDMCSE and DALR train on, without CLIP ViT-L/14's download."""
+    captions = list(dict.fromkeys(caption for _, caption in read_captions(flickr / "captions.txt")))
+    clip = FrozenCLIP.from_pretrained(str(build_tiny_clip(folder / "model", captions, projection_dim=768)))
+    names = sorted(path.name for path in (flickr / "images").iterdir())
+    features = extract_clip_features([flickr / "images" / name for name in names], captions, clip)
+    return save_image_features(folder / "features.safetensors", names, features, captions=captions)
 
 
 def speed_plan(family: str, inputs: dict[str, Path], settings: dict, steps: int, quick: bool):
@@ -180,6 +200,19 @@ def speed_plan(family: str, inputs: dict[str, Path], settings: dict, steps: int,
             captions_file=flickr / "captions.txt", image_dir=flickr / "images", text_file=inputs["caption_sentences"]
         )
         return build_grounding(config, sources)
+    if family in ("kdmcse", "dalr"):
+        overrides = {**settings, **shape, "batch_size": 6 if quick else 64, "max_steps": 3 * steps}
+        if family == "dalr" and not quick:  # two random BERT-base teachers instead of the Hub's SimCSE and DiffCSE
+            overrides.update(batch_size=128, teachers=[common.encoder_dir("base")] * 2)
+        config = load_recipe(family, tiny=quick, overrides=overrides)
+        flickr = inputs["flickr"]
+        sources = DataSources(
+            captions_file=flickr / "captions.txt",
+            image_dir=flickr / "images",
+            image_features=inputs.get("clip_features"),
+            text_file=inputs["clip_sentences"],
+        )
+        return BUILDERS[family](config, sources)
     if family == "multitask":
         stage_batch = {"contrastive.batch_size": 8, "multitask.batch_size": 8} if quick else {}
         overrides = {
@@ -358,7 +391,8 @@ def measure_family(family: str, mode: str, inputs: dict[str, Path], options: dic
             continue  # a weight average between runs; a stage left out
         for hook in stage.before:
             hook(plan.model)
-        record = StepRecord(device, warmup, kinds={"visualcse": 2, "audiocse": 2, "mcse": 3}.get(family, 1))
+        kinds = {"visualcse": 2, "audiocse": 2, "mcse": 3, "kdmcse": 3, "dalr": 3}.get(family, 1)
+        record = StepRecord(device, warmup, kinds=kinds)
         stage.trainer_class = recording(stage.trainer_class, record)
         stage.args.eval_strategy, stage.args.load_best_model_at_end = "no", False
         stage.args.compile_backend, stage.args.compile_mode = options["compile_backend"], options["compile_mode"]
