@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-FAMILIES = {"simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist"}
+FAMILIES = {"simcse", "visualcse", "audiocse", "mcse", "macd", "kdmcse", "dalr", "multitask", "pixel-linguist"}
 UNKNOWN = "no-such-family"
 
 
