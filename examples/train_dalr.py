@@ -25,7 +25,7 @@ import torch
 from datasets import DatasetDict
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainingArguments
 
-from sbert_nonling import DALRLoss, SimCSELoss, export_text_model
+from sbert_nonling import DALRLoss, ListwiseDistillationLoss, SimCSELoss, export_text_model
 from sbert_nonling.data import (
     FrozenCLIP,
     caption_clip_dataset,
@@ -90,9 +90,11 @@ else:
     model, teacher_paths = build_sentence_model(args.model), args.teachers
 teachers = [build_sentence_model(path, pooling="cls", max_seq_length=32) for path in teacher_paths]
 
-# 3. Losses: SimCSE on wiki batches; on caption batches SimCSE + 0.2 ranking + 0.2 / 0.1 alignment + 0.001 consistency
+# 3. Losses: SimCSE on wiki batches; on caption batches SimCSE + 0.2 x ListMLE ranking (ListwiseDistillationLoss),
+#    wrapped by DALRLoss: + 0.2 / 0.1 intra- / cross-modal alignment + 0.001 consistency
 simcse = SimCSELoss(model, temperature=0.05)
-alignment = DALRLoss(model, simcse, teachers, clip_dimension=clip.dimension, teacher_weights=[0.33, 0.67])
+ranking = ListwiseDistillationLoss(model, teachers, teacher_weights=[0.33, 0.67], weight=0.2, text_loss=simcse)
+alignment = DALRLoss(model, ranking, clip_dimension=clip.dimension)
 
 # 4. A caption batch after every len(text) // len(captions) text batches, as DALR mixes them
 training_args = SentenceTransformerTrainingArguments(

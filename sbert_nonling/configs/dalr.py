@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from sbert_nonling.configs.base import paper_default, setting
 from sbert_nonling.configs.clip_teacher import CLIPTeacherConfig
-from sbert_nonling.configs.losses import DALRLossConfig
+from sbert_nonling.configs.losses import DALRLossConfig, ListwiseDistillationConfig
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig
 
 
@@ -17,7 +17,7 @@ class DALRConfig(CLIPTeacherConfig):
     loss terms: SimCSE on every batch; on the interleaved caption batches (every caption), plus the ListMLE ranking of
     two frozen text teachers (SimCSE 0.33, DiffCSE 0.67, teacher temperature 0.05), the KL terms to the teachers' and
     to CLIP ViT-L/14's similarities and the caption-image consistency; 4 epochs at lr 2e-5, batch 128, max length 32.
-    The released code adds an angular margin and two terms (``alignment``'s docstring says how to switch them on).
+    The released code adds an angular margin and two terms (:class:`DALRLossConfig` says how to switch them on).
     Paper: ACL 2025 Findings, https://arxiv.org/abs/2506.21096. See :class:`CLIPTeacherConfig`."""
 
     method: ClassVar[str] = "dalr"
@@ -32,4 +32,7 @@ class DALRConfig(CLIPTeacherConfig):
     )
     teacher_weights: list[float] = setting([0.33, 0.67], "weight of each teacher's scores and embeddings")
     # the losses
-    alignment: DALRLossConfig = setting(DALRLossConfig(), "the caption batches' distillation terms (DALRLoss)")
+    ranking: ListwiseDistillationConfig = setting(
+        ListwiseDistillationConfig(), "the teachers' ranking term (ListwiseDistillationLoss)"
+    )
+    alignment: DALRLossConfig = setting(DALRLossConfig(), "the caption batches' alignment terms (DALRLoss)")

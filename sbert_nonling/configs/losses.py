@@ -101,33 +101,48 @@ class TeacherGuidedAlignConfig(Settings):
 
 
 @dataclass
+class ListwiseDistillationConfig(Settings):
+    """DALR's ranking term, :class:`~sbert_nonling.losses.ListwiseDistillationLoss`: the student's in-batch scores
+    (cosine / ``temperature``, an angular ``margin`` on the negatives when set) trained to rank the batch as the text
+    teachers' mixed scores (at ``teacher_temperature``) do, by ListMLE or ListNet, times ``weight``.
+
+    Example::
+
+        from sbert_nonling.configs import ListwiseDistillationConfig
+
+        released = ListwiseDistillationConfig(margin=0.18, epsilon=1e-7)  # DALR's released code
+    """
+
+    kind: ListwiseKind = setting("listmle", "listwise loss of the ranking term: listmle (DALR) or listnet")
+    weight: float = setting(0.2, "weight of the ranking term", minimum=0.0)
+    teacher_temperature: float = setting(0.05, "temperature of the teachers' scores", above=0.0)
+    temperature: float = setting(0.05, "temperature of the student's scores", above=0.0)
+    margin: float = setting(0.0, "angular margin of the student's scores, radians (released: 0.18)", minimum=0.0)
+    epsilon: float = setting(0.0, "ListMLE's constant inside the log (released: 1e-7; 0 is the exact likelihood)")
+
+
+@dataclass
 class DALRLossConfig(Settings):
-    """DALR's caption-batch terms, :class:`~sbert_nonling.losses.DALRLoss`: the teachers' ranking (``ranking_weight``,
-    ListMLE or ListNet) and similarities (``intra_modal_weight``), CLIP's image similarities (``cross_modal_weight``)
-    and the caption-image consistency (``consistency_weight``), at the paper's terms with the released weights; the
-    released code's two extra terms (``image_grounding_weight`` 0.1, ``token_grounding_weight`` 0.2) are off.
+    """DALR's alignment terms, :class:`~sbert_nonling.losses.DALRLoss`: the KL to the teachers' similarities
+    (``intra_modal_weight``) and to CLIP's image similarities (``cross_modal_weight``) and the caption-image
+    consistency (``consistency_weight``), at the released weights; the released code's two extra terms
+    (``image_grounding_weight`` 0.1, ``token_grounding_weight`` 0.2) are off.
 
     Example::
 
         from sbert_nonling.configs import DALRLossConfig
 
         released = DALRLossConfig(
-            margin=0.18, epsilon=1e-7, consistency_mismatch="roll", image_grounding_weight=0.1,
-            token_grounding_weight=0.2, token_normalization="token",
-        )  # with text_loss.margin=0.18: the released total
+            consistency_mismatch="roll", image_grounding_weight=0.1, token_grounding_weight=0.2,
+            token_normalization="token",
+        )  # with the ranking block's and text_loss's margin 0.18 and epsilon 1e-7: the released total
     """
 
-    kind: ListwiseKind = setting("listmle", "listwise loss of the ranking term: listmle (DALR) or listnet")
-    teacher_temperature: float = setting(0.05, "temperature of the teachers' scores", above=0.0)
-    epsilon: float = setting(0.0, "ListMLE's constant inside the log (released: 1e-7; 0 is the exact likelihood)")
-    ranking_weight: float = setting(0.2, "weight of the teachers' ranking (ListMLE / ListNet)", minimum=0.0)
     intra_modal_weight: float = setting(0.2, "weight of the KL to the teachers' similarities", minimum=0.0)
     cross_modal_weight: float = setting(0.1, "weight of the KL to CLIP's image similarities", minimum=0.0)
     consistency_weight: float = setting(0.001, "weight of the caption-image consistency term", minimum=0.0)
     image_grounding_weight: float = setting(0.0, "weight of the released image grounding term", minimum=0.0)
     token_grounding_weight: float = setting(0.0, "weight of the released teacher-token term", minimum=0.0)
-    margin: float = setting(0.0, "angular margin of the student's scores, radians (released: 0.18)", minimum=0.0)
-    temperature: float = setting(0.05, "temperature of the student's scores", above=0.0)
     kl_temperature: float = setting(0.45, "temperature of the student's side of the KL terms", above=0.0)
     kl_target_temperature: float = setting(0.5, "temperature of the targets' side of the KL terms", above=0.0)
     consistency_margin: float = setting(0.2, "cosine margin of the mismatched caption-image pairs")

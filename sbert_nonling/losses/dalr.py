@@ -14,8 +14,7 @@ from torch import Tensor, nn
 from sbert_nonling.losses.angular_margin import angular_margin_logits
 from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.losses.listwise_distillation import ListwiseDistillationLoss
-from sbert_nonling.losses.simcse import SimCSELoss
-from sbert_nonling.util.choices import ConsistencyMismatch, ListwiseKind, TokenNormalization
+from sbert_nonling.util.choices import ConsistencyMismatch, TokenNormalization
 from sbert_nonling.util.heads import embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
@@ -140,12 +139,9 @@ class DALRLoss(LossConfig, nn.Module):
         "clip_dimension",
         "consistency_weight",
         "cross_modal_weight",
-        "ranking_weight",
         "intra_modal_weight",
         "image_grounding_weight",
         "token_grounding_weight",
-        "margin",
-        "temperature",
         "kl_temperature",
         "kl_target_temperature",
         "consistency_margin",
@@ -161,21 +157,13 @@ class DALRLoss(LossConfig, nn.Module):
     def __init__(
         self,
         model: SentenceTransformer,
-        text_loss: SimCSELoss,
-        teachers: SentenceTransformer | Sequence[SentenceTransformer],
+        ranking_loss: ListwiseDistillationLoss,
         clip_dimension: int,
-        teacher_weights: Sequence[float] | None = None,
-        teacher_temperature: float = 0.05,
-        kind: ListwiseKind = "listmle",
-        epsilon: float = 0.0,
         consistency_weight: float = 0.001,
         cross_modal_weight: float = 0.1,
-        ranking_weight: float = 0.2,
         intra_modal_weight: float = 0.2,
         image_grounding_weight: float = 0.0,
         token_grounding_weight: float = 0.0,
-        margin: float = 0.0,
-        temperature: float = 0.05,
         kl_temperature: float = 0.45,
         kl_target_temperature: float = 0.5,
         consistency_margin: float = 0.2,
@@ -214,10 +202,13 @@ class DALRLoss(LossConfig, nn.Module):
                 + \max(0, \cos(a_t(z^{(1)}_i), a_v(v_{\sigma(i)})) - 0.2)\big]
 
         with :math:`a_t, a_v` the consistency aligners (Linear + BatchNorm + ReLU, twice) and :math:`\sigma` a
-        shuffle of the batch that moves every image. The paper's total (as secondary summaries give it: not checked
-        against the PDF) is :math:`\mathcal{L}_{Info} + \lambda(\mathcal{L}_{cons} + \mathcal{L}_{CMA})
-        + \mu(\mathcal{L}_{rank} + \mathcal{L}_{IMA})`; the defaults are those terms with the released code's
-        weights (:math:`\lambda` = 0.1, :math:`\mu` = 0.2, and 0.01 more on the consistency term). :math:`p`
+        shuffle of the batch that moves every image. :math:`\mathcal{L}_{SimCSE}`, :math:`s`, :math:`t` and
+        :math:`w_{rank}` belong to ``ranking_loss`` (:class:`ListwiseDistillationLoss`: its ``text_loss``, scores,
+        teachers and ``weight``), which this loss wraps as sentence-transformers' wrappers wrap a base loss. The
+        paper's total (as secondary summaries give it: not checked against the PDF) is :math:`\mathcal{L}_{Info} +
+        \lambda(\mathcal{L}_{cons} + \mathcal{L}_{CMA}) + \mu(\mathcal{L}_{rank} + \mathcal{L}_{IMA})`; the
+        defaults are those terms with the released code's weights (:math:`\lambda` = 0.1, :math:`\mu` = 0.2: the
+        ranking loss's ``weight=0.2``, and 0.01 more on the consistency term). :math:`p`
         compares the student's text vectors with the raw CLIP features, so the student's width must equal CLIP's (768
         for ViT-L/14).
 
@@ -226,9 +217,9 @@ class DALRLoss(LossConfig, nn.Module):
         ``Linear(., 256) + Tanh`` projections, the angular margin adapted by :math:`q^{vv}`, both views), and
         :math:`\mathcal{L}_{g2l}`, an InfoNCE from each teacher token to the student's sentence vector
         (:func:`token_sentence_info_nce`). Its total, ``L_cl + 0.1 (0.01 L_cons + L_CMA + L_cross) + 0.2 (L_IMA +
-        L_rank + L_g2l)``, is reached with ``margin=0.18`` (here and on ``text_loss``), ``epsilon=1e-7``,
-        ``consistency_mismatch="roll"``, ``image_grounding_weight=0.1``, ``token_grounding_weight=0.2`` and
-        ``token_normalization="token"``.
+        L_rank + L_g2l)``, is reached with ``margin=0.18`` and ``epsilon=1e-7`` on the ranking loss,
+        ``margin=0.18`` on its ``text_loss``, and ``consistency_mismatch="roll"``, ``image_grounding_weight=0.1``,
+        ``token_grounding_weight=0.2`` and ``token_normalization="token"`` here.
 
         The terms come back as a dict (``simcse``, ``ranking``, ``intra_modal_alignment``, ``cross_modal_alignment``,
         ``consistency``, ``image_grounding``, ``token_grounding``; a term of weight 0 is left out), which the trainer
@@ -240,25 +231,19 @@ class DALRLoss(LossConfig, nn.Module):
 
         Args:
             model: the student SentenceTransformer (pooling: the [CLS] vector, as in DALR).
-            text_loss: the :class:`SimCSELoss` of the batches (its term, ``simcse``, is returned): its training head
-                gives :math:`z` (DALR's MLP outputs). Share it with the text-only batches' loss.
-            teachers: one or more frozen SentenceTransformer text teachers (DALR: SimCSE and DiffCSE BERT-base
-                checkpoints, e.g. ``princeton-nlp/sup-simcse-bert-base-uncased`` and
-                ``voidism/diffcse-bert-base-uncased-sts``, read as released: [CLS] pooling without their MLP, the
-                student's tokens, max length 32).
+            ranking_loss: the :class:`ListwiseDistillationLoss` of the caption batches, with its ``text_loss`` (the
+                :class:`SimCSELoss` whose term, ``simcse``, is returned and whose training head gives :math:`z`:
+                share it with the text-only batches), its frozen text teachers (DALR: SimCSE and DiffCSE BERT-base
+                checkpoints mixed 0.33 / 0.67, read as released: [CLS] pooling without their MLP, the student's
+                tokens, max length 32), ``kind`` ListMLE, ``weight`` :math:`w_{rank}` (DALR: 0.2), and the
+                ``temperature`` / angular ``margin`` of the student's logits :math:`s`, also used for :math:`p` and
+                :math:`\mathcal{L}_{g2l}` (paper: no margin; released 0.18).
             clip_dimension: the width :math:`D` of the CLIP features in the labels (768 for ViT-L/14).
-            teacher_weights: :math:`w_k`; default equal. DALR: ``(0.33, 0.67)``.
-            teacher_temperature: :math:`\tau_T` (0.05).
-            kind: the ranking loss, ``"listmle"`` (DALR's scripts) or ``"listnet"``.
-            epsilon: ListMLE's epsilon inside the log: 0, the exact likelihood; released 1e-7.
-            consistency_weight, cross_modal_weight, ranking_weight, intra_modal_weight: the weights of
-                :math:`\mathcal{L}_{cons}, \mathcal{L}_{CMA}`, the ranking term and :math:`\mathcal{L}_{IMA}`
-                (released: 0.1 x 0.01, 0.1, 0.2, 0.2); 0 leaves a term out.
+            consistency_weight, cross_modal_weight, intra_modal_weight: the weights of
+                :math:`\mathcal{L}_{cons}, \mathcal{L}_{CMA}` and :math:`\mathcal{L}_{IMA}` (released: 0.1 x 0.01,
+                0.1, 0.2); 0 leaves a term out.
             image_grounding_weight, token_grounding_weight: the weights of the released-only
                 :math:`\mathcal{L}_{cross}` and :math:`\mathcal{L}_{g2l}` (released: 0.1, 0.2; default 0: off).
-            margin: the constant angular margin, in radians, of the student's in-batch logits :math:`s` and
-                :math:`p` (negatives only); 0, cosine / temperature as in the paper; released 0.18.
-            temperature: :math:`\tau` of :math:`s`, :math:`p` and :math:`\mathcal{L}_{g2l}` (0.05).
             kl_temperature, kl_target_temperature: the KL temperatures of the student's logits (0.45) and of the
                 similarities they are aligned with (0.5).
             consistency_margin: the cosine margin of mismatched pairs (0.2).
@@ -296,14 +281,15 @@ class DALRLoss(LossConfig, nn.Module):
             ::
 
                 import torch
-                from sbert_nonling.losses import DALRLoss, SimCSELoss
+                from sbert_nonling.losses import DALRLoss, ListwiseDistillationLoss, SimCSELoss
                 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 
                 # offline stand-ins for e.g. "bert-base-uncased" and a SimCSE teacher: tiny random BERTs
                 sentences = ["A man is playing a guitar.", "A woman slices an onion.", "Two dogs run."]
                 model = build_sentence_model(str(build_tiny_encoder("tiny-bert", sentences, hidden_size=32)))
                 teacher = build_sentence_model(str(build_tiny_encoder("tiny-teacher", sentences, hidden_size=32)))
-                loss = DALRLoss(model, SimCSELoss(model), teacher, clip_dimension=32)
+                ranking = ListwiseDistillationLoss(model, teacher, weight=0.2, text_loss=SimCSELoss(model))
+                loss = DALRLoss(model, ranking, clip_dimension=32)
                 features = [model.preprocess(sentences), model.preprocess(sentences)]
                 clip = torch.randn(3, 2, 32)  # per caption: its image's and its own CLIP embedding
                 terms = loss(features, clip)
@@ -318,11 +304,15 @@ class DALRLoss(LossConfig, nn.Module):
             raise ValueError(
                 f"token_normalization={token_normalization!r} must be one of {list(get_args(TokenNormalization))}."
             )
-        if min(temperature, kl_temperature, kl_target_temperature, image_temperature) <= 0:
+        if min(kl_temperature, kl_target_temperature, image_temperature) <= 0:
             raise ValueError(
-                f"temperature={temperature}, kl_temperature={kl_temperature}, "
-                f"kl_target_temperature={kl_target_temperature} and image_temperature={image_temperature} must be "
-                "positive."
+                f"kl_temperature={kl_temperature}, kl_target_temperature={kl_target_temperature} and "
+                f"image_temperature={image_temperature} must be positive."
+            )
+        if ranking_loss.text_loss is None:
+            raise ValueError(
+                "DALRLoss trains SimCSE's term too: give its ranking loss the SimCSELoss of the batches "
+                "(ListwiseDistillationLoss(..., text_loss=SimCSELoss(model)))."
             )
         width = embedding_dimension(model)
         if cross_modal_weight and width != clip_dimension:
@@ -332,27 +322,14 @@ class DALRLoss(LossConfig, nn.Module):
                 "cross_modal_weight=0."
             )
         self.model = model
-        self.text_loss = text_loss
-        self.ranking_loss = ListwiseDistillationLoss(
-            model,
-            teachers,
-            teacher_weights,
-            kind,
-            temperature=temperature,
-            teacher_temperature=teacher_temperature,
-            margin=margin,
-            epsilon=epsilon,
-            text_loss=text_loss,
-        )
+        self.ranking_loss = ranking_loss
+        self.text_loss = ranking_loss.text_loss
         self.clip_dimension = clip_dimension
         self.consistency_weight = consistency_weight
         self.cross_modal_weight = cross_modal_weight
-        self.ranking_weight = ranking_weight
         self.intra_modal_weight = intra_modal_weight
         self.image_grounding_weight = image_grounding_weight
         self.token_grounding_weight = token_grounding_weight
-        self.margin = margin
-        self.temperature = temperature
         self.kl_temperature = kl_temperature
         self.kl_target_temperature = kl_target_temperature
         self.consistency_margin = consistency_margin
@@ -423,9 +400,9 @@ class DALRLoss(LossConfig, nn.Module):
         )
         losses = {"simcse": self.text_loss.compute_loss_from_outputs(outputs)}
         scores = self.ranking_loss.student_scores(texts[0], texts[1])
-        if self.ranking_weight:
+        if self.ranking_loss.weight:
             teacher_scores = self.ranking_loss.teacher_scores(teacher_outputs)
-            losses["ranking"] = self.ranking_weight * self.ranking_loss.ranking(scores, teacher_scores)
+            losses["ranking"] = self.ranking_loss.weight * self.ranking_loss.ranking(scores, teacher_scores)
         if self.intra_modal_weight:
             losses["intra_modal_alignment"] = self.intra_modal_weight * self.intra_modal_alignment(
                 scores, teacher_features
@@ -482,13 +459,9 @@ class DALRLoss(LossConfig, nn.Module):
             teacher_features: the teachers' mixed embeddings of the captions (B, d).
         """
         with float32_math(texts, images, teacher_features) as (texts, images, teacher_features):
+            logits = self.ranking_loss.student_scores(texts, images)  # the student's logits, against the images
             images = F.normalize(images, dim=-1)
             teacher_features = F.normalize(teacher_features, dim=-1)
-            similarities = F.normalize(texts, dim=-1) @ images.T
-            if self.margin:
-                logits = angular_margin_logits(similarities, self.margin, self.temperature)
-            else:
-                logits = similarities / self.temperature
             image_term = self.soft_label_kl(logits.T, images @ images.T)
             text_term = self.soft_label_kl(logits, teacher_features @ teacher_features.T)
             return (image_term + text_term) / 2
@@ -556,15 +529,10 @@ class DALRLoss(LossConfig, nn.Module):
             )
         with float32_math(texts, *token_views) as (texts, *token_views):
             terms = [
-                token_sentence_info_nce(F.normalize(tokens, dim=axis), texts, mask, self.temperature)
+                token_sentence_info_nce(F.normalize(tokens, dim=axis), texts, mask, self.ranking_loss.temperature)
                 for tokens in token_views
             ]
             return torch.stack(terms).mean()
 
     def get_config_dict(self) -> dict[str, Any]:
-        ranking = self.ranking_loss.get_config_dict()
-        return {
-            **super().get_config_dict(),
-            **{key: ranking[key] for key in ("teachers", "teacher_weights", "teacher_temperature", "kind", "epsilon")},
-            "text_loss": self.text_loss.get_config_dict(),
-        }
+        return {**super().get_config_dict(), "ranking_loss": self.ranking_loss.get_config_dict()}

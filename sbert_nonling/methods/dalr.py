@@ -12,6 +12,7 @@ from sentence_transformers.util import is_sentence_transformer_model
 from sbert_nonling.configs.dalr import DALRConfig
 from sbert_nonling.data.sources import DataSources
 from sbert_nonling.losses.dalr import DALRLoss
+from sbert_nonling.losses.listwise_distillation import ListwiseDistillationLoss
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.methods.clip_teacher import build_clip_grounding
 from sbert_nonling.methods.grounding import GroundingPlan
@@ -59,10 +60,11 @@ def load_text_teachers(config: DALRConfig, sentences: list[str]) -> list[Sentenc
 
 def build_dalr(config: DALRConfig, data: DataSources) -> GroundingPlan:
     """DALR's pieces (:func:`~sbert_nonling.methods.clip_teacher.build_clip_grounding`): caption batches (the caption
-    twice + the CLIP embeddings of its image and of itself) with :class:`DALRLoss` (``config.alignment``, the frozen
-    ``config.teachers`` run on-line) beside text batches with :class:`SimCSELoss` (``config.text_loss``) unless
-    ``config.data == "captions"``; one run of :class:`NonLinguisticTrainer` that interleaves them. Call
-    ``transformers.set_seed(config.seed)`` first to draw the heads as the runner does.
+    twice + the CLIP embeddings of its image and of itself) with :class:`DALRLoss` (``config.alignment``) around
+    :class:`ListwiseDistillationLoss` (``config.ranking``; the frozen ``config.teachers`` run on-line) beside text
+    batches with :class:`SimCSELoss` (``config.text_loss``) unless ``config.data == "captions"``; one run of
+    :class:`NonLinguisticTrainer` that interleaves them. Call ``transformers.set_seed(config.seed)`` first to draw
+    the heads as the runner does.
 
     Args:
         config: :class:`DALRConfig`.
@@ -89,26 +91,30 @@ def build_dalr(config: DALRConfig, data: DataSources) -> GroundingPlan:
         plan = build_dalr(config, DataSources(captions_file="captions.txt", image_dir=data / "images" / "flickr8k"))
         plan.train("dalr")  # captions only: every batch is distilled from the tiny random teachers and CLIP
     """
-    settings = config.alignment
+    ranking, settings = config.ranking, config.alignment
 
     def alignment(model: SentenceTransformer, text_loss: SimCSELoss, sentences: list[str]) -> DALRLoss:
+        ranking_loss = ListwiseDistillationLoss(
+            model,
+            load_text_teachers(config, sentences),
+            config.teacher_weights,
+            ranking.kind,
+            temperature=ranking.temperature,
+            teacher_temperature=ranking.teacher_temperature,
+            margin=ranking.margin,
+            weight=ranking.weight,
+            epsilon=ranking.epsilon,
+            text_loss=text_loss,
+        )
         return DALRLoss(
             model,
-            text_loss,
-            load_text_teachers(config, sentences),
+            ranking_loss,
             config.clip_dimension,
-            teacher_weights=config.teacher_weights,
-            teacher_temperature=settings.teacher_temperature,
-            kind=settings.kind,
-            epsilon=settings.epsilon,
             consistency_weight=settings.consistency_weight,
             cross_modal_weight=settings.cross_modal_weight,
-            ranking_weight=settings.ranking_weight,
             intra_modal_weight=settings.intra_modal_weight,
             image_grounding_weight=settings.image_grounding_weight,
             token_grounding_weight=settings.token_grounding_weight,
-            margin=settings.margin,
-            temperature=settings.temperature,
             kl_temperature=settings.kl_temperature,
             kl_target_temperature=settings.kl_target_temperature,
             consistency_margin=settings.consistency_margin,

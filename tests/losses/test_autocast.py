@@ -152,7 +152,10 @@ def listwise_distillation_math(kind):
 def dalr_math(model, generator):
     """DALR's terms after its heads, with the released options: ranking, intra- and cross-modal alignment, image
     grounding with CLIP's adaptive margin and the token-to-sentence InfoNCE."""
-    loss = DALRLoss(model, SimCSELoss(model), copy.deepcopy(model), clip_dimension=32, margin=0.18, epsilon=1e-7)
+    ranking = ListwiseDistillationLoss(
+        model, copy.deepcopy(model), margin=0.18, epsilon=1e-7, weight=0.2, text_loss=SimCSELoss(model)
+    )
+    loss = DALRLoss(model, ranking, clip_dimension=32)
     mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0], [1, 1, 1, 0], [1, 0, 0, 0]])
 
     def compute(view_1, view_2, teacher, images, projected, tokens):
@@ -331,12 +334,11 @@ def listwise_distillation_step(model):
 def dalr_step(model):
     """DALR with every released term on; the teacher a perturbed copy of the student."""
     teacher = perturbed(copy.deepcopy(model))
+    ranking = ListwiseDistillationLoss(model, teacher, margin=0.18, weight=0.2, text_loss=SimCSELoss(model))
     loss = DALRLoss(
         model,
-        SimCSELoss(model),
-        teacher,
+        ranking,
         clip_dimension=32,
-        margin=0.18,
         consistency_mismatch="roll",
         image_grounding_weight=0.1,
         token_grounding_weight=0.2,

@@ -67,7 +67,10 @@ def cases(model) -> dict[type, Case]:
         DistillAnchorLoss: ({"base_loss": SimCSELoss(model)}, [SENTENCES, SENTENCES], None),
         ListwiseDistillationLoss: ({"teachers": copy.deepcopy(model)}, [SENTENCES, SENTENCES], None),
         DALRLoss: (
-            {"text_loss": SimCSELoss(model), "teachers": copy.deepcopy(model), "clip_dimension": 32},
+            {
+                "ranking_loss": ListwiseDistillationLoss(model, copy.deepcopy(model), text_loss=SimCSELoss(model)),
+                "clip_dimension": 32,
+            },
             [SENTENCES, SENTENCES],
             torch.randn(4, 2, 32, generator=torch.Generator().manual_seed(3)),
         ),

@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from sbert_nonling.losses import DALRLoss, SimCSELoss
+from sbert_nonling.losses import DALRLoss, ListwiseDistillationLoss, SimCSELoss
 from sbert_nonling.losses.angular_margin import angular_margin_logits
 from sbert_nonling.losses.dalr import consistency_loss, soft_label_kl, token_sentence_info_nce
 from sbert_nonling.losses.listwise_distillation import mixed_teacher_scores
@@ -15,10 +15,9 @@ from sbert_nonling.training.loss_state import loss_parameters, loss_state_dict
 
 BATCH, WIDTH, PROJECTION, TOKENS = 8, 16, 12, 6
 MARGIN, TEMPERATURE, TEACHER_WEIGHTS = 0.18, 0.05, (0.33, 0.67)
-#: The released code's options: what DALRLoss needs to reproduce its total.
+#: The released code's options: what DALRLoss and its ranking loss need to reproduce its total.
+RELEASED_RANKING = {"margin": MARGIN, "epsilon": 1e-7}
 RELEASED = {
-    "margin": MARGIN,
-    "epsilon": 1e-7,
     "consistency_mismatch": "roll",
     "image_grounding_weight": 0.1,
     "token_grounding_weight": 0.2,
@@ -81,11 +80,19 @@ def clip_features(count: int, width: int = 32) -> torch.Tensor:
     return torch.randn(count, 2, width, generator=torch.Generator().manual_seed(3))
 
 
+def dalr_loss(model, teachers, ranking: dict | None = None, clip_dimension: int = 32, **options) -> DALRLoss:
+    """A DALRLoss around a ranking loss on ``teachers`` with SimCSE's term, DALR's ranking weight (0.2) and
+    ``ranking``'s settings."""
+    ranking_loss = ListwiseDistillationLoss(
+        model, teachers, weight=0.2, text_loss=SimCSELoss(model), **(ranking or {})
+    )
+    return DALRLoss(model, ranking_loss, clip_dimension, **options)
+
+
 def released_loss(model, teacher) -> DALRLoss:
     """A DALRLoss with the released weights and options."""
-    return DALRLoss(
-        model, SimCSELoss(model), [teacher, teacher], clip_dimension=32, teacher_weights=TEACHER_WEIGHTS, **RELEASED
-    )
+    ranking = {"teacher_weights": TEACHER_WEIGHTS, **RELEASED_RANKING}
+    return dalr_loss(model, [teacher, teacher], ranking, **RELEASED)
 
 
 def test_the_released_terms_are_reproduced_by_the_pure_functions(released):
@@ -130,7 +137,7 @@ def test_every_term_and_the_total_equal_the_released_values(tiny_model, tiny_tea
     contrastive = F.cross_entropy(student, torch.arange(BATCH))  # SimCSE's term with the released margin
     assert contrastive.item() == pytest.approx(0.01767336, abs=1e-7)
     weights = {
-        "ranking": loss.ranking_weight,
+        "ranking": loss.ranking_loss.weight,
         "intra_modal_alignment": loss.intra_modal_weight,
         "cross_modal_alignment": loss.cross_modal_weight,
         "consistency": loss.consistency_weight,
@@ -142,8 +149,8 @@ def test_every_term_and_the_total_equal_the_released_values(tiny_model, tiny_tea
 
 
 def test_the_default_options_are_the_papers(tiny_model, tiny_teacher, released):
-    loss = DALRLoss(tiny_model, SimCSELoss(tiny_model), tiny_teacher, clip_dimension=32)
-    assert (loss.image_grounding_weight, loss.token_grounding_weight, loss.margin) == (0.0, 0.0, 0.0)
+    loss = dalr_loss(tiny_model, tiny_teacher)
+    assert (loss.image_grounding_weight, loss.token_grounding_weight, loss.ranking_loss.margin) == (0.0, 0.0, 0.0)
     assert loss.text_projection is None and loss.image_projection is None
     tokens = [released["tokens_1"], released["tokens_2"]]
     assert loss.token_grounding(tokens, released["z1"], released["mask"]).item() == pytest.approx(9.09634508, abs=1e-7)
@@ -152,7 +159,7 @@ def test_the_default_options_are_the_papers(tiny_model, tiny_teacher, released):
 
 
 def test_the_shuffled_mismatch_moves_every_image(tiny_model, tiny_teacher):
-    loss = DALRLoss(tiny_model, SimCSELoss(tiny_model), tiny_teacher, clip_dimension=32, consistency_margin=-1.0)
+    loss = dalr_loss(tiny_model, tiny_teacher, consistency_margin=-1.0)
     texts = torch.eye(6, dtype=torch.float64)
     # matched pairs cost 0, and with margin -1 every pair with another caption's (orthogonal) image costs 1
     for _ in range(5):
@@ -162,12 +169,10 @@ def test_the_shuffled_mismatch_moves_every_image(tiny_model, tiny_teacher):
 def test_a_caption_batch_gives_every_term_with_a_gradient_to_the_student_and_none_to_the_teacher(
     tiny_model, tiny_teacher
 ):
-    loss = DALRLoss(
+    loss = dalr_loss(
         tiny_model,
-        SimCSELoss(tiny_model),
         [tiny_teacher, tiny_teacher],
-        clip_dimension=32,
-        teacher_weights=TEACHER_WEIGHTS,
+        {"teacher_weights": TEACHER_WEIGHTS},
         image_grounding_weight=0.1,
         token_grounding_weight=0.2,
     )
@@ -196,7 +201,7 @@ def test_a_caption_batch_gives_every_term_with_a_gradient_to_the_student_and_non
 
 
 def test_finite_under_bfloat16_autocast(tiny_model, tiny_teacher):
-    loss = DALRLoss(tiny_model, SimCSELoss(tiny_model), tiny_teacher, clip_dimension=32, **RELEASED)
+    loss = dalr_loss(tiny_model, tiny_teacher, RELEASED_RANKING, **RELEASED)
     features = tiny_model.preprocess(SENTENCES)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         terms = loss([features, dict(features)], clip_features(len(SENTENCES)))
@@ -205,15 +210,16 @@ def test_finite_under_bfloat16_autocast(tiny_model, tiny_teacher):
 
 
 def test_bad_input_gets_one_clear_sentence(tiny_model, tiny_teacher):
-    simcse = SimCSELoss(tiny_model)
     with pytest.raises(ValueError, match=r"width 32\) with the CLIP features \(clip_dimension=768\)"):
-        DALRLoss(tiny_model, simcse, tiny_teacher, clip_dimension=768)
-    loss = DALRLoss(tiny_model, simcse, tiny_teacher, clip_dimension=768, cross_modal_weight=0.0)
+        dalr_loss(tiny_model, tiny_teacher, clip_dimension=768)
+    loss = dalr_loss(tiny_model, tiny_teacher, clip_dimension=768, cross_modal_weight=0.0)
     features = tiny_model.preprocess(SENTENCES)
     with pytest.raises(ValueError, match=r"labels of shape \(4, 2, 768\).*got \(4, 768\)"):
         loss([features, dict(features)], torch.randn(4, 768))
     with pytest.raises(ValueError, match="consistency_mismatch='random'"):
-        DALRLoss(tiny_model, simcse, tiny_teacher, clip_dimension=32, consistency_mismatch="random")  # type: ignore[arg-type]
+        dalr_loss(tiny_model, tiny_teacher, consistency_mismatch="random")
+    with pytest.raises(ValueError, match="give its ranking loss the SimCSELoss"):
+        DALRLoss(tiny_model, ListwiseDistillationLoss(tiny_model, tiny_teacher), clip_dimension=32)
 
 
 def test_trains_caption_pairs_with_their_clip_features_in_the_trainer(
@@ -222,7 +228,7 @@ def test_trains_caption_pairs_with_their_clip_features_in_the_trainer(
     from datasets import Dataset
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 
-    loss = DALRLoss(tiny_model, SimCSELoss(tiny_model), tiny_teacher, clip_dimension=32)
+    loss = dalr_loss(tiny_model, tiny_teacher)
     captions = wiki_sentences[:16]
     data = Dataset.from_dict({"anchor": captions, "positive": captions, "label": clip_features(16).tolist()})
     args = SentenceTransformerTrainingArguments(

@@ -24,7 +24,7 @@ def data(tmp_path, data_dir, flickr_subset):
 
 
 def test_dalr_distils_every_caption_from_frozen_teachers_and_clip(data):
-    overrides = {"batch_size": 6, "max_steps": 2, "alignment": {"kind": "listnet", "consistency_mismatch": "roll"}}
+    overrides = {"batch_size": 6, "max_steps": 2, "ranking.kind": "listnet", "alignment.consistency_mismatch": "roll"}
     config = load_recipe("dalr", tiny=True, overrides=overrides)
     plan = build_dalr(config, data)
     (stage,) = plan.stages
