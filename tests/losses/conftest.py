@@ -1,5 +1,5 @@
-"""Fixtures of the loss tests: hand-set embeddings and head layers, the contract every task loss keeps, and the seeded
-inputs the released KDMCSE code was run on."""
+"""Fixtures of the loss tests: hand-set embeddings and head layers, the contract every task loss keeps, the seeded
+inputs the released KDMCSE code was run on, and a tiny frozen text teacher."""
 
 from __future__ import annotations
 
@@ -72,3 +72,34 @@ def kdmcse_inputs():
     caption = image + 0.3 * torch.randn(8, 16)
     drawn = {"z1": z1, "z2": z2, "p1": p1, "p2": p2, "v": v, "t": t, "image": image, "caption": caption}
     return {name: tensor.double() for name, tensor in drawn.items()}
+
+
+@pytest.fixture(scope="session")
+def tiny_teacher_dir(tmp_path_factory, wiki_sentences) -> str:
+    """A second tiny encoder with the student's vocabulary and other random weights: the frozen text teacher."""
+    from sbert_nonling.models import build_tiny_encoder
+
+    folder = tmp_path_factory.mktemp("tiny-teacher")
+    return str(build_tiny_encoder(folder, wiki_sentences, vocab_size=2000, hidden_size=32, seed=7))
+
+
+@pytest.fixture
+def tiny_teacher(tiny_teacher_dir):
+    from sbert_nonling.models import build_sentence_model
+
+    return build_sentence_model(tiny_teacher_dir, pooling="cls", max_seq_length=32)
+
+
+@pytest.fixture
+def two_step_arguments(tmp_path):
+    """sentence-transformers' training arguments of a 2-step run at batch 8 that saves nothing."""
+    from sentence_transformers import SentenceTransformerTrainingArguments
+
+    return SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path),
+        max_steps=2,
+        per_device_train_batch_size=8,
+        learning_rate=1e-3,
+        save_strategy="no",
+        report_to="none",
+    )

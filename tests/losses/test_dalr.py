@@ -59,22 +59,6 @@ def released():
     return inputs
 
 
-@pytest.fixture(scope="session")
-def tiny_teacher_dir(tmp_path_factory, wiki_sentences) -> str:
-    """A second tiny encoder with the student's vocabulary and other random weights: the frozen text teacher."""
-    from sbert_nonling.models import build_tiny_encoder
-
-    folder = tmp_path_factory.mktemp("tiny-teacher")
-    return str(build_tiny_encoder(folder, wiki_sentences, vocab_size=2000, hidden_size=32, seed=7))
-
-
-@pytest.fixture
-def tiny_teacher(tiny_teacher_dir):
-    from sbert_nonling.models import build_sentence_model
-
-    return build_sentence_model(tiny_teacher_dir, pooling="cls", max_seq_length=32)
-
-
 def clip_features(count: int, width: int = 32) -> torch.Tensor:
     """Frozen CLIP features of ``count`` captions: [:, 0] their images', [:, 1] their own."""
     return torch.randn(count, 2, width, generator=torch.Generator().manual_seed(3))
@@ -223,26 +207,18 @@ def test_bad_input_gets_one_clear_sentence(tiny_model, tiny_teacher):
 
 
 def test_trains_caption_pairs_with_their_clip_features_in_the_trainer(
-    tiny_model, tiny_teacher, wiki_sentences, tmp_path
+    tiny_model, tiny_teacher, wiki_sentences, two_step_arguments
 ):
     from datasets import Dataset
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers import SentenceTransformerTrainer
 
     loss = dalr_loss(tiny_model, tiny_teacher)
     captions = wiki_sentences[:16]
     data = Dataset.from_dict({"anchor": captions, "positive": captions, "label": clip_features(16).tolist()})
-    args = SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path),
-        max_steps=2,
-        per_device_train_batch_size=8,
-        learning_rate=1e-3,
-        save_strategy="no",
-        report_to="none",
-    )
     student = [p.detach().clone() for p in tiny_model.parameters()]
     teacher = [p.detach().clone() for p in tiny_teacher.parameters()]
     aligner = loss.text_aligner[0].weight.detach().clone()
-    SentenceTransformerTrainer(model=tiny_model, args=args, train_dataset=data, loss=loss).train()
+    SentenceTransformerTrainer(model=tiny_model, args=two_step_arguments, train_dataset=data, loss=loss).train()
     assert any(not torch.equal(before, p) for before, p in zip(student, tiny_model.parameters(), strict=True))
     assert all(torch.equal(before, p) for before, p in zip(teacher, tiny_teacher.parameters(), strict=True))
     assert not torch.equal(aligner, loss.text_aligner[0].weight)

@@ -46,22 +46,6 @@ def released():
     }
 
 
-@pytest.fixture(scope="session")
-def tiny_teacher_dir(tmp_path_factory, wiki_sentences) -> str:
-    """A second tiny encoder with the student's vocabulary and other random weights: the frozen teacher."""
-    from sbert_nonling.models import build_tiny_encoder
-
-    folder = tmp_path_factory.mktemp("tiny-teacher")
-    return str(build_tiny_encoder(folder, wiki_sentences, vocab_size=2000, hidden_size=32, seed=7))
-
-
-@pytest.fixture
-def tiny_teacher(tiny_teacher_dir):
-    from sbert_nonling.models import build_sentence_model
-
-    return build_sentence_model(tiny_teacher_dir, pooling="cls", max_seq_length=32)
-
-
 def test_the_released_teacher_mixture_is_the_weighted_sum_of_each_teachers_cosines(released):
     assert released["teacher"][0, :3].tolist() == pytest.approx([18.9031438, 2.92686647, -1.74452137], abs=1e-7)
 
@@ -194,25 +178,17 @@ def test_bad_settings_get_one_clear_sentence(tiny_model, tiny_teacher):
 
 
 @pytest.mark.parametrize("kind", ["listmle", "listnet"])
-def test_trains_sentence_pairs_in_the_trainer(kind, tiny_model, tiny_teacher, wiki_sentences, tmp_path):
+def test_trains_sentence_pairs_in_the_trainer(kind, tiny_model, tiny_teacher, wiki_sentences, two_step_arguments):
     from datasets import Dataset
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers import SentenceTransformerTrainer
 
     simcse = SimCSELoss(tiny_model)
     loss = ListwiseDistillationLoss(tiny_model, tiny_teacher, kind=kind, text_loss=simcse)
     data = Dataset.from_dict({"anchor": wiki_sentences[:16], "positive": wiki_sentences[:16]})
-    args = SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path),
-        max_steps=2,
-        per_device_train_batch_size=8,
-        learning_rate=1e-3,
-        save_strategy="no",
-        report_to="none",
-    )
     student = [p.detach().clone() for p in tiny_model.parameters()]
     teacher = [p.detach().clone() for p in tiny_teacher.parameters()]
     head = simcse.head[0].weight.detach().clone()
-    SentenceTransformerTrainer(model=tiny_model, args=args, train_dataset=data, loss=loss).train()
+    SentenceTransformerTrainer(model=tiny_model, args=two_step_arguments, train_dataset=data, loss=loss).train()
     assert not torch.equal(head, simcse.head[0].weight)  # the shared SimCSE head is trained too
     assert any(not torch.equal(before, p) for before, p in zip(student, tiny_model.parameters(), strict=True))
     assert all(torch.equal(before, p) for before, p in zip(teacher, tiny_teacher.parameters(), strict=True))

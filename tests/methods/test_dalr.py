@@ -11,16 +11,13 @@ from sbert_nonling.data import DataSources
 from sbert_nonling.losses import DALRLoss, SimCSELoss
 from sbert_nonling.methods import build_dalr
 from sbert_nonling.methods.dalr import load_text_teachers
+from tests.conftest import wiki_file
 
 
 @pytest.fixture
-def data(tmp_path, data_dir, flickr_subset):
-    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()
-    text_file = tmp_path / "wiki.txt"
-    text_file.write_text("\n".join(lines[:32]) + "\n", encoding="utf-8")
-    return DataSources(
-        captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images", text_file=text_file
-    )
+def data(tmp_path, flickr_subset):
+    captions = {"captions_file": flickr_subset / "captions.txt", "image_dir": flickr_subset / "images"}
+    return DataSources(**captions, text_file=wiki_file(tmp_path / "wiki.txt", 32))
 
 
 def test_dalr_distils_every_caption_from_frozen_teachers_and_clip(data):

@@ -12,14 +12,12 @@ from sbert_nonling.data.clip_features import load_clip_features
 from sbert_nonling.data.image_features import save_image_features
 from sbert_nonling.losses import SimCSELoss, TeacherGuidedAlignLoss
 from sbert_nonling.methods import build_kdmcse
+from tests.conftest import wiki_file
 
 
 @pytest.fixture
-def text_file(tmp_path, data_dir):
-    lines = (data_dir / "corpus" / "wiki1m_for_simcse.first11913.txt").read_text(encoding="utf-8").splitlines()
-    path = tmp_path / "wiki.txt"
-    path.write_text("\n".join(lines[:32]) + "\n", encoding="utf-8")
-    return path
+def text_file(tmp_path):
+    return wiki_file(tmp_path / "wiki.txt", 32)
 
 
 def test_kdmcse_grounds_every_caption_in_clip_and_holds_images_out(tmp_path, text_file, flickr_subset):
