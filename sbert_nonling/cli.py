@@ -590,6 +590,8 @@ def cmd_features(args: argparse.Namespace) -> None:
 def _clip_features(args: argparse.Namespace) -> None:
     """``sbert-nonling features --encoder CLIP --captions FILE``: CLIP's embeddings of the captioned images and of
     their captions (KDMCSE's and DALR's teacher features)."""
+    import torch
+
     from sbert_nonling.data.captions import read_captions
     from sbert_nonling.data.clip_features import extract_clip_features
     from sbert_nonling.data.frozen_clip import FrozenCLIP
@@ -606,6 +608,7 @@ def _clip_features(args: argparse.Namespace) -> None:
     offline = "copy the CLIP folder (model, image processor, tokenizer) here and pass its path as --encoder."
     with loading("CLIP", args.encoder, "--encoder", offline):
         clip = FrozenCLIP.from_pretrained(args.encoder)
+    clip.to("cuda" if torch.cuda.is_available() else "cpu")  # CLIP ViT-L/14 over Flickr30k: the GPU where there is one
     folder = Path(args.image_dir)
     features = extract_clip_features([folder / name for name in names], captions, clip, batch_size=args.batch_size)
     path = save_image_features(args.output, names, features, captions=captions)

@@ -48,9 +48,9 @@ CLIP_OFFLINE = (
 
 
 def load_teacher_clip(config: CLIPTeacherConfig, captions: list[str]) -> FrozenCLIP:
-    """The frozen CLIP teacher of ``config`` (``clip_encoder``, by Hub name or folder; one ValueError line when it
-    cannot be loaded), or with ``config.tiny`` a tiny random CLIP of ``config.clip_dimension`` whose vocabulary
-    comes from ``captions``.
+    """The frozen CLIP teacher of ``config`` (``clip_encoder``, by Hub name or folder, on the GPU when there is one;
+    one ValueError line when it cannot be loaded), or with ``config.tiny`` a tiny random CLIP of
+    ``config.clip_dimension`` whose vocabulary comes from ``captions``.
 
     Args:
         config: the method's config (``clip_encoder``, ``clip_dimension``, ``tiny``, ``seed``).
@@ -61,7 +61,8 @@ def load_teacher_clip(config: CLIPTeacherConfig, captions: list[str]) -> FrozenC
             path = build_tiny_clip(folder, captions, projection_dim=config.clip_dimension, seed=config.seed)
             return FrozenCLIP.from_pretrained(str(path))
     with loading("CLIP", config.clip_encoder, f"{recipe_label(config)}, setting 'clip_encoder'", CLIP_OFFLINE):
-        return FrozenCLIP.from_pretrained(config.clip_encoder)
+        clip = FrozenCLIP.from_pretrained(config.clip_encoder)
+    return clip.to("cuda" if torch.cuda.is_available() else "cpu")  # features once, on the GPU where there is one
 
 
 def clip_features(
