@@ -709,10 +709,10 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
         ),
         (
             "--captions-file",
-            "image-caption pairs: Flickr token file, CSV, JSONL (mcse, macd), or a Hub dataset: "
+            "image-caption pairs: Flickr token file, CSV, JSONL (mcse, macd, kdmcse, dalr), or a Hub dataset: "
             "owner/name?image=COL&caption=COL",
         ),
-        ("--image-features", "precomputed features of --image-dir (sbert-nonling features)"),
+        ("--image-features", "precomputed features of --image-dir (sbert-nonling features; CLIP's for kdmcse, dalr)"),
         ("--audio-label-regex", r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'"),
         ("--stsb-multi-dir", "stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs (pixel-linguist)"),
         ("--model", "starting encoder (Hub name or folder); default: the recipe's"),
@@ -721,7 +721,7 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--heldout-images",
         dest="heldout_images_file",
-        help="image names kept out of training for caption<->image Recall@K (mcse, macd)",
+        help="image names kept out of training for caption<->image Recall@K (mcse, macd, kdmcse)",
     )
 
 

@@ -50,7 +50,7 @@ def text_training_data(
         if not captions_only:
             raise ValueError(
                 f"{recipe_label(config)}: data='captions' trains on captions only, which only the grounding methods "
-                "(mcse, macd) do; set data to 'text' or 'nli'."
+                "(mcse, macd, kdmcse, dalr) do; set data to 'text' or 'nli'."
             )
         return None, []
     if config.data == "text":
