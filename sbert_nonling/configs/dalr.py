@@ -36,3 +36,11 @@ class DALRConfig(CLIPTeacherConfig):
         ListwiseDistillationConfig(), "the teachers' ranking term (ListwiseDistillationLoss)"
     )
     alignment: DALRLossConfig = setting(DALRLossConfig(), "the caption batches' alignment terms (DALRLoss)")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.teachers or len(self.teacher_weights) != len(self.teachers):
+            raise ValueError(
+                f"{self._where()} setting 'teacher_weights' {self.teacher_weights} must give one weight per teacher "
+                f"{self.teachers}."
+            )

@@ -103,7 +103,7 @@ def consistency_loss(texts: Tensor, images: Tensor, mismatched_images: Tensor, m
         texts, images = torch.randn(4, 8), torch.randn(4, 8)
         loss = consistency_loss(texts, images, images.roll(1, dims=0))
     """
-    targets = torch.cat([torch.ones(len(texts)), -torch.ones(len(texts))]).to(texts)
+    targets = torch.cat([texts.new_ones(len(texts)), -texts.new_ones(len(texts))])  # made on the device: no copy
     return F.cosine_embedding_loss(
         torch.cat([texts, texts]), torch.cat([images, mismatched_images]), targets, margin=margin
     )
@@ -315,6 +315,14 @@ class DALRLoss(LossConfig, nn.Module):
                 "(ListwiseDistillationLoss(..., text_loss=SimCSELoss(model)))."
             )
         width = embedding_dimension(model)
+        teacher_widths = sorted({embedding_dimension(teacher) for teacher in ranking_loss.teacher_models})
+        if len(teacher_widths) > 1 and (intra_modal_weight or cross_modal_weight or token_grounding_weight):
+            raise ValueError(f"DALRLoss mixes its teachers' embeddings: they need one width, got {teacher_widths}.")
+        if token_grounding_weight and teacher_widths != [width]:
+            raise ValueError(
+                f"DALRLoss's token term compares the teachers' token states (width {teacher_widths[0]}) with the "
+                f"student's embeddings (width {width}): they need the same width, or set token_grounding_weight=0."
+            )
         if cross_modal_weight and width != clip_dimension:
             raise ValueError(
                 f"DALRLoss's cross-modal alignment compares the student's embeddings (width {width}) with the CLIP "
@@ -478,7 +486,7 @@ class DALRLoss(LossConfig, nn.Module):
             if self.consistency_mismatch == "roll":
                 mismatched = images.roll(RELEASED_ROLL, dims=0)
             else:
-                order = torch.randperm(len(images)).to(images.device)  # one cycle through a random order
+                order = torch.randperm(len(images), device=images.device)  # one cycle through a random order
                 mismatched = torch.empty_like(images)
                 mismatched[order] = images[order.roll(1)]
             return consistency_loss(texts, images, mismatched, self.consistency_margin)

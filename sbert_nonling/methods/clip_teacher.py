@@ -95,7 +95,9 @@ def clip_features(
     return names, captions, features, extracted
 
 
-def build_clip_grounding(config: CLIPTeacherConfig, data: DataSources, caption_loss: CaptionLoss) -> GroundingPlan:
+def build_clip_grounding(
+    config: CLIPTeacherConfig, data: DataSources, caption_loss: CaptionLoss, drop_last_batch: bool = False
+) -> GroundingPlan:
     """The plan KDMCSE and DALR share: caption batches (the caption twice + the (2, d) CLIP embeddings of its image
     and of itself, every caption an example) with the method's ``caption_loss`` beside text batches with
     :class:`SimCSELoss` (``config.text_loss``) unless ``config.data == "captions"``; one run of
@@ -112,24 +114,28 @@ def build_clip_grounding(config: CLIPTeacherConfig, data: DataSources, caption_l
             ``image_features`` (CLIP's) and ``heldout_images_file``; ``text_file`` / ``nli_file`` and ``sts_dir`` as
             for :func:`~sbert_nonling.methods.simcse.build_simcse`.
         caption_loss: builds the caption loss from the model, the text loss and the training sentences.
+        drop_last_batch: leave out each dataset's last, shorter batch of an epoch (a caption loss that needs
+            several captions in a batch: DALR's BatchNorm aligners).
     """
     text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file, captions_only=True)
     pairs, heldout_pairs, images = grounding_pairs(config, data)
-    names, captions, features, extracted = clip_features(config, pairs + heldout_pairs, images, data.image_features)
-    heldout = heldout_retrieval_set(heldout_pairs, names, features["global"]) if heldout_pairs else None
-    caption_dataset = caption_clip_dataset(pairs, names, captions, features)
-
     sentences = sentences + [caption for _, caption in pairs]
     sentence_model = starting_sentence_model(config, sentences)
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     args = single_run_arguments(config, evaluator is not None, warmup=0, interleaved=text_dataset is not None)
+    args.dataloader_drop_last = drop_last_batch
     text_loss = text_contrastive_loss(sentence_model, config.text_loss, args.world_size > 1)
-    grounding = caption_loss(sentence_model, text_loss, sentences)
-    if heldout is not None and not isinstance(grounding, TeacherGuidedAlignLoss):
+    grounding = caption_loss(
+        sentence_model, text_loss, sentences
+    )  # its teachers load, or are refused, before CLIP runs
+    if heldout_pairs and not isinstance(grounding, TeacherGuidedAlignLoss):
         raise ValueError(
             f"{recipe_label(config)} has no shared caption-image space to score held-out images in: leave out "
             "heldout_images_file (--heldout-images)."
         )
+    names, captions, features, extracted = clip_features(config, pairs + heldout_pairs, images, data.image_features)
+    heldout = heldout_retrieval_set(heldout_pairs, names, features["global"]) if heldout_pairs else None
+    caption_dataset = caption_clip_dataset(pairs, names, captions, features)
     plan = GroundingPlan(
         sentence_model,
         [caption_training_stage(args, caption_dataset, grounding, text_dataset, text_loss)],

@@ -38,11 +38,6 @@ def load_text_teachers(config: DALRConfig, sentences: list[str]) -> list[Sentenc
         config: :class:`DALRConfig`.
         sentences: the training sentences and captions.
     """
-    if len(config.teacher_weights) != len(config.teachers) or not config.teachers:
-        raise ValueError(
-            f"{recipe_label(config)}: teacher_weights {config.teacher_weights} must give one weight per teacher "
-            f"{config.teachers}."
-        )
     teachers = []
     if config.tiny:
         with tempfile.TemporaryDirectory(prefix="tiny-teachers-") as folder:
@@ -63,8 +58,9 @@ def build_dalr(config: DALRConfig, data: DataSources) -> GroundingPlan:
     twice + the CLIP embeddings of its image and of itself) with :class:`DALRLoss` (``config.alignment``) around
     :class:`ListwiseDistillationLoss` (``config.ranking``; the frozen ``config.teachers`` run on-line) beside text
     batches with :class:`SimCSELoss` (``config.text_loss``) unless ``config.data == "captions"``; one run of
-    :class:`NonLinguisticTrainer` that interleaves them. Call ``transformers.set_seed(config.seed)`` first to draw
-    the heads as the runner does.
+    :class:`NonLinguisticTrainer` that interleaves them, each dataset's last shorter batch of an epoch left out (DALR's
+    terms need two captions or more). Call ``transformers.set_seed(config.seed)`` first to draw the heads as the
+    runner does.
 
     Args:
         config: :class:`DALRConfig`.
@@ -126,4 +122,4 @@ def build_dalr(config: DALRConfig, data: DataSources) -> GroundingPlan:
             token_normalization=settings.token_normalization,
         )
 
-    return build_clip_grounding(config, data, alignment)
+    return build_clip_grounding(config, data, alignment, drop_last_batch=True)  # a batch of 1 has no negatives

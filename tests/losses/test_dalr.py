@@ -11,6 +11,7 @@ from sbert_nonling.losses import DALRLoss, ListwiseDistillationLoss, SimCSELoss
 from sbert_nonling.losses.angular_margin import angular_margin_logits
 from sbert_nonling.losses.dalr import consistency_loss, soft_label_kl, token_sentence_info_nce
 from sbert_nonling.losses.listwise_distillation import mixed_teacher_scores
+from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 from sbert_nonling.training.loss_state import loss_parameters, loss_state_dict
 
 BATCH, WIDTH, PROJECTION, TOKENS = 8, 16, 12, 6
@@ -193,7 +194,7 @@ def test_finite_under_bfloat16_autocast(tiny_model, tiny_teacher):
     sum(terms.values()).backward()
 
 
-def test_bad_input_gets_one_clear_sentence(tiny_model, tiny_teacher):
+def test_bad_input_gets_one_clear_sentence(tiny_model, tiny_teacher, tmp_path):
     with pytest.raises(ValueError, match=r"width 32\) with the CLIP features \(clip_dimension=768\)"):
         dalr_loss(tiny_model, tiny_teacher, clip_dimension=768)
     loss = dalr_loss(tiny_model, tiny_teacher, clip_dimension=768, cross_modal_weight=0.0)
@@ -202,6 +203,11 @@ def test_bad_input_gets_one_clear_sentence(tiny_model, tiny_teacher):
         loss([features, dict(features)], torch.randn(4, 768))
     with pytest.raises(ValueError, match="consistency_mismatch='random'"):
         dalr_loss(tiny_model, tiny_teacher, consistency_mismatch="random")
+    wide = build_sentence_model(str(build_tiny_encoder(tmp_path / "wide", SENTENCES, hidden_size=64)), pooling="cls")
+    with pytest.raises(ValueError, match=r"mixes its teachers' embeddings: they need one width, got \[32, 64\]"):
+        dalr_loss(tiny_model, [tiny_teacher, wide])
+    with pytest.raises(ValueError, match=r"token states \(width 64\) with the student's embeddings \(width 32\)"):
+        dalr_loss(tiny_model, wide, cross_modal_weight=0.0, token_grounding_weight=0.2)
     with pytest.raises(ValueError, match="give its ranking loss the SimCSELoss"):
         DALRLoss(tiny_model, ListwiseDistillationLoss(tiny_model, tiny_teacher), clip_dimension=32)
 

@@ -10,7 +10,6 @@ from sbert_nonling.app import load_recipe
 from sbert_nonling.data import DataSources
 from sbert_nonling.losses import DALRLoss, SimCSELoss
 from sbert_nonling.methods import build_dalr
-from sbert_nonling.methods.dalr import load_text_teachers
 from tests.conftest import wiki_file
 
 
@@ -43,10 +42,9 @@ def test_dalr_distils_every_caption_from_frozen_teachers_and_clip(data):
     assert "retrieval" not in plan.evaluations  # no shared caption-image space
 
 
-def test_teachers_and_their_weights_must_match(data):
-    config = load_recipe("dalr", tiny=True, overrides={"teacher_weights": [1.0]})
-    with pytest.raises(ValueError, match=r"teacher_weights \[1.0\] must give one weight per teacher"):
-        load_text_teachers(config, ["a sentence"])
+def test_teachers_and_their_weights_must_match():
+    with pytest.raises(ValueError, match=r"'teacher_weights' \[1.0\] must give one weight per teacher"):
+        load_recipe("dalr", tiny=True, overrides={"teacher_weights": [1.0]})  # before anything is built
 
 
 def test_a_teacher_that_cannot_be_loaded_is_named_in_one_sentence(data, tiny_clip_dir, tiny_encoder_dir):
@@ -61,3 +59,21 @@ def test_a_teacher_that_cannot_be_loaded_is_named_in_one_sentence(data, tiny_cli
     ) as error:
         build_dalr(load_recipe("dalr", overrides=overrides), data)
     assert "Offline: copy the teachers' folders here" in str(error.value)
+
+
+def test_an_epoch_s_last_caption_batch_of_one_is_left_out(tmp_path, flickr_subset):
+    names = sorted(path.name for path in (flickr_subset / "images").iterdir())[:2]
+    lines = (flickr_subset / "captions.txt").read_text(encoding="utf-8").splitlines()
+    (tmp_path / "captions.txt").write_text("\n".join(lines[:9]) + "\n", encoding="utf-8")  # 9 captions, 2 photos
+    assert {line.split("#")[0] for line in lines[:9]} == set(names)
+    overrides = {"data": "captions", "batch_size": 4, "max_steps": 4}  # 2 epochs of [4, 4] without the [1]
+    plan = build_dalr(
+        load_recipe("dalr", tiny=True, overrides=overrides),
+        DataSources(captions_file=tmp_path / "captions.txt", image_dir=flickr_subset / "images"),
+    )
+    (stage,) = plan.stages
+    assert stage.args.dataloader_drop_last
+    trainer = stage.trainer(plan.model)
+    trainer.args.output_dir = str(tmp_path / "run")
+    trainer.train()  # a batch of 1 would stop the run: DALR needs two captions
+    assert trainer.state.global_step == 4
