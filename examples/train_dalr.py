@@ -74,7 +74,7 @@ kept = set(names)
 pairs = [pair for pair in pairs if pair[0] in kept]
 captions = list(dict.fromkeys(caption for _, caption in pairs))
 clip_path = build_tiny_clip(output / "tiny-clip", captions, projection_dim=128) if args.tiny else args.clip
-clip = FrozenCLIP.from_pretrained(str(clip_path))
+clip = FrozenCLIP.from_pretrained(str(clip_path)).to("cuda" if torch.cuda.is_available() else "cpu")
 features = extract_clip_features([images[name] for name in names], captions, clip)
 caption_dataset = caption_clip_dataset(pairs, names, captions, features)  # caption twice + (2, d) CLIP embeddings
 

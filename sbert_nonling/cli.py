@@ -595,11 +595,15 @@ def _clip_features(args: argparse.Namespace) -> None:
     from sbert_nonling.data.captions import read_captions
     from sbert_nonling.data.clip_features import extract_clip_features
     from sbert_nonling.data.frozen_clip import FrozenCLIP
+    from sbert_nonling.data.frozen_image_encoder import ENCODERS
     from sbert_nonling.data.image_features import save_image_features
     from sbert_nonling.util.unreachable import loading
 
     if args.captions is None:
-        raise ValueError(f"--encoder {args.encoder} is a CLIP: pass --captions FILE, whose captions it embeds too.")
+        raise ValueError(
+            f"--encoder {args.encoder} is not a CNN ({', '.join(ENCODERS)}), so it is read as a CLIP: pass --captions "
+            "FILE, whose captions it embeds too."
+        )
     if args.regions:
         raise ValueError("--regions is for a CNN --encoder (resnet50, efficientnet-lite0); CLIP gives one vector.")
     pairs = read_captions(args.captions, image_dir=args.image_dir)

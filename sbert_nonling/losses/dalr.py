@@ -236,8 +236,8 @@ class DALRLoss(LossConfig, nn.Module):
                 share it with the text-only batches), its frozen text teachers (DALR: SimCSE and DiffCSE BERT-base
                 checkpoints mixed 0.33 / 0.67, read as released: [CLS] pooling without their MLP, the student's
                 tokens, max length 32), ``kind`` ListMLE, ``weight`` :math:`w_{rank}` (DALR: 0.2), and the
-                ``temperature`` / angular ``margin`` of the student's logits :math:`s`, also used for :math:`p` and
-                :math:`\mathcal{L}_{g2l}` (paper: no margin; released 0.18).
+                ``temperature`` / angular ``margin`` of the student's logits :math:`s`, also used for :math:`p` (the
+                temperature for :math:`\mathcal{L}_{g2l}` too; paper: no margin; released 0.18).
             clip_dimension: the width :math:`D` of the CLIP features in the labels (768 for ViT-L/14).
             consistency_weight, cross_modal_weight, intra_modal_weight: the weights of
                 :math:`\mathcal{L}_{cons}, \mathcal{L}_{CMA}` and :math:`\mathcal{L}_{IMA}` (released: 0.1 x 0.01,

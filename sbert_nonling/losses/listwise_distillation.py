@@ -179,8 +179,8 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
         Args:
             model: the student SentenceTransformer.
             teachers: one or more frozen SentenceTransformer models, e.g.
-                ``princeton-nlp/sup-simcse-bert-base-uncased`` and ``voidism/diffcse-bert-base-uncased-sts`` (DALR's
-                SimCSE and DiffCSE teachers; its scripts give local paths only).
+                ``princeton-nlp/unsup-simcse-bert-base-uncased`` and ``voidism/diffcse-bert-base-uncased-sts`` (DALR's
+                SimCSE and DiffCSE teachers; its scripts give local paths only, so which SimCSE is not known).
             teacher_weights: :math:`w_k`, one per teacher; default equal weights. DALR: ``(0.33, 0.67)``.
             kind: ``"listmle"`` (DALR's scripts) or ``"listnet"`` (the released command-line default).
             temperature: :math:`\tau` of the student's scores (0.05).

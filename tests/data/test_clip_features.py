@@ -37,7 +37,10 @@ def test_the_command_asks_for_what_each_encoder_needs(tmp_path, tiny_clip_dir, f
 
     images = ["features", "--image-dir", str(flickr_subset / "images"), "--output", str(tmp_path / "f.safetensors")]
     assert main([*images, "--encoder", tiny_clip_dir]) == 2
-    assert "is a CLIP: pass --captions FILE" in capsys.readouterr().err
+    assert (
+        "is not a CNN (resnet50, efficientnet-lite0), so it is read as a CLIP: pass --captions"
+        in capsys.readouterr().err
+    )
     captions = ["--captions", str(flickr_subset / "captions.txt")]
     assert main([*images, "--encoder", "efficientnet-lite0", *captions]) == 2
     assert "--captions is for a CLIP --encoder" in capsys.readouterr().err
