@@ -5,6 +5,7 @@ field. A recipe gives what differs (``"grounding": {"weight": 1.0}``), ``--set``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from sbert_nonling.configs.base import Settings, setting
@@ -34,7 +35,9 @@ class SimCSELossConfig(Settings):
 
     temperature: float = setting(0.05, "temperature of the text contrastive softmax (1 / scale)", above=0.0)
     training_head: TrainingHead = setting("mlp", "head used in training only, before the text contrastive loss")
-    margin: float = setting(0.0, "angular margin on the negatives, in radians (0: none; KDMCSE: 0.15)", minimum=0.0)
+    margin: float = setting(
+        0.0, "angular margin on the negatives, in radians (0: none; KDMCSE: 0.15)", minimum=0.0, maximum=math.pi
+    )
 
 
 @dataclass
@@ -92,12 +95,14 @@ class TeacherGuidedAlignConfig(Settings):
 
     weight: float = setting(0.01, "weight of the grounding terms (lambda)", minimum=0.0)
     temperature: float = setting(0.05, "temperature of the grounding softmax", above=0.0)
-    margin: float = setting(0.15, "angular margin on the negatives, in radians", minimum=0.0)
+    margin: float = setting(0.15, "angular margin on the negatives, in radians", minimum=0.0, maximum=math.pi)
     adaptive_margin: bool = setting(True, "scale the margin by 1 - CLIP's similarity of the two targets (AdapACSE)")
     projection_dimension: int = setting(256, "dimension of the shared grounding space", minimum=1)
     filter: bool = setting(False, "drop the negatives CLIP scores above filter_threshold (released scripts: off)")
-    filter_threshold: float = setting(0.8, "the filter's threshold on CLIP's caption-image score")
-    filter_scores: FilterScores = setting("cosine", "the filter's score: cosine (paper) or dot_product (released)")
+    filter_threshold: float = setting(
+        0.8, "the filter's threshold on CLIP's caption-image score (on its scale: matching pairs' cosines are low)"
+    )
+    filter_scores: FilterScores = setting("cosine", "the filter's score: cosine (paper) or released_dot_product")
 
 
 @dataclass
@@ -117,8 +122,12 @@ class ListwiseDistillationConfig(Settings):
     weight: float = setting(0.2, "weight of the ranking term", minimum=0.0)
     teacher_temperature: float = setting(0.05, "temperature of the teachers' scores", above=0.0)
     temperature: float = setting(0.05, "temperature of the student's scores", above=0.0)
-    margin: float = setting(0.0, "angular margin of the student's scores, radians (released: 0.18)", minimum=0.0)
-    epsilon: float = setting(0.0, "ListMLE's constant inside the log (released: 1e-7; 0 is the exact likelihood)")
+    margin: float = setting(
+        0.0, "angular margin of the student's scores, radians (released: 0.18)", minimum=0.0, maximum=math.pi
+    )
+    epsilon: float = setting(
+        0.0, "ListMLE's constant inside the log (released: 1e-7; 0 is the exact likelihood)", minimum=0.0
+    )
 
 
 @dataclass
@@ -133,8 +142,8 @@ class DALRLossConfig(Settings):
         from sbert_nonling.configs import DALRLossConfig
 
         released = DALRLossConfig(
-            consistency_mismatch="roll", image_grounding_weight=0.1, token_grounding_weight=0.2,
-            token_normalization="token",
+            consistency_mismatch="released_roll", image_grounding_weight=0.1, token_grounding_weight=0.2,
+            token_normalization="released_token",
         )  # with the ranking block's and text_loss's margin 0.18 and epsilon 1e-7: the released total
     """
 
@@ -145,13 +154,17 @@ class DALRLossConfig(Settings):
     token_grounding_weight: float = setting(0.0, "weight of the released teacher-token term", minimum=0.0)
     kl_temperature: float = setting(0.45, "temperature of the student's side of the KL terms", above=0.0)
     kl_target_temperature: float = setting(0.5, "temperature of the targets' side of the KL terms", above=0.0)
-    consistency_margin: float = setting(0.2, "cosine margin of the mismatched caption-image pairs")
+    consistency_margin: float = setting(
+        0.2, "cosine margin of the mismatched caption-image pairs", minimum=-1.0, maximum=1.0
+    )
     consistency_mismatch: ConsistencyMismatch = setting(
         "shuffle", "how captions get another image: shuffle (paper) or roll (released, by 5)"
     )
     consistency_dimension: int = setting(256, "width of the consistency aligners", minimum=1)
     projection_dimension: int = setting(256, "width of the image grounding space", minimum=1)
-    image_margin: float = setting(0.18, "adaptive angular margin of the image grounding term", minimum=0.0)
+    image_margin: float = setting(
+        0.18, "adaptive angular margin of the image grounding term", minimum=0.0, maximum=math.pi
+    )
     image_temperature: float = setting(0.05, "temperature of the image grounding term", above=0.0)
     token_normalization: TokenNormalization = setting(
         "feature", "axis the token term normalises the teachers' tokens over: feature, or token (released)"

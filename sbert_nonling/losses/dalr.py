@@ -218,8 +218,9 @@ class DALRLoss(LossConfig, nn.Module):
         :math:`\mathcal{L}_{g2l}`, an InfoNCE from each teacher token to the student's sentence vector
         (:func:`token_sentence_info_nce`). Its total, ``L_cl + 0.1 (0.01 L_cons + L_CMA + L_cross) + 0.2 (L_IMA +
         L_rank + L_g2l)``, is reached with ``margin=0.18`` and ``epsilon=1e-7`` on the ranking loss,
-        ``margin=0.18`` on its ``text_loss``, and ``consistency_mismatch="roll"``, ``image_grounding_weight=0.1``,
-        ``token_grounding_weight=0.2`` and ``token_normalization="token"`` here.
+        ``margin=0.18`` on its ``text_loss``, and ``consistency_mismatch="released_roll"``,
+        ``image_grounding_weight=0.1``, ``token_grounding_weight=0.2`` and ``token_normalization="released_token"``
+        here.
 
         The terms come back as a dict (``simcse``, ``ranking``, ``intra_modal_alignment``, ``cross_modal_alignment``,
         ``consistency``, ``image_grounding``, ``token_grounding``; a term of weight 0 is left out), which the trainer
@@ -248,16 +249,17 @@ class DALRLoss(LossConfig, nn.Module):
                 similarities they are aligned with (0.5).
             consistency_margin: the cosine margin of mismatched pairs (0.2).
             consistency_mismatch: how each caption gets another caption's image: ``"shuffle"`` (the paper: a random
-                permutation of the batch, moving every image, from torch's global generator) or ``"roll"`` (the
-                released code: the images rolled by 5 rows; a batch of 5 pairs every caption with its own image).
+                permutation of the batch, moving every image, from torch's global generator) or
+                ``"released_roll"`` (the released code: the images rolled by 5 rows; a batch of 5 pairs every caption
+                with its own image).
             consistency_dimension: the aligners' output width (256).
             projection_dimension: the width of :math:`\mathcal{L}_{cross}`'s projections (256).
             image_margin, image_temperature: the base angular margin (released: 0.18) and temperature (0.05) of
                 :math:`\mathcal{L}_{cross}`.
             token_normalization: how :math:`\mathcal{L}_{g2l}` L2-normalises the teachers' token states: over the
                 feature axis (``"feature"``, each token a unit vector) or over the token axis of each sentence, padding
-                included (``"token"``, the released code, which makes a token's length depend on the sentence's
-                other tokens and padding; the paper has no such term).
+                included (``"released_token"``, the released code, which makes a token's length depend on the
+                sentence's other tokens and padding; the paper has no such term).
 
         References:
             - He, Ding, Wang, Li, Teng, Ji. DALR: Dual-level Alignment Learning for Multimodal Sentence
@@ -483,7 +485,7 @@ class DALRLoss(LossConfig, nn.Module):
             images: the aligned images (B, c).
         """
         with float32_math(texts, images) as (texts, images):
-            if self.consistency_mismatch == "roll":
+            if self.consistency_mismatch == "released_roll":
                 mismatched = images.roll(RELEASED_ROLL, dims=0)
             else:
                 order = torch.randperm(len(images), device=images.device)  # one cycle through a random order

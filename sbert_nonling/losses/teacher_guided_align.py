@@ -91,8 +91,8 @@ class TeacherGuidedAlignLoss(LossConfig, nn.Module):
             projection_dimension: width of the shared space (256).
             filter_threshold: drop negatives whose teacher caption-image score exceeds it; None keeps every negative
                 (KDMCSE's released scripts: the filter is off).
-            filter_scores: the filter's score: ``"cosine"`` (the paper) or ``"dot_product"``, the raw product of the
-                stored CLIP embeddings (the released code, whose threshold is 0.8).
+            filter_scores: the filter's score: ``"cosine"`` (the paper) or ``"released_dot_product"``, the raw
+                product of the stored CLIP embeddings (the released code, whose threshold is 0.8).
 
         References:
             - Nguyen et al. KDMCSE: Knowledge Distillation Multimodal Sentence Embeddings with Adaptive Angular margin

@@ -20,15 +20,15 @@ ContrastiveMode = Literal["simclr", "supcon", "released_label_rank"]
 Direction = Literal["text_to_image", "symmetric"]
 #: The score of :class:`sbert_nonling.losses.TeacherGuidedAlignLoss`'s negative filter: the cosine of the two CLIP
 #: embeddings (KDMCSE's paper) or their raw dot product (its released code).
-FilterScores = Literal["cosine", "dot_product"]
+FilterScores = Literal["cosine", "released_dot_product"]
 #: The listwise loss of :class:`sbert_nonling.losses.ListwiseDistillationLoss`: ListMLE (DALR's scripts) or ListNet.
 ListwiseKind = Literal["listmle", "listnet"]
 #: How :class:`sbert_nonling.losses.DALRLoss` pairs each caption with another caption's image for its consistency term:
 #: a random derangement (the paper's shuffle) or the released roll by 5.
-ConsistencyMismatch = Literal["shuffle", "roll"]
+ConsistencyMismatch = Literal["shuffle", "released_roll"]
 #: The axis :class:`sbert_nonling.losses.DALRLoss` normalises the teachers' token states over in its token term:
 #: the feature axis, or the token axis (DALR's released code).
-TokenNormalization = Literal["feature", "token"]
+TokenNormalization = Literal["feature", "released_token"]
 #: Pair classifier of :class:`sbert_nonling.losses.PairClassificationLoss`.
 PairHead = Literal["bilinear", "concat"]
 #: How :class:`sbert_nonling.training.UnpairedModalityTrainer` shares training between the modality and text steps:

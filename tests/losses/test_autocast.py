@@ -339,7 +339,7 @@ def dalr_step(model):
         model,
         ranking,
         clip_dimension=32,
-        consistency_mismatch="roll",
+        consistency_mismatch="released_roll",
         image_grounding_weight=0.1,
         token_grounding_weight=0.2,
     )

@@ -19,10 +19,10 @@ MARGIN, TEMPERATURE, TEACHER_WEIGHTS = 0.18, 0.05, (0.33, 0.67)
 #: The released code's options: what DALRLoss and its ranking loss need to reproduce its total.
 RELEASED_RANKING = {"margin": MARGIN, "epsilon": 1e-7}
 RELEASED = {
-    "consistency_mismatch": "roll",
+    "consistency_mismatch": "released_roll",
     "image_grounding_weight": 0.1,
     "token_grounding_weight": 0.2,
-    "token_normalization": "token",
+    "token_normalization": "released_token",
 }
 SENTENCES = ["a man plays a guitar", "a woman slices an onion", "two dogs run in a field", "a cat sleeps on a mat"]
 

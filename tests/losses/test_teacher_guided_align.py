@@ -39,7 +39,9 @@ def test_a_constant_margin_gives_the_released_terms_without_soft_labels(tiny_mod
 
 
 def test_the_released_dot_product_filter_gives_the_released_filtered_total(tiny_model, kdmcse_inputs):
-    loss = TeacherGuidedAlignLoss(tiny_model, clip_dimension=16, filter_threshold=0.8, filter_scores="dot_product")
+    loss = TeacherGuidedAlignLoss(
+        tiny_model, clip_dimension=16, filter_threshold=0.8, filter_scores="released_dot_product"
+    )
     image, caption = released_terms(loss, kdmcse_inputs)
     assert (image, caption) == pytest.approx((10.66018816, 8.14208539), abs=TOLERANCE)
     assert 1.22039721 + 0.01 * (image + caption) == pytest.approx(1.40841995, abs=TOLERANCE)
