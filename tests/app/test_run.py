@@ -471,14 +471,17 @@ def test_a_clip_teacher_recipe_trains_exports_and_cites_its_paper(
     assert (tmp_path / "run" / "image_features.safetensors").is_file()  # the tiny CLIP's features, for a rerun
 
 
-def test_kdmcse_with_a_clip_that_cannot_be_loaded_says_so_before_training(tmp_path, data_dir, flickr_subset):
+def test_kdmcse_with_a_clip_that_cannot_be_loaded_says_so_before_training(
+    tmp_path, data_dir, flickr_subset, tiny_encoder_dir
+):
     data = DataSources(
         text_file=_small_text_file(tmp_path, data_dir, lines=16),
         captions_file=flickr_subset / "captions.txt",
         image_dir=flickr_subset / "images",
     )
     with pytest.raises(ValueError, match="CLIP 'openai/clip-vit-base-patch16' .* could not be loaded") as error:
-        train_recipe("kdmcse", tmp_path / "run", data, overrides={"clip_encoder": "openai/clip-vit-base-patch16"})
+        overrides = {"clip_encoder": "openai/clip-vit-base-patch16", "model": tiny_encoder_dir}
+        train_recipe("kdmcse", tmp_path / "run", data, overrides=overrides)
     assert "\n" not in str(error.value).split(" Offline: ")[0] and "--image-features F" in str(error.value)
     assert not (tmp_path / "run" / "checkpoints").exists()
 
