@@ -19,7 +19,8 @@ def data(tmp_path, flickr_subset):
     return DataSources(**captions, text_file=wiki_file(tmp_path / "wiki.txt", 32))
 
 
-def test_dalr_distils_every_caption_from_frozen_teachers_and_clip(data):
+def test_dalr_distils_every_caption_from_frozen_teachers_and_clip(data, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the stage trains into checkpoints/ of the working directory
     overrides = {
         "batch_size": 6,
         "max_steps": 2,

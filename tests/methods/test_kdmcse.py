@@ -20,7 +20,8 @@ def text_file(tmp_path):
     return wiki_file(tmp_path / "wiki.txt", 32)
 
 
-def test_kdmcse_grounds_every_caption_in_clip_and_holds_images_out(tmp_path, text_file, flickr_subset):
+def test_kdmcse_grounds_every_caption_in_clip_and_holds_images_out(tmp_path, text_file, flickr_subset, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the stage trains into checkpoints/ of the working directory
     names = sorted(path.name for path in (flickr_subset / "images").iterdir())
     heldout = tmp_path / "heldout.txt"
     heldout.write_text("\n".join(names[:3]) + "\n", encoding="utf-8")
