@@ -193,13 +193,9 @@ class TeacherGuidedAlignLoss(LossConfig, nn.Module):
         image_targets = self.project_images(images)  # (B, p)
         caption_targets = F.normalize(self.caption_head(captions), dim=-1)  # (B, p)
         views = [self.project_text(output["sentence_embedding"]) for output in outputs]
-        with float32_math(images, captions, image_targets, caption_targets, *views) as tensors:
-            images, captions, image_targets, caption_targets, *views = tensors
-            image_margins, caption_margins, image_filter, caption_filter = self.teacher_guidance(images, captions)
-            image_terms = [self.grounding_term(view @ image_targets.T, image_margins, image_filter) for view in views]
-            caption_terms = [
-                self.grounding_term(view @ caption_targets.T, caption_margins, caption_filter) for view in views
-            ]
+        image_margins, caption_margins, image_filter, caption_filter = self.teacher_guidance(images, captions)
+        image_terms = [self.grounding_term(view, image_targets, image_margins, image_filter) for view in views]
+        caption_terms = [self.grounding_term(view, caption_targets, caption_margins, caption_filter) for view in views]
         losses["grounding_image"] = self.weight * torch.stack(image_terms).mean()
         losses["grounding_caption"] = self.weight * torch.stack(caption_terms).mean()
         return losses
@@ -215,32 +211,37 @@ class TeacherGuidedAlignLoss(LossConfig, nn.Module):
             images: the batch's CLIP image embeddings (B, d).
             captions: the batch's CLIP caption embeddings (B, d).
         """
-        unit_images, unit_captions = F.normalize(images, dim=-1), F.normalize(captions, dim=-1)
-        image_margins = caption_margins = image_filter = caption_filter = None
-        if self.adaptive_margin:
-            image_margins, caption_margins = unit_images @ unit_images.T, unit_captions @ unit_captions.T
-        if self.filter_threshold is not None:
-            if self.filter_scores == "cosine":
-                images, captions = unit_images, unit_captions
-            off_diagonal = ~torch.eye(images.shape[0], dtype=torch.bool, device=images.device)
-            image_filter = (
-                captions @ images.T > self.filter_threshold
-            ) & off_diagonal  # row: caption i, column: image j
-            caption_filter = (images @ captions.T > self.filter_threshold) & off_diagonal
+        with float32_math(images, captions) as (images, captions):
+            unit_images, unit_captions = F.normalize(images, dim=-1), F.normalize(captions, dim=-1)
+            image_margins = caption_margins = image_filter = caption_filter = None
+            if self.adaptive_margin:
+                image_margins, caption_margins = unit_images @ unit_images.T, unit_captions @ unit_captions.T
+            if self.filter_threshold is not None:
+                if self.filter_scores == "cosine":
+                    images, captions = unit_images, unit_captions
+                off_diagonal = ~torch.eye(images.shape[0], dtype=torch.bool, device=images.device)
+                # the image targets' filter: row caption i, column image j; the caption targets': the transpose roles
+                image_filter = (captions @ images.T > self.filter_threshold) & off_diagonal
+                caption_filter = (images @ captions.T > self.filter_threshold) & off_diagonal
         return image_margins, caption_margins, image_filter, caption_filter
 
-    def grounding_term(self, similarities: Tensor, soft_labels: Tensor | None, dropped: Tensor | None) -> Tensor:
-        """Cross-entropy of the angular-margin logits of one view against its targets, positives on the diagonal.
+    def grounding_term(
+        self, texts: Tensor, targets: Tensor, soft_labels: Tensor | None, dropped: Tensor | None
+    ) -> Tensor:
+        """Cross-entropy of the angular-margin logits of one view's projected captions against the projected targets,
+        positives on the diagonal (float32 at least).
 
         Args:
-            similarities: cosines (B, B) of the projected captions (rows) and targets (columns).
+            texts: one view's projected captions (B, p), unit length.
+            targets: the projected targets (B, p), unit length.
             soft_labels: the adaptive margin's :math:`\\alpha` (B, B), or None for a constant margin.
             dropped: the filtered negatives (B, B), or None.
         """
-        logits = angular_margin_logits(similarities, self.margin, self.temperature, soft_labels)
-        if dropped is not None:
-            logits = logits.masked_fill(dropped, float("-inf"))
-        return F.cross_entropy(logits, torch.arange(logits.shape[0], device=logits.device))
+        with float32_math(texts, targets) as (texts, targets):
+            logits = angular_margin_logits(texts @ targets.T, self.margin, self.temperature, soft_labels)
+            if dropped is not None:
+                logits = logits.masked_fill(dropped, float("-inf"))
+            return F.cross_entropy(logits, torch.arange(logits.shape[0], device=logits.device))
 
     def get_config_dict(self) -> dict[str, Any]:
         text_loss = None if self.text_loss is None else self.text_loss.get_config_dict()

@@ -8,6 +8,7 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from sbert_nonling import (
     CachedUnpairedModalityContrastiveLoss,
@@ -17,6 +18,7 @@ from sbert_nonling import (
     MultimodalAlignLoss,
     SimCSELoss,
     SymmetricInfoNCE,
+    TeacherGuidedAlignLoss,
     UnpairedModalityContrastiveLoss,
 )
 from sbert_nonling.losses import PairClassificationLoss, SentenceClassificationLoss, STSRegressionLoss
@@ -62,6 +64,31 @@ def pairs(generator: torch.Generator, noise: float = 0.1) -> list[torch.Tensor]:
 def simcse_math(model, generator):
     loss = SimCSELoss(model, temperature=0.05, training_head="none")
     return lambda anchors, positives: loss.compute_loss_from_embeddings([anchors, positives], None), pairs(generator)
+
+
+def simcse_margin_math(model, generator):
+    """KDMCSE's text term: SimCSE with a 0.15 rad angular margin on the negatives."""
+    loss = SimCSELoss(model, temperature=0.05, training_head="none", margin=0.15)
+
+    def compute(anchors, positives):
+        return loss.compute_loss_from_embeddings([anchors, positives], None)
+
+    return compute, pairs(generator, 0.5)
+
+
+def teacher_guided_align_math(model, generator):
+    """KDMCSE's grounding after its heads: the adaptive margins from the CLIP features and the teacher filter (its
+    -inf mask), for the image and the caption targets."""
+    loss = TeacherGuidedAlignLoss(model, clip_dimension=32, filter_threshold=0.5)
+
+    def compute(texts, targets, images, captions):
+        margins_image, margins_caption, dropped_image, dropped_caption = loss.teacher_guidance(images, captions)
+        image_term = loss.grounding_term(texts, targets, margins_image, dropped_image)
+        return image_term + loss.grounding_term(texts, targets, margins_caption, dropped_caption)
+
+    projected = [F.normalize(view, dim=-1) for view in pairs(generator, 0.5)]  # as the loss's heads give them
+    images = torch.randn(4, 32, generator=generator)
+    return compute, [*projected, images, images + 0.3 * torch.randn(4, 32, generator=generator)]
 
 
 def symmetric_info_nce_math(model, generator):
@@ -195,6 +222,8 @@ def sts_regression_math(model, generator):
 
 MATH_CASES = {
     "SimCSELoss-tau0.05": simcse_math,
+    "SimCSELoss-margin0.15": simcse_margin_math,
+    "TeacherGuidedAlignLoss": teacher_guided_align_math,
     "SymmetricInfoNCE-at-clamp": symmetric_info_nce_math,
     "supcon-tau0.05": unpaired_math("supcon"),
     "simclr-tau0.05": unpaired_math("simclr"),
@@ -346,6 +375,13 @@ def dalr_step(model):
     return loss, [SENTENCES, SENTENCES], torch.randn(4, 2, 32, generator=torch.Generator().manual_seed(3))
 
 
+def kdmcse_step(model):
+    """KDMCSE's caption step: SimCSE with its margin plus both grounding terms, the teacher filter on."""
+    text_loss = SimCSELoss(model, margin=0.15)
+    loss = TeacherGuidedAlignLoss(model, clip_dimension=16, text_loss=text_loss, weight=1.0, filter_threshold=0.5)
+    return loss, [SENTENCES, SENTENCES], torch.randn(4, 2, 16, generator=torch.Generator().manual_seed(3))
+
+
 def task_step(kind, columns, labels, **options):
     return lambda model: (kind(model, hidden_dimension=16, **options), columns, labels)
 
@@ -363,6 +399,7 @@ TRAINING_CASES = {
     "DistillAnchorLoss": distill_anchor_step,
     "ListwiseDistillationLoss": listwise_distillation_step,
     "DALRLoss-released-terms": dalr_step,
+    "TeacherGuidedAlignLoss-KDMCSE": kdmcse_step,
     "SentenceClassificationLoss": task_step(SentenceClassificationLoss, [SENTENCES], CLASSES, num_labels=3),
     "PairClassificationLoss-bilinear": task_step(PairClassificationLoss, PAIRS, CLASSES, num_labels=3),
     "PairClassificationLoss-concat": task_step(

@@ -18,8 +18,8 @@ def released_terms(loss, inputs):
         inputs["image"], inputs["caption"]
     )
     views = (inputs["p1"], inputs["p2"])
-    image = sum(loss.grounding_term(view @ inputs["v"].T, margins_image, filter_image) for view in views) / 2
-    caption = sum(loss.grounding_term(view @ inputs["t"].T, margins_caption, filter_caption) for view in views) / 2
+    image = sum(loss.grounding_term(view, inputs["v"], margins_image, filter_image) for view in views) / 2
+    caption = sum(loss.grounding_term(view, inputs["t"], margins_caption, filter_caption) for view in views) / 2
     return image.item(), caption.item()
 
 

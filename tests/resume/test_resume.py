@@ -175,6 +175,16 @@ def test_dataloader_workers_give_the_same_run_and_resume_exactly(tmp_path, input
     _assert_same_run(tmp_path / "killed", straight("visualcse"))
 
 
+@pytest.mark.slow  # 1 tiny training run per recipe in a subprocess
+@pytest.mark.parametrize("recipe", ["kdmcse", "dalr"])
+def test_dataloader_workers_give_the_clip_teacher_recipes_the_same_run(tmp_path, inputs, straight, recipe):
+    """Two workers collate the caption batches and their (2, d) CLIP labels; DALR's shuffled mismatches and frozen
+    teachers stay in the main process: the run equals the one without workers."""
+    _finished(recipe, tmp_path / "workers", inputs, "--workers", "2")
+    _assert_same_run(tmp_path / "workers", straight(recipe))
+    assert json.loads((tmp_path / "workers" / "results.json").read_text())["dataloader_num_workers"] == 2
+
+
 @pytest.mark.slow  # 3-4 tiny training runs in subprocesses
 @pytest.mark.parametrize(
     ("interruption", "status"),
