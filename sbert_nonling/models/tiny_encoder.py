@@ -11,7 +11,16 @@ from pathlib import Path
 import torch
 from tokenizers.normalizers import BertNormalizer
 from tokenizers.pre_tokenizers import BertPreTokenizer
-from transformers import BertConfig, BertModel, BertTokenizer, CLIPConfig, CLIPImageProcessor, CLIPModel
+from transformers import (
+    BertConfig,
+    BertModel,
+    BertTokenizer,
+    CLIPConfig,
+    CLIPImageProcessor,
+    CLIPModel,
+    PretrainedConfig,
+    PreTrainedModel,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +48,37 @@ def word_piece_vocab(sentences: Iterable[str], vocab_size: int) -> dict[str, int
     words = [word for word, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0])) if word not in known]
     tokens += words[: max(vocab_size - len(tokens), 0)]
     return {token: index for index, token in enumerate(tokens)}
+
+
+def save_word_piece_tokenizer(output_dir: Path, sentences: Iterable[str], vocab_size: int) -> BertTokenizer:
+    """Save a lower-casing BERT tokenizer with the :func:`word_piece_vocab` of ``sentences`` into ``output_dir``
+    (created if missing), and return it.
+
+    Args:
+        output_dir: folder to write the tokenizer files into.
+        sentences: text to take the vocabulary from; blank sentences are skipped, and at least one must remain.
+        vocab_size: target vocabulary size (special tokens included).
+    """
+    sentences = [sentence for sentence in sentences if sentence.strip()]
+    if not sentences:
+        raise ValueError("sentences must hold at least one non-empty sentence to learn a vocabulary from.")
+    output_dir.mkdir(parents=True, exist_ok=True)
+    tokenizer = BertTokenizer(vocab=word_piece_vocab(sentences, vocab_size), do_lower_case=True)
+    tokenizer.save_pretrained(output_dir)
+    return tokenizer
+
+
+def seeded_model(model_class: type[PreTrainedModel], config: PretrainedConfig, seed: int) -> PreTrainedModel:
+    """``model_class(config)`` with weights drawn from ``seed``; the caller's CPU generator is left as it was.
+
+    Args:
+        model_class: the transformers model class to initialise.
+        config: its configuration.
+        seed: seed for the weight initialisation.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return model_class(config)
 
 
 def build_tiny_encoder(
@@ -73,17 +113,10 @@ def build_tiny_encoder(
             path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."])
             encoder = SharedEncoder(str(path), max_seq_length=32)
     """
-    sentences = [sentence for sentence in sentences if sentence.strip()]
-    if not sentences:
-        raise ValueError("build_tiny_encoder needs at least one non-empty sentence to learn a vocabulary from.")
     if hidden_size % num_attention_heads:
         raise ValueError(f"hidden_size={hidden_size} must be divisible by num_attention_heads={num_attention_heads}.")
     output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-
-    tokenizer = BertTokenizer(vocab=word_piece_vocab(sentences, vocab_size), do_lower_case=True)
-    tokenizer.save_pretrained(output_dir)
-
+    tokenizer = save_word_piece_tokenizer(output_dir, sentences, vocab_size)
     config = BertConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
@@ -92,9 +125,7 @@ def build_tiny_encoder(
         intermediate_size=intermediate_size,
         max_position_embeddings=max_position_embeddings,
     )
-    with torch.random.fork_rng(devices=[]):  # the caller's CPU generator is left as it was
-        torch.manual_seed(seed)
-        model = BertModel(config)
+    model = seeded_model(BertModel, config, seed)
     model.save_pretrained(output_dir)
     logger.info(f"Tiny encoder ({sum(p.numel() for p in model.parameters()):,} parameters) written to {output_dir}")
     return output_dir
@@ -128,13 +159,8 @@ def build_tiny_clip(
 
             path = build_tiny_clip("tiny-clip", ["A dog runs on the beach."], projection_dim=16)
     """
-    sentences = [sentence for sentence in sentences if sentence.strip()]
-    if not sentences:
-        raise ValueError("build_tiny_clip needs at least one non-empty sentence to learn a vocabulary from.")
     output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    tokenizer = BertTokenizer(vocab=word_piece_vocab(sentences, 2000), do_lower_case=True)
-    tokenizer.save_pretrained(output_dir)
+    tokenizer = save_word_piece_tokenizer(output_dir, sentences, 2000)
     CLIPImageProcessor(
         size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
     ).save_pretrained(output_dir)
@@ -150,8 +176,5 @@ def build_tiny_clip(
     }
     vision_config = {**tower, "image_size": image_size, "patch_size": image_size // 2}
     config = CLIPConfig(text_config=text_config, vision_config=vision_config, projection_dim=projection_dim)
-    with torch.random.fork_rng(devices=[]):  # the caller's CPU generator is left as it was
-        torch.manual_seed(seed)
-        model = CLIPModel(config)
-    model.save_pretrained(output_dir)
+    seeded_model(CLIPModel, config, seed).save_pretrained(output_dir)
     return output_dir
