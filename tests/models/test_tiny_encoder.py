@@ -3,9 +3,10 @@ from __future__ import annotations
 import pytest
 import torch
 from safetensors.torch import load_file
-from transformers import AutoTokenizer
+from transformers import AutoTokenizer, BertConfig, BertModel
 
 from sbert_nonling.models import build_sentence_model, build_tiny_clip, build_tiny_encoder
+from sbert_nonling.models.tiny_encoder import save_word_piece_tokenizer, seeded_model
 
 
 def test_same_sentences_and_seed_give_the_same_tokenizer_and_weights(tmp_path, wiki_sentences):
@@ -49,3 +50,22 @@ def test_a_tiny_clip_is_the_same_for_the_same_captions_and_seed(tmp_path):
     )
     with pytest.raises(ValueError, match="at least one non-empty sentence"):
         build_tiny_clip(tmp_path / "d", [" "])
+
+
+def test_a_seeded_model_leaves_the_callers_generator_as_it_was():
+    config = BertConfig(vocab_size=20, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=8)
+    torch.manual_seed(0)
+    expected = torch.rand(3)
+    torch.manual_seed(0)
+    first = seeded_model(BertModel, config, seed=5)
+    assert torch.equal(torch.rand(3), expected)
+    second = seeded_model(BertModel, config, seed=5)
+    assert all(torch.equal(a, b) for a, b in zip(first.state_dict().values(), second.state_dict().values()))
+
+
+def test_the_tokenizer_writer_skips_blank_sentences_and_refuses_none_left(tmp_path):
+    tokenizer = save_word_piece_tokenizer(tmp_path / "tokenizer", ["", "A dog runs."], vocab_size=100)
+    assert tokenizer.tokenize("a dog runs") == ["a", "dog", "runs"]
+    assert AutoTokenizer.from_pretrained(tmp_path / "tokenizer").get_vocab() == tokenizer.get_vocab()
+    with pytest.raises(ValueError, match="^sentences must hold at least one non-empty sentence"):
+        save_word_piece_tokenizer(tmp_path / "empty", ["  "], vocab_size=100)
