@@ -24,8 +24,9 @@ import types
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from sbert_nonling.util.choices import Precision, Split
 from sbert_nonling.util.validation import check_export_target
 
 #: What ``sbert-nonling --help`` says the tool is.
@@ -797,7 +798,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.add_argument(
         "--precision",
-        choices=["auto", "fp32", "fp16", "bf16"],
+        choices=get_args(Precision),
         help="auto (default): bf16 on a GPU with bf16, fp16 with loss scaling on an older GPU, fp32 on a CPU",
     )
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
@@ -841,7 +842,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--stsb-multi-dir", help="stsb_multi_mt files (sts-multilingual, anisotropy plot)")
     evaluate.add_argument(
         "--split",
-        choices=["dev", "test"],
+        choices=get_args(Split),
         default="dev",
         help="dev: STS-B dev, SICK trial (for selection); test: only for reporting",
     )

@@ -10,14 +10,12 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple, TypeVar, Union
 
-from sbert_nonling.util.choices import EvalTasks
+from sbert_nonling.util.choices import EvalTasks, Precision
 
 ConfigT = TypeVar("ConfigT", bound="Settings")
 
 #: A linear warmup then decay, or no decay (transformers' ``lr_scheduler_type`` names used by the recipes).
 SchedulerType = Literal["linear", "constant", "constant_with_warmup", "cosine"]
-#: Numeric precision of training (:attr:`MethodConfig.precision`).
-Precision = Literal["auto", "fp32", "fp16", "bf16"]
 #: How training batches of text are padded (:attr:`MethodConfig.padding`).
 Padding = Literal["auto", "longest", "max_length"]
 

@@ -8,7 +8,7 @@ import random
 import re
 import zlib
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from datasets import Dataset
 
@@ -55,6 +55,8 @@ KEYBOARD_NEIGHBOURS: dict[str, str] = {
 _WORD = re.compile(r"\S+")
 _SUBSENTENCE_END = re.compile(r"(?<=[,.;:!?])\s+")
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
+#: The substitutions of :func:`substitute_characters`: look-alike characters or QWERTY neighbours.
+SubstitutionKind = Literal["visual", "keyboard"]
 
 
 def _check_rate(rate: float) -> None:
@@ -110,9 +112,7 @@ def delete_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
     return _edit_words(text, rng, rate, delete, min_length=2)
 
 
-def substitute_characters(
-    text: str, rng: random.Random, rate: float = 0.1, kind: Literal["visual", "keyboard"] = "visual"
-) -> str:
+def substitute_characters(text: str, rng: random.Random, rate: float = 0.1, kind: SubstitutionKind = "visual") -> str:
     """In each word with probability ``rate``, replace one letter by a look-alike (``"visual"``) or a QWERTY
     neighbour.
 
@@ -122,8 +122,8 @@ def substitute_characters(
         rate: the probability that a word is edited, in [0, 1].
         kind: ``"visual"`` (look-alike characters, :data:`VISUALLY_SIMILAR`) or ``"keyboard"`` (QWERTY neighbours).
     """
-    if kind not in ("visual", "keyboard"):
-        raise ValueError(f"kind={kind!r} must be 'visual' or 'keyboard'.")
+    if kind not in get_args(SubstitutionKind):
+        raise ValueError(f"kind={kind!r} must be one of {list(get_args(SubstitutionKind))}.")
     table = VISUALLY_SIMILAR if kind == "visual" else KEYBOARD_NEIGHBOURS
 
     def substitute(word: str, r: random.Random) -> str:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 from datasets import load_dataset
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator, SequentialEvaluator
 
-from sbert_nonling.evaluation.sts_data import STS_TASKS, Split, STSData, load_sts_dir
-from sbert_nonling.util.choices import EvalTasks
+from sbert_nonling.evaluation.sts_data import STS_TASKS, STSData, load_sts_dir
+from sbert_nonling.util.choices import EvalTasks, Split
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def sts_dev_evaluator(
         tasks: ``"all"`` (STS-B dev, then every other dev task found) or ``"selection"`` (STS-B dev only).
         batch_size: sentences per ``encode`` batch.
     """
-    if tasks not in ("selection", "all"):
+    if tasks not in get_args(EvalTasks):
         raise ValueError(
             f"tasks={tasks!r} must be 'selection' (STS-B dev alone) or 'all' (every dev task of sts_dir)."
         )

@@ -7,12 +7,12 @@ import csv
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import get_args
 
+from sbert_nonling.util.choices import Split
 from sbert_nonling.util.validation import check_sentence, read_lines, read_tab_rows
 
-Split = Literal["dev", "test"]
-SPLITS: tuple[str, ...] = ("dev", "test")
+SPLITS: tuple[str, ...] = get_args(Split)
 
 #: Subsets of each STS year as used by SentEval and the papers (STS13 without the licensed SMT subset).
 STS_YEAR_SUBSETS: dict[str, tuple[str, ...]] = {

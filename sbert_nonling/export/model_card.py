@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData, try_to_load_from_cache
 from sentence_transformers.base.modules import Router
@@ -300,8 +300,8 @@ def model_card(
         card = model_card(get_recipe("visualcse"), "text", {"STS-B dev": {"STSBenchmark": 82.1, "avg": 82.1}},
                           ["wiki1m sentences", "ImageNet, 60 classes x 500 images"], name="me/visualcse-bert")
     """
-    if form not in ("text", "full", "pixel"):
-        raise ValueError(f"form={form!r} must be 'text', 'full' or 'pixel'.")
+    if form not in get_args(CardForm):
+        raise ValueError(f"form={form!r} must be one of {list(get_args(CardForm))}.")
     unknown = [route for route in routes if route not in ROUTE_INPUTS]
     if unknown:
         raise ValueError(f"routes={list(routes)!r}: {unknown[0]!r} is not a route; routes are {list(ROUTE_INPUTS)}.")

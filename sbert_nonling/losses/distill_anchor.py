@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 import torch
 import torch.nn.functional as F
@@ -119,8 +119,8 @@ class DistillAnchorLoss(LossConfig, nn.Module):
             raise ValueError(f"temperature={temperature!r} must be positive (MACD uses 2).")
         if kl_weight < 0 or cosine_weight < 0 or kl_weight == cosine_weight == 0:
             raise ValueError(f"kl_weight={kl_weight} and cosine_weight={cosine_weight} must be >= 0 and not both 0.")
-        if cosine_target not in ("token_embeddings", "sentence_embedding"):
-            raise ValueError(f"cosine_target={cosine_target!r} must be 'token_embeddings' or 'sentence_embedding'.")
+        if cosine_target not in get_args(CosineTarget):
+            raise ValueError(f"cosine_target={cosine_target!r} must be one of {list(get_args(CosineTarget))}.")
         self.model = model
         self.base_loss = base_loss
         self.teacher = copy.deepcopy(model) if teacher is None else teacher

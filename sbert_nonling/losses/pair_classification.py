@@ -101,7 +101,8 @@ class PairClassificationLoss(HeadLayerLoss, SoftmaxLoss):
         self.pair_head = pair_head
         self.store_head_layer(head_layer)
         if pair_head == "bilinear":  # replaces SoftmaxLoss's nn.Linear on (u, v, |u - v|); called as classifier(u, v)
-            self.classifier = nn.Bilinear(dimension, dimension, num_labels, device=model.device)  # type: ignore[assignment]
+            bilinear = nn.Bilinear(dimension, dimension, num_labels, device=model.device)
+            self.classifier = bilinear  # type: ignore[assignment]
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor) -> Tensor:
         """The cross-entropy of the pair classifier on the two columns' embeddings (through the shared head layer).

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import torch
 from torch import Tensor, nn
+
+#: The spectrogram axis a :class:`BandMasking` masks.
+Axis = Literal["frequency", "time"]
 
 
 class BandMasking(nn.Module):
@@ -34,10 +37,10 @@ class BandMasking(nn.Module):
         masked = BandMasking(192, "time")(fbank)  # up to 191 frames set to 0 in both clips
     """
 
-    def __init__(self, width: int, axis: Literal["frequency", "time"]) -> None:
+    def __init__(self, width: int, axis: Axis) -> None:
         super().__init__()
-        if axis not in ("frequency", "time"):
-            raise ValueError(f"axis={axis!r} must be 'frequency' or 'time'.")
+        if axis not in get_args(Axis):
+            raise ValueError(f"axis={axis!r} must be one of {list(get_args(Axis))}.")
         self.width = width
         self.axis = axis
 

@@ -8,7 +8,11 @@ from sbert_nonling.util.optional import require_extra
 
 require_extra("pixel", "Rendering text as pixels (PixelRenderer, the pixel route)")
 
-from sbert_nonling.rendering.environment import environment_differences, library_versions, render_environment  # noqa: E402
+from sbert_nonling.rendering.environment import (  # noqa: E402
+    environment_differences,
+    library_versions,
+    render_environment,
+)
 from sbert_nonling.rendering.font_config import (  # noqa: E402
     BUNDLED_FONT_PACKAGES,
     bundled_font_dirs,

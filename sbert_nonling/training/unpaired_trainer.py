@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import torch
 from datasets import DatasetDict
@@ -46,8 +46,8 @@ class UnpairedModalityTrainer(NonLinguisticTrainer):
         weights: dict[str, float] | None = None,
         **kwargs,
     ) -> None:
-        if scheme not in ("alternating", "joint"):
-            raise ValueError(f"scheme={scheme!r} must be 'alternating' or 'joint'.")
+        if scheme not in get_args(Scheme):
+            raise ValueError(f"scheme={scheme!r} must be one of {list(get_args(Scheme))}.")
         self.text_dataset = text_dataset
         self.scheme = scheme
         self.batch_sizes = dict(batch_sizes or {})

@@ -39,3 +39,7 @@ Scheme = Literal["alternating", "joint"]
 MultiTaskScheme = Literal["average", "round_robin", "proportional"]
 #: What the STS dev evaluation during training scores: STS-B dev alone (``selection``) or every dev task (``all``).
 EvalTasks = Literal["selection", "all"]
+#: The STS split a table reads: ``dev`` (for selection) or ``test`` (only for reporting).
+Split = Literal["dev", "test"]
+#: Numeric precision of training (:attr:`sbert_nonling.configs.MethodConfig.precision`).
+Precision = Literal["auto", "fp32", "fp16", "bf16"]
