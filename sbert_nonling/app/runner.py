@@ -3,6 +3,7 @@ record."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
@@ -219,13 +220,13 @@ def _train(stage: TrainingStage, plan: MethodPlan, run: RunContext) -> tuple[dic
     return entry, ({} if stage.after else scores_at_best_checkpoint(trainer.state))
 
 
-def save_whole(write: Callable[[Path], object], folder: Path, checkpoints: Path | None = None) -> None:
+def save_whole(write: Callable[[str], object], folder: Path, checkpoints: Path | None = None) -> None:
     """Write a saved form of the model (``model``, ``export``) so that ``folder`` exists only once it is whole:
     ``write`` fills ``folder.partial``, which then replaces ``folder``. A failed write (disk full, no permission)
     raises :class:`CheckpointWriteError` saying that training is complete and ``--resume`` finishes the saving.
 
     Args:
-        write: writes the saved form into the folder it is given.
+        write: writes the saved form into the folder it is given (a path string, as sentence-transformers' ``save``).
         folder: where the saved form goes.
         checkpoints: the run's checkpoint folder, named in the error as what holds the trained model.
     """
@@ -233,7 +234,7 @@ def save_whole(write: Callable[[Path], object], folder: Path, checkpoints: Path 
     try:
         if partial.exists():
             shutil.rmtree(partial)
-        write(partial)
+        write(str(partial))
         if folder.exists():  # an earlier, interrupted finish of this same run
             shutil.rmtree(folder)
         os.replace(partial, folder)
@@ -408,9 +409,9 @@ def _run_plan(
         raise TrainingDiverged(
             f"The trained model holds NaN or infinite weights ({bad[0]}, {len(bad)} in all); it was not saved."
         )
-    save_whole(lambda folder: plan.model.save(str(folder)), run_dir / "model", checkpoints)
+    save_whole(plan.model.save_pretrained, run_dir / "model", checkpoints)
     if "export" in forms:
-        save_whole(lambda folder: export_text_model(plan.model, folder), run_dir / "export", checkpoints)
+        save_whole(functools.partial(export_text_model, plan.model), run_dir / "export", checkpoints)
     runs = [
         _in_run_folder(entry, run_dir, folder.output_dir)
         for step, entry in zip(plan.stages, entries)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, get_args
@@ -97,7 +98,7 @@ def sts_dev_evaluator(
     scored = dev_tasks if tasks == "all" else dev_tasks[:1]
     # the first evaluator's (STS-B dev's) primary metric is the SequentialEvaluator's
     return SequentialEvaluator(
-        [STSEvaluator(task, batch_size=batch_size) for task in scored], main_score_function=lambda scores: scores[0]
+        [STSEvaluator(task, batch_size=batch_size) for task in scored], main_score_function=operator.itemgetter(0)
     )
 
 

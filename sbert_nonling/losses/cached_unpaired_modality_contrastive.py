@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -69,7 +70,7 @@ class CachedUnpairedModalityContrastiveLoss(CachedLossMixin, UnpairedModalityCon
         loss = self.forward_cached(sentence_features, labels)
         if loss.requires_grad and self._head_gradients:
             parameters, gradients, self._head_gradients = self._head_parameters(), self._head_gradients, ()
-            loss.register_hook(lambda grad_output: _accumulate(parameters, gradients, grad_output))
+            loss.register_hook(functools.partial(_accumulate, parameters, gradients))
         return loss
 
     def _head_parameters(self) -> list[Tensor]:

@@ -28,7 +28,7 @@ class ModalitySchedule:
         weight = torch.nn.Parameter(torch.zeros(1))
         optimizers = {"text": torch.optim.SGD([weight], lr=1.0), "image": torch.optim.SGD([weight], lr=0.1)}
         schedulers = {
-            name: torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda=lambda step: 0.5)
+            name: torch.optim.lr_scheduler.ConstantLR(optimizer, factor=0.5)
             for name, optimizer in optimizers.items()
         }
         schedule = ModalitySchedule(schedulers)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import defaultdict
 
@@ -61,7 +62,8 @@ class StepTimerCallback(TrainerCallback):
         self._batch_start: float | None = None
         self._batch_dataset: str | None = None
 
-    def _loss_called(self, dataset: str) -> None:
+    def _loss_called(self, dataset: str, module: nn.Module, inputs: tuple) -> None:
+        """A forward pre-hook on ``dataset``'s loss."""
         if self._batch_start is not None and self._batch_dataset is None:  # the first loss of a timed batch names it
             self._batch_dataset = dataset
 
@@ -76,7 +78,7 @@ class StepTimerCallback(TrainerCallback):
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
         self._remove_hooks()
         self._hooks = [
-            module.register_forward_pre_hook(lambda module, inputs, dataset=dataset: self._loss_called(dataset))
+            module.register_forward_pre_hook(functools.partial(self._loss_called, dataset))
             for module, dataset in self._named_losses
         ]
 
