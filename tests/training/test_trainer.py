@@ -82,7 +82,9 @@ def test_identical_columns_are_preprocessed_once_and_different_ones_twice(tiny_m
     assert len(calls) == 2 and not torch.equal(batch["anchor_input_ids"][:, :4], batch["positive_input_ids"][:, :4])
 
 
-def test_no_duplicates_check_of_an_image_dataset_compares_files_without_decoding_them(tiny_model, data_dir, tmp_path):
+def test_no_duplicates_check_of_an_image_dataset_compares_files_without_decoding_them(
+    tiny_model, data_dir, tmp_path, monkeypatch
+):
     from datasets import Dataset
     from sentence_transformers.base.sampler import BatchSamplers
 
@@ -103,13 +105,15 @@ def test_no_duplicates_check_of_an_image_dataset_compares_files_without_decoding
     )
     reads = []
     original = TwoViewTransform.__call__
-    TwoViewTransform.__call__ = lambda self, batch: reads.append(batch) or original(self, batch)
-    try:
-        batches = list(
-            trainer.get_batch_sampler(dataset, batch_size=3, drop_last=False, valid_label_columns=["label"], seed=0)
-        )
-    finally:
-        TwoViewTransform.__call__ = original
+
+    def recording_call(self, batch):
+        reads.append(batch)
+        return original(self, batch)
+
+    monkeypatch.setattr(TwoViewTransform, "__call__", recording_call)
+    batches = list(
+        trainer.get_batch_sampler(dataset, batch_size=3, drop_last=False, valid_label_columns=["label"], seed=0)
+    )
     assert not reads  # no image decoded or augmented to check for duplicates
     assert sorted(index for batch in batches for index in batch) == list(range(6))
     assert not any({0, 1} <= set(batch) for batch in batches)  # the same file never twice in a batch
