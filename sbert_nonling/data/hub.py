@@ -30,6 +30,14 @@ NLI_ROLES = ("sent0", "sent1", "hard_neg")
 IMAGE_ROLES = ("image", "label")
 AUDIO_ROLES = ("audio", "label")
 CAPTION_ROLES = ("image", "caption")
+#: What a local path holds instead of a Hub dataset, by the roles read from it.
+LOCAL_FORMS = {
+    SENTENCE_ROLES: "a text file of one sentence per line",
+    NLI_ROLES: "a CSV file with the columns sent0,sent1,hard_neg",
+    IMAGE_ROLES: "a folder with one sub-folder of images per class",
+    AUDIO_ROLES: "a folder of audio files whose names hold their class (--audio-label-regex)",
+    CAPTION_ROLES: "a Flickr token file, CSV or JSONL of image,caption rows beside --image-dir",
+}
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,7 @@ def load_hub_columns(source: HubSource, roles: Sequence[str]) -> Dataset:
     except Exception as error:  # datasets raises many kinds (network, missing split / config, bad files)
         raise ValueError(
             f"{source.name!r} is not a local path, and loading it as a Hub dataset ({source}) failed: "
-            f"{error_summary(error)} Offline: a local path instead (docs/data.md lists the local formats)."
+            f"{error_summary(error)} Offline, pass a local path instead: {LOCAL_FORMS[tuple(roles)]}."
         ) from error
     columns = {role: source.column(role) for role in roles}
     if any("." in column and column not in dataset.column_names for column in columns.values()):

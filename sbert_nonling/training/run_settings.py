@@ -130,4 +130,4 @@ def check_resume_settings(
             f"({listed}). Resume with the run's settings, or start a new run (--overwrite or another --output).{allow}"
         )
     step = json.loads((Path(checkpoint) / "trainer_state.json").read_text(encoding="utf8"))["global_step"]
-    return recorded.get("changes", []) + ([{"step": step, "changed": changed}] if changed else [])
+    return recorded["changes"] + ([{"step": step, "changed": changed}] if changed else [])

@@ -98,8 +98,10 @@ def test_an_unloadable_dataset_or_a_mistyped_local_path_is_a_value_error(hub_dat
     with pytest.raises(ValueError) as raised:
         read_sentences("data/wiki1m.txt")
     assert "\n" not in str(raised.value) and str(raised.value).endswith(
-        "Offline: a local path instead (docs/data.md lists the local formats)."
+        "Offline, pass a local path instead: a text file of one sentence per line."
     )
+    with pytest.raises(ValueError, match="local path instead: a CSV file with the columns sent0,sent1,hard_neg"):
+        read_nli_triplets("data/nli.csv")
 
 
 def test_image_classification_dataset_by_hub_name(hub_datasets, data_dir):
