@@ -215,6 +215,18 @@ def silence(trainer) -> None:
     trainer.remove_callback(ProgressCallback)
 
 
+def train_quietly(callback: TrainerCallback, output_dir: Path, max_steps: int, trainers: list, trainer) -> None:
+    """Set ``trainer`` (a stage's, before it trains: ``TrainingStage.run``'s ``before_training``) to train into
+    ``output_dir`` without evaluation, checkpoints or logs before the end, ``callback`` measuring its steps; keep it
+    in ``trainers`` (for what is read from it after training)."""
+    trainer.args.output_dir = str(output_dir)
+    trainer.args.set_logging(strategy="steps", steps=max_steps + 1, report_to="none")
+    trainer.args.set_save(strategy="no")
+    silence(trainer)
+    trainer.add_callback(callback)
+    trainers.append(trainer)
+
+
 def quiet() -> None:
     """Silence the trainer's per-step logging and the library warnings that would bury the table."""
     import logging

@@ -3,8 +3,9 @@
 For each family (SimCSE, VisualCSE, AudioCSE, MCSE, MACD, multitask, Pixel Linguist) and precision the script loads
 the recipe with its ``tiny`` block (small random encoders built offline), sets ``precision``, DataLoader workers
 (``dataloader_num_workers``, persistent) and the steps, builds the plan with the method's builder on small data copied
-from the shared folder, and trains every stage of the plan through its own trainer, as ``train_recipe`` does (without
-the dev evaluation, saving and export). It reports:
+from the shared folder, and trains the plan step by step as ``MethodPlan.train`` does (each stage through
+``TrainingStage.run``: its hooks and its own trainer; the weight updates between stages), without saving or export.
+It reports:
 
 - the first loss against fp32's first loss (same seed, same data, same weights: only the precision differs), within
   :data:`LOSS_TOLERANCE` (relative);
@@ -66,7 +67,7 @@ from sbert_nonling.methods import (
     build_simcse,
     build_unpaired_modality,
 )
-from sbert_nonling.methods.plan import TrainingStage
+from sbert_nonling.methods.plan import ModelUpdate
 
 
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
@@ -207,17 +208,15 @@ class FiniteGradients(TrainerCallback):
             self.nonfinite_steps += 1
 
 
-def train_stage(trainer, output_dir: Path) -> tuple[common.StepClock, FiniteGradients]:
-    """Train ``trainer`` with a loss logged every step, no checkpoints; the step clock and the gradient check."""
+def check_every_step(clock: common.StepClock, gradients: FiniteGradients, output_dir: Path, trainer) -> None:
+    """Set ``trainer`` (a stage's, before it trains) to log a loss every step into ``output_dir`` and save no
+    checkpoint, with the step clock and the gradient check as callbacks."""
     trainer.args.output_dir = str(output_dir)
     trainer.args.set_logging(strategy="steps", steps=1, report_to="none", nan_inf_filter=False)
     trainer.args.set_save(strategy="no")
     common.silence(trainer)
-    clock, gradients = common.StepClock(), FiniteGradients()
     trainer.add_callback(clock)
     trainer.add_callback(gradients)
-    trainer.train()
-    return clock, gradients
 
 
 def run_family(
@@ -228,19 +227,17 @@ def run_family(
 
 
 def train_plan(plan, family: str, precision: str, work: Path) -> dict:
-    """Train every stage of ``family``'s ``plan``; its first losses, finiteness and steps/s."""
+    """Train ``family``'s ``plan`` step by step, as :meth:`MethodPlan.train` does (weight updates included), each
+    stage checked at every step (:func:`check_every_step`); its first losses, finiteness and steps/s."""
     losses, seconds = [], []
     finite_steps = nonfinite_steps = 0
-    for index, stage in enumerate(plan.stages):
-        if not isinstance(stage, TrainingStage):
-            continue  # a weight average between stages: no training step
-        for hook in stage.before:
-            hook(plan.model)
-        clock, gradients = train_stage(
-            stage.trainer(plan.model, plan.evaluator), work / f"{family}-{precision}-{index}"
-        )
-        for hook in stage.after:
-            hook(plan.model)
+    for index, step in enumerate(plan.stages):
+        if isinstance(step, ModelUpdate):
+            step.apply(plan.model)
+            continue
+        clock, gradients = common.StepClock(), FiniteGradients()
+        check = functools.partial(check_every_step, clock, gradients, work / f"{family}-{precision}-{index}")
+        step.run(plan.model, plan.evaluator, before_training=check)
         losses.append(clock.losses)
         seconds += clock.step_seconds()
         finite_steps += gradients.finite_steps
@@ -274,7 +271,9 @@ def plain_simcse_speed(
         train_dataset=stage.train_dataset,
         loss=MultipleNegativesRankingLoss(plan.model),
     )
-    clock, _ = train_stage(trainer, work / f"plain-{precision}")
+    clock = common.StepClock()
+    check_every_step(clock, FiniteGradients(), work / f"plain-{precision}", trainer)
+    trainer.train()
     return 1.0 / common.median(clock.step_seconds())
 
 

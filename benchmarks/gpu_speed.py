@@ -69,7 +69,7 @@ from sbert_nonling.methods import (
     build_simcse,
     build_unpaired_modality,
 )
-from sbert_nonling.methods.plan import TrainingStage
+from sbert_nonling.methods.plan import ModelUpdate
 from sbert_nonling.models import build_tiny_clip
 from sbert_nonling.training.arguments import cpu_has_native_bf16
 
@@ -361,20 +361,6 @@ def figures(seconds: list[float], flops: int, peak_tflops: float) -> dict:
     }
 
 
-def train_and_measure(
-    trainer, record: StepRecord, work: Path, max_steps: int
-) -> tuple[dict[str, dict[str, list[float]]], float]:
-    """Train ``trainer`` (built with :func:`recording`) without evaluation, checkpoints or logs before the end; the
-    timed steps per kind (:meth:`StepRecord.step_times`) and the run's mean training loss."""
-    trainer.args.output_dir = str(work)
-    trainer.args.set_logging(strategy="steps", steps=max_steps + 1, report_to="none")
-    trainer.args.set_save(strategy="no")
-    common.silence(trainer)
-    trainer.add_callback(record)
-    output = trainer.train()
-    return record.step_times(), output.training_loss
-
-
 def measure_family(family: str, mode: str, inputs: dict[str, Path], options: dict, flops: dict, work: Path) -> dict:
     """One run of ``family`` in ``mode``: a row per stage and kind of step (and, eagerly, its bare loop's row)."""
     reason = missing_extra(family)
@@ -386,18 +372,22 @@ def measure_family(family: str, mode: str, inputs: dict[str, Path], options: dic
     steps, warmup, device = options["steps"], options["warmup"], options["device"]
     plan = speed_plan(family, inputs, settings, warmup + steps, options["quick"])
     rows = []
-    for index, stage in enumerate(plan.stages):
-        if not isinstance(stage, TrainingStage) or stage.args.max_steps == 0:
-            continue  # a weight average between runs; a stage left out
-        for hook in stage.before:
-            hook(plan.model)
+    for index, stage in enumerate(plan.stages):  # as MethodPlan.train runs them, each stage timed
+        if isinstance(stage, ModelUpdate):
+            stage.apply(plan.model)
+            continue
+        if stage.args.max_steps == 0:
+            continue  # a stage left out
         kinds = {"visualcse": 2, "audiocse": 2, "mcse": 3, "kdmcse": 3, "dalr": 3}.get(family, 1)
         record = StepRecord(device, warmup, kinds=kinds)
         stage.trainer_class = recording(stage.trainer_class, record)
         stage.args.eval_strategy, stage.args.load_best_model_at_end = "no", False
         stage.args.compile_backend, stage.args.compile_mode = options["compile_backend"], options["compile_mode"]
-        trainer = stage.trainer(plan.model, None)
-        times, loss = train_and_measure(trainer, record, work / f"{family}-{mode}-{index}", stage.args.max_steps)
+        trainers: list = []
+        output_dir = work / f"{family}-{mode}-{index}"
+        measure = functools.partial(common.train_quietly, record, output_dir, stage.args.max_steps, trainers)
+        loss = stage.run(plan.model, before_training=measure).training_loss
+        trainer, times = trainers[0], record.step_times()
         for kind, measured in times.items():
             key = (family, stage.name, kind)
             if mode == "eager":
@@ -439,7 +429,8 @@ def measure_plain_simcse(inputs: dict[str, Path], options: dict, flops: dict, wo
         train_dataset=stage.train_dataset,
         loss=MultipleNegativesRankingLoss(plan.model),
     )
-    times, loss = train_and_measure(trainer, record, work / "plain-simcse", stage.args.max_steps)
+    common.train_quietly(record, work / "plain-simcse", stage.args.max_steps, [], trainer)
+    loss, times = trainer.train().training_loss, record.step_times()
     (measured,) = times.values()
     return {
         "status": "passed",

@@ -2,11 +2,12 @@
 (issue 33).
 
 Each method's plan is built from its recipe's ``tiny`` block (small random encoders built offline) on small data copied
-from the shared folder, as ``benchmarks/gpu_check.py`` builds it, and its stage trains a few steps through its own
-trainer (``NonLinguisticTrainer`` / ``UnpairedModalityTrainer``: every callback of a real run) with no logging,
-evaluation or saving before the last step. A ``TorchDispatchMode`` counts the operators dispatched between the step's
-``on_step_begin`` and ``on_step_end`` (forward, backward, clipping, the optimizer step, the schedule) of an ordinary
-step of each training dataset, one whose optimizer had stepped before (the first step creates AdamW's state).
+from the shared folder, as ``benchmarks/gpu_check.py`` builds it, and its stages train a few steps each through
+``TrainingStage.run``: their hooks and their own trainer (``NonLinguisticTrainer`` / ``UnpairedModalityTrainer``,
+every callback of a real run), with no logging, evaluation or saving before the last step. A ``TorchDispatchMode``
+counts the operators dispatched between the step's ``on_step_begin`` and ``on_step_end`` (forward, backward,
+clipping, the optimizer step, the schedule) of an ordinary step of each training dataset, one whose optimizer had
+stepped before (the first step creates AdamW's state).
 
 The bare loop takes the very batches of that step and runs the same step by hand on the same model: the loss module on
 the batch's features (divided by the accumulation steps when there are several micro-batches), ``backward``,
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import os
 import tempfile
 from pathlib import Path
@@ -42,7 +44,7 @@ from sbert_nonling.methods import (
     build_simcse,
     build_unpaired_modality,
 )
-from sbert_nonling.methods.plan import TrainingStage
+from sbert_nonling.methods.plan import ModelUpdate
 
 FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist")
 GOAL = 1.1
@@ -175,13 +177,9 @@ def measure_stage(stage, model, steps: int, work: Path) -> list[dict[str, object
     callback = StepOperators()
     stage.trainer_class = recording(stage.trainer_class, callback)
     stage.args.eval_strategy, stage.args.load_best_model_at_end = "no", False
-    trainer = stage.trainer(model)
-    trainer.args.output_dir = str(work)
-    trainer.args.set_logging(strategy="steps", steps=steps + 1, report_to="none")
-    trainer.args.set_save(strategy="no")
-    common.silence(trainer)
-    trainer.add_callback(callback)
-    trainer.train()
+    trainers: list = []
+    stage.run(model, before_training=functools.partial(common.train_quietly, callback, work, steps, trainers))
+    trainer = trainers[0]
     chosen: dict[str, dict[str, object]] = {}
     started: set[str] = set()  # the optimizers that have stepped (one per dataset under the alternating scheme)
     for step in callback.steps:
@@ -282,11 +280,12 @@ def main() -> None:
             except ImportError as error:  # an optional extra (rendering, audio) is not installed
                 skipped[family] = str(error)
                 continue
-            for index, stage in enumerate(plan.stages):
-                if (
-                    not isinstance(stage, TrainingStage) or stage.args.max_steps == 0
-                ):  # a weight average; a stage left out
+            for index, stage in enumerate(plan.stages):  # as MethodPlan.train runs them
+                if isinstance(stage, ModelUpdate):
+                    stage.apply(plan.model)
                     continue
+                if stage.args.max_steps == 0:
+                    continue  # a stage left out
                 for row in measure_stage(stage, plan.model, args.steps, work / f"stage-{index}"):
                     results.append({"method": family, "stage": stage.name, **row})
     common.print_table(
