@@ -40,13 +40,15 @@ def read_recipe(name: str) -> dict[str, Any]:
 
 def load_recipe(name: str, tiny: bool = False, overrides: dict[str, Any] | None = None) -> MethodConfig:
     """Recipe ``name`` as its method's typed config: the file's settings (on top of the recipe it ``"extends"``, if
-    any), then its ``tiny`` block if ``tiny`` is set (a named override block: a small offline encoder and the settings
-    that go with it), then ``overrides`` (e.g. from ``--set key=value``). An unknown key, a value of the wrong type or
-    out of range, in the file or in the overrides, raises a ValueError naming the key and listing the valid settings.
+    any), then, if ``tiny`` is set, the config's ``tiny_defaults`` and the recipe's ``tiny`` block (a named override
+    block: a small offline encoder and the settings that go with it), then ``overrides`` (e.g. from ``--set
+    key=value``). An unknown key, a value of the wrong type or out of range, in the file or in the overrides, raises a
+    ValueError naming the key and listing the valid settings.
 
     Args:
         name: a bundled recipe (:func:`list_recipes`).
-        tiny: apply the recipe's tiny block (a small random encoder that trains offline on a CPU).
+        tiny: apply the config's tiny defaults and the recipe's tiny block (a small random encoder that trains offline
+            on a CPU).
         overrides: settings to change last; a block's setting as a dotted key (``{"grounding.weight": 1.0}``).
 
     Example::
@@ -82,7 +84,7 @@ def config_from_recipe(
     Args:
         recipe: the recipe's contents (a recipe JSON, read).
         source: how error messages name the recipe (``"my-recipe.json"``).
-        tiny: apply the tiny blocks (the extended recipe's first, then this one's).
+        tiny: apply the config's tiny defaults, then the tiny blocks (the extended recipe's first, then this one's).
         overrides: settings to change last, as ``--set`` gives them.
     """
     from sbert_nonling.configs import METHOD_CONFIGS
@@ -100,6 +102,8 @@ def config_from_recipe(
         config = config.replace(source=link_source, **settings)
         type(config).check_keys(link.get(TINY_BLOCK, {}), source=f"the tiny block of {link_source}")
     if tiny:
+        defaults = type(config).tiny_defaults
+        config = config.replace(source=f"the tiny defaults of {type(config).__name__}", **defaults)
         for link, link_source in chain:
             config = config.replace(source=f"the tiny block of {link_source}", **link.get(TINY_BLOCK, {}))
         config = config.replace(source=f"the tiny block of {source}", tiny=True)

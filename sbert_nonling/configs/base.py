@@ -328,6 +328,9 @@ class MethodConfig(Settings):
     #: Whether an interrupted run continues from its newest checkpoint (``--resume``); methods that run a sequence of
     #: trainers (multitask, pixel-linguist) restart as a whole.
     resumable: ClassVar[bool] = True
+    #: The settings every ``--tiny`` run of the method starts from, before its recipe's tiny block (settings shared by
+    #: the small offline runs of several recipes live here once).
+    tiny_defaults: ClassVar[dict[str, Any]] = {}
 
     name: str = setting("", "the recipe name or a label of the run")
     description: str = setting("", "one line on what the configuration reproduces")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 from sbert_nonling.configs.base import MethodConfig, setting
 from sbert_nonling.configs.losses import SimCSELossConfig
@@ -43,6 +43,15 @@ class SingleRunConfig(SentenceEncoderConfig):
     learning_rate: float = setting(3e-5, "text (encoder) AdamW learning rate", minimum=0.0)
     epochs: int = setting(1, "passes over the training data (unless max_steps is set)", minimum=1)
     max_steps: int = setting(-1, "stop after this many optimizer steps (-1: run the epochs; 0 is refused)", minimum=-1)
+
+    #: A small random encoder has no trained [CLS] (mean pooling), trains from scratch (a higher learning rate) and
+    #: runs 200 steps with an evaluation every 50.
+    tiny_defaults: ClassVar[dict[str, Any]] = {
+        "pooling": "mean",
+        "learning_rate": 1e-4,
+        "eval_steps": 50,
+        "max_steps": 200,
+    }
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -112,12 +112,17 @@ def test_a_recipe_file_holds_only_what_differs_from_its_config_or_the_recipe_it_
             if key not in ("method", "extends", "name", "description", "reference", "tiny", "tiny_note")
         }
         _differing(name, settings, base)
-        resolved = load_recipe(name).to_dict()
+        resolved = load_recipe(name)
         tiny_block = recipe.get("tiny", {})
-        _differing(f"{name} (tiny)", {key: value for key, value in tiny_block.items() if key in settings}, resolved)
-        if "extends" in recipe:  # nor what the extended recipe's tiny block sets
+        # a tiny block repeats neither the config's tiny defaults, nor the recipe's own settings, nor (for a recipe
+        # that extends another) what the extended recipe's tiny block sets
+        defaults = resolved.replace(source="test", **type(resolved).tiny_defaults).to_dict()
+        _differing(f"{name} (tiny)", {key: value for key, value in tiny_block.items() if key in settings}, defaults)
+        if "extends" in recipe:
             own = {key: value for key, value in tiny_block.items() if key not in settings}
             _differing(f"{name} (tiny)", own, get_recipe(recipe["extends"], tiny=True))
+        else:
+            _differing(f"{name} (tiny)", tiny_block, defaults)
 
 
 def test_a_recipe_extends_another_and_its_run_records_every_setting():
@@ -174,3 +179,15 @@ def test_loading_and_validating_every_recipe_imports_no_torch():
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=cli_environment()
     ).stdout
     assert output.splitlines()[-1] == "imported: []"
+
+
+def test_a_configs_tiny_defaults_apply_before_the_recipes_tiny_block():
+    defaults = METHOD_CONFIGS["simcse"].tiny_defaults
+    assert defaults == {"pooling": "mean", "learning_rate": 1e-4, "eval_steps": 50, "max_steps": 200}
+    unsupervised, paper = get_recipe("simcse-unsup", tiny=True), get_recipe("simcse-unsup")
+    assert {key: unsupervised[key] for key in defaults} == defaults != {key: paper[key] for key in defaults}
+    supervised = get_recipe("simcse-sup", tiny=True)  # its tiny block keeps its own pooling
+    assert (supervised["pooling"], supervised["learning_rate"]) == ("cls_mlp", 1e-4)
+    macd = get_recipe("macd", tiny=True)
+    assert (macd["pooling"], macd["eval_steps"], macd["max_steps"]) == ("mean", 25, 100)
+    assert get_recipe("pixel-linguist", tiny=True)["eval_steps"] == 20  # a config without tiny defaults
