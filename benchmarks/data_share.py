@@ -77,7 +77,14 @@ def main() -> None:
     # 1. Pixel: render both columns vs a SymmetricInfoNCE step of a PIXEL-sized encoder.
     sentences = common.wiki_sentences(batch * 8)
     pixel_model = build_pixel_model(
-        PixelEncoder.from_config(args.max_patches, hidden, layers, heads, intermediate), max_patches=args.max_patches
+        PixelEncoder.from_config(
+            args.max_patches,
+            hidden_size=hidden,
+            num_hidden_layers=layers,
+            num_attention_heads=heads,
+            intermediate_size=intermediate,
+        ),
+        max_patches=args.max_patches,
     )
     pixel_features = [pixel_model.preprocess(sentences[:batch]), pixel_model.preprocess(sentences[batch : 2 * batch])]
     pixel_offset = [0]

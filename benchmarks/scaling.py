@@ -128,7 +128,14 @@ def main() -> None:
         tokens_of[("audio", tokens)] = tokens
     for patches in map(int, args.pixel_patches.split(",")):
         pixel_model = build_pixel_model(
-            PixelEncoder.from_config(patches, hidden, layers, heads, intermediate), max_patches=patches
+            PixelEncoder.from_config(
+                patches,
+                hidden_size=hidden,
+                num_hidden_layers=layers,
+                num_attention_heads=heads,
+                intermediate_size=intermediate,
+            ),
+            max_patches=patches,
         )
         pixel_model.train()
         texts = [" ".join(words[index * 400 : index * 400 + 400]) for index in range(batch)]  # fills 529 patches

@@ -18,9 +18,6 @@ class GroundingConfig(SingleRunConfig):
 
     # the training run (training_arguments)
     gradient_accumulation_steps: int = setting(1, "batches per optimizer step", minimum=1)
-    warmup_steps: float = setting(
-        0, "linear warmup of the learning rate: steps, or a fraction of the training steps below 1", minimum=0.0
-    )
     freeze_position_embeddings: bool = setting(False, "keep the encoder's position embeddings frozen")
     # the image features
     image_encoder: str = setting("resnet50", "frozen image feature extractor: resnet50 or efficientnet-lite0")

@@ -36,13 +36,17 @@ class SentenceEncoderConfig(MethodConfig):
 
 @dataclass
 class SingleRunConfig(SentenceEncoderConfig):
-    """The one training run of a single-stage method: its data and the text optimizer's settings."""
+    """The one training run of a single-stage method: its data and the text optimizer's settings (what
+    :func:`~sbert_nonling.training.training_arguments` reads as the run's)."""
 
     data: TextData = setting("text", "training text: text (sentences), nli (triplets) or captions (captions only)")
     batch_size: int = setting(64, "text batch size per device", minimum=1)
     learning_rate: float = setting(3e-5, "text (encoder) AdamW learning rate", minimum=0.0)
     epochs: int = setting(1, "passes over the training data (unless max_steps is set)", minimum=1)
     max_steps: int = setting(-1, "stop after this many optimizer steps (-1: run the epochs; 0 is refused)", minimum=-1)
+    warmup_steps: float = setting(
+        0, "linear warmup of the learning rate: steps, or a fraction of the training steps below 1", minimum=0.0
+    )
 
     #: A small random encoder has no trained [CLS] (mean pooling), trains from scratch (a higher learning rate) and
     #: runs 200 steps with an evaluation every 50.

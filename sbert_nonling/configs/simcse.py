@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from sbert_nonling.configs.base import setting
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig
 
 
@@ -27,5 +26,3 @@ class SimCSEConfig(SingleRunConfig):
     """
 
     method: ClassVar[str] = "simcse"
-
-    warmup_steps: int = setting(0, "linear warmup steps of the text learning rate", minimum=0)

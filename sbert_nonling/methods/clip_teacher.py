@@ -122,7 +122,7 @@ def build_clip_grounding(
     sentences = sentences + [caption for _, caption in pairs]
     sentence_model = starting_sentence_model(config, sentences)
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
-    args = single_run_arguments(config, evaluator is not None, warmup=0, interleaved=text_dataset is not None)
+    args = single_run_arguments(config, evaluator is not None, interleaved=text_dataset is not None)
     args.dataloader_drop_last = drop_last_batch
     text_loss = text_contrastive_loss(sentence_model, config.text_loss, args.world_size > 1)
     grounding = caption_loss(

@@ -238,7 +238,6 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> GroundingPlan
     args = single_run_arguments(
         config,
         evaluator is not None,
-        warmup=config.warmup_steps,
         gradient_accumulation_steps=config.gradient_accumulation_steps,
         interleaved=text_dataset is not None,
     )

@@ -94,28 +94,17 @@ def starting_sentence_model(
 
 
 def single_run_arguments(
-    config: SingleRunConfig, evaluating: bool, warmup: float, **options: Any
+    config: SingleRunConfig, evaluating: bool, **options: Any
 ) -> SentenceTransformerTrainingArguments:
     """The arguments of a single-run method's one training run (:func:`training_arguments`): the config's learning
-    rate, batch size, epochs and max steps, checkpoints in ``checkpoints/``.
+    rate, batch size, epochs, max steps and warmup, checkpoints in ``checkpoints/``.
 
     Args:
         config: the method's config (its trainer options and optimizer settings).
         evaluating: whether a dev evaluator scores checkpoints and selects the best one.
-        warmup: linear warmup steps, or a fraction of the training steps below 1.
         options: further :func:`training_arguments` keywords (``gradient_accumulation_steps``, ``interleaved``).
     """
-    return training_arguments(
-        config,
-        "checkpoints",
-        evaluating,
-        learning_rate=config.learning_rate,
-        batch_size=config.batch_size,
-        epochs=config.epochs,
-        max_steps=config.max_steps,
-        warmup=warmup,
-        **options,
-    )
+    return training_arguments(config, "checkpoints", evaluating, run=config, **options)
 
 
 def text_contrastive_loss(

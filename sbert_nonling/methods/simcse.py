@@ -43,7 +43,7 @@ def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
     train_dataset, sentences = text_training_data(config, data.text_file, data.nli_file)
     sentence_model = starting_sentence_model(config, sentences)
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
-    args = single_run_arguments(config, evaluator is not None, warmup=config.warmup_steps)
+    args = single_run_arguments(config, evaluator is not None)
     loss = text_contrastive_loss(sentence_model, config.text_loss, args.world_size > 1)
     return MethodPlan(
         sentence_model,

@@ -137,9 +137,7 @@ def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -
 
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     joint = config.scheme == "joint"
-    args = single_run_arguments(
-        config, evaluator is not None, warmup=config.warmup_steps, gradient_accumulation_steps=2 if joint else 1
-    )
+    args = single_run_arguments(config, evaluator is not None, gradient_accumulation_steps=2 if joint else 1)
     gather = args.world_size > 1  # under torchrun / accelerate: negatives from every process's batch
     text_loss = text_contrastive_loss(sentence_model, config.text_loss, gather)
     modality_loss = UnpairedModalityContrastiveLoss(

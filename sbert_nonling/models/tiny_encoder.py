@@ -7,6 +7,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import torch
 from tokenizers.normalizers import BertNormalizer
@@ -25,6 +26,14 @@ from transformers import (
 logger = logging.getLogger(__name__)
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+#: The BERT sizes of :func:`build_tiny_encoder`: 2 layers of width 128 with 2 heads, ~1.5 M parameters.
+TINY_BERT: dict[str, int] = {
+    "hidden_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "intermediate_size": 512,
+    "max_position_embeddings": 512,
+}
 
 
 def word_piece_vocab(sentences: Iterable[str], vocab_size: int) -> dict[str, int]:
@@ -82,27 +91,20 @@ def seeded_model(model_class: type[PreTrainedModel], config: PretrainedConfig, s
 
 
 def build_tiny_encoder(
-    output_dir: str | Path,
-    sentences: Iterable[str],
-    vocab_size: int = 8000,
-    hidden_size: int = 128,
-    num_hidden_layers: int = 2,
-    num_attention_heads: int = 2,
-    intermediate_size: int = 512,
-    max_position_embeddings: int = 512,
-    seed: int = 42,
+    output_dir: str | Path, sentences: Iterable[str], vocab_size: int = 8000, seed: int = 42, **config_kwargs: Any
 ) -> Path:
-    """Write a tiny BERT (random weights, ~1.5 M parameters by default) and a WordPiece tokenizer whose vocabulary
-    comes from ``sentences``: what ``--tiny`` recipes, tests and the offline demo start from. The folder loads like any
-    checkpoint (``SharedEncoder(output_dir)``); the same ``sentences`` and ``seed`` give byte-identical files.
+    """Write a tiny BERT (random weights, ~1.5 M parameters with :data:`TINY_BERT`'s sizes) and a WordPiece tokenizer
+    whose vocabulary comes from ``sentences``: what ``--tiny`` recipes, tests and the offline demo start from. The
+    folder loads like any checkpoint (``SharedEncoder(output_dir)``); the same ``sentences`` and ``seed`` give
+    byte-identical files.
 
     Args:
         output_dir: folder to write ``config.json``, ``model.safetensors`` and the tokenizer files into.
         sentences: text to take the lower-cased vocabulary from (see :func:`word_piece_vocab`).
         vocab_size: target vocabulary size (special tokens included).
-        hidden_size, num_hidden_layers, num_attention_heads, intermediate_size, max_position_embeddings:
-            the BERT configuration.
         seed: seed for the weight initialisation.
+        **config_kwargs: ``transformers.BertConfig`` settings that replace :data:`TINY_BERT`'s (e.g.
+            ``hidden_size=32``); ``hidden_size`` must be a multiple of ``num_attention_heads``.
 
     Example:
         ::
@@ -113,18 +115,15 @@ def build_tiny_encoder(
             path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar.", "A woman slices an onion."])
             encoder = SharedEncoder(str(path), max_seq_length=32)
     """
-    if hidden_size % num_attention_heads:
-        raise ValueError(f"hidden_size={hidden_size} must be divisible by num_attention_heads={num_attention_heads}.")
+    sizes = {**TINY_BERT, **config_kwargs}
+    if sizes["hidden_size"] % sizes["num_attention_heads"]:
+        raise ValueError(
+            f"hidden_size={sizes['hidden_size']} must be divisible by "
+            f"num_attention_heads={sizes['num_attention_heads']}."
+        )
     output_dir = Path(output_dir)
     tokenizer = save_word_piece_tokenizer(output_dir, sentences, vocab_size)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=hidden_size,
-        num_hidden_layers=num_hidden_layers,
-        num_attention_heads=num_attention_heads,
-        intermediate_size=intermediate_size,
-        max_position_embeddings=max_position_embeddings,
-    )
+    config = BertConfig(vocab_size=len(tokenizer), **sizes)
     model = seeded_model(BertModel, config, seed)
     model.save_pretrained(output_dir)
     logger.info(f"Tiny encoder ({sum(p.numel() for p in model.parameters()):,} parameters) written to {output_dir}")

@@ -16,6 +16,8 @@ logger = logging.getLogger(__name__)
 
 #: The pretrained PIXEL checkpoint on the Hugging Face Hub.
 PIXEL_BASE = "Team-PIXEL/pixel-base"
+#: PIXEL-base's encoder sizes (ViT-MAE base): :meth:`PixelEncoder.from_config`'s defaults.
+PIXEL_BASE_SIZES = {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}
 #: Keys of a PIXEL ``config.json`` (``model_type`` "pixel") that mean the same in :class:`ViTMAEConfig`.
 PIXEL_CONFIG_KEYS = (
     "hidden_size",
@@ -81,36 +83,19 @@ class PixelEncoder(Module):
         self.max_patches = width // self.patch_size
 
     @classmethod
-    def from_config(
-        cls,
-        max_patches: int = 64,
-        hidden_size: int = 768,
-        num_hidden_layers: int = 12,
-        num_attention_heads: int = 12,
-        intermediate_size: int = 3072,
-        patch_size: int = 16,
-        **config_kwargs,
-    ) -> PixelEncoder:
-        """A randomly initialised PIXEL-architecture encoder (PIXEL-base's sizes, qkv_bias and layer_norm_eps by
-        default).
+    def from_config(cls, max_patches: int = 64, patch_size: int = 16, **config_kwargs: Any) -> PixelEncoder:
+        """A randomly initialised PIXEL-architecture encoder (PIXEL-base's sizes, :data:`PIXEL_BASE_SIZES`, and
+        ViT-MAE's qkv_bias and layer_norm_eps by default).
 
         Args:
             max_patches: the patches of one strip (the sequence is 1 + max_patches with [CLS]).
-            hidden_size: the width of the encoder.
-            num_hidden_layers: the number of transformer layers.
-            num_attention_heads: the attention heads per layer.
-            intermediate_size: the width of the feed-forward layers.
             patch_size: the side of a square patch, in pixels.
+            **config_kwargs: ``transformers.ViTMAEConfig`` settings that replace the defaults, e.g. ``hidden_size``,
+                ``num_hidden_layers``, ``num_attention_heads``, ``intermediate_size``.
         """
+        sizes = {**PIXEL_BASE_SIZES, **config_kwargs}
         config = ViTMAEConfig(
-            image_size=(patch_size, max_patches * patch_size),
-            patch_size=patch_size,
-            hidden_size=hidden_size,
-            num_hidden_layers=num_hidden_layers,
-            num_attention_heads=num_attention_heads,
-            intermediate_size=intermediate_size,
-            mask_ratio=0.0,
-            **config_kwargs,
+            image_size=(patch_size, max_patches * patch_size), patch_size=patch_size, mask_ratio=0.0, **sizes
         )
         return cls(ViTMAEModel(config))
 

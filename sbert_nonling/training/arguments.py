@@ -57,8 +57,10 @@ class TrainerOptions(Protocol):
 
 
 class StageOptions(Protocol):
-    """The optimizer settings of one stage of a multi-stage method, as :func:`stage_arguments` reads them (e.g.
-    :class:`~sbert_nonling.configs.StageConfig`): learning rate, batch size, epochs, max steps and warmup steps."""
+    """The optimizer settings of one training run, as :func:`training_arguments` reads them: a stage's of a
+    multi-stage method (:class:`~sbert_nonling.configs.StageConfig`) or a single-run method's config
+    (:class:`~sbert_nonling.configs.SingleRunConfig`): learning rate, batch size, epochs, max steps and warmup steps
+    (steps, or a fraction of the training steps below 1)."""
 
     @property
     def learning_rate(self) -> float: ...
@@ -73,7 +75,7 @@ class StageOptions(Protocol):
     def max_steps(self) -> int: ...
 
     @property
-    def warmup_steps(self) -> int: ...
+    def warmup_steps(self) -> float: ...
 
 
 def cpu_has_native_bf16() -> bool:
@@ -119,12 +121,8 @@ def training_arguments(
     config: TrainerOptions,
     output_dir: str | Path,
     evaluating: bool,
+    run: StageOptions,
     *,
-    learning_rate: float,
-    batch_size: int,
-    epochs: int = 1,
-    max_steps: int = -1,
-    warmup: float = 0,
     gradient_accumulation_steps: int = 1,
     interleaved: bool = False,
 ) -> NonLinguisticTrainingArguments:
@@ -132,20 +130,16 @@ def training_arguments(
     duplicates).
 
     ``config`` gives what every run of the method shares (:func:`resolved_precision`, :func:`resolved_workers`, seed,
-    schedule, ``eval_steps``, ``compile`` and ``padding``; AdamW is :data:`FUSED_ADAMW`); the keyword arguments the
-    run's optimizer settings (``warmup``: steps, or a fraction of the training steps below 1; ``interleaved``: MCSE's
-    :class:`InterleavedBatchSampler`). bf16 on a CPU without native bf16 (:func:`cpu_has_native_bf16`) logs a
-    warning: it is far slower than fp32 there.
+    schedule, ``eval_steps``, ``compile`` and ``padding``; AdamW is :data:`FUSED_ADAMW`), ``run`` the run's optimizer
+    settings (a single-run method's config is its own ``run``). bf16 on a CPU without native bf16
+    (:func:`cpu_has_native_bf16`) logs a warning: it is far slower than fp32 there.
 
     Args:
         config: the method's trainer options (:class:`TrainerOptions`; a method config has them).
         output_dir: the checkpoint folder.
         evaluating: whether a dev evaluator scores the run (evaluation every ``eval_steps``, best checkpoint kept).
-        learning_rate: the learning rate.
-        batch_size: the batch size per device.
-        epochs: training epochs.
-        max_steps: a cap on the optimizer steps (-1: none).
-        warmup: warmup steps, or a fraction of the training steps below 1.
+        run: the run's learning rate, batch size per device, epochs, max steps (-1: none) and warmup
+            (:class:`StageOptions`).
         gradient_accumulation_steps: batches per optimizer step.
         interleaved: MCSE's :class:`InterleavedBatchSampler` across the datasets (else proportional sampling).
     """
@@ -160,12 +154,12 @@ def training_arguments(
     workers = resolved_workers(config.dataloader_num_workers)
     return NonLinguisticTrainingArguments(
         output_dir=str(output_dir),
-        num_train_epochs=epochs,
-        max_steps=max_steps,
-        per_device_train_batch_size=batch_size,
+        num_train_epochs=run.epochs,
+        max_steps=run.max_steps,
+        per_device_train_batch_size=run.batch_size,
         gradient_accumulation_steps=gradient_accumulation_steps,
-        learning_rate=learning_rate,
-        warmup_steps=warmup,
+        learning_rate=run.learning_rate,
+        warmup_steps=run.warmup_steps,
         lr_scheduler_type=config.lr_scheduler_type,
         optim=FUSED_ADAMW,
         seed=config.seed,
@@ -203,17 +197,7 @@ def stage_arguments(
         evaluating: whether a dev evaluator scores the run.
         **options: further keyword arguments of :func:`training_arguments`.
     """
-    return training_arguments(
-        config,
-        f"stages/{run}/checkpoints",
-        evaluating,
-        learning_rate=stage.learning_rate,
-        batch_size=stage.batch_size,
-        epochs=stage.epochs,
-        max_steps=stage.max_steps,
-        warmup=stage.warmup_steps,
-        **options,
-    )
+    return training_arguments(config, f"stages/{run}/checkpoints", evaluating, stage, **options)
 
 
 def dev_curve(log_history: list[dict[str, Any]]) -> list[list[float]]:

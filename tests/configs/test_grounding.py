@@ -29,6 +29,6 @@ def test_defaults_are_mcse_s_grounding_without_anchor():
 
 
 def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
-    assert len(check_own_fields(GroundingConfig)) == 8
+    assert len(check_own_fields(GroundingConfig)) == 7
     with pytest.raises(ValueError, match=r"'direction' must be one of \['text_to_image', 'symmetric'\]"):
         GroundingConfig(grounding={"direction": "image_to_text"})

@@ -36,7 +36,14 @@ def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields)
         "keep_model_modules",
         "text_loss",
     }
-    assert check_own_fields(SingleRunConfig) == {"data", "batch_size", "learning_rate", "epochs", "max_steps"}
+    assert check_own_fields(SingleRunConfig) == {
+        "data",
+        "batch_size",
+        "learning_rate",
+        "epochs",
+        "max_steps",
+        "warmup_steps",
+    }
     with pytest.raises(ValueError, match=r"'data' must be one of \['text', 'nli', 'captions'\], got 'wiki'"):
         SingleRunConfig(data="wiki")
 

@@ -1,4 +1,4 @@
-"""SimCSEConfig: the unsupervised row by default, the supervised row as overrides, the warmup check."""
+"""SimCSEConfig: the unsupervised row by default, the supervised row as overrides."""
 
 from __future__ import annotations
 
@@ -20,7 +20,3 @@ def test_the_supervised_recipe_differs_from_the_paper_default_in_the_supervised_
         "learning_rate": 5e-5,
         "epochs": 3,
     }
-
-
-def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields):
-    assert check_own_fields(SimCSEConfig) == {"warmup_steps"}

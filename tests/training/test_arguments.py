@@ -10,11 +10,13 @@ import pytest
 import torch
 
 from sbert_nonling.app import load_recipe
+from sbert_nonling.configs import StageConfig
 from sbert_nonling.training.arguments import (
     FUSED_ADAMW,
     cpu_has_native_bf16,
     resolved_precision,
     resolved_workers,
+    stage_arguments,
     training_arguments,
 )
 
@@ -30,14 +32,10 @@ def test_native_bf16_detection_agrees_with_the_cpu_flags():
 def test_bf16_on_the_cpu_is_autocast_and_warns_exactly_where_it_is_emulated(tmp_path, caplog):
     config = load_recipe("simcse-unsup", tiny=True)
     with caplog.at_level(logging.WARNING, logger="sbert_nonling.training.arguments"):
-        fp32 = training_arguments(
-            config, tmp_path, evaluating=False, learning_rate=config.learning_rate, batch_size=config.batch_size
-        )
+        fp32 = training_arguments(config, tmp_path, evaluating=False, run=config)
     assert not fp32.bf16 and not caplog.records
     with caplog.at_level(logging.WARNING, logger="sbert_nonling.training.arguments"):
-        bf16 = training_arguments(
-            config.replace(precision="bf16"), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8
-        )
+        bf16 = training_arguments(config.replace(precision="bf16"), tmp_path, evaluating=False, run=config)
     assert (fp32.learning_rate, fp32.per_device_train_batch_size, fp32.seed) == (
         config.learning_rate,
         config.batch_size,
@@ -51,25 +49,39 @@ def test_bf16_on_the_cpu_is_autocast_and_warns_exactly_where_it_is_emulated(tmp_
         assert torch.backends.cpu.get_cpu_capability() in warned[0]
 
 
+def test_the_run_settings_come_from_the_run_and_the_shared_ones_from_the_config(tmp_path):
+    config = load_recipe("simcse-unsup", tiny=True)
+    stage = StageConfig(learning_rate=2e-5, batch_size=16, epochs=2, max_steps=7, warmup_steps=3)
+    args = stage_arguments(config, "contrastive", stage, evaluating=False)
+    assert (
+        args.learning_rate,
+        args.per_device_train_batch_size,
+        args.num_train_epochs,
+        args.max_steps,
+        args.warmup_steps,
+    ) == (2e-5, 16, 2, 7, 3)
+    assert args.output_dir == "stages/contrastive/checkpoints" and args.seed == config.seed
+    single = training_arguments(config.replace(warmup_steps=0.1), tmp_path, evaluating=False, run=config)
+    assert (single.learning_rate, single.max_steps, single.warmup_steps) == (config.learning_rate, 200, 0)
+    assert training_arguments(config, tmp_path, False, run=config.replace(warmup_steps=0.1)).warmup_steps == 0.1
+
+
 def test_auto_is_fp32_without_workers_on_a_cpu_and_explicit_settings_hold(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # what auto means on a machine without a GPU
     config = load_recipe("visualcse", tiny=True)
     assert (config.precision, config.dataloader_num_workers, config.dataloader_pin_memory) == ("auto", "auto", "auto")
     assert resolved_precision("auto") == "fp32" and resolved_workers("auto") == 0 and resolved_workers(3) == 3
-    plain = training_arguments(config, tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8)
+    plain = training_arguments(config, tmp_path, evaluating=False, run=config)
     assert not plain.fp16 and not plain.bf16 and plain.dataloader_num_workers == 0 and not plain.dataloader_pin_memory
     fed = training_arguments(
         config.replace(dataloader_num_workers=2, dataloader_pin_memory=True),
         tmp_path,
         evaluating=False,
-        learning_rate=1e-4,
-        batch_size=8,
+        run=config,
     )
     assert fed.dataloader_num_workers == 2 and fed.dataloader_persistent_workers and fed.dataloader_pin_memory
     with pytest.raises(ValueError, match=r"precision='fp16' needs a CUDA GPU .* use 'fp32' or 'bf16'"):
-        training_arguments(
-            config.replace(precision="fp16"), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8
-        )
+        training_arguments(config.replace(precision="fp16"), tmp_path, evaluating=False, run=config)
 
 
 def test_auto_picks_bf16_on_a_gpu_that_has_it_and_fp16_on_an_older_one(monkeypatch):
@@ -122,9 +134,7 @@ def test_compile_and_padding_settings_reach_the_trainer_arguments(tmp_path):
     assert (config.compile, config.padding) == (False, "auto")
 
     def arguments(**settings):
-        built = training_arguments(
-            config.replace(**settings), tmp_path, evaluating=False, learning_rate=1e-4, batch_size=8
-        )
+        built = training_arguments(config.replace(**settings), tmp_path, evaluating=False, run=config)
         return built.compile_loss, built.pad_to_max_length
 
     assert arguments() == (False, False)
