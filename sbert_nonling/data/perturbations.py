@@ -7,8 +7,8 @@ import functools
 import random
 import re
 import zlib
-from collections.abc import Callable
-from typing import Any, Literal, get_args
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from datasets import Dataset
 
@@ -55,8 +55,6 @@ KEYBOARD_NEIGHBOURS: dict[str, str] = {
 _WORD = re.compile(r"\S+")
 _SUBSENTENCE_END = re.compile(r"(?<=[,.;:!?])\s+")
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
-#: The substitutions of :func:`substitute_characters`: look-alike characters or QWERTY neighbours.
-SubstitutionKind = Literal["visual", "keyboard"]
 
 
 def _check_rate(rate: float) -> None:
@@ -64,92 +62,75 @@ def _check_rate(rate: float) -> None:
         raise ValueError(f"rate={rate!r} must lie in [0, 1] (the share of words perturbed).")
 
 
-def _edit_words(
-    text: str, rng: random.Random, rate: float, edit: Callable[[str, random.Random], str], min_length: int = 1
-) -> str:
-    """``edit`` applied to each word with probability ``rate`` (a draw per word), words shorter than ``min_length``
-    kept."""
-    _check_rate(rate)
-
-    def edit_word(match: re.Match[str]) -> str:
-        word = match.group()
-        if rng.random() < rate and len(word) >= min_length:
-            return edit(word, rng)
-        return word
-
-    return _WORD.sub(edit_word, text)
-
-
-def insert_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
-    """In each word with probability ``rate``, insert one random lower-case letter at a random position.
+class WordEdit:
+    """A character perturbation ``f(text, rng, rate) -> str`` made of a one-word edit: each word (a run of non-space
+    characters) is edited with probability ``rate``, one draw of ``rng`` per word in order; words shorter than
+    ``min_length`` and the spacing are kept. :data:`PERTURBATIONS` holds the typo attacks built this way.
 
     Args:
-        text: the text to perturb.
-        rng: the seeded generator every draw comes from.
-        rate: the probability that a word is edited, in [0, 1].
+        edit: the edit of one word, ``edit(word, rng) -> str``, drawing from the same generator.
+        min_length: the shortest word that is edited.
+
+    Example::
+
+        import random
+        from sbert_nonling.data.perturbations import WordEdit
+
+        def upper(word: str, rng: random.Random) -> str:
+            return word.upper()
+
+        WordEdit(upper)("a man plays a guitar", random.Random(0), rate=0.5)  # e.g. "a MAN plays a GUITAR"
     """
 
-    def insert(word: str, r: random.Random) -> str:
-        i = r.randint(0, len(word))
-        return word[:i] + r.choice(LETTERS) + word[i:]
+    def __init__(self, edit: Callable[[str, random.Random], str], min_length: int = 1) -> None:
+        self.edit = edit
+        self.min_length = min_length
 
-    return _edit_words(text, rng, rate, insert)
+    def __call__(self, text: str, rng: random.Random, rate: float = 0.1) -> str:
+        """``text`` with each word edited with probability ``rate``.
 
+        Args:
+            text: the text to perturb.
+            rng: the seeded generator every draw comes from.
+            rate: the probability that a word is edited, in [0, 1].
+        """
+        _check_rate(rate)
 
-def delete_characters(text: str, rng: random.Random, rate: float = 0.1) -> str:
-    """In each word of two or more characters with probability ``rate``, delete one random character.
-
-    Args:
-        text: the text to perturb.
-        rng: the seeded generator every draw comes from.
-        rate: the probability that a word is edited, in [0, 1].
-    """
-
-    def delete(word: str, r: random.Random) -> str:
-        i = r.randrange(len(word))
-        return word[:i] + word[i + 1 :]
-
-    return _edit_words(text, rng, rate, delete, min_length=2)
-
-
-def substitute_characters(text: str, rng: random.Random, rate: float = 0.1, kind: SubstitutionKind = "visual") -> str:
-    """In each word with probability ``rate``, replace one letter by a look-alike (``"visual"``) or a QWERTY
-    neighbour.
-
-    Args:
-        text: the text to perturb.
-        rng: the seeded generator every draw comes from.
-        rate: the probability that a word is edited, in [0, 1].
-        kind: ``"visual"`` (look-alike characters, :data:`VISUALLY_SIMILAR`) or ``"keyboard"`` (QWERTY neighbours).
-    """
-    if kind not in get_args(SubstitutionKind):
-        raise ValueError(f"kind={kind!r} must be one of {list(get_args(SubstitutionKind))}.")
-    table = VISUALLY_SIMILAR if kind == "visual" else KEYBOARD_NEIGHBOURS
-
-    def substitute(word: str, r: random.Random) -> str:
-        positions = [i for i, character in enumerate(word) if character.lower() in table]
-        if not positions:
+        def edit_word(match: re.Match[str]) -> str:
+            word = match.group()
+            if rng.random() < rate and len(word) >= self.min_length:
+                return self.edit(word, rng)
             return word
-        i = r.choice(positions)
-        return word[:i] + r.choice(table[word[i].lower()]) + word[i + 1 :]
 
-    return _edit_words(text, rng, rate, substitute)
+        return _WORD.sub(edit_word, text)
 
 
-def swap_neighbours(text: str, rng: random.Random, rate: float = 0.1) -> str:
-    """In each word of two or more characters with probability ``rate``, swap two adjacent characters.
+def _insert_letter(word: str, rng: random.Random) -> str:
+    """``word`` with a random lower-case letter inserted at a random position."""
+    i = rng.randint(0, len(word))
+    return word[:i] + rng.choice(LETTERS) + word[i:]
 
-    Args:
-        text: the text to perturb.
-        rng: the seeded generator every draw comes from.
-        rate: the probability that a word is edited, in [0, 1].
-    """
 
-    def swap(word: str, r: random.Random) -> str:
-        i = r.randrange(len(word) - 1)
-        return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+def _delete_character(word: str, rng: random.Random) -> str:
+    """``word`` without one of its characters, chosen at random."""
+    i = rng.randrange(len(word))
+    return word[:i] + word[i + 1 :]
 
-    return _edit_words(text, rng, rate, swap, min_length=2)
+
+def _swap_neighbours(word: str, rng: random.Random) -> str:
+    """``word`` with two adjacent characters, chosen at random, swapped (a word of two or more characters)."""
+    i = rng.randrange(len(word) - 1)
+    return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+
+
+def _substitute_letter(word: str, rng: random.Random, table: Mapping[str, Sequence[str]]) -> str:
+    """``word`` with one of the letters ``table`` lists (chosen at random) replaced by one of its entries; ``word`` as
+    it is where it holds none."""
+    positions = [i for i, character in enumerate(word) if character.lower() in table]
+    if not positions:
+        return word
+    i = rng.choice(positions)
+    return word[:i] + rng.choice(table[word[i].lower()]) + word[i + 1 :]
 
 
 def shuffle_words(text: str, rng: random.Random) -> str:
@@ -213,13 +194,16 @@ def _whole_text(perturbation: Callable[[str, random.Random], str]) -> Callable[.
     return perturb
 
 
-#: Name -> perturbation ``f(text, rng, rate) -> str``, as :class:`PerturbationPairs` calls them.
+#: Name -> perturbation ``f(text, rng, rate) -> str``, as :class:`PerturbationPairs` calls them: the character typos
+#: (a :class:`WordEdit` each: insert a letter, delete a character of a word of 2+, substitute a look-alike
+#: :data:`VISUALLY_SIMILAR` or a QWERTY neighbour :data:`KEYBOARD_NEIGHBOURS`, swap neighbours in a word of 2+) and
+#: the word shuffles (``rate`` unused).
 PERTURBATIONS: dict[str, Callable[..., str]] = {
-    "insert": insert_characters,
-    "delete": delete_characters,
-    "substitute_visual": functools.partial(substitute_characters, kind="visual"),
-    "substitute_keyboard": functools.partial(substitute_characters, kind="keyboard"),
-    "swap": swap_neighbours,
+    "insert": WordEdit(_insert_letter),
+    "delete": WordEdit(_delete_character, min_length=2),
+    "substitute_visual": WordEdit(functools.partial(_substitute_letter, table=VISUALLY_SIMILAR)),
+    "substitute_keyboard": WordEdit(functools.partial(_substitute_letter, table=KEYBOARD_NEIGHBOURS)),
+    "swap": WordEdit(_swap_neighbours, min_length=2),
     "shuffle": _whole_text(shuffle_words),
     "conditional_shuffle": _whole_text(conditional_shuffle),
 }

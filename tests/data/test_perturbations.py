@@ -10,43 +10,57 @@ from sbert_nonling.data.perturbations import (
     PERTURBATIONS,
     VISUALLY_SIMILAR,
     PerturbationPairs,
+    WordEdit,
     conditional_shuffle,
-    delete_characters,
-    insert_characters,
     perturbation_pairs_dataset,
     random_spans,
     shuffle_words,
     span_pairs_dataset,
-    substitute_characters,
-    swap_neighbours,
 )
 
 TEXT = "The quick brown fox jumps over the lazy dog, while the cat sleeps on the warm mat."
 
 
 def test_character_edits_change_what_they_say():
-    inserted = insert_characters(TEXT, random.Random(0), rate=1.0)
-    deleted = delete_characters(TEXT, random.Random(0), rate=1.0)
+    inserted = PERTURBATIONS["insert"](TEXT, random.Random(0), rate=1.0)
+    deleted = PERTURBATIONS["delete"](TEXT, random.Random(0), rate=1.0)
     assert len(inserted) == len(TEXT) + len(TEXT.split())
     assert len(deleted) == len(TEXT) - len(TEXT.split())
-    swapped = swap_neighbours(TEXT, random.Random(0), rate=1.0)
+    swapped = PERTURBATIONS["swap"](TEXT, random.Random(0), rate=1.0)
     assert len(swapped) == len(TEXT) and Counter(swapped) == Counter(TEXT) and swapped != TEXT
-    assert insert_characters(TEXT, random.Random(0), rate=0.0) == TEXT
+    assert PERTURBATIONS["insert"](TEXT, random.Random(0), rate=0.0) == TEXT
+    assert PERTURBATIONS["delete"]("a b", random.Random(0), rate=1.0) == "a b"  # words of one character are kept
+
+
+def test_a_word_edit_draws_once_per_word_and_keeps_short_words_and_spacing():
+    def shout(word: str, rng: random.Random) -> str:
+        return word.upper()
+
+    rng, reference = random.Random(4), random.Random(4)
+    edited = WordEdit(shout, min_length=3)("a  man\tplays a guitar", rng, rate=0.5)
+    draws = [reference.random() < 0.5 for _ in range(5)]
+    expected = [
+        word.upper() if draw and len(word) >= 3 else word
+        for word, draw in zip(["a", "man", "plays", "a", "guitar"], draws)
+    ]
+    assert edited.split() == expected and "  " in edited and "\t" in edited
+    assert rng.random() == reference.random()  # nothing drawn beyond one draw per word
+    with pytest.raises(ValueError, match=r"rate=1.5 must lie in \[0, 1\]"):
+        WordEdit(shout)("a man", random.Random(0), rate=1.5)
 
 
 @pytest.mark.parametrize("kind", ["visual", "keyboard"])
 def test_substitutions_use_their_tables(kind):
     table = VISUALLY_SIMILAR if kind == "visual" else KEYBOARD_NEIGHBOURS
     words = "hello world".split()
-    out = substitute_characters("hello world", random.Random(1), rate=1.0, kind=kind).split()
+    out = PERTURBATIONS[f"substitute_{kind}"]("hello world", random.Random(1), rate=1.0).split()
     for original, perturbed in zip(words, out):
         # one letter replaced by a character of its table entry (a few visual entries are two letters wide)
         prefix = next(i for i, (a, b) in enumerate(zip(original, perturbed + " ")) if a != b)
         replacement = perturbed[prefix : prefix + len(perturbed) - len(original) + 1]
         assert replacement in table[original[prefix]]
     assert KEYBOARD_NEIGHBOURS["s"] == "adewxz" and KEYBOARD_NEIGHBOURS["q"] == "aw" and "0" in VISUALLY_SIMILAR["o"]
-    with pytest.raises(ValueError, match="kind='morse'"):
-        substitute_characters("x", random.Random(0), kind="morse")
+    assert PERTURBATIONS[f"substitute_{kind}"]("123", random.Random(0), rate=1.0) == "123"  # no letter to replace
 
 
 def test_shuffles_keep_the_words():
