@@ -558,6 +558,7 @@ OTHER_NAMES = {
     "optim": "transformers' TrainingArguments field naming the optimizer",
     "sampling_rate": "the key of an audio dict that holds the rate",
     "caption": "a column role of a Hub caption dataset (owner/name?caption=COLUMN)",
+    "num_attention_heads": "a transformers BertConfig keyword that build_tiny_encoder passes on",
 }
 
 

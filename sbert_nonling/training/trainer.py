@@ -18,6 +18,7 @@ from safetensors.torch import load_file
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
 from sentence_transformers.base.sampler import BatchSamplers
 from torch import nn
+from torch.torch_version import TorchVersion
 from torch.utils.data import BatchSampler
 from transformers import TrainerState
 from transformers.trainer_utils import TrainOutput
@@ -41,6 +42,11 @@ from sbert_nonling.training.step_timer import StepTimerCallback
 from sbert_nonling.training.training_args import NonLinguisticTrainingArguments
 
 logger = logging.getLogger(__name__)
+
+#: The first torch whose compiled graphs keep the gradient through ``Tensor.to_dense()``, which sentence-transformers'
+#: ``cos_sim`` calls: with torch 2.11 and 2.12 a compiled contrastive loss comes back without a gradient (seen on an
+#: H200 with 2.11; the same ``to_dense`` graph checked on a CPU with 2.11, 2.12 and 2.13).
+COMPILE_MINIMUM_TORCH = "2.13"
 
 
 def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathLike) -> None:
@@ -137,10 +143,18 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         sentence) get one more, dynamic graph. The trainer calls it with the arguments' ``compile_backend`` and
         ``compile_mode`` when their ``compile_loss`` is set.
 
+        Refused (a ValueError) before torch :data:`COMPILE_MINIMUM_TORCH`, where the compiled losses would not train.
+
         Args:
             backend: the ``torch.compile`` backend.
             mode: the ``torch.compile`` mode (None: the default).
         """
+        if TorchVersion(str(torch.__version__)) < COMPILE_MINIMUM_TORCH:
+            raise ValueError(
+                f"Compiled losses need torch >= {COMPILE_MINIMUM_TORCH}, this is torch {torch.__version__}: its "
+                "compiled graphs drop the gradient of Tensor.to_dense() (sentence-transformers' cos_sim), so the loss "
+                "would not train. Upgrade torch, or train without compile (--set compile=false)."
+            )
         losses = self.loss.values() if isinstance(self.loss, dict) else [self.loss]
         for loss in {id(loss): loss for loss in losses}.values():
             loss.compile(backend=backend, mode=mode)

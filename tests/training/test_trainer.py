@@ -10,7 +10,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 from sentence_transformers import SentenceTransformerTrainingArguments
+from sentence_transformers.util import cos_sim
 from torch._dynamo.utils import counters
+from torch.torch_version import TorchVersion
 from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import IntervalStrategy, TrainerCallback, set_seed
 
@@ -19,6 +21,7 @@ from sbert_nonling.data import sentence_pairs_dataset
 from sbert_nonling.methods.plan import TrainingStage
 from sbert_nonling.training import NonLinguisticTrainer, NonLinguisticTrainingArguments
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE
+from sbert_nonling.training.trainer import COMPILE_MINIMUM_TORCH
 from tests.training.conftest import small_run_arguments
 
 
@@ -484,6 +487,33 @@ def test_a_nan_loss_stops_the_run_before_a_save_decided_after_the_step_end(tiny_
     with pytest.raises(TrainingDiverged, match=r"step 2: the loss is nan"):
         trainer.train()  # step 2 ends the first epoch: its save is asked for at the epoch's end, after the checks
     assert not list(tmp_path.glob("checkpoint-*"))
+
+
+def test_compiled_losses_are_refused_on_a_torch_whose_graphs_drop_their_gradient(
+    tiny_model, wiki_sentences, tmp_path, monkeypatch
+):
+    args = NonLinguisticTrainingArguments(str(tmp_path), max_steps=1, report_to="none", compile_loss=True)
+    dataset = sentence_pairs_dataset(wiki_sentences[:8])
+    monkeypatch.setattr(
+        torch, "__version__", "2.11.0+cu130"
+    )  # the H200 image's torch, where the loss came back gradless
+    with pytest.raises(ValueError, match=r"Compiled losses need torch >= 2\.13, this is torch 2\.11\.0\+cu130"):
+        NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=dataset, loss=SimCSELoss(tiny_model))
+    monkeypatch.setattr(torch, "__version__", "2.13.0")
+    NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=dataset, loss=SimCSELoss(tiny_model))
+
+
+@pytest.mark.skipif(
+    TorchVersion(str(torch.__version__)) < COMPILE_MINIMUM_TORCH, reason="compiled losses are refused on this torch"
+)
+def test_a_compiled_cos_sim_keeps_its_gradient_on_a_torch_that_compiles_losses():
+    """Why :data:`COMPILE_MINIMUM_TORCH`: sentence-transformers' ``cos_sim`` ends in ``Tensor.to_dense()``, whose
+    gradient torch 2.11 and 2.12 drop in a compiled graph."""
+    torch._dynamo.reset()
+    anchors, candidates = torch.randn(4, 8, requires_grad=True), torch.randn(4, 8, requires_grad=True)
+    scores = torch.compile(cos_sim, backend="aot_eager")(anchors, candidates)
+    scores.logsumexp(dim=1).mean().backward()
+    assert anchors.grad is not None and candidates.grad is not None
 
 
 def compiled_run(stages, model, output_dir, **compile_options):
