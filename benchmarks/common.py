@@ -215,16 +215,31 @@ def silence(trainer) -> None:
     trainer.remove_callback(ProgressCallback)
 
 
-def train_quietly(callback: TrainerCallback, output_dir: Path, max_steps: int, trainers: list, trainer) -> None:
-    """Set ``trainer`` (a stage's, before it trains: ``TrainingStage.run``'s ``before_training``) to train into
-    ``output_dir`` without evaluation, checkpoints or logs before the end, ``callback`` measuring its steps; keep it
-    in ``trainers`` (for what is read from it after training)."""
-    trainer.args.output_dir = str(output_dir)
-    trainer.args.set_logging(strategy="steps", steps=max_steps + 1, report_to="none")
-    trainer.args.set_save(strategy="no")
-    silence(trainer)
-    trainer.add_callback(callback)
-    trainers.append(trainer)
+class QuietTraining:
+    """``TrainingStage.run``'s ``before_training`` for a measured run: sets the stage's trainer to train into
+    ``output_dir`` without evaluation, checkpoints or logs before the end, with ``callback`` measuring its steps, and
+    keeps it as :attr:`trainer` for what is read from it after training. Called directly on a trainer built by hand,
+    it sets that one up the same way.
+
+    Args:
+        callback: the callback that measures the steps.
+        output_dir: the trainer's output folder.
+        max_steps: the run's steps (the one log comes after the last).
+    """
+
+    def __init__(self, callback: TrainerCallback, output_dir: Path, max_steps: int) -> None:
+        self.callback = callback
+        self.output_dir = output_dir
+        self.max_steps = max_steps
+        self.trainer = None
+
+    def __call__(self, trainer) -> None:
+        trainer.args.output_dir = str(self.output_dir)
+        trainer.args.set_logging(strategy="steps", steps=self.max_steps + 1, report_to="none")
+        trainer.args.set_save(strategy="no")
+        silence(trainer)
+        trainer.add_callback(self.callback)
+        self.trainer = trainer
 
 
 def quiet() -> None:

@@ -383,11 +383,9 @@ def measure_family(family: str, mode: str, inputs: dict[str, Path], options: dic
         stage.trainer_class = recording(stage.trainer_class, record)
         stage.args.eval_strategy, stage.args.load_best_model_at_end = "no", False
         stage.args.compile_backend, stage.args.compile_mode = options["compile_backend"], options["compile_mode"]
-        trainers: list = []
-        output_dir = work / f"{family}-{mode}-{index}"
-        measure = functools.partial(common.train_quietly, record, output_dir, stage.args.max_steps, trainers)
-        loss = stage.run(plan.model, before_training=measure).training_loss
-        trainer, times = trainers[0], record.step_times()
+        start = common.QuietTraining(record, work / f"{family}-{mode}-{index}", stage.args.max_steps)
+        loss = stage.run(plan.model, before_training=start).training_loss
+        trainer, times = start.trainer, record.step_times()
         for kind, measured in times.items():
             key = (family, stage.name, kind)
             if mode == "eager":
@@ -429,7 +427,7 @@ def measure_plain_simcse(inputs: dict[str, Path], options: dict, flops: dict, wo
         train_dataset=stage.train_dataset,
         loss=MultipleNegativesRankingLoss(plan.model),
     )
-    common.train_quietly(record, work / "plain-simcse", stage.args.max_steps, [], trainer)
+    common.QuietTraining(record, work / "plain-simcse", stage.args.max_steps)(trainer)
     loss, times = trainer.train().training_loss, record.step_times()
     (measured,) = times.values()
     return {

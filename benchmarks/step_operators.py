@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import functools
 import os
 import tempfile
 from pathlib import Path
@@ -177,9 +176,9 @@ def measure_stage(stage, model, steps: int, work: Path) -> list[dict[str, object
     callback = StepOperators()
     stage.trainer_class = recording(stage.trainer_class, callback)
     stage.args.eval_strategy, stage.args.load_best_model_at_end = "no", False
-    trainers: list = []
-    stage.run(model, before_training=functools.partial(common.train_quietly, callback, work, steps, trainers))
-    trainer = trainers[0]
+    start = common.QuietTraining(callback, work, steps)
+    stage.run(model, before_training=start)
+    trainer = start.trainer
     chosen: dict[str, dict[str, object]] = {}
     started: set[str] = set()  # the optimizers that have stepped (one per dataset under the alternating scheme)
     for step in callback.steps:

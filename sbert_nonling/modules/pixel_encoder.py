@@ -17,7 +17,12 @@ logger = logging.getLogger(__name__)
 #: The pretrained PIXEL checkpoint on the Hugging Face Hub.
 PIXEL_BASE = "Team-PIXEL/pixel-base"
 #: PIXEL-base's encoder sizes (ViT-MAE base): :meth:`PixelEncoder.from_config`'s defaults.
-PIXEL_BASE_SIZES = {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}
+PIXEL_BASE_SIZES: dict[str, int] = {
+    "hidden_size": 768,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 12,
+    "intermediate_size": 3072,
+}
 #: Keys of a PIXEL ``config.json`` (``model_type`` "pixel") that mean the same in :class:`ViTMAEConfig`.
 PIXEL_CONFIG_KEYS = (
     "hidden_size",
