@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import re
+import signal
 import sys
 import textwrap
 import threading
@@ -27,7 +28,12 @@ from pathlib import Path
 from typing import Any, get_args
 
 from sbert_nonling.util.choices import Precision, Split
-from sbert_nonling.util.validation import check_export_target
+from sbert_nonling.util.validation import (
+    check_dry_run_target,
+    check_export_target,
+    check_file_target,
+    check_safetensors_file,
+)
 
 #: What ``sbert-nonling --help`` says the tool is.
 DESCRIPTION = (
@@ -226,6 +232,13 @@ def check_arguments(args: argparse.Namespace) -> None:
             _check_model_name(getattr(args, name), named_by)
     if args.command == "export":
         check_export_target(args.output, args.overwrite)
+    if args.command in ("train", "reproduce") and args.image_features is not None:
+        remedy = "extract them again with sbert-nonling features, or leave --image-features out"
+        check_safetensors_file(args.image_features, "--image-features", remedy)
+    if args.command == "features":
+        check_file_target(args.output, "--output", args.overwrite)
+    if args.command == "push" and args.dry_run is not None:
+        check_dry_run_target(args.dry_run)
     if args.command == "robustness":
         for model in args.models:
             _check_model_name(model, "the models argument")
@@ -372,6 +385,18 @@ def cmd_train(args: argparse.Namespace) -> int | None:
     return None
 
 
+def _stop_between_runs(signal_number: int, frame: types.FrameType | None) -> None:
+    """``reproduce``'s SIGTERM / SIGINT outside a training run (between runs, while scoring): say that the finished
+    runs are kept and how to continue, then exit at once (128 + the signal number), as the signal would."""
+    print(
+        f"sbert-nonling reproduce: stopped by {signal.Signals(signal_number).name} between training runs; every "
+        "finished run is kept: run the same command with --resume to continue.",
+        file=sys.stderr,
+        flush=True,
+    )
+    os._exit(128 + signal_number)
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int | None:
     """Train recipes over several seeds (and a grid), select on STS-B dev, print the 7 STS test sets' mean +- sd
     beside the paper's values; a stopped or crashed run ends the command as it ends ``train``.
@@ -383,6 +408,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int | None:
     from sbert_nonling.data.sources import DataSources
 
     sys.excepthook = _log_helper_thread_errors
+    for number in (signal.SIGTERM, signal.SIGINT):  # training replaces these with its own clean stop while it runs
+        signal.signal(number, _stop_between_runs)
     data = DataSources(**{item.name: getattr(args, item.name) for item in dataclasses.fields(DataSources)})
     chosen = {"model": args.model} if args.model is not None else {}
     try:
@@ -399,6 +426,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int | None:
             mteb=args.mteb,
             resume=args.resume,
             overwrite=args.overwrite,
+            progress=functools.partial(print, flush=True),
         )
     except _training_stops() as stop:
         return _report_stop("reproduce", stop)
@@ -910,7 +938,8 @@ def build_parser() -> argparse.ArgumentParser:
     features.add_argument(
         "--captions", help="a CLIP --encoder's captions file (as train's --captions-file): its images and captions"
     )
-    features.add_argument("--output", required=True, help="safetensors file to write")
+    features.add_argument("--output", required=True, help="safetensors file to write (refused if it exists)")
+    features.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
     features.add_argument("--regions", action="store_true", help="also keep the 7 x 7 region grid (MACD's local term)")
     features.add_argument("--batch-size", type=int, default=32, help="images per forward pass")
     features.set_defaults(handler=cmd_features)

@@ -9,8 +9,10 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from sbert_nonling.training.checkpoints import COMPLETE_MARKER
+from sbert_nonling.util.validation import check_writable
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +35,7 @@ FINISHED_RUN_ENTRIES = ("results.json", "model", "export")
 
 def check_output_target(output_dir: str | Path) -> Path:
     """Check, without creating anything, that ``output_dir`` names a folder that exists or can be created: a ValueError
-    says so when it names a file or when its nearest existing folder cannot be written.
+    says so when it names a file or when its nearest existing folder cannot be written (:func:`check_writable`).
 
     Args:
         output_dir: the run folder (``--output``); it may not exist yet.
@@ -43,13 +45,7 @@ def check_output_target(output_dir: str | Path) -> Path:
         raise ValueError(
             f"--output {str(output_dir)!r} is a file, not a folder; choose a folder (it is created if missing)."
         )
-    existing = next(folder for folder in (output_dir, *output_dir.absolute().parents) if folder.exists())
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise ValueError(
-            f"Cannot write into --output {str(output_dir)!r} ({existing} is not a folder you can write to); choose "
-            "another folder."
-        )
-    return output_dir
+    return check_writable(output_dir, "--output")
 
 
 def make_output_dir(output_dir: str | Path) -> Path:
@@ -229,3 +225,23 @@ def check_output_dir(
         saving = f" Its saving was interrupted ({', '.join(finished)} written, no results.json)." if finished else ""
         raise ValueError(f"{output_dir} holds checkpoints of an interrupted run ({listed}).{saving} {how}")
     return RunFolder(output_dir)
+
+
+def continuation(output_dir: str | Path, resumable: bool = True) -> Literal["start", "resume", "restart"]:
+    """How a run goes on in a run folder whose run has not finished (what ``reproduce --resume`` does with each of its
+    runs): ``"start"`` when the folder holds nothing of a run (missing, empty, or only the lock and log of a run
+    stopped before its first checkpoint), ``"resume"`` when it holds complete checkpoints of a ``resumable`` method (or
+    an interrupted replacement with them), ``"restart"`` otherwise (``overwrite``: the new run replaces what is there
+    once it has finished).
+
+    Args:
+        output_dir: the run folder (it need not exist).
+        resumable: whether the method resumes (multitask and pixel-linguist restart as a whole).
+    """
+    output_dir = Path(output_dir)
+    incoming = output_dir / INCOMING
+    if incoming.exists():
+        return "resume" if resumable and _complete_checkpoints(incoming) else "restart"
+    if _complete_checkpoints(output_dir):
+        return "resume" if resumable else "restart"
+    return "restart" if _finished_entries(output_dir) else "start"

@@ -36,6 +36,40 @@ def saved_forms(model: SentenceTransformer) -> dict[str, CardForm]:
     return forms
 
 
+def check_step_cap(stage: TrainingStage, batches: BatchPlan, allow_unused_datasets: bool = False) -> None:
+    """A ValueError when the stage's step cap leaves a training dataset without a batch, naming the dataset, the step
+    of its first batch in the batch order, and what to pass instead; with ``allow_unused_datasets``, a warning.
+
+    Args:
+        stage: the training stage.
+        batches: the batches its trainer will read (:func:`~sbert_nonling.training.planned_batches.planned_batches`).
+        allow_unused_datasets: train on without the datasets the cap leaves out (a warning instead of the error).
+    """
+    if not batches.unused:
+        return
+    if allow_unused_datasets:
+        unused = ", ".join(map(repr, batches.unused))
+        logger.warning(f"Stage {stage.name!r} trains without {unused}: its step cap ends before their first batch.")
+        return
+    name = batches.unused[0]
+    first = batches.first_step[name]
+    order = (
+        f"{batches.sampler} gives {name!r} its first batch at step {first}"
+        if first
+        else f"{batches.sampler} gives {name!r} no batch"
+    )
+    reads = ", ".join(f"{count} of {dataset!r}" for dataset, count in batches.batches.items() if count)
+    fix = (
+        f"Raise --max-steps (max_steps) to at least {first}"
+        if first
+        else f"Give {name!r} at least one full batch of rows"
+    )
+    raise ValueError(
+        f"Stage {stage.name!r}: its {batches.optimizer_steps} steps read no batch of the {name!r} dataset ({reads} "
+        f"batches): {order}. {fix}, or pass --allow-unused-datasets (allow_unused_datasets=True) to train without it."
+    )
+
+
 def stage_summary(stage: TrainingStage, trainer: NonLinguisticTrainer, batches: BatchPlan) -> dict[str, Any]:
     """One training stage of a plan summary: its trainer, optimizer steps, batches per dataset and batch order.
 
@@ -79,11 +113,17 @@ def summary_header(
 
 
 def plan_summary(
-    config: MethodConfig, plan: MethodPlan, folder: RunFolder, precision: str, workers: int
+    config: MethodConfig,
+    plan: MethodPlan,
+    folder: RunFolder,
+    precision: str,
+    workers: int,
+    allow_unused_datasets: bool = False,
 ) -> dict[str, Any]:
     """What a run of ``plan`` will do (:func:`summary_header`, then one entry per stage: :func:`stage_summary`, or the
-    name of a weight update). Each stage's trainer is built with its checkpoints in a temporary folder, and nothing is
-    trained or written: what ``train --dry-run`` prints.
+    name of a weight update). Each stage's trainer is built with its checkpoints in a temporary folder and its step cap
+    checked as the run checks it (:func:`check_step_cap`), and nothing is trained or written: what ``train --dry-run``
+    prints.
 
     Args:
         config: the method's settings.
@@ -91,6 +131,7 @@ def plan_summary(
         folder: where the run would write (:func:`~sbert_nonling.app.output_folder.check_output_dir`).
         precision: the resolved precision (``fp32``, ``bf16``, ``fp16``).
         workers: the resolved DataLoader workers.
+        allow_unused_datasets: a step cap that leaves a training dataset without a batch is a warning, not an error.
     """
     stages: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="sbert-nonling-dry-run-") as scratch:
@@ -99,7 +140,9 @@ def plan_summary(
                 stages.append({"name": step.name, "weight_update": True})
             else:
                 trainer = step.trainer(plan.model, plan.evaluator, scratch)
-                stages.append(stage_summary(step, trainer, planned_batches(trainer)))
+                batches = planned_batches(trainer)
+                check_step_cap(step, batches, allow_unused_datasets)
+                stages.append(stage_summary(step, trainer, batches))
     return {**summary_header(config, folder, plan.model, precision, workers), "stages": stages}
 
 

@@ -123,3 +123,48 @@ def get_recipe(name: str, tiny: bool = False, overrides: dict[str, Any] | None =
         overrides: settings to change last.
     """
     return load_recipe(name, tiny=tiny, overrides=overrides).to_dict()
+
+
+def recipe_config(
+    recipe: str, overrides: dict[str, Any] | None = None, tiny: bool = False, max_steps: int | None = None
+) -> MethodConfig:
+    """The settings a run of ``recipe`` trains with, as :func:`~sbert_nonling.app.run.train_recipe` resolves them:
+    the recipe file, its tiny block (``tiny``), the ``overrides``, the ``max_steps`` cap (of the run, or of each stage
+    run), and a continued sentence-transformers model's own modules kept unless overridden. A ValueError names a bad
+    setting or flag.
+
+    Args:
+        recipe: a name from :func:`~sbert_nonling.app.recipes.list_recipes`.
+        overrides: recipe settings (``--set`` and the flags that set one, e.g. ``{"model": ...}``).
+        tiny: a small random encoder built offline, with the recipe's ``tiny`` settings; not with a ``model`` override.
+        max_steps: stop after this many optimizer steps (of each stage run); at least 1.
+
+    Example::
+
+        from sbert_nonling.app.recipes import recipe_config
+
+        print(recipe_config("simcse-unsup", tiny=True, max_steps=8).max_steps)  # 8
+    """
+    from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig
+
+    overrides = overrides or {}
+    if max_steps is not None and max_steps < 1:
+        raise ValueError(
+            f"--max-steps (max_steps) must be at least 1, got {max_steps}; leave it out to train the recipe's full "
+            "run."
+        )
+    if tiny and "model" in overrides:
+        raise ValueError(
+            "Pass either --tiny (tiny=True: a locally built encoder) or --model (a model override), not both."
+        )
+    config = load_recipe(recipe, tiny=tiny, overrides=overrides)
+    if max_steps is not None:  # of the run, or of each stage run (a stage left out stays left out)
+        stages = config.stages()
+        capped = (
+            {name: stage.capped(max_steps) for name, stage in stages.items()} if stages else {"max_steps": max_steps}
+        )
+        config = config.replace("the max_steps option", **capped)
+    if isinstance(config, SentenceEncoderConfig):  # a sentence-transformers model keeps what is not set explicitly
+        kept = [name for name in config.keep_model_modules if name not in overrides]
+        config = config.replace("the overrides", keep_model_modules=kept)
+    return config

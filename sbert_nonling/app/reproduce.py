@@ -6,16 +6,23 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import os
 import statistics
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sbert_nonling.app.recipes import load_recipe
-from sbert_nonling.app.run import train_recipe
+from sbert_nonling.app.output_folder import continuation
+from sbert_nonling.app.recipes import recipe_config
+from sbert_nonling.app.runner import run_method
+from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.paper_results import PAPER_RESULTS
 from sbert_nonling.evaluation.sts_data import STS_TASKS, STSData, load_sts_dir
+from sbert_nonling.training.checkpoints import newest_intact_checkpoint
+from sbert_nonling.training.run_settings import changed_settings, check_resume_settings, describe_changes
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +71,11 @@ class SeedRun:
         dev: its STS-B dev score (x100) of the checkpoint the run selected on STS-B dev.
         test: for the selected cell, its scores on the 7 STS test sets (task -> x100, ``"avg"`` included).
         mteb: the same through MTEB (with ``mteb=True``).
+        encoder: the encoder it started from (a Hub name or folder, or ``"tiny random encoder"`` with ``tiny``).
+        tiny: it trained a small random encoder built offline (``--tiny``).
+        steps: the optimizer steps it trained (all stages together).
+        departures: how its settings depart from the recipe's, i.e. from the paper's setting (``tiny``, a step cap,
+            ``--set`` overrides); empty for a run of the paper's setting.
     """
 
     recipe: str
@@ -73,6 +85,29 @@ class SeedRun:
     dev: float
     test: dict[str, float] = field(default_factory=dict)
     mteb: dict[str, float] = field(default_factory=dict)
+    encoder: str = ""
+    tiny: bool = False
+    steps: int = 0
+    departures: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PlannedRun:
+    """One run a reproduction will train or reuse: where, and with which settings.
+
+    Args:
+        recipe: the recipe it trains.
+        cell: its grid cell.
+        seed: its seed.
+        folder: its run folder.
+        config: its resolved settings (:func:`~sbert_nonling.app.recipes.recipe_config`).
+    """
+
+    recipe: str
+    cell: GridPoint
+    seed: int
+    folder: Path
+    config: MethodConfig
 
 
 def mean_and_sd(values: list[float]) -> tuple[float, float]:
@@ -121,17 +156,22 @@ def reproduce(
     mteb: bool = False,
     resume: bool = False,
     overwrite: bool = False,
+    progress: Callable[[str], object] | None = None,
 ) -> dict[str, Any]:
     """Train each recipe ``seeds`` times in every cell of the grid (``learning_rates`` x ``batch_sizes``), select
     the cell with the best mean STS-B dev score, score that cell's runs on the 7 STS test sets and summarise them
     beside the paper's values (:data:`~sbert_nonling.evaluation.paper_results.PAPER_RESULTS`).
 
-    Each run is an ordinary :func:`~sbert_nonling.app.run.train_recipe` run in
+    Each run is an ordinary :func:`~sbert_nonling.app.run.train_recipe` run (the same settings, the same runner) in
     ``output_dir/<recipe>/<cell>/seed-<seed>`` (seeds: the recipe's seed, then the next ones), so a run keeps every
-    guarantee of ``train``. ``resume`` continues a reproduction: finished runs are reused, interrupted ones resumed
-    (a multi-stage recipe restarts its run), missing ones trained. ``overwrite`` trains every run again, each
-    replacing its earlier run once it has finished. Writes ``reproduce.md`` (the table), ``reproduce.json`` (every
-    run and the summary) and, with the ``plots`` extra, ``reproduce_seeds.png`` (each run's average).
+    guarantee of ``train``. ``resume`` continues a reproduction stopped at any moment: finished runs are reused,
+    interrupted ones resumed (a multi-stage recipe restarts its run), runs stopped before their first checkpoint and
+    missing ones trained; a run, finished or interrupted, trained with other settings than asked for now is refused
+    before any training step, its differing settings named. ``overwrite`` trains every run again, each
+    replacing its earlier run once it has finished. The table marks the rows whose runs depart from the paper's
+    setting (``tiny``, ``max_steps``, ``overrides``), and the report records each run's encoder and steps. Writes
+    ``reproduce.md`` (the table), ``reproduce.json`` (every run and the summary) and, with the ``plots`` extra,
+    ``reproduce_seeds.png`` (each run's average).
 
     Args:
         recipes: recipe names (:func:`~sbert_nonling.app.recipes.list_recipes`), e.g. ``["simcse-unsup",
@@ -147,6 +187,8 @@ def reproduce(
         mteb: also score the selected runs through MTEB (the local test files put into MTEB's tasks).
         resume: continue a reproduction in ``output_dir``.
         overwrite: train every run of ``output_dir`` again.
+        progress: called with one line per run as it finishes (trained or reused: its steps and STS-B dev) and per
+            scored test run (the command line prints them); the lines are logged either way.
 
     Returns:
         ``{"runs": [SeedRun as dict, ...], "selected": {recipe: cell}, "summary": {recipe: {task: [mean, sd]}},
@@ -174,7 +216,7 @@ def reproduce(
     rates: list[float | None] = list(learning_rates) if learning_rates else [None]
     sizes: list[int | None] = list(batch_sizes) if batch_sizes else [None]
     cells = [GridPoint(learning_rate, batch_size) for learning_rate, batch_size in itertools.product(rates, sizes)]
-    configs = {recipe: load_recipe(recipe, tiny=tiny, overrides=overrides) for recipe in recipes}
+    configs = {recipe: recipe_config(recipe, overrides, tiny, max_steps) for recipe in recipes}
     for recipe, config in configs.items():
         searched = {key for cell in cells for key in cell.overrides()}
         if searched and config.stages():
@@ -188,50 +230,117 @@ def reproduce(
             f"{output_dir} already holds a reproduction: pass --resume (resume=True) to continue it or --overwrite "
             "(overwrite=True) to train its runs again."
         )
+    planned = [
+        PlannedRun(
+            recipe,
+            cell,
+            seed,
+            output_dir / recipe / cell.label / f"seed-{seed}",
+            recipe_config(recipe, {**(overrides or {}), **cell.overrides(), "seed": seed}, tiny, max_steps),
+        )
+        for recipe, config in configs.items()
+        for cell in cells
+        for seed in range(config.seed, config.seed + seeds)
+    ]
+    if resume:
+        check_unchanged(planned)
+    departures = setting_departures(tiny, max_steps, overrides)
     runs: list[SeedRun] = []
-    for recipe, config in configs.items():
-        for cell in cells:
-            for seed in range(config.seed, config.seed + seeds):
-                folder = output_dir / recipe / cell.label / f"seed-{seed}"
-                settings = {**(overrides or {}), **cell.overrides(), "seed": seed}
-                result = _train_once(
-                    recipe, config.resumable, folder, data, settings, tiny, max_steps, resume, overwrite
-                )
-                runs.append(SeedRun(recipe, cell.label, seed, str(folder), result["dev_after"]["STSBenchmark"]))
+    for number, plan in enumerate(planned, start=1):
+        label = f"run {number}/{len(planned)}: {plan.recipe} {plan.cell.label} seed {plan.seed}"
+        started = time.perf_counter()
+        result, reused = _train_once(plan, data, resume, overwrite)
+        dev = result["dev_after"]["STSBenchmark"]
+        what = "finished earlier, reused" if reused else f"trained in {time.perf_counter() - started:.1f} s"
+        _report(progress, f"{label}: {what}; {result['global_step']} steps, STS-B dev {dev:.2f}")
+        encoder = "tiny random encoder" if plan.config.tiny else plan.config.model
+        runs.append(
+            SeedRun(
+                plan.recipe,
+                plan.cell.label,
+                plan.seed,
+                str(plan.folder),
+                dev,
+                encoder=encoder,
+                tiny=plan.config.tiny,
+                steps=result["global_step"],
+                departures=departures,
+            )
+        )
     selected = {recipe: _best_cell([run for run in runs if run.recipe == recipe]) for recipe in configs}
-    for run in runs:
-        if run.cell == selected[run.recipe]:
-            run.test, run.mteb = _test_scores(Path(run.folder), test_tasks, mteb)
+    chosen = [run for run in runs if run.cell == selected[run.recipe]]
+    for number, run in enumerate(chosen, start=1):
+        started = time.perf_counter()
+        run.test, run.mteb = _test_scores(Path(run.folder), test_tasks, mteb)
+        _report(
+            progress,
+            f"test sets {number}/{len(chosen)}: {run.recipe} {run.cell} seed {run.seed}: avg {run.test['avg']:.2f} "
+            f"({time.perf_counter() - started:.1f} s)",
+        )
     return write_report(runs, selected, output_dir)
 
 
-def _train_once(
-    recipe: str,
-    resumable: bool,
-    folder: Path,
-    data: DataSources,
-    overrides: dict[str, Any],
-    tiny: bool,
-    max_steps: int | None,
-    resume: bool,
-    overwrite: bool,
-) -> dict[str, Any]:
-    """The run record of one run: read from a finished run when resuming, else from :func:`train_recipe`."""
-    record = folder / RESULTS_FILE
+def _report(progress: Callable[[str], object] | None, line: str) -> None:
+    """One line of a reproduction's progress: logged, and given to ``progress`` (the command line prints it)."""
+    logger.info(line)
+    if progress is not None:
+        progress(line)
+
+
+def setting_departures(tiny: bool, max_steps: int | None, overrides: dict[str, Any] | None) -> list[str]:
+    """How a reproduction's runs depart from their recipes' settings, which are the papers' (the table marks such
+    rows): a tiny random encoder, a step cap, settings changed with ``--set`` / ``--model``.
+
+    Args:
+        tiny: the runs train small random encoders built offline.
+        max_steps: the step cap of every run (None: the recipe's full run).
+        overrides: recipe settings changed for every run.
+    """
+    departures = ["tiny random encoder (--tiny)"] if tiny else []
+    if max_steps is not None:
+        departures.append(f"at most {max_steps} steps per run (--max-steps)")
+    departures.extend(f"{key}={value!r} (--set)" for key, value in (overrides or {}).items())
+    return departures
+
+
+def check_unchanged(planned: list[PlannedRun]) -> None:
+    """Before a resumed reproduction trains anything: a ValueError, naming every differing setting, when a finished
+    run (its ``recipe.json``) or an interrupted one (its newest intact checkpoint) was trained with other settings
+    than the reproduction now asks for; ``train --resume`` refuses the same (:func:`check_resume_settings`).
+
+    Args:
+        planned: the reproduction's runs, with the settings each is to have.
+    """
+    for plan in planned:
+        recorded = plan.folder / "recipe.json"
+        if (plan.folder / RESULTS_FILE).is_file() and recorded.is_file():
+            changed = changed_settings(json.loads(recorded.read_text(encoding="utf-8")), plan.config.to_dict())
+            if changed:
+                raise ValueError(
+                    f"--resume with other settings than the finished run in {plan.folder} was trained with "
+                    f"({describe_changes(changed)}). Resume with the reproduction's settings, or pass --overwrite "
+                    "(overwrite=True) to train its runs again."
+                )
+            continue
+        checkpoint = newest_intact_checkpoint(plan.folder / "checkpoints")
+        if checkpoint is not None and plan.config.resumable:
+            check_resume_settings(checkpoint, plan.config.to_dict())
+
+
+def _train_once(plan: PlannedRun, data: DataSources, resume: bool, overwrite: bool) -> tuple[dict[str, Any], bool]:
+    """The run record of one run and whether it was reused: read from a finished run when resuming, else from
+    :func:`~sbert_nonling.app.runner.run_method`. Resuming, a run that has not finished is resumed from its
+    checkpoints, restarted (a method that does not resume, or a saving left half done without checkpoints) or started
+    (its folder holds nothing of a run: a stop came before its first checkpoint): :func:`continuation`."""
+    record = plan.folder / RESULTS_FILE
     if resume and record.is_file():
-        logger.info(f"{folder}: finished earlier, reused.")
-        return json.loads(record.read_text(encoding="utf-8"))
-    started = folder.is_dir() and any(folder.iterdir())
-    return train_recipe(
-        recipe,
-        folder,
-        data,
-        overrides=overrides,
-        tiny=tiny,
-        max_steps=max_steps,
-        resume=resume and started and resumable,
-        overwrite=overwrite or (resume and started and not resumable),
+        logger.info(f"{plan.folder}: finished earlier, reused.")
+        return json.loads(record.read_text(encoding="utf-8")), True
+    how = continuation(plan.folder, plan.config.resumable) if resume else "start"
+    result = run_method(
+        plan.config, data, plan.folder, resume=how == "resume", overwrite=overwrite or how == "restart"
     )
+    return result, False
 
 
 def _best_cell(runs: list[SeedRun]) -> str:
@@ -261,7 +370,9 @@ def _test_scores(folder: Path, tasks: list[STSData], mteb: bool) -> tuple[dict[s
         from sbert_nonling.evaluation.mteb_runner import evaluate_sts_mteb
 
         scores["mteb"] = evaluate_sts_mteb(model, tasks, model_name=f"local/{folder.name}")
-    cached.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
+    partial = cached.with_suffix(".partial")
+    partial.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
+    os.replace(partial, cached)  # a stop while writing leaves the earlier file or none, never half of one
     return scores["sts"], scores.get("mteb", {})
 
 
@@ -292,14 +403,26 @@ def format_table(summary: dict[str, dict[str, list[float]]], runs: list[SeedRun]
     """
     header = ["run", *COLUMNS]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    notes: list[str] = []
     for recipe, columns in summary.items():
-        count = sum(1 for run in runs if run.recipe == recipe and run.cell == selected[recipe])
+        chosen = [run for run in runs if run.recipe == recipe and run.cell == selected[recipe]]
+        departures = sorted({departure for run in chosen for departure in run.departures})
+        mark = " *" if departures else ""
+        if departures:
+            steps = sorted({run.steps for run in chosen})
+            encoders = ", ".join(sorted({run.encoder for run in chosen if run.encoder}))
+            notes.append(
+                f"- {recipe}: {'; '.join(departures)}; encoder {encoders or 'unknown'}; "
+                f"{'/'.join(map(str, steps))} optimizer steps"
+            )
         cells = [f"{columns[name][0]:.2f} ± {columns[name][1]:.2f}" for name in COLUMNS]
-        lines.append(f"| {recipe} ({selected[recipe]}, {count} seeds) | " + " | ".join(cells) + " |")
+        lines.append(f"| {recipe} ({selected[recipe]}, {len(chosen)} seeds){mark} | " + " | ".join(cells) + " |")
         paper = PAPER_RESULTS.get(recipe)
         if paper is not None:
             values = [f"{paper.tasks[name]:.2f}" if name in paper.tasks else "" for name in STS_TASKS]
             lines.append(f"| {recipe}, paper | " + " | ".join([*values, f"{paper.average:.2f}"]) + " |")
+    if notes:
+        lines += ["", "\\* Not the paper's setting, so not comparable with its values:", *notes]
     sources = [f"- {recipe}: {PAPER_RESULTS[recipe].source}" for recipe in summary if recipe in PAPER_RESULTS]
     return "\n".join(lines + ([""] + ["Paper values:"] + sources if sources else [])) + "\n"
 

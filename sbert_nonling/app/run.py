@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sbert_nonling.app.recipes import load_recipe
+from sbert_nonling.app.recipes import recipe_config
 from sbert_nonling.app.runner import run_method
-from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig
 from sbert_nonling.data.sources import DataSources
 
 
@@ -25,7 +24,7 @@ def train_recipe(
     dry_run: bool = False,
     allow_unused_datasets: bool = False,
 ) -> dict[str, Any]:
-    """Train ``recipe``: its method's typed config (:func:`load_recipe`: file, tiny block, overrides, ``max_steps``
+    """Train ``recipe``: its method's typed config (:func:`recipe_config`: file, tiny block, overrides, ``max_steps``
     cap) run by :func:`~sbert_nonling.app.runner.run_method`, whose result it returns (docs/getting_started.md).
 
     Args:
@@ -51,26 +50,7 @@ def train_recipe(
         CheckpointWriteError: writing a checkpoint failed; earlier ones are intact, resume once fixed.
         TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint; resume continues.
     """
-    overrides = overrides or {}
-    if max_steps is not None and max_steps < 1:
-        raise ValueError(
-            f"--max-steps (max_steps) must be at least 1, got {max_steps}; leave it out to train the recipe's full "
-            "run."
-        )
-    if tiny and "model" in overrides:
-        raise ValueError(
-            "Pass either --tiny (tiny=True: a locally built encoder) or --model (a model override), not both."
-        )
-    config = load_recipe(recipe, tiny=tiny, overrides=overrides)
-    if max_steps is not None:  # of the run, or of each stage run (a stage left out stays left out)
-        stages = config.stages()
-        capped = (
-            {name: stage.capped(max_steps) for name, stage in stages.items()} if stages else {"max_steps": max_steps}
-        )
-        config = config.replace("the max_steps option", **capped)
-    if isinstance(config, SentenceEncoderConfig):  # a sentence-transformers model keeps what is not set explicitly
-        kept = [name for name in config.keep_model_modules if name not in overrides]
-        config = config.replace("the overrides", keep_model_modules=kept)
+    config = recipe_config(recipe, overrides, tiny, max_steps)
     return run_method(
         config,
         data,

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sbert_nonling.export.model_card import CardForm, write_model_card
+from sbert_nonling.app.recipes import get_recipe, list_recipes
+from sbert_nonling.export.model_card import CardForm, recorded_card_data, write_model_card
 
 #: The score tables of a card: result key -> row label.
 DEV_ROWS = {"dev_before": "dev, before training", "dev_after": "dev, after training"}
@@ -28,7 +29,10 @@ def write_run_record(
     citing ``citations`` (the run's losses': :func:`~sbert_nonling.export.model_card.loss_citations`).
 
     The cards carry the scores ``result`` holds: STS dev before / after training (``dev_*``), multilingual STS-B dev
-    (``multilingual_*``) and held-out caption <-> image retrieval (``retrieval``).
+    (``multilingual_*``) and held-out caption <-> image retrieval (``retrieval``). Each describes the model saved in
+    its folder; all keep what sentence-transformers recorded of the training in any of them (its widget examples,
+    datasets and tags: the full model's README holds them, a text export's does not), and a bundled recipe's cards
+    name the settings the run changed from it (``settings["name"]``: :func:`get_recipe`).
 
     Args:
         output_dir: the run folder ``OUT``.
@@ -43,16 +47,20 @@ def write_run_record(
     (output_dir / "results.json").write_text(json.dumps(dict(result), indent=2, sort_keys=True), encoding="utf-8")
     scores = {label: result[key] for key, label in DEV_ROWS.items() if result.get(key)}
     multilingual = {label: result[key] for key, label in MULTILINGUAL_ROWS.items() if result.get(key)}
-    for key, form in forms.items():
-        if result.get(key):
-            write_model_card(
-                output_dir / key,
-                settings,
-                form,
-                scores=scores,
-                training_data=data,
-                name=str(result[key]),
-                citations=citations,
-                retrieval=result.get("retrieval"),
-                multilingual_scores=multilingual,
-            )
+    saved = {key: form for key, form in forms.items() if result.get(key)}
+    recorded = recorded_card_data(*(output_dir / key for key in saved))
+    recipe_settings = get_recipe(settings["name"]) if settings.get("name") in list_recipes() else None
+    for key, form in saved.items():
+        write_model_card(
+            output_dir / key,
+            settings,
+            form,
+            recorded=recorded,
+            recipe_settings=recipe_settings,
+            scores=scores,
+            training_data=data,
+            name=str(result[key]),
+            citations=citations,
+            retrieval=result.get("retrieval"),
+            multilingual_scores=multilingual,
+        )

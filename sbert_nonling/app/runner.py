@@ -24,6 +24,7 @@ from sbert_nonling.app.output_folder import (
     make_output_dir,
 )
 from sbert_nonling.app.plan_summary import (
+    check_step_cap,
     log_stage_summary,
     log_summary_header,
     plan_summary,
@@ -36,7 +37,7 @@ from sbert_nonling.app.run_log import run_log
 from sbert_nonling.app.run_record import write_run_record
 from sbert_nonling.configs import MultitaskConfig, PixelLinguistConfig
 from sbert_nonling.configs.base import MethodConfig
-from sbert_nonling.data.image_features import save_image_features
+from sbert_nonling.data.image_features import planning_only, save_image_features
 from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.sts import evaluate_sts, evaluate_sts_dir
 from sbert_nonling.evaluation.sts_data import load_sts_dir, load_stsb_multi_dir
@@ -48,7 +49,7 @@ from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.training.arguments import dev_curve, resolved_precision, resolved_workers, scores_at_best_checkpoint
 from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint, newest_intact_checkpoint
 from sbert_nonling.training.finite_training import TrainingDiverged, non_finite_parameters
-from sbert_nonling.training.planned_batches import BatchPlan, planned_batches
+from sbert_nonling.training.planned_batches import planned_batches
 from sbert_nonling.training.preemption import TrainingPreempted
 from sbert_nonling.training.run_settings import check_resume_settings
 from sbert_nonling.training.trainer import NonLinguisticTrainer
@@ -123,35 +124,6 @@ class RunContext:
     citations: list[str] = field(default_factory=list)
 
 
-def check_step_cap(stage: TrainingStage, batches: BatchPlan) -> None:
-    """A ValueError when the stage's step cap leaves a training dataset without a batch, naming the dataset, the step
-    of its first batch in the batch order, and what to pass instead.
-
-    Args:
-        stage: the training stage.
-        batches: the batches its trainer will read (:func:`~sbert_nonling.training.planned_batches.planned_batches`).
-    """
-    if not batches.unused:
-        return
-    name = batches.unused[0]
-    first = batches.first_step[name]
-    order = (
-        f"{batches.sampler} gives {name!r} its first batch at step {first}"
-        if first
-        else f"{batches.sampler} gives {name!r} no batch"
-    )
-    reads = ", ".join(f"{count} of {dataset!r}" for dataset, count in batches.batches.items() if count)
-    fix = (
-        f"Raise --max-steps (max_steps) to at least {first}"
-        if first
-        else f"Give {name!r} at least one full batch of rows"
-    )
-    raise ValueError(
-        f"Stage {stage.name!r}: its {batches.optimizer_steps} steps read no batch of the {name!r} dataset ({reads} "
-        f"batches): {order}. {fix}, or pass --allow-unused-datasets (allow_unused_datasets=True) to train without it."
-    )
-
-
 class _StageStart:
     """What the runner does with a stage's trainer before it trains (:meth:`TrainingStage.run` calls it): log the
     batches it will read, refuse a step cap that leaves a dataset without a batch, have its checkpoints record the
@@ -171,13 +143,7 @@ class _StageStart:
         self.trainer = trainer
         batches = planned_batches(trainer)
         log_stage_summary(stage_summary(self.stage, trainer, batches))
-        if not self.run.allow_unused_datasets:
-            check_step_cap(self.stage, batches)
-        elif batches.unused:
-            unused = ", ".join(map(repr, batches.unused))
-            logger.warning(
-                f"Stage {self.stage.name!r} trains without {unused}: its step cap ends before their first batch."
-            )
+        check_step_cap(self.stage, batches, self.run.allow_unused_datasets)
         trainer.run_settings.settings, trainer.run_settings.changes = self.run.settings, self.run.changes
 
 
@@ -305,12 +271,17 @@ def run_method(
         )
     precision, workers = resolved_precision(config.precision), resolved_workers(config.dataloader_num_workers)
     build = build or BUILDERS[config.method]
-    if dry_run:
+    if dry_run:  # every check of a real run before its first step, and nothing heavy
         folder = check_output_dir(
             check_output_target(output_dir), resume=resume, overwrite=overwrite, resumable=config.resumable
         )
+        checkpoint = newest_intact_checkpoint(folder.run_dir / "checkpoints") if resume else None
+        if checkpoint:
+            check_resume_settings(checkpoint, config.to_dict(), allow_changed)
         set_seed(config.seed)
-        summary = plan_summary(config, build(config, data), folder, precision, workers)
+        with planning_only():  # image features: every image checked, the encoder run on one batch
+            plan = build(config, data)
+        summary = plan_summary(config, plan, folder, precision, workers, allow_unused_datasets)
         log_summary_header(summary)
         for stage in summary["stages"]:
             log_stage_summary(stage)

@@ -36,6 +36,8 @@ def read_captions(path: str | Path, image_dir: str | Path | None = None) -> list
         numbered: list[tuple[str, Any]] = [(f"{path}:{number}", row) for number, row in enumerate(rows, start=2)]
     else:
         numbered = [(f"{path}:{number}", line) for number, line in enumerate(lines, start=1) if line.strip()]
+    if not numbered:
+        raise ValueError(f"Captions file {str(path)!r} holds no captions (it is empty); give a file with captions.")
     pairs = [_caption_pair(where, row, path.suffix) for where, row in numbered]
     if image_dir is not None:
         available = {entry.name for entry in Path(image_dir).iterdir()}

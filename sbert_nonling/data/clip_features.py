@@ -13,7 +13,7 @@ from safetensors import safe_open
 from tqdm.auto import tqdm
 
 from sbert_nonling.data.frozen_clip import FrozenCLIP
-from sbert_nonling.data.image_features import load_image_features
+from sbert_nonling.data.image_features import load_image_features, placeholder_rows, planning
 from sbert_nonling.data.images import decode_image
 
 
@@ -22,7 +22,8 @@ def extract_clip_features(
 ) -> dict[str, torch.Tensor]:
     """``{"global": (images, d), "captions": (captions, d)}``: CLIP's image embeddings of ``images`` (files, PIL
     images or undecoded Hub image values; a ValueError names a bad file) and its text embeddings of ``captions``, in
-    order; save them with :func:`~sbert_nonling.data.image_features.save_image_features` (names and captions).
+    order; save them with :func:`~sbert_nonling.data.image_features.save_image_features` (names and captions). Inside
+    :func:`~sbert_nonling.data.image_features.planning_only`, placeholders after the first batch.
 
     Args:
         images: the images.
@@ -32,12 +33,22 @@ def extract_clip_features(
     """
     if not images or not captions:
         raise ValueError(f"extract_clip_features got {len(images)} images and {len(captions)} captions; both needed.")
-    image_batches, caption_batches = [], []
+    image_batches: list[torch.Tensor] = []
+    caption_batches: list[torch.Tensor] = []
     for start in tqdm(range(0, len(images), batch_size), desc="CLIP image features", unit="batch"):
         batch = [decode_image(image, start + index) for index, image in enumerate(images[start : start + batch_size])]
-        image_batches.append(clip.encode_images(batch))
+        placeholder = start > 0 and planning()
+        image_batches.append(
+            placeholder_rows(image_batches[0], len(batch)) if placeholder else clip.encode_images(batch)
+        )
     for start in tqdm(range(0, len(captions), batch_size), desc="CLIP caption features", unit="batch"):
-        caption_batches.append(clip.encode_texts(captions[start : start + batch_size]))
+        batch_captions = captions[start : start + batch_size]
+        placeholder = start > 0 and planning()
+        caption_batches.append(
+            placeholder_rows(caption_batches[0], len(batch_captions))
+            if placeholder
+            else clip.encode_texts(batch_captions)
+        )
     return {"global": torch.cat(image_batches), "captions": torch.cat(caption_batches)}
 
 

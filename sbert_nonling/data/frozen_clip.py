@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -15,6 +17,26 @@ CLIP_MODELS = {
     "clip-vit-large-patch14": "openai/clip-vit-large-patch14",
     "clip-vit-base-patch32": "openai/clip-vit-base-patch32",
 }
+
+
+def clip_location(name: str) -> str:
+    """The Hub name or folder a CLIP name stands for: a short name of :data:`CLIP_MODELS`, a local folder or a Hub
+    name (``owner/name``) as it is. A bare name that is none of these (a typo) is one ValueError naming the closest
+    short names, before anything is downloaded.
+
+    Args:
+        name: e.g. ``"clip-vit-large-patch14"``, ``"openai/clip-vit-base-patch16"`` or a folder.
+    """
+    if name in CLIP_MODELS:
+        return CLIP_MODELS[name]
+    if "/" in name or Path(name).exists():
+        return name
+    close = difflib.get_close_matches(name, list(CLIP_MODELS), n=2)
+    hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    raise ValueError(
+        f"Unknown CLIP {name!r}: {hint}Give a short name ({', '.join(CLIP_MODELS)}), a Hub name (owner/name) or a "
+        "local CLIP folder."
+    )
 
 
 class FrozenCLIP(nn.Module):
@@ -88,7 +110,7 @@ class FrozenCLIP(nn.Module):
         Args:
             name: e.g. ``"clip-vit-large-patch14"`` or ``"openai/clip-vit-base-patch16"``.
         """
-        path = CLIP_MODELS.get(name, name)
+        path = clip_location(name)
         return cls(
             CLIPModel.from_pretrained(path),
             AutoImageProcessor.from_pretrained(path),

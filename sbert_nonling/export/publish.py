@@ -17,6 +17,7 @@ from huggingface_hub.utils import DEFAULT_IGNORE_PATTERNS, filter_repo_objects, 
 
 from sbert_nonling.export.model_card import card_for_repo
 from sbert_nonling.util.unreachable import error_summary
+from sbert_nonling.util.validation import check_dry_run_target
 
 
 def _upload_files(folder: Path) -> list[str]:
@@ -103,9 +104,7 @@ def push_to_hub(
     validate_repo_id(repo_id)  # an HFValidationError (a ValueError) names what is wrong with it
     card = card_for_repo((folder / "README.md").read_text(encoding="utf-8"), repo_id)
     if dry_run is not None:
-        target = Path(dry_run)
-        if target.exists() and (not target.is_dir() or any(target.iterdir())):
-            raise ValueError(f"The dry-run folder {str(target)!r} already holds files; give a new or empty folder.")
+        target = check_dry_run_target(dry_run)
         _stage(folder, card, target, shutil.copy2)
         return str(target)
     with tempfile.TemporaryDirectory(prefix="sbert-nonling-push-") as staging:

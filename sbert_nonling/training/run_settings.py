@@ -80,6 +80,27 @@ def dotted_settings(settings: Mapping[str, Any], prefix: str = "") -> dict[str, 
     return flat
 
 
+def changed_settings(recorded: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """The settings that differ between a run's ``recorded`` settings and ``settings``, setting by setting (a block's
+    one by one, as ``block.key``): ``{key: [recorded value, new value]}`` (None where one side lacks the key), sorted.
+
+    Args:
+        recorded: the settings a run was started with (``run_settings.json``, ``recipe.json``).
+        settings: the settings to compare with them.
+    """
+    old, new = dotted_settings(recorded), dotted_settings(settings)
+    return {key: [old.get(key), new.get(key)] for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)}
+
+
+def describe_changes(changed: Mapping[str, list[Any]]) -> str:
+    """:func:`changed_settings`' result in words, for an error message: ``key: old in the run, new now; ...``.
+
+    Args:
+        changed: setting -> ``[recorded value, new value]``.
+    """
+    return "; ".join(f"{key}: {values[0]!r} in the run, {values[1]!r} now" for key, values in changed.items())
+
+
 def check_resume_settings(
     checkpoint: str | os.PathLike, settings: Mapping[str, Any], allow_changed: Iterable[str] = ()
 ) -> list[dict[str, Any]]:
@@ -113,15 +134,10 @@ def check_resume_settings(
             "--output)."
         )
     recorded = json.loads(path.read_text(encoding="utf8"))
-    old, settings = dotted_settings(recorded["settings"]), dotted_settings(settings)
-    changed = {
-        key: [old.get(key), settings.get(key)]
-        for key in sorted(set(old) | set(settings))
-        if old.get(key) != settings.get(key)
-    }
+    changed = changed_settings(recorded["settings"], settings)
     refused = {key: values for key, values in changed.items() if key not in allow_changed}
     if refused:
-        listed = "; ".join(f"{key}: {values[0]!r} in the run, {values[1]!r} now" for key, values in refused.items())
+        listed = describe_changes(refused)
         safe = [key for key in refused if safe_to_change(key)]
         those = "that" if len(safe) == 1 else "those"
         allow = f" Pass --allow-changed {' --allow-changed '.join(safe)} to accept {those}." if safe else ""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import json
+import os
 import time
 from collections import defaultdict
 
@@ -10,7 +12,11 @@ from torch import nn
 from torch.utils.hooks import RemovableHandle
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
+from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, write_failure
 from sbert_nonling.training.loss_state import Losses
+
+#: The file of a checkpoint folder that holds the timer's sums up to that step, so a resumed run's go on from them.
+STEP_TIMES_FILE = "step_times.json"
 
 
 class StepTimerCallback(TrainerCallback):
@@ -18,7 +24,9 @@ class StepTimerCallback(TrainerCallback):
     evaluation or saving), per training dataset: :attr:`step_seconds` and :attr:`step_counts` hold, per dataset name,
     the summed seconds and the number of batches. The names are those of the trainer's dict of datasets (joined by
     ``"+"`` for a loss shared by several), or ``dataset_name`` for a single dataset. A forward pre-hook on each loss
-    names the batch's dataset (callbacks are not told it).
+    names the batch's dataset (callbacks are not told it). The sums are written into every checkpoint
+    (:data:`STEP_TIMES_FILE`; add the callback before the ``CheckpointMarkerCallback``) and read back when a run
+    resumes from one, so they count the whole run, not only its resumed steps.
 
     Args:
         loss: the loss, or the dict of losses, given to the trainer (``trainer.loss`` holds the same modules).
@@ -77,6 +85,13 @@ class StepTimerCallback(TrainerCallback):
 
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
         self._remove_hooks()
+        assert args.output_dir is not None  # TrainingArguments fills its default ("trainer_output")
+        saved = os.path.join(args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}", STEP_TIMES_FILE)
+        if state.global_step > 0 and os.path.isfile(saved):  # resumed: go on from the checkpoint's sums
+            with open(saved, encoding="utf8") as file:
+                sums = json.load(file)
+            self.step_seconds = defaultdict(float, sums["step_seconds"])
+            self.step_counts = defaultdict(int, sums["step_counts"])
         self._hooks = [
             module.register_forward_pre_hook(functools.partial(self._loss_called, dataset))
             for module, dataset in self._named_losses
@@ -96,6 +111,17 @@ class StepTimerCallback(TrainerCallback):
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs
     ) -> None:
         self._end_batch(restart=False)
+
+    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        if not args.should_save:
+            return
+        assert args.output_dir is not None
+        folder = os.path.join(args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}")
+        try:
+            with open(os.path.join(folder, STEP_TIMES_FILE), "w", encoding="utf8") as file:
+                json.dump({"step_seconds": self.step_seconds, "step_counts": self.step_counts}, file, sort_keys=True)
+        except OSError as error:
+            raise write_failure(folder, error) from error
 
     def _remove_hooks(self) -> None:
         for hook in self._hooks:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
+import struct
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -106,9 +109,55 @@ def check_text_inputs(inputs: Sequence[Any], source: str = "input") -> None:
                 raise ValueError(f"{source} {index} holds a {type(part).__name__} ({part!r:.80}); expected a string.")
 
 
+def check_writable(path: str | Path, named_by: str) -> Path:
+    """Check, without creating ``path``, that it could be written: a ValueError names it when a file stands where a
+    folder on its way must be, or when its nearest existing folder cannot be written (no permission, a read-only
+    disk: tried with an unnamed temporary file, so it holds for root too). Imports nothing heavy.
+
+    Args:
+        path: the file or folder to be written (it need not exist).
+        named_by: how the message names it (``"--output"``, ``"the output argument"``).
+    """
+    path = Path(path)
+    nearest = next(folder for folder in (path, *path.absolute().parents) if folder.exists())
+    if nearest != path and not nearest.is_dir():
+        raise ValueError(f"Cannot write into {named_by} {str(path)!r}: {nearest} is a file, not a folder.")
+    folder = nearest if nearest.is_dir() else nearest.parent
+    try:
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as error:
+        raise ValueError(
+            f"Cannot write into {named_by} {str(path)!r} ({error.strerror or error}); choose a folder you can write "
+            "to, or fix its permissions."
+        ) from None
+    return path
+
+
+def check_file_target(path: str | Path, named_by: str, overwrite: bool = False) -> Path:
+    """Check a file that a command is to write: a ValueError when it is a folder, when it exists and ``overwrite`` is
+    not set (its content may have cost hours, e.g. extracted features), or when it cannot be written
+    (:func:`check_writable`). Imports nothing heavy, so the CLI checks it first.
+
+    Args:
+        path: the file (it need not exist).
+        named_by: how the message names it (``"--output"``).
+        overwrite: whether an existing file may be replaced.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{named_by} {str(path)!r} is a folder; it takes a file.")
+    if path.exists() and not overwrite:
+        raise ValueError(
+            f"{named_by} {str(path)!r} already exists; choose another file, or pass --overwrite (overwrite=True) to "
+            "replace it."
+        )
+    return check_writable(path, named_by)
+
+
 def check_export_target(path: str | Path, overwrite: bool = False) -> bool:
-    """Check a folder a model is to be written into: a ValueError when it is a file, or a folder holding files without
-    ``overwrite``. Returns whether it holds files (to be replaced). Imports nothing heavy, so the CLI checks it first.
+    """Check a folder a model is to be written into: a ValueError when it is a file, a folder holding files without
+    ``overwrite``, or cannot be written (:func:`check_writable`). Returns whether it holds files (to be replaced).
+    Imports nothing heavy, so the CLI checks it first.
 
     Args:
         path: the folder (it need not exist).
@@ -125,4 +174,59 @@ def check_export_target(path: str | Path, overwrite: bool = False) -> bool:
             f"Export folder {str(path)!r} is not empty; choose another folder, or pass --overwrite (overwrite=True) "
             "to replace what it holds."
         )
+    check_writable(path, "the export folder")
     return holds_files
+
+
+def check_dry_run_target(path: str | Path) -> Path:
+    """Check the folder a Hub upload is written to instead of being sent (``push --dry-run DIR``): a ValueError when it
+    is a file, holds files, or cannot be written (:func:`check_writable`). Imports nothing heavy.
+
+    Args:
+        path: the folder (new or empty).
+    """
+    path = Path(path)
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise ValueError(f"The dry-run folder {str(path)!r} already holds files; give a new or empty folder.")
+    return check_writable(path, "the dry-run folder")
+
+
+def check_safetensors_file(path: str | Path, named_by: str, remedy: str) -> dict[str, Any]:
+    """Check that ``path`` is a whole safetensors file without loading it (no torch): its header is read and every
+    tensor's bytes must lie inside the file. A truncated or corrupt file (a copy cut short, another format) raises one
+    ValueError naming the file, what is wrong and ``remedy``, where safetensors itself would say only "header too
+    large". Returns the header (tensor name -> dtype / shape / offsets, ``__metadata__``).
+
+    Args:
+        path: the file.
+        named_by: how the message names it (``"--image-features"``).
+        remedy: how to get a good file, e.g. ``"extract it again with sbert-nonling features"``.
+    """
+    path = Path(path)
+    size = path.stat().st_size
+    with path.open("rb") as file:
+        prefix = file.read(8)
+        length = struct.unpack("<Q", prefix)[0] if len(prefix) == 8 else None
+        raw = file.read(length) if length is not None and 8 + length <= size else b""
+    problem = ""
+    header: dict[str, Any] = {}
+    if length is None or 8 + length > size:
+        problem = f"its header does not fit in its {size} bytes"
+    else:
+        try:
+            header = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            problem = "its header is not safetensors' JSON"
+    if not problem and not isinstance(header, dict):
+        problem = "its header is not safetensors' JSON"
+    if not problem and length is not None:
+        ends = [entry["data_offsets"][1] for key, entry in header.items() if key != "__metadata__"]
+        needed = 8 + length + max(ends, default=0)
+        if needed > size:
+            problem = f"its tensors need {needed} bytes and it holds {size}"
+    if problem:
+        raise ValueError(
+            f"{named_by} {str(path)!r} is not a whole safetensors file ({problem}: cut short or not safetensors); "
+            f"{remedy}."
+        )
+    return header
