@@ -4,7 +4,8 @@ a fresh ``python -m sbert_nonling.cli`` process, timed from its start to its exi
 Run: ``python benchmarks/cli_refusals.py [--repetitions 5] [--before REV]``. Each repetition runs every case once;
 with ``--before REV`` the package of revision ``REV`` (``git archive``) runs each case too, alternating which side
 goes first. Every case of this checkout must exit with status 2 (the old one may fail otherwise); medians per case
-and side go on the last line, with the goal that every refusal of this checkout takes under a second.
+and side go on the last line, with the goal that every refusal of this checkout takes under a second. ``--quick``: one
+repetition, against ``HEAD`` (any clone has it), a run of seconds that checks the code (the test suite runs it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import REPO_DIR, emit, median, print_table
+from common import REPO_DIR, emit, median, parse_arguments, print_table
 from import_cost import extract_package
 
 #: The argument mistakes: name -> arguments, run in a folder that holds an empty ``sts/`` folder and nothing else.
@@ -35,6 +36,8 @@ CASES: dict[str, list[str]] = {
     "export: missing model folder": ["export", "./missing", "export"],
     "features: missing --image-dir": ["features", "--image-dir", "missing", "--output", "features.safetensors"],
 }
+#: ``--quick``: one repetition, beside the last commit.
+QUICK = {"repetitions": 1, "before": "HEAD"}
 
 
 def refuse_once(package_root: Path, argv: list[str], work_dir: Path) -> tuple[float, int, str]:
@@ -48,11 +51,11 @@ def refuse_once(package_root: Path, argv: list[str], work_dir: Path) -> tuple[fl
     return seconds, run.returncode, (run.stderr.strip().splitlines() or [""])[-1]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument("--before", help="git revision to time side by side, e.g. the merge base")
-    args = parser.parse_args()
+    args = parse_arguments(parser, QUICK, argv)
     with tempfile.TemporaryDirectory() as temporary:
         roots = {"after": REPO_DIR}
         if args.before:

@@ -78,6 +78,34 @@ def set_threads(threads: int | None) -> None:
         torch.set_num_threads(threads)
 
 
+def parse_arguments(
+    parser: argparse.ArgumentParser, quick: dict[str, object], argv: list[str] | None = None
+) -> argparse.Namespace:
+    """Add ``--quick`` to ``parser`` and parse ``argv`` (default: the command line).
+
+    With ``--quick`` the options named in ``quick`` default to its values: tiny sizes and one or two repeats, a run of
+    seconds on a CPU through the same code as a full run (the test suite runs every script so: its figures mean
+    nothing, its last line is the JSON a full run prints). Options given on the command line keep their values.
+
+    Args:
+        parser: the script's parser, with every option but ``--quick``.
+        quick: option destination (``image_size``) -> its value in the quick run.
+        argv: the arguments to parse; None: ``sys.argv[1:]``.
+
+    Returns:
+        The parsed arguments, ``quick`` among them.
+    """
+    settings = " ".join(f"--{name.replace('_', '-')} {value}" for name, value in quick.items())
+    parser.add_argument(
+        "--quick", action="store_true", help=f"a run of seconds on the CPU (the tests' check): {settings}"
+    )
+    args = parser.parse_args(argv)
+    if args.quick:
+        parser.set_defaults(**quick)
+        args = parser.parse_args(argv)
+    return args
+
+
 def gpu_run_parser(benchmark: str, description: str, quick: str, steps: str) -> argparse.ArgumentParser:
     """The command line that gpu_check.py and gpu_speed.py share; each script adds its own options to it.
 

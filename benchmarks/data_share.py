@@ -12,12 +12,13 @@ Full size: BERT-base / PIXEL-base sized encoders (768 x 12 layers, random weight
 Both scale linearly with the batch, so the share hardly depends on it; the default batch is small so the run is
 short on a CPU. Goal (issue 7): every share < 5 %. Then the image loop with DataLoader workers 0 vs 1: seconds per
 step of the whole loop (next batch + preprocess + step), showing what a worker hides on this 2-core machine. Last,
-MACD's caption batches: fetching and collating 64 captions with their 7 x 7 x 1280 region features from
-``caption_feature_dataset`` (fixed-shape column read as tensors) vs the same rows stored as nested lists (its form
-before), whose conversion cost ~a quarter of a tiny-encoder MACD step.
+MACD's caption batches: fetching and collating 64 captions (``--caption-batch-size``) with their 7 x 7 x 1280 region
+features from ``caption_feature_dataset`` (fixed-shape column read as tensors) vs the same rows stored as nested lists
+(its form before), whose conversion cost ~a quarter of a tiny-encoder MACD step.
 
-Run: ``python benchmarks/data_share.py [--batch-size 4] [--rounds 2] [--size base]``. Prints a table, then one JSON
-line.
+Run: ``python benchmarks/data_share.py [--batch-size 4] [--rounds 2] [--size base] [--caption-batch-size 64]
+[--quick]``. Prints a table, then one JSON line. ``--quick``: the tiny encoder, batches of 2 (captions 4), 1 round, a
+run of seconds that checks the code (the test suite runs it).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ from sbert_nonling.models import build_pixel_model, build_sentence_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
 
 GOAL = 0.05
+#: ``--quick``: the tiny encoder, tiny batches, one round.
+QUICK = {"size": "tiny", "batch_size": 2, "max_patches": 16, "rounds": 1, "loop_steps": 1, "caption_batch_size": 4}
 
 
 def step_fn(model, loss, features, labels):
@@ -59,15 +62,16 @@ def step_fn(model, loss, features, labels):
     return step
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=list(common.ENCODER_SIZES), default="base")
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--max-patches", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--loop-steps", type=int, default=3, help="steps per DataLoader-workers round")
+    parser.add_argument("--caption-batch-size", type=int, default=64, help="MACD captions per collated batch")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: stable ratios on a shared machine)")
-    args = parser.parse_args()
+    args = common.parse_arguments(parser, QUICK, argv)
     common.quiet()
     common.set_threads(args.threads)
     hidden, layers, heads, intermediate = common.ENCODER_SIZES[args.size]
@@ -196,7 +200,8 @@ def main() -> None:
     loop_medians = {name: common.median(values) for name, values in loops.items()}
 
     # 5. MACD caption batches: collate region features from the fixed-shape tensor column vs from nested lists.
-    caption_count, caption_batch = 256, 64
+    caption_batch = args.caption_batch_size
+    caption_count = 4 * caption_batch
     regions = torch.randn(caption_count, 49, 1280)  # the values do not matter for the cost, the shape does
     pairs = [(f"{index}.jpg", sentence) for index, sentence in enumerate(common.wiki_sentences(caption_count))]
     captions = caption_feature_dataset(pairs, [name for name, _ in pairs], regions)

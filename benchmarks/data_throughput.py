@@ -22,8 +22,9 @@ H100 SXM 989 TFLOP/s): ~98 ms (A100) / ~31 ms (H100) per step. The workers neede
 images / clips takes under 5 % of the step (with workers running in parallel, ``ceil(data seconds / (0.05 x step
 seconds))``) and, looser, to keep up at all (data seconds <= step seconds, the data then hidden behind the step).
 
-Run: ``python benchmarks/data_throughput.py [--batch-size 8] [--batches 8] [--rounds 2] [--workers 0,1,2]``. Prints a
-table, then one JSON line.
+Run: ``python benchmarks/data_throughput.py [--batch-size 8] [--batches 8] [--rounds 2] [--workers 0,1,2] [--quick]``.
+Prints a table, then one JSON line. ``--quick``: 1 timed batch of 2 with 0 and 1 workers in 1 round, a run of seconds
+that checks the code (the test suite runs it).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ GOAL = 0.05
 #: The paper's modality batch (images / clips per step) and the assumed sustained share of a GPU's bf16 peak.
 PAPER_BATCH, SUSTAINED = 48, 0.40
 GPU_PEAK_BF16_TFLOPS = {"A100": 312.0, "H100 SXM": 989.0}
+#: ``--quick``: one timed batch of two items, no worker and one, one round.
+QUICK = {"batch_size": 2, "batches": 1, "rounds": 1, "workers": "0,1"}
 
 
 def one_thread(_worker: int) -> None:
@@ -74,7 +77,7 @@ def items_per_second(dataset, prepare, batch_size: int, batches: int, workers: i
     return batches * batch_size / seconds
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch-size", type=int, default=8, help="items per DataLoader batch")
     parser.add_argument(
@@ -85,7 +88,7 @@ def main() -> None:
     )
     parser.add_argument("--workers", default="0,1,2", help="DataLoader worker counts")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of the main process")
-    args = parser.parse_args()
+    args = common.parse_arguments(parser, QUICK, argv)
     common.quiet()
     common.set_threads(args.threads)
     worker_counts = [int(count) for count in args.workers.split(",")]

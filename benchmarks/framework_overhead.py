@@ -16,12 +16,14 @@ row forwards both views as one batch of 2B (what the losses could do) to show th
 1.05.
 
 Run: ``python benchmarks/framework_overhead.py [--size tiny|mini] [--batch-size 32] [--image-batch-size 16]
-[--img-size 64] [--rounds 4] [--steps 4]``. Prints a table, then one JSON line.
+[--image-size 64] [--rounds 4] [--steps 4] [--quick]``. Prints a table, then one JSON line. ``--quick``: batches of 4
+(images 2 x 32 px), 1 timed step in 1 round, a run of seconds that checks the code (the test suite runs it).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import tempfile
 
 import common
@@ -43,6 +45,16 @@ from sbert_nonling.training import NonLinguisticTrainer, UnpairedModalityTrainer
 
 GOAL = 1.05
 IMAGE_FEATURE_DIM = 256
+#: ``--quick``: tiny batches, one timed step in one round.
+QUICK = {
+    "batch_size": 4,
+    "image_batch_size": 2,
+    "image_size": 32,
+    "max_seq_length": 16,
+    "max_patches": 16,
+    "steps": 1,
+    "rounds": 1,
+}
 
 
 def clip_and_step(parameters: list[torch.nn.Parameter], optimizer: torch.optim.Optimizer) -> None:
@@ -297,19 +309,19 @@ class Pixel:
         clip_and_step(self.parameters, self.optimizer)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=list(common.ENCODER_SIZES), default="tiny")
     parser.add_argument("--batch-size", type=int, default=32, help="text / caption / pixel pairs per batch")
     parser.add_argument("--image-batch-size", type=int, default=16)
-    parser.add_argument("--img-size", type=int, default=64)
+    parser.add_argument("--image-size", type=int, default=64, help="image side in pixels (16-px patches)")
     parser.add_argument("--max-seq-length", type=int, default=32)
     parser.add_argument("--max-patches", type=int, default=64)
     parser.add_argument("--steps", type=int, default=4, help="timed steps per round and candidate")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--methods", default="visualcse,mcse,pixel")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: stable ratios on a shared machine)")
-    args = parser.parse_args()
+    args = common.parse_arguments(parser, QUICK, argv)
     common.quiet()
     common.set_threads(args.threads)
     sentences = common.wiki_sentences(args.batch_size * (args.steps + 2) * 2)
@@ -322,7 +334,7 @@ def main() -> None:
         def hand(merged: bool, method=method):
             def run() -> list[float]:
                 method.model.train()
-                return common.timed_steps(lambda: method.hand_step(merged), args.steps, warmup=1)
+                return common.timed_steps(functools.partial(method.hand_step, merged), args.steps, warmup=1)
 
             return run
 

@@ -6,7 +6,8 @@ order alternates: before, after, then after, before), imports the package from i
 import's wall time, the process's peak resident memory (``VmHWM`` of ``/proc/self/status``: unlike ``ru_maxrss``,
 it does not carry over the size of the parent that started the process), the number of modules loaded and which
 optional or heavy libraries were imported. Linux only. Medians per side and the ratio after / before go on the last
-line.
+line. ``--quick``: one repetition against ``HEAD`` (any clone has it), a run of seconds that checks the code (the test
+suite runs it).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from common import REPO_DIR, emit, median, print_table
+from common import REPO_DIR, emit, median, parse_arguments, print_table
 
 #: Libraries whose presence after ``import sbert_nonling`` is reported.
 WATCHED = ("pangocffi", "pangocairocffi", "cairocffi", "matplotlib", "mteb", "torchvision", "torchaudio", "datasets")
@@ -39,6 +40,8 @@ print(json.dumps({{
     "file": sbert_nonling.__file__,
 }}))
 """
+#: ``--quick``: one repetition against the last commit.
+QUICK = {"before": "HEAD", "repetitions": 1}
 
 
 def extract_package(revision: str, folder: Path) -> Path:
@@ -66,11 +69,13 @@ def import_once(package_root: Path, work_dir: Path) -> dict[str, object]:
     return result
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", required=True, help="git revision to compare with, e.g. the merge base")
+    parser.add_argument("--before", help="git revision to compare with, e.g. the merge base (required)")
     parser.add_argument("--repetitions", type=int, default=9)
-    args = parser.parse_args()
+    args = parse_arguments(parser, QUICK, argv)
+    if args.before is None:
+        parser.error("--before REV is required (or --quick, which compares with HEAD)")
     with tempfile.TemporaryDirectory() as temporary:
         before_root = extract_package(args.before, Path(temporary) / "before")
         work_dir = Path(temporary) / "cwd"

@@ -4,7 +4,7 @@ Each configuration runs in a fresh subprocess (``ru_maxrss`` is a per-process hi
 record the RSS, run one training step (forward, backward, AdamW), record the peak. The paper's batch (text 64 x 32
 tokens, images 48 x 224^2) takes minutes per step on this CPU, so by default a smaller batch is measured (text 16,
 images 8) and the step's memory above the model (activations, gradients, Adam state) is extrapolated linearly in
-the batch for activations — clearly labelled "extrapolated" in the table; ``--text-batch 64 --image-batch 48``
+the batch for activations — clearly labelled "extrapolated" in the table; ``--batch-size 64 --image-batch-size 48``
 measures the real thing. Configurations:
 
 - text step, SimCSE (MultipleNegativesRankingLoss-style SimCSELoss): plain / gradient checkpointing /
@@ -14,8 +14,9 @@ measures the real thing. Configurations:
 
 The ratio in the JSON line is the image step's peak with checkpointing / without (goal: < 1, the smaller the better).
 
-Run: ``python benchmarks/memory.py [--size base] [--text-batch 16] [--image-batch 8]``. Prints a table, then one JSON
-line.
+Run: ``python benchmarks/memory.py [--size base] [--batch-size 16] [--image-batch-size 8] [--quick]``. Prints a table,
+then one JSON line. ``--quick``: the tiny encoder, 2 sentences and 2 images per step, a run of seconds per
+configuration that checks the code (the test suite runs it).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ CONFIGS = [
     ("image", "cached"),
 ]
 IMAGE_MINI_BATCH = 4
+#: ``--quick``: the tiny encoder, two rows per step, one thread.
+QUICK = {"size": "tiny", "batch_size": 2, "image_batch_size": 2, "threads": 1}
 
 
 def rss_mib() -> float:
@@ -107,18 +110,18 @@ def child(modality: str, variant: str, batch: int, size: str) -> dict[str, float
     return {"model_rss_mib": before, "peak_rss_mib": rss_mib(), "fixed_mib": 3 * 4 * trainable / 2**20}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=list(common.ENCODER_SIZES), default="base")
-    parser.add_argument("--text-batch", type=int, default=16)
-    parser.add_argument("--image-batch", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=16, help="sentences per text step (paper: 64)")
+    parser.add_argument("--image-batch-size", type=int, default=8, help="images per image step (paper: 48)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = common.parse_arguments(parser, QUICK, argv)
     if args.child:
         modality, variant = args.child.split(":")
         common.set_threads(args.threads)
-        batch = args.text_batch if modality == "text" else args.image_batch
+        batch = args.batch_size if modality == "text" else args.image_batch_size
         print(json.dumps(child(modality, variant, batch, args.size)))
         return
 
@@ -132,17 +135,17 @@ def main() -> None:
             f"{modality}:{variant}",
             "--size",
             args.size,
-            "--text-batch",
-            str(args.text_batch),
-            "--image-batch",
-            str(args.image_batch),
+            "--batch-size",
+            str(args.batch_size),
+            "--image-batch-size",
+            str(args.image_batch_size),
             "--threads",
             str(args.threads),
         ]
         output = subprocess.run(command, capture_output=True, text=True, check=True, env={**os.environ}).stdout
         figures = json.loads(output.strip().splitlines()[-1])
         batch, paper = (
-            (args.text_batch, PAPER_TEXT_BATCH) if modality == "text" else (args.image_batch, PAPER_IMAGE_BATCH)
+            (args.batch_size, PAPER_TEXT_BATCH) if modality == "text" else (args.image_batch_size, PAPER_IMAGE_BATCH)
         )
         step = figures["peak_rss_mib"] - figures["model_rss_mib"]
         # Extrapolation: gradients and Adam state are fixed; the rest (activations) grows linearly with the batch,
@@ -156,8 +159,8 @@ def main() -> None:
         results[f"{modality}:{variant}"] = figures
 
     print(
-        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}; measured at text {args.text_batch} x 32 tokens x 2 "
-        f"views, images {args.image_batch} x 224^2 x 2 views; extrapolated to text {PAPER_TEXT_BATCH}, images "
+        f"encoder {args.size} {common.ENCODER_SIZES[args.size]}; measured at text {args.batch_size} x 32 tokens x 2 "
+        f"views, images {args.image_batch_size} x 224^2 x 2 views; extrapolated to text {PAPER_TEXT_BATCH}, images "
         f"{PAPER_IMAGE_BATCH}"
     )
     common.print_table(
@@ -193,7 +196,7 @@ def main() -> None:
             "image_cached_over_plain_at_paper_batch": results["image:cached"]["extrapolated_peak_mib"]
             / results["image:plain"]["extrapolated_peak_mib"],
             "results": results,
-            "extrapolated": args.text_batch != PAPER_TEXT_BATCH or args.image_batch != PAPER_IMAGE_BATCH,
+            "extrapolated": args.batch_size != PAPER_TEXT_BATCH or args.image_batch_size != PAPER_IMAGE_BATCH,
             "settings": {key: value for key, value in vars(args).items() if key != "child"},
         }
     )

@@ -15,8 +15,9 @@ package's own losses (``UnpairedModalityContrastiveLoss`` with merged views, ``S
   plus the text step; ``keep6`` is the ``audiocse-fast`` recipe.
 
 Shapes: the paper's batches (text 64 x 2 views x 32 tokens, images / clips 48 x 2 views) scaled down by the same
-factor so that the ratios keep the paper's proportions: ``--text-batch 16 --image-batch 12`` on the mini encoder
-(all-MiniLM-L6-v2's shape), ``--base-text-batch 8 --base-image-batch 6`` on the BERT-base shape (random weights).
+factor so that the ratios keep the paper's proportions: ``--batch-size 16 --modality-batch-size 12`` on the mini
+encoder (all-MiniLM-L6-v2's shape), ``--base-batch-size 8 --base-modality-batch-size 6`` on the BERT-base shape (random
+weights).
 Candidates are interleaved round after round (A B ... then ... B A) in one process, each warmed up once, and the
 medians compared. Steps are timed in **CPU seconds of this process** (``time.process_time``, one torch thread by
 default): on two cores shared with other jobs the wall time of one step swung by up to 10x between rounds, its CPU
@@ -24,8 +25,9 @@ time hardly. Each row also gives the FLOP ratio of the formula in docs/benchmark
 which does not depend on the machine. ``ratio`` / ``audio_ratio`` = VisualCSE-fast / AudioCSE-fast over SimCSE on the
 first size; goal <= 1.5.
 
-Run: ``python benchmarks/modality_step_cost.py [--sizes mini,base] [--rounds 2] [--threads 1]``. Prints a table,
-then one JSON line.
+Run: ``python benchmarks/modality_step_cost.py [--sizes mini,base] [--rounds 2] [--threads 1] [--quick]``. Prints a
+table, then one JSON line. ``--quick``: every variant on the tiny encoder, 2 sentences and 2 images / clips per step, 1
+round, a run of seconds that checks the code (the test suite runs it).
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ VARIANTS: dict[str, tuple[str | None, int | None, float]] = {
 FAST = "visualcse-112px-keep25"
 AUDIO_FAST = "audiocse-keep6"
 GOAL = 1.5
+#: ``--quick``: every variant on the tiny encoder, two rows per step, one round.
+QUICK = {"sizes": "tiny", "batch_size": 2, "modality_batch_size": 2, "rounds": 1}
 
 
 def step_flops(size: str, sequences: int, tokens: int) -> float:
@@ -170,15 +174,17 @@ def measure(
     return rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="mini,base", help="encoder sizes, the first one gives `ratio`")
-    parser.add_argument("--text-batch", type=int, default=16, help="mini: sentences per text step (paper 64)")
+    parser.add_argument("--batch-size", type=int, default=16, help="mini: sentences per text step (paper 64)")
     parser.add_argument(
-        "--image-batch", type=int, default=12, help="mini: images / clips per modality step (paper 48)"
+        "--modality-batch-size", type=int, default=12, help="mini: images / clips per modality step (paper 48)"
     )
-    parser.add_argument("--base-text-batch", type=int, default=8)
-    parser.add_argument("--base-image-batch", type=int, default=6)
+    parser.add_argument("--base-batch-size", type=int, default=8, help="base: sentences per text step")
+    parser.add_argument(
+        "--base-modality-batch-size", type=int, default=6, help="base: images / clips per modality step"
+    )
     parser.add_argument(
         "--base-variants",
         default="simcse,visualcse,visualcse-keep50,visualcse-112px-keep25,audiocse,audiocse-keep25,audiocse-keep6",
@@ -186,7 +192,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="rounds on the first size (one fewer on the next)")
     parser.add_argument("--steps", type=int, default=1, help="timed steps per candidate and round (after one warm-up)")
     parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args()
+    args = common.parse_arguments(parser, QUICK, argv)
     common.quiet()
     common.set_threads(args.threads)
     rows = []
@@ -194,11 +200,11 @@ def main() -> None:
         if size == "base":
             variants, text_batch, image_batch = (
                 args.base_variants.split(","),
-                args.base_text_batch,
-                args.base_image_batch,
+                args.base_batch_size,
+                args.base_modality_batch_size,
             )
         else:
-            variants, text_batch, image_batch = list(VARIANTS), args.text_batch, args.image_batch
+            variants, text_batch, image_batch = list(VARIANTS), args.batch_size, args.modality_batch_size
         rounds = args.rounds if index == 0 else max(1, args.rounds - 1)
         rows += measure(size, text_batch, image_batch, variants, rounds, args.steps)
         print(f"{size} done", flush=True)

@@ -18,8 +18,10 @@ batch (before the first step: the workers start and each renders a whole batch),
 after it (waits / (waits + steps x step)), the longest of those waits in steps and where it happened; the JSON line
 adds the render rate of one worker at batch 768 (one batch collated in this process: renders + the float tensors).
 
-Run: ``python benchmarks/pixel_data_wait.py [--steps 24] [--step-ms 225] [--workers 2] [--rounds 1]``; goal: no
-wait after the first batch longer than two steps.
+Run: ``python benchmarks/pixel_data_wait.py [--steps 24] [--step-ms 225] [--workers 2] [--rounds 1] [--quick]``;
+goal: no wait after the first batch longer than two steps. ``--quick``: batches of 8 from the first 24 sentences (3
+per epoch), 5 steps of 10 ms, 1 worker, a run of seconds that still crosses epoch boundaries and checks the code (the
+test suite runs it).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import math
 import os
 import tempfile
 import time
+from pathlib import Path
 
 import common
 
@@ -43,14 +46,17 @@ from sbert_nonling.training import NonLinguisticTrainer
 BATCH_SIZE, MAX_PATCHES = 768, 64
 #: The longest wait after the first batch that counts as keeping up, in steps.
 GOAL_STEPS = 2
+#: ``--quick``: small batches of a few sentences, short steps, one worker.
+QUICK = {"batch_size": 8, "sentences": 24, "steps": 5, "step_ms": 10.0, "workers": 1}
 
 
-def visual_stage(steps: int, workers: int):
-    """The visual stage's first run (``swap``) and model at batch 768, 64 patches, ``workers`` DataLoader workers."""
+def visual_stage(steps: int, workers: int, batch_size: int, text_file: Path):
+    """The visual stage's first run (``swap``) and model at ``batch_size`` pairs, 64 patches, ``workers`` DataLoader
+    workers, on the sentences of ``text_file``."""
     overrides = {
         "perturbation_sets": [["swap"]],
         "max_patches": MAX_PATCHES,
-        "visual.batch_size": BATCH_SIZE,
+        "visual.batch_size": batch_size,
         "visual.max_steps": steps,
         "topical.max_steps": 0,
         "reasoning.max_steps": 0,
@@ -58,7 +64,7 @@ def visual_stage(steps: int, workers: int):
         "dataloader_num_workers": workers,
     }
     plan = build_pixel_linguist(
-        load_recipe("pixel-linguist", tiny=True, overrides=overrides), DataSources(text_file=common.WIKI_FILE)
+        load_recipe("pixel-linguist", tiny=True, overrides=overrides), DataSources(text_file=text_file)
     )
     return plan.stages[0], plan.model
 
@@ -102,31 +108,38 @@ def one_run(stage, model, trainer_class: type, steps: int, step_seconds: float) 
     return [batch_waits(stage.trainer(model), steps, step_seconds)]
 
 
-def render_rate(stage, model) -> dict[str, float]:
-    """One batch of 768 pairs collated here as one worker does it: seconds, and texts rendered per second."""
+def render_rate(stage, model, batch_size: int) -> dict[str, float]:
+    """One batch of ``batch_size`` pairs collated here as one worker does it: seconds, and texts rendered per
+    second."""
     trainer = stage.trainer(model)
-    rows = [stage.train_dataset[index] for index in range(BATCH_SIZE)]
+    rows = [stage.train_dataset[index] for index in range(batch_size)]
     trainer.data_collator(rows)  # warm-up: fonts, glyph caches
     start = time.perf_counter()
     trainer.data_collator(rows)
     seconds = time.perf_counter() - start
-    return {"batch_seconds": seconds, "texts_per_second": 2 * BATCH_SIZE / seconds}
+    return {"batch_seconds": seconds, "texts_per_second": 2 * batch_size / seconds}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=24, help="batches read per run (17 per epoch of the wiki sample)")
     parser.add_argument("--step-ms", type=float, default=225.0, help="the simulated GPU step (H100: 225 ms)")
     parser.add_argument("--workers", type=int, default=2, help="DataLoader workers (persistent, as the recipe sets)")
     parser.add_argument("--rounds", type=int, default=1, help="before / after pairs, alternating")
+    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="pairs per batch (the paper's: 768)")
+    parser.add_argument("--sentences", type=int, default=None, help="the first sentences of the wiki sample (all)")
     parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args()
+    args = common.parse_arguments(parser, QUICK, argv)
     common.quiet()
     common.set_threads(args.threads)
     step_seconds = args.step_ms / 1000
     os.chdir(tempfile.mkdtemp(prefix="pixel-data-wait-"))  # the trainers' output folders
-    stage, model = visual_stage(args.steps, args.workers)
-    rate = render_rate(stage, model)
+    text_file = common.WIKI_FILE
+    if args.sentences:
+        text_file = Path("sentences.txt").resolve()
+        text_file.write_text("\n".join(common.wiki_sentences(args.sentences)) + "\n", encoding="utf-8")
+    stage, model = visual_stage(args.steps, args.workers, args.batch_size, text_file)
+    rate = render_rate(stage, model, args.batch_size)
     candidates = {
         "before": functools.partial(one_run, stage, model, NonLinguisticTrainer, args.steps, step_seconds),
         "after": functools.partial(one_run, stage, model, stage.trainer_class, args.steps, step_seconds),

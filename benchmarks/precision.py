@@ -14,7 +14,8 @@ the encoder's feed-forward matmul alone (same shape as in the step, A/B) and ski
 ``native_bf16: false`` and the goal unmet. The package warns in that case too (``training_arguments``).
 
 Run: ``python benchmarks/precision.py [--size mini] [--batch-size 32] [--rounds 3] [--curve-steps 200]
-[--curve-size tiny]``. Prints a table, then one JSON line.
+[--curve-size tiny] [--quick]``. Prints a table, then one JSON line. ``--quick``: the tiny encoder, batches of 4, 1
+timed step in 1 round, curves of 3 steps, a run of seconds that checks the code (the test suite runs it).
 """
 
 from __future__ import annotations
@@ -35,6 +36,16 @@ from sbert_nonling.training import NonLinguisticTrainer
 from sbert_nonling.training.arguments import cpu_has_native_bf16
 
 GOAL = 1.8
+#: ``--quick``: the tiny encoder, tiny batches, one round, short curves.
+QUICK = {
+    "size": "tiny",
+    "batch_size": 4,
+    "max_seq_length": 16,
+    "steps": 1,
+    "rounds": 1,
+    "curve_steps": 3,
+    "curve_batch_size": 4,
+}
 
 
 def curve(folder: str, sentences: list[str], args, bf16: bool) -> tuple[list[float], float]:
@@ -109,7 +120,7 @@ def emulated(args) -> None:
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=list(common.ENCODER_SIZES), default="mini")
     parser.add_argument("--batch-size", type=int, default=32)
@@ -120,7 +131,7 @@ def main() -> None:
     parser.add_argument("--curve-steps", type=int, default=200)
     parser.add_argument("--curve-batch-size", type=int, default=16)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: stable ratios on a shared machine)")
-    args = parser.parse_args()
+    args = common.parse_arguments(parser, QUICK, argv)
     common.quiet()
     common.set_threads(args.threads)
     if not torch.cuda.is_available() and not cpu_has_native_bf16():

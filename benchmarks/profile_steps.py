@@ -10,8 +10,9 @@
    :func:`sbert_nonling.losses.damsm.damsm_scores` (Gram matrix of the regions; same values and
    gradients, tested), forward + backward, A/B/A/B. ``ratio`` = new / direct seconds.
 
-Run: ``python benchmarks/profile_steps.py [--size mini] [--rounds 4] [--threads 2]``. Prints tables, then one JSON
-line.
+Run: ``python benchmarks/profile_steps.py [--size mini] [--rounds 4] [--threads 2] [--quick]``. Prints tables, then
+one JSON line. ``--quick``: the tiny encoder, batches of 4 (images 2), 1 DAMSM step in 1 round, a run of seconds that
+checks the code (the test suite runs it).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from sbert_nonling.modules.pixel_encoder import PixelEncoder
 
 MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear", "aten::einsum")
 GAMMAS = (1.0, 5.0, 10.0)
+#: ``--quick``: the tiny encoder, tiny batches, one DAMSM step in one round, one thread.
+QUICK = {"size": "tiny", "batch_size": 4, "image_batch_size": 2, "top": 3, "steps": 1, "rounds": 1, "threads": 1}
 
 
 def damsm_direct(words: torch.Tensor, word_mask: torch.Tensor, regions: torch.Tensor) -> torch.Tensor:
@@ -171,7 +174,7 @@ def damsm_ab(args) -> dict[str, object]:
     return {"direct_s": direct, "gram_s": gram, "ratio": gram / direct, "samples": len(samples["gram"])}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=list(common.ENCODER_SIZES), default="mini")
     parser.add_argument("--batch-size", type=int, default=64, help="sentences / captions / pixel pairs per batch")
@@ -180,7 +183,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2, help="timed DAMSM steps per round and form")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
+    args = common.parse_arguments(parser, QUICK, argv)
     common.quiet()
     common.set_threads(args.threads)
     damsm = damsm_ab(args)

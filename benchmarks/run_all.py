@@ -1,9 +1,11 @@
 """Run every benchmark (issue 7's seven, then issue 20's step cost) with small defaults (15-20 minutes on 2 CPU cores)
 and summarise the ratios.
 
-Run: ``python benchmarks/run_all.py [--only text_path_overhead,precision] [--output results.jsonl]``. Each script's
-own output is streamed; the summary table lists ratio, goal and whether it was met, then one JSON line holds every
-script's final JSON object and the wall time. Bigger settings: run a script directly with its flags (``--help``).
+Run: ``python benchmarks/run_all.py [--only text_path_overhead,precision] [--output results.jsonl] [--quick]``. Each
+script's own output is streamed; the summary table lists ratio, goal and whether it was met, then one JSON line holds
+every script's final JSON object and the wall time. ``--quick`` runs each script in its quick mode instead (a run of
+seconds that checks the code, not the figures; the test suite runs it). Bigger settings: run a script directly with
+its flags (``--help``).
 """
 
 from __future__ import annotations
@@ -30,17 +32,20 @@ BENCHMARKS = {
 }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmarks (see the module docstring); 1 if any of them failed, else 0."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(BENCHMARKS))
     parser.add_argument("--output", type=Path, default=None, help="also write each final JSON line to this file")
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="run each script with --quick instead of its small run")
+    args = parser.parse_args(argv)
     results, started = {}, time.perf_counter()
     for name in args.only.split(","):
         print(f"=== {name}", flush=True)
         begin = time.perf_counter()
+        arguments = ["--quick"] if args.quick else BENCHMARKS[name]
         process = subprocess.run(
-            [sys.executable, str(HERE / f"{name}.py"), *BENCHMARKS[name]], capture_output=True, text=True, check=False
+            [sys.executable, str(HERE / f"{name}.py"), *arguments], capture_output=True, text=True, check=False
         )
         lines = [line for line in process.stdout.splitlines() if line.strip()]
         print("\n".join(lines), flush=True)
@@ -62,18 +67,10 @@ def main() -> None:
         )
     if args.output:
         args.output.write_text("\n".join(json.dumps(result) for result in results.values()) + "\n", encoding="utf-8")
-    print(
-        json.dumps(
-            {
-                "benchmark": "run_all",
-                "wall_s": wall,
-                "ok": all("error" not in r for r in results.values()),
-                "results": results,
-            }
-        )
-    )
-    sys.exit(0 if all("error" not in result for result in results.values()) else 1)
+    ok = all("error" not in result for result in results.values())
+    print(json.dumps({"benchmark": "run_all", "quick": args.quick, "wall_s": wall, "ok": ok, "results": results}))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -11,14 +11,18 @@ on prepared features, interleaved over rounds:
 The JSON ratio is the cost of the paper's image setting relative to SimCSE text per sequence (197 vs 32 tokens):
 ms per image view / ms per text view at batch ``--batch-size`` (goal: informational; attention makes it > 197 / 32).
 
-Run: ``python benchmarks/scaling.py [--size tiny] [--batch-size 8] [--rounds 2] [--plot docs/benchmarks_scaling.png]``.
-Needs matplotlib for the plot (``pip install matplotlib``). Prints a table, then one JSON line.
+Run: ``python benchmarks/scaling.py [--size tiny] [--batch-size 8] [--rounds 2] [--plot docs/benchmarks_scaling.png]
+[--quick]``. Needs matplotlib for the plot (``pip install matplotlib``). Prints a table, then one JSON line.
+``--quick``: batches of 2, two points per series, 1 round, the plot in the temporary folder (not over the docs' plot),
+a run of seconds that checks the code (the test suite runs it).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import tempfile
+from pathlib import Path
 
 import common
 import torch
@@ -33,6 +37,18 @@ from sbert_nonling import (
 from sbert_nonling.models import build_pixel_model, build_sentence_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
 
+#: ``--quick``: tiny batches, two points per series (text 32 tokens and images 224 px kept: the ratio's points), one
+#: round, the plot written to the temporary folder.
+QUICK = {
+    "batch_size": 2,
+    "batch_sizes": "2,4",
+    "text_lengths": "16,32",
+    "image_sizes": "32,224",
+    "pixel_patches": "16,32",
+    "rounds": 1,
+    "plot": str(Path(tempfile.gettempdir()) / "benchmarks_scaling_quick.png"),
+}
+
 
 def make_step(loss, features, labels):
     optimizer = torch.optim.AdamW(loss.parameters(), lr=1e-6)
@@ -45,7 +61,7 @@ def make_step(loss, features, labels):
     return step
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=list(common.ENCODER_SIZES), default="tiny")
     parser.add_argument("--batch-size", type=int, default=8)
@@ -56,7 +72,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--plot", default=str(common.REPO_DIR / "docs" / "benchmarks_scaling.png"))
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: stable ratios on a shared machine)")
-    args = parser.parse_args()
+    args = common.parse_arguments(parser, QUICK, argv)
     common.quiet()
     common.set_threads(args.threads)
     hidden, layers, heads, intermediate = common.ENCODER_SIZES[args.size]

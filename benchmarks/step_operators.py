@@ -17,8 +17,10 @@ implementation (fused) over the parameter groups the dataset's optimizer holds, 
 ratio (goal: at most 1.1) and the operators only the trainer dispatched; ``aten._local_scalar_dense`` (a host-device
 synchronisation) is counted apart. Pixel Linguist's visual stage is included when its rendering extra is installed.
 
-Run: ``python benchmarks/step_operators.py [--families simcse,...] [--steps 6] [--shared DIR]``. Prints a table, then
-one JSON line (fields: docs/benchmarks.md, "Operators per step").
+Run: ``python benchmarks/step_operators.py [--families simcse,...] [--steps 6] [--shared DIR] [--quick]``. Prints a
+table, then one JSON line (fields: docs/benchmarks.md, "Operators per step"). ``--quick``: 5 steps per stage (the
+fewest that count an ordinary step of each of VisualCSE's two optimizers) on one thread, a run of seconds per method
+that checks the code (the test suite runs it).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ from sbert_nonling.methods.plan import ModelUpdate
 FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist")
 GOAL = 1.1
 SYNC = "aten._local_scalar_dense.default"
+#: ``--quick``: the fewest steps that count an ordinary step of each dataset, one thread.
+QUICK = {"steps": 5, "threads": 1}
 
 
 class OperatorCount(TorchDispatchMode):
@@ -251,7 +255,7 @@ def prepare_inputs(root: Path) -> dict[str, Path]:
     return inputs
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated subset of the families")
     parser.add_argument("--steps", type=int, default=8, help="optimizer steps per stage (the last one is not counted)")
@@ -259,7 +263,7 @@ def main() -> None:
     parser.add_argument(
         "--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED or ../shared)"
     )
-    args = parser.parse_args()
+    args = common.parse_arguments(parser, QUICK, argv)
     if args.shared:
         common.DATA_DIR = Path(args.shared) / "data"
     common.quiet()

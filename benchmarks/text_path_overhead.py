@@ -5,8 +5,9 @@ the training step time in SentenceTransformerTrainer (MultipleNegativesRankingLo
 ``encode`` throughput. Goals (issue 7): training ratio router / plain <= 1.02, encode ratio router / plain >= 0.98.
 Also checks that ``export_text_model`` writes exactly a plain checkpoint (built-in modules only, same embeddings).
 
-Run: ``python benchmarks/text_path_overhead.py [--size tiny|mini|base] [--batch-size 32] [--rounds 6]``.
-Prints a table, then one JSON line.
+Run: ``python benchmarks/text_path_overhead.py [--size tiny|mini|base] [--batch-size 32] [--rounds 6] [--quick]``.
+Prints a table, then one JSON line. ``--quick``: batches of 4, 1 timed step and 16 encoded sentences in 1 round, a run
+of seconds that checks the code (the test suite runs it).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from sbert_nonling import export_text_model
 from sbert_nonling.models import build_sentence_model
 
 TRAIN_GOAL, ENCODE_GOAL = 1.02, 0.98
+#: ``--quick``: tiny batches, one timed step and a few encoded sentences in one round.
+QUICK = {"batch_size": 4, "max_seq_length": 16, "steps": 1, "encode_sentences": 16, "rounds": 1}
 
 
 def plain_model(folder: str, max_seq_length: int) -> SentenceTransformer:
@@ -35,7 +38,7 @@ def plain_model(folder: str, max_seq_length: int) -> SentenceTransformer:
     return SentenceTransformer(modules=[encoder, Pooling(encoder.get_embedding_dimension(), pooling_mode="cls")])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=list(common.ENCODER_SIZES), default="tiny")
     parser.add_argument("--batch-size", type=int, default=32)
@@ -44,7 +47,7 @@ def main() -> None:
     parser.add_argument("--encode-sentences", type=int, default=1024)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: stable ratios on a shared machine)")
-    args = parser.parse_args()
+    args = common.parse_arguments(parser, QUICK, argv)
     common.quiet()
     common.set_threads(args.threads)
 

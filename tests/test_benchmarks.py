@@ -1,24 +1,128 @@
-"""benchmarks/gpu_check.py and benchmarks/gpu_speed.py in their CPU mode (``--device cpu --quick``).
+"""Every script of benchmarks/ runs in the suite, in its quick mode: none can be broken by a rename in the package
+without a test failing.
 
-gpu_check: every family trained in fp32 and bf16 with finite losses and gradients and the first loss within tolerance
-of fp32's, the memory check and the 2-process gloo DDP check run by the same code a GPU runs, each row stored as it is
-measured, and a failing check reported as a row and in the exit status. gpu_speed: every method's step kinds timed
-eagerly with their FLOPs, share of the peak, data wait and peak memory, beside a bare loop and a plain
-sentence-transformers SimCSE step, a failing run as a row and in the exit status; and a compiled run (aot_eager)
-beside its eager one. Timings are reported by the scripts, never asserted here."""
+The GPU scripts run as subprocesses in their CPU mode (``--device cpu --quick``). gpu_check: every family trained in
+fp32 and bf16 with finite losses and gradients and the first loss within tolerance of fp32's, the memory check and the
+2-process gloo DDP check run by the same code a GPU runs, each row stored as it is measured, and a failing check
+reported as a row and in the exit status. gpu_speed: every method's step kinds timed eagerly with their FLOPs, share
+of the peak, data wait and peak memory, beside a bare loop and a plain sentence-transformers SimCSE step, a failing run
+as a row and in the exit status; and a compiled run (aot_eager) beside its eager one.
+
+Every other script runs with ``--quick`` (tiny sizes, one or two repeats, the same code as a full run) through its
+``main`` in this process, which saves a fresh interpreter's imports per script; its last line must be the JSON the
+docs describe. run_all.py runs one script in its quick mode. The flags that docs/benchmarks.md and
+benchmarks/README.md give each script are that script's flags. Timings are reported by the scripts, never asserted
+here."""
 
 from __future__ import annotations
 
 import importlib
 import json
+import logging
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = ROOT / "benchmarks"
 FAMILIES = {"simcse", "visualcse", "audiocse", "mcse", "macd", "kdmcse", "dalr", "multitask", "pixel-linguist"}
 UNKNOWN = "no-such-family"
+#: The keys of every benchmark's last line (docs/benchmarks.md): ratio, goal, met and the machine that measured them.
+REPORTED = {"benchmark", "ratio", "goal", "met", "machine"}
+#: The scripts run here in their quick mode, and the keys their last line holds beside :data:`REPORTED`.
+QUICK_KEYS = {
+    "text_path_overhead": {"train_ratio", "encode_ratio", "export_plain_only", "export_max_abs_diff", "settings"},
+    "framework_overhead": {"methods", "settings"},
+    "data_share": {"shares", "image_loop_s_per_step", "caption_collate_ratio", "settings"},
+    "precision": {"native_bf16", "settings"},
+    "memory": {"results", "image_cached_over_plain_at_paper_batch", "extrapolated", "settings"},
+    "scaling": {"seconds_per_step", "tokens_per_sequence", "plot", "settings"},
+    "profile_steps": {"damsm", "profiles", "settings"},
+    "modality_step_cost": {"audio_ratio", "rows", "clock"},
+    "render_throughput": {"sentences", "results"},
+    "pixel_data_wait": {"before", "after", "render_one_worker", "settings"},
+    "data_throughput": {"rows", "assumption", "paper_batch"},
+    "step_operators": {"steps", "skipped", "settings"},
+    "cli_refusals": {"before", "slowest_seconds", "medians"},
+    "import_cost": {"before", "memory_ratio", "summary"},
+}
+#: Quick runs that import torch and sentence-transformers in fresh interpreters (memory: one per configuration, six):
+#: minutes on 2 cores.
+FRESH_PROCESSES = {"memory"}
+#: The loggers ``common.quiet()`` silences.
+QUIETED = ("transformers", "sentence_transformers", "sbert_nonling")
+
+
+@pytest.fixture
+def in_process(monkeypatch, tmp_path):
+    """Lets a benchmark run in this process and leaves the process as it was: the benchmarks folder on ``sys.path``
+    (``import common``), a temporary working directory, torch's threads and the loggers' levels restored."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    monkeypatch.chdir(tmp_path)
+    threads = torch.get_num_threads()
+    levels = {name: logging.getLogger(name).level for name in QUIETED}
+    yield
+    torch.set_num_threads(threads)
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+
+
+def last_json_line(output: str) -> dict:
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def help_text(name: str, capsys) -> str:
+    """The ``--help`` of ``benchmarks/<name>.py``."""
+    script = importlib.import_module(name)
+    parse = script.parse_arguments if name.startswith("gpu_") else script.main
+    with pytest.raises(SystemExit):
+        parse(["--help"])
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(name, marks=pytest.mark.slow) if name in FRESH_PROCESSES else name for name in QUICK_KEYS]
+)
+def test_a_benchmark_runs_in_its_quick_mode_and_ends_with_its_json_line(name, in_process, data_dir, capsys):
+    importlib.import_module(name).main(["--quick"])
+    result = last_json_line(capsys.readouterr().out)
+    assert result["benchmark"] == name
+    assert REPORTED | QUICK_KEYS[name] <= set(result), sorted(REPORTED | QUICK_KEYS[name] - set(result))
+    assert result["met"] in (True, False, None) and isinstance(result["ratio"], float)
+    assert result.get("settings", {"quick": True})["quick"] is True
+
+
+def test_every_script_in_benchmarks_runs_in_the_suite():
+    scripts = {path.stem for path in BENCHMARKS.glob("*.py")} - {"common"}
+    assert scripts == {*QUICK_KEYS, "run_all", "gpu_check", "gpu_speed"}
+
+
+def test_the_documented_flags_are_the_scripts_flags(in_process, capsys):
+    documented: dict[str, set[str]] = {}
+    for page in (ROOT / "docs" / "benchmarks.md", BENCHMARKS / "README.md"):
+        for name, rest in re.findall(r"python benchmarks/(\w+)\.py([^\n`]*)", page.read_text(encoding="utf-8")):
+            documented.setdefault(name, set()).update(re.findall(r"--[a-z][a-z0-9-]*", rest))
+    assert set(documented) == {path.stem for path in BENCHMARKS.glob("*.py")} - {"common"}
+    for name, flags in documented.items():
+        options = help_text(name, capsys)
+        assert "--quick" in options, name
+        assert {flag for flag in flags if flag not in options} == set(), name
+
+
+@pytest.mark.slow
+def test_run_all_runs_its_scripts_in_their_quick_modes(in_process, data_dir, capsys):
+    run_all = importlib.import_module("run_all")
+    assert run_all.main(["--quick", "--only", "text_path_overhead"]) == 0
+    result = last_json_line(capsys.readouterr().out)
+    assert result["benchmark"] == "run_all" and result["quick"] is True and result["ok"] is True
+    (script,) = result["results"].values()
+    assert script["benchmark"] == "text_path_overhead" and script["settings"]["quick"] is True
+    assert REPORTED <= set(script)
 
 
 def test_gpu_check_runs_every_check_on_the_cpu_and_reports_a_failing_one(data_dir, tmp_path):
