@@ -10,12 +10,13 @@ as a row and in the exit status; and a compiled run (aot_eager) beside its eager
 
 Every other script runs with ``--quick`` (tiny sizes, one or two repeats, the same code as a full run) through its
 ``main`` in this process, which saves a fresh interpreter's imports per script; its last line must be the JSON the
-docs describe. run_all.py runs one script in its quick mode. The flags that docs/benchmarks.md and
-benchmarks/README.md give each script are that script's flags. Timings are reported by the scripts, never asserted
-here."""
+docs describe; precision.py takes both of its paths (a CPU with native bf16 and one without) whatever this CPU has.
+run_all.py runs one script in its quick mode. The flags that docs/benchmarks.md and benchmarks/README.md give each
+script are that script's flags. Timings are reported by the scripts, never asserted here."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import logging
@@ -95,6 +96,21 @@ def test_a_benchmark_runs_in_its_quick_mode_and_ends_with_its_json_line(name, in
     assert REPORTED | QUICK_KEYS[name] <= set(result), sorted(REPORTED | QUICK_KEYS[name] - set(result))
     assert result["met"] in (True, False, None) and isinstance(result["ratio"], float)
     assert result.get("settings", {"quick": True})["quick"] is True
+
+
+@pytest.mark.parametrize("native_bf16", [True, False])
+def test_precision_takes_the_path_of_a_cpu_with_or_without_native_bf16(native_bf16, in_process, monkeypatch, capsys):
+    """Whatever this CPU has: with native bf16 the timed steps and the trainer's loss curves, else one matmul."""
+    precision = importlib.import_module("precision")
+    monkeypatch.setattr(precision, "cpu_has_native_bf16", functools.partial(bool, native_bf16))
+    precision.main(["--quick"])
+    result = last_json_line(capsys.readouterr().out)
+    assert result["native_bf16"] is native_bf16 and result["settings"]["quick"] is True
+    if native_bf16:
+        assert result["curve_steps"] == 3 and len(result["curve_fp32"]) == len(result["curve_bf16"]) == 3
+        assert result["trainer_linear_dtypes"] == {"fp32": ["torch.float32"], "bf16": ["torch.bfloat16"]}
+    else:
+        assert {"fp32_s_per_matmul", "bf16_s_per_matmul"} <= set(result)
 
 
 def test_every_script_in_benchmarks_runs_in_the_suite():
