@@ -292,7 +292,15 @@ def _check_input_path(value: str, flag: str, folder: bool, hub: bool) -> None:
 
 
 def _check_model_name(value: str, named_by: str) -> None:
-    """Raise a ValueError unless ``value`` exists on disk or can be a Hub model name (``name`` or ``owner/name``)."""
+    """Raise a ValueError unless ``value`` exists on disk or can be a Hub model name (``name`` or ``owner/name``); a
+    run folder of ``train`` (no ``modules.json``, its saved models inside) is named with the folders to pass."""
+    saved = [Path(value) / name for name in ("model", "export") if (Path(value) / name / "modules.json").is_file()]
+    if saved and not (Path(value) / "modules.json").is_file():
+        raise ValueError(
+            f"{value!r} ({named_by}) is the run folder of sbert-nonling train, not a saved model; pass "
+            f"{' or '.join(repr(str(path)) for path in saved)} (OUT/model: the full model, OUT/export: the plain text "
+            "model)."
+        )
     if not Path(value).exists() and not HUB_MODEL_NAME.match(value):
         raise ValueError(
             f"Model folder {value!r} ({named_by}) does not exist, and it is not a Hub model name (owner/name)."

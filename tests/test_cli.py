@@ -472,13 +472,40 @@ REFUSAL_SCRIPT = (
             ["demo", "--sts-dir", "sts", "--text-file", "missing.txt", "--image-dir", "sts"],
             "--text-file 'missing.txt' does not exist, and it",
         ),
+        (
+            ["features", "--image-dir", "sts", "--output", "existing.safetensors"],
+            "--output 'existing.safetensors' already exists; choose another file, or pass --overwrite",
+        ),
+        (
+            ["features", "--image-dir", "sts", "--output", "/sys/features.safetensors"],
+            "Cannot write into --output '/sys/features.safetensors' (",
+        ),
+        (["export", "some-model", "/sys/export"], "Cannot write into the export folder '/sys/export' ("),
+        (["push", "sts", "me/name", "--dry-run", "/sys/upload"], "Cannot write into the dry-run folder '/sys/upload'"),
+        (
+            ["train", "mcse", "--output", "run", "--image-features", "cut.safetensors"],
+            "--image-features 'cut.safetensors' is not a whole safetensors file (its header does not fit in its 6 "
+            "bytes: cut short or not safetensors); extract them again with sbert-nonling features",
+        ),
+        (
+            ["export", "a-run", "export"],
+            "'a-run' (the model argument) is the run folder of sbert-nonling train, not a saved model; pass "
+            "'a-run/model' or 'a-run/export'",
+        ),
+        (["eval", "a-run", "--sts-dir", "sts"], "is the run folder of sbert-nonling train, not a saved model"),
     ],
 )
 def test_an_argument_mistake_is_one_sentence_before_any_heavy_import(argv, message, tmp_path):
     """Refused with rc 2 and one line, before torch and the libraries are imported (the time this takes is in
-    benchmarks/cli_refusals.py), and before the output folder is touched."""
+    benchmarks/cli_refusals.py), and before the output folder is touched (/sys: written by nobody, root included)."""
     (tmp_path / "sts").mkdir()
     (tmp_path / "a-file.txt").write_text("not a folder\n")
+    (tmp_path / "existing.safetensors").write_bytes(b"hours of extraction")
+    (tmp_path / "cut.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00")
+    for saved in ("model", "export"):  # a run folder of sbert-nonling train
+        (tmp_path / "a-run" / saved).mkdir(parents=True)
+        (tmp_path / "a-run" / saved / "modules.json").write_text("[]")
+    (tmp_path / "a-run" / "results.json").write_text("{}")
     run = subprocess.run(
         [sys.executable, "-c", REFUSAL_SCRIPT, *argv],
         capture_output=True,
@@ -491,6 +518,7 @@ def test_an_argument_mistake_is_one_sentence_before_any_heavy_import(argv, messa
     assert line.startswith(f"sbert-nonling {argv[0]}: error: ") and message in line
     assert run.stdout.splitlines()[-1] == "imported: []"
     assert not (tmp_path / "run").exists() and not (tmp_path / "export").exists()
+    assert (tmp_path / "existing.safetensors").read_bytes() == b"hours of extraction"
 
 
 def test_data_options_naming_hub_datasets_pass_the_argument_checks():

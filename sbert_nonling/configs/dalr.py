@@ -44,3 +44,8 @@ class DALRConfig(CLIPTeacherConfig):
                 f"{self._where()} setting 'teacher_weights' {self.teacher_weights} must give one weight per teacher "
                 f"{self.teachers}."
             )
+        if any(weight < 0 for weight in self.teacher_weights) or not sum(self.teacher_weights) > 0:
+            raise ValueError(
+                f"{self._where()} setting 'teacher_weights' {self.teacher_weights} must be at least 0 each, with a "
+                "positive sum (they mix the teachers' scores)."
+            )

@@ -104,6 +104,14 @@ class TeacherGuidedAlignConfig(Settings):
     )
     filter_scores: FilterScores = setting("cosine", "the filter's score: cosine (paper) or released_dot_product")
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.filter_scores == "cosine" and not -1.0 <= self.filter_threshold <= 1.0:
+            raise ValueError(
+                f"{self._where()} setting 'filter_threshold' must lie in [-1, 1] with filter_scores 'cosine' (a "
+                f"threshold on a cosine), got {self.filter_threshold}."
+            )
+
 
 @dataclass
 class ListwiseDistillationConfig(Settings):

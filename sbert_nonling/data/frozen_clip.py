@@ -31,8 +31,8 @@ def clip_location(name: str) -> str:
         return CLIP_MODELS[name]
     if "/" in name or Path(name).exists():
         return name
-    close = difflib.get_close_matches(name, list(CLIP_MODELS), n=2)
-    hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    close = difflib.get_close_matches(name, list(CLIP_MODELS), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
     raise ValueError(
         f"Unknown CLIP {name!r}: {hint}Give a short name ({', '.join(CLIP_MODELS)}), a Hub name (owner/name) or a "
         "local CLIP folder."

@@ -261,3 +261,30 @@ def test_a_replacement_killed_in_training_leaves_the_finished_run_then_resumes_i
     result = json.loads((run / "results.json").read_text())
     assert result["global_step"] == 40 and result["model"] == str(run / "model") and not (run / INCOMING).exists()
     assert (run / "checkpoints" / "checkpoint-40" / COMPLETE_MARKER).exists()
+
+
+def test_an_unfinished_run_continues_by_what_its_folder_holds(tmp_path):
+    from sbert_nonling.app.output_folder import continuation
+
+    assert continuation(tmp_path / "missing") == "start"
+    stopped_early = tmp_path / "stopped-early"  # a stop before the first checkpoint: the lock and the log alone
+    stopped_early.mkdir()
+    (stopped_early / ".run.lock").write_text("")
+    (stopped_early / "train.log").write_text("started\n")
+    checkpoint(stopped_early / "checkpoints", 2, complete=False)
+    assert continuation(stopped_early) == "start"
+    check_output_dir(stopped_early)  # what "start" runs: a plain run, no flag, is allowed there
+
+    interrupted = tmp_path / "interrupted"
+    checkpoint(interrupted / "checkpoints", 4)
+    assert continuation(interrupted) == "resume"
+    assert continuation(interrupted, resumable=False) == "restart"
+
+    half_saved = tmp_path / "half-saved"  # saved models without results.json or a checkpoint
+    (half_saved / "model").mkdir(parents=True)
+    assert continuation(half_saved) == "restart"
+
+    replacing = tmp_path / "replacing"
+    checkpoint(replacing / INCOMING / "checkpoints", 2)
+    assert continuation(replacing) == "resume"
+    assert continuation(replacing, resumable=False) == "restart"

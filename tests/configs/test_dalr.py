@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sbert_nonling.configs import METHOD_CONFIGS, DALRConfig
 
 
@@ -30,3 +32,10 @@ def test_own_fields_refuse_wrong_types_and_out_of_range_values(check_own_fields)
         "ranking",
         "alignment",
     }
+
+
+def test_teacher_weights_that_cannot_mix_scores_are_refused():
+    for weights in ([-0.5, 1.5], [0.0, 0.0]):
+        with pytest.raises(ValueError, match=r"'teacher_weights' .* must be at least 0 each, with a positive sum"):
+            DALRConfig(teacher_weights=weights)
+    assert DALRConfig(teacher_weights=[0.0, 1.0]).teacher_weights == [0.0, 1.0]

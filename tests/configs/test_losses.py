@@ -12,6 +12,7 @@ from sbert_nonling.configs import (
     SimCSELossConfig,
     SymmetricInfoNCEConfig,
     TaskHeadsConfig,
+    TeacherGuidedAlignConfig,
 )
 
 BLOCKS = [
@@ -19,6 +20,7 @@ BLOCKS = [
     ModalityLossConfig,
     GroundingLossConfig,
     AnchorConfig,
+    TeacherGuidedAlignConfig,
     TaskHeadsConfig,
     SymmetricInfoNCEConfig,
 ]
@@ -40,3 +42,9 @@ def test_a_recipe_gives_what_differs_in_a_block_and_the_rest_keeps_the_method_s_
     assert config.replace(**{"grounding.temperature": 0.2}).grounding.weight == 0.5  # a dotted key keeps the others
     with pytest.raises(ValueError, match=r"'grounding.weights' is not a setting of GroundingLossConfig"):
         MACDConfig.from_dict({"grounding": {"weights": 1.0}})
+
+
+def test_a_cosine_filter_threshold_outside_the_cosine_s_range_is_refused():
+    with pytest.raises(ValueError, match=r"'filter_threshold' must lie in \[-1, 1\] with filter_scores 'cosine'.*5.0"):
+        TeacherGuidedAlignConfig(filter=True, filter_threshold=5.0)
+    assert TeacherGuidedAlignConfig(filter_threshold=5.0, filter_scores="released_dot_product").filter_threshold == 5

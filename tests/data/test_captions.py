@@ -34,6 +34,10 @@ def test_csv_and_jsonl_captions_and_their_errors(tmp_path):
         read_captions(tmp_path / "bad.txt")
     with pytest.raises(ValueError, match="no \\(image, caption\\) pairs with an image in"):
         read_captions(tmp_path / "c.csv", image_dir=tmp_path)
+    for empty in ("empty.txt", "empty.csv", "empty.jsonl"):
+        (tmp_path / empty).write_text("\n" if empty.endswith(".txt") else "", encoding="utf-8")
+        with pytest.raises(ValueError, match=f"Captions file '.*{empty}' holds no captions \\(it is empty\\)"):
+            read_captions(tmp_path / empty, image_dir=tmp_path)
 
 
 def test_caption_dataset_samples_one_caption_per_image_and_checks_features():

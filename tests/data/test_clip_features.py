@@ -30,6 +30,30 @@ def test_clip_features_round_trip_through_the_cli(tmp_path, tiny_clip_dir, flick
     )
     torch.testing.assert_close(features["global"], direct["global"])
     torch.testing.assert_close(features["captions"], direct["captions"])
+    written = output.read_bytes()
+    assert main([*command, "--captions", str(flickr_subset / "captions.txt"), "--output", str(output)]) == 2
+    assert "already exists; choose another file, or pass --overwrite" in capsys.readouterr().err
+    assert output.read_bytes() == written  # an extraction is never replaced by accident
+    argv = [*command, "--captions", str(flickr_subset / "captions.txt"), "--output", str(output), "--overwrite"]
+    assert main(argv) == 0
+
+
+def test_planning_only_encodes_the_first_batch_and_checks_every_image(tmp_path, tiny_clip_dir, flickr_subset):
+    from sbert_nonling.data.image_features import planning_only
+
+    clip = FrozenCLIP.from_pretrained(tiny_clip_dir)
+    images = sorted((flickr_subset / "images").iterdir())[:5]
+    captions = ["A dog runs.", "Two men talk.", "A red car.", "A child sings."]
+    direct = extract_clip_features(images, captions, clip, batch_size=2)
+    with planning_only():
+        planned = extract_clip_features(images, captions, clip, batch_size=2)
+    for key in ("global", "captions"):
+        assert planned[key].shape == direct[key].shape
+        torch.testing.assert_close(planned[key][:2], direct[key][:2])
+        assert not planned[key][2:].any()
+    (tmp_path / "broken.jpg").write_bytes(b"not an image")
+    with planning_only(), pytest.raises(ValueError, match="broken.jpg"):
+        extract_clip_features([*images, tmp_path / "broken.jpg"], captions, clip, batch_size=2)
 
 
 def test_the_command_asks_for_what_each_encoder_needs(tmp_path, tiny_clip_dir, flickr_subset, capsys):
@@ -47,6 +71,18 @@ def test_the_command_asks_for_what_each_encoder_needs(tmp_path, tiny_clip_dir, f
     assert main([*images, "--encoder", "clip-vit-large-patch14", *captions]) == 2
     error = capsys.readouterr().err
     assert "CLIP 'clip-vit-large-patch14' (--encoder) could not be loaded" in error and len(error.splitlines()) == 1
+    assert main([*images, "--encoder", "clip-vit-large-patch41", *captions]) == 2
+    (error,) = capsys.readouterr().err.splitlines()
+    assert "Unknown CLIP 'clip-vit-large-patch41': did you mean 'clip-vit-large-patch14'?" in error
+
+
+def test_a_cut_short_features_file_is_one_sentence_naming_it(tmp_path):
+    features = {"global": torch.zeros(3, 4), "captions": torch.zeros(2, 4)}
+    save_image_features(tmp_path / "clip.safetensors", ["a.jpg", "b.jpg", "c.jpg"], features, captions=["x", "y"])
+    cut = tmp_path / "cut.safetensors"
+    cut.write_bytes((tmp_path / "clip.safetensors").read_bytes()[:-10])
+    with pytest.raises(ValueError, match=r"The features file '.*cut.safetensors' is not a whole safetensors file"):
+        load_clip_features(cut)
 
 
 def test_a_file_without_caption_embeddings_is_named(tmp_path):

@@ -1,5 +1,5 @@
 """A run SIGKILLed, stopped by SIGTERM / SIGINT (once, or twice while saving) or by a full disk, then resumed, ends
-exactly as the uninterrupted run."""
+exactly as the uninterrupted run (its batch counts included)."""
 
 from __future__ import annotations
 
@@ -58,14 +58,17 @@ def _finished(recipe: str, output: Path, inputs, *extra: str) -> None:
     assert completed.returncode == 0, completed.stderr[-4000:]
 
 
-def _outcome(output: Path) -> tuple[dict[str, torch.Tensor], list[float], dict[str, torch.Tensor]]:
+def _outcome(
+    output: Path,
+) -> tuple[dict[str, torch.Tensor], list[float], dict[str, torch.Tensor], dict[str, int]]:
     final = output / "checkpoints" / "checkpoint-8"
     weights = {}
     for path in sorted((output / "model").rglob("*.safetensors")):
         weights.update({f"{path.parent.name}/{key}": value for key, value in load_file(str(path)).items()})
     history = json.loads((final / "trainer_state.json").read_text())["log_history"]
     losses = [entry["loss"] for entry in history if "loss" in entry]
-    return weights, losses, load_file(str(final / LOSS_STATE_FILE))
+    step_counts = json.loads((output / "results.json").read_text())["step_counts"]
+    return weights, losses, load_file(str(final / LOSS_STATE_FILE)), step_counts
 
 
 @pytest.fixture(scope="module")
@@ -84,9 +87,10 @@ def straight(tmp_path_factory, inputs):
 
 
 def _assert_same_run(resumed: Path, expected) -> None:
-    weights, losses, loss_state = expected
-    resumed_weights, resumed_losses, resumed_loss_state = _outcome(resumed)
+    weights, losses, loss_state, step_counts = expected
+    resumed_weights, resumed_losses, resumed_loss_state, resumed_step_counts = _outcome(resumed)
     assert len(losses) == 8 and resumed_losses == losses
+    assert resumed_step_counts == step_counts  # the batches of the whole run, not only of its resumed steps
     assert weights.keys() == resumed_weights.keys() and loss_state.keys() == resumed_loss_state.keys()
     for key in weights:
         torch.testing.assert_close(resumed_weights[key], weights[key], rtol=0, atol=0, msg=key)
