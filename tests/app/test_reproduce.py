@@ -1,12 +1,15 @@
 """reproduce: seeds x grid of real tiny runs, selection on STS-B dev, the 7 STS test sets' mean +- sd beside the
-paper's values, resume, and bad input refused before any training step."""
+paper's values, rows off the paper's setting marked, resume after a stop at any moment (changed settings refused), and
+bad input refused before any training step."""
 
 from __future__ import annotations
 
 import json
+import signal
 import statistics
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -102,7 +105,7 @@ def test_a_tiny_reproduction_of_simcse_and_visualcse_prints_mean_and_sd_beside_t
         assert [entry["seed"] for entry in runs] == [42, 43]
         assert all(set(entry["test"]) == {*STS_TASKS, "avg"} for entry in runs)
         mean, sd = mean_and_sd([entry["test"]["avg"] for entry in runs])
-        assert f"| {recipe} (recipe, 2 seeds) |" in finished.stdout
+        assert f"| {recipe} (recipe, 2 seeds) * |" in finished.stdout
         assert f"{mean:.2f} ± {sd:.2f} |\n" in finished.stdout
         assert f"| {recipe}, paper |" in finished.stdout and f"| {paper} |" in finished.stdout
     assert (output / "reproduce.md").read_text(encoding="utf-8") == report["table"]
@@ -138,7 +141,7 @@ def test_the_clip_teacher_recipes_reproduce_beside_their_reported_averages(sts_t
         ("dalr", 43),
     ]
     for recipe, paper in (("kdmcse", "78.60"), ("dalr", "79.50")):
-        assert f"| {recipe} (recipe, 2 seeds) |" in report["table"] and f"| {recipe}, paper |" in report["table"]
+        assert f"| {recipe} (recipe, 2 seeds) * |" in report["table"] and f"| {recipe}, paper |" in report["table"]
         assert paper in report["table"].split(f"| {recipe}, paper |")[1].splitlines()[0]
 
 
@@ -172,3 +175,93 @@ def test_bad_input_is_refused_in_one_sentence_before_any_training_step(sts_test_
         refused.stderr.strip()
         == "sbert-nonling reproduce: error: --seeds and --max-steps must be at least 1, got 0 and None."
     )
+
+
+def test_a_stop_between_runs_continues_with_resume_and_changed_settings_are_refused(sts_test_dir, tmp_path):
+    """The state a stop leaves between two runs (the next run's folder holding only its lock and log) continues with
+    --resume without training the finished run again; a resume with other settings is refused before any step."""
+    data = DataSources(text_file=str(wiki_file(tmp_path / "wiki.txt", 64)), sts_dir=str(sts_test_dir))
+    output = tmp_path / "table"
+    overrides = {"batch_size": 8, "eval_steps": 2}
+    reproduce(["simcse-unsup"], output, data, seeds=1, tiny=True, max_steps=2, overrides=overrides)
+    finished = output / "simcse-unsup" / "recipe" / "seed-42" / "results.json"
+    before = finished.stat().st_mtime_ns
+    stopped = output / "simcse-unsup" / "recipe" / "seed-43"
+    stopped.mkdir()
+    (stopped / ".run.lock").write_text("")
+    (stopped / "train.log").write_text("")
+    with pytest.raises(ValueError, match="already holds a reproduction: pass --resume"):
+        reproduce(["simcse-unsup"], output, data, seeds=2, tiny=True, max_steps=2, overrides=overrides)
+    with pytest.raises(ValueError) as refused:
+        reproduce(["simcse-unsup"], output, data, seeds=2, tiny=True, max_steps=3, overrides=overrides, resume=True)
+    assert str(refused.value).startswith(
+        f"--resume with other settings than the finished run in {finished.parent} was trained with (max_steps: 2 in "
+        "the run, 3 now)."
+    )
+    assert not (stopped / "results.json").exists() and finished.stat().st_mtime_ns == before
+
+    lines: list[str] = []
+    report = reproduce(
+        ["simcse-unsup"],
+        output,
+        data,
+        seeds=2,
+        tiny=True,
+        max_steps=2,
+        overrides=overrides,
+        resume=True,
+        progress=lines.append,
+    )
+    assert finished.stat().st_mtime_ns == before and (stopped / "results.json").is_file()
+    assert lines[0] == "run 1/2: simcse-unsup recipe seed 42: finished earlier, reused; 2 steps, STS-B dev " + (
+        f"{report['runs'][0]['dev']:.2f}"
+    )
+    assert lines[1].startswith("run 2/2: simcse-unsup recipe seed 43: trained in ")
+    assert [line.split(":")[0] for line in lines[2:]] == ["test sets 1/2", "test sets 2/2"]
+    for entry in report["runs"]:
+        assert (entry["encoder"], entry["tiny"], entry["steps"]) == ("tiny random encoder", True, 2)
+        assert entry["departures"] == [
+            "tiny random encoder (--tiny)",
+            "at most 2 steps per run (--max-steps)",
+            "batch_size=8 (--set)",
+            "eval_steps=2 (--set)",
+        ]
+    assert "| simcse-unsup (recipe, 2 seeds) * |" in report["table"]
+    assert (
+        "\\* Not the paper's setting, so not comparable with its values:\n- simcse-unsup: at most 2 steps per run "
+        "(--max-steps); batch_size=8 (--set); eval_steps=2 (--set); tiny random encoder (--tiny); encoder tiny random "
+        "encoder; 2 optimizer steps\n" in report["table"]
+    )
+
+
+@pytest.mark.slow
+def test_a_reproduction_stopped_by_sigterm_at_any_moment_finishes_with_resume(sts_test_dir, tmp_path):
+    """A real SIGTERM to the command while its second run starts (the moment that deadlocked: the run's folder held
+    only its lock): one sentence, exit 143, and --resume finishes without training the first run again."""
+    text = wiki_file(tmp_path / "wiki.txt", 64)
+    output = tmp_path / "table"
+    command = [sys.executable, "-m", "sbert_nonling.cli", "reproduce", "simcse-unsup", "--seeds", "2", "--tiny"]
+    command += ["--max-steps", "2", "--text-file", str(text), "--sts-dir", str(sts_test_dir), "--output", str(output)]
+    command += ["--set", "batch_size=8", "--set", "eval_steps=2"]
+    process = subprocess.Popen(
+        command, env=cli_environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    second = output / "simcse-unsup" / "recipe" / "seed-43" / ".run.lock"
+    deadline = time.monotonic() + 600
+    while not second.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=600)
+    assert process.returncode == 143, stderr
+    assert "run 1/2: simcse-unsup recipe seed 42: trained in" in stdout
+    (message,) = [line for line in stderr.splitlines() if "SIGTERM" in line]
+    assert "--resume" in message
+    finished = output / "simcse-unsup" / "recipe" / "seed-42" / "results.json"
+    before = finished.stat().st_mtime_ns
+    resumed = subprocess.run(
+        [*command, "--resume"], env=cli_environment(), capture_output=True, text=True, timeout=600
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "run 1/2: simcse-unsup recipe seed 42: finished earlier, reused" in resumed.stdout
+    assert finished.stat().st_mtime_ns == before
+    assert len(json.loads((output / "reproduce.json").read_text(encoding="utf-8"))["runs"]) == 2
