@@ -1,20 +1,26 @@
-"""Model cards for trained models: method, model, recipe, data, scores and metadata, the right loading snippet,
-citations; :func:`card_for_repo` fills in the Hub repository a card is published to."""
+"""Model cards for trained models: method, the saved model (its encoder, pooling and routes) and the teachers it
+was trained against, recipe, data, scores and metadata (sentence-transformers' widget and datasets kept), the right
+loading snippet, citations; :func:`card_for_repo` fills in the Hub repository a card is published to."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData, try_to_load_from_cache
 from sentence_transformers.base.modules import Router
+from sentence_transformers.sentence_transformer.modules import Dense, Pooling
 from torch import nn
+from transformers import AutoConfig
 
+from sbert_nonling.data.frozen_clip import CLIP_MODELS
 from sbert_nonling.data.hub import HUB_NAME
 from sbert_nonling.evaluation.sts_data import STS_TASKS
+from sbert_nonling.models.tiny_encoder import TINY_BERT
 
 CardForm = Literal["text", "full", "pixel"]
 
@@ -62,6 +68,28 @@ ROUTE_INPUTS = {"text": "text", "image": "images", "audio": "audio", "pixel": "t
 LOADING_CALL = re.compile(r"""SentenceTransformer\(\s*(["'])([^"'\n]*)\1""")
 #: A Hub model id as a recipe's ``model`` setting may give it: ``name`` or ``owner/name``.
 HUB_MODEL_ID = re.compile(r"^(?:[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*$")
+#: The sentences of a card's loading code, and of its widget where sentence-transformers recorded none.
+EXAMPLE_SENTENCES = (
+    "A man is playing a guitar.",
+    "Someone plays the guitar.",
+    "A woman is slicing an onion.",
+    "The weather is lovely today.",
+)
+#: Settings that say how a run ran, not what it trained: a run that changed only these trained the recipe's
+#: configuration (``tiny`` is stated on its own).
+RUN_SETTINGS = (
+    "name",
+    "description",
+    "reference",
+    "tiny",
+    "seed",
+    "precision",
+    "compile",
+    "padding",
+    "dataloader_num_workers",
+    "dataloader_pin_memory",
+    "eval_tasks",
+)
 
 
 def _joined(items: Sequence[str]) -> str:
@@ -83,7 +111,7 @@ def _loading_snippet(form: CardForm, name: str, routes: Sequence[str]) -> str:
 {install}from sentence_transformers import SentenceTransformer
 
 model = SentenceTransformer({load}
-embeddings = model.encode(["A man is playing a guitar.", "Someone plays the guitar."])
+embeddings = model.encode({json.dumps(list(EXAMPLE_SENTENCES[:2]))})
 print(model.similarity(embeddings, embeddings))
 ```"""
 
@@ -178,34 +206,192 @@ def saved_routes(folder: str | Path) -> list[str]:
     return list(json.loads(config.read_text(encoding="utf-8"))["structure"]) if config.is_file() else []
 
 
+@dataclass
+class SavedModel:
+    """What a saved model folder holds, as its card describes it: read from the folder (:meth:`read`), never from
+    the settings it was trained with, so that a continued sentence-transformers model is described with its own
+    pooling and length, and a tiny run with its tiny encoder.
+
+    Args:
+        routes: the routes of its ModalityRouter (:func:`saved_routes`); none for a plain model.
+        model_type: the encoder's ``model_type`` (``"bert"``, ``"vit_mae"``, ...).
+        hidden_size: the encoder's width.
+        num_hidden_layers: the encoder's layers.
+        max_seq_length: tokens per input where the encoder records it (a pixel encoder reads patches instead).
+        pooling: the Pooling module's mode, modes joined by ``+``.
+        after_pooling: the modules after pooling, e.g. ``["Dense (128 -> 128, Tanh)", "Normalize"]``.
+        dimension: the width of the embeddings.
+    """
+
+    routes: list[str]
+    model_type: str
+    hidden_size: int
+    num_hidden_layers: int
+    max_seq_length: int | None
+    pooling: str
+    after_pooling: list[str]
+    dimension: int
+
+    @classmethod
+    def read(cls, folder: str | Path) -> SavedModel:
+        """The model saved in ``folder``: its modules (``modules.json``), the encoder's config (the last module of
+        the router's default route, or the first module), its ``Pooling`` and what follows it.
+
+        Args:
+            folder: a folder written by ``model.save`` or :func:`~sbert_nonling.export_text_model`.
+
+        Example::
+
+            from sbert_nonling import export_text_model
+            from sbert_nonling.export.model_card import SavedModel
+            from sbert_nonling.models import build_sentence_model, build_tiny_encoder
+
+            encoder = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)
+            export_text_model(build_sentence_model(str(encoder), pooling="mean"), "export")
+            saved = SavedModel.read("export")
+            print(saved.model_type, saved.pooling, saved.dimension)  # bert mean 32
+        """
+        folder = Path(folder)
+        if not (folder / "modules.json").is_file():
+            raise ValueError(f"{str(folder)!r} holds no saved sentence-transformers model (no modules.json).")
+        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+        encoder = folder / modules[0]["path"]
+        router_config = folder / Router.config_file_name
+        if router_config.is_file():
+            router = json.loads(router_config.read_text(encoding="utf-8"))
+            route = router["parameters"].get("default_route") or next(iter(router["structure"]))
+            encoder = encoder / router["structure"][route][-1]
+        config = AutoConfig.from_pretrained(encoder).get_text_config()
+        tokenizer_file = encoder / "tokenizer_config.json"  # a Transformer's max_seq_length is its tokenizer's
+        tokenizer = json.loads(tokenizer_file.read_text(encoding="utf-8")) if tokenizer_file.is_file() else {}
+        pooling, after, dimension = "", [], config.hidden_size
+        for module in modules[1:]:
+            kind = module["type"].rpartition(".")[2]
+            if kind == "Pooling":
+                modes = Pooling.load_config(str(folder), subfolder=module["path"])["pooling_mode"]
+                modes = [modes] if isinstance(modes, str) else list(modes)
+                pooling, dimension = "+".join(modes), dimension * len(modes)
+            elif kind == "Dense":
+                dense = Dense.load_config(str(folder), subfolder=module["path"])
+                activation = dense["activation_function"].rpartition(".")[2]
+                after.append(f"Dense ({dense['in_features']} -> {dense['out_features']}, {activation})")
+                dimension = dense["out_features"]
+            else:
+                after.append(kind)
+        return cls(
+            routes=saved_routes(folder),
+            model_type=config.model_type,
+            hidden_size=config.hidden_size,
+            num_hidden_layers=config.num_hidden_layers,
+            max_seq_length=tokenizer.get("model_max_length"),
+            pooling=pooling,
+            after_pooling=after,
+            dimension=dimension,
+        )
+
+
+def recorded_card_data(*folders: str | Path) -> dict[str, list[Any]]:
+    """What the cards in saved model folders record that a card keeps: the ``widget`` (the first one found),
+    ``datasets`` and ``tags`` (each once) of their YAML metadata. On save, sentence-transformers writes a README.md
+    whose metadata holds what its trainer recorded: widget examples sampled from the training data, the Hub
+    datasets it could verify, tags such as ``loss:SimCSELoss``; :func:`write_model_card` replaces that README.
+
+    Args:
+        folders: saved model folders, e.g. a run's full model and its text export (whose README, written by
+            :func:`~sbert_nonling.export_text_model`, holds no training record).
+    """
+    widget: list[Any] = []
+    datasets: list[str] = []
+    tags: list[str] = []
+    for folder in folders:
+        readme = Path(folder) / "README.md"
+        if readme.is_file():
+            data = ModelCard.load(readme, ignore_metadata_errors=True).data
+            widget = widget or list(data.get("widget") or [])
+            named = data.get("datasets") or []
+            datasets += [named] if isinstance(named, str) else named
+            tags += data.get("tags") or []
+    return {"widget": widget, "datasets": list(dict.fromkeys(datasets)), "tags": list(dict.fromkeys(tags))}
+
+
+def changed_settings(settings: Mapping[str, Any], recipe_settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a run changed from its recipe's, each with the recipe's value; a block's settings as dotted keys
+    (``grounding.weight``), the :data:`RUN_SETTINGS` left out.
+
+    Args:
+        settings: the settings the run used (``recipe.json``).
+        recipe_settings: the recipe's own settings (``get_recipe(name)``).
+
+    Example::
+
+        from sbert_nonling.app import get_recipe
+        from sbert_nonling.export.model_card import changed_settings
+
+        print(changed_settings(get_recipe("kdmcse", tiny=True), get_recipe("kdmcse")))  # {'pooling': 'cls', ...}
+    """
+    used, published = _dotted(settings), _dotted(recipe_settings)
+    return {
+        key: value
+        for key, value in published.items()
+        if key.partition(".")[0] not in RUN_SETTINGS and used.get(key) != value
+    }
+
+
+def _dotted(settings: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``settings`` with each block's settings as dotted keys."""
+    flat: dict[str, Any] = {}
+    for key, value in settings.items():
+        if isinstance(value, Mapping):
+            flat.update(_dotted(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _data_line(training_data: Sequence[str], source: str) -> str | None:
+    """What the data line of ``source`` names (a file's name or a Hub dataset), if the run read it."""
+    return next((line.partition(": ")[2] for line in training_data if line.startswith(f"{source}: ")), None)
+
+
+def _published_name(model: str) -> str:
+    """A model setting as a card may publish it: its Hub name, or a folder's name (never a local path)."""
+    return base_model_card_data(model).get("base_model") or Path(model).name
+
+
+def _starting_encoder(recipe: Mapping[str, Any], base_model: str | None) -> str:
+    """How a card names the encoder a run started from."""
+    if recipe.get("tiny"):
+        return "a tiny randomly initialised encoder (the recipe's `tiny` settings)"
+    if base_model:
+        return f"`{base_model}`"
+    return f"a local encoder folder (`{Path(recipe.get('model', '')).name}`)"
+
+
 def _model_lines(
     recipe: Mapping[str, Any],
     form: CardForm,
     routes: Sequence[str],
     training_data: Sequence[str],
     base_model: str | None,
+    saved: SavedModel | None,
 ) -> list[str]:
-    """The card's description of the model, from the run's settings, its data and the routes it was saved with."""
-    if recipe.get("tiny"):
-        start = "a tiny randomly initialised encoder (the recipe's `tiny` settings)"
-    elif base_model:
-        start = f"`{base_model}`"
-    else:
-        start = f"a local encoder folder (`{Path(recipe.get('model', '')).name}`)"
-    lines = [
-        f"Starting encoder: {start}, `{recipe['pooling']}` pooling."
-        if "pooling" in recipe
-        else f"Starting encoder: {start}."
-    ]
+    """The card's description of the model: where it started (the settings), what was saved (``saved``: encoder,
+    pooling, routes) and the image features of caption grounding."""
+    lines = [f"Starting encoder: {_starting_encoder(recipe, base_model)}."]
+    if saved is not None:
+        layers = f"{saved.num_hidden_layers} layer{'s' if saved.num_hidden_layers != 1 else ''}"
+        size = f"{layers}, hidden size {saved.hidden_size}"
+        length = f"; at most {saved.max_seq_length} tokens per input" if saved.max_seq_length else ""
+        lines.append(f"Encoder: `{saved.model_type}`, {size}{length}.")
+        then = "".join(f", then {module}" for module in saved.after_pooling)
+        lines.append(f"Pooling: `{saved.pooling}`{then}: {saved.dimension}-d embeddings.")
     if form == "text":
         lines.append("This folder holds the text route alone, in sentence-transformers' own modules.")
     elif routes:
         shared = ", all ending in the one shared encoder" if len(routes) > 1 else ""
         lines.append(f"Routes: {', '.join(f'`{route}`' for route in routes)}{shared}.")
     if "image_encoder" in recipe:  # caption grounding: the image side is training data, not part of the model
-        features = next(
-            (line.partition(": ")[2] for line in training_data if line.startswith("image_features: ")), None
-        )
+        features = _data_line(training_data, "image_features")
         dimension = recipe.get("image_dimension", "?")
         if features:
             grounded = (
@@ -217,6 +403,45 @@ def _model_lines(
             f"Captions were grounded in {grounded}; the image features and the grounding heads served in training "
             "only."
         )
+    return lines
+
+
+def _teacher_lines(recipe: Mapping[str, Any], training_data: Sequence[str], base_model: str | None) -> list[str]:
+    """The frozen teachers a run trained against, as its settings and data name the ones it used: KDMCSE's and
+    DALR's CLIP (a features file, the tiny random CLIP of a tiny run, or ``clip_encoder``), DALR's text teachers,
+    MACD's anchor."""
+    lines = []
+    if "clip_encoder" in recipe:
+        dimension = recipe["clip_dimension"]
+        features = _data_line(training_data, "image_features")
+        if features:
+            clip = f"CLIP embeddings ({dimension}-d) read from `{features}` (the setting `clip_encoder` unused)"
+        elif recipe.get("tiny"):
+            clip = f"a tiny random CLIP with {dimension}-d embeddings, built offline from the training captions"
+        else:
+            name = _published_name(CLIP_MODELS.get(recipe["clip_encoder"], recipe["clip_encoder"]))
+            clip = f"frozen `{name}` ({dimension}-d embeddings, setting `clip_encoder`), run once before training"
+        lines.append(f"CLIP teacher: {clip}.")
+    if "teachers" in recipe:
+        weights = recipe["teacher_weights"]
+        if recipe.get("tiny"):
+            sizes = f"{TINY_BERT['num_hidden_layers']} layers, hidden size {TINY_BERT['hidden_size']}"
+            weighted = _joined([str(weight) for weight in weights])
+            teachers = (
+                f"{len(recipe['teachers'])} tiny random BERTs ({sizes}) built offline on the student's vocabulary, "
+                f"weighted {weighted}"
+            )
+        else:
+            teachers = _joined(
+                [f"`{_published_name(name)}` ({weight})" for name, weight in zip(recipe["teachers"], weights)]
+            )
+        lines.append(f"Text teachers: {teachers}.")
+    if recipe.get("anchor", {}).get("enabled"):
+        lines.append(
+            f"Anchor teacher: a frozen copy of the starting encoder, {_starting_encoder(recipe, base_model)}."
+        )
+    if lines:
+        lines.append("The teachers served in training only; the saved model holds none of them.")
     return lines
 
 
@@ -261,6 +486,33 @@ def _eval_results(
     return results
 
 
+def _intro(recipe: Mapping[str, Any], label: str, changed: Mapping[str, Any]) -> str:
+    """The card's first line: the recipe and what it reproduces, or, for a tiny run or one that changed the
+    recipe's settings, which settings differ (the recipe's description would claim settings the run did not use)."""
+    trained = "Trained with [sbert-nonling](https://pypi.org/project/sbert-nonling/)"
+    if not recipe.get("tiny") and not changed:
+        return f"{trained}, recipe `{label}`: {recipe.get('description', '')}"
+    form = " in its `tiny` form" if recipe.get("tiny") else ""
+    changes = _joined([f"`{key}` (recipe: `{value}`)" for key, value in changed.items()])
+    differs = f", with settings changed from the recipe's: {changes}" if changes else ""
+    return (
+        f"{trained} from recipe `{label}`{form}{differs}. The recipe's own configuration is not what trained this "
+        "model: the model, teachers and hyper-parameters below are the ones used."
+    )
+
+
+def _unused_settings(recipe: Mapping[str, Any], saved: SavedModel | None) -> dict[str, str]:
+    """Settings the saved model does not follow (a continued sentence-transformers model keeps its own pooling and
+    length), each with what the model does instead."""
+    unused = {}
+    # cls_mlp is cls pooling, then a Dense
+    if saved is not None and "pooling" in recipe and recipe["pooling"].removesuffix("_mlp") != saved.pooling:
+        unused["pooling"] = f"the saved model pools `{saved.pooling}`"
+    if saved is not None and saved.max_seq_length not in (None, recipe.get("max_seq_length")):
+        unused["max_seq_length"] = f"the saved model reads {saved.max_seq_length} tokens"
+    return unused
+
+
 def model_card(
     recipe: Mapping[str, Any],
     form: CardForm,
@@ -271,14 +523,21 @@ def model_card(
     routes: Sequence[str] = (),
     retrieval: Mapping[str, float] | None = None,
     multilingual_scores: Mapping[str, Mapping[str, float]] | None = None,
+    saved: SavedModel | None = None,
+    recorded: Mapping[str, Sequence[Any]] | None = None,
+    recipe_settings: Mapping[str, Any] | None = None,
 ) -> str:
     """The README.md of a trained model: YAML metadata (tags, ``base_model``, ``license``, ``language``, ``datasets``,
-    ``model-index``), method, model, recipe, training data, scores, loading code and citations.
+    ``widget``, ``model-index``), method, model, teachers, recipe, training data, scores, loading code and citations.
 
-    Everything it says comes from its arguments: the model section from the settings (the starting encoder, the image
-    encoder of caption grounding) and ``routes``; the metadata from :func:`base_model_card_data` (``recipe["model"]``,
-    none for a tiny run) and the Hub datasets among ``training_data``; ``model-index`` from the last row of each score
-    table (the trained model's) and ``retrieval``.
+    Everything it says comes from its arguments: the model section from ``saved`` (the saved model's encoder and
+    pooling), the settings (the starting encoder, the image encoder of caption grounding, the teachers: a tiny run's
+    tiny ones) and ``routes``; the metadata from :func:`base_model_card_data` (``recipe["model"]``, none for a tiny
+    run), the Hub datasets among ``training_data`` and what ``recorded`` keeps of sentence-transformers' own card
+    (its widget, datasets and tags; where it recorded no widget, one of :data:`EXAMPLE_SENTENCES`); ``model-index``
+    from the last row of each score table (the trained model's) and ``retrieval``. The recipe's description opens the
+    card only when the run is the recipe as published: a tiny run, or one whose settings differ from
+    ``recipe_settings``, names the changed settings instead.
 
     Args:
         recipe: the recipe settings the model was trained with (``get_recipe(...)`` after overrides).
@@ -291,6 +550,11 @@ def model_card(
         routes: the routes of a full or pixel model (:func:`saved_routes`), e.g. ``["text", "image"]``.
         retrieval: caption <-> image Recall@K x100 on held-out images (``{"text_to_image_R@1": 41.2, ...}``).
         multilingual_scores: as ``scores``, for stsb_multi_mt tasks (``STSBenchmarkMultilingualSTS-<language>``).
+        saved: the saved model (:meth:`SavedModel.read`); without it the card says nothing of its encoder and
+            pooling.
+        recorded: what sentence-transformers' cards of the saved model recorded (:func:`recorded_card_data`).
+        recipe_settings: the recipe's own settings (``get_recipe(recipe["name"])``), to name what the run changed;
+            None: unknown (a recipe that is not bundled), the description is shown unless the run is tiny.
 
     Example::
 
@@ -307,40 +571,54 @@ def model_card(
         raise ValueError(f"routes={list(routes)!r}: {unknown[0]!r} is not a route; routes are {list(ROUTE_INPUTS)}.")
     method = recipe.get("method", "simcse")
     label = recipe.get("name") or method
+    recorded = recorded or {}
     base = base_model_card_data(recipe["model"]) if recipe.get("model") and not recipe.get("tiny") else {}
     base_model = base.get("base_model")
-    captions = next((line.partition(": ")[2] for line in training_data if line.startswith("captions_file: ")), None)
-    eval_results = _eval_results(scores or {}, multilingual_scores or {}, retrieval or {}, captions)
+    eval_results = _eval_results(
+        scores or {}, multilingual_scores or {}, retrieval or {}, _data_line(training_data, "captions_file")
+    )
+    tags = [
+        "sentence-transformers",
+        "sentence-similarity",
+        "feature-extraction",
+        "sbert-nonling",
+        method.replace("_", "-"),
+    ]
     card_data = ModelCardData(
         base_model=base_model,
         license=base.get("license"),
         language=base.get("language"),
-        datasets=hub_datasets(training_data) or None,
+        datasets=list(dict.fromkeys([*hub_datasets(training_data), *recorded.get("datasets", [])])) or None,
         library_name="sentence-transformers",
         pipeline_tag="sentence-similarity",
-        tags=[
-            "sentence-transformers",
-            "sentence-similarity",
-            "feature-extraction",
-            "sbert-nonling",
-            method.replace("_", "-"),
-        ],
+        tags=list(dict.fromkeys([*tags, *recorded.get("tags", [])])),
         model_name=name if eval_results else None,
         eval_results=eval_results or None,
+        widget=list(recorded.get("widget", []))
+        or [{"source_sentence": EXAMPLE_SENTENCES[0], "sentences": list(EXAMPLE_SENTENCES[1:])}],
     )
     shown = dict(recipe)  # the model setting as published: its Hub name or a folder's name; a tiny run did not use it
     if recipe.get("tiny"):
         shown.pop("model", None)
     elif "model" in recipe:
         shown["model"] = base_model or Path(recipe["model"]).name
-    settings = [f"- `{key}`: `{shown[key]}`" for key in CARD_SETTINGS if key in shown]
+    unused = _unused_settings(recipe, saved)
+    settings = [
+        f"- `{key}`: `{shown[key]}`" + (f" (unused: {unused[key]})" if key in unused else "")
+        for key in CARD_SETTINGS
+        if key in shown
+    ]
+    teachers = _teacher_lines(recipe, training_data, base_model)
     parts = [
         f"---\n{card_data.to_yaml()}\n---",
         f"# {label} sentence encoder ({'text export' if form == 'text' else form + ' model'})",
-        f"Trained with [sbert-nonling](https://pypi.org/project/sbert-nonling/), recipe `{label}`: "
-        f"{recipe.get('description', '')}",
+        _intro(recipe, label, changed_settings(recipe, recipe_settings) if recipe_settings else {}),
         "## Model\n\n"
-        + "\n".join(f"- {line}" for line in _model_lines(recipe, form, routes, training_data, base_model)),
+        + "\n".join(f"- {line}" for line in _model_lines(recipe, form, routes, training_data, base_model, saved)),
+    ]
+    if teachers:
+        parts.append("## Teachers\n\n" + "\n".join(f"- {line}" for line in teachers))
+    parts += [
         "## Usage\n\n" + _loading_snippet(form, name, routes),
         "## Training\n\n"
         + ("\n".join(f"- {line}" for line in training_data) or "- (not recorded)")
@@ -428,16 +706,29 @@ def loss_citations(loss: nn.Module | Mapping[str, nn.Module]) -> list[str]:
     return [citation for citation in citations if citation]
 
 
-def write_model_card(folder: str | Path, recipe: Mapping[str, Any], form: CardForm, **kwargs: Any) -> Path:
-    """Write :func:`model_card` as ``folder/README.md`` (replacing sentence-transformers' default), with the routes of
-    the model saved in ``folder`` (:func:`saved_routes`). Returns the README's path.
+def write_model_card(
+    folder: str | Path,
+    recipe: Mapping[str, Any],
+    form: CardForm,
+    recorded: Mapping[str, Sequence[Any]] | None = None,
+    **kwargs: Any,
+) -> Path:
+    """Write :func:`model_card` as ``folder/README.md``, describing the model saved in ``folder``
+    (:meth:`SavedModel.read`: its encoder, pooling and routes) and keeping what sentence-transformers' README there
+    recorded (:func:`recorded_card_data`: the widget examples, Hub datasets and tags of its trainer), which it
+    replaces. Returns the README's path.
 
     Args:
         folder: the saved model folder.
         recipe: the recipe settings the model was trained with.
         form: the card's form, ``"text"``, ``"full"`` or ``"pixel"``.
+        recorded: what to keep of sentence-transformers' cards (:func:`recorded_card_data` of several folders, e.g.
+            a run's full model for its text export); None: the folder's own README.
         kwargs: :func:`model_card`'s other arguments.
     """
     path = Path(folder) / "README.md"
-    path.write_text(model_card(recipe, form, routes=saved_routes(folder), **kwargs), encoding="utf-8")
+    saved = SavedModel.read(folder)
+    recorded = recorded_card_data(folder) if recorded is None else recorded
+    card = model_card(recipe, form, routes=saved.routes, saved=saved, recorded=recorded, **kwargs)
+    path.write_text(card, encoding="utf-8")
     return path

@@ -7,10 +7,13 @@ from pathlib import Path
 import pytest
 from huggingface_hub import ModelCard, ModelCardData
 from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
 
+from sbert_nonling import export_text_model
 from sbert_nonling.app import get_recipe, train_recipe
 from sbert_nonling.data import DataSources
 from sbert_nonling.export.model_card import bibtex_entries, card_for_repo, loss_citations, model_card, write_model_card
+from sbert_nonling.models import build_sentence_model
 from tests.conftest import cited, wiki_file
 
 
@@ -86,6 +89,47 @@ def test_full_model_cards_describe_the_routes_the_saved_model_has(tiny_encoder_d
     assert not any(word in one for word in ("image", "audio")) and "audio" not in two
     with pytest.raises(ValueError, match="'video' is not a route"):
         model_card(get_recipe("visualcse"), "full", routes=["text", "video"])
+    with pytest.raises(ValueError, match="holds no saved sentence-transformers model"):
+        write_model_card(tmp_path, get_recipe("visualcse"), "full")
+
+
+def test_a_continued_sentence_transformers_model_s_cards_state_its_own_pooling_and_length(tiny_encoder_dir, tmp_path):
+    minilm = tmp_path / "minilm"  # a sentence-transformers model with mean pooling, as all-MiniLM-L6-v2
+    SentenceTransformer(modules=[Transformer(tiny_encoder_dir, max_seq_length=64), Pooling(32), Normalize()]).save(
+        str(minilm)
+    )
+    continued = build_sentence_model(str(minilm))  # as a run of --model minilm builds it: its own modules kept
+    continued.save(str(tmp_path / "model"))
+    export_text_model(continued, tmp_path / "export")
+    recipe = get_recipe("simcse-unsup", overrides={"model": str(minilm)})  # the recipe's pooling: cls
+    assert recipe["pooling"] == "cls"
+    for folder, form in (("model", "full"), ("export", "text")):
+        card = write_model_card(tmp_path / folder, recipe, form).read_text()
+        assert "- Pooling: `mean`, then Normalize: 32-d embeddings.\n" in card
+        assert "- Encoder: `bert`, 2 layers, hidden size 32; at most 64 tokens per input.\n" in card
+        assert "- `pooling`: `cls` (unused: the saved model pools `mean`)\n" in card
+        assert "- `max_seq_length`: `32` (unused: the saved model reads 64 tokens)\n" in card
+
+
+def test_cards_name_the_teachers_the_run_used():
+    dalr = model_card(get_recipe("dalr"), "text")
+    clip = "- CLIP teacher: frozen `openai/clip-vit-large-patch14` (768-d embeddings, setting `clip_encoder`)"
+    teachers = (
+        "- Text teachers: `princeton-nlp/unsup-simcse-bert-base-uncased` (0.33) and "
+        "`voidism/diffcse-bert-base-uncased-sts` (0.67).\n"
+    )
+    assert clip in dalr and teachers in dalr
+    tiny = model_card(get_recipe("dalr", tiny=True), "text", training_data=["image_features: f30k.safetensors"])
+    clip = "- CLIP teacher: CLIP embeddings (128-d) read from `f30k.safetensors` (the setting `clip_encoder` unused)."
+    teachers = (
+        "- Text teachers: 2 tiny random BERTs (2 layers, hidden size 128) built offline on the student's vocabulary, "
+        "weighted 0.33 and 0.67.\n"
+    )
+    assert clip in tiny and teachers in tiny
+    assert "princeton-nlp" not in tiny and "ViT-L/14" not in tiny  # nor the recipe's description
+    macd = model_card(get_recipe("macd"), "text")
+    assert "- Anchor teacher: a frozen copy of the starting encoder, `bert-base-uncased`.\n" in macd
+    assert "## Teachers" not in model_card(get_recipe("mcse"), "text")  # MCSE trains against no teacher
 
 
 def test_cards_carry_scores_model_index_and_hub_metadata():
@@ -181,6 +225,11 @@ def test_recipe_runs_leave_settings_results_and_cards(tmp_path, data_dir, small_
     export_card = (run / "export" / "README.md").read_text()
     assert "trust_remote_code" not in export_card and f"{result['dev_after']['STSBenchmark']:.2f}" in export_card
     assert "pipeline check, not a usable encoder" in export_card  # tiny runs say so
+    assert "- Encoder: `bert`, 2 layers, hidden size 128; at most 32 tokens per input." in export_card
+    sentences = set(text_file.read_text().splitlines())
+    for folder in ("model", "export"):  # the widget sentence-transformers' trainer sampled from the training data
+        widget = ModelCard.load(run / folder / "README.md").data.widget
+        assert widget and all(example["source_sentence"] in sentences for example in widget)
     assert "trust_remote_code=True" in (run / "model" / "README.md").read_text()
     assert {"gao2021simcse", "reimers2019sentencebert"} <= cited(run / "model") and "gao2021simcse" in cited(
         run / "export"
