@@ -137,23 +137,31 @@ def gpu_run_parser(benchmark: str, description: str, quick: str, steps: str) -> 
     return parser
 
 
-def apply_run_arguments(args: argparse.Namespace) -> None:
-    """Apply :func:`gpu_run_parser`'s ``--shared`` and ``--device`` before anything runs.
+def use_shared_folder(shared: str | None) -> None:
+    """Read the data from ``shared`` (None: keep :data:`SHARED_DIR`): it becomes :data:`SHARED_DIR` (with
+    :data:`DATA_DIR` and :data:`WIKI_FILE`) and ``$SBERT_NONLING_SHARED``, which the package and the child processes
+    read.
 
-    ``--shared`` becomes :data:`SHARED_DIR` (with :data:`DATA_DIR` and :data:`WIKI_FILE`) and
-    ``$SBERT_NONLING_SHARED``, which the package and the child processes read; ``--device cpu`` empties
-    ``CUDA_VISIBLE_DEVICES``, so that the trainers see no GPU (importing this module does not initialise CUDA, so the
-    setting still takes effect).
+    Args:
+        shared: a ``--shared`` option's value.
+    """
+    global SHARED_DIR, DATA_DIR, WIKI_FILE
+    if shared:
+        os.environ["SBERT_NONLING_SHARED"] = shared
+        SHARED_DIR = Path(shared)
+        DATA_DIR = SHARED_DIR / "data"
+        WIKI_FILE = DATA_DIR / "corpus" / WIKI_FILE.name
+
+
+def apply_run_arguments(args: argparse.Namespace) -> None:
+    """Apply :func:`gpu_run_parser`'s ``--shared`` (:func:`use_shared_folder`) and ``--device`` before anything runs:
+    ``--device cpu`` empties ``CUDA_VISIBLE_DEVICES``, so that the trainers see no GPU (importing this module does not
+    initialise CUDA, so the setting still takes effect).
 
     Args:
         args: the parsed command line.
     """
-    global SHARED_DIR, DATA_DIR, WIKI_FILE
-    if args.shared:
-        os.environ["SBERT_NONLING_SHARED"] = args.shared
-        SHARED_DIR = Path(args.shared)
-        DATA_DIR = SHARED_DIR / "data"
-        WIKI_FILE = DATA_DIR / "corpus" / WIKI_FILE.name
+    use_shared_folder(args.shared)
     if args.device == "cpu":
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
 

@@ -47,6 +47,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import common
@@ -100,6 +101,8 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
 FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "kdmcse", "dalr", "multitask", "pixel-linguist")
 #: PIXEL-base's encoder shape (Team-PIXEL/pixel-base: ViT-MAE, 768 x 12 layers x 12 heads).
 PIXEL_BASE = {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}
+#: The step kinds of one training run of each family that has several (its batches' datasets; default one).
+STEP_KINDS = {"visualcse": 2, "audiocse": 2, "mcse": 3, "kdmcse": 3, "dalr": 3}
 #: Issue 33's goals on an H100 at the paper's batch in bf16: (family, step) -> ms per step, and the pixel data wait.
 STEP_GOALS_MS = {("simcse", "train"): 15.0, ("visualcse", "image"): 25.0}
 PIXEL_DATA_WAIT_GOAL = 0.05
@@ -252,10 +255,15 @@ class StepRecord(TrainerCallback):
         device: The training device.
         warmup: The untimed steps of each kind of step.
         kinds: The kinds of step of the run (the peak memory is read from step ``warmup * kinds`` on).
+        clock: The clock of the step ends and waits: wall time, or ``time.process_time`` (this process's CPU
+            seconds, which other jobs on the cores hardly move).
     """
 
-    def __init__(self, device: torch.device, warmup: int, kinds: int = 1) -> None:
+    def __init__(
+        self, device: torch.device, warmup: int, kinds: int = 1, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
         self.device = device
+        self.clock = clock
         self.warmup = warmup
         self.untimed_steps = warmup * kinds
         self.ends: list[float] = []
@@ -271,7 +279,7 @@ class StepRecord(TrainerCallback):
 
     def on_step_end(self, args, state, control, **kwargs):
         synchronize(self.device)
-        self.ends.append(time.perf_counter())
+        self.ends.append(self.clock())
         kind = "+".join(dict.fromkeys(str(batch.get("dataset_name") or "train") for batch in self.current))
         self.kinds.append(kind)
         self.batches[kind] = self.current
@@ -280,18 +288,19 @@ class StepRecord(TrainerCallback):
     def on_train_end(self, args, state, control, **kwargs):
         self.peak_mib = peak_memory(self.device)
 
-    def step_times(self) -> dict[str, dict[str, list[float]]]:
-        """Per kind of step, the seconds and data waits of its timed steps: all but its first ``warmup`` (and the
-        run's first step, whose start is not recorded)."""
-        times: dict[str, dict[str, list[float]]] = {}
+    def step_times(self) -> dict[str, dict[str, list]]:
+        """Per kind of step, the seconds, data waits and positions in the run (``steps``, from 0) of its timed steps:
+        all but its first ``warmup`` (and the run's first step, whose start is not recorded)."""
+        times: dict[str, dict[str, list]] = {}
         seen: dict[str, int] = {}
         for index, kind in enumerate(self.kinds):
             seen[kind] = seen.get(kind, 0) + 1
             if index == 0 or seen[kind] <= self.warmup:
                 continue
-            kind_times = times.setdefault(kind, {"seconds": [], "waits": []})
+            kind_times = times.setdefault(kind, {"seconds": [], "waits": [], "steps": []})
             kind_times["seconds"].append(self.ends[index] - self.ends[index - 1])
             kind_times["waits"].append(self.waits[index])
+            kind_times["steps"].append(index)
         return times
 
 
@@ -300,9 +309,9 @@ def recording(trainer_class: type, record: StepRecord) -> type:
 
     class Recording(trainer_class):
         def get_batch_samples(self, epoch_iterator, num_batches, device):
-            start = time.perf_counter()
+            start = record.clock()
             batches = super().get_batch_samples(epoch_iterator, num_batches, device)
-            record.waits.append(time.perf_counter() - start)
+            record.waits.append(record.clock() - start)
             return batches
 
         def training_step(self, model, inputs, num_items_in_batch=None):
@@ -333,19 +342,24 @@ def step_flops(trainer, batches: list[dict], device: torch.device, dtype: torch.
 
 
 def bare_seconds(
-    trainer, batches: list[dict], device: torch.device, dtype: torch.dtype | None, steps: int
+    trainer,
+    steps: list[list[dict]],
+    device: torch.device,
+    dtype: torch.dtype | None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> list[float]:
-    """Seconds of each of ``steps`` bare-loop steps (:func:`common.bare_step`, the same fused AdamW) on ``batches``,
-    moved to ``device`` first, under ``dtype`` autocast (None: fp32), after one untimed step."""
-    on_device = [batch_to_device(dict(batch), device) for batch in batches]
-    optimizer, scheduler = common.bare_optimizer(trainer, batches[0].get("dataset_name"))
+    """Seconds of a bare-loop step (:func:`common.bare_step`, the same fused AdamW) on each step's batches of
+    ``steps``, moved to ``device`` first, under ``dtype`` autocast (None: fp32), after one untimed step on the first,
+    read from ``clock``."""
+    on_device = iter([[batch_to_device(dict(batch), device) for batch in batches] for batches in steps[:1] + steps])
+    optimizer, scheduler = common.bare_optimizer(trainer, steps[0][0].get("dataset_name"))
 
     def step() -> None:
         with torch.autocast(device.type, dtype=dtype or torch.float32, enabled=dtype is not None):
-            common.bare_step(trainer, on_device, optimizer, scheduler)
+            common.bare_step(trainer, next(on_device), optimizer, scheduler)
         synchronize(device)
 
-    return common.timed_steps(step, steps, warmup=1)
+    return common.timed_steps(step, len(steps), warmup=1, clock=clock)
 
 
 def figures(seconds: list[float], flops: int, peak_tflops: float) -> dict:
@@ -378,8 +392,7 @@ def measure_family(family: str, mode: str, inputs: dict[str, Path], options: dic
             continue
         if stage.args.max_steps == 0:
             continue  # a stage left out
-        kinds = {"visualcse": 2, "audiocse": 2, "mcse": 3, "kdmcse": 3, "dalr": 3}.get(family, 1)
-        record = StepRecord(device, warmup, kinds=kinds)
+        record = StepRecord(device, warmup, kinds=STEP_KINDS.get(family, 1))
         stage.trainer_class = recording(stage.trainer_class, record)
         stage.args.eval_strategy, stage.args.load_best_model_at_end = "no", False
         stage.args.compile_backend, stage.args.compile_mode = options["compile_backend"], options["compile_mode"]
@@ -402,7 +415,7 @@ def measure_family(family: str, mode: str, inputs: dict[str, Path], options: dic
                 "train_loss": loss,
             }
             if mode == "eager":
-                seconds = bare_seconds(trainer, record.batches[kind], device, options["dtype"], steps)
+                seconds = bare_seconds(trainer, [record.batches[kind]] * steps, device, options["dtype"])
                 bare = {"check": "bare", "stage": stage.name, "step": kind, "status": "passed"}
                 rows.append({**bare, **figures(seconds, flops[key], options["peak_tflops"])})
                 row["x_bare"] = row["ms_per_step"] / rows[-1]["ms_per_step"]

@@ -1,0 +1,191 @@
+"""The trainers' own host time per step (issue 33): each method's trainer step vs a bare loop of the same step, on
+the CPU where the host dominates.
+
+Each method's plan is ``gpu_speed.py``'s CPU check's (the recipe's ``tiny`` block at batch 8, images and clips 4,
+captions 6, on small copies of the shared data, built by the method's own builder) with every random text encoder
+2 layers and 64 wide (:data:`NARROW`; Pixel Linguist's tiny PIXEL encoder is that wide already), no DataLoader
+workers, one torch thread and, run as a script, the GPUs hidden (``main`` alone trains where the trainers put the
+model, the bare loop with it). There a step's arithmetic is small and its cost is the host's: Python,
+dispatch and the operators' fixed costs, what a launch-bound GPU step (issue 33's H200 rows) pays too. Each stage
+trains through its own trainer and callbacks (``TrainingStage.run``, no logging, evaluation or saving before the last
+step) and, per kind of step (VisualCSE's image and text steps, ...), the bare loop (``common.bare_step``: the same
+model, loss modules and fused AdamW; forward, backward, clipping, the optimizer and the schedule, nothing else) runs
+each timed step again on the same batches.
+
+The trainer's step is the time between two step ends less its wait for the DataLoader (``get_batch_samples``: the
+batch's reading, decoding and collation, which the bare loop's ready batch skips and a GPU run's workers do): forward,
+backward, clipping, the optimizer, the schedule and all the trainers' own bookkeeping. Both are read from
+``time.process_time`` (this process's CPU seconds; other jobs on the shared cores hardly move them), and the trainer
+runs alternate with the bare loops on the very batches of their timed steps, ``--rounds`` times. The table gives per
+step kind the median ms of both, their ratio (goal: at most 1.1) and the median data wait.
+
+Run: ``python benchmarks/host_overhead.py [--families simcse,...] [--steps 10] [--warmup 2] [--rounds 4]
+[--precision fp32] [--threads 1] [--shared DIR] [--quick]``. Prints a table, then one JSON line (fields:
+docs/benchmarks.md, "Host overhead per family (CPU)"). ``--quick``: 1 untimed and 2 timed steps per kind, 2 rounds
+(the test suite runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import tempfile
+import time
+import unittest.mock
+from pathlib import Path
+
+import common
+import torch
+from gpu_check import missing_extra
+from gpu_speed import FAMILIES, STEP_KINDS, StepRecord, bare_seconds, recording, speed_inputs, speed_plan
+
+from sbert_nonling.methods.plan import ModelUpdate, TrainingStage
+from sbert_nonling.models.tiny_encoder import TINY_BERT
+from sbert_nonling.training.arguments import cpu_has_native_bf16
+
+GOAL = 1.1
+#: The random text encoders' shape here (``build_tiny_encoder``'s :data:`~sbert_nonling.models.tiny_encoder.TINY_BERT`
+#: while the plans are built): 2 layers, 64 wide.
+NARROW = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 256}
+#: ``--quick``: one untimed and two timed steps of each kind, two rounds.
+QUICK = {"steps": 2, "warmup": 1, "rounds": 2}
+
+
+class EveryStep(StepRecord):
+    """:class:`gpu_speed.StepRecord` that also keeps the batches of every step, in order (``step_batches``)."""
+
+    def __init__(self, device: torch.device, warmup: int, kinds: int) -> None:
+        super().__init__(device, warmup, kinds=kinds, clock=time.process_time)
+        self.step_batches: list[list[dict]] = []
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.step_batches.append(self.current)
+        super().on_step_end(args, state, control, **kwargs)
+
+
+def train_rounds(stage: TrainingStage, model, options: dict, kinds: int, work: Path) -> list[dict]:
+    """``options["rounds"]`` runs of ``stage``, each followed by the bare loop on the batches of its timed steps; a row
+    per kind of step with the host ms of both (medians over every round's timed steps)."""
+    trainer_class = stage.trainer_class
+    samples: dict[str, dict[str, list[float]]] = {}
+    try:
+        for round_index in range(options["rounds"]):
+            record = EveryStep(stage.args.device, options["warmup"], kinds)
+            stage.trainer_class = recording(trainer_class, record)
+            start = common.QuietTraining(record, work / f"round-{round_index}", stage.args.max_steps)
+            stage.run(model, before_training=start)
+            for kind, measured in record.step_times().items():
+                kind_samples = samples.setdefault(kind, {"trainer": [], "bare": [], "wait": []})
+                kind_samples["trainer"] += [step - wait for step, wait in zip(measured["seconds"], measured["waits"])]
+                kind_samples["wait"] += measured["waits"]
+                steps = [record.step_batches[index] for index in measured["steps"]]
+                kind_samples["bare"] += bare_seconds(
+                    start.trainer, steps, start.trainer.args.device, options["dtype"], clock=time.process_time
+                )
+    finally:
+        stage.trainer_class = trainer_class
+    rows = []
+    for kind, kind_samples in samples.items():
+        trainer_ms, bare_ms = (1000 * common.median(kind_samples[name]) for name in ("trainer", "bare"))
+        rows.append(
+            {
+                "stage": stage.name,
+                "step": kind,
+                "trainer_ms": trainer_ms,
+                "bare_ms": bare_ms,
+                "ratio": trainer_ms / bare_ms,
+                "data_wait_ms": 1000 * common.median(kind_samples["wait"]),
+                "timed_steps": len(kind_samples["trainer"]),
+            }
+        )
+    return rows
+
+
+def measure_family(family: str, inputs: dict[str, Path], options: dict, work: Path) -> dict:
+    """Every training stage of ``family``'s plan, timed against its bare loops (:func:`train_rounds`)."""
+    reason = missing_extra(family)
+    if reason:
+        return {"status": "skipped", "reason": reason}
+    settings = {"precision": options["precision"], "dataloader_num_workers": 0}
+    with unittest.mock.patch.dict(TINY_BERT, NARROW):
+        plan = speed_plan(family, inputs, settings, options["warmup"] + options["steps"], quick=True)
+    rows = []
+    for index, stage in enumerate(plan.stages):  # as MethodPlan.train runs them
+        if isinstance(stage, ModelUpdate):
+            stage.apply(plan.model)
+            continue
+        if stage.args.max_steps == 0:
+            continue  # a stage left out
+        stage.args.eval_strategy, stage.args.load_best_model_at_end = "no", False
+        rows += train_rounds(stage, plan.model, options, STEP_KINDS.get(family, 1), work / f"{family}-{index}")
+    return {"status": "passed", "rows": rows}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated subset of the families")
+    parser.add_argument("--steps", type=int, default=10, help="timed steps of each kind per round")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps of each kind per round")
+    parser.add_argument("--rounds", type=int, default=4, help="trainer runs, each beside a bare loop")
+    parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32", help="bf16: autocast on the CPU")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument(
+        "--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED or ../shared)"
+    )
+    args = common.parse_arguments(parser, QUICK, argv)
+    common.use_shared_folder(args.shared)
+    common.quiet()
+    common.set_threads(args.threads)
+    if args.precision == "bf16" and not cpu_has_native_bf16():
+        print("This CPU has no native bf16 matmul: bf16 autocast runs an emulated kernel here.")
+    options = {
+        **vars(args),
+        "dtype": torch.bfloat16 if args.precision == "bf16" else None,
+    }
+    results: list[dict[str, object]] = []
+    skipped: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="host-overhead-") as folder:
+        work = Path(folder)
+        os.chdir(work)  # the trainers' relative output folders
+        inputs = speed_inputs(work / "inputs", quick=True)
+        for family in args.families.split(","):
+            result = common.isolated(
+                {"family": family}, functools.partial(measure_family, family, inputs, options, work)
+            )
+            if result["status"] == "skipped":
+                skipped[family] = result["reason"]
+            for row in result.pop("rows", None) or [result]:
+                results.append({"family": family, **row})
+    common.print_table(
+        ["family", "stage", "step", "trainer ms", "bare ms", "ratio", "data wait ms", "timed steps"],
+        [
+            [row["family"], row.get("stage", "-"), row.get("step", "-")]
+            + [row.get(key, row.get("error", "-")) for key in ("trainer_ms", "bare_ms", "ratio")]
+            + [row.get("data_wait_ms", "-"), row.get("timed_steps", "-")]
+            for row in results
+            if row.get("status") != "skipped"
+        ],
+    )
+    for family, reason in skipped.items():
+        print(f"{family}: skipped ({reason})")
+    ratios = [row["ratio"] for row in results if "ratio" in row]
+    failed = [row["family"] for row in results if row.get("status") == "failed"]
+    worst = max(ratios, default=float("nan"))
+    common.emit(
+        {
+            "benchmark": "host_overhead",
+            "ratio": worst,
+            "goal": f"every method's trainer step at most {GOAL}x the host time of its bare loop",
+            "met": worst <= GOAL and not failed,
+            "steps": [row for row in results if "ratio" in row],
+            "failed": failed,
+            "skipped": skipped,
+            "settings": {key: value for key, value in options.items() if key != "dtype"},
+        }
+    )
+
+
+if __name__ == "__main__":
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before CUDA initialises: the trainers train on the CPU
+    main()
