@@ -47,9 +47,11 @@ def angular_margin_logits(
         logits = angular_margin_logits(queries @ candidates.T, margin=0.15, temperature=0.05)
         loss = F.cross_entropy(logits, torch.arange(4))
     """
-    angles = torch.acos(similarities.clamp(-1.0, 1.0))
-    eye = torch.eye(angles.shape[0], angles.shape[1], dtype=torch.bool, device=angles.device)
-    harder = ~eye & (angles > margin)
+    eye = torch.eye(similarities.shape[0], similarities.shape[1], dtype=torch.bool, device=similarities.device)
+    harder = ~eye & (torch.acos(similarities.clamp(-1.0, 1.0)) > margin)
     shift = margin if soft_labels is None else margin * (1 - soft_labels)
-    shifted = torch.where(harder, angles - shift, angles)
-    return torch.cos(shifted) / temperature
+    # Only the moved negatives go through acos, whose slope is infinite at 1: a positive of two identical views
+    # (similarity exactly 1) would otherwise get 0 * inf, a NaN gradient, where clamp passes the gradient at its bound
+    # (torch before 2.14).
+    angles = torch.acos(torch.where(harder, similarities, 0.0).clamp(-1.0, 1.0))
+    return torch.where(harder, torch.cos(angles - shift), similarities) / temperature

@@ -17,6 +17,7 @@ from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.util.choices import ListwiseKind
 from sbert_nonling.util.precision import float32_math
+from sbert_nonling.util.similarity import cosine_similarity
 from sbert_nonling.util.views import forward_views
 
 
@@ -111,7 +112,7 @@ def mixed_teacher_scores(
     with float32_math(*anchors, *candidates) as tensors:
         count = len(anchors)
         scores = [
-            weight * F.normalize(anchor, dim=-1) @ F.normalize(candidate, dim=-1).T
+            weight * cosine_similarity(anchor, candidate)
             for weight, anchor, candidate in zip(weights, tensors[:count], tensors[count:], strict=True)
         ]
         return torch.stack(scores).sum(dim=0) / temperature
@@ -323,7 +324,7 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
             candidates: the candidates' embeddings after the training head (B, d).
         """
         with float32_math(anchors, candidates) as (anchors, candidates):
-            similarities = F.normalize(anchors, dim=-1) @ F.normalize(candidates, dim=-1).T
+            similarities = cosine_similarity(anchors, candidates)
             if self.margin:
                 return angular_margin_logits(similarities, self.margin, self.temperature)
             return similarities / self.temperature

@@ -16,6 +16,7 @@ from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.util.choices import Direction, TrainingHead
 from sbert_nonling.util.heads import embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
+from sbert_nonling.util.similarity import cosine_similarity
 from sbert_nonling.util.views import forward_views
 
 #: MultipleNegativesRankingLoss's directions for each grounding direction (queries: captions; documents: images).
@@ -128,9 +129,12 @@ class MultimodalAlignLoss(LossConfig, nn.Module):
         super().__init__()
         self.model = model
         self.text_loss = text_loss
+        # cosine_similarity, not sentence-transformers' cos_sim: the same numbers without the Tensor.to_dense() whose
+        # gradient a compiled graph drops on torch 2.11 / 2.12 (sbert_nonling/util/similarity.py)
         self.grounding_loss = MultipleNegativesRankingLoss(
             model,
             scale=1.0 / temperature,
+            similarity_fct=cosine_similarity,
             gather_across_devices=gather_across_devices,
             directions=MNRL_DIRECTIONS[direction],
             partition_mode="per_direction",

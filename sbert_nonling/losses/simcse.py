@@ -10,7 +10,6 @@ import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-from sentence_transformers.util import cos_sim
 from torch import Tensor
 
 from sbert_nonling.losses.angular_margin import angular_margin_logits
@@ -18,6 +17,7 @@ from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.util.choices import TrainingHead
 from sbert_nonling.util.heads import embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
+from sbert_nonling.util.similarity import cosine_similarity
 
 
 class SimCSELoss(LossConfig, MultipleNegativesRankingLoss):
@@ -102,7 +102,14 @@ class SimCSELoss(LossConfig, MultipleNegativesRankingLoss):
             raise ValueError(f"margin={margin!r} must be 0 (none) or a positive angle in radians (KDMCSE: 0.15).")
         if margin and gather_across_devices:
             raise ValueError("SimCSELoss: an angular margin takes its negatives from this process's batch only.")
-        super().__init__(model, scale=1.0 / temperature, gather_across_devices=gather_across_devices)
+        # cosine_similarity, not sentence-transformers' cos_sim: the same numbers without the Tensor.to_dense() whose
+        # gradient a compiled graph drops on torch 2.11 / 2.12 (sbert_nonling/util/similarity.py)
+        super().__init__(
+            model,
+            scale=1.0 / temperature,
+            similarity_fct=cosine_similarity,
+            gather_across_devices=gather_across_devices,
+        )
         self.training_head = training_head
         self.margin = margin
         self.head = make_training_head(training_head, embedding_dimension(model))
@@ -128,7 +135,7 @@ class SimCSELoss(LossConfig, MultipleNegativesRankingLoss):
                 return super().compute_loss_from_embeddings(embeddings, cast(Tensor, labels))
             anchors, candidates = embeddings[0], torch.cat(embeddings[1:])
             # (bs, bs * (1 + negatives)): each anchor's positive on the diagonal of the first block
-            logits = angular_margin_logits(cos_sim(anchors, candidates), self.margin, 1.0 / self.scale)
+            logits = angular_margin_logits(cosine_similarity(anchors, candidates), self.margin, 1.0 / self.scale)
             return F.cross_entropy(logits, torch.arange(anchors.shape[0], device=anchors.device))
 
     def compute_loss_from_outputs(self, outputs: list[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:

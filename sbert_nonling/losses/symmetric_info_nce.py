@@ -15,6 +15,7 @@ from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.util.choices import TrainingHead
 from sbert_nonling.util.heads import embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
+from sbert_nonling.util.similarity import cosine_similarity
 from sbert_nonling.util.views import forward_views
 
 
@@ -91,9 +92,12 @@ class SymmetricInfoNCE(LossConfig, MultipleNegativesRankingLoss):
             raise ValueError(f"temperature={temperature!r} must be positive (Pixel Linguist uses 0.05).")
         if learnable_temperature and not 1.0 / temperature <= max_scale:
             raise ValueError(f"1 / temperature = {1 / temperature:g} exceeds max_scale={max_scale:g}.")
+        # cosine_similarity, not sentence-transformers' cos_sim: the same numbers without the Tensor.to_dense() whose
+        # gradient a compiled graph drops on torch 2.11 / 2.12 (sbert_nonling/util/similarity.py)
         super().__init__(
             model,
             scale=1.0 / temperature,
+            similarity_fct=cosine_similarity,
             gather_across_devices=gather_across_devices,
             directions=("query_to_doc", "doc_to_query"),
             partition_mode="per_direction",

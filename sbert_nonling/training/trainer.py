@@ -18,7 +18,6 @@ from safetensors.torch import load_file
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
 from sentence_transformers.base.sampler import BatchSamplers
 from torch import nn
-from torch.torch_version import TorchVersion
 from torch.utils.data import BatchSampler
 from transformers import TrainerState
 from transformers.trainer_utils import TrainOutput
@@ -42,11 +41,6 @@ from sbert_nonling.training.step_timer import StepTimerCallback
 from sbert_nonling.training.training_args import NonLinguisticTrainingArguments
 
 logger = logging.getLogger(__name__)
-
-#: The first torch whose compiled graphs keep the gradient through ``Tensor.to_dense()``, which sentence-transformers'
-#: ``cos_sim`` calls: with torch 2.11 and 2.12 a compiled contrastive loss comes back without a gradient (seen on an
-#: H200 with 2.11; the same ``to_dense`` graph checked on a CPU with 2.11, 2.12 and 2.13).
-COMPILE_MINIMUM_TORCH = "2.13"
 
 
 def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathLike) -> None:
@@ -143,18 +137,10 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         sentence) get one more, dynamic graph. The trainer calls it with the arguments' ``compile_backend`` and
         ``compile_mode`` when their ``compile_loss`` is set.
 
-        Refused (a ValueError) before torch :data:`COMPILE_MINIMUM_TORCH`, where the compiled losses would not train.
-
         Args:
             backend: the ``torch.compile`` backend.
             mode: the ``torch.compile`` mode (None: the default).
         """
-        if TorchVersion(str(torch.__version__)) < COMPILE_MINIMUM_TORCH:
-            raise ValueError(
-                f"Compiled losses need torch >= {COMPILE_MINIMUM_TORCH}, this is torch {torch.__version__}: its "
-                "compiled graphs drop the gradient of Tensor.to_dense() (sentence-transformers' cos_sim), so the loss "
-                "would not train. Upgrade torch, or train without compile (--set compile=false)."
-            )
         losses = self.loss.values() if isinstance(self.loss, dict) else [self.loss]
         for loss in {id(loss): loss for loss in losses}.values():
             loss.compile(backend=backend, mode=mode)
@@ -182,7 +168,13 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         """transformers' log, plus ``loss_<dataset>`` in a multi-dataset run: the mean loss of that dataset's batches
-        since the last log, in this process (``loss`` mixes them all)."""
+        since the last log, in this process (``loss`` mixes them all). A loss's terms (a loss returning a dict, e.g.
+        DALR's caption batches) are logged by sentence-transformers as their means over the batches that returned
+        them; a window without such a batch (only text batches since the last log) logs no term, where
+        sentence-transformers would log 0 / 0 = NaN for each, which reads as divergence."""
+        components = self.accum_loss_components["train"]
+        if "loss" in logs and "steps" in components and not components["steps"].item():  # sync at logging only
+            del components["steps"]  # sentence-transformers then logs no term; the next term re-creates it at 0
         if "loss" in logs and self.dataset_losses:
             logs = {
                 **logs,

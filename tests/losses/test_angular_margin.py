@@ -76,3 +76,15 @@ def test_it_keeps_the_dtype_and_passes_gradients():
     logits = angular_margin_logits(similarities * 0.9, MARGIN, TEMPERATURE)
     F.cross_entropy(logits, torch.arange(4)).backward()
     assert logits.dtype == torch.float32 and similarities.grad is not None and torch.isfinite(similarities.grad).all()
+
+
+def test_a_similarity_of_exactly_one_keeps_the_gradient_of_its_logit():
+    """Two identical views give a positive of similarity exactly 1, where acos's slope is infinite: the unchanged
+    logits never go through it (torch 2.11's clamp passed that slope on, a NaN gradient)."""
+    similarities = torch.tensor([[1.0, 0.2, 0.99999], [0.2, 1.0, -0.3], [0.5, -0.3, 1.0]], requires_grad=True)
+    logits = angular_margin_logits(similarities, MARGIN, TEMPERATURE)
+    logits.sum().backward()
+    assert torch.isfinite(similarities.grad).all()
+    # the positives, and [0, 2]: within the margin
+    unchanged = torch.tensor([[True, False, True], [False, True, False], [False, False, True]])
+    torch.testing.assert_close(similarities.grad[unchanged], torch.full((4,), 1 / TEMPERATURE))

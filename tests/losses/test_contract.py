@@ -1,6 +1,6 @@
 """The contract every loss of the package keeps, as sentence-transformers' own loss tests check theirs: its settings
 survive a round trip through ``get_config_dict``, it cites its paper, it stays finite under bfloat16 autocast on the
-CPU, its gradient reaches the model, and the model's card names it."""
+CPU, its gradient reaches the model, it never calls ``Tensor.to_dense()``, and the model's card names it."""
 
 from __future__ import annotations
 
@@ -152,6 +152,21 @@ def test_a_step_under_bfloat16_autocast_is_finite_and_its_gradient_reaches_the_m
     gradients = [parameter.grad for parameter in mean_model.parameters() if parameter.grad is not None]
     assert gradients and all(torch.isfinite(grad).all() for grad in gradients)
     assert any(grad.abs().sum() > 0 for grad in gradients)
+
+
+@pytest.mark.parametrize("loss_class", LOSSES, ids=[loss.__name__ for loss in LOSSES])
+def test_a_step_never_calls_tensor_to_dense(loss_class, mean_model, monkeypatch):
+    """A compiled graph drops the gradient of ``Tensor.to_dense()`` on torch 2.11 / 2.12 (sentence-transformers'
+    ``cos_sim`` ends in it): no loss may call it, forward or backward, so that a compiled loss trains on every torch
+    the package declares."""
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError(f"{loss_class.__name__} called Tensor.to_dense()")
+
+    loss, _, columns, labels = build(loss_class, mean_model)
+    features = [mean_model.preprocess(sentences) for sentences in columns]
+    monkeypatch.setattr(torch.Tensor, "to_dense", refuse)
+    total(loss(features, labels)).backward()
 
 
 @pytest.mark.parametrize("loss_class", LOSSES, ids=[loss.__name__ for loss in LOSSES])

@@ -3,8 +3,10 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
 from sbert_nonling import SimCSELoss
+from sbert_nonling.util.similarity import cosine_similarity
 
 
 def reference_simcse(anchors, candidates, temperature):
@@ -24,6 +26,18 @@ def test_loss_equals_the_formula_on_a_toy_batch(tiny_model):
     torch.testing.assert_close(unsupervised, reference_simcse(anchors, positives, 0.05))
     supervised = loss.compute_loss_from_embeddings([anchors, positives, negatives], None)
     torch.testing.assert_close(supervised, reference_simcse(anchors, torch.cat([positives, negatives]), 0.05))
+
+
+def test_it_scores_as_multiple_negatives_ranking_loss_with_sentence_transformers_cos_sim(tiny_model):
+    """cosine_similarity stands in for ``cos_sim`` (no ``Tensor.to_dense()`` in a compiled graph): the same loss."""
+    torch.manual_seed(2)
+    embeddings = [torch.randn(4, 8) for _ in range(3)]  # anchors, positives, hard negatives
+    loss = SimCSELoss(tiny_model, temperature=0.05, training_head="none")
+    assert loss.similarity_fct is cosine_similarity
+    plain = MultipleNegativesRankingLoss(tiny_model, scale=20.0)  # similarity_fct: cos_sim
+    torch.testing.assert_close(
+        loss.compute_loss_from_embeddings(embeddings), plain.compute_loss_from_embeddings(embeddings, None)
+    )
 
 
 def test_matched_pairs_score_lower_than_shuffled(tiny_model):

@@ -4,8 +4,10 @@ import math
 
 import pytest
 import torch
+from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
 from sbert_nonling import SymmetricInfoNCE
+from sbert_nonling.util.similarity import cosine_similarity
 
 A = torch.tensor([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])
 B = torch.tensor([[0.9, 0.1], [0.5, 0.9], [-0.2, 1.0]])
@@ -32,6 +34,18 @@ def test_equals_the_mean_of_row_and_column_cross_entropies(tiny_model):
     assert loss.compute_loss_from_embeddings([A, B], None).item() == pytest.approx(hand_symmetric(A, B, 0.5), rel=1e-5)
     swapped = loss.compute_loss_from_embeddings([B, A], None).item()
     assert swapped == pytest.approx(hand_symmetric(A, B, 0.5), rel=1e-5)  # symmetric in its two columns
+
+
+def test_it_scores_as_multiple_negatives_ranking_loss_with_sentence_transformers_cos_sim(tiny_model):
+    """cosine_similarity stands in for ``cos_sim`` (no ``Tensor.to_dense()`` in a compiled graph): the same loss."""
+    loss = SymmetricInfoNCE(tiny_model, temperature=0.5)
+    assert loss.similarity_fct is cosine_similarity
+    plain = MultipleNegativesRankingLoss(  # similarity_fct: cos_sim
+        tiny_model, scale=2.0, directions=("query_to_doc", "doc_to_query"), partition_mode="per_direction"
+    )
+    torch.testing.assert_close(
+        loss.compute_loss_from_embeddings([A, B], None), plain.compute_loss_from_embeddings([A, B], None)
+    )
 
 
 def test_hard_negatives_join_the_row_denominators(tiny_model):

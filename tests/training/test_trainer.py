@@ -1,6 +1,7 @@
 """NonLinguisticTrainer: the callbacks it adds, rotation after the marker (transformers given no save_total_limit), the
 identical-column collator, the no-duplicates check of media datasets, no host sync in an ordinary step, and compiled
-losses (no graph break, one graph per loss with fixed-length padding, eager's losses)."""
+losses (no graph break, one graph per loss with fixed-length padding, eager's losses, the gradient reaching the
+model on every torch)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 from sentence_transformers import SentenceTransformerTrainingArguments
-from sentence_transformers.util import cos_sim
 from torch._dynamo.utils import counters
-from torch.torch_version import TorchVersion
 from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import IntervalStrategy, TrainerCallback, set_seed
 
@@ -21,7 +20,6 @@ from sbert_nonling.data import sentence_pairs_dataset
 from sbert_nonling.methods.plan import TrainingStage
 from sbert_nonling.training import NonLinguisticTrainer, NonLinguisticTrainingArguments
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE
-from sbert_nonling.training.trainer import COMPILE_MINIMUM_TORCH
 from tests.training.conftest import small_run_arguments
 
 
@@ -489,41 +487,25 @@ def test_a_nan_loss_stops_the_run_before_a_save_decided_after_the_step_end(tiny_
     assert not list(tmp_path.glob("checkpoint-*"))
 
 
-def test_compiled_losses_are_refused_on_a_torch_whose_graphs_drop_their_gradient(
-    tiny_model, wiki_sentences, tmp_path, monkeypatch
-):
-    args = NonLinguisticTrainingArguments(str(tmp_path), max_steps=1, report_to="none", compile_loss=True)
-    dataset = sentence_pairs_dataset(wiki_sentences[:8])
-    monkeypatch.setattr(
-        torch, "__version__", "2.11.0+cu130"
-    )  # the H200 image's torch, where the loss came back gradless
-    with pytest.raises(ValueError, match=r"Compiled losses need torch >= 2\.13, this is torch 2\.11\.0\+cu130"):
-        NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=dataset, loss=SimCSELoss(tiny_model))
-    monkeypatch.setattr(torch, "__version__", "2.13.0")
-    NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=dataset, loss=SimCSELoss(tiny_model))
+class ModelGradients(TrainerCallback):
+    """Before each optimizer step, the names of the model's parameters its gradient reached (a nonzero gradient)."""
 
+    def __init__(self, model) -> None:
+        self.model = model
+        self.reached: list[set[str]] = []
 
-def test_compiling_is_refused_exactly_where_a_compiled_cos_sim_loses_its_gradient():
-    """Why :data:`COMPILE_MINIMUM_TORCH`: sentence-transformers' ``cos_sim`` ends in ``Tensor.to_dense()``, whose
-    gradient torch 2.11 and 2.12 drop in a compiled graph. On the installed torch, the trainer's refusal and the lost
-    gradient go together: on a torch that keeps it (CI's), a compiled ``cos_sim`` must train."""
-
-    def contrastive_loss(anchors: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
-        return cos_sim(anchors, candidates).logsumexp(dim=1).mean()
-
-    torch._dynamo.reset()
-    anchors, candidates = torch.randn(4, 8, requires_grad=True), torch.randn(4, 8, requires_grad=True)
-    loss = torch.compile(contrastive_loss, backend="aot_eager")(anchors, candidates)
-    assert loss.requires_grad == (TorchVersion(str(torch.__version__)) >= COMPILE_MINIMUM_TORCH)
-    if loss.requires_grad:
-        loss.backward()
-        assert anchors.grad is not None and candidates.grad is not None
+    def on_pre_optimizer_step(self, args, state, control, **kwargs):
+        parameters = self.model.named_parameters()
+        self.reached.append(
+            {name for name, parameter in parameters if parameter.grad is not None and parameter.grad.any()}
+        )
 
 
 def compiled_run(stages, model, output_dir, **compile_options):
     """Train ``stages`` (tiny plans' training stages) with their losses compiled by ``aot_eager`` (dynamo's tracing
     and AOTAutograd, no code generated) unless ``compile_options`` say otherwise, logging every step; per stage, the
-    graph breaks, the graphs built, the losses that ran and the logged training losses."""
+    graph breaks, the graphs built, the losses that ran, the logged training losses and, per step, the model's
+    parameters its gradient reached (:class:`ModelGradients`)."""
     results = []
     for index, stage in enumerate(stages):
         stage.args.eval_strategy, stage.args.load_best_model_at_end = IntervalStrategy.NO, False
@@ -535,20 +517,26 @@ def compiled_run(stages, model, output_dir, **compile_options):
         torch._dynamo.reset()
         counters.clear()
         trainer = stage.trainer(model)
+        gradients = ModelGradients(model)
+        trainer.add_callback(gradients)
         trainer.train()
         ran = {
             id(trainer.loss[name] if isinstance(trainer.loss, dict) else trainer.loss) for name in trainer.step_counts
         }
         logged = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
-        results.append((dict(counters["graph_break"]), counters["stats"]["unique_graphs"], len(ran), logged))
+        graph_breaks, graphs = dict(counters["graph_break"]), counters["stats"]["unique_graphs"]
+        results.append((graph_breaks, graphs, len(ran), logged, gradients.reached))
     return results
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family", FAMILIES)
-def test_every_family_trains_compiled_without_a_graph_break_one_graph_per_loss_and_eager_s_losses(
+def test_every_family_trains_compiled_without_a_graph_break_one_graph_per_loss_and_eager_s_losses_and_gradients(
     family, family_inputs, data_dir, flickr_subset, tmp_path, monkeypatch
 ):
+    """On every torch the package declares, a compiled step's gradient reaches the model: the parameters every eager
+    step's gradient reaches (torch 2.11 / 2.12 dropped the gradient of ``Tensor.to_dense()`` in a compiled graph,
+    which sentence-transformers' ``cos_sim`` ends in; the losses score with ``cosine_similarity`` instead)."""
     monkeypatch.chdir(tmp_path)
     runs = {}
     for compiled in (False, True):
@@ -560,10 +548,11 @@ def test_every_family_trains_compiled_without_a_graph_break_one_graph_per_loss_a
         stages = [stage for stage in plan.stages if isinstance(stage, TrainingStage) and stage.args.max_steps != 0]
         options = {"compile_loss": compiled, "pad_to_max_length": True}
         runs[compiled] = compiled_run(stages, plan.model, tmp_path / str(compiled), **options)
-    for (graph_breaks, graphs, losses, logged), (*_, eager) in zip(runs[True], runs[False]):
+    for (graph_breaks, graphs, losses, logged, reached), (*_, eager, eager_reached) in zip(runs[True], runs[False]):
         assert graph_breaks == {}
         assert graphs == losses  # each loss traced once: every batch has the same shapes
         assert len(logged) == 6 and logged == pytest.approx(eager, rel=1e-5)
+        assert all(reached) and reached == eager_reached
 
 
 def test_fixed_length_padding_keeps_one_compiled_graph_where_the_longest_sentence_rebuilds_it(
@@ -573,10 +562,11 @@ def test_fixed_length_padding_keeps_one_compiled_graph_where_the_longest_sentenc
     graphs = {}
     for padding in (False, True):
         plan = family_plan("simcse", family_inputs, data_dir, None, steps=4)
-        [(graph_breaks, graphs[padding], _, _)] = compiled_run(
+        [(graph_breaks, graphs[padding], _, _, reached)] = compiled_run(
             plan.stages, plan.model, tmp_path / str(padding), pad_to_max_length=padding
         )
         assert graph_breaks == {}
+        assert len(reached) == 4 and all(reached)  # every compiled step's gradient reaches the model
     assert graphs == {False: 2, True: 1}  # the second batch's length recompiles (dynamic) unless padded
 
 
