@@ -102,7 +102,13 @@ def _print_result(result: dict[str, Any]) -> None:
 
 
 def _print_before_after(result: dict[str, Any]) -> None:
+    from sbert_nonling.app.plan_summary import describe_execution
     from sbert_nonling.evaluation.table import format_sts_table
+
+    runs = [stage for stage in result.get("stages", [result]) if "padding" in stage]
+    for run in runs:
+        named = f"stage {run['name']!r}: " if "stages" in result else ""
+        print(f"{named}{describe_execution(run)}; {result['precision']}")
 
     for key, shown in (("dev", dict), ("multilingual", _by_language)):
         if result.get(f"{key}_before"):
@@ -444,6 +450,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int | None:
 
 
 def _print_plan_summary(summary: dict[str, Any]) -> None:
+    from sbert_nonling.app.plan_summary import describe_execution
+
     writes = summary["writes"]
     print(
         f"{summary['recipe']}: {summary['precision']} ({summary['precision_setting']}), "
@@ -464,7 +472,7 @@ def _print_plan_summary(summary: dict[str, Any]) -> None:
             batches = ", ".join(f"{name} {count}" for name, count in stage["batches"].items())
             print(
                 f"  {stage['name']}: {stage['optimizer_steps']} optimizer steps ({stage['trainer']}); batches: "
-                f"{batches}"
+                f"{batches}; {describe_execution(stage)}"
             )
     print("Nothing was written (--dry-run).")
 

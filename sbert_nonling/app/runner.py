@@ -25,6 +25,7 @@ from sbert_nonling.app.output_folder import (
 )
 from sbert_nonling.app.plan_summary import (
     check_step_cap,
+    execution,
     log_stage_summary,
     log_summary_header,
     plan_summary,
@@ -58,7 +59,16 @@ logger = logging.getLogger(__name__)
 
 
 #: What a single-run plan's result reports about its one run (a staged plan reports them per stage).
-RUN_FIELDS = ("best_checkpoint", "global_step", "dev_curve", "train_seconds", "step_seconds", "step_counts")
+RUN_FIELDS = (
+    "best_checkpoint",
+    "global_step",
+    "dev_curve",
+    "train_seconds",
+    "step_seconds",
+    "step_counts",
+    "compile",
+    "padding",
+)
 #: Where a run keeps the image features its grounding plan extracted (``sbert-nonling train ... --image-features``).
 IMAGE_FEATURES_FILE = "image_features.safetensors"
 #: The data sources each method trains on, in the order its model cards list them (:func:`training_data`).
@@ -182,6 +192,7 @@ def _train(stage: TrainingStage, plan: MethodPlan, run: RunContext) -> tuple[dic
         "train_seconds": output.metrics["train_runtime"],
         "step_seconds": dict(trainer.step_seconds),
         "step_counts": dict(trainer.step_counts),
+        **execution(trainer),
     }
     return entry, ({} if stage.after else scores_at_best_checkpoint(trainer.state))
 
