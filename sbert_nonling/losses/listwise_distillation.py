@@ -240,6 +240,11 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
             raise ValueError(
                 f"teacher_weights={teacher_weights} must give one weight per teacher ({len(teachers)} teachers)."
             )
+        if any(weight < 0 for weight in teacher_weights) or not sum(teacher_weights) > 0:
+            raise ValueError(
+                f"teacher_weights={teacher_weights} must be at least 0 each, with a positive sum (they mix the "
+                "teachers' scores)."
+            )
         if kind not in get_args(ListwiseKind):
             raise ValueError(f"kind={kind!r} must be one of {list(get_args(ListwiseKind))}.")
         if temperature <= 0 or teacher_temperature <= 0:

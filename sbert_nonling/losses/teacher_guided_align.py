@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any, get_args
 
 import torch
 import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.modules import Pooling
 from torch import Tensor, nn
 
 from sbert_nonling.losses.angular_margin import angular_margin_logits
@@ -19,6 +21,8 @@ from sbert_nonling.util.heads import embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
 
+
+logger = logging.getLogger(__name__)
 
 class TeacherGuidedAlignLoss(LossConfig, nn.Module):
     config_keys = (
@@ -138,6 +142,17 @@ class TeacherGuidedAlignLoss(LossConfig, nn.Module):
             raise ValueError(f"margin={margin!r} must be 0 or a positive angle in radians (KDMCSE: 0.15).")
         if filter_scores not in get_args(FilterScores):
             raise ValueError(f"filter_scores={filter_scores!r} must be one of {list(get_args(FilterScores))}.")
+        if filter_threshold is not None and filter_scores == "cosine" and not -1.0 <= filter_threshold <= 1.0:
+            raise ValueError(
+                f"filter_threshold={filter_threshold!r} must lie in [-1, 1] with filter_scores='cosine' (a threshold "
+                "on a cosine)."
+            )
+        pooling = [module.pooling_mode for module in model.modules() if isinstance(module, Pooling)]
+        if pooling and pooling[0] != "cls":
+            logger.warning(
+                f"TeacherGuidedAlignLoss: the model pools {pooling[0]!r}; KDMCSE is defined on the [CLS] embedding "
+                "(build_sentence_model(..., pooling='cls')). It trains on what the model pools."
+            )
         super().__init__()
         self.model = model
         self.text_loss = text_loss

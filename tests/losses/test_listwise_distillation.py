@@ -167,6 +167,8 @@ def test_a_teacher_with_another_vocabulary_reads_the_sentences_with_its_own_toke
 def test_bad_settings_get_one_clear_sentence(tiny_model, tiny_teacher):
     with pytest.raises(ValueError, match="one weight per teacher"):
         ListwiseDistillationLoss(tiny_model, [tiny_teacher, tiny_teacher], teacher_weights=[1.0])
+    with pytest.raises(ValueError, match="at least 0 each, with a positive sum"):
+        ListwiseDistillationLoss(tiny_model, [tiny_teacher, tiny_teacher], teacher_weights=[-1.0, 2.0])
     with pytest.raises(ValueError, match="kind='listwise'"):
         ListwiseDistillationLoss(tiny_model, tiny_teacher, kind="listwise")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="temperature"):

@@ -84,3 +84,19 @@ def test_bad_settings_are_refused(tiny_model):
         TeacherGuidedAlignLoss(tiny_model, clip_dimension=16, filter_scores="euclidean")
     with pytest.raises(ValueError, match="margin"):
         TeacherGuidedAlignLoss(tiny_model, clip_dimension=16, margin=-0.1)
+    with pytest.raises(ValueError, match=r"filter_threshold=5.0 must lie in \[-1, 1\] with filter_scores='cosine'"):
+        TeacherGuidedAlignLoss(tiny_model, clip_dimension=16, filter_threshold=5.0)
+    TeacherGuidedAlignLoss(tiny_model, clip_dimension=16, filter_threshold=5.0, filter_scores="released_dot_product")
+
+
+def test_a_model_that_does_not_pool_cls_trains_with_a_warning_naming_its_pooling(tiny_encoder_dir, caplog):
+    from sbert_nonling.models import build_sentence_model
+
+    mean_pooled = build_sentence_model(tiny_encoder_dir, pooling="mean", max_seq_length=32)
+    with caplog.at_level("WARNING", logger="sbert_nonling.losses.teacher_guided_align"):
+        TeacherGuidedAlignLoss(mean_pooled, clip_dimension=16)
+    assert "the model pools 'mean'; KDMCSE is defined on the [CLS] embedding" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="sbert_nonling.losses.teacher_guided_align"):
+        TeacherGuidedAlignLoss(build_sentence_model(tiny_encoder_dir, pooling="cls"), clip_dimension=16)
+    assert caplog.text == ""
