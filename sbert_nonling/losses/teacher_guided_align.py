@@ -21,8 +21,8 @@ from sbert_nonling.util.heads import embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.views import forward_views
 
-
 logger = logging.getLogger(__name__)
+
 
 class TeacherGuidedAlignLoss(LossConfig, nn.Module):
     config_keys = (
