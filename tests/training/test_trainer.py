@@ -611,3 +611,43 @@ def test_a_loss_compiled_by_inductor_trains_as_the_eager_one(family_inputs, data
         losses[compiled] = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     assert len(losses[True]) == 3
     assert losses[True] == pytest.approx(losses[False], rel=1e-4)
+
+
+class TermsLoss(torch.nn.Module):
+    """A loss reporting two terms (as DALR's and KDMCSE's caption losses do), each a share of SimCSE's loss."""
+
+    def __init__(self, model) -> None:
+        super().__init__()
+        self.model = model
+        self.simcse = SimCSELoss(model)
+
+    def forward(self, sentence_features, labels):
+        loss = self.simcse(sentence_features, labels)
+        return {"first": 0.25 * loss, "second": 0.75 * loss}
+
+
+def test_a_window_without_a_batch_of_a_loss_s_terms_logs_no_term_rather_than_nan(tiny_model, wiki_sentences, tmp_path):
+    """Text batches (a plain loss) and caption batches (terms), one logged step each: the text steps' windows held no
+    term, which sentence-transformers alone logs as 0 / 0 = NaN."""
+    from sentence_transformers.base.sampler import MultiDatasetBatchSamplers
+
+    datasets = {
+        "text": sentence_pairs_dataset(wiki_sentences[:32]),
+        "captions": sentence_pairs_dataset(wiki_sentences[32:64]),
+    }
+    losses = {"text": SimCSELoss(tiny_model), "captions": TermsLoss(tiny_model)}
+    args = small_run_arguments(
+        tmp_path, 4, logging_steps=1, multi_dataset_batch_sampler=MultiDatasetBatchSamplers.ROUND_ROBIN
+    )
+    trainer = NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=datasets, loss=losses)
+    trainer.train()
+    logged = [entry for entry in trainer.state.log_history if "loss" in entry]
+    assert len(logged) == 4
+    assert all(value == value for entry in logged for value in entry.values() if isinstance(value, float))  # no NaN
+    with_terms = [entry for entry in logged if "first" in entry]
+    assert [set(entry) & {"first", "second", "loss_captions"} for entry in logged] == [
+        {"first", "second", "loss_captions"} if "loss_captions" in entry else set() for entry in logged
+    ]
+    assert len(with_terms) == 2 and all(
+        entry["second"] == pytest.approx(3 * entry["first"], rel=1e-3) for entry in with_terms
+    )
