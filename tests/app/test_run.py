@@ -498,13 +498,27 @@ def _mcse_data(tmp_path, data_dir, flickr_subset, lines):
 def test_a_step_cap_that_leaves_the_captions_out_is_refused_before_training(tmp_path, data_dir, flickr_subset, caplog):
     # 640 sentences at batch 8 and the 12 photos' captions: a caption batch after every 40 text batches
     data = _mcse_data(tmp_path, data_dir, flickr_subset, 640)
-    with pytest.raises(
-        ValueError,
-        match=r"read no batch of the 'captions' dataset \(6 of 'text' batches\): InterleavedBatchSampler gives "
-        r"'captions' its first batch at step 41\. Raise --max-steps \(max_steps\) to at least 41",
-    ):
-        train_recipe("mcse", tmp_path / "run", data, tiny=True, max_steps=6, overrides={"batch_size": 8})
+    refusal = (
+        r"read no batch of the 'captions' dataset \(6 of 'text' batches\): InterleavedBatchSampler gives "
+        r"'captions' its first batch at step 41\. Raise --max-steps \(max_steps\) to at least 41"
+    )
+    for dry_run in (True, False):  # the dry run refuses what the run refuses
+        with pytest.raises(ValueError, match=refusal):
+            train_recipe(
+                "mcse", tmp_path / "run", data, tiny=True, max_steps=6, overrides={"batch_size": 8}, dry_run=dry_run
+            )
     assert not list((tmp_path / "run").glob("checkpoints/*"))
+    summary = train_recipe(
+        "mcse",
+        tmp_path / "run",
+        data,
+        tiny=True,
+        max_steps=6,
+        overrides={"batch_size": 8},
+        allow_unused_datasets=True,
+        dry_run=True,
+    )
+    assert summary["stages"][0]["batches"] == {"text": 6, "captions": 0}
     result = train_recipe(
         "mcse", tmp_path / "run", data, tiny=True, max_steps=6, overrides={"batch_size": 8}, allow_unused_datasets=True
     )
@@ -532,6 +546,7 @@ def test_a_dry_run_checks_the_inputs_and_says_what_each_stage_reads_without_writ
     (stage,) = summary["stages"]
     assert stage["batches"] == {"text": 47, "captions": 1} and stage["optimizer_steps"] == 48
     assert stage["batch_order"] == "InterleavedBatchSampler" and summary["precision"] == "fp32"
+    assert (stage["compile"], stage["padding"]) == (None, "longest")
     assert summary["writes"] == {
         "folder": str(tmp_path / "run"),
         "model": str(tmp_path / "run" / "model"),
@@ -655,3 +670,35 @@ def test_every_paper_configuration_has_a_recipe():
     for name in list_recipes():  # every recipe has an offline variant that changes its settings
         tiny, paper = get_recipe(name, tiny=True), get_recipe(name)
         assert {key for key in paper if key != "tiny" and tiny[key] != paper[key]}, name
+
+
+def test_a_dry_run_refuses_a_resume_with_changed_settings_and_extracts_no_features(tmp_path, flickr_subset):
+    text = wiki_file(tmp_path / "wiki.txt", 64)
+    run = tmp_path / "run"
+    train_recipe("simcse-unsup", run, DataSources(text_file=text), tiny=True, max_steps=4, overrides={"eval_steps": 2})
+    (run / "results.json").unlink()  # as if stopped while saving: complete checkpoints, no results
+    with pytest.raises(ValueError, match=r"--resume with other settings .* \(max_steps: 4 in the run, 6 now\)"):
+        train_recipe(
+            "simcse-unsup",
+            run,
+            DataSources(text_file=text),
+            tiny=True,
+            max_steps=6,
+            overrides={"eval_steps": 2},
+            resume=True,
+            dry_run=True,
+        )
+    data = DataSources(
+        text_file=text, captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images"
+    )
+    summary = train_recipe(
+        "mcse",
+        tmp_path / "mcse",
+        data,
+        tiny=True,
+        max_steps=4,
+        overrides={"batch_size": 8, "image_encoder": "efficientnet-lite0"},
+        allow_unused_datasets=True,
+        dry_run=True,
+    )
+    assert summary["stages"][0]["optimizer_steps"] == 4 and not (tmp_path / "mcse").exists()
