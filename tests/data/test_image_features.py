@@ -11,7 +11,12 @@ import torch
 
 from sbert_nonling.data import FrozenImageEncoder
 from sbert_nonling.data.captions import read_captions
-from sbert_nonling.data.image_features import extract_image_features, load_image_features, save_image_features
+from sbert_nonling.data.image_features import (
+    extract_image_features,
+    load_image_features,
+    planning_only,
+    save_image_features,
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +53,22 @@ def test_features_round_trip_and_cli(data_dir, tmp_path, efficientnet, capsys):
     (folder / "broken.jpg").write_bytes(b"")
     assert main([*command, str(tmp_path / "h.safetensors")]) == 2
     assert "Cannot decode image" in capsys.readouterr().err
+
+
+def test_planning_only_runs_the_encoder_on_the_first_batch_and_still_checks_every_image(
+    data_dir, tmp_path, efficientnet
+):
+    paths = sorted((data_dir / "images" / "imagenette" / "val" / "n01440764").iterdir())[:5]
+    direct = extract_image_features(paths, efficientnet, batch_size=2, regions=True)
+    with planning_only():
+        planned = extract_image_features(paths, efficientnet, batch_size=2, regions=True)
+    for kind in ("global", "regions"):
+        assert planned[kind].shape == direct[kind].shape
+        torch.testing.assert_close(planned[kind][:2], direct[kind][:2])
+        assert not planned[kind][2:].any()  # placeholders: a plan's shapes, never features to train on
+    (tmp_path / "broken.jpg").write_bytes(b"")
+    with planning_only(), pytest.raises(ValueError, match="Cannot decode image"):
+        extract_image_features([*paths, tmp_path / "broken.jpg"], efficientnet, batch_size=2)
 
 
 @pytest.mark.slow  # every Flickr8k photo through EfficientNet: about a minute on 2 cores
