@@ -27,11 +27,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args
 
+from sbert_nonling.evaluation.sts_data import check_sts_dev_dir, check_sts_test_dir
 from sbert_nonling.util.choices import Precision, Split
 from sbert_nonling.util.validation import (
     check_dry_run_target,
     check_export_target,
     check_file_target,
+    check_not_empty,
     check_safetensors_file,
 )
 
@@ -219,7 +221,9 @@ def check_arguments(args: argparse.Namespace) -> None:
     """Refuse an argument mistake with one ValueError sentence before any heavy library is loaded: an unknown recipe
     (the closest names listed), a ``--set`` without ``=``, an unknown setting or a bad value (:func:`load_recipe`
     validates the whole config, which imports no torch), ``--tiny`` with ``--model``, an input path that does not
-    exist or is of the wrong kind (a data option may also name a Hub dataset), a model path that does not exist.
+    exist or is of the wrong kind (a data option may also name a Hub dataset), a model path that does not exist, an
+    empty data file, an STS folder without the sets the command scores, a cut-short features file, an occupied or
+    unwritable destination.
 
     Args:
         args: the parsed arguments of one subcommand.
@@ -238,6 +242,10 @@ def check_arguments(args: argparse.Namespace) -> None:
             _check_model_name(getattr(args, name), named_by)
     if args.command == "export":
         check_export_target(args.output, args.overwrite)
+    for name, flag in (("text_file", "--text-file"), ("nli_file", "--nli-file"), ("captions_file", "--captions-file")):
+        value = getattr(args, name, None)
+        if value is not None and Path(value).is_file():  # a local file; a Hub dataset is read later
+            check_not_empty(value, flag)
     if args.command in ("train", "reproduce") and args.image_features is not None:
         remedy = "extract them again with sbert-nonling features, or leave --image-features out"
         check_safetensors_file(args.image_features, "--image-features", remedy)
@@ -279,6 +287,9 @@ def check_arguments(args: argparse.Namespace) -> None:
         chosen = {"model": args.model} if args.model is not None else {}
         for recipe in args.recipes:
             load_recipe(recipe, tiny=args.tiny, overrides={**_parse_overrides(args.set), **chosen})
+        check_sts_test_dir(args.sts_dir)
+    if args.command in ("train", "demo") and args.sts_dir is not None:
+        check_sts_dev_dir(args.sts_dir)
 
 
 def _check_input_path(value: str, flag: str, folder: bool, hub: bool) -> None:

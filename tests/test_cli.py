@@ -493,6 +493,23 @@ REFUSAL_SCRIPT = (
             "'a-run/model' or 'a-run/export'",
         ),
         (["eval", "a-run", "--sts-dir", "sts"], "is the run folder of sbert-nonling train, not a saved model"),
+        (
+            ["train", "simcse-unsup", "--output", "run", "--text-file", "empty.txt"],
+            "--text-file 'empty.txt' is empty (no line holds text); give a file with data.",
+        ),
+        (
+            ["train", "mcse", "--output", "run", "--captions-file", "empty.txt"],
+            "--captions-file 'empty.txt' is empty (no line holds text)",
+        ),
+        (["train", "simcse-unsup", "--output", "run", "--sts-dir", "sts"], "No STS dev files found in 'sts'"),
+        (
+            ["reproduce", "simcse-unsup", "--output", "run"],
+            "reproduce scores the 7 STS test sets and selects on STS-B",
+        ),
+        (
+            ["reproduce", "simcse-unsup", "--output", "run", "--sts-dir", "dev-only"],
+            "No STS test files found in 'dev-only'; expected SentEval's layout",
+        ),
     ],
 )
 def test_an_argument_mistake_is_one_sentence_before_any_heavy_import(argv, message, tmp_path):
@@ -506,6 +523,12 @@ def test_an_argument_mistake_is_one_sentence_before_any_heavy_import(argv, messa
         (tmp_path / "a-run" / saved).mkdir(parents=True)
         (tmp_path / "a-run" / saved / "modules.json").write_text("[]")
     (tmp_path / "a-run" / "results.json").write_text("{}")
+    (tmp_path / "empty.txt").write_text("\n  \n")
+    (tmp_path / "dev-only" / "STSBenchmark").mkdir(parents=True)
+    (tmp_path / "dev-only" / "STSBenchmark" / "sts-dev.csv").write_text(
+        "main-captions\tMSRvid\t2012test\t0001\t5.000\tA plane is taking off.\tAn air plane is taking off.\n"
+        "main-captions\tMSRvid\t2012test\t0004\t3.800\tA man is playing a flute.\tA man is playing a flute.\n"
+    )
     run = subprocess.run(
         [sys.executable, "-c", REFUSAL_SCRIPT, *argv],
         capture_output=True,

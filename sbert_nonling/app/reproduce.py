@@ -20,7 +20,7 @@ from sbert_nonling.app.runner import run_method
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.paper_results import PAPER_RESULTS
-from sbert_nonling.evaluation.sts_data import STS_TASKS, STSData, load_sts_dir
+from sbert_nonling.evaluation.sts_data import STS_TASKS, STSData, check_sts_test_dir
 from sbert_nonling.training.checkpoints import newest_intact_checkpoint
 from sbert_nonling.training.run_settings import changed_settings, check_resume_settings, describe_changes
 
@@ -117,30 +117,6 @@ def mean_and_sd(values: list[float]) -> tuple[float, float]:
         values: at least one number.
     """
     return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
-
-
-def check_sts_test_dir(sts_dir: str | Path | None) -> list[STSData]:
-    """The 7 STS test sets of ``sts_dir`` (SentEval's layout), read and checked, STS-B dev too; a ValueError names
-    what is missing.
-
-    Args:
-        sts_dir: the STS folder (None: refused, saying what it must hold).
-    """
-    if sts_dir is None:
-        raise ValueError(
-            "reproduce scores the 7 STS test sets and selects on STS-B dev: pass sts_dir (--sts-dir), a "
-            "SentEval-layout folder with STS12-en-test ... STS16-en-test, STSBenchmark/sts-dev.csv, sts-test.csv and "
-            "SICK/SICK_test_annotated.txt."
-        )
-    load_sts_dir(sts_dir, "dev", ("STSBenchmark",))
-    tasks = load_sts_dir(sts_dir, "test")
-    missing = [name for name in STS_TASKS if name not in {task.name for task in tasks}]
-    if missing:
-        raise ValueError(
-            f"The STS folder {str(sts_dir)!r} lacks the test set of {', '.join(missing)} (SentEval's layout: "
-            "STS1X-en-test/, STSBenchmark/sts-test.csv, SICK/SICK_test_annotated.txt); every one of the 7 is needed."
-        )
-    return tasks
 
 
 def reproduce(

@@ -13,7 +13,7 @@ from datasets import load_dataset
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator, SequentialEvaluator
 
-from sbert_nonling.evaluation.sts_data import STS_TASKS, STSData, load_sts_dir
+from sbert_nonling.evaluation.sts_data import STS_TASKS, STSData, check_sts_dev_dir, load_sts_dir
 from sbert_nonling.util.choices import EvalTasks, Split
 
 logger = logging.getLogger(__name__)
@@ -88,13 +88,7 @@ def sts_dev_evaluator(
             )
         ]
     else:
-        dev_tasks = load_sts_dir(sts_dir, split="dev")
-        if not dev_tasks or dev_tasks[0].name != "STSBenchmark":
-            found = ", ".join(task.name for task in dev_tasks) or "no dev task"
-            raise ValueError(
-                f"--sts-dir {str(sts_dir)!r} holds no STS-B dev set (STSBenchmark/sts-dev.csv), whose score selects "
-                f"the best checkpoint during training; it holds {found}. Add it, or train without --sts-dir."
-            )
+        dev_tasks = check_sts_dev_dir(sts_dir)
     scored = dev_tasks if tasks == "all" else dev_tasks[:1]
     # the first evaluator's (STS-B dev's) primary metric is the SequentialEvaluator's
     return SequentialEvaluator(

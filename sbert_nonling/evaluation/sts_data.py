@@ -228,3 +228,44 @@ def load_stsb_multi_dir(
     for data in found:
         data.split = split
     return found
+
+
+def check_sts_test_dir(sts_dir: str | Path | None) -> list[STSData]:
+    """The 7 STS test sets of ``sts_dir`` (SentEval's layout), read and checked, STS-B dev too; a ValueError names
+    what is missing.
+
+    Args:
+        sts_dir: the STS folder (None: refused, saying what it must hold).
+    """
+    if sts_dir is None:
+        raise ValueError(
+            "reproduce scores the 7 STS test sets and selects on STS-B dev: pass sts_dir (--sts-dir), a "
+            "SentEval-layout folder with STS12-en-test ... STS16-en-test, STSBenchmark/sts-dev.csv, sts-test.csv and "
+            "SICK/SICK_test_annotated.txt."
+        )
+    load_sts_dir(sts_dir, "dev", ("STSBenchmark",))
+    tasks = load_sts_dir(sts_dir, "test")
+    missing = [name for name in STS_TASKS if name not in {task.name for task in tasks}]
+    if missing:
+        raise ValueError(
+            f"The STS folder {str(sts_dir)!r} lacks the test set of {', '.join(missing)} (SentEval's layout: "
+            "STS1X-en-test/, STSBenchmark/sts-test.csv, SICK/SICK_test_annotated.txt); every one of the 7 is needed."
+        )
+    return tasks
+
+
+def check_sts_dev_dir(sts_dir: str | Path) -> list[STSData]:
+    """The dev tasks of ``sts_dir``, STS-B dev first, read and checked; a ValueError when it holds no STS-B dev set,
+    whose score selects the best checkpoint during training. Imports nothing heavy, so the CLI checks it first.
+
+    Args:
+        sts_dir: the SentEval-layout STS folder.
+    """
+    dev_tasks = load_sts_dir(sts_dir, split="dev")
+    if not dev_tasks or dev_tasks[0].name != "STSBenchmark":
+        found = ", ".join(task.name for task in dev_tasks) or "no dev task"
+        raise ValueError(
+            f"--sts-dir {str(sts_dir)!r} holds no STS-B dev set (STSBenchmark/sts-dev.csv), whose score selects "
+            f"the best checkpoint during training; it holds {found}. Add it, or train without --sts-dir."
+        )
+    return dev_tasks

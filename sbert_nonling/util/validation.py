@@ -55,6 +55,18 @@ def read_lines(path: Path, what: str = "Data file") -> list[str]:
         raise ValueError(f"{path}: not valid UTF-8 (byte {error.start}).") from None
 
 
+def check_not_empty(path: str | Path, what: str) -> None:
+    """A ValueError naming a file in which no line holds text (an empty file: a failed copy, a wrong file), read as
+    the data readers read it (:func:`read_lines`). Imports nothing heavy, so the CLI checks it first.
+
+    Args:
+        path: the file.
+        what: how the message names it (``"--text-file"``).
+    """
+    if not any(line.strip() for line in read_lines(Path(path), what)):
+        raise ValueError(f"{what} {str(path)!r} is empty (no line holds text); give a file with data.")
+
+
 def read_tab_rows(path: Path, min_columns: int, header_prefix: str | None = None) -> list[tuple[str, list[str]]]:
     """``("path:line", fields)`` of the non-blank lines of a TAB-separated file (a ``header_prefix`` first line
     skipped).
