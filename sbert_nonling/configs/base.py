@@ -342,8 +342,8 @@ class MethodConfig(Settings):
     )
     compile: bool = setting(
         False,
-        "torch.compile each training loss, the model's forward included (one graph per loss; torch >= 2.13); off by "
-        "default: its speed is not yet measured on a GPU",
+        "torch.compile each training loss, the model's forward included (one graph per loss on torch 2.14, a few on "
+        "2.11); off by default: its speed is not yet measured on a GPU",
     )
     padding: Padding = setting(
         "auto",
