@@ -164,6 +164,33 @@ HARMLESS_WARNINGS: tuple[tuple[str, type[Warning], str], ...] = (
 )
 
 
+#: Library log records that a quiet console leaves out (logger, message pattern, why it is harmless): records, not
+#: Python warnings, so :data:`HARMLESS_WARNINGS`' filters do not reach them.
+HARMLESS_LOG_RECORDS: tuple[tuple[str, str, str], ...] = (
+    (
+        "torch.utils.cpp_extension",
+        r"No CUDA runtime is found",
+        "torch's compiler set-up on a machine without a GPU (compiled losses, --set compile=true, on a CPU): it "
+        "compiles for the CPU",
+    ),
+)
+
+
+class DropMatching(logging.Filter):
+    """Leaves out the log records whose message matches ``pattern`` (a logger's :data:`HARMLESS_LOG_RECORDS`).
+
+    Args:
+        pattern: a regular expression searched in each record's message.
+    """
+
+    def __init__(self, pattern: str) -> None:
+        super().__init__()
+        self.pattern = re.compile(pattern)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.pattern.search(record.getMessage()) is None
+
+
 class FirstOccurrence(logging.Filter):
     """Passes each distinct log record (logger, level, message) once: a library that repeats a warning (e.g. once per
     saved checkpoint) shows it on the console once."""
@@ -182,8 +209,8 @@ class FirstOccurrence(logging.Filter):
 
 def _configure_output(verbose: bool) -> None:
     """Console verbosity. Quiet: the libraries' progress bars off, transformers logs errors only, each warning shown
-    once (log records through :class:`FirstOccurrence`, Python warnings by message), :data:`HARMLESS_WARNINGS`
-    dropped. Verbose: the libraries' defaults, and the root logger prints INFO records."""
+    once (log records through :class:`FirstOccurrence`, Python warnings by message), :data:`HARMLESS_WARNINGS` and
+    :data:`HARMLESS_LOG_RECORDS` dropped. Verbose: the libraries' defaults, and the root logger prints INFO records."""
     level = logging.INFO if verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     for (
@@ -215,6 +242,8 @@ def _configure_output(verbose: bool) -> None:
     warnings.filterwarnings("once", append=True)  # after Python's defaults, which keep deprecation notices hidden
     for message, category, _why in HARMLESS_WARNINGS:
         warnings.filterwarnings("ignore", message=message, category=category)
+    for name, pattern, _why in HARMLESS_LOG_RECORDS:  # on the logger itself: torch gives it a handler of its own
+        logging.getLogger(name).addFilter(DropMatching(pattern))
 
 
 def check_arguments(args: argparse.Namespace) -> None:

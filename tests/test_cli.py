@@ -839,3 +839,24 @@ def test_eval_mteb_labels_its_row_and_says_a_superseded_task_once(exported_tiny,
     stderr, lines = _quiet_run(["eval", str(exported_tiny), "--sts-dir", str(small_sts_dir), "--mteb"])
     assert stderr.decode("utf-8").count("is superseded by") <= 1 and b"Warning:" not in stderr, stderr.decode("utf-8")
     assert [line.split()[0:3] for line in lines if line.startswith("export")] == [["export", "(sts,", "MTEB)"]]
+
+
+def test_a_quiet_console_leaves_out_torch_s_compiler_note_on_a_machine_without_a_gpu():
+    """torch logs it (a record, not a Python warning) when a compiled loss is built on a CPU; quiet leaves it out,
+    verbose shows it."""
+    script = (
+        "import logging, sys\n"
+        "from sbert_nonling.cli import _configure_output\n"
+        "_configure_output(sys.argv[1] == 'verbose')\n"
+        "import torch.utils.cpp_extension\n"
+        "logging.getLogger('torch.utils.cpp_extension').warning(\"No CUDA runtime is found, using CUDA_HOME='/x'\")\n"
+        "logging.getLogger('torch.utils.cpp_extension').warning('another note')\n"
+    )
+    outputs = {
+        mode: subprocess.run(
+            [sys.executable, "-c", script, mode], capture_output=True, text=True, env=cli_environment(), timeout=120
+        ).stderr
+        for mode in ("quiet", "verbose")
+    }
+    assert "No CUDA runtime is found" not in outputs["quiet"] and "another note" in outputs["quiet"]
+    assert "No CUDA runtime is found" in outputs["verbose"]
