@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import shutil
 import tempfile
@@ -15,6 +16,11 @@ from sbert_nonling.modules.modality_router import ModalityRouter
 from sbert_nonling.util.validation import check_export_target
 
 logger = logging.getLogger(__name__)
+
+
+#: The card data fields an export takes over from the model: the widget's example sentences, the datasets and the
+#: tags (its losses) sentence-transformers' trainer recorded; the rest (modules, base model) is the export's own.
+CARRIED_CARD_DATA = ("widget", "datasets", "train_datasets", "eval_datasets", "tags")
 
 
 def export_text_model(
@@ -74,6 +80,9 @@ def export_text_model(
         encoder.save(encoder_dir)
         plain_encoder = Transformer.load(encoder_dir)
     plain_encoder.to(next(encoder.parameters()).device)
+    card_data = SentenceTransformerModelCardData(local_files_only=True, model_name=model_name)
+    for name in CARRIED_CARD_DATA:  # what training recorded about the model's data, not about its modules
+        setattr(card_data, name, copy.deepcopy(getattr(model.model_card_data, name)))
     plain = SentenceTransformer(
         modules=[plain_encoder, *downstream],
         similarity_fn_name=model.similarity_fn_name,
@@ -81,7 +90,7 @@ def export_text_model(
         # annotates the constructor's prompts as dict[str, str]; it merges them the same way, Nones included.
         prompts=cast(dict[str, str], model.prompts),
         default_prompt_name=model.default_prompt_name,
-        model_card_data=SentenceTransformerModelCardData(local_files_only=True, model_name=model_name),
+        model_card_data=card_data,
     )
     if replace:  # written beside the old export, which is replaced only once the new one is whole
         with tempfile.TemporaryDirectory(prefix=f".{path.name}.", dir=path.parent) as staging:

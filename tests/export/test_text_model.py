@@ -72,3 +72,13 @@ def test_export_refuses_a_file_or_a_non_empty_folder_unless_overwrite(tiny_model
         and {path.name: path.read_bytes() for path in first.rglob("*.safetensors")} == weights
     )
     assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".")] == []  # no staging folder left
+
+
+def test_the_export_s_card_keeps_the_widget_datasets_and_tags_training_recorded(tiny_model, tmp_path):
+    tiny_model.model_card_data.widget = [{"source_sentence": "A cat sleeps.", "sentences": ["A dog runs."]}]
+    tiny_model.model_card_data.tags = [*tiny_model.model_card_data.tags, "loss:SimCSELoss"]
+    export_text_model(tiny_model, tmp_path / "export")
+    card = (tmp_path / "export" / "README.md").read_text(encoding="utf-8")
+    assert "source_sentence: A cat sleeps." in card and "- A dog runs." in card and "- loss:SimCSELoss" in card
+    reloaded = SentenceTransformer(str(tmp_path / "export"))
+    assert reloaded.encode(["A cat sleeps."]).shape == tiny_model.encode(["A cat sleeps."]).shape
