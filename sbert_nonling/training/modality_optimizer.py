@@ -41,6 +41,15 @@ class ModalityOptimizer(Optimizer):
         if not optimizers:
             raise ValueError("ModalityOptimizer needs at least one optimizer.")
         self.optimizers = dict(optimizers)
+        # every optimizer's parameters, each once, in order
+        self._parameters = list(
+            dict.fromkeys(
+                parameter
+                for optimizer in self.optimizers.values()
+                for group in optimizer.param_groups
+                for parameter in group["params"]
+            )
+        )
         self.set_active(next(iter(self.optimizers)))
 
     def set_active(self, name: str) -> None:
@@ -61,8 +70,19 @@ class ModalityOptimizer(Optimizer):
         return self.optimizers[self.active].step(closure)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        for optimizer in self.optimizers.values():
-            optimizer.zero_grad(set_to_none=set_to_none)
+        """Clear the gradients of the optimizers' parameters (those they held when this one was built). Setting them
+        to None (the default, what the trainer asks every step) visits each parameter once: the optimizers share most
+        of them (the encoder).
+
+        Args:
+            set_to_none: set the gradients to None instead of zeroing them in place.
+        """
+        if not set_to_none:
+            for optimizer in self.optimizers.values():
+                optimizer.zero_grad(set_to_none=False)
+            return
+        for parameter in self._parameters:
+            parameter.grad = None
 
     def state_dict(self) -> dict[str, Any]:
         return {name: optimizer.state_dict() for name, optimizer in self.optimizers.items()}

@@ -34,6 +34,22 @@ def test_only_the_active_optimizer_steps_with_its_own_rate():
         ModalityOptimizer({})
 
 
+def test_zero_grad_clears_every_optimizer_s_gradients_or_zeroes_them_in_place():
+    shared, image_only, text_only = (nn.Parameter(torch.zeros(2)) for _ in range(3))
+    optimizer = ModalityOptimizer(
+        {
+            "image": torch.optim.SGD([shared, image_only], lr=0.1),
+            "text": torch.optim.SGD([{"params": [text_only]}, {"params": [shared], "lr": 0.5}], lr=1.0),
+        }
+    )
+    for parameter in (shared, image_only, text_only):
+        parameter.grad = torch.ones(2)
+    optimizer.zero_grad(set_to_none=False)
+    assert all(torch.equal(parameter.grad, torch.zeros(2)) for parameter in (shared, image_only, text_only))
+    optimizer.zero_grad()
+    assert shared.grad is None and image_only.grad is None and text_only.grad is None
+
+
 def test_groups_defaults_and_state_are_the_active_optimizer_s_each_parameter_once():
     parameter = nn.Parameter(torch.zeros(1))
     optimizer = ModalityOptimizer(
