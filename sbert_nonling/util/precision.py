@@ -30,5 +30,8 @@ def float32_math(*tensors: Tensor) -> Iterator[list[Tensor]]:
         assert logits.dtype == torch.float32
     """
     device_type = tensors[0].device.type
-    with torch.autocast(device_type, enabled=False) if torch.amp.is_autocast_available(device_type) else nullcontext():
+    # torch 2.11's compiler cannot trace is_autocast_available (a graph break in every loss); the devices a loss is
+    # compiled on (CPU, CUDA) all have autocast, so a compiled region switches it off without asking
+    switchable = torch.compiler.is_compiling() or torch.amp.is_autocast_available(device_type)
+    with torch.autocast(device_type, enabled=False) if switchable else nullcontext():
         yield [tensor.to(torch.promote_types(tensor.dtype, torch.float32)) for tensor in tensors]
