@@ -769,48 +769,64 @@ def _numbers(kind: type) -> Callable[[str], list]:
     return parse
 
 
+def methods_training_on(source: str) -> list[str]:
+    """The registered methods that train on data source ``source`` (its registration's ``training_sources``), for the
+    help of its option.
+
+    Args:
+        source: a :class:`~sbert_nonling.data.DataSources` field, e.g. ``"captions_file"``.
+    """
+    from sbert_nonling.configs.registry import get_method, list_methods  # imports no torch
+
+    return [name for name in list_methods() if source in get_method(name).training_sources]
+
+
 def add_data_options(parser: argparse.ArgumentParser) -> None:
     """The options of the data sources (:class:`~sbert_nonling.data.DataSources`' fields) and the starting model, which
-    ``train`` and ``reproduce`` share.
+    ``train`` and ``reproduce`` share; each option's help names the registered methods that train on it, unless all
+    do.
 
     Args:
         parser: the subcommand's parser.
     """
-    for flag, text in (  # the data sources (DataSources' fields) and the starting model
+    from sbert_nonling.configs.registry import list_methods  # imports no torch
+
+    for name, text in (  # the data sources (DataSources' fields)
         (
-            "--text-file",
+            "text_file",
             "one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN",
         ),
         (
-            "--nli-file",
+            "nli_file",
             "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those "
             "columns",
         ),
-        ("--sts-dir", "SentEval-layout STS folder: dev scores before/after and model selection"),
+        ("sts_dir", "SentEval-layout STS folder: dev scores before/after and model selection"),
         (
-            "--image-dir",
-            "unpaired images, one sub-folder per class (visualcse recipes), or a Hub dataset: "
+            "image_dir",
+            "images: unpaired, one sub-folder per class, or those of --captions-file; or a Hub dataset: "
             "owner/name?image=COLUMN&label=COLUMN",
         ),
+        ("audio_dir", "unpaired audio files, wav/flac/ogg, or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN"),
         (
-            "--audio-dir",
-            "unpaired audio files, wav/flac/ogg (audiocse), or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN",
+            "captions_file",
+            "image-caption pairs: Flickr token file, CSV, JSONL, or a Hub dataset: owner/name?image=COL&caption=COL",
         ),
         (
-            "--captions-file",
-            "image-caption pairs: Flickr token file, CSV, JSONL (mcse, macd, kdmcse, dalr), or a Hub dataset: "
-            "owner/name?image=COL&caption=COL",
+            "image_features",
+            "precomputed features of --image-dir (sbert-nonling features: an image encoder's or CLIP's)",
         ),
-        ("--image-features", "precomputed features of --image-dir (sbert-nonling features; CLIP's for kdmcse, dalr)"),
-        ("--audio-label-regex", r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'"),
-        ("--stsb-multi-dir", "stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs (pixel-linguist)"),
-        ("--model", "starting encoder (Hub name or folder); default: the recipe's"),
+        ("audio_label_regex", r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'"),
+        ("stsb_multi_dir", "stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs"),
     ):
-        parser.add_argument(flag, help=text)
+        methods = methods_training_on(name)
+        trained = f"; training data of {', '.join(methods)}" if methods and methods != list_methods() else ""
+        parser.add_argument(f"--{name.replace('_', '-')}", help=text + trained)
+    parser.add_argument("--model", help="starting encoder (Hub name or folder); default: the recipe's")
     parser.add_argument(
         "--heldout-images",
         dest="heldout_images_file",
-        help="image names kept out of training for caption<->image Recall@K (mcse, macd, kdmcse)",
+        help="image names kept out of training for caption<->image Recall@K (a method with a caption-image space)",
     )
 
 
@@ -847,8 +863,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--max-steps",
         type=int,
-        help="stop after this many optimizer steps (visualcse / audiocse: image or audio and text steps alternate, "
-        "10 = 5 + 5; multitask / pixel-linguist: of each stage run)",
+        help="stop after this many optimizer steps (of each stage run, for a method that trains in stages; an "
+        "alternating scheme counts its image or audio and text steps: 10 = 5 + 5)",
     )
     train.add_argument(
         "--resume",
@@ -982,7 +998,9 @@ def build_parser() -> argparse.ArgumentParser:
     push.set_defaults(handler=cmd_push)
 
     features = add_command(
-        "features", help="frozen image features of a folder of images (mcse / macd), or CLIP's (kdmcse / dalr)"
+        "features",
+        help="frozen image features of a folder of images, or CLIP's: --image-features of "
+        + ", ".join(methods_training_on("image_features")),
     )
     features.add_argument("--image-dir", required=True, help="folder of images (its files, not sub-folders)")
     features.add_argument(

@@ -87,16 +87,23 @@ def config_from_recipe(
         tiny: apply the config's tiny defaults, then the tiny blocks (the extended recipe's first, then this one's).
         overrides: settings to change last, as ``--set`` gives them.
     """
-    from sbert_nonling.configs import METHOD_CONFIGS
+    from sbert_nonling.configs.registry import get_method, list_methods
 
     chain = _recipe_chain(recipe, source)
     method = chain[0][0].get("method")  # the recipe at the root of the chain names the method
-    if method not in METHOD_CONFIGS:
-        raise ValueError(f"{chain[0][1]}: method {method!r} is not one of {sorted(METHOD_CONFIGS)}.")
+    if not isinstance(method, str):
+        raise ValueError(
+            f'{chain[0][1]}: name the method ("method": one of {list_methods()}) or the bundled recipe it starts from '
+            '("extends").'
+        )
+    try:
+        spec = get_method(method)
+    except ValueError as error:
+        raise ValueError(f"{chain[0][1]}: {error}") from None
     for link, link_source in chain[1:]:
         if link.get("method", method) != method:
             raise ValueError(f"{link_source}: method {link['method']!r} is not {method!r}, the extended recipe's.")
-    config = METHOD_CONFIGS[method]()
+    config = spec.config()
     for link, link_source in chain:
         settings = {key: value for key, value in link.items() if key not in ("method", EXTENDS, TINY_BLOCK, TINY_NOTE)}
         config = config.replace(source=link_source, **settings)

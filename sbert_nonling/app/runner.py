@@ -3,6 +3,7 @@ record."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import os
@@ -36,8 +37,8 @@ from sbert_nonling.app.plan_summary import (
 from sbert_nonling.app.run_lock import run_lock
 from sbert_nonling.app.run_log import run_log
 from sbert_nonling.app.run_record import write_run_record
-from sbert_nonling.configs import MultitaskConfig, PixelLinguistConfig
 from sbert_nonling.configs.base import MethodConfig
+from sbert_nonling.configs.registry import get_method
 from sbert_nonling.data.image_features import planning_only, save_image_features
 from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.sts import evaluate_sts, evaluate_sts_dir
@@ -71,18 +72,6 @@ RUN_FIELDS = (
 )
 #: Where a run keeps the image features its grounding plan extracted (``sbert-nonling train ... --image-features``).
 IMAGE_FEATURES_FILE = "image_features.safetensors"
-#: The data sources each method trains on, in the order its model cards list them (:func:`training_data`).
-TRAINING_SOURCES: dict[str, tuple[str, ...]] = {
-    "simcse": ("text_file", "nli_file"),
-    "visualcse": ("text_file", "nli_file", "image_dir", "audio_dir"),
-    "audiocse": ("text_file", "nli_file", "image_dir", "audio_dir"),
-    "mcse": ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
-    "macd": ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
-    "kdmcse": ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
-    "dalr": ("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
-    "multitask": ("text_file", "nli_file"),
-    "pixel_linguist": ("text_file", "nli_file"),
-}
 
 
 class TrainingCrashed(RuntimeError):
@@ -120,6 +109,7 @@ class RunContext:
         resumable: whether the method resumes (a preempted stage of another method says to start again).
         allow_unused_datasets: train on (with a warning) when a step cap leaves a dataset without a batch.
         precision, dataloader_num_workers: the resolved precision and workers, recorded in the results.
+        training_data: the model cards' lines on the data the run trains on (:func:`training_data`).
         citations: the losses' citations, collected stage by stage.
     """
 
@@ -131,6 +121,7 @@ class RunContext:
     allow_unused_datasets: bool = False
     precision: str = "fp32"
     dataloader_num_workers: int = 0
+    training_data: list[str] = field(default_factory=list)
     citations: list[str] = field(default_factory=list)
 
 
@@ -281,6 +272,7 @@ def run_method(
             f"resume is not supported by {config.name or config.method} (a sequence of stage runs); start it again."
         )
     precision, workers = resolved_precision(config.precision), resolved_workers(config.dataloader_num_workers)
+    data_lines = training_data(config, data)  # the method's registration checked before anything runs
     build = build or BUILDERS[config.method]
     if dry_run:  # every check of a real run before its first step, and nothing heavy
         folder = check_output_dir(
@@ -307,7 +299,15 @@ def run_method(
         plan = build(config, data)
         run_dir = folder.run_dir if resume else folder.begin()
         run = RunContext(
-            run_dir, config.to_dict(), changes, resume, config.resumable, allow_unused_datasets, precision, workers
+            run_dir,
+            config.to_dict(),
+            changes,
+            resume,
+            config.resumable,
+            allow_unused_datasets,
+            precision,
+            workers,
+            data_lines,
         )
         with run_log(output_dir / "train.log"):
             log_summary_header(summary_header(config, folder, plan.model, precision, workers))
@@ -330,20 +330,24 @@ def reports_stages(config: MethodConfig, plan: MethodPlan) -> bool:
 
 def training_data(config: MethodConfig, data: DataSources) -> list[str]:
     """The model card's lines on the data a run of ``config``'s method trains on
-    (:meth:`~sbert_nonling.data.DataSources.card_lines` of its :data:`TRAINING_SOURCES`): multitask's ``sts_dir`` only
-    when its second stage trains on the task files, Pixel Linguist's ``stsb_multi_dir`` only when leapfrogging trains
-    on its parallel pairs.
+    (:meth:`~sbert_nonling.data.DataSources.card_lines`): the ``training_sources`` of its registration
+    (:func:`~sbert_nonling.configs.get_method`) that its settings train on
+    (:meth:`~sbert_nonling.configs.MethodConfig.trains_on`: e.g. multitask's ``sts_dir`` only when its second stage
+    trains on the task files). A registered source that is not a data source raises a ValueError naming it.
 
     Args:
         config: the method's settings.
         data: the run's data sources.
     """
-    sources = list(TRAINING_SOURCES[config.method])
-    if isinstance(config, MultitaskConfig) and config.multitask.max_steps != 0:
-        sources.append("sts_dir")
-    if isinstance(config, PixelLinguistConfig) and config.leapfrog_iterations > 0:
-        sources.append("stsb_multi_dir")
-    return data.card_lines(*sources)
+    spec = get_method(config.method)
+    valid = [item.name for item in dataclasses.fields(DataSources)]
+    unknown = [source for source in spec.training_sources if source not in valid]
+    if unknown:
+        raise ValueError(
+            f"Method {spec.name!r} is registered with training_sources {unknown}, which are not data sources; valid: "
+            f"{', '.join(valid)}."
+        )
+    return data.card_lines(*[source for source in spec.training_sources if config.trains_on(source)])
 
 
 def _run_plan(
@@ -410,7 +414,7 @@ def _run_plan(
         result["settings_changed_on_resume"] = run.changes
     for name, evaluate in plan.evaluations.items():
         result[name] = evaluate(plan.model)
-    write_run_record(run_dir, run.settings, result, forms, training_data(config, data), run.citations)
+    write_run_record(run_dir, run.settings, result, forms, run.training_data, run.citations)
     return result
 
 

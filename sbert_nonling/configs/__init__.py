@@ -1,7 +1,10 @@
 """Typed method configs: one dataclass per method, defaults = the paper row, each loss's and stage's settings a
-nested block; the bundled recipes load into them."""
+nested block; the bundled recipes load into them. The method registry (:func:`register_method`, :func:`get_method`)
+names each method's config, builder and training data."""
 
 from __future__ import annotations
+
+from operator import attrgetter
 
 from sbert_nonling.configs.audiocse import AudioCSEConfig
 from sbert_nonling.configs.base import MethodConfig
@@ -24,29 +27,25 @@ from sbert_nonling.configs.macd import MACDConfig
 from sbert_nonling.configs.mcse import MCSEConfig
 from sbert_nonling.configs.multitask import MultitaskConfig
 from sbert_nonling.configs.pixel_linguist import PixelLinguistConfig
+from sbert_nonling.configs.registry import (
+    ENTRY_POINT_GROUP,
+    MethodSpec,
+    MethodTable,
+    get_method,
+    list_methods,
+    register_method,
+)
 from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig, SingleRunConfig
 from sbert_nonling.configs.simcse import SimCSEConfig
 from sbert_nonling.configs.stage import StageConfig
 from sbert_nonling.configs.unpaired_modality import UnpairedModalityConfig
 from sbert_nonling.configs.visualcse import VisualCSEConfig
 
-#: The config class of each method, by the ``"method"`` name a recipe JSON gives.
-METHOD_CONFIGS: dict[str, type[MethodConfig]] = {
-    config.method: config
-    for config in (
-        SimCSEConfig,
-        VisualCSEConfig,
-        AudioCSEConfig,
-        MCSEConfig,
-        MACDConfig,
-        KDMCSEConfig,
-        DALRConfig,
-        MultitaskConfig,
-        PixelLinguistConfig,
-    )
-}
+#: The config class of each registered method, by the ``"method"`` name a recipe JSON gives (a view of the registry).
+METHOD_CONFIGS: MethodTable[type[MethodConfig]] = MethodTable(attrgetter("config"))
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "METHOD_CONFIGS",
     "AnchorConfig",
     "AudioCSEConfig",
@@ -60,6 +59,8 @@ __all__ = [
     "MACDConfig",
     "MCSEConfig",
     "MethodConfig",
+    "MethodSpec",
+    "MethodTable",
     "ModalityLossConfig",
     "MultitaskConfig",
     "PixelLinguistConfig",
@@ -73,4 +74,7 @@ __all__ = [
     "TeacherGuidedAlignConfig",
     "UnpairedModalityConfig",
     "VisualCSEConfig",
+    "get_method",
+    "list_methods",
+    "register_method",
 ]

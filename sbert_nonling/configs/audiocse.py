@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from sbert_nonling.configs.base import paper_default, setting
+from sbert_nonling.configs.registry import MethodSpec, register_method
 from sbert_nonling.configs.unpaired_modality import UnpairedModality, UnpairedModalityConfig
 from sbert_nonling.util.choices import AudioLayout
 
@@ -28,3 +29,12 @@ class AudioCSEConfig(UnpairedModalityConfig):
         None, "clips read, the first in file order after clips_per_class (null: all)", minimum=1
     )
     clips_per_class: int | None = setting(None, "clips read per class, the first of each (null: all)", minimum=1)
+
+
+register_method(
+    MethodSpec(
+        AudioCSEConfig,
+        builder="sbert_nonling.methods.unpaired_modality:build_unpaired_modality",
+        training_sources=("text_file", "nli_file", "audio_dir"),
+    )
+)

@@ -385,6 +385,16 @@ class MethodConfig(Settings):
             if getattr(hints[item.name], "is_stage", False)
         }
 
+    def trains_on(self, source: str) -> bool:
+        """Whether a run with these settings trains on the data source ``source``, one of its method's
+        ``training_sources`` (:class:`~sbert_nonling.configs.MethodSpec`): the model cards list those it does. A
+        source that only a switched-off part of the method reads (a stage left out) is not trained on.
+
+        Args:
+            source: a :class:`~sbert_nonling.data.DataSources` field, e.g. ``"sts_dir"``.
+        """
+        return True
+
     def to_dict(self) -> dict[str, Any]:
         """The settings as a plain dict (``"method"`` first, a block as a nested dict), as written to
         ``recipe.json``."""

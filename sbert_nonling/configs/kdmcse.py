@@ -8,6 +8,7 @@ from typing import ClassVar
 from sbert_nonling.configs.base import paper_default, setting
 from sbert_nonling.configs.clip_teacher import CLIPTeacherConfig
 from sbert_nonling.configs.losses import SimCSELossConfig, TeacherGuidedAlignConfig
+from sbert_nonling.configs.registry import MethodSpec, register_method
 from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig, SingleRunConfig
 
 
@@ -26,3 +27,12 @@ class KDMCSEConfig(CLIPTeacherConfig):
     grounding: TeacherGuidedAlignConfig = setting(
         TeacherGuidedAlignConfig(), "the caption <-> CLIP term (TeacherGuidedAlignLoss)"
     )
+
+
+register_method(
+    MethodSpec(
+        KDMCSEConfig,
+        builder="sbert_nonling.methods.kdmcse:build_kdmcse",
+        training_sources=("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
+    )
+)

@@ -8,6 +8,7 @@ from typing import ClassVar
 from sbert_nonling.configs.base import paper_default
 from sbert_nonling.configs.grounding import GroundingConfig
 from sbert_nonling.configs.losses import AnchorConfig, GroundingLossConfig, SimCSELossConfig
+from sbert_nonling.configs.registry import MethodSpec, register_method
 from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig, SingleRunConfig, TextData
 
 
@@ -45,3 +46,12 @@ class MACDConfig(GroundingConfig):
     anchor: AnchorConfig = paper_default(GroundingConfig, "anchor", AnchorConfig(enabled=True))
     freeze_position_embeddings: bool = paper_default(GroundingConfig, "freeze_position_embeddings", True)
     warmup_steps: float = paper_default(GroundingConfig, "warmup_steps", 0.1)
+
+
+register_method(
+    MethodSpec(
+        MACDConfig,
+        builder="sbert_nonling.methods.grounding:build_grounding",
+        training_sources=("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
+    )
+)

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from sbert_nonling.configs.base import paper_default
 from sbert_nonling.configs.grounding import GroundingConfig
+from sbert_nonling.configs.registry import MethodSpec, register_method
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig
 
 
@@ -18,3 +19,12 @@ class MCSEConfig(GroundingConfig):
     method: ClassVar[str] = "mcse"
 
     epochs: int = paper_default(SingleRunConfig, "epochs", 3)
+
+
+register_method(
+    MethodSpec(
+        MCSEConfig,
+        builder="sbert_nonling.methods.grounding:build_grounding",
+        training_sources=("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
+    )
+)

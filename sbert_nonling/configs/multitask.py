@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from sbert_nonling.configs.base import paper_default, setting
 from sbert_nonling.configs.losses import SimCSELossConfig, TaskHeadsConfig
+from sbert_nonling.configs.registry import MethodSpec, register_method
 from sbert_nonling.configs.sentence_encoder import ModelOwnSetting, SentenceEncoderConfig
 from sbert_nonling.configs.stage import StageConfig
 from sbert_nonling.util.choices import MultiTaskScheme
@@ -50,3 +51,20 @@ class MultitaskConfig(SentenceEncoderConfig):
     )
     train_limit: int | None = setting(None, "examples read per training file (null: all)", minimum=1)
     tiny_encoder: dict[str, Any] = setting({}, "build_tiny_encoder arguments of the tiny run's offline encoder")
+
+    def trains_on(self, source: str) -> bool:
+        """Every source but ``sts_dir``, whose task files only the ``multitask`` stage trains on (dev scores aside).
+
+        Args:
+            source: a :class:`~sbert_nonling.data.DataSources` field.
+        """
+        return source != "sts_dir" or self.multitask.max_steps != 0
+
+
+register_method(
+    MethodSpec(
+        MultitaskConfig,
+        builder="sbert_nonling.methods.multitask:build_multitask",
+        training_sources=("text_file", "nli_file", "sts_dir"),
+    )
+)

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from sbert_nonling.configs.base import MethodConfig, paper_default, setting
 from sbert_nonling.configs.losses import SymmetricInfoNCEConfig
+from sbert_nonling.configs.registry import MethodSpec, register_method
 from sbert_nonling.configs.stage import StageConfig
 
 
@@ -72,3 +73,21 @@ class PixelLinguistConfig(MethodConfig):
     tiny_encoder: dict[str, Any] | None = setting(
         None, "PixelEncoder config of the tiny run's random encoder (null: Hub model)"
     )
+
+    def trains_on(self, source: str) -> bool:
+        """Every source but ``stsb_multi_dir``, whose parallel pairs only leapfrogging trains on (multilingual dev
+        scores aside).
+
+        Args:
+            source: a :class:`~sbert_nonling.data.DataSources` field.
+        """
+        return source != "stsb_multi_dir" or self.leapfrog_iterations > 0
+
+
+register_method(
+    MethodSpec(
+        PixelLinguistConfig,
+        builder="sbert_nonling.methods.pixel_linguist:build_pixel_linguist",
+        training_sources=("text_file", "nli_file", "stsb_multi_dir"),
+    )
+)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from sbert_nonling.configs.registry import MethodSpec, register_method
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig
 
 
@@ -26,3 +27,12 @@ class SimCSEConfig(SingleRunConfig):
     """
 
     method: ClassVar[str] = "simcse"
+
+
+register_method(
+    MethodSpec(
+        SimCSEConfig,
+        builder="sbert_nonling.methods.simcse:build_simcse",
+        training_sources=("text_file", "nli_file"),
+    )
+)

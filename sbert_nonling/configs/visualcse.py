@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from sbert_nonling.configs.base import setting
+from sbert_nonling.configs.registry import MethodSpec, register_method
 from sbert_nonling.configs.unpaired_modality import UnpairedModalityConfig
 
 
@@ -22,3 +23,12 @@ class VisualCSEConfig(UnpairedModalityConfig):
     image_size: int = setting(224, "image side in pixels", minimum=1)
     patch_size: int = setting(16, "patch side in pixels (random patch embedding only)", minimum=1)
     images_per_class: int | None = setting(None, "images read per class folder (null: all)", minimum=1)
+
+
+register_method(
+    MethodSpec(
+        VisualCSEConfig,
+        builder="sbert_nonling.methods.unpaired_modality:build_unpaired_modality",
+        training_sources=("text_file", "nli_file", "image_dir"),
+    )
+)

@@ -1,25 +1,13 @@
 """Method builders: each turns a method's typed config and data into the pieces of an ordinary sentence-transformers
 training, a :class:`MethodPlan` of :class:`TrainingStage` s, without writing or evaluating anything; run it in one
 call (:meth:`MethodPlan.train`), with your own trainer calls, or with :func:`~sbert_nonling.app.runner.run_method`.
-:data:`BUILDERS` names the builder of each method."""
+:data:`BUILDERS` names the builder of each registered method (:func:`~sbert_nonling.configs.register_method`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import pkgutil
 
-from sbert_nonling.configs import (
-    AudioCSEConfig,
-    DALRConfig,
-    KDMCSEConfig,
-    MACDConfig,
-    MCSEConfig,
-    MultitaskConfig,
-    PixelLinguistConfig,
-    SimCSEConfig,
-    VisualCSEConfig,
-)
-from sbert_nonling.data.sources import DataSources
+from sbert_nonling.configs.registry import Builder, MethodSpec, MethodTable
 from sbert_nonling.methods.clip_teacher import build_clip_grounding
 from sbert_nonling.methods.dalr import build_dalr
 from sbert_nonling.methods.grounding import GroundingPlan, build_grounding
@@ -30,18 +18,27 @@ from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
 from sbert_nonling.methods.simcse import build_simcse
 from sbert_nonling.methods.unpaired_modality import build_unpaired_modality
 
-#: The builder of each method, by the ``"method"`` name of its config (and of a recipe file): ``build(config, data)``.
-BUILDERS: dict[str, Callable[[Any, DataSources], MethodPlan]] = {
-    SimCSEConfig.method: build_simcse,
-    VisualCSEConfig.method: build_unpaired_modality,
-    AudioCSEConfig.method: build_unpaired_modality,
-    MCSEConfig.method: build_grounding,
-    MACDConfig.method: build_grounding,
-    KDMCSEConfig.method: build_kdmcse,
-    DALRConfig.method: build_dalr,
-    MultitaskConfig.method: build_multitask,
-    PixelLinguistConfig.method: build_pixel_linguist,
-}
+
+def load_builder(spec: MethodSpec) -> Builder:
+    """The builder of a registered method: the function its registration gives, or the one its import path names
+    (``"package.module:function"``, imported now). A path that cannot be imported raises a ValueError naming it.
+
+    Args:
+        spec: the method's registration (:func:`~sbert_nonling.configs.get_method`).
+    """
+    if not isinstance(spec.builder, str):
+        return spec.builder
+    try:
+        return pkgutil.resolve_name(spec.builder)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(
+            f"The builder {spec.builder!r} of method {spec.name!r} cannot be imported: {error}."
+        ) from error
+
+
+#: The builder of each registered method, by the ``"method"`` name of its config (and of a recipe file):
+#: ``build(config, data)`` (a view of the registry: :func:`load_builder` of each registration).
+BUILDERS: MethodTable[Builder] = MethodTable(load_builder)
 
 __all__ = [
     "BUILDERS",
@@ -58,5 +55,6 @@ __all__ = [
     "build_pixel_linguist",
     "build_simcse",
     "build_unpaired_modality",
+    "load_builder",
     "task_losses",
 ]
