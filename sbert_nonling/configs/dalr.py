@@ -8,6 +8,7 @@ from typing import ClassVar
 from sbert_nonling.configs.base import paper_default, setting
 from sbert_nonling.configs.clip_teacher import CLIPTeacherConfig
 from sbert_nonling.configs.losses import DALRLossConfig, ListwiseDistillationConfig
+from sbert_nonling.configs.registry import MethodSpec, register_method
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig
 
 
@@ -49,3 +50,12 @@ class DALRConfig(CLIPTeacherConfig):
                 f"{self._where()} setting 'teacher_weights' {self.teacher_weights} must be at least 0 each, with a "
                 "positive sum (they mix the teachers' scores)."
             )
+
+
+register_method(
+    MethodSpec(
+        DALRConfig,
+        builder="sbert_nonling.methods.dalr:build_dalr",
+        training_sources=("text_file", "nli_file", "image_dir", "captions_file", "image_features"),
+    )
+)
