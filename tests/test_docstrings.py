@@ -23,6 +23,7 @@ import ast
 import importlib
 import inspect
 import re
+import sys
 import textwrap
 import types
 from pathlib import Path
@@ -83,7 +84,9 @@ def test_docstring_example_runs_offline(name, line, code, tmp_path, monkeypatch)
     monkeypatch.setenv("SBERT_NONLING_SHARED", str(SHARED_DIR))
     path = name.split(":")[0]
     compiled = compile("\n" * (line - 1) + code, str(PACKAGE.parent / path), "exec")
-    exec(compiled, {"__name__": "__docstring_example__"})
+    example = types.ModuleType("__docstring_example__")  # a module: a dataclass it defines finds its annotations
+    monkeypatch.setitem(sys.modules, example.__name__, example)
+    exec(compiled, vars(example))
 
 
 #: An ``Args:`` item: one name, or several sharing a description (``audio_dir, audio_label_regex: ...``), then an

@@ -10,11 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sbert_nonling.configs import MethodConfig
+    from sbert_nonling.evaluation.paper_results import PaperResult
 
 #: Keys of a recipe file that are not settings: the tiny override block and its note.
 TINY_BLOCK, TINY_NOTE = "tiny", "tiny_note"
 #: The key of a recipe file that names the bundled recipe it starts from.
 EXTENDS = "extends"
+#: The key of a recipe file that holds what its paper reports for its setting (not inherited by a recipe extending it).
+PAPER = "paper"
+#: The keys of a recipe file that are not settings of its method's config.
+NOT_SETTINGS = ("method", EXTENDS, TINY_BLOCK, TINY_NOTE, PAPER)
 
 
 def list_recipes() -> list[str]:
@@ -79,7 +84,8 @@ def config_from_recipe(
 ) -> MethodConfig:
     """The typed config of a recipe's contents, as :func:`load_recipe` builds it. A recipe holds ``"method"`` (or
     ``"extends"``: the name of a bundled recipe whose settings and tiny block it starts from), its settings (a block
-    as a dict of what differs, ``"grounding": {"weight": 1.0}``), an optional ``"tiny"`` block and ``"tiny_note"``.
+    as a dict of what differs, ``"grounding": {"weight": 1.0}``), an optional ``"tiny"`` block and ``"tiny_note"``,
+    and optionally what its paper reports (``"paper"``: :func:`paper_result`), checked here.
 
     Args:
         recipe: the recipe's contents (a recipe JSON, read).
@@ -88,6 +94,7 @@ def config_from_recipe(
         overrides: settings to change last, as ``--set`` gives them.
     """
     from sbert_nonling.configs.registry import get_method, list_methods
+    from sbert_nonling.evaluation.paper_results import PaperResult
 
     chain = _recipe_chain(recipe, source)
     method = chain[0][0].get("method")  # the recipe at the root of the chain names the method
@@ -105,9 +112,11 @@ def config_from_recipe(
             raise ValueError(f"{link_source}: method {link['method']!r} is not {method!r}, the extended recipe's.")
     config = spec.config()
     for link, link_source in chain:
-        settings = {key: value for key, value in link.items() if key not in ("method", EXTENDS, TINY_BLOCK, TINY_NOTE)}
+        settings = {key: value for key, value in link.items() if key not in NOT_SETTINGS}
         config = config.replace(source=link_source, **settings)
         type(config).check_keys(link.get(TINY_BLOCK, {}), source=f"the tiny block of {link_source}")
+        if PAPER in link:
+            PaperResult.from_dict(link[PAPER], link_source)
     if tiny:
         defaults = type(config).tiny_defaults
         config = config.replace(source=f"the tiny defaults of {type(config).__name__}", **defaults)
@@ -118,6 +127,26 @@ def config_from_recipe(
     if "tiny" in overrides:
         raise ValueError(f"overrides of {source}: 'tiny' is set by the tiny option (--tiny), not overridden.")
     return config.replace(source=f"overrides of {source}", **overrides)
+
+
+def paper_result(name: str) -> PaperResult | None:
+    """What the paper reports for the setting of recipe ``name``: its file's ``"paper"`` block (the average over the 7
+    STS test sets, per-task values where known, the source of every number), or None where the recipe has none (a
+    recipe that extends another does not inherit its values: it changes the setting).
+
+    Args:
+        name: a bundled recipe (:func:`list_recipes`).
+
+    Example::
+
+        from sbert_nonling.app.recipes import paper_result
+
+        print(paper_result("simcse-unsup").average, paper_result("visualcse-fast"))  # 76.25 None
+    """
+    from sbert_nonling.evaluation.paper_results import PaperResult
+
+    recipe = read_recipe(name)
+    return PaperResult.from_dict(recipe[PAPER], f"recipe file {name}.json") if PAPER in recipe else None
 
 
 def get_recipe(name: str, tiny: bool = False, overrides: dict[str, Any] | None = None) -> dict[str, Any]:

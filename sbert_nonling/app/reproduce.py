@@ -9,17 +9,17 @@ import logging
 import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sbert_nonling.app.output_folder import continuation
-from sbert_nonling.app.recipes import recipe_config
+from sbert_nonling.app.recipes import paper_result, recipe_config
 from sbert_nonling.app.runner import run_method
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.data.sources import DataSources
-from sbert_nonling.evaluation.paper_results import PAPER_RESULTS
+from sbert_nonling.evaluation.paper_results import PaperResult
 from sbert_nonling.evaluation.sts_data import STS_TASKS, STSData, check_sts_test_dir
 from sbert_nonling.training.checkpoints import newest_intact_checkpoint
 from sbert_nonling.training.run_settings import changed_settings, check_resume_settings, describe_changes
@@ -136,7 +136,7 @@ def reproduce(
 ) -> dict[str, Any]:
     """Train each recipe ``seeds`` times in every cell of the grid (``learning_rates`` x ``batch_sizes``), select
     the cell with the best mean STS-B dev score, score that cell's runs on the 7 STS test sets and summarise them
-    beside the paper's values (:data:`~sbert_nonling.evaluation.paper_results.PAPER_RESULTS`).
+    beside the paper's values (each recipe's ``"paper"`` block: :func:`~sbert_nonling.app.recipes.paper_result`).
 
     Each run is an ordinary :func:`~sbert_nonling.app.run.train_recipe` run (the same settings, the same runner) in
     ``output_dir/<recipe>/<cell>/seed-<seed>`` (seeds: the recipe's seed, then the next ones), so a run keeps every
@@ -253,7 +253,7 @@ def reproduce(
             f"test sets {number}/{len(chosen)}: {run.recipe} {run.cell} seed {run.seed}: avg {run.test['avg']:.2f} "
             f"({time.perf_counter() - started:.1f} s)",
         )
-    return write_report(runs, selected, output_dir)
+    return write_report(runs, selected, output_dir, {recipe: paper_result(recipe) for recipe in recipes})
 
 
 def _report(progress: Callable[[str], object] | None, line: str) -> None:
@@ -368,7 +368,12 @@ def summarise(runs: list[SeedRun], selected: dict[str, str]) -> dict[str, dict[s
     return summary
 
 
-def format_table(summary: dict[str, dict[str, list[float]]], runs: list[SeedRun], selected: dict[str, str]) -> str:
+def format_table(
+    summary: dict[str, dict[str, list[float]]],
+    runs: list[SeedRun],
+    selected: dict[str, str],
+    papers: Mapping[str, PaperResult | None],
+) -> str:
     """The markdown table: per recipe a row of mean +- sd over its seeds and a row of the paper's values, then the
     sources of the paper's values.
 
@@ -376,6 +381,7 @@ def format_table(summary: dict[str, dict[str, list[float]]], runs: list[SeedRun]
         summary: :func:`summarise`'s result.
         runs: every run (to count the seeds).
         selected: recipe -> the label of its selected cell.
+        papers: recipe -> what its paper reports (:func:`~sbert_nonling.app.recipes.paper_result`; None: nothing).
     """
     header = ["run", *COLUMNS]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -393,17 +399,21 @@ def format_table(summary: dict[str, dict[str, list[float]]], runs: list[SeedRun]
             )
         cells = [f"{columns[name][0]:.2f} ± {columns[name][1]:.2f}" for name in COLUMNS]
         lines.append(f"| {recipe} ({selected[recipe]}, {len(chosen)} seeds){mark} | " + " | ".join(cells) + " |")
-        paper = PAPER_RESULTS.get(recipe)
+        paper = papers.get(recipe)
         if paper is not None:
             values = [f"{paper.tasks[name]:.2f}" if name in paper.tasks else "" for name in STS_TASKS]
             lines.append(f"| {recipe}, paper | " + " | ".join([*values, f"{paper.average:.2f}"]) + " |")
     if notes:
         lines += ["", "\\* Not the paper's setting, so not comparable with its values:", *notes]
-    sources = [f"- {recipe}: {PAPER_RESULTS[recipe].source}" for recipe in summary if recipe in PAPER_RESULTS]
+    sources = [
+        f"- {recipe}: {paper.source}" for recipe, paper in papers.items() if recipe in summary and paper is not None
+    ]
     return "\n".join(lines + ([""] + ["Paper values:"] + sources if sources else [])) + "\n"
 
 
-def write_report(runs: list[SeedRun], selected: dict[str, str], output_dir: Path) -> dict[str, Any]:
+def write_report(
+    runs: list[SeedRun], selected: dict[str, str], output_dir: Path, papers: Mapping[str, PaperResult | None]
+) -> dict[str, Any]:
     """Write ``reproduce.md``, ``reproduce.json`` and (with the ``plots`` extra) ``reproduce_seeds.png``; return the
     report :func:`reproduce` returns.
 
@@ -411,14 +421,16 @@ def write_report(runs: list[SeedRun], selected: dict[str, str], output_dir: Path
         runs: every run, with test scores for the selected cells.
         selected: recipe -> the label of its selected cell.
         output_dir: the reproduction's folder.
+        papers: recipe -> what its paper reports (None: nothing).
     """
     summary = summarise(runs, selected)
-    table = format_table(summary, runs, selected)
+    table = format_table(summary, runs, selected, papers)
+    reported = {recipe: paper for recipe, paper in papers.items() if recipe in summary and paper is not None}
     report = {
         "runs": [asdict(run) for run in runs],
         "selected": selected,
         "summary": summary,
-        "paper": {recipe: asdict(PAPER_RESULTS[recipe]) for recipe in summary if recipe in PAPER_RESULTS},
+        "paper": {recipe: asdict(paper) for recipe, paper in reported.items()},
         "table": table,
     }
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -433,6 +445,6 @@ def write_report(runs: list[SeedRun], selected: dict[str, str], output_dir: Path
             recipe: [run.test["avg"] for run in runs if run.recipe == recipe and run.cell == cell]
             for recipe, cell in selected.items()
         }
-        paper = {recipe: PAPER_RESULTS[recipe].average for recipe in chosen if recipe in PAPER_RESULTS}
+        paper = {recipe: reported[recipe].average for recipe in chosen if recipe in reported}
         report["plot"] = str(plot_seed_scores(chosen, paper, output_dir / "reproduce_seeds.png"))
     return report

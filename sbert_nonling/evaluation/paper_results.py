@@ -1,14 +1,19 @@
-"""The STS scores the papers report for the recipes' settings, with the source of every number."""
+"""The STS scores a paper reports for a recipe's setting, as its recipe file's ``"paper"`` block gives them."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
+
+from sbert_nonling.evaluation.sts_data import STS_TASKS
 
 
 @dataclass(frozen=True)
 class PaperResult:
     """What a paper reports for one recipe's setting: Spearman x100 of cosine similarity on the 7 STS test sets
-    (STS12-16 in the "all" setting, STS-B test, SICK-R test).
+    (STS12-16 in the "all" setting, STS-B test, SICK-R test). A recipe file holds it as its ``"paper"`` block, next to
+    its ``"reference"``; ``reproduce`` prints it beside the reproduced scores.
 
     Args:
         average: the average over the 7 tasks, as printed in the paper.
@@ -20,9 +25,10 @@ class PaperResult:
 
     Example::
 
-        from sbert_nonling.evaluation.paper_results import PAPER_RESULTS
+        from sbert_nonling.evaluation.paper_results import PaperResult
 
-        print(PAPER_RESULTS["simcse-unsup"].average, PAPER_RESULTS["simcse-unsup"].source)  # 76.25 Gao et al. ...
+        paper = PaperResult.from_dict({"average": 76.25, "source": "Gao et al. 2021, SimCSE, Table 5"}, "my.json")
+        print(paper.average, paper.tasks, paper.seeds)  # 76.25 {} 1
     """
 
     average: float
@@ -30,124 +36,39 @@ class PaperResult:
     tasks: dict[str, float] = field(default_factory=dict)
     seeds: int = 1
 
+    @classmethod
+    def from_dict(cls, values: Any, source: str) -> PaperResult:
+        """The reported values of a recipe's ``"paper"`` block; a block that is not one (a missing or unknown key, a
+        value of the wrong type, a task that is not an STS test set) raises a ValueError naming the recipe.
 
-#: The authors' repositories whose READMEs print per-task tables (read at the commits named).
-NONLING_CSE = "github.com/yiren-jian/NonLing-CSE @3e1e01c"
-MCSE_REPOSITORY = "github.com/uds-lsv/MCSE @3031426"
+        Args:
+            values: the block, e.g. ``{"average": 76.25, "source": "...", "tasks": {"STS12": 68.4, ...}}``.
+            source: how the error names the recipe (``"recipe file simcse-unsup.json"``).
+        """
+        where = f'{source}: the "paper" block'
+        keys = [item.name for item in dataclasses.fields(cls)]
+        if not isinstance(values, dict) or not {"average", "source"} <= set(values) or not set(values) <= set(keys):
+            raise ValueError(
+                f"{where} must be an object of 'average' and 'source', and optionally 'tasks' and 'seeds', got "
+                f"{values!r}."
+            )
+        average, text = values["average"], values["source"]
+        tasks, seeds = values.get("tasks", {}), values.get("seeds", 1)
+        numbers = isinstance(tasks, dict) and all(_is_number(score) for score in tasks.values())
+        if not (_is_number(average) and isinstance(text, str) and numbers and _is_count(seeds)):
+            raise ValueError(
+                f"{where} takes a number 'average', a text 'source', 'tasks' of numbers and a count 'seeds' (at least "
+                f"1), got {values!r}."
+            )
+        unknown = [task for task in tasks if task not in STS_TASKS]
+        if unknown:
+            raise ValueError(f"{where}: {unknown[0]!r} is not one of the 7 STS test sets {list(STS_TASKS)}.")
+        return cls(float(average), text, {task: float(score) for task, score in tasks.items()}, seeds)
 
-#: Why the per-task values of the papers that print them are missing below: the tools this package is built with
-#: store only the opening of a paper's web page (abstract and first paragraphs), not its tables.
-UNREAD = "the paper's own table was not seen (only the opening paragraphs of its pages can be read here)"
 
-#: Reported results by recipe name (the recipe's default starting model); a recipe without an entry has no
-#: comparable single number in its paper. Every ``source`` names the table its numbers come from, and says when a
-#: number is second hand or a paper's per-task values could not be entered.
-PAPER_RESULTS: dict[str, PaperResult] = {
-    "simcse-unsup": PaperResult(
-        76.25,
-        "Gao et al. 2021, SimCSE (EMNLP), Table 5, unsup-SimCSE-BERT-base",
-        {
-            "STS12": 68.40,
-            "STS13": 82.41,
-            "STS14": 74.38,
-            "STS15": 80.91,
-            "STS16": 78.56,
-            "STSBenchmark": 76.85,
-            "SICK-R": 72.23,
-        },
-    ),
-    "simcse-sup": PaperResult(
-        81.57,
-        "Gao et al. 2021, SimCSE (EMNLP), Table 5, sup-SimCSE-BERT-base",
-        {
-            "STS12": 75.30,
-            "STS13": 84.67,
-            "STS14": 80.19,
-            "STS15": 85.40,
-            "STS16": 80.82,
-            "STSBenchmark": 84.25,
-            "SICK-R": 80.39,
-        },
-    ),
-    "visualcse": PaperResult(
-        77.50,
-        "Jian et al. 2022, Non-Linguistic Supervision for Contrastive Learning of Sentence Embeddings (NeurIPS), "
-        "unsup-VisualCSE BERT-base, one run; per-task values from the authors' README table (bert-base-uncased, "
-        f"RTX-6000; {NONLING_CSE}, VisualCSE/README.md; the same row in "
-        "VisualCSE/training_logs/unsup-VisualCSE-bert-base-uncased.txt), whose average is the paper's 77.50; "
-        f"{UNREAD}",
-        {
-            "STS12": 71.16,
-            "STS13": 83.29,
-            "STS14": 75.13,
-            "STS15": 81.59,
-            "STS16": 80.05,
-            "STSBenchmark": 80.03,
-            "SICK-R": 71.23,
-        },
-    ),
-    "visualcse-roberta-base": PaperResult(
-        77.87,
-        "Jian et al. 2022 (NeurIPS), unsup-VisualCSE RoBERTa-base, one run; per-task values from the authors' README "
-        f"table (roberta-base, RTX-6000; {NONLING_CSE}, VisualCSE/README.md; the same row in "
-        "VisualCSE/training_logs/unsup-VisualCSE-roberta-base.txt), whose average is the paper's 77.87; "
-        f"{UNREAD}",
-        {
-            "STS12": 70.41,
-            "STS13": 83.51,
-            "STS14": 74.87,
-            "STS15": 82.79,
-            "STS16": 81.67,
-            "STSBenchmark": 81.89,
-            "SICK-R": 69.95,
-        },
-    ),
-    "visualcse-roberta-large": PaperResult(
-        79.71,
-        "Jian et al. 2022 (NeurIPS), unsup-VisualCSE RoBERTa-large, the paper's STS table (number not seen); average "
-        f"only: the authors' README prints no RoBERTa-large row and {UNREAD}",
-    ),
-    "audiocse": PaperResult(
-        77.85,
-        "Jian et al. 2022 (NeurIPS), unsup-AudioCSE BERT-base, one run; per-task values from the authors' README "
-        f"table (bert-base-uncased, RTX-6000; {NONLING_CSE}, AudioCSE/README.md), whose average is the paper's 77.85; "
-        f"{UNREAD}",
-        {
-            "STS12": 71.65,
-            "STS13": 84.27,
-            "STS14": 76.69,
-            "STS15": 83.22,
-            "STS16": 78.69,
-            "STSBenchmark": 79.94,
-            "SICK-R": 70.49,
-        },
-    ),
-    "mcse": PaperResult(
-        77.3,
-        "Zhang et al. 2022, MCSE (NAACL), the paper's STS table (number not seen), MCSE-BERT wiki + Flickr30k, mean "
-        f"of 5 seeds (0-4, as the authors' README says: {MCSE_REPOSITORY}); average only: {UNREAD} and the README "
-        "prints averages only (its 77.70 is one released checkpoint, not this mean)",
-        seeds=5,
-    ),
-    "mcse-coco": PaperResult(
-        76.6,
-        "Zhang et al. 2022, MCSE (NAACL), the paper's STS table (number not seen), MCSE-BERT wiki + MS-COCO, mean "
-        f"of 5 seeds ({MCSE_REPOSITORY}, README); average only: {UNREAD} and the README prints averages only (its "
-        "77.08 is one released checkpoint, not this mean)",
-        seeds=5,
-    ),
-    "kdmcse": PaperResult(
-        78.6,
-        "Nguyen et al. 2024, KDMCSE (NAACL), its STS table (number not seen), wiki + Flickr30k, KDMCSE-BERT; second "
-        "hand: quoted in DALR's main STS table (as a paper note on DALR reproduces it) and in a machine-written "
-        "summary of the KDMCSE paper; neither paper's text could be read here (arXiv 2403.17486 and 2506.21096v1: "
-        "only their opening paragraphs are stored). Average only: the per-task cells quoted second hand average "
-        "78.66, which one-decimal rounding of the cells and of the average allows",
-    ),
-    "dalr": PaperResult(
-        79.5,
-        "He et al. 2025, DALR (ACL Findings), main STS table (number not seen), wiki + Flickr30k, DALR-BERT; second "
-        f"hand: as a paper note on DALR reproduces the table; {UNREAD}, arXiv HTML 2506.21096v1. "
-        "Average only: the per-task cells quoted second hand average 79.49",
-    ),
-}
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1

@@ -45,7 +45,7 @@ def test_every_recipe_file_and_its_tiny_block_apply(name):
     settings, tiny = get_recipe(name), get_recipe(name, tiny=True)
     for values, loaded in ((recipe, settings), (recipe.get("tiny", {}), tiny)):
         for key, value in values.items():
-            if key in ("tiny", "tiny_note", "extends"):
+            if key in ("tiny", "tiny_note", "extends", "paper"):
                 continue
             if isinstance(value, dict) and key != "tiny_encoder":  # a stage: the file's values, the others kept
                 assert all(loaded[key][item] == setting for item, setting in value.items()), f"{name}: {key}"
@@ -87,6 +87,10 @@ def test_a_recipe_file_with_an_unknown_key_or_a_bad_value_is_refused():
         config_from_recipe({**recipe, "warmup_steps": -1}, "my-recipe.json")
     with pytest.raises(ValueError, match=r"my-recipe.json: method 'macd2' is not one of"):
         config_from_recipe({**recipe, "method": "macd2"}, "my-recipe.json")
+    with pytest.raises(ValueError, match=r'my-recipe.json: the "paper" block must be an object of'):
+        config_from_recipe({**recipe, "paper": {"average": 75.0}}, "my-recipe.json")
+    with pytest.raises(ValueError, match=r'my-recipe.json: name the method \("method": one of \[.*\]\) or the'):
+        config_from_recipe({"name": "mine"}, "my-recipe.json")
 
 
 def _differing(name: str, values: dict, base: dict) -> None:
@@ -109,7 +113,7 @@ def test_a_recipe_file_holds_only_what_differs_from_its_config_or_the_recipe_it_
         settings = {
             key: value
             for key, value in recipe.items()
-            if key not in ("method", "extends", "name", "description", "reference", "tiny", "tiny_note")
+            if key not in ("method", "extends", "name", "description", "reference", "paper", "tiny", "tiny_note")
         }
         _differing(name, settings, base)
         resolved = load_recipe(name)

@@ -1,4 +1,5 @@
-"""PAPER_RESULTS: per-task values average to the printed average within rounding, and every number has its table."""
+"""The recipes' "paper" blocks (PaperResult): per-task values average to the printed average within rounding, every
+number has its table, and a block that is not one is refused naming its recipe."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ import re
 
 import pytest
 
-from sbert_nonling.app.recipes import list_recipes
-from sbert_nonling.evaluation.paper_results import PAPER_RESULTS
+from sbert_nonling.app.recipes import list_recipes, paper_result
+from sbert_nonling.evaluation.paper_results import PaperResult
 from sbert_nonling.evaluation.sts_data import STS_TASKS
+
+#: What each bundled recipe's paper reports, for the recipes whose file holds a "paper" block.
+PAPERS = {name: paper_result(name) for name in list_recipes() if paper_result(name) is not None}
 
 
 def decimals(value: float) -> int:
@@ -24,9 +28,9 @@ def rounding_tolerance(values: list[float]) -> float:
     return 10.0**-places + 1e-9
 
 
-@pytest.mark.parametrize("recipe", sorted(name for name, result in PAPER_RESULTS.items() if result.tasks))
+@pytest.mark.parametrize("recipe", sorted(name for name, result in PAPERS.items() if result.tasks))
 def test_per_task_values_average_to_the_printed_average(recipe):
-    result = PAPER_RESULTS[recipe]
+    result = PAPERS[recipe]
     assert tuple(result.tasks) == STS_TASKS
     cells = list(result.tasks.values())
     mean = sum(cells) / len(cells)
@@ -41,9 +45,9 @@ def test_the_tolerance_is_half_a_unit_for_the_cells_and_half_for_the_average():
     assert abs(sum(quoted) / 7 - 78.6) <= rounding_tolerance(quoted)
 
 
-@pytest.mark.parametrize("recipe", sorted(PAPER_RESULTS))
+@pytest.mark.parametrize("recipe", sorted(PAPERS))
 def test_every_entry_names_its_table_and_says_why_a_row_is_incomplete(recipe):
-    result = PAPER_RESULTS[recipe]
+    result = PAPERS[recipe]
     assert re.search(r"\btable\b", result.source, re.IGNORECASE), result.source
     assert result.seeds >= 1 and result.average > 0
     if not result.tasks:
@@ -52,7 +56,25 @@ def test_every_entry_names_its_table_and_says_why_a_row_is_incomplete(recipe):
         assert "could" in result.source or "not seen" in result.source, result.source
 
 
-def test_every_entry_is_a_recipe_and_the_multi_seed_means_say_so():
-    assert set(PAPER_RESULTS) <= set(list_recipes())
-    for result in PAPER_RESULTS.values():
+def test_the_paper_rows_are_in_their_recipes_and_the_multi_seed_means_say_so():
+    assert {"simcse-unsup", "simcse-sup", "visualcse", "audiocse", "mcse", "kdmcse", "dalr"} <= set(PAPERS)
+    assert paper_result("visualcse-fast") is None  # it extends visualcse, off the paper's setting: no values
+    for result in PAPERS.values():
         assert (result.seeds > 1) == ("seeds" in result.source), result.source
+    assert PAPERS["mcse"].seeds == 5 and PAPERS["simcse-unsup"].tasks["STS12"] == 68.40
+
+
+@pytest.mark.parametrize(
+    ("block", "message"),
+    [
+        ({"average": 76.25}, r"must be an object of 'average' and 'source', and optionally 'tasks' and 'seeds'"),
+        ({"average": 76.25, "source": "Table 5", "std": 0.1}, r"must be an object of 'average' and 'source'"),
+        ([76.25], r"must be an object of 'average' and 'source'"),
+        ({"average": "76.25", "source": "Table 5"}, r"takes a number 'average', a text 'source'"),
+        ({"average": 76.25, "source": "Table 5", "seeds": 0}, r"a count 'seeds' \(at least 1\)"),
+        ({"average": 76.25, "source": "Table 5", "tasks": {"STS17": 70.0}}, r"'STS17' is not one of the 7 STS test"),
+    ],
+)
+def test_a_block_that_is_not_a_paper_result_is_refused_naming_its_recipe(block, message):
+    with pytest.raises(ValueError, match=r'^my-recipe.json: the "paper" block.*' + message):
+        PaperResult.from_dict(block, "my-recipe.json")
