@@ -16,8 +16,12 @@ The trainer's step is the time between two step ends less its wait for the DataL
 batch's reading, decoding and collation, which the bare loop's ready batch skips and a GPU run's workers do): forward,
 backward, clipping, the optimizer, the schedule and all the trainers' own bookkeeping. Both are read from
 ``time.process_time`` (this process's CPU seconds; other jobs on the shared cores hardly move them), and the trainer
-runs alternate with the bare loops on the very batches of their timed steps, ``--rounds`` times. The table gives per
-step kind the median ms of both, their ratio (goal: at most 1.1) and the median data wait.
+runs alternate with the bare loops on the very batches of their timed steps (all but each kind's first ``--warmup``
+and the run's last, which also checks the weights), ``--rounds`` times. The first table gives per step kind the
+median ms of both, their ratio (goal: at most 1.1) and the median data wait. Then one more run of each stage times
+the trainer's own work of a step that the bare loop does not do (:data:`TRAINER_ONLY`: transformers'
+``model.train()`` before each micro-batch and ``model.zero_grad()`` after the optimizer, the callbacks' events,
+``_prepare_inputs``, accelerate's ``is_lomo_available``), beside the stage's mean trainer ms less the bare loop's.
 
 Run: ``python benchmarks/host_overhead.py [--families simcse,...] [--steps 10] [--warmup 2] [--rounds 4]
 [--precision fp32] [--threads 1] [--shared DIR] [--quick]``. Prints a table, then one JSON line (fields:
@@ -28,17 +32,25 @@ docs/benchmarks.md, "Host overhead per family (CPU)"). ``--quick``: 1 untimed an
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import functools
 import os
+import statistics
 import tempfile
 import time
 import unittest.mock
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import accelerate.optimizer
 import common
 import torch
 from gpu_check import missing_extra
 from gpu_speed import FAMILIES, STEP_KINDS, StepRecord, bare_seconds, recording, speed_inputs, speed_plan
+from torch import nn
+from transformers import Trainer, TrainerCallback, TrainerState
+from transformers.trainer_callback import CallbackHandler
 
 from sbert_nonling.methods.plan import ModelUpdate, TrainingStage
 from sbert_nonling.models.tiny_encoder import TINY_BERT
@@ -48,8 +60,26 @@ GOAL = 1.1
 #: The random text encoders' shape here (``build_tiny_encoder``'s :data:`~sbert_nonling.models.tiny_encoder.TINY_BERT`
 #: while the plans are built): 2 layers, 64 wide.
 NARROW = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 256}
+#: Family settings that go with :data:`NARROW`: DALR compares the student's embeddings with the CLIP features directly,
+#: so its tiny CLIP is as wide.
+NARROW_SETTINGS = {"dalr": {"clip_dimension": NARROW["hidden_size"]}}
 #: ``--quick``: one untimed and two timed steps of each kind, two rounds.
 QUICK = {"steps": 2, "warmup": 1, "rounds": 2}
+#: The trainer's own work of a step that the bare loop does not do: region -> (owner, function), timed in its outermost
+#: calls by :class:`RegionClock`.
+TRAINER_ONLY = {
+    # transformers' training_step, before each micro-batch
+    "model.train": (nn.Module, "train"),
+    # transformers' loop after the optimizer step (sentence-transformers' callback then clears the optimizer's)
+    "model.zero_grad": (nn.Module, "zero_grad"),
+    # every callback at every event of the step, what they do included (the optimizer's zero_grad of
+    # sentence-transformers' callback, the trainers' own callbacks, this benchmark's step clock)
+    "callback events": (CallbackHandler, "call_event"),
+    # transformers' training_step: the batch (already there) to the device
+    "_prepare_inputs": (Trainer, "_prepare_inputs"),
+    # accelerate's optimizer step looks for the lomo_optim package twice (importlib.util.find_spec), every step
+    "is_lomo_available": (accelerate.optimizer, "is_lomo_available"),
+}
 
 
 class EveryStep(StepRecord):
@@ -64,9 +94,63 @@ class EveryStep(StepRecord):
         super().on_step_end(args, state, control, **kwargs)
 
 
-def train_rounds(stage: TrainingStage, model, options: dict, kinds: int, work: Path) -> list[dict]:
-    """``options["rounds"]`` runs of ``stage``, each followed by the bare loop on the batches of its timed steps; a row
-    per kind of step with the host ms of both (medians over every round's timed steps)."""
+class RegionClock(TrainerCallback):
+    """The process seconds of the functions of :data:`TRAINER_ONLY` (their outermost calls) inside :meth:`patched`,
+    over the steps of a run from ``start`` to the one before its last (the first ones warm up, the last one checks
+    the weights).
+
+    Args:
+        start: the first timed step.
+    """
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.seconds: collections.Counter[str] = collections.Counter()
+        self.steps = 0
+        self.state: TrainerState | None = None
+        self.inside: set[str] = set()
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.state = state
+        self.steps = state.max_steps - 1 - self.start
+
+    def timing(self) -> bool:
+        return self.state is not None and self.start <= self.state.global_step < self.state.max_steps - 1
+
+    def timed(self, region: str, function: Callable) -> Callable:
+        """``function``, its outermost calls timed as ``region`` while :meth:`timing`."""
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            if region in self.inside or not self.timing():
+                return function(*args, **kwargs)
+            self.inside.add(region)
+            start = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.seconds[region] += time.process_time() - start
+                self.inside.discard(region)
+
+        return wrapper
+
+    @contextlib.contextmanager
+    def patched(self) -> Iterator[None]:
+        """The functions of :data:`TRAINER_ONLY` timed inside the block."""
+        with contextlib.ExitStack() as stack:
+            for region, (owner, name) in TRAINER_ONLY.items():
+                stack.enter_context(unittest.mock.patch.object(owner, name, self.timed(region, getattr(owner, name))))
+            yield
+
+    def per_step_ms(self) -> dict[str, float]:
+        return {region: 1000 * self.seconds[region] / self.steps for region in TRAINER_ONLY}
+
+
+def train_rounds(stage: TrainingStage, model, options: dict, kinds: int, work: Path) -> tuple[list[dict], dict]:
+    """``options["rounds"]`` runs of ``stage``, each followed by the bare loop on the batches of its timed steps, then
+    one run with :class:`RegionClock`. A row per kind of step with the host ms of both (medians over every round's
+    timed steps), and the stage's :data:`TRAINER_ONLY` ms per step beside the trainer's mean ms less the bare
+    loop's."""
     trainer_class = stage.trainer_class
     samples: dict[str, dict[str, list[float]]] = {}
     try:
@@ -75,16 +159,32 @@ def train_rounds(stage: TrainingStage, model, options: dict, kinds: int, work: P
             stage.trainer_class = recording(trainer_class, record)
             start = common.QuietTraining(record, work / f"round-{round_index}", stage.args.max_steps)
             stage.run(model, before_training=start)
+            last = len(record.kinds) - 1  # the run's last step also checks the weights: not an ordinary step
             for kind, measured in record.step_times().items():
                 kind_samples = samples.setdefault(kind, {"trainer": [], "bare": [], "wait": []})
-                kind_samples["trainer"] += [step - wait for step, wait in zip(measured["seconds"], measured["waits"])]
-                kind_samples["wait"] += measured["waits"]
-                steps = [record.step_batches[index] for index in measured["steps"]]
+                steps = []
+                for seconds, wait, index in zip(measured["seconds"], measured["waits"], measured["steps"]):
+                    if index != last:
+                        kind_samples["trainer"].append(seconds - wait)
+                        kind_samples["wait"].append(wait)
+                        steps.append(record.step_batches[index])
                 kind_samples["bare"] += bare_seconds(
                     start.trainer, steps, start.trainer.args.device, options["dtype"], clock=time.process_time
                 )
     finally:
         stage.trainer_class = trainer_class
+    clock = RegionClock(options["warmup"] * kinds)
+    with clock.patched():
+        stage.run(model, before_training=common.QuietTraining(clock, work / "regions", stage.args.max_steps))
+    means = {
+        name: statistics.mean(value for kind_samples in samples.values() for value in kind_samples[name])
+        for name in ("trainer", "bare")
+    }
+    breakdown = {
+        "stage": stage.name,
+        "trainer_minus_bare_ms": 1000 * (means["trainer"] - means["bare"]),
+        "regions_ms": clock.per_step_ms(),
+    }
     rows = []
     for kind, kind_samples in samples.items():
         trainer_ms, bare_ms = (1000 * common.median(kind_samples[name]) for name in ("trainer", "bare"))
@@ -99,7 +199,7 @@ def train_rounds(stage: TrainingStage, model, options: dict, kinds: int, work: P
                 "timed_steps": len(kind_samples["trainer"]),
             }
         )
-    return rows
+    return rows, breakdown
 
 
 def measure_family(family: str, inputs: dict[str, Path], options: dict, work: Path) -> dict:
@@ -107,10 +207,10 @@ def measure_family(family: str, inputs: dict[str, Path], options: dict, work: Pa
     reason = missing_extra(family)
     if reason:
         return {"status": "skipped", "reason": reason}
-    settings = {"precision": options["precision"], "dataloader_num_workers": 0}
+    settings = {"precision": options["precision"], "dataloader_num_workers": 0, **NARROW_SETTINGS.get(family, {})}
     with unittest.mock.patch.dict(TINY_BERT, NARROW):
         plan = speed_plan(family, inputs, settings, options["warmup"] + options["steps"], quick=True)
-    rows = []
+    rows, breakdowns = [], []
     for index, stage in enumerate(plan.stages):  # as MethodPlan.train runs them
         if isinstance(stage, ModelUpdate):
             stage.apply(plan.model)
@@ -118,8 +218,12 @@ def measure_family(family: str, inputs: dict[str, Path], options: dict, work: Pa
         if stage.args.max_steps == 0:
             continue  # a stage left out
         stage.args.eval_strategy, stage.args.load_best_model_at_end = "no", False
-        rows += train_rounds(stage, plan.model, options, STEP_KINDS.get(family, 1), work / f"{family}-{index}")
-    return {"status": "passed", "rows": rows}
+        stage_rows, breakdown = train_rounds(
+            stage, plan.model, options, STEP_KINDS.get(family, 1), work / f"{family}-{index}"
+        )
+        rows += stage_rows
+        breakdowns.append(breakdown)
+    return {"status": "passed", "rows": rows, "breakdowns": breakdowns}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -143,8 +247,10 @@ def main(argv: list[str] | None = None) -> None:
         **vars(args),
         "dtype": torch.bfloat16 if args.precision == "bf16" else None,
     }
-    results: list[dict[str, object]] = []
+    results: list[dict] = []
+    breakdowns: list[dict] = []
     skipped: dict[str, str] = {}
+    failed: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="host-overhead-") as folder:
         work = Path(folder)
         os.chdir(work)  # the trainers' relative output folders
@@ -155,30 +261,41 @@ def main(argv: list[str] | None = None) -> None:
             )
             if result["status"] == "skipped":
                 skipped[family] = result["reason"]
-            for row in result.pop("rows", None) or [result]:
-                results.append({"family": family, **row})
+            elif result["status"] == "failed":
+                failed[family] = result["error"]
+            else:
+                results += [{"family": family, **row} for row in result["rows"]]
+                breakdowns += [{"family": family, **row} for row in result["breakdowns"]]
     common.print_table(
         ["family", "stage", "step", "trainer ms", "bare ms", "ratio", "data wait ms", "timed steps"],
         [
-            [row["family"], row.get("stage", "-"), row.get("step", "-")]
-            + [row.get(key, row.get("error", "-")) for key in ("trainer_ms", "bare_ms", "ratio")]
-            + [row.get("data_wait_ms", "-"), row.get("timed_steps", "-")]
+            [row[key] for key in ("family", "stage", "step", "trainer_ms", "bare_ms", "ratio", "data_wait_ms")]
+            + [row["timed_steps"]]
             for row in results
-            if row.get("status") != "skipped"
+        ],
+    )
+    print("\nThe trainer's own work per step that the bare loop does not do, ms (one more run of each stage):")
+    common.print_table(
+        ["family", "stage", *TRAINER_ONLY, "sum", "trainer - bare (means)"],
+        [
+            [row["family"], row["stage"], *row["regions_ms"].values()]
+            + [sum(row["regions_ms"].values()), row["trainer_minus_bare_ms"]]
+            for row in breakdowns
         ],
     )
     for family, reason in skipped.items():
         print(f"{family}: skipped ({reason})")
-    ratios = [row["ratio"] for row in results if "ratio" in row]
-    failed = [row["family"] for row in results if row.get("status") == "failed"]
-    worst = max(ratios, default=float("nan"))
+    for family, error in failed.items():
+        print(f"{family}: FAILED ({error})")
+    worst = max((row["ratio"] for row in results), default=float("nan"))
     common.emit(
         {
             "benchmark": "host_overhead",
             "ratio": worst,
             "goal": f"every method's trainer step at most {GOAL}x the host time of its bare loop",
             "met": worst <= GOAL and not failed,
-            "steps": [row for row in results if "ratio" in row],
+            "steps": results,
+            "breakdowns": breakdowns,
             "failed": failed,
             "skipped": skipped,
             "settings": {key: value for key, value in options.items() if key != "dtype"},

@@ -49,7 +49,7 @@ QUICK_KEYS = {
     "pixel_data_wait": {"before", "after", "render_one_worker", "settings"},
     "data_throughput": {"rows", "assumption", "paper_batch"},
     "step_operators": {"steps", "skipped", "settings"},
-    "host_overhead": {"steps", "failed", "skipped", "settings"},
+    "host_overhead": {"steps", "breakdowns", "failed", "skipped", "settings"},
     "cli_refusals": {"before", "slowest_seconds", "medians"},
     "import_cost": {"before", "memory_ratio", "summary"},
 }
