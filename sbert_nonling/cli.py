@@ -830,8 +830,15 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _epilog_names(names: list[str]) -> str:
+    """Names on the indented lines of a help epilog, each name whole."""
+    lines = textwrap.fill(", ".join(names), width=78, break_on_hyphens=False, break_long_words=False)
+    return textwrap.indent(lines, "  ")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from sbert_nonling.app.recipes import list_recipes  # reads the recipe files; imports no torch
+    from sbert_nonling.configs.registry import list_methods  # imports no torch
 
     verbose_help = (
         "show everything: the libraries' progress bars (loading weights, writing shards, dataset maps), "
@@ -845,14 +852,21 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     add_command = functools.partial(commands.add_parser, parents=[verbose_flag])
 
-    recipes = textwrap.fill(", ".join(list_recipes()), width=78, break_on_hyphens=False, break_long_words=False)
+    listing = (
+        f'methods (a recipe file\'s "method"):\n{_epilog_names(list_methods())}\n'
+        f"recipes:\n{_epilog_names(list_recipes())}"
+    )
     train = add_command(
         "train",
         help="train a recipe (sbert-nonling train --help lists them)",
-        epilog=f"recipes:\n{textwrap.indent(recipes, '  ')}",
+        epilog=listing,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # the epilog keeps its lines: names stay whole
-    train.add_argument("recipe", help="recipe name (listed below), e.g. simcse-unsup or visualcse")
+    train.add_argument(
+        "recipe",
+        help="recipe name (listed below), e.g. simcse-unsup or visualcse, or a recipe file of your own, e.g. "
+        "my-recipe.json",
+    )
     train.add_argument(
         "--output",
         required=True,
@@ -907,10 +921,12 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce = add_command(
         "reproduce",
         help="train recipes over several seeds and compare the 7 STS test sets with the paper (mean +- sd)",
-        epilog=f"recipes:\n{textwrap.indent(recipes, '  ')}",
+        epilog=listing,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    reproduce.add_argument("recipes", nargs="+", help="recipe names (listed below), e.g. simcse-unsup visualcse")
+    reproduce.add_argument(
+        "recipes", nargs="+", help="recipe names (listed below) or recipe files, e.g. simcse-unsup my-recipe.json"
+    )
     reproduce.add_argument(
         "--output", required=True, help="folder: OUT/<recipe>/<cell>/seed-<seed> runs, reproduce.md / .json / .png"
     )

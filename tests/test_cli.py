@@ -401,6 +401,15 @@ REFUSAL_SCRIPT = (
             "Unknown recipe 'simcse-unsupp' (closest: 'simcse-unsup', 'simcse-sup'); recipes: ",
         ),
         (
+            ["train", "my-recipe.json", "--output", "run"],
+            "Recipe file 'my-recipe.json' does not exist (a bundled recipe is named without .json).",
+        ),
+        (
+            ["train", "own-method.json", "--output", "run"],
+            "recipe file own-method.json: \"import\" names the module 'not_a_module', which cannot be imported (No "
+            "module named 'not_a_module'); install its package",
+        ),
+        (
             ["train", "simcse-unsup", "--output", "run", "--set", "learning_rate"],
             "--set expects key=value, got 'learning_rate'.",
         ),
@@ -524,6 +533,7 @@ def test_an_argument_mistake_is_one_sentence_before_any_heavy_import(argv, messa
         (tmp_path / "a-run" / saved / "modules.json").write_text("[]")
     (tmp_path / "a-run" / "results.json").write_text("{}")
     (tmp_path / "empty.txt").write_text("\n  \n")
+    (tmp_path / "own-method.json").write_text('{"import": "not_a_module", "method": "own-method"}')
     (tmp_path / "dev-only" / "STSBenchmark").mkdir(parents=True)
     (tmp_path / "dev-only" / "STSBenchmark" / "sts-dev.csv").write_text(
         "main-captions\tMSRvid\t2012test\t0001\t5.000\tA plane is taking off.\tAn air plane is taking off.\n"

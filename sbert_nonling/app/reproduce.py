@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sbert_nonling.app.output_folder import continuation
-from sbert_nonling.app.recipes import paper_result, recipe_config
+from sbert_nonling.app.recipes import paper_result, recipe_config, recipe_name
 from sbert_nonling.app.runner import run_method
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.data.sources import DataSources
@@ -151,7 +151,8 @@ def reproduce(
 
     Args:
         recipes: recipe names (:func:`~sbert_nonling.app.recipes.list_recipes`), e.g. ``["simcse-unsup",
-            "visualcse"]``.
+            "visualcse"]``, or recipe files of your own (``"runs/warm-simcse.json"``: its runs and rows go by
+            ``warm-simcse``).
         output_dir: the reproduction's folder.
         data: the data sources of the recipes; ``data.sts_dir`` must hold STS-B dev and the 7 test sets.
         seeds: training runs per recipe and cell.
@@ -192,7 +193,8 @@ def reproduce(
     rates: list[float | None] = list(learning_rates) if learning_rates else [None]
     sizes: list[int | None] = list(batch_sizes) if batch_sizes else [None]
     cells = [GridPoint(learning_rate, batch_size) for learning_rate, batch_size in itertools.product(rates, sizes)]
-    configs = {recipe: recipe_config(recipe, overrides, tiny, max_steps) for recipe in recipes}
+    files = {recipe_name(recipe): recipe for recipe in recipes}  # a recipe file's runs go by its name
+    configs = {name: recipe_config(recipe, overrides, tiny, max_steps) for name, recipe in files.items()}
     for recipe, config in configs.items():
         searched = {key for cell in cells for key in cell.overrides()}
         if searched and config.stages():
@@ -212,7 +214,7 @@ def reproduce(
             cell,
             seed,
             output_dir / recipe / cell.label / f"seed-{seed}",
-            recipe_config(recipe, {**(overrides or {}), **cell.overrides(), "seed": seed}, tiny, max_steps),
+            recipe_config(files[recipe], {**(overrides or {}), **cell.overrides(), "seed": seed}, tiny, max_steps),
         )
         for recipe, config in configs.items()
         for cell in cells
@@ -253,7 +255,7 @@ def reproduce(
             f"test sets {number}/{len(chosen)}: {run.recipe} {run.cell} seed {run.seed}: avg {run.test['avg']:.2f} "
             f"({time.perf_counter() - started:.1f} s)",
         )
-    return write_report(runs, selected, output_dir, {recipe: paper_result(recipe) for recipe in recipes})
+    return write_report(runs, selected, output_dir, {name: paper_result(recipe) for name, recipe in files.items()})
 
 
 def _report(progress: Callable[[str], object] | None, line: str) -> None:

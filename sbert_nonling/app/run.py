@@ -28,7 +28,8 @@ def train_recipe(
     cap) run by :func:`~sbert_nonling.app.runner.run_method`, whose result it returns (docs/getting_started.md).
 
     Args:
-        recipe: a name from :func:`~sbert_nonling.app.recipes.list_recipes`.
+        recipe: a name from :func:`~sbert_nonling.app.recipes.list_recipes`, or a recipe file of your own (a path
+            ending in ``.json``: docs/adding_a_method.md).
         output_dir: run folder.
         data: the data sources (:class:`~sbert_nonling.data.DataSources`); the method names a missing one.
         overrides: recipe settings, e.g. ``{"learning_rate": 1e-5}``, ``{"contrastive.batch_size": 32}``, ``{"model":

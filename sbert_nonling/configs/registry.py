@@ -132,7 +132,7 @@ def get_method(name: str) -> MethodSpec:
         raise ValueError(
             f"method {name!r} is not one of {list_methods()}: a method of your own is registered by register_method "
             f'in a module that the recipe\'s "import" key names, or that an entry point of the group '
-            f"{ENTRY_POINT_GROUP!r} names (docs/adding_a_method.md)."
+            f"{ENTRY_POINT_GROUP!r} names."
         )
     return _METHODS[name]
 

@@ -195,3 +195,44 @@ def test_a_configs_tiny_defaults_apply_before_the_recipes_tiny_block():
     macd = get_recipe("macd", tiny=True)
     assert (macd["pooling"], macd["eval_steps"], macd["max_steps"]) == ("mean", 25, 100)
     assert get_recipe("pixel-linguist", tiny=True)["eval_steps"] == 20  # a config without tiny defaults
+
+
+def test_a_recipe_file_of_one_s_own_loads_like_a_bundled_one_and_is_refused_in_one_sentence(tmp_path):
+    from sbert_nonling.app.recipes import is_recipe_file, paper_result, recipe_name
+
+    recipe = tmp_path / "fast-macd.json"
+    recipe.write_text(json.dumps({"extends": "macd", "learning_rate": 2e-4, "paper": {"average": 1, "source": "T1"}}))
+    config = load_recipe(str(recipe), overrides={"seed": 7})
+    assert isinstance(config, MACDConfig) and (config.learning_rate, config.seed) == (2e-4, 7)
+    assert get_recipe(str(recipe))["learning_rate"] == 2e-4 and paper_result(str(recipe)).average == 1.0
+    assert is_recipe_file(str(recipe)) and recipe_name(str(recipe)) == "fast-macd" and recipe_name("macd") == "macd"
+    for contents, message in (
+        ("{", r"Recipe file '.*broken.json' is not JSON: Expecting property name"),
+        ("[1]", r"Recipe file '.*broken.json' must hold one JSON object \(its settings\), got \[1\]"),
+        ('{"method": "macd", "import": 3}', r'broken.json: "import" names a module, e.g. "my_package.my_method"'),
+        ('{"method": "macd", "import": "not_a_module"}', r"names the module 'not_a_module', which cannot be"),
+    ):
+        (tmp_path / "broken.json").write_text(contents)
+        with pytest.raises(ValueError, match=message):
+            load_recipe(str(tmp_path / "broken.json"))
+    with pytest.raises(ValueError, match=r"Recipe file 'missing.json' does not exist"):
+        load_recipe("missing.json")
+
+
+def test_a_recipe_s_import_finds_the_module_beside_the_recipe_file_and_leaves_the_path_as_it_was(
+    tmp_path, monkeypatch
+):
+    from sbert_nonling.configs import registry
+
+    monkeypatch.setattr(registry, "_METHODS", dict(registry._METHODS))
+    (tmp_path / "beside_recipe.py").write_text(
+        "from sbert_nonling.configs import MethodSpec, MultitaskConfig, register_method\n\n"
+        "class BesideConfig(MultitaskConfig):\n    method = 'beside-recipe'\n\n"
+        "register_method(MethodSpec(BesideConfig, 'sbert_nonling.methods:build_multitask', ('nli_file',)))\n"
+    )
+    (tmp_path / "beside.json").write_text(json.dumps({"import": "beside_recipe", "method": "beside-recipe"}))
+    path = list(sys.path)
+    try:
+        assert type(load_recipe(str(tmp_path / "beside.json"))).__name__ == "BesideConfig" and sys.path == path
+    finally:
+        sys.modules.pop("beside_recipe", None)

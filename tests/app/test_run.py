@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -8,8 +11,9 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 from sbert_nonling.app import get_recipe, list_recipes, train_recipe
+from sbert_nonling.app.reproduce import reproduce
 from sbert_nonling.data import DataSources
-from tests.conftest import cited, wiki_file
+from tests.conftest import cited, cli_environment, wiki_file
 
 
 def test_recipes_carry_the_paper_defaults():
@@ -702,3 +706,123 @@ def test_a_dry_run_refuses_a_resume_with_changed_settings_and_extracts_no_featur
         dry_run=True,
     )
     assert summary["stages"][0]["optimizer_steps"] == 4 and not (tmp_path / "mcse").exists()
+
+
+#: A method of one's own, planted outside the package: a torch-free module declaring its config and registering it
+#: (the builder named by import path), and a builder module reusing SimCSE's pieces.
+OWN_CONFIG = """
+from dataclasses import dataclass
+from typing import ClassVar
+
+from sbert_nonling.configs import MethodSpec, SimCSEConfig, SimCSELossConfig, register_method
+from sbert_nonling.configs.base import paper_default
+from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig
+
+
+@dataclass
+class WarmSimCSEConfig(SimCSEConfig):
+    method: ClassVar[str] = "warm-simcse"
+
+    text_loss: SimCSELossConfig = paper_default(SentenceEncoderConfig, "text_loss", SimCSELossConfig(temperature=0.1))
+
+
+register_method(MethodSpec(WarmSimCSEConfig, "warm_methods.builder:build_warm_simcse", ("text_file", "nli_file")))
+"""
+OWN_BUILDER = """
+from sbert_nonling.methods import build_simcse
+
+
+def build_warm_simcse(config, data):
+    return build_simcse(config, data)
+"""
+#: The recipe of the planted method; the paper values are made up.
+OWN_RECIPE = {
+    "method": "warm-simcse",
+    "name": "warm-simcse",
+    "description": "SimCSE at temperature 0.1, a method of one's own.",
+    "reference": "https://arxiv.org/abs/2104.08821",
+    "paper": {"average": 70.25, "source": "a made-up Table 1, warm-simcse row"},
+}
+
+
+@pytest.fixture(scope="module")
+def own_method(tmp_path_factory):
+    """A folder holding the planted package ``warm_methods``, its recipe naming the module that registers the method
+    (``warm-simcse.json``), and a distribution whose entry point registers it (for a recipe that names no module:
+    ``installed.json``)."""
+    root = tmp_path_factory.mktemp("own-method")
+    (root / "warm_methods").mkdir()
+    for name, source in (("__init__", ""), ("config", OWN_CONFIG), ("builder", OWN_BUILDER)):
+        (root / "warm_methods" / f"{name}.py").write_text(source, encoding="utf-8")
+    (root / "warm-simcse.json").write_text(json.dumps({"import": "warm_methods.config", **OWN_RECIPE}), "utf-8")
+    (root / "installed.json").write_text(json.dumps(OWN_RECIPE), encoding="utf-8")
+    info = root / "warm_methods-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: warm-methods\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[sbert_nonling.methods]\nwarm-simcse = warm_methods.config\n", "utf-8")
+    return root
+
+
+@pytest.fixture
+def forget_own_method(monkeypatch):
+    """The registry and the imported modules as they were before the test imported the planted method."""
+    from sbert_nonling.configs import registry
+
+    monkeypatch.setattr(registry, "_METHODS", dict(registry._METHODS))
+    yield
+    for name in [name for name in sys.modules if name.split(".")[0] == "warm_methods"]:
+        del sys.modules[name]
+
+
+def test_a_method_of_one_s_own_trains_from_python_with_a_card_a_dry_run_resume_and_reproduce(
+    own_method, forget_own_method, sts_test_dir, tmp_path
+):
+    recipe = str(own_method / "warm-simcse.json")
+    data = DataSources(text_file=wiki_file(tmp_path / "wiki.txt", 64), sts_dir=sts_test_dir)
+    settings = {"batch_size": 8, "eval_steps": 2}
+    summary = train_recipe(recipe, tmp_path / "run", data, settings, tiny=True, max_steps=2, dry_run=True)
+    assert summary["stages"][0]["optimizer_steps"] == 2 and not (tmp_path / "run").exists()
+
+    result = train_recipe(recipe, tmp_path / "run", data, settings, tiny=True, max_steps=2)
+    recorded = json.loads((tmp_path / "run" / "recipe.json").read_text(encoding="utf-8"))
+    assert recorded["method"] == "warm-simcse" and recorded["text_loss"]["temperature"] == 0.1
+    card = (tmp_path / "run" / "model" / "README.md").read_text(encoding="utf-8")
+    assert "warm-simcse" in card and "text_file: wiki.txt" in card and result["global_step"] == 2
+
+    (tmp_path / "run" / "results.json").unlink()  # as if stopped while saving: complete checkpoints, no results
+    with pytest.raises(ValueError, match="interrupted run"):
+        train_recipe(recipe, tmp_path / "run", data, settings, tiny=True, max_steps=2)
+    assert (
+        train_recipe(recipe, tmp_path / "run", data, settings, tiny=True, max_steps=2, resume=True)["global_step"] == 2
+    )
+
+    report = reproduce([recipe], tmp_path / "table", data, seeds=1, tiny=True, max_steps=2, overrides=settings)
+    assert (tmp_path / "table" / "warm-simcse" / "recipe" / "seed-42" / "results.json").is_file()
+    assert "| warm-simcse (recipe, 1 seeds) * |" in report["table"] and "| warm-simcse, paper |" in report["table"]
+    assert "70.25" in report["table"] and "- warm-simcse: a made-up Table 1, warm-simcse row" in report["table"]
+
+
+def test_a_method_of_one_s_own_trains_from_the_command_line_and_resumes(
+    own_method, forget_own_method, tmp_path, monkeypatch, capsys
+):
+    """``sbert-nonling train installed.json``: the method comes from the installed entry point (the recipe names no
+    module), in a fresh process (a dry run) and in this one (a run, then its resume)."""
+    from sbert_nonling.cli import main
+
+    run = tmp_path / "run"
+    argv = ["train", str(own_method / "installed.json"), "--tiny", "--output", str(run), "--max-steps", "2"]
+    argv += ["--text-file", str(wiki_file(tmp_path / "wiki.txt", 64))]
+    argv += ["--set", "batch_size=8", "--set", "eval_steps=2"]
+    environment = cli_environment()
+    environment["PYTHONPATH"] = os.pathsep.join([str(own_method), environment["PYTHONPATH"]])
+    command = [sys.executable, "-m", "sbert_nonling.cli", *argv, "--dry-run"]
+    dry_run = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=300)
+    assert dry_run.returncode == 0 and "2 optimizer steps" in dry_run.stdout, dry_run.stderr[-3000:]
+    assert not run.exists()
+
+    monkeypatch.syspath_prepend(str(own_method))  # where the distribution is installed
+    assert main(argv) == 0 and json.loads(capsys.readouterr().out.splitlines()[-1])["global_step"] == 2
+    assert "warm-simcse" in (run / "export" / "README.md").read_text(encoding="utf-8")
+    (run / "results.json").unlink()  # as if stopped while saving: complete checkpoints, no results
+    assert main(argv) == 2 and "--resume" in capsys.readouterr().err
+    assert main([*argv, "--resume"]) == 0 and (run / "results.json").is_file()
