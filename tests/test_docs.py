@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -83,10 +85,11 @@ def test_python_blocks_run(page, tmp_path, monkeypatch):
     monkeypatch.setenv("SBERT_NONLING_SHARED", str(SHARED_DIR.resolve()))  # before chdir: it may be relative
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    namespace = {"__name__": f"docs_{page.stem}"}
+    page_module = types.ModuleType(f"docs_{page.stem}")  # a module: a dataclass a page defines finds its annotations
+    monkeypatch.setitem(sys.modules, page_module.__name__, page_module)
     for start, code in python_blocks(page):
         # Leading newlines make the compiled line numbers those of the Markdown file.
-        exec(compile("\n" * (start - 1) + code, page_id(page), "exec"), namespace)  # noqa: S102
+        exec(compile("\n" * (start - 1) + code, page_id(page), "exec"), vars(page_module))  # noqa: S102
 
 
 def test_every_doc_page_has_an_executed_example():
