@@ -21,6 +21,7 @@ from sbert_nonling.data.frozen_clip import CLIP_MODELS
 from sbert_nonling.data.hub import HUB_NAME
 from sbert_nonling.evaluation.sts_data import STS_TASKS
 from sbert_nonling.models.tiny_encoder import TINY_BERT
+from sbert_nonling.training.run_settings import dotted_settings
 
 CardForm = Literal["text", "full", "pixel"]
 
@@ -329,23 +330,12 @@ def changed_settings(settings: Mapping[str, Any], recipe_settings: Mapping[str, 
 
         print(changed_settings(get_recipe("kdmcse", tiny=True), get_recipe("kdmcse")))  # {'pooling': 'cls', ...}
     """
-    used, published = _dotted(settings), _dotted(recipe_settings)
+    used, published = dotted_settings(settings), dotted_settings(recipe_settings)
     return {
         key: value
         for key, value in published.items()
         if key.partition(".")[0] not in RUN_SETTINGS and used.get(key) != value
     }
-
-
-def _dotted(settings: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``settings`` with each block's settings as dotted keys."""
-    flat: dict[str, Any] = {}
-    for key, value in settings.items():
-        if isinstance(value, Mapping):
-            flat.update(_dotted(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
 
 
 def _data_line(training_data: Sequence[str], source: str) -> str | None:
