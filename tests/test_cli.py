@@ -690,7 +690,10 @@ def test_train_dry_run_prints_the_plan_and_writes_nothing(tmp_path, data_dir):
     assert completed.returncode == 0, completed.stderr[-2000:]
     lines = completed.stdout.splitlines()
     assert lines[0] == "simcse-unsup: fp32 (auto), 0 DataLoader workers" and lines[1] == f"writes {tmp_path / 'run'}"
-    assert "  train: 5 optimizer steps (NonLinguisticTrainer); batches: train 5" in lines
+    assert (
+        "  train: 5 optimizer steps (NonLinguisticTrainer); batches: train 5; losses eager (not compiled), text "
+        "padded per batch" in lines
+    )
     assert json.loads(lines[-1])["stages"][0]["batches"] == {"train": 5}
     assert not (tmp_path / "run").exists()
 
@@ -820,7 +823,8 @@ def test_audiocse_shows_the_card_asset_warning_once_and_no_progress_bar(tmp_path
         "WARNING sentence_transformers.base.model_card: Could not save predict example asset of type dict"
     ]
     assert b"%|" not in stderr, stderr.decode("utf-8")  # no tqdm bar, not even one erased after it ran
-    assert all(line.startswith(("{'", '{"')) for line in lines[1:]), "\n".join(
+    assert lines[-2] == "losses eager (not compiled), text padded per batch; fp32"  # how the steps ran
+    assert all(line.startswith(("{'", '{"')) for line in lines[1:-2] + lines[-1:]), "\n".join(
         lines
     )  # then the logs and the JSON line
     assert json.loads(lines[-1])["global_step"] == 4

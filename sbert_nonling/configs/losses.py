@@ -108,8 +108,8 @@ class TeacherGuidedAlignConfig(Settings):
         super().__post_init__()
         if self.filter_scores == "cosine" and not -1.0 <= self.filter_threshold <= 1.0:
             raise ValueError(
-                f"{self._where()} setting 'filter_threshold' must lie in [-1, 1] with filter_scores 'cosine' (a "
-                f"threshold on a cosine), got {self.filter_threshold}."
+                f"{self._where()}: filter_threshold={self.filter_threshold} must lie in [-1, 1] with "
+                "filter_scores='cosine' (a threshold on a cosine)."
             )
 
 

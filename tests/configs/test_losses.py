@@ -45,6 +45,6 @@ def test_a_recipe_gives_what_differs_in_a_block_and_the_rest_keeps_the_method_s_
 
 
 def test_a_cosine_filter_threshold_outside_the_cosine_s_range_is_refused():
-    with pytest.raises(ValueError, match=r"'filter_threshold' must lie in \[-1, 1\] with filter_scores 'cosine'.*5.0"):
+    with pytest.raises(ValueError, match=r"filter_threshold=5.0 must lie in \[-1, 1\] with filter_scores='cosine'"):
         TeacherGuidedAlignConfig(filter=True, filter_threshold=5.0)
     assert TeacherGuidedAlignConfig(filter_threshold=5.0, filter_scores="released_dot_product").filter_threshold == 5
