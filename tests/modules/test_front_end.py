@@ -129,9 +129,12 @@ def test_saved_front_ends_load_and_encode_as_they_did_when_saved(name):
     with torch.no_grad():
         if name == "image":  # at the trained size and at a larger grid (bicubic positions)
             for size in ("16", "24"):
-                assert torch.equal(
+                # the patch convolution's float math differs in its last bits between CPU kinds (AVX2, AVX-512)
+                torch.testing.assert_close(
                     loaded({"pixel_values": expected[f"pixel_values_{size}"]})[ENTRY_KEYS["bypass"]],
                     expected[f"tokens_{size}"],
+                    rtol=1e-5,
+                    atol=1e-6,
                 )
         else:  # the fbank and the tokens (the SSAST layout's rectangular position table); a DC offset, and 8 kHz
             waveform = np.random.default_rng(0).standard_normal(4800).astype(np.float32) + 0.25
