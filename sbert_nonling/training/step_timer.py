@@ -86,12 +86,8 @@ class StepTimerCallback(TrainerCallback):
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
         self._remove_hooks()
         assert args.output_dir is not None  # TrainingArguments fills its default ("trainer_output")
-        saved = os.path.join(args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}", STEP_TIMES_FILE)
-        if state.global_step > 0 and os.path.isfile(saved):  # resumed: go on from the checkpoint's sums
-            with open(saved, encoding="utf8") as file:
-                sums = json.load(file)
-            self.step_seconds = defaultdict(float, sums["step_seconds"])
-            self.step_counts = defaultdict(int, sums["step_counts"])
+        if state.global_step > 0:  # resumed: go on from the checkpoint's sums
+            self.restore(os.path.join(args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}"))
         self._hooks = [
             module.register_forward_pre_hook(functools.partial(self._loss_called, dataset))
             for module, dataset in self._named_losses
@@ -111,6 +107,20 @@ class StepTimerCallback(TrainerCallback):
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs
     ) -> None:
         self._end_batch(restart=False)
+
+    def restore(self, checkpoint: str) -> None:
+        """Take the sums a checkpoint holds (:data:`STEP_TIMES_FILE`), if it holds them: a run resumed from it, or
+        finished from it without a step, counts its batches from the start.
+
+        Args:
+            checkpoint: the checkpoint folder.
+        """
+        saved = os.path.join(checkpoint, STEP_TIMES_FILE)
+        if os.path.isfile(saved):
+            with open(saved, encoding="utf8") as file:
+                sums = json.load(file)
+            self.step_seconds = defaultdict(float, sums["step_seconds"])
+            self.step_counts = defaultdict(int, sums["step_counts"])
 
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
         if not args.should_save:

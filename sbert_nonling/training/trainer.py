@@ -244,6 +244,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         if not state.global_step >= (self.args.max_steps if self.args.max_steps > 0 else state.max_steps) > 0:
             return None
         self.state = state
+        self.step_timer.restore(checkpoint)
         weights = checkpoint
         if self.args.load_best_model_at_end and self.state.best_model_checkpoint:
             if os.path.isdir(self.state.best_model_checkpoint):
