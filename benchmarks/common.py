@@ -30,7 +30,7 @@ from transformers import TrainerCallback
 from sbert_nonling.training.arguments import cpu_has_native_bf16
 
 REPO_DIR = Path(__file__).resolve().parents[1]
-SHARED_DIR = Path(os.environ.get("SBERT_NONLING_SHARED", REPO_DIR / ".." / "shared"))
+SHARED_DIR = Path(os.environ.get("SBERT_NONLING_SHARED", REPO_DIR / ".." / "shared")).resolve()
 DATA_DIR = SHARED_DIR / "data"
 WIKI_FILE = DATA_DIR / "corpus" / "wiki1m_for_simcse.first11913.txt"
 

@@ -61,10 +61,12 @@ QUIETED = ("transformers", "sentence_transformers", "sbert_nonling")
 
 
 @pytest.fixture
-def in_process(monkeypatch, tmp_path):
+def in_process(monkeypatch, tmp_path, data_dir):
     """Lets a benchmark run in this process and leaves the process as it was: the benchmarks folder on ``sys.path``
-    (``import common``), a temporary working directory, torch's threads and the loggers' levels restored."""
+    (``import common``), a temporary working directory (the shared folder named by its absolute path: CI gives
+    ``../shared``), torch's threads and the loggers' levels restored."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
+    monkeypatch.setenv("SBERT_NONLING_SHARED", str(data_dir.parent.resolve()))
     monkeypatch.chdir(tmp_path)
     threads = torch.get_num_threads()
     levels = {name: logging.getLogger(name).level for name in QUIETED}
