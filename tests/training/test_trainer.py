@@ -5,6 +5,7 @@ model on every torch)."""
 
 from __future__ import annotations
 
+import contextlib
 import traceback
 
 import pytest
@@ -586,11 +587,14 @@ def test_fixed_length_padding_pads_text_to_max_seq_length_and_keeps_the_embeddin
 
 
 @pytest.mark.slow
-def test_a_loss_compiled_by_inductor_trains_as_the_eager_one(family_inputs, data_dir, tmp_path, monkeypatch):
+def test_a_loss_compiled_by_inductor_trains_as_the_eager_one(family_inputs, data_dir, tmp_path, monkeypatch, request):
     import torch._inductor.config
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(torch._inductor.config, "fallback_random", True)
+    # the config module's own patch: monkeypatch's undo removes the setting, and later compiles then fail on it
+    stack = contextlib.ExitStack()
+    stack.enter_context(torch._inductor.config.patch(fallback_random=True))
+    request.addfinalizer(stack.close)
     losses = {}
     for compiled in (False, True):
         set_seed(3)  # the loss head is drawn from the global generator
