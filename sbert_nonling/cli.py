@@ -4,13 +4,14 @@ command-line arguments.
 Heavy libraries are imported inside the subcommands, so ``--help`` answers without loading them, and every argument
 mistake (an unknown recipe or setting, a malformed ``--set``, a missing input path) is refused by
 :func:`check_arguments` before they are loaded. A subcommand that produces results prints one JSON object as its
-last line. Quiet by default (:func:`_configure_output`); ``--verbose`` (before or after the subcommand) brings the
+last line. Quiet by default (:func:`_console_output`); ``--verbose`` (before or after the subcommand) brings the
 libraries' bars and logs back and logs this package at INFO level.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
 import json
@@ -23,7 +24,7 @@ import textwrap
 import threading
 import types
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, get_args
 
@@ -207,21 +208,42 @@ class FirstOccurrence(logging.Filter):
         return True
 
 
-def _configure_output(verbose: bool) -> None:
-    """Console verbosity. Quiet: the libraries' progress bars off, transformers logs errors only, each warning shown
-    once (log records through :class:`FirstOccurrence`, Python warnings by message), :data:`HARMLESS_WARNINGS` and
-    :data:`HARMLESS_LOG_RECORDS` dropped. Verbose: the libraries' defaults, and the root logger prints INFO records."""
+@contextlib.contextmanager
+def _console_output(verbose: bool) -> Iterator[None]:
+    """Console verbosity for one command. Quiet: the libraries' progress bars off, transformers logs errors only, each
+    warning shown once (log records through :class:`FirstOccurrence`, Python warnings by message),
+    :data:`HARMLESS_WARNINGS` and :data:`HARMLESS_LOG_RECORDS` dropped. Verbose: the libraries' defaults, and the root
+    logger prints INFO records. What the block changes in Python's logging and warnings (handler levels and filters,
+    logger filters, warning filters) is undone on leaving it, so a program that calls :func:`main` keeps its own set-up
+    (pytest's capture of log records included); the libraries' progress-bar and verbosity switches stay as set."""
     level = logging.INFO if verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    for (
-        handler
-    ) in logging.getLogger().handlers:  # INFO records that loggers pass up for train.log stay off the console
-        handler.setLevel(level)
-    if verbose:
-        return
-    for handler in logging.getLogger().handlers:
-        if not any(isinstance(item, FirstOccurrence) for item in handler.filters):
-            handler.addFilter(FirstOccurrence())
+    with contextlib.ExitStack() as undo, warnings.catch_warnings():
+        # INFO records that loggers pass up for train.log stay off the console
+        for handler in logging.getLogger().handlers:
+            undo.callback(handler.setLevel, handler.level)
+            handler.setLevel(level)
+        if not verbose:
+            _quiet_libraries()
+            for handler in logging.getLogger().handlers:
+                first_occurrence = FirstOccurrence()
+                handler.addFilter(first_occurrence)
+                undo.callback(handler.removeFilter, first_occurrence)
+            for (
+                name,
+                pattern,
+                _why,
+            ) in HARMLESS_LOG_RECORDS:  # on the logger itself: torch gives it a handler of its own
+                drop_matching = DropMatching(pattern)
+                logging.getLogger(name).addFilter(drop_matching)
+                undo.callback(logging.getLogger(name).removeFilter, drop_matching)
+        yield
+
+
+def _quiet_libraries() -> None:
+    """The quiet console's settings outside Python's logging: the libraries' progress bars off, transformers and
+    datasets log errors only, each Python warning shown once, :data:`HARMLESS_WARNINGS` dropped (inside the caller's
+    ``warnings.catch_warnings()``)."""
     # tqdm reads its TQDM_* defaults once, when first imported: imported here with TQDM_DISABLE set, the bars that no
     # library switch reaches (sentence-transformers' "Computing widget examples") are off too; the processes this one
     # starts do not inherit the setting (a user's own TQDM_DISABLE is left as it is)
@@ -242,8 +264,6 @@ def _configure_output(verbose: bool) -> None:
     warnings.filterwarnings("once", append=True)  # after Python's defaults, which keep deprecation notices hidden
     for message, category, _why in HARMLESS_WARNINGS:
         warnings.filterwarnings("ignore", message=message, category=category)
-    for name, pattern, _why in HARMLESS_LOG_RECORDS:  # on the logger itself: torch gives it a handler of its own
-        logging.getLogger(name).addFilter(DropMatching(pattern))
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -1066,8 +1086,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         check_arguments(args)
-        _configure_output(args.verbose)
-        return args.handler(args) or 0
+        with _console_output(args.verbose):
+            return args.handler(args) or 0
     except (ValueError, ImportError) as error:  # bad input, or an optional extra that is not installed
         print(f"sbert-nonling {args.command}: error: {for_the_command_line(error)}", file=sys.stderr)
         return 2

@@ -54,6 +54,28 @@ def test_eval_prints_the_table_and_a_json_last_line(exported_tiny, small_sts_dir
     assert "STSBenchmark" in lines[0] and "Avg" in lines[0]
 
 
+def test_a_command_run_in_process_leaves_the_caller_s_logging_and_warnings_as_they_were(
+    exported_tiny, small_sts_dir, caplog
+):
+    """The quiet console's filters (each record once, torch's harmless note dropped) live as long as the command: a
+    program (here pytest, whose record capture outlives one test) that calls main() twice still sees the same warning
+    the second time."""
+    import logging
+    import warnings
+
+    handlers = logging.getLogger().handlers
+    before = ([list(handler.filters) for handler in handlers], [handler.level for handler in handlers])
+    warning_filters = list(warnings.filters)
+    for _ in range(2):
+        assert main(["eval", str(exported_tiny), "--sts-dir", str(small_sts_dir), "--split", "dev", "--json"]) == 0
+        assert ([list(handler.filters) for handler in handlers], [handler.level for handler in handlers]) == before
+        assert warnings.filters == warning_filters
+        assert logging.getLogger("torch.utils.cpp_extension").filters == []
+        caplog.clear()
+        logging.getLogger("sbert_nonling.tests").warning("the same warning")
+        assert caplog.messages == ["the same warning"]
+
+
 def test_eval_of_a_full_model_needs_trust_remote_code(exported_tiny, small_sts_dir, capsys):
     full = exported_tiny.parent / "full"
     assert main(["eval", str(full), "--sts-dir", str(small_sts_dir)]) == 2
@@ -860,11 +882,12 @@ def test_a_quiet_console_leaves_out_torch_s_compiler_note_on_a_machine_without_a
     verbose shows it."""
     script = (
         "import logging, sys\n"
-        "from sbert_nonling.cli import _configure_output\n"
-        "_configure_output(sys.argv[1] == 'verbose')\n"
-        "import torch.utils.cpp_extension\n"
-        "logging.getLogger('torch.utils.cpp_extension').warning(\"No CUDA runtime is found, using CUDA_HOME='/x'\")\n"
-        "logging.getLogger('torch.utils.cpp_extension').warning('another note')\n"
+        "from sbert_nonling.cli import _console_output\n"
+        "with _console_output(sys.argv[1] == 'verbose'):\n"
+        "    import torch.utils.cpp_extension\n"
+        "    note = logging.getLogger('torch.utils.cpp_extension')\n"
+        "    note.warning(\"No CUDA runtime is found, using CUDA_HOME='/x'\")\n"
+        "    note.warning('another note')\n"
     )
     outputs = {
         mode: subprocess.run(
