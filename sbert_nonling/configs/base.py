@@ -340,15 +340,16 @@ class MethodConfig(Settings):
     precision: Precision = setting(
         "auto", "auto (bf16 or fp16 + loss scaling on a GPU, fp32 on a CPU), fp32, fp16 (GPU) or bf16"
     )
-    compile: bool = setting(
-        False,
+    compile: bool | Literal["auto"] = setting(
+        "auto",
         "torch.compile each training loss, the model's forward included (one graph per loss on torch 2.14, a few on "
-        "2.11); off by default: its speed is not yet measured on a GPU",
+        "2.11), and drop an epoch's short last batch: auto (on when training on a CUDA GPU, off on a CPU or MPS), "
+        "true, false",
     )
     padding: Padding = setting(
         "auto",
         "text padding of training batches: longest (the batch's longest sentence), max_length (max_seq_length: one "
-        "shape for every batch, so a compiled graph is built once) or auto (max_length when compile is on)",
+        "shape for every batch, so a compiled graph is built once) or auto (max_length when the losses are compiled)",
     )
     dataloader_num_workers: int | Literal["auto"] = setting(
         "auto",

@@ -29,7 +29,7 @@ class TrainerOptions(Protocol):
     e.g. :class:`~sbert_nonling.configs.SimCSEConfig`, has them all): ``seed``, ``precision`` (``auto``, ``fp32``,
     ``fp16`` or ``bf16``), ``dataloader_num_workers`` (a number or ``auto``), ``dataloader_pin_memory`` (a bool or
     ``auto``), ``lr_scheduler_type`` (transformers' name), ``eval_steps`` (evaluation and checkpoint interval),
-    ``compile`` (compile the losses) and ``padding`` (``auto``, ``longest`` or ``max_length``)."""
+    ``compile`` (compile the losses: a bool or ``auto``) and ``padding`` (``auto``, ``longest`` or ``max_length``)."""
 
     @property
     def seed(self) -> int: ...
@@ -50,7 +50,7 @@ class TrainerOptions(Protocol):
     def eval_steps(self) -> int: ...
 
     @property
-    def compile(self) -> bool: ...
+    def compile(self) -> bool | Literal["auto"]: ...
 
     @property
     def padding(self) -> str: ...
@@ -117,6 +117,26 @@ def resolved_workers(workers: int | str) -> int:
     return min(8, cores_per_gpu) if cores_per_gpu > 1 else 0
 
 
+def resolved_compile(compile_setting: bool | str) -> bool:
+    """Whether the losses are compiled, for a config's ``compile``: ``auto`` is on when training on a CUDA GPU (where
+    a compiled step launches far fewer kernels from Python) and off otherwise: on a CPU (or MPS) the first steps pay
+    the compilation, about a minute per loss, and the committed CPU rows are eager. This is the one place ``auto`` is
+    resolved: the trainer arguments hold the plain bool (``compile_loss``).
+
+    Args:
+        compile_setting: ``True``, ``False`` or ``auto``.
+
+    Example::
+
+        from sbert_nonling.training.arguments import resolved_compile
+
+        print(resolved_compile(True), resolved_compile("auto"))  # True, and False on a machine without a CUDA GPU
+    """
+    if compile_setting == "auto":
+        return torch.cuda.is_available()
+    return bool(compile_setting)
+
+
 def training_arguments(
     config: TrainerOptions,
     output_dir: str | Path,
@@ -130,8 +150,11 @@ def training_arguments(
     duplicates).
 
     ``config`` gives what every run of the method shares (:func:`resolved_precision`, :func:`resolved_workers`, seed,
-    schedule, ``eval_steps``, ``compile`` and ``padding``; AdamW is :data:`FUSED_ADAMW`), ``run`` the run's optimizer
-    settings (a single-run method's config is its own ``run``). bf16 on a CPU without native bf16
+    schedule, ``eval_steps``, :func:`resolved_compile` and ``padding``; AdamW is :data:`FUSED_ADAMW`), ``run`` the
+    run's optimizer settings (a single-run method's config is its own ``run``). A compiled run has static shapes, as
+    CUDA graphs (``compile_mode="reduce-overhead"``) need: text padded to ``max_seq_length`` (``padding`` ``auto``)
+    and each dataset's short last batch of an epoch dropped (``dataloader_drop_last``; images, audio and caption
+    features have one shape per front-end already). bf16 on a CPU without native bf16
     (:func:`cpu_has_native_bf16`) logs a warning: it is far slower than fp32 there.
 
     Args:
@@ -152,6 +175,7 @@ def training_arguments(
             torch.backends.cpu.get_cpu_capability(),
         )
     workers = resolved_workers(config.dataloader_num_workers)
+    compiled = resolved_compile(config.compile)
     return NonLinguisticTrainingArguments(
         output_dir=str(output_dir),
         num_train_epochs=run.epochs,
@@ -179,8 +203,9 @@ def training_arguments(
         metric_for_best_model=SELECTION_METRIC if evaluating else None,
         greater_is_better=True,
         logging_steps=max(1, config.eval_steps // 5),
-        compile_loss=config.compile,
-        pad_to_max_length=config.padding == "max_length" or (config.padding == "auto" and config.compile),
+        dataloader_drop_last=compiled,  # a short last batch would be one more shape: another graph to build
+        compile_loss=compiled,
+        pad_to_max_length=config.padding == "max_length" or (config.padding == "auto" and compiled),
     )
 
 

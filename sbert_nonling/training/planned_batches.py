@@ -73,7 +73,11 @@ def planned_batches(trainer: BaseTrainer) -> BatchPlan:
     accumulation = args.gradient_accumulation_steps * args.world_size  # batches per optimizer step, all processes
     dataset = trainer.train_dataset
     if isinstance(dataset, Dataset):
-        batches_per_epoch = math.ceil(len(dataset) / args.train_batch_size)
+        batches_per_epoch = (
+            len(dataset) // args.train_batch_size
+            if args.dataloader_drop_last
+            else math.ceil(len(dataset) / args.train_batch_size)
+        )
         steps = (
             args.max_steps
             if args.max_steps > 0

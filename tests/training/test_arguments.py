@@ -14,6 +14,7 @@ from sbert_nonling.configs import StageConfig
 from sbert_nonling.training.arguments import (
     FUSED_ADAMW,
     cpu_has_native_bf16,
+    resolved_compile,
     resolved_precision,
     resolved_workers,
     stage_arguments,
@@ -131,15 +132,41 @@ def test_every_optimizer_of_a_run_is_fused_adamw_the_per_modality_ones_included(
 
 def test_compile_and_padding_settings_reach_the_trainer_arguments(tmp_path):
     config = load_recipe("simcse-unsup", tiny=True)
-    assert (config.compile, config.padding) == (False, "auto")
+    assert (config.compile, config.padding) == ("auto", "auto")
 
     def arguments(**settings):
         built = training_arguments(config.replace(**settings), tmp_path, evaluating=False, run=config)
-        return built.compile_loss, built.pad_to_max_length
+        return built.compile_loss, built.pad_to_max_length, built.dataloader_drop_last
 
-    assert arguments() == (False, False)
-    assert arguments(compile=True) == (True, True)  # auto pads to max_length when compiling
-    assert arguments(compile=True, padding="longest") == (True, False)
-    assert arguments(padding="max_length") == (False, True)
+    # a compiled run has static shapes: text padded to max_length (padding auto), the short last batch dropped
+    assert arguments(compile=False) == (False, False, False)
+    assert arguments(compile=True) == (True, True, True)
+    assert arguments(compile=True, padding="longest") == (True, False, True)
+    assert arguments(compile=False, padding="max_length") == (False, True, False)
     with pytest.raises(ValueError, match="'padding' must be one of"):
         config.replace(padding="fixed")
+    with pytest.raises(ValueError, match="'compile'"):
+        config.replace(compile="sometimes")
+
+
+def test_compile_auto_is_on_when_training_on_a_cuda_gpu_and_off_elsewhere(tmp_path, monkeypatch):
+    config = load_recipe("simcse-unsup", tiny=True)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # a CPU (MPS alike: no CUDA)
+    built = training_arguments(config, tmp_path, evaluating=False, run=config)
+    assert (built.compile_loss, built.pad_to_max_length, built.dataloader_drop_last) == (False, False, False)
+    assert resolved_compile("auto") is False
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert resolved_compile("auto") is True
+    assert (resolved_compile(False), resolved_compile(True)) == (False, True)  # explicit settings hold
+
+
+def test_every_recipe_resolves_to_eager_on_a_machine_without_a_gpu(tmp_path, monkeypatch):
+    from sbert_nonling.app import list_recipes
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for name in list_recipes():
+        for tiny in (False, True):
+            config = load_recipe(name, tiny=tiny)
+            assert config.compile == "auto", name  # no recipe pins it
+            built = training_arguments(config, tmp_path, evaluating=False, run=StageConfig())
+            assert not built.compile_loss and not built.pad_to_max_length and not built.dataloader_drop_last, name

@@ -65,3 +65,21 @@ def test_epochs_of_several_datasets_are_counted_whole(tmp_path, tiny_model, wiki
     plan = planned_batches(trainer)
     trainer.train()
     assert plan.batches == dict(trainer.step_counts) == {"text": 20, "captions": 6}
+
+
+def test_a_run_that_drops_the_short_last_batch_counts_full_batches_only(tmp_path, tiny_model, wiki_sentences):
+    # what a compiled run does (static shapes): 20 rows at batch 8 are 2 full batches an epoch, the 4 rows left out
+    args = SentenceTransformerTrainingArguments(
+        str(tmp_path),
+        num_train_epochs=2,
+        per_device_train_batch_size=8,
+        dataloader_drop_last=True,
+        save_strategy="no",
+        report_to="none",
+    )
+    pairs = Dataset.from_dict({"anchor": wiki_sentences[:20], "positive": wiki_sentences[:20]})
+    trainer = NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=pairs, loss=SimCSELoss(tiny_model))
+    plan = planned_batches(trainer)
+    assert plan.batches == {"train": 4} and plan.optimizer_steps == 4
+    trainer.train()
+    assert trainer.state.global_step == 4 and trainer.step_counts == {"train": 4}
