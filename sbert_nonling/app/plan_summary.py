@@ -12,7 +12,7 @@ from sentence_transformers.sentence_transformer.modules import Transformer
 from sbert_nonling.app.output_folder import RunFolder
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.export.model_card import CardForm
-from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
+from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, PlanHooks, TrainingStage
 from sbert_nonling.modules.modality_router import ModalityRouter
 from sbert_nonling.training.planned_batches import BatchPlan, planned_batches
 from sbert_nonling.training.trainer import NonLinguisticTrainer
@@ -146,6 +146,28 @@ def summary_header(
     }
 
 
+class _StageSummaries(PlanHooks):
+    """A dry run's hooks (:meth:`~sbert_nonling.methods.MethodPlan.train` with ``dry_run``): each stage's
+    :func:`stage_summary` after its step cap is checked (:func:`check_step_cap`), each weight update by name.
+
+    Args:
+        allow_unused_datasets: a step cap that leaves a training dataset without a batch is a warning, not an error.
+    """
+
+    def __init__(self, allow_unused_datasets: bool) -> None:
+        self.allow_unused_datasets = allow_unused_datasets
+        self.stages: list[dict[str, Any]] = []
+
+    def before_step(self, step: TrainingStage | ModelUpdate) -> None:
+        if isinstance(step, ModelUpdate):
+            self.stages.append({"name": step.name, "weight_update": True})
+
+    def before_training(self, stage: TrainingStage, trainer: NonLinguisticTrainer) -> None:
+        batches = planned_batches(trainer)
+        check_step_cap(stage, batches, self.allow_unused_datasets)
+        self.stages.append(stage_summary(stage, trainer, batches))
+
+
 def plan_summary(
     config: MethodConfig,
     plan: MethodPlan,
@@ -167,16 +189,10 @@ def plan_summary(
         workers: the resolved DataLoader workers.
         allow_unused_datasets: a step cap that leaves a training dataset without a batch is a warning, not an error.
     """
-    stages: list[dict[str, Any]] = []
+    summary = _StageSummaries(allow_unused_datasets)
     with tempfile.TemporaryDirectory(prefix="sbert-nonling-dry-run-") as scratch:
-        for step in plan.stages:
-            if isinstance(step, ModelUpdate):
-                stages.append({"name": step.name, "weight_update": True})
-            else:
-                trainer = step.trainer(plan.model, plan.evaluator, scratch)
-                batches = planned_batches(trainer)
-                check_step_cap(step, batches, allow_unused_datasets)
-                stages.append(stage_summary(step, trainer, batches))
+        plan.train(scratch, hooks=summary, dry_run=True)
+    stages = summary.stages
     return {**summary_header(config, folder, plan.model, precision, workers), "stages": stages}
 
 

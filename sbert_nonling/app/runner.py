@@ -16,6 +16,7 @@ from typing import Any
 from safetensors import SafetensorError
 from sentence_transformers import SentenceTransformer
 from transformers import set_seed
+from transformers.trainer_utils import TrainOutput
 
 from sbert_nonling.app.output_folder import (
     RunFolder,
@@ -47,7 +48,7 @@ from sbert_nonling.export.model_card import loss_citations
 from sbert_nonling.export.text_model import export_text_model
 from sbert_nonling.methods import BUILDERS
 from sbert_nonling.methods.grounding import GroundingPlan
-from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
+from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, PlanHooks, TrainingStage
 from sbert_nonling.training.arguments import dev_curve, resolved_precision, resolved_workers, scores_at_best_checkpoint
 from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint, newest_intact_checkpoint
 from sbert_nonling.training.finite_training import TrainingDiverged, non_finite_parameters
@@ -125,36 +126,70 @@ class RunContext:
     citations: list[str] = field(default_factory=list)
 
 
-class _StageStart:
-    """What the runner does with a stage's trainer before it trains (:meth:`TrainingStage.run` calls it): log the
-    batches it will read, refuse a step cap that leaves a dataset without a batch, have its checkpoints record the
-    run's settings. It keeps the trainer, for the stage's log entry and for the report of an error.
+class _RunHooks(PlanHooks):
+    """What the runner does around each step of the plan (:meth:`~sbert_nonling.methods.MethodPlan.train` calls it):
+    before a stage trains, log the batches its trainer will read, refuse a step cap that leaves a dataset without a
+    batch, have its checkpoints record the run's settings; after each step, its log entry (with dev scores when the
+    run :func:`reports_stages`). It keeps the step and trainer it is at, for the report of an error.
 
     Args:
-        stage: the training stage.
+        plan: the plan being run.
         run: what the stages of the run share.
+        sts_dir: the STS folder dev is scored on after each step of a staged run, or None.
+        staged: whether the run reports each step (:func:`reports_stages`).
     """
 
-    def __init__(self, stage: TrainingStage, run: RunContext) -> None:
-        self.stage = stage
+    def __init__(self, plan: MethodPlan, run: RunContext, sts_dir: str | Path | None, staged: bool) -> None:
+        self.plan = plan
         self.run = run
+        self.sts_dir = sts_dir
+        self.staged = staged
+        self.step: TrainingStage | ModelUpdate | None = None
         self.trainer: NonLinguisticTrainer | None = None
+        self.entries: list[dict[str, Any]] = []
+        #: the dev scores logged for the checkpoint the model ends with ({} if unknown: scores_at_best_checkpoint)
+        self.logged_dev: dict[str, float] = {}
 
-    def __call__(self, trainer: NonLinguisticTrainer) -> None:
+    def before_step(self, step: TrainingStage | ModelUpdate) -> None:
+        self.step, self.trainer = step, None
+
+    def before_training(self, stage: TrainingStage, trainer: NonLinguisticTrainer) -> None:
         self.trainer = trainer
         batches = planned_batches(trainer)
-        log_stage_summary(stage_summary(self.stage, trainer, batches))
-        check_step_cap(self.stage, batches, self.run.allow_unused_datasets)
+        log_stage_summary(stage_summary(stage, trainer, batches))
+        check_step_cap(stage, batches, self.run.allow_unused_datasets)
         trainer.run_settings.settings, trainer.run_settings.changes = self.run.settings, self.run.changes
 
+    def after_step(self, step: TrainingStage | ModelUpdate, output: TrainOutput | None) -> None:
+        if isinstance(step, ModelUpdate) or output is None:
+            entry = {**step.record, "name": step.name}
+        else:
+            trainer = self.trainer
+            assert trainer is not None  # the stage's run built it before training
+            self.run.citations.extend(loss_citations(trainer.loss))
+            entry = {
+                **step.record,
+                "name": step.name,
+                "best_checkpoint": trainer.state.best_model_checkpoint,
+                "global_step": trainer.state.global_step,
+                "dev_curve": dev_curve(trainer.state.log_history),
+                "train_seconds": output.metrics["train_runtime"],
+                "step_seconds": dict(trainer.step_seconds),
+                "step_counts": dict(trainer.step_counts),
+                **execution(trainer),
+            }
+            self.logged_dev = {} if step.after else scores_at_best_checkpoint(trainer.state)
+        if self.staged and self.sts_dir is not None:
+            entry["dev"] = evaluate_sts_dir(self.plan.model, self.sts_dir, "dev")
+        self.entries.append(entry)
 
-def _train(stage: TrainingStage, plan: MethodPlan, run: RunContext) -> tuple[dict[str, Any], dict[str, float]]:
-    """One training stage (:meth:`TrainingStage.run`: hooks, the trainer, its step cap checked, then trained, hooks).
-    Returns its log entry and the dev scores logged for the checkpoint the model ends with ({} if unknown:
-    :func:`scores_at_best_checkpoint`)."""
-    start = _StageStart(stage, run)
+
+def _train_plan(plan: MethodPlan, run: RunContext, hooks: _RunHooks) -> None:
+    """Run the plan's steps (:meth:`~sbert_nonling.methods.MethodPlan.train` with the runner's ``hooks``); a crash
+    becomes one :class:`TrainingCrashed` sentence naming the stage and its last complete checkpoint (the traceback in
+    ``train.log``), a preempted stage of a method that does not resume says to start again."""
     try:
-        output = stage.run(plan.model, plan.evaluator, run.run_dir, True if run.resume else None, start)
+        plan.train(run.run_dir, run.resume, hooks)
     except TrainingPreempted as stop:
         if run.resumable:
             raise
@@ -163,29 +198,16 @@ def _train(stage: TrainingStage, plan: MethodPlan, run: RunContext) -> tuple[dic
     except (TrainingDiverged, CheckpointWriteError, ValueError):
         raise
     except Exception as error:
+        if not isinstance(hooks.step, TrainingStage):  # a weight update failed: not a training crash
+            raise
         # a DataLoader worker killed, out of memory, ...: one sentence; the traceback in train.log
         logger.info("Training failed:", exc_info=True)
         raise TrainingCrashed(
-            stage.name,
-            start.trainer.state.global_step if start.trainer is not None else 0,
+            hooks.step.name,
+            hooks.trainer.state.global_step if hooks.trainer is not None else 0,
             error,
-            last_complete_checkpoint(stage.checkpoint_dir(run.run_dir)),
+            last_complete_checkpoint(hooks.step.checkpoint_dir(run.run_dir)),
         ) from error
-    trainer = start.trainer
-    assert trainer is not None  # the stage's run built it before training
-    run.citations.extend(loss_citations(trainer.loss))
-    entry = {
-        **stage.record,
-        "name": stage.name,
-        "best_checkpoint": trainer.state.best_model_checkpoint,
-        "global_step": trainer.state.global_step,
-        "dev_curve": dev_curve(trainer.state.log_history),
-        "train_seconds": output.metrics["train_runtime"],
-        "step_seconds": dict(trainer.step_seconds),
-        "step_counts": dict(trainer.step_counts),
-        **execution(trainer),
-    }
-    return entry, ({} if stage.after else scores_at_best_checkpoint(trainer.state))
 
 
 def save_whole(write: Callable[[str], object], folder: Path, checkpoints: Path | None = None) -> None:
@@ -365,17 +387,9 @@ def _run_plan(
     dev_before = evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {}
     multilingual_before = evaluate_sts(plan.model, multilingual) if multilingual else {}
 
-    entries: list[dict[str, Any]] = []
-    logged_dev: dict[str, float] = {}
-    for step in plan.stages:
-        if isinstance(step, ModelUpdate):
-            step.apply(plan.model)
-            entry = {**step.record, "name": step.name}
-        else:
-            entry, logged_dev = _train(step, plan, run)
-        if staged and sts_dir is not None:
-            entry["dev"] = evaluate_sts_dir(plan.model, sts_dir, "dev")
-        entries.append(entry)
+    hooks = _RunHooks(plan, run, sts_dir, staged)
+    _train_plan(plan, run, hooks)
+    entries, logged_dev = hooks.entries, hooks.logged_dev
 
     result: dict[str, Any] = {
         "recipe": config.name,

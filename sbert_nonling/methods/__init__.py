@@ -14,7 +14,7 @@ from sbert_nonling.methods.grounding import GroundingPlan, build_grounding
 from sbert_nonling.methods.kdmcse import build_kdmcse
 from sbert_nonling.methods.multitask import build_multitask, task_losses
 from sbert_nonling.methods.pixel_linguist import WeightAverage, build_pixel_linguist
-from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, TrainingStage
+from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, PlanHooks, TrainingStage
 from sbert_nonling.methods.simcse import build_simcse
 from sbert_nonling.methods.unpaired_modality import build_unpaired_modality
 
@@ -45,6 +45,7 @@ __all__ = [
     "GroundingPlan",
     "MethodPlan",
     "ModelUpdate",
+    "PlanHooks",
     "TrainingStage",
     "WeightAverage",
     "build_clip_grounding",

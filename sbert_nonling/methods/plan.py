@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,11 +49,11 @@ class TrainingStage:
     Example::
 
         import os
-        from sbert_nonling.methods import build_simcse
-        from sbert_nonling.app import load_recipe
+        from sbert_nonling.configs import SimCSEConfig
         from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_simcse
 
-        config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 1, "batch_size": 8})  # SimCSEConfig()
+        config = SimCSEConfig(model="tiny:bert", max_steps=1, batch_size=8)  # offline: a tiny random BERT
         text_file = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt"
         plan = build_simcse(config, DataSources(text_file=text_file))
         stage = plan.stages[0]  # a NonLinguisticTrainer run with SimCSELoss
@@ -160,6 +161,48 @@ class ModelUpdate:
     record: dict[str, Any] = field(default_factory=dict)
 
 
+class PlanHooks:
+    """What a caller of :meth:`MethodPlan.train` does around the plan's steps; here every hook does nothing. The
+    application's runner subclasses it (logs each stage, checks its step cap, records its checkpoints' settings, scores
+    dev after each step), so that the plan's steps are run by one loop, :meth:`MethodPlan.train`.
+
+    Example::
+
+        from sbert_nonling.methods.plan import PlanHooks
+
+        class PrintSteps(PlanHooks):
+            def after_step(self, step, output):
+                print(step.name, output.global_step if output is not None else "weight update")
+
+        # plan.train("runs/x", hooks=PrintSteps())
+    """
+
+    def before_step(self, step: TrainingStage | ModelUpdate) -> None:
+        """Called as a step begins, before anything of it runs.
+
+        Args:
+            step: the training stage or weight update.
+        """
+
+    def before_training(self, stage: TrainingStage, trainer: NonLinguisticTrainer) -> None:
+        """Called with a training stage's trainer, built (its loss too) and not yet trained; in a dry run, instead
+        of training.
+
+        Args:
+            stage: the training stage.
+            trainer: its trainer.
+        """
+
+    def after_step(self, step: TrainingStage | ModelUpdate, output: TrainOutput | None) -> None:
+        """Called after a step ran: a training stage with what its ``train()`` returned, a weight update with None.
+        Not called in a dry run.
+
+        Args:
+            step: the training stage or weight update.
+            output: the stage's ``train()`` output, or None.
+        """
+
+
 @dataclass
 class MethodPlan:
     """A method's pieces, built and not yet trained: the model, its training stages in order, the dev evaluator.
@@ -178,11 +221,11 @@ class MethodPlan:
         import os
         from transformers import set_seed
 
-        from sbert_nonling.methods import build_simcse
-        from sbert_nonling.app import load_recipe
+        from sbert_nonling.configs import SimCSEConfig
         from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_simcse
 
-        config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 2, "batch_size": 8})  # SimCSEConfig()
+        config = SimCSEConfig(model="tiny:bert", max_steps=2, batch_size=8)  # offline: a tiny random BERT
         set_seed(config.seed)  # the loss heads are drawn when the plan is built
         text_file = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt"
         plan = build_simcse(config, DataSources(text_file=text_file))
@@ -196,17 +239,38 @@ class MethodPlan:
     evaluator: SentenceEvaluator | None = None
     evaluations: dict[str, Callable[[SentenceTransformer], dict[str, float]]] = field(default_factory=dict)
 
-    def train(self, output_dir: str | Path | None = None) -> dict[str, TrainOutput]:
-        """Train the plan's model: run its steps in order. Returns each training stage's ``train()`` output by name.
+    def train(
+        self,
+        output_dir: str | Path | None = None,
+        resume: bool = False,
+        hooks: PlanHooks | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, TrainOutput]:
+        """Train the plan's model: run its steps in order, with ``hooks`` around them. Returns each training stage's
+        ``train()`` output by name.
 
         Args:
             output_dir: the folder the stages write their checkpoints into, each in its own
                 :meth:`TrainingStage.checkpoint_dir`; default: the working directory.
+            resume: each stage continues from its newest intact checkpoint (a stage that has none starts).
+            hooks: what the caller does around the steps (:class:`PlanHooks`).
+            dry_run: build each stage's trainer and give it to ``hooks.before_training``, without training, running
+                the stages' own hooks or updating weights (``output_dir``: where the trainers would write; building a
+                trainer may create its folder, so a dry run is given a scratch folder).
         """
+        hooks = hooks or PlanHooks()
         outputs = {}
         for step in self.stages:
+            hooks.before_step(step)
+            if dry_run:
+                if isinstance(step, TrainingStage):
+                    hooks.before_training(step, step.trainer(self.model, self.evaluator, output_dir))
+                continue
             if isinstance(step, ModelUpdate):
                 step.apply(self.model)
-            else:
-                outputs[step.name] = step.run(self.model, self.evaluator, output_dir)
+                hooks.after_step(step, None)
+                continue
+            start = functools.partial(hooks.before_training, step)
+            outputs[step.name] = step.run(self.model, self.evaluator, output_dir, True if resume else None, start)
+            hooks.after_step(step, outputs[step.name])
         return outputs

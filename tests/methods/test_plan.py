@@ -8,7 +8,7 @@ from datasets import Dataset
 from sentence_transformers import SentenceTransformerTrainingArguments
 
 from sbert_nonling.losses.simcse import SimCSELoss
-from sbert_nonling.methods import MethodPlan, ModelUpdate, TrainingStage
+from sbert_nonling.methods import MethodPlan, ModelUpdate, PlanHooks, TrainingStage
 from sbert_nonling.training import UnpairedModalityTrainer
 
 
@@ -100,3 +100,66 @@ def test_a_plan_of_two_stages_trains_in_one_call(tmp_path, tiny_model, wiki_sent
     assert {name: output.global_step for name, output in outputs.items()} == {"first": 2, "second": 2}
     assert sorted(path.name for path in (tmp_path / "run" / "stages").iterdir()) == ["first", "second"]
     assert (tmp_path / "run" / "stages" / "second" / "checkpoints" / "checkpoint-2").is_dir()
+
+
+class _RecordingHooks(PlanHooks):
+    def __init__(self, calls):
+        self.calls = calls
+
+    def before_step(self, step):
+        self.calls.append(f"hook: step {step.name}")
+
+    def before_training(self, stage, trainer):
+        self.calls.append(f"hook: trainer of {stage.name} at step {trainer.state.global_step}")
+
+    def after_step(self, step, output):
+        self.calls.append(f"hook: {step.name} done" + (f" at step {output.global_step}" if output else ""))
+
+
+def _two_stage_plan(model, sentences, calls):
+    def halve(trained_model):
+        calls.append("halve")
+        with torch.no_grad():
+            next(trained_model.parameters()).mul_(0.5)
+
+    first = _recorded_stage(model, "first", sentences[:8], calls)
+    second = _recorded_stage(model, "second", sentences[8:16], calls)
+    return MethodPlan(model, [first, ModelUpdate("halve", halve), second])
+
+
+def test_the_plan_s_one_loop_runs_the_caller_s_hooks_around_each_step(tmp_path, tiny_model, wiki_sentences):
+    calls = []
+    _two_stage_plan(tiny_model, wiki_sentences, calls).train(tmp_path / "run", hooks=_RecordingHooks(calls))
+    assert calls == [
+        "hook: step first",
+        "before first",
+        "hook: trainer of first at step 0",
+        "after first (trained)",
+        "hook: first done at step 2",
+        "hook: step halve",
+        "halve",
+        "hook: halve done",
+        "hook: step second",
+        "before second",
+        "hook: trainer of second at step 0",
+        "after second (trained)",
+        "hook: second done at step 2",
+    ]
+
+
+def test_a_dry_run_of_the_plan_builds_each_trainer_and_changes_nothing(tmp_path, tiny_model, wiki_sentences):
+    calls = []
+    weights = [parameter.detach().clone() for parameter in tiny_model.parameters()]
+    outputs = _two_stage_plan(tiny_model, wiki_sentences, calls).train(
+        tmp_path / "run", hooks=_RecordingHooks(calls), dry_run=True
+    )
+    assert outputs == {}
+    assert calls == [
+        "hook: step first",
+        "hook: trainer of first at step 0",
+        "hook: step halve",
+        "hook: step second",
+        "hook: trainer of second at step 0",
+    ]
+    assert all(torch.equal(old, new) for old, new in zip(weights, tiny_model.parameters()))
+    assert not list(tmp_path.rglob("checkpoint-*"))  # the trainers may make their folders, nothing more
