@@ -9,8 +9,9 @@ from typing import Any
 
 import torch
 from PIL import Image
-from torch import nn
 from transformers import AutoImageProcessor, AutoTokenizer, CLIPModel
+
+from sbert_nonling.util.frozen import FrozenModule
 
 #: The Hub name of each CLIP a short name stands for (KDMCSE's and DALR's released features are ViT-L/14's).
 CLIP_MODELS = {
@@ -39,11 +40,12 @@ def clip_location(name: str) -> str:
     )
 
 
-class FrozenCLIP(nn.Module):
+class FrozenCLIP(FrozenModule):
     """A frozen transformers ``CLIPModel`` (eval mode, no grad) with its image processor and tokenizer: CLIP's
     projected image and text embeddings (``get_image_features`` / ``get_text_features``, not normalised), computed
     once on the data side as the teacher's features. What it adds to ``CLIPModel``: preprocessing of PIL images and
-    caption strings in one call, and a module that stays frozen.
+    caption strings in one call, and a module that stays frozen (a
+    :class:`~sbert_nonling.util.frozen.FrozenModule`).
 
     Args:
         model: the CLIP model.
@@ -63,12 +65,10 @@ class FrozenCLIP(nn.Module):
 
     def __init__(self, model: CLIPModel, image_processor: Any, tokenizer: Any) -> None:
         super().__init__()
-        self.model = model.eval().requires_grad_(False)
+        self.model: Any = model  # CLIPModel: its config types every field as optional
         self.image_processor = image_processor
         self.tokenizer = tokenizer
-
-    def train(self, mode: bool = True) -> FrozenCLIP:
-        return super().train(False)
+        self.freeze()
 
     @property
     def dimension(self) -> int:

@@ -11,6 +11,7 @@ from torch import nn
 from torchvision.transforms import v2
 
 from sbert_nonling.data.decoding import IMAGENET_MEAN, IMAGENET_STD
+from sbert_nonling.util.frozen import FrozenModule
 
 #: uint8 pixels -> ImageNet-normalised float pixels, as the backbones expect.
 NORMALIZE_TRANSFORM = v2.Compose([v2.ToDtype(torch.float32, scale=True), v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
@@ -18,10 +19,11 @@ NORMALIZE_TRANSFORM = v2.Compose([v2.ToDtype(torch.float32, scale=True), v2.Norm
 ENCODERS = ("resnet50", "efficientnet-lite0")
 
 
-class FrozenImageEncoder(nn.Module):
-    """A frozen convolutional backbone (always in eval mode, no grad) giving, per image, a global vector (average pool)
-    and its region grid: ``forward(pixel_values (B, 3, 224, 224)) -> (global (B, C), regions (B, H * W, C))``, C = 2048
-    for ResNet-50 (MCSE's and MACD's features) and 1280 for EfficientNet-Lite0, on 7 x 7 regions.
+class FrozenImageEncoder(FrozenModule):
+    """A frozen convolutional backbone (a :class:`~sbert_nonling.util.frozen.FrozenModule`: always in eval mode, no
+    grad) giving, per image, a global vector (average pool) and its region grid: ``forward(pixel_values (B, 3, 224,
+    224)) -> (global (B, C), regions (B, H * W, C))``, C = 2048 for ResNet-50 (MCSE's and MACD's features) and 1280
+    for EfficientNet-Lite0, on 7 x 7 regions.
 
     Args:
         backbone: a module mapping pixels to a (B, C, H, W) feature map.
@@ -29,10 +31,8 @@ class FrozenImageEncoder(nn.Module):
 
     def __init__(self, backbone: nn.Module) -> None:
         super().__init__()
-        self.backbone = backbone.eval().requires_grad_(False)
-
-    def train(self, mode: bool = True) -> FrozenImageEncoder:
-        return super().train(False)
+        self.backbone = backbone
+        self.freeze()
 
     @torch.no_grad()
     def forward(self, pixel_values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -3,13 +3,42 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 
-from sbert_nonling.losses.multimodal_align import MultimodalAlignLoss
-from sbert_nonling.losses.teacher_guided_align import TeacherGuidedAlignLoss
+
+@runtime_checkable
+class SharedSpace(Protocol):
+    """What a caption <-> image retrieval needs from a trained grounding loss: its projections of sentence embeddings
+    and of image features into one space (:class:`~sbert_nonling.losses.MultimodalAlignLoss`, KDMCSE's
+    :class:`~sbert_nonling.losses.TeacherGuidedAlignLoss`), and a training mode to switch off while they run (a
+    module's). ``isinstance(loss, SharedSpace)`` tells whether a loss has such a space."""
+
+    training: bool
+
+    def train(self, mode: bool = True) -> object:
+        """Training (``True``) or eval mode, as ``nn.Module.train``.
+
+        Args:
+            mode: training or not.
+        """
+
+    def project_text(self, sentence_embeddings: torch.Tensor) -> torch.Tensor:
+        """Sentence embeddings (B, hidden) in the shared space (B, p).
+
+        Args:
+            sentence_embeddings: the pooled sentence embeddings (B, hidden).
+        """
+
+    def project_images(self, image_features: torch.Tensor) -> torch.Tensor:
+        """Image features (B, d), as the loss was trained on, in the shared space (B, p).
+
+        Args:
+            image_features: the frozen image features (B, d).
+        """
 
 
 def retrieval_recalls(
@@ -46,7 +75,7 @@ def retrieval_recalls(
 @torch.no_grad()
 def evaluate_retrieval(
     model: SentenceTransformer,
-    loss: MultimodalAlignLoss | TeacherGuidedAlignLoss,
+    loss: SharedSpace,
     captions: Sequence[str],
     caption_to_image: Sequence[int],
     image_features: torch.Tensor,
@@ -58,9 +87,8 @@ def evaluate_retrieval(
 
     Args:
         model: the sentence encoder; captions are encoded with ``model.encode``.
-        loss: the trained :class:`~sbert_nonling.losses.MultimodalAlignLoss` (or KDMCSE's
-            :class:`~sbert_nonling.losses.TeacherGuidedAlignLoss`); its projection heads map
-            the caption embeddings and the image features into the shared space (run in eval mode, then restored).
+        loss: the trained loss with a :class:`SharedSpace` (MCSE's, KDMCSE's); its projection heads map the caption
+            embeddings and the image features into the shared space (run in eval mode, then restored).
         captions: the held-out captions.
         caption_to_image: the row of ``image_features`` each caption describes.
         image_features: frozen global image features (I, d), as the loss was trained on.
@@ -69,7 +97,7 @@ def evaluate_retrieval(
     """
     texts = model.encode(list(captions), batch_size=batch_size, convert_to_tensor=True, show_progress_bar=False)
     was_training = loss.training
-    loss.eval()
+    loss.train(False)
     try:
         text_vectors = loss.project_text(texts)
         image_vectors = loss.project_images(image_features.float().to(texts.device))

@@ -6,12 +6,12 @@ import copy
 from collections.abc import Iterable
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
-import torch
 import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 from torch import Tensor, nn
 
 from sbert_nonling.losses.base import LossConfig
+from sbert_nonling.util.frozen import Frozen
 from sbert_nonling.util.precision import float32_math
 
 CosineTarget = Literal["token_embeddings", "sentence_embedding"]
@@ -31,12 +31,6 @@ class LossFromOutputs(Protocol):
             outputs: the model's output of each column.
             labels: the batch's labels (image features for the grounding losses), or None.
         """
-
-
-def _drop_teacher_state(module: nn.Module, state_dict: dict[str, Any], prefix: str, local_metadata: Any) -> None:
-    """A ``state_dict`` post-hook of :class:`DistillAnchorLoss`: removes the frozen teacher's tensors."""
-    for key in [key for key in state_dict if key.startswith(f"{prefix}teacher.")]:
-        del state_dict[key]
 
 
 class DistillAnchorLoss(LossConfig, nn.Module):
@@ -66,9 +60,10 @@ class DistillAnchorLoss(LossConfig, nn.Module):
         sentence of the first column, and the cosine term averaged over non-pad tokens or over sentences.
 
         Both terms are computed in float32 under autocast. The teacher runs once per batch column, under
-        ``torch.no_grad`` and in eval mode; it is a frozen sub-module (``teacher``), so it moves with the loss to the
-        model's device and is never optimised, and it is left out of the loss's ``state_dict``, so checkpoints do not
-        store a second copy of the encoder. The student runs once; ``base_loss`` gets its outputs through
+        ``torch.no_grad`` and in eval mode; it is a frozen sub-module (``teacher``, a
+        :class:`~sbert_nonling.util.frozen.Frozen`), so it moves with the loss to the model's device and is never
+        optimised, and it is left out of the loss's ``state_dict``, so checkpoints do not store a second copy of the
+        encoder. The student runs once; ``base_loss`` gets its outputs through
         ``compute_loss_from_outputs`` (:class:`LossFromOutputs`).
 
         Args:
@@ -123,10 +118,8 @@ class DistillAnchorLoss(LossConfig, nn.Module):
             raise ValueError(f"cosine_target={cosine_target!r} must be one of {list(get_args(CosineTarget))}.")
         self.model = model
         self.base_loss = base_loss
-        self.teacher = copy.deepcopy(model) if teacher is None else teacher
-        self.teacher.eval().requires_grad_(False)
         # the teacher is the starting model, built again with the loss: checkpoints leave it out
-        self.register_state_dict_post_hook(_drop_teacher_state)
+        self.teacher = Frozen(copy.deepcopy(model) if teacher is None else teacher)
         self.kl_weight = kl_weight
         self.cosine_weight = cosine_weight
         self.temperature = temperature
@@ -138,9 +131,7 @@ class DistillAnchorLoss(LossConfig, nn.Module):
         sentence_features = list(sentence_features)
         teacher_features = [dict(features) for features in sentence_features]  # modules write into the dicts
         student = [self.model(features) for features in sentence_features]
-        with torch.no_grad():
-            self.teacher.eval()  # the trainer's model.train() reaches it too
-            teacher = [self.teacher(features) for features in teacher_features]
+        teacher = [self.teacher(features) for features in teacher_features]  # eval mode, no gradient
         losses: dict[str, Tensor] = {}
         if self.base_loss is not None:
             result = self.base_loss.compute_loss_from_outputs(student, labels)

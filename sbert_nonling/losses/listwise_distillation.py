@@ -16,6 +16,7 @@ from sbert_nonling.losses.angular_margin import angular_margin_logits
 from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.util.choices import ListwiseKind
+from sbert_nonling.util.frozen import Frozen
 from sbert_nonling.util.precision import float32_math
 from sbert_nonling.util.similarity import cosine_similarity
 from sbert_nonling.util.views import forward_views
@@ -118,12 +119,6 @@ def mixed_teacher_scores(
         return torch.stack(scores).sum(dim=0) / temperature
 
 
-def _drop_teacher_state(module: nn.Module, state_dict: dict[str, Any], prefix: str, local_metadata: Any) -> None:
-    """A ``state_dict`` post-hook of :class:`ListwiseDistillationLoss`: removes the frozen teachers' tensors."""
-    for key in [key for key in state_dict if key.startswith(f"{prefix}teachers.")]:
-        del state_dict[key]
-
-
 class ListwiseDistillationLoss(LossConfig, nn.Module):
     config_keys = ("teacher_weights", "kind", "temperature", "teacher_temperature", "margin", "weight", "epsilon")
     bibtex_keys = ("cao2007listnet", "xia2008listmle", "liu2023rankcse", "dalr2025")
@@ -170,12 +165,13 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
         The teachers run **on-line**: the in-batch list of each anchor depends on which sentences the shuffle put in
         its batch, so a teacher's in-batch scores cannot be stored once per sentence, while its embeddings can be
         computed on the fly at the cost of one forward pass (no backward) per teacher, every column merged into it.
-        They are frozen sub-modules (``teachers``): kept in eval mode (dropout off, so their embeddings are
-        deterministic and both columns of a ``(s, s)`` pair get the same teacher embedding), run under
-        ``torch.no_grad``, never in the optimizer, left out of the loss's ``state_dict``. A teacher with the student's
-        vocabulary gets the student's tokens (as in DALR's code); any other teacher gets the batch decoded from the
-        student's tokens and tokenised again by its own tokenizer (the decoded text is what the student's tokenizer
-        kept: lower-cased for an uncased student). A pre-computed alternative is out of scope.
+        They are frozen sub-modules (``teachers``, each a :class:`~sbert_nonling.util.frozen.Frozen`): kept in eval
+        mode (dropout off, so their embeddings are deterministic and both columns of a ``(s, s)`` pair get the same
+        teacher embedding), run under ``torch.no_grad``, never in the optimizer, left out of the loss's
+        ``state_dict``. A teacher with the student's vocabulary gets the student's tokens (as in DALR's code); any
+        other teacher gets the batch decoded from the student's tokens and tokenised again by its own tokenizer (the
+        decoded text is what the student's tokenizer kept: lower-cased for an uncased student). A pre-computed
+        alternative is out of scope.
 
         Args:
             model: the student SentenceTransformer.
@@ -255,9 +251,7 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
         if margin < 0 or epsilon < 0:
             raise ValueError(f"margin={margin} and epsilon={epsilon} must be >= 0.")
         self.model = model
-        self.teachers = nn.ModuleList(teachers)
-        self.teachers.eval().requires_grad_(False)
-        self.register_state_dict_post_hook(_drop_teacher_state)  # built again from their names with the loss
+        self.teachers = nn.ModuleList(Frozen(teacher) for teacher in teachers)  # built again from their names
         self.shares_tokens = [teacher.tokenizer.get_vocab() == model.tokenizer.get_vocab() for teacher in teachers]
         self.teacher_weights = teacher_weights
         self.kind = kind
@@ -276,7 +270,7 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
     @property
     def teacher_models(self) -> list[SentenceTransformer]:
         """The frozen teachers, in order."""
-        return [cast(SentenceTransformer, teacher) for teacher in self.teachers]
+        return [cast(SentenceTransformer, teacher.module) for teacher in self.teachers]
 
     def forward(
         self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None
@@ -295,7 +289,6 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
         """
         outputs = []
         with torch.no_grad():
-            self.teachers.eval()  # the trainer's model.train() reaches them too
             for teacher, shares_tokens in zip(self.teacher_models, self.shares_tokens, strict=True):
                 inputs = [self.teacher_features(teacher, features, shares_tokens) for features in sentence_features]
                 outputs.append(forward_views(teacher, inputs))

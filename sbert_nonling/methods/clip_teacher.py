@@ -17,10 +17,9 @@ from sbert_nonling.data.captions import caption_clip_dataset
 from sbert_nonling.data.clip_features import extract_clip_features, load_clip_features
 from sbert_nonling.data.frozen_clip import FrozenCLIP
 from sbert_nonling.data.sources import DataSources
-from sbert_nonling.evaluation.retrieval import evaluate_retrieval
+from sbert_nonling.evaluation.retrieval import SharedSpace, evaluate_retrieval
 from sbert_nonling.evaluation.sts import sts_dev_evaluator
 from sbert_nonling.losses.simcse import SimCSELoss
-from sbert_nonling.losses.teacher_guided_align import TeacherGuidedAlignLoss
 from sbert_nonling.methods.grounding import (
     GroundingPlan,
     caption_training_stage,
@@ -104,9 +103,10 @@ def build_clip_grounding(
     :class:`NonLinguisticTrainer` that interleaves them.
 
     The CLIP embeddings are read from ``data.image_features`` or computed now (:func:`clip_features`; the plan's
-    ``extracted_features`` and ``extracted_captions``). A caption loss with a shared caption-image space
-    (:class:`TeacherGuidedAlignLoss`) gives the plan a ``"retrieval"`` evaluation: caption <-> image Recall@1/5 on the
-    held-out images (``{}`` without them); held-out images are refused for another loss.
+    ``extracted_features`` and ``extracted_captions``). A caption loss with a shared caption-image space (a
+    :class:`SharedSpace`: KDMCSE's :class:`TeacherGuidedAlignLoss`) gives the plan a ``"retrieval"`` evaluation:
+    caption <-> image Recall@1/5 on the held-out images (``{}`` without them); held-out images are refused for
+    another loss.
 
     Args:
         config: the method's config.
@@ -128,7 +128,7 @@ def build_clip_grounding(
     grounding = caption_loss(
         sentence_model, text_loss, sentences
     )  # its teachers load, or are refused, before CLIP runs
-    if heldout_pairs and not isinstance(grounding, TeacherGuidedAlignLoss):
+    if heldout_pairs and not isinstance(grounding, SharedSpace):
         raise ValueError(
             f"{recipe_label(config)} has no shared caption-image space to score held-out images in: leave out "
             "heldout_images_file (--heldout-images)."
@@ -143,7 +143,7 @@ def build_clip_grounding(
         extracted_features=(names, features) if extracted else None,
         extracted_captions=captions if extracted else None,
     )
-    if isinstance(grounding, TeacherGuidedAlignLoss):  # a shared caption-image space to score retrieval in
+    if isinstance(grounding, SharedSpace):  # a shared caption-image space to score retrieval in
 
         def retrieval(trained) -> dict[str, float]:
             return evaluate_retrieval(trained, grounding, **heldout) if heldout is not None else {}

@@ -116,7 +116,7 @@ def test_the_gradient_reaches_the_student_and_its_head_and_never_the_teacher(tin
 
 def test_the_teachers_are_frozen_sub_modules_left_out_of_the_optimizer_and_the_state(tiny_model, tiny_teacher):
     loss = ListwiseDistillationLoss(tiny_model, [tiny_teacher, tiny_teacher], teacher_weights=TEACHER_WEIGHTS)
-    assert dict(loss.named_children())["teachers"][0] is tiny_teacher  # moves with the loss to the model's device
+    assert dict(loss.named_children())["teachers"][0].module is tiny_teacher  # moves with the loss to the device
     teacher_ids = {id(p) for p in tiny_teacher.parameters()}
     assert not teacher_ids & {id(p) for p in loss_parameters(loss, tiny_model)}
     assert not any(key.startswith("teachers.") for key in loss.state_dict())
