@@ -10,7 +10,7 @@ from sentence_transformers.base.modules.transformer import ProcessingKwargs
 from sentence_transformers.sentence_transformer.modules import Transformer
 from torch import Tensor
 
-from sbert_nonling.modules.encoder_families import bypass_embedding_layer
+from sbert_nonling.modules.encoder_families import bypass_embedding_layer, encoder_attention_mask
 from sbert_nonling.util.validation import replace_lone_surrogates
 
 logger = logging.getLogger(__name__)
@@ -74,6 +74,10 @@ class SharedEncoder(Transformer):
             features[self.module_output_name] = self.encode_embeddings(
                 features[EMBEDDINGS_ENTRY_KEY], features["attention_mask"]
             )
+        elif "attention_mask" in features:
+            # a GPU's text batch gets its 4-D mask ready: transformers' check of the 2-D one would wait for the device
+            mask = encoder_attention_mask(self.model, features["attention_mask"], self.model.dtype)
+            features = super().forward(features, **{"attention_mask": mask, **kwargs})
         else:
             features = super().forward(features, **kwargs)
         return features

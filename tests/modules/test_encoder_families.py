@@ -4,11 +4,14 @@ reloading and the text export; the grounding losses (MCSE / MACD) on MPNet, Mode
 
 from __future__ import annotations
 
+import traceback
+
 import numpy as np
 import pytest
 import torch
 from PIL import Image
 from sentence_transformers import SentenceTransformer
+from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import AutoModel, ElectraConfig, GPT2Config
 
 from sbert_nonling import (
@@ -22,7 +25,15 @@ from sbert_nonling import (
     export_text_model,
 )
 from sbert_nonling.models import build_sentence_model
-from sbert_nonling.modules.encoder_families import BYPASS_ADAPTERS, bypass_embedding_layer, learned_position_embeddings
+from sbert_nonling.modules import encoder_families
+from sbert_nonling.modules.encoder_families import (
+    BYPASS_ADAPTERS,
+    PREPARED_MASK_MODEL_TYPES,
+    bypass_embedding_layer,
+    encoder_attention_mask,
+    learned_position_embeddings,
+    prepared_attention_mask,
+)
 from sbert_nonling.modules.shared_encoder import BYPASS_ENTRY_KEY, EMBEDDINGS_ENTRY_KEY
 from tests.modules.tiny_families import FAMILIES, HIDDEN, build_tiny_family
 
@@ -222,3 +233,91 @@ def test_grounding_losses_train_every_family(family_dir, family, method):
     assert any(
         not torch.equal(before[name], parameter) for name, parameter in encoder.named_parameters() if "layer" in name
     )
+
+
+#: The families a prepared mask is built for, among the tested ones (Pixel Linguist's vit_mae: tests/modules).
+PREPARED_FAMILIES = [family for family in FAMILIES if family in PREPARED_MASK_MODEL_TYPES]
+
+
+def sync_sites(run) -> list[str]:
+    """The Python files of every host read-back (``aten._local_scalar_dense``: ``.item()``, ``bool(tensor)``, ...)
+    while ``run()`` runs: on a GPU, each is a wait for the device."""
+    sites: list[str] = []
+
+    class Reads(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.aten._local_scalar_dense.default:
+                frames = [frame for frame in traceback.extract_stack()[:-1] if "/torch/" not in frame.filename]
+                sites.append(frames[-1].filename)
+            return func(*args, **(kwargs or {}))
+
+    with Reads():
+        run()
+    return sites
+
+
+def test_families_that_build_their_mask_with_transformers_are_those_prepared():
+    assert set(PREPARED_FAMILIES) == set(FAMILIES) - {"deberta-v2", *DECODERS}
+    assert "vit_mae" in PREPARED_MASK_MODEL_TYPES  # Pixel Linguist's encoder
+
+
+@pytest.mark.parametrize("implementation", ["sdpa", "eager"])
+@pytest.mark.parametrize("family", PREPARED_FAMILIES)
+def test_a_prepared_mask_gives_the_attention_of_the_2d_mask(family_dir, family, implementation):
+    """With padding, the prepared mask is the mask the 2-D one makes (the same numbers, bit for bit); without
+    padding an all-true mask, where the 2-D one makes none: the same attention within rounding."""
+    if implementation == "sdpa" and not AutoModel.from_pretrained(family_dir(family))._supports_sdpa:
+        pytest.skip(f"{family} has no SDPA attention (MPNet: eager only)")
+    model = AutoModel.from_pretrained(family_dir(family), attn_implementation=implementation).eval()
+    torch.manual_seed(0)
+    tokens = torch.randn(2, 6, HIDDEN)
+    for mask, tolerance in (
+        (torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0]]), 0.0),
+        (torch.ones(2, 6, dtype=torch.long), 1e-6),  # bit-equal on an AVX2 EPYC; kernels may differ
+    ):
+        prepared = prepared_attention_mask(model.config, mask, tokens.dtype)
+        with torch.no_grad():
+            reference = model(inputs_embeds=tokens, attention_mask=mask).last_hidden_state
+            given = model(inputs_embeds=tokens, attention_mask=prepared).last_hidden_state
+        torch.testing.assert_close(given, reference, atol=tolerance, rtol=tolerance)
+
+
+@pytest.mark.parametrize("family", PREPARED_FAMILIES)
+def test_a_mask_of_a_device_that_the_check_would_wait_for_is_prepared_and_reads_nothing(
+    family_dir, family, monkeypatch
+):
+    """On the CPU the 2-D mask is handed on (the committed CPU numbers unchanged); where transformers' check would
+    wait for the device (a GPU, faked by the device check), the text path and the bypass get a prepared mask and no
+    value is read back on the host, transformers' check included; the embeddings stay those of the 2-D mask."""
+    encoder = SharedEncoder(family_dir(family)).eval()
+    text = encoder.preprocess(SENTENCES)
+    torch.manual_seed(0)
+    tokens = torch.randn(2, 6, HIDDEN)
+    front_end = {"attention_mask": torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0]])}
+
+    def forward() -> list[torch.Tensor]:
+        with torch.no_grad():
+            return [
+                encoder(dict(text))["token_embeddings"],
+                encoder({BYPASS_ENTRY_KEY: tokens, **front_end})["token_embeddings"],
+            ]
+
+    assert (
+        encoder_attention_mask(encoder.auto_model, front_end["attention_mask"], torch.float32)
+        is (front_end["attention_mask"])
+    )
+    on_cpu = forward()
+    assert sync_sites(forward)  # transformers' check reads the 2-D mask: free on the CPU, a wait on a GPU
+    monkeypatch.setattr(encoder_families, "mask_check_syncs", lambda device: True)
+    prepared = encoder_attention_mask(encoder.auto_model, front_end["attention_mask"], torch.float32)
+    assert isinstance(prepared, dict) if family == "modernbert" else prepared.ndim == 4
+    assert sync_sites(forward) == []
+    for given, reference in zip(forward(), on_cpu):
+        torch.testing.assert_close(given, reference, atol=0, rtol=0)
+
+
+def test_decoders_and_deberta_keep_the_2d_mask(family_dir, monkeypatch):
+    monkeypatch.setattr(encoder_families, "mask_check_syncs", lambda device: True)
+    mask = torch.ones(2, 4, dtype=torch.long)
+    for family in ("deberta-v2", *DECODERS):
+        assert encoder_attention_mask(SharedEncoder(family_dir(family)).auto_model, mask, torch.float32) is mask
