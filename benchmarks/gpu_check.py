@@ -128,7 +128,8 @@ def missing_extra(family: str) -> str | None:
 def family_plan(family: str, inputs: dict[str, Path], precision: str, workers: int, steps: int, quick: bool):
     """The method plan of ``family`` at its recipe's tiny size with ``precision``, ``workers`` and ``steps``."""
     batch = 8 if quick else 32
-    settings = {"precision": precision, "dataloader_num_workers": workers}
+    # eager steps: compile's auto would compile them on a GPU (gpu_speed.py times the compiled modes)
+    settings = {"precision": precision, "dataloader_num_workers": workers, "compile": False}
     data = common.DATA_DIR
     if family == "simcse":
         config = load_recipe(

@@ -2,7 +2,8 @@
 
 Each method trains at the paper's batch on a BERT-base-shaped random encoder (768 x 12, built offline; Pixel Linguist:
 the PIXEL-base shape), through its own plan and trainers as ``train_recipe`` builds them (no dev evaluation, no
-checkpoints, a loss logged only after the last step), in bf16 autocast, eagerly and compiled:
+checkpoints, a loss logged only after the last step), in bf16 autocast, in each of :data:`MODES`: eagerly, compiled and
+compiled with CUDA graphs (``reduce-overhead``):
 
 - simcse-unsup (64 sentences x 2 views x 32 tokens), VisualCSE's image step (48 images x 2 views at 224 px) and text
   step, AudioCSE's audio step (48 clips, 1,024 fbank frames) and text step, MCSE's text and caption steps (64 each;
@@ -24,17 +25,20 @@ over the steps' time) with the longest wait, and the **peak memory** of the time
 allocated``; on the CPU the process's peak resident set). The first ``--warmup`` steps of each kind (allocator,
 AdamW state, compilation) are not timed.
 
-Compiled mode sets the method's ``compile`` setting (each training loss compiled with its model's forward, text
-padded to ``max_seq_length``) with ``--compile-backend`` (inductor; ``--quick``: aot_eager, which generates no code)
-and ``--compile-mode`` (e.g. ``reduce-overhead``: CUDA graphs); its rows add the run's mean training loss against the
-eager run's (``loss_rel_diff_eager``; the runs' dropout draws differ, so it flags gross differences only). Every row
+Eager mode sets the method's ``compile`` setting off (its ``auto`` would compile on a GPU); the compiled modes set it
+on (each training loss compiled with its model's forward, text padded to ``max_seq_length``, an epoch's short last
+batch dropped) with ``--compile-backend`` (inductor; ``--quick``: aot_eager, which generates no code) and
+``torch.compile``'s default mode (``compiled``) or ``reduce-overhead`` (CUDA graphs: a whole step replayed by one
+launch); their rows add the run's mean training loss against the eager run's (``loss_rel_diff_eager``; the runs'
+dropout draws differ, so it flags gross differences only). ``--modes`` defaults to all three on a GPU and to
+``eager,compiled`` on the CPU (CUDA graphs need CUDA). Every row
 is printed and appended to a JSON-lines file as it is measured (``--rows``, default
 ``runs/gpu_speed-<UTC time>.jsonl``); a failing run becomes a ``failed`` row and the script exits 1 at the end, after
 the table and one JSON line (fields: docs/benchmarks.md, "GPU speed"). ``--device cpu --quick`` runs the same code on
 the CPU at the recipes' tiny sizes (batch 8, 1 untimed and 2 timed steps per kind), which the test suite does.
 
 Run: ``python benchmarks/gpu_speed.py [--device cuda|cpu] [--quick] [--steps 10] [--warmup 3] [--workers auto]
-[--modes eager,compiled] [--compile-backend inductor] [--compile-mode reduce-overhead] [--families simcse,...]
+[--modes eager,compiled,reduce-overhead] [--compile-backend inductor] [--families simcse,...]
 [--precision bf16] [--peak-tflops 989] [--rows FILE] [--shared DIR]``.
 """
 
@@ -86,18 +90,23 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--workers", default="auto", help="DataLoader workers: auto (8 per GPU, 0 on a CPU) or a number"
     )
-    parser.add_argument("--modes", default="eager,compiled", help="eager, compiled or both")
+    parser.add_argument(
+        "--modes",
+        default=None,
+        help="comma-separated among eager, compiled, reduce-overhead (default: all three; on a CPU eager,compiled)",
+    )
     parser.add_argument(
         "--precision", default="bf16", help="bf16 (fp32 on a CPU without native bf16), fp16 (GPU) or fp32"
     )
     parser.add_argument(
         "--compile-backend", default=None, help="torch.compile backend (default inductor; --quick: aot_eager)"
     )
-    parser.add_argument("--compile-mode", default=None, help="torch.compile mode, e.g. reduce-overhead (CUDA graphs)")
     parser.add_argument("--peak-tflops", type=float, default=None, help="the card's peak (default: a matmul measures)")
     return parser.parse_args(argv)
 
 
+#: The ways a step runs: mode name -> the ``torch.compile`` mode of its compiled losses ("eager": not compiled).
+MODES = {"eager": None, "compiled": None, "reduce-overhead": "reduce-overhead"}
 FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "kdmcse", "dalr", "multitask", "pixel-linguist")
 #: PIXEL-base's encoder shape (Team-PIXEL/pixel-base: ViT-MAE, 768 x 12 layers x 12 heads).
 PIXEL_BASE = {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}
@@ -380,9 +389,11 @@ def measure_family(family: str, mode: str, inputs: dict[str, Path], options: dic
     reason = missing_extra(family)
     if reason:
         return {"status": "skipped", "reason": reason}
-    settings = {"precision": options["precision"], "dataloader_num_workers": options["workers"]}
-    if mode == "compiled":
-        settings["compile"] = True  # and, with it, text padded to max_seq_length (the padding setting's auto)
+    settings = {
+        "precision": options["precision"],
+        "dataloader_num_workers": options["workers"],
+        "compile": mode != "eager",  # compiled: text padded to max_seq_length (the padding setting's auto)
+    }
     steps, warmup, device = options["steps"], options["warmup"], options["device"]
     plan = speed_plan(family, inputs, settings, warmup + steps, options["quick"])
     rows = []
@@ -395,7 +406,7 @@ def measure_family(family: str, mode: str, inputs: dict[str, Path], options: dic
         record = StepRecord(device, warmup, kinds=STEP_KINDS.get(family, 1))
         stage.trainer_class = recording(stage.trainer_class, record)
         stage.args.eval_strategy, stage.args.load_best_model_at_end = "no", False
-        stage.args.compile_backend, stage.args.compile_mode = options["compile_backend"], options["compile_mode"]
+        stage.args.compile_backend, stage.args.compile_mode = options["compile_backend"], MODES[mode]
         start = common.QuietTraining(record, work / f"{family}-{mode}-{index}", stage.args.max_steps)
         loss = stage.run(plan.model, before_training=start).training_loss
         trainer, times = start.trainer, record.step_times()
@@ -429,7 +440,7 @@ def measure_plain_simcse(inputs: dict[str, Path], options: dict, flops: dict, wo
     from sentence_transformers import SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-    settings = {"precision": options["precision"], "dataloader_num_workers": options["workers"]}
+    settings = {"precision": options["precision"], "dataloader_num_workers": options["workers"], "compile": False}
     steps, warmup, device = options["steps"], options["warmup"], options["device"]
     plan = speed_plan("simcse", inputs, settings, warmup + steps, options["quick"])
     (stage,) = plan.stages
@@ -509,10 +520,16 @@ def main(args: argparse.Namespace) -> int:
         "quick": args.quick,
         "peak_tflops": peak_tflops,
         "compile_backend": args.compile_backend or ("aot_eager" if args.quick else "inductor"),
-        "compile_mode": args.compile_mode,
     }
     families = args.families.split(",") if args.families else list(FAMILIES)
-    modes = args.modes.split(",")
+    modes = (
+        args.modes.split(",")
+        if args.modes
+        else [mode for mode in MODES if device.type == "cuda" or MODES[mode] is None]
+    )
+    unknown = sorted(set(modes) - set(MODES))
+    if unknown:
+        raise ValueError(f"--modes {args.modes!r}: unknown mode(s) {unknown}; the modes are {list(MODES)}.")
     default_rows = common.REPO_DIR / "runs" / f"gpu_speed-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}.jsonl"
     log = RowLog((args.rows or default_rows).resolve(), names=("check", "family", "stage", "step", "mode"))
     print(f"rows: {log.path}", flush=True)
@@ -542,7 +559,7 @@ def main(args: argparse.Namespace) -> int:
     for row in steps:
         if "ms_per_step" in row:
             row["x_plain_simcse"] = row["ms_per_step"] / plain_ms
-        if row["mode"] == "compiled" and (row["family"], row.get("stage")) in eager_losses:
+        if row["mode"] != "eager" and (row["family"], row.get("stage")) in eager_losses:
             eager = eager_losses[row["family"], row["stage"]]
             row["loss_rel_diff_eager"] = abs(row["train_loss"] - eager) / abs(eager)
     columns = {
@@ -587,7 +604,6 @@ def main(args: argparse.Namespace) -> int:
             "modes": modes,
             "families": families,
             "compile_backend": options["compile_backend"],
-            "compile_mode": options["compile_mode"],
             "peak_tflops": peak_tflops,
             "peak_source": peak_source,
             "rows_file": str(log.path),
