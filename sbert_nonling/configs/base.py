@@ -335,7 +335,9 @@ class MethodConfig(Settings):
     name: str = setting("", "the recipe name or a label of the run")
     description: str = setting("", "one line on what the configuration reproduces")
     reference: str = setting("", "the paper (URL or citation)")
-    model: str = setting("bert-base-uncased", "Hub name or folder of the starting encoder")
+    model: str = setting(
+        "bert-base-uncased", "Hub name or folder of the starting encoder, or a tiny model name (tiny:bert, tiny:pixel)"
+    )
     seed: int = setting(42, "seed of the trainer, the data order and every seeded draw", minimum=0)
     precision: Precision = setting(
         "auto", "auto (bf16 or fp16 + loss scaling on a GPU, fp32 on a CPU), fp32, fp16 (GPU) or bf16"

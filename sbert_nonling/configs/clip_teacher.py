@@ -4,6 +4,7 @@ DALR)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from sbert_nonling.configs.base import setting
 from sbert_nonling.configs.sentence_encoder import SingleRunConfig
@@ -16,6 +17,10 @@ class CLIPTeacherConfig(SingleRunConfig):
     ``sbert-nonling features --encoder clip-vit-large-patch14 --captions FILE``; see :class:`SingleRunConfig`."""
 
     clip_encoder: str = setting(
-        "clip-vit-large-patch14", "frozen CLIP teacher: clip-vit-large-patch14, clip-vit-base-patch32, a Hub name"
+        "clip-vit-large-patch14",
+        "frozen CLIP teacher: clip-vit-large-patch14, clip-vit-base-patch32, a Hub name, a folder or tiny:clip",
     )
     clip_dimension: int = setting(768, "dimension of the CLIP embeddings", minimum=1)
+
+    #: A tiny run's CLIP teacher is a small random CLIP built offline from the training captions (``tiny:clip``).
+    tiny_defaults: ClassVar[dict[str, Any]] = {**SingleRunConfig.tiny_defaults, "clip_encoder": "tiny:clip"}

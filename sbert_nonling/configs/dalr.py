@@ -29,7 +29,7 @@ class DALRConfig(CLIPTeacherConfig):
     # the text teachers
     teachers: list[str] = setting(
         ["princeton-nlp/unsup-simcse-bert-base-uncased", "voidism/diffcse-bert-base-uncased-sts"],
-        "frozen text teachers (Hub names or folders; [CLS] pooling unless a sentence-transformers model)",
+        "frozen text teachers (Hub names, folders or tiny:bert; [CLS] pooling unless a sentence-transformers model)",
     )
     teacher_weights: list[float] = setting([0.33, 0.67], "weight of each teacher's scores and embeddings")
     # the losses

@@ -50,7 +50,7 @@ class MultitaskConfig(SentenceEncoderConfig):
         StageConfig(learning_rate=1e-5, batch_size=32, epochs=10), "stage 2: the task heads (batch per task)"
     )
     train_limit: int | None = setting(None, "examples read per training file (null: all)", minimum=1)
-    tiny_encoder: dict[str, Any] = setting({}, "build_tiny_encoder arguments of the tiny run's offline encoder")
+    tiny_encoder: dict[str, Any] = setting({}, "build_tiny_encoder arguments of a tiny:bert model")
 
     def trains_on(self, source: str) -> bool:
         """Every source but ``sts_dir``, whose task files only the ``multitask`` stage trains on (dev scores aside).

@@ -33,6 +33,9 @@ class PixelLinguistConfig(MethodConfig):
     method: ClassVar[str] = "pixel_linguist"
     resumable: ClassVar[bool] = False
 
+    #: A tiny run starts from a small random PIXEL-architecture encoder (``tiny:pixel``).
+    tiny_defaults: ClassVar[dict[str, Any]] = {"model": "tiny:pixel"}
+
     model: str = paper_default(MethodConfig, "model", "Team-PIXEL/pixel-base")
     eval_steps: int = paper_default(MethodConfig, "eval_steps", 100)
     max_patches: int = setting(64, "16 x 16 patches per rendered sentence", minimum=2)
@@ -71,7 +74,7 @@ class PixelLinguistConfig(MethodConfig):
         StageConfig(learning_rate=3e-5, batch_size=128, max_steps=1300), "cross-lingual leapfrogging on parallel pairs"
     )
     tiny_encoder: dict[str, Any] | None = setting(
-        None, "PixelEncoder config of the tiny run's random encoder (null: Hub model)"
+        None, "build_tiny_pixel sizes of a tiny:pixel model (null: its tiny defaults)"
     )
 
     def trains_on(self, source: str) -> bool:

@@ -33,6 +33,9 @@ class SentenceEncoderConfig(MethodConfig):
     )
     text_loss: SimCSELossConfig = setting(SimCSELossConfig(), "the text contrastive loss (SimCSELoss)")
 
+    #: A tiny run starts from a small random BERT built offline from the training text (``tiny:bert``).
+    tiny_defaults: ClassVar[dict[str, Any]] = {"model": "tiny:bert"}
+
 
 @dataclass
 class SingleRunConfig(SentenceEncoderConfig):
@@ -51,6 +54,7 @@ class SingleRunConfig(SentenceEncoderConfig):
     #: A small random encoder has no trained [CLS] (mean pooling), trains from scratch (a higher learning rate) and
     #: runs 200 steps with an evaluation every 50.
     tiny_defaults: ClassVar[dict[str, Any]] = {
+        **SentenceEncoderConfig.tiny_defaults,
         "pooling": "mean",
         "learning_rate": 1e-4,
         "eval_steps": 50,

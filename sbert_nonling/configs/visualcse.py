@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from sbert_nonling.configs.base import setting
 from sbert_nonling.configs.registry import MethodSpec, register_method
@@ -23,6 +23,9 @@ class VisualCSEConfig(UnpairedModalityConfig):
     image_size: int = setting(224, "image side in pixels", minimum=1)
     patch_size: int = setting(16, "patch side in pixels (random patch embedding only)", minimum=1)
     images_per_class: int | None = setting(None, "images read per class folder (null: all)", minimum=1)
+
+    #: A tiny run's images enter through a random patch embedding (no ViT offline).
+    tiny_defaults: ClassVar[dict[str, Any]] = {**UnpairedModalityConfig.tiny_defaults, "vit": None}
 
 
 register_method(

@@ -20,7 +20,7 @@ from transformers import AutoConfig
 from sbert_nonling.data.frozen_clip import CLIP_MODELS
 from sbert_nonling.data.hub import HUB_NAME
 from sbert_nonling.evaluation.sts_data import STS_TASKS
-from sbert_nonling.models.tiny_encoder import TINY_BERT
+from sbert_nonling.models.tiny_encoder import TINY_BERT, TINY_MODELS
 from sbert_nonling.training.run_settings import dotted_settings
 
 CardForm = Literal["text", "full", "pixel"]
@@ -317,7 +317,8 @@ def recorded_card_data(*folders: str | Path) -> dict[str, list[Any]]:
 
 def changed_settings(settings: Mapping[str, Any], recipe_settings: Mapping[str, Any]) -> dict[str, Any]:
     """The settings a run changed from its recipe's, each with the recipe's value; a block's settings as dotted keys
-    (``grounding.weight``), the :data:`RUN_SETTINGS` left out.
+    (``grounding.weight``), the :data:`RUN_SETTINGS` and a tiny run's tiny model names (:data:`TINY_MODELS`, which
+    the card describes on their own) left out.
 
     Args:
         settings: the settings the run used (``recipe.json``).
@@ -334,8 +335,16 @@ def changed_settings(settings: Mapping[str, Any], recipe_settings: Mapping[str, 
     return {
         key: value
         for key, value in published.items()
-        if key.partition(".")[0] not in RUN_SETTINGS and used.get(key) != value
+        if key.partition(".")[0] not in RUN_SETTINGS
+        and used.get(key) != value
+        and not _names_tiny_models(used.get(key))
     }
+
+
+def _names_tiny_models(value: Any) -> bool:
+    """Whether a setting's value is a tiny model name, or a list of them (DALR's teachers)."""
+    names = value if isinstance(value, list) else [value]
+    return bool(names) and all(isinstance(name, str) and name in TINY_MODELS for name in names)
 
 
 def _data_line(training_data: Sequence[str], source: str) -> str | None:

@@ -3,7 +3,6 @@ the plan they share; each method gives its caption loss."""
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from sbert_nonling.methods.sentence_encoder import (
     text_contrastive_loss,
     text_training_data,
 )
-from sbert_nonling.models.tiny_encoder import build_tiny_clip
+from sbert_nonling.models.tiny_encoder import resolve_model
 from sbert_nonling.util.unreachable import loading
 
 #: Builds a method's caption loss from the model, its text loss and the plan's training sentences.
@@ -47,20 +46,18 @@ CLIP_OFFLINE = (
 
 
 def load_teacher_clip(config: CLIPTeacherConfig, captions: list[str]) -> FrozenCLIP:
-    """The frozen CLIP teacher of ``config`` (``clip_encoder``, by Hub name or folder, on the GPU when there is one;
-    one ValueError line when it cannot be loaded), or with ``config.tiny`` a tiny random CLIP of
-    ``config.clip_dimension`` whose vocabulary comes from ``captions``.
+    """The frozen CLIP teacher of ``config`` (``clip_encoder`` as :func:`resolve_model` resolves it: a Hub name or
+    folder, or ``tiny:clip``, a tiny random CLIP of ``config.clip_dimension`` whose vocabulary comes from
+    ``captions``), on the GPU when there is one; one ValueError line when it cannot be loaded.
 
     Args:
-        config: the method's config (``clip_encoder``, ``clip_dimension``, ``tiny``, ``seed``).
+        config: the method's config (``clip_encoder``, ``clip_dimension``, ``seed``).
         captions: the training captions.
     """
-    if config.tiny:
-        with tempfile.TemporaryDirectory(prefix="tiny-clip-") as folder:
-            path = build_tiny_clip(folder, captions, projection_dim=config.clip_dimension, seed=config.seed)
-            return FrozenCLIP.from_pretrained(str(path))
-    with loading("CLIP", config.clip_encoder, f"{recipe_label(config)}, setting 'clip_encoder'", CLIP_OFFLINE):
-        clip = FrozenCLIP.from_pretrained(config.clip_encoder)
+    named_by = f"{recipe_label(config)}, setting 'clip_encoder'"
+    with resolve_model(config.clip_encoder, captions, seed=config.seed, projection_dim=config.clip_dimension) as name:
+        with loading("CLIP", config.clip_encoder, named_by, CLIP_OFFLINE):
+            clip = FrozenCLIP.from_pretrained(name)
     return clip.to("cuda" if torch.cuda.is_available() else "cpu")  # features once, on the GPU where there is one
 
 

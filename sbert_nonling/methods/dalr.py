@@ -3,9 +3,6 @@ frozen CLIP's image similarities, beside sentence batches."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.util import is_sentence_transformer_model
 
@@ -18,7 +15,7 @@ from sbert_nonling.methods.clip_teacher import build_clip_grounding
 from sbert_nonling.methods.grounding import GroundingPlan
 from sbert_nonling.methods.sentence_encoder import recipe_label
 from sbert_nonling.models.sentence_model import build_sentence_model
-from sbert_nonling.models.tiny_encoder import build_tiny_encoder
+from sbert_nonling.models.tiny_encoder import resolve_model
 from sbert_nonling.util.unreachable import loading
 
 #: What to do without the network when a text teacher cannot be loaded.
@@ -29,27 +26,22 @@ TEACHERS_OFFLINE = (
 
 
 def load_text_teachers(config: DALRConfig, sentences: list[str]) -> list[SentenceTransformer]:
-    """DALR's frozen text teachers, by Hub name or folder (``config.teachers``; [CLS] pooling, as DALR's released code
-    pools its SimCSE and DiffCSE teachers, unless a sentence-transformers model brings its own), or with
-    ``config.tiny`` one small random BERT per teacher whose vocabulary comes from ``sentences`` (the student's, so
-    the teachers read the student's tokens). A teacher that cannot be loaded raises one ValueError line naming it.
+    """DALR's frozen text teachers, by Hub name, folder or tiny model name (``config.teachers``, each resolved by
+    :func:`resolve_model`; [CLS] pooling, as DALR's released code pools its SimCSE and DiffCSE teachers, unless a
+    sentence-transformers model brings its own): a ``tiny:bert`` teacher is a small random BERT whose vocabulary comes
+    from ``sentences`` (the student's, so the teachers read the student's tokens), its weights drawn from
+    ``config.seed + 1 +`` its index. A teacher that cannot be loaded raises one ValueError line naming it.
 
     Args:
         config: :class:`DALRConfig`.
         sentences: the training sentences and captions.
     """
     teachers = []
-    if config.tiny:
-        with tempfile.TemporaryDirectory(prefix="tiny-teachers-") as folder:
-            for index in range(len(config.teachers)):
-                path = build_tiny_encoder(Path(folder) / str(index), sentences, seed=config.seed + 1 + index)
-                teachers.append(build_sentence_model(str(path), pooling="cls", max_seq_length=config.max_seq_length))
-        return teachers
-    for name in config.teachers:
-        with loading("Teacher", name, f"{recipe_label(config)}, setting 'teachers'", TEACHERS_OFFLINE):
-            own_pooling = is_sentence_transformer_model(name)
-            teacher = build_sentence_model(name, None if own_pooling else "cls", config.max_seq_length)
-            teachers.append(teacher)
+    for index, name in enumerate(config.teachers):
+        with resolve_model(name, sentences, seed=config.seed + 1 + index) as resolved:
+            with loading("Teacher", name, f"{recipe_label(config)}, setting 'teachers'", TEACHERS_OFFLINE):
+                own_pooling = is_sentence_transformer_model(resolved)
+                teachers.append(build_sentence_model(resolved, None if own_pooling else "cls", config.max_seq_length))
     return teachers
 
 
@@ -75,14 +67,17 @@ def build_dalr(config: DALRConfig, data: DataSources) -> GroundingPlan:
 
         from transformers import set_seed
 
-        from sbert_nonling.app import load_recipe
+        from sbert_nonling.configs import DALRConfig
         from sbert_nonling.data import DataSources
         from sbert_nonling.methods import build_dalr
 
         data = Path(os.environ["SBERT_NONLING_SHARED"]) / "data"
         tokens = (data / "corpus" / "flickr8k" / "Flickr8k.token.txt").read_text().splitlines()
         Path("captions.txt").write_text("\\n".join(tokens[:40]) + "\\n")  # 8 photos x 5 captions
-        config = load_recipe("dalr", tiny=True, overrides={"data": "captions", "max_steps": 2, "batch_size": 4})
+        # offline: tiny random BERTs (student, teachers) and CLIP; e.g. DALRConfig(): bert-base-uncased, the released
+        # SimCSE and DiffCSE teachers, CLIP ViT-L/14 (its cross-modal term needs CLIP's width, the student's: 128)
+        config = DALRConfig(model="tiny:bert", teachers=["tiny:bert", "tiny:bert"], clip_encoder="tiny:clip",
+                            clip_dimension=128, data="captions", max_steps=2, batch_size=4)
         set_seed(config.seed)
         plan = build_dalr(config, DataSources(captions_file="captions.txt", image_dir=data / "images" / "flickr8k"))
         plan.train("dalr")  # captions only: every batch is distilled from the tiny random teachers and CLIP

@@ -210,14 +210,16 @@ def build_grounding(config: GroundingConfig, data: DataSources) -> GroundingPlan
         import os
         from transformers import set_seed
 
-        from sbert_nonling.methods import build_grounding
-        from sbert_nonling.app import load_recipe
+        from sbert_nonling.configs import MCSEConfig
         from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_grounding
 
         data = os.environ["SBERT_NONLING_SHARED"] + "/data"
         captions = open(data + "/corpus/flickr8k/Flickr8k.token.txt").read().splitlines()[:40]  # 8 photos x 5
         open("captions.txt", "w").write("\\n".join(captions) + "\\n")
-        config = load_recipe("mcse", tiny=True, overrides={"max_steps": 2, "batch_size": 4})  # e.g. MCSEConfig()
+        # offline: a tiny random BERT and EfficientNet-Lite0 features; e.g. MCSEConfig(): bert-base-uncased, ResNet-50
+        config = MCSEConfig(model="tiny:bert", image_encoder="efficientnet-lite0", image_dimension=1280, max_steps=2,
+                            batch_size=4)
         set_seed(config.seed)
         plan = build_grounding(config, DataSources(captions_file="captions.txt", image_dir=data + "/images/flickr8k",
                                                    text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt"))

@@ -36,14 +36,16 @@ def build_kdmcse(config: KDMCSEConfig, data: DataSources) -> GroundingPlan:
         import os
         from transformers import set_seed
 
-        from sbert_nonling.app import load_recipe
+        from sbert_nonling.configs import KDMCSEConfig
         from sbert_nonling.data import DataSources
         from sbert_nonling.methods import build_kdmcse
 
         data = os.environ["SBERT_NONLING_SHARED"] + "/data"
         captions = open(data + "/corpus/flickr8k/Flickr8k.token.txt").read().splitlines()[:40]  # 8 photos x 5
         open("captions.txt", "w").write("\\n".join(captions) + "\\n")
-        config = load_recipe("kdmcse", tiny=True, overrides={"max_steps": 2, "batch_size": 4})  # a tiny random CLIP
+        # offline: a tiny random BERT and CLIP; e.g. KDMCSEConfig(): bert-base-uncased, CLIP ViT-L/14
+        config = KDMCSEConfig(model="tiny:bert", clip_encoder="tiny:clip", clip_dimension=32, max_steps=2,
+                              batch_size=4)
         set_seed(config.seed)
         plan = build_kdmcse(config, DataSources(captions_file="captions.txt", image_dir=data + "/images/flickr8k",
                                                 text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt"))

@@ -195,13 +195,15 @@ def build_multitask(config: MultitaskConfig, data: DataSources) -> MethodPlan:
         import os
         from transformers import set_seed
 
-        from sbert_nonling.methods import build_multitask
-        from sbert_nonling.app import load_recipe
+        from sbert_nonling.configs import MultitaskConfig, StageConfig
         from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_multitask
 
         data = os.environ["SBERT_NONLING_SHARED"] + "/data"
-        steps = {"contrastive.max_steps": 1, "multitask.max_steps": 1, "train_limit": 48}
-        config = load_recipe("multitask", tiny=True, overrides=steps)  # e.g. MultitaskConfig()
+        stage = StageConfig(learning_rate=1e-4, batch_size=16, max_steps=1)
+        # offline: a tiny random BERT; e.g. MultitaskConfig(): bert-base-uncased, the paper's stages
+        config = MultitaskConfig(model="tiny:bert", max_seq_length=32, contrastive=stage, multitask=stage,
+                                 train_limit=48)
         set_seed(config.seed)
         sources = DataSources(nli_file=data + "/corpus/snli_devtest_triplets.csv", sts_dir=data + "/sts")
         plan = build_multitask(config, sources)

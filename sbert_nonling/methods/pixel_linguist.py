@@ -20,6 +20,7 @@ from sbert_nonling.losses.symmetric_info_nce import SymmetricInfoNCE
 from sbert_nonling.methods.plan import MethodPlan, ModelHook, ModelUpdate, TrainingStage
 from sbert_nonling.methods.sentence_encoder import MODEL_OFFLINE, MODEL_SETTING
 from sbert_nonling.models.pixel_model import build_pixel_model
+from sbert_nonling.models.tiny_encoder import resolve_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
 from sbert_nonling.training.arguments import stage_arguments
 from sbert_nonling.training.continuous_epochs import ContinuousEpochsTrainer
@@ -78,7 +79,8 @@ def _required(data: Any, option: str, stage: str) -> Any:
 
 
 def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> MethodPlan:
-    """Pixel Linguist's curriculum (docs/pixel_linguist.md) on a PIXEL encoder reading rendered text: visual
+    """Pixel Linguist's curriculum (docs/pixel_linguist.md) on a PIXEL encoder reading rendered text (``config.model``:
+    a PIXEL checkpoint, or ``tiny:pixel``, a small random one sized by ``config.tiny_encoder``): visual
     alignment (one run per ``config.perturbation_sets`` entry from the same start, then a weight average), topical
     alignment (two spans of a ``text_file`` line), reasoning alignment (NLI entailment pairs), and optional
     cross-lingual leapfrogging (``config.leapfrog_iterations``). Every run trains :class:`SymmetricInfoNCE`, built
@@ -96,23 +98,24 @@ def build_pixel_linguist(config: PixelLinguistConfig, data: DataSources) -> Meth
         import os
         from transformers import set_seed
 
-        from sbert_nonling.methods import build_pixel_linguist
-        from sbert_nonling.app import load_recipe
+        from sbert_nonling.configs import PixelLinguistConfig, StageConfig
         from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_pixel_linguist
 
         data = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus"
-        steps = {f"{stage}.max_steps": 1 for stage in ("visual", "topical", "reasoning")}
-        config = load_recipe("pixel-linguist", tiny=True, overrides=steps)  # e.g. PixelLinguistConfig(), PIXEL
+        stage = StageConfig(learning_rate=3e-4, batch_size=32, max_steps=1)
+        # offline: a tiny random PIXEL-architecture encoder; e.g. PixelLinguistConfig(): PIXEL-base, the paper's stages
+        config = PixelLinguistConfig(model="tiny:pixel", max_patches=32, perturbation_sets=[["swap"], ["shuffle"]],
+                                     visual=stage, topical=stage, reasoning=stage)
         set_seed(config.seed)
         plan = build_pixel_linguist(config, DataSources(text_file=data + "/wiki1m_for_simcse.first11913.txt",
                                                         nli_file=data + "/snli_devtest_triplets.csv"))
         plan.train()  # the visual runs from one start, their weight average, topical, reasoning
     """
-    if config.tiny:
-        encoder = PixelEncoder.from_config(max_patches=config.max_patches, **(config.tiny_encoder or {}))
-    else:
+    sizes = {"max_patches": config.max_patches, **(config.tiny_encoder or {})}
+    with resolve_model(config.model, seed=config.seed, **sizes) as name:
         with loading("PIXEL encoder", config.model, MODEL_SETTING, MODEL_OFFLINE):
-            encoder = PixelEncoder.from_pretrained(config.model, max_patches=config.max_patches)
+            encoder = PixelEncoder.from_pretrained(name, max_patches=config.max_patches)
     pixel_model = build_pixel_model(encoder, max_patches=config.max_patches)
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     sentences = read_sentences(data.text_file) if data.text_file else None

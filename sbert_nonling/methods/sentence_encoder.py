@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +14,16 @@ from sbert_nonling.configs.sentence_encoder import SentenceEncoderConfig, Single
 from sbert_nonling.data.text import nli_triplets_dataset, read_nli_triplets, read_sentences, sentence_pairs_dataset
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.models.sentence_model import build_sentence_model
-from sbert_nonling.models.tiny_encoder import build_tiny_encoder
+from sbert_nonling.models.tiny_encoder import resolve_model
 from sbert_nonling.training.arguments import training_arguments
 from sbert_nonling.util.unreachable import loading
 
 #: How a run names its starting model (``config.model``), and what to do when it cannot be reached.
 MODEL_SETTING = "the setting 'model', --model on the command line"
-MODEL_OFFLINE = "pass a local folder (model=PATH, --model PATH), or tiny=True (--tiny) for a small random encoder."
+MODEL_OFFLINE = (
+    "pass a local folder (model=PATH, --model PATH), or train the recipe's tiny form (--tiny: a small random encoder "
+    "built offline)."
+)
 
 
 def recipe_label(config: SentenceEncoderConfig) -> str:
@@ -70,27 +72,24 @@ def starting_sentence_model(
     config: SentenceEncoderConfig, sentences: list[str], tiny_encoder: dict[str, Any] | None = None
 ) -> SentenceTransformer:
     """The sentence model training starts from (:func:`build_sentence_model` with ``config.pooling`` and
-    ``config.max_seq_length``): with ``config.tiny`` a small random BERT whose vocabulary comes from ``sentences``
-    (:func:`build_tiny_encoder` with ``tiny_encoder``, in a temporary folder), else ``config.model``; a
+    ``config.max_seq_length``): ``config.model`` as :func:`resolve_model` resolves it (``tiny:bert``: a small random
+    BERT whose vocabulary comes from ``sentences``, sized by ``tiny_encoder``, in a temporary folder); a
     sentence-transformers model keeps what ``config.keep_model_modules`` names (its own pooling modules and prompts,
     its max_seq_length). A model that cannot be loaded raises one ValueError line naming it.
 
     Args:
         config: the method's config.
-        sentences: the training sentences (the tiny encoder's vocabulary).
-        tiny_encoder: :func:`build_tiny_encoder` arguments of the tiny encoder.
+        sentences: the training sentences (a tiny encoder's vocabulary).
+        tiny_encoder: :func:`~sbert_nonling.models.build_tiny_encoder` arguments of a tiny encoder.
     """
-    if config.tiny:
-        with tempfile.TemporaryDirectory(prefix="tiny-encoder-") as folder:
-            path = build_tiny_encoder(folder, sentences, seed=config.seed, **(tiny_encoder or {}))
-            return build_sentence_model(str(path), pooling=config.pooling, max_seq_length=config.max_seq_length)
-    keep = config.keep_model_modules if is_sentence_transformer_model(config.model) else []
-    with loading("Model", config.model, MODEL_SETTING, MODEL_OFFLINE):
-        return build_sentence_model(
-            config.model,
-            pooling=None if "pooling" in keep else config.pooling,
-            max_seq_length=None if "max_seq_length" in keep else config.max_seq_length,
-        )
+    with resolve_model(config.model, sentences, seed=config.seed, **(tiny_encoder or {})) as model:
+        keep = config.keep_model_modules if is_sentence_transformer_model(model) else []
+        with loading("Model", config.model, MODEL_SETTING, MODEL_OFFLINE):
+            return build_sentence_model(
+                model,
+                pooling=None if "pooling" in keep else config.pooling,
+                max_seq_length=None if "max_seq_length" in keep else config.max_seq_length,
+            )
 
 
 def single_run_arguments(

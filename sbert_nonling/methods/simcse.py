@@ -29,14 +29,15 @@ def build_simcse(config: SimCSEConfig, data: DataSources) -> MethodPlan:
         import os
         from transformers import set_seed
 
-        from sbert_nonling.methods import build_simcse
-        from sbert_nonling.app import load_recipe
+        from sbert_nonling.configs import SimCSEConfig
         from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_simcse
 
-        config = load_recipe("simcse-unsup", tiny=True, overrides={"max_steps": 2, "batch_size": 8})  # offline
+        # offline: a tiny random BERT; e.g. SimCSEConfig(): bert-base-uncased, the paper's unsupervised row
+        config = SimCSEConfig(model="tiny:bert", pooling="mean", max_steps=2, batch_size=8)
         set_seed(config.seed)
         text_file = os.environ["SBERT_NONLING_SHARED"] + "/data/corpus/wiki1m_for_simcse.first11913.txt"
-        plan = build_simcse(config, DataSources(text_file=text_file))  # e.g. load_recipe("simcse-unsup"): bert-base
+        plan = build_simcse(config, DataSources(text_file=text_file))
         plan.train("simcse-bert")  # checkpoints in simcse-bert/checkpoints
         plan.model.save("simcse-bert/model")
     """

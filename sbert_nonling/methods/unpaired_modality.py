@@ -46,7 +46,7 @@ def _image_route(
             f"{recipe_label(config)} trains on unpaired images: pass image_dir (one sub-folder per class)."
         )
     dataset, _ = image_folder_dataset(image_dir, image_size=config.image_size, limit_per_class=config.images_per_class)
-    if config.tiny or config.vit is None:  # a random patch embedding, trained from scratch
+    if config.vit is None:  # a random patch embedding, trained from scratch (a tiny run's)
         front_end = ImagePatchEmbed(
             image_size=config.image_size,
             patch_size=config.patch_size,
@@ -104,13 +104,14 @@ def build_unpaired_modality(config: UnpairedModalityConfig, data: DataSources) -
         import os
         import transformers
 
-        from sbert_nonling.methods import build_unpaired_modality
-        from sbert_nonling.app import load_recipe
+        from sbert_nonling.configs import VisualCSEConfig
         from sbert_nonling.data import DataSources
+        from sbert_nonling.methods import build_unpaired_modality
 
         data = os.environ["SBERT_NONLING_SHARED"] + "/data"
-        fast = {"max_steps": 2, "batch_size": 8, "images_per_class": 2, "modality_batch_size": 4}
-        config = load_recipe("visualcse", tiny=True, overrides=fast)  # e.g. VisualCSEConfig(max_steps=500), ViT
+        # offline: a tiny random BERT and patch embedding; e.g. VisualCSEConfig(max_steps=500): bert-base, ViT-B/16
+        config = VisualCSEConfig(model="tiny:bert", vit=None, image_size=32, patch_size=8, max_steps=2, batch_size=8,
+                                 images_per_class=2, modality_batch_size=4)
         transformers.set_seed(config.seed)
         plan = build_unpaired_modality(config, DataSources(text_file=data + "/corpus/wiki1m_for_simcse.first11913.txt",
                                                            image_dir=data + "/images/cifar10/train"))  # e.g. ImageNet

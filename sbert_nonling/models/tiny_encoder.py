@@ -1,11 +1,13 @@
-"""Build a small, randomly initialised BERT encoder (or CLIP) folder offline (vocabulary taken from the user's own
-text)."""
+"""The tiny model names (``tiny:bert``, ``tiny:clip``, ``tiny:pixel``) and the small, randomly initialised BERT, CLIP
+and PIXEL-architecture folders they stand for, built offline (vocabulary taken from the user's own text)."""
 
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,8 @@ from transformers import (
     PreTrainedModel,
 )
 
+from sbert_nonling.modules.pixel_encoder import PixelEncoder
+
 logger = logging.getLogger(__name__)
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -33,6 +37,19 @@ TINY_BERT: dict[str, int] = {
     "num_attention_heads": 2,
     "intermediate_size": 512,
     "max_position_embeddings": 512,
+}
+#: The PIXEL-architecture sizes of :func:`build_tiny_pixel`: 2 layers of width 64 with 4 heads.
+TINY_PIXEL: dict[str, int] = {
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "intermediate_size": 128,
+}
+#: The model names that stand for a tiny random model built offline (:func:`resolve_model`), and what each builds.
+TINY_MODELS: dict[str, str] = {
+    "tiny:bert": "a tiny BERT with a WordPiece vocabulary from the training text (build_tiny_encoder)",
+    "tiny:clip": "a tiny CLIP with a WordPiece vocabulary from the training captions (build_tiny_clip)",
+    "tiny:pixel": "a tiny PIXEL-architecture encoder over rendered text (build_tiny_pixel)",
 }
 
 
@@ -177,3 +194,77 @@ def build_tiny_clip(
     config = CLIPConfig(text_config=text_config, vision_config=vision_config, projection_dim=projection_dim)
     seeded_model(CLIPModel, config, seed).save_pretrained(output_dir)
     return output_dir
+
+
+def build_tiny_pixel(output_dir: str | Path, max_patches: int = 64, seed: int = 42, **config_kwargs: Any) -> Path:
+    """Write a tiny random PIXEL-architecture encoder (:meth:`PixelEncoder.from_config` with :data:`TINY_PIXEL`'s
+    sizes): the offline stand-in for PIXEL-base of the ``--tiny`` Pixel Linguist recipe. It loads like a PIXEL
+    checkpoint (``PixelEncoder.from_pretrained(output_dir, max_patches=...)``); the same ``seed`` gives the same
+    weights. Unlike the tiny BERT and CLIP, the weights come from torch's global CPU generator seeded with ``seed``,
+    which goes on from the draws: a ``--tiny`` Pixel Linguist run has always drawn its encoder first thing after
+    ``set_seed(seed)``, and its training draws continue from there.
+
+    Args:
+        output_dir: folder to write the ``vit_mae`` checkpoint into.
+        max_patches: the patches of one rendered strip.
+        seed: seed for the weight initialisation.
+        **config_kwargs: ``transformers.ViTMAEConfig`` settings that replace :data:`TINY_PIXEL`'s (e.g.
+            ``hidden_size=32``).
+
+    Example:
+        ::
+
+            from sbert_nonling import PixelEncoder
+            from sbert_nonling.models import build_tiny_pixel
+
+            path = build_tiny_pixel("tiny-pixel", max_patches=16, hidden_size=32)
+            encoder = PixelEncoder.from_pretrained(str(path), max_patches=16)
+    """
+    torch.manual_seed(seed)
+    encoder = PixelEncoder.from_config(max_patches=max_patches, **{**TINY_PIXEL, **config_kwargs})
+    output_dir = Path(output_dir)
+    encoder.save(str(output_dir))
+    return output_dir
+
+
+@contextmanager
+def resolve_model(name: str, sentences: Iterable[str] = (), seed: int = 42, **sizes: Any) -> Iterator[str]:
+    """The Hub name or folder a model setting loads from: a tiny model name (:data:`TINY_MODELS`) is built into a
+    temporary folder, removed when the block ends (load the model inside it), and any other name is given back
+    unchanged. ``tiny:bert`` is :func:`build_tiny_encoder`, ``tiny:clip`` :func:`build_tiny_clip` (both with a
+    vocabulary from ``sentences``), ``tiny:pixel`` :func:`build_tiny_pixel`; the same ``sentences``, ``seed`` and
+    ``sizes`` give the same model. Names starting with ``tiny:`` are reserved: any other is refused.
+
+    Args:
+        name: a Hub name, a folder or a tiny model name (e.g. a config's ``model``, ``clip_encoder`` or a teacher).
+        sentences: the text a tiny BERT's or CLIP's vocabulary comes from.
+        seed: seed for a tiny model's weights.
+        **sizes: a tiny model's builder arguments (e.g. ``hidden_size=32``; ``projection_dim`` of a CLIP,
+            ``max_patches`` of a PIXEL encoder); unused for any other name.
+
+    Example:
+        ::
+
+            from sbert_nonling.models import build_sentence_model, resolve_model
+
+            sentences = ["A man is playing a guitar.", "A woman slices an onion."]
+            with resolve_model("tiny:bert", sentences, hidden_size=32) as folder:  # removed after the block
+                model = build_sentence_model(folder, pooling="mean")
+            print(model.encode(["A dog runs."]).shape)  # (1, 32)
+            with resolve_model("bert-base-uncased", sentences) as name:
+                print(name)  # bert-base-uncased: any other name is given back as it is
+    """
+    if not name.startswith("tiny:"):
+        yield name
+        return
+    if name not in TINY_MODELS:
+        valid = ", ".join(repr(tiny) for tiny in TINY_MODELS)
+        raise ValueError(f"Model {name!r} is not a tiny model; the tiny models are {valid}.")
+    with tempfile.TemporaryDirectory(prefix=f"{name.replace(':', '-')}-") as folder:
+        if name == "tiny:bert":
+            path = build_tiny_encoder(folder, sentences, seed=seed, **sizes)
+        elif name == "tiny:clip":
+            path = build_tiny_clip(folder, sentences, seed=seed, **sizes)
+        else:
+            path = build_tiny_pixel(folder, seed=seed, **sizes)
+        yield str(path)

@@ -83,6 +83,8 @@ class PixelEncoder(Module):
                 f"image_size={model.config.image_size} with patch_size={model.config.patch_size}."
             )
         model.config.mask_ratio = 0.0
+        # ViT-MAE's fixed sin-cos position table, which transformers' from_pretrained leaves trainable
+        model.embeddings.position_embeddings.requires_grad_(False)
         self.model = model
         self.patch_size = patch_size[1]
         self.max_patches = width // self.patch_size

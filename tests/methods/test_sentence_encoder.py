@@ -1,5 +1,5 @@
-"""The starting sentence model (tiny: built in a temporary folder; a sentence-transformers model keeps its modules or
-takes the config's pooling) and the text data a config names."""
+"""The starting sentence model (tiny:bert: built in a temporary folder; a sentence-transformers model keeps its
+modules or takes the config's pooling) and the text data a config names."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from sbert_nonling.methods.sentence_encoder import starting_sentence_model, text
 def test_tiny_encoder_is_built_out_of_sight_and_sized_by_its_options(tmp_path, monkeypatch, wiki_sentences):
     monkeypatch.chdir(tmp_path)
     model = starting_sentence_model(
-        SimCSEConfig(tiny=True, max_seq_length=16), wiki_sentences[:200], tiny_encoder={"hidden_size": 32}
+        SimCSEConfig(model="tiny:bert", max_seq_length=16), wiki_sentences[:200], tiny_encoder={"hidden_size": 32}
     )
     assert list(tmp_path.iterdir()) == []
     assert model.get_embedding_dimension() == 32 and model.max_seq_length == 16
@@ -65,3 +65,8 @@ def test_an_unreachable_model_is_one_line_naming_the_setting():
     ) as raised:
         starting_sentence_model(SimCSEConfig(model="nobody/no-such-model"), [])
     assert "\n" not in str(raised.value)
+
+
+def test_an_unknown_tiny_model_name_is_one_sentence_naming_the_tiny_models():
+    with pytest.raises(ValueError, match=r"^Model 'tiny:gpt' is not a tiny model; the tiny models are 'tiny:bert', "):
+        starting_sentence_model(SimCSEConfig(model="tiny:gpt"), ["a sentence"])

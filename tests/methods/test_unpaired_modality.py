@@ -97,12 +97,12 @@ def test_audiocse_route_and_the_modality_must_match_the_config(text_file, data_d
         ValueError, match=r"modality='audio' needs its front-end's settings: .* \(got a VisualCSEConfig\)"
     ):
         build_unpaired_modality(
-            VisualCSEConfig(modality="audio", tiny=True),
+            VisualCSEConfig(modality="audio", model="tiny:bert"),
             DataSources(text_file=text_file, audio_dir=data_dir / "audio" / "fsdd"),
         )
     with pytest.raises(ValueError, match="pass audio_dir and audio_label_regex"):
         build_unpaired_modality(
-            AudioCSEConfig(tiny=True), DataSources(text_file=text_file, audio_dir=data_dir / "audio" / "fsdd")
+            AudioCSEConfig(model="tiny:bert"), DataSources(text_file=text_file, audio_dir=data_dir / "audio" / "fsdd")
         )
 
 
