@@ -143,7 +143,10 @@ class DALRLossConfig(Settings):
     """DALR's alignment terms, :class:`~sbert_nonling.losses.DALRLoss`: the KL to the teachers' similarities
     (``intra_modal_weight``) and to CLIP's image similarities (``cross_modal_weight``) and the caption-image
     consistency (``consistency_weight``), at the released weights; the released code's two extra terms
-    (``image_grounding_weight`` 0.1, ``token_grounding_weight`` 0.2) are off.
+    (``image_grounding_weight`` 0.1, ``token_grounding_weight`` 0.2) are off. The builder groups these keys into the
+    loss's settings: ``SoftAlignment`` (the two KL weights, ``kl_temperature``, ``kl_target_temperature``),
+    ``Consistency`` (``consistency_*``), ``ImageGrounding`` (``image_*``, ``projection_dimension``) and
+    ``TokenGrounding`` (``token_*``).
 
     Example::
 

@@ -3,7 +3,8 @@ student's in-batch distributions with text teachers and CLIP image features."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
 from typing import Any, get_args
 
 import torch
@@ -11,9 +12,9 @@ import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 from torch import Tensor, nn
 
-from sbert_nonling.losses.angular_margin import angular_margin_logits
 from sbert_nonling.losses.base import LossConfig
 from sbert_nonling.losses.listwise_distillation import ListwiseDistillationLoss
+from sbert_nonling.losses.teacher_guided_align import teacher_guided_grounding
 from sbert_nonling.util.choices import ConsistencyMismatch, TokenNormalization
 from sbert_nonling.util.heads import embedding_dimension, make_training_head
 from sbert_nonling.util.precision import float32_math
@@ -126,32 +127,106 @@ def aligner(dimension: int, output_dimension: int) -> nn.Sequential:
     )
 
 
-def _mix(tensors: Sequence[Tensor], weights: Sequence[float], what: str) -> Tensor:
-    """The teachers' ``tensors`` mixed by ``weights``; a ValueError naming the shapes if they differ."""
-    shapes = [tuple(tensor.shape) for tensor in tensors]
-    if len(set(shapes)) > 1:
-        raise ValueError(f"DALRLoss mixes the teachers' {what}, which needs equal shapes, got {shapes}.")
-    return torch.stack([weight * tensor for weight, tensor in zip(weights, tensors, strict=True)]).sum(dim=0)
+@dataclass(frozen=True)
+class SoftAlignment:
+    r"""The settings of DALR's KL alignment terms: :math:`\mathcal{L}_{IMA}` (the student's in-batch distributions
+    aligned with the teachers' similarities) and :math:`\mathcal{L}_{CMA}` (with CLIP's image similarities too).
+
+    Args:
+        intra_modal_weight: :math:`w_{IMA}` (released: 0.2); 0 leaves the term out.
+        cross_modal_weight: :math:`w_{CMA}` (released: 0.1); 0 leaves the term out.
+        temperature: the KL temperature of the student's logits (0.45).
+        target_temperature: the KL temperature of the similarities they are aligned with (0.5).
+    """
+
+    intra_modal_weight: float = 0.2
+    cross_modal_weight: float = 0.1
+    temperature: float = 0.45
+    target_temperature: float = 0.5
+
+    def __post_init__(self) -> None:
+        if min(self.temperature, self.target_temperature) <= 0:
+            raise ValueError(
+                f"SoftAlignment's temperature={self.temperature} and target_temperature={self.target_temperature} "
+                "must be positive."
+            )
+
+
+@dataclass(frozen=True)
+class Consistency:
+    r"""The settings of DALR's caption-image consistency term :math:`\mathcal{L}_{cons}` (:func:`consistency_loss` of
+    the aligned captions and images).
+
+    Args:
+        weight: :math:`w_{cons}` (released: 0.1 x 0.01); 0 leaves the term and its aligners out.
+        margin: the cosine margin of mismatched pairs (0.2).
+        mismatch: how each caption gets another caption's image: ``"shuffle"`` (the paper: a random permutation of
+            the batch, moving every image, from torch's global generator) or ``"released_roll"`` (the released code:
+            the images rolled by 5 rows; a batch of 5 pairs every caption with its own image).
+        dimension: the aligners' output width (256).
+    """
+
+    weight: float = 0.001
+    margin: float = 0.2
+    mismatch: ConsistencyMismatch = "shuffle"
+    dimension: int = 256
+
+    def __post_init__(self) -> None:
+        if self.mismatch not in get_args(ConsistencyMismatch):
+            raise ValueError(
+                f"Consistency's mismatch={self.mismatch!r} must be one of {list(get_args(ConsistencyMismatch))}."
+            )
+
+
+@dataclass(frozen=True)
+class ImageGrounding:
+    r"""The settings of the released code's image grounding :math:`\mathcal{L}_{cross}`: KDMCSE's grounding term
+    (:func:`~sbert_nonling.losses.teacher_guided_align.teacher_guided_grounding`) of the projected captions against
+    the projected images, the angular margin adapted by CLIP's image similarities.
+
+    Args:
+        weight: :math:`w_{cross}` (released: 0.1; default 0: off, with no projections).
+        margin: the base angular margin, radians (released: 0.18).
+        temperature: the logits' temperature (0.05).
+        projection_dimension: the width of the projections (256).
+    """
+
+    weight: float = 0.0
+    margin: float = 0.18
+    temperature: float = 0.05
+    projection_dimension: int = 256
+
+    def __post_init__(self) -> None:
+        if self.temperature <= 0:
+            raise ValueError(f"ImageGrounding's temperature={self.temperature} must be positive.")
+
+
+@dataclass(frozen=True)
+class TokenGrounding:
+    r"""The settings of the released code's token-to-sentence term :math:`\mathcal{L}_{g2l}`
+    (:func:`token_sentence_info_nce` of the teachers' token states against the student's sentence vector).
+
+    Args:
+        weight: :math:`w_{g2l}` (released: 0.2; default 0: off).
+        normalization: how the teachers' token states are L2-normalised: over the feature axis (``"feature"``, each
+            token a unit vector) or over the token axis of each sentence, padding included (``"released_token"``, the
+            released code, which makes a token's length depend on the sentence's other tokens and padding; the paper
+            has no such term).
+    """
+
+    weight: float = 0.0
+    normalization: TokenNormalization = "feature"
+
+    def __post_init__(self) -> None:
+        if self.normalization not in get_args(TokenNormalization):
+            raise ValueError(
+                f"TokenGrounding's normalization={self.normalization!r} must be one of "
+                f"{list(get_args(TokenNormalization))}."
+            )
 
 
 class DALRLoss(LossConfig, nn.Module):
-    config_keys = (
-        "clip_dimension",
-        "consistency_weight",
-        "cross_modal_weight",
-        "intra_modal_weight",
-        "image_grounding_weight",
-        "token_grounding_weight",
-        "kl_temperature",
-        "kl_target_temperature",
-        "consistency_margin",
-        "consistency_mismatch",
-        "consistency_dimension",
-        "projection_dimension",
-        "image_margin",
-        "image_temperature",
-        "token_normalization",
-    )
+    config_keys = ("clip_dimension",)
     bibtex_keys = ("dalr2025",)
 
     def __init__(
@@ -159,20 +234,10 @@ class DALRLoss(LossConfig, nn.Module):
         model: SentenceTransformer,
         ranking_loss: ListwiseDistillationLoss,
         clip_dimension: int,
-        consistency_weight: float = 0.001,
-        cross_modal_weight: float = 0.1,
-        intra_modal_weight: float = 0.2,
-        image_grounding_weight: float = 0.0,
-        token_grounding_weight: float = 0.0,
-        kl_temperature: float = 0.45,
-        kl_target_temperature: float = 0.5,
-        consistency_margin: float = 0.2,
-        consistency_mismatch: ConsistencyMismatch = "shuffle",
-        consistency_dimension: int = 256,
-        projection_dimension: int = 256,
-        image_margin: float = 0.18,
-        image_temperature: float = 0.05,
-        token_normalization: TokenNormalization = "feature",
+        alignment: SoftAlignment = SoftAlignment(),
+        consistency: Consistency = Consistency(),
+        image_grounding: ImageGrounding = ImageGrounding(),
+        token_grounding: TokenGrounding = TokenGrounding(),
     ) -> None:
         r"""DALR (He et al., ACL 2025 Findings) on caption batches: SimCSE's contrastive term plus a cross-modal
         level (consistency with the caption's image, alignment of the student's in-batch distributions with CLIP's
@@ -202,9 +267,10 @@ class DALRLoss(LossConfig, nn.Module):
                 + \max(0, \cos(a_t(z^{(1)}_i), a_v(v_{\sigma(i)})) - 0.2)\big]
 
         with :math:`a_t, a_v` the consistency aligners (Linear + BatchNorm + ReLU, twice) and :math:`\sigma` a
-        shuffle of the batch that moves every image. :math:`\mathcal{L}_{SimCSE}`, :math:`s`, :math:`t` and
-        :math:`w_{rank}` belong to ``ranking_loss`` (:class:`ListwiseDistillationLoss`: its ``text_loss``, scores,
-        teachers and ``weight``), which this loss wraps as sentence-transformers' wrappers wrap a base loss. The
+        shuffle of the batch that moves every image. :math:`\mathcal{L}_{SimCSE}` and :math:`w_{rank}
+        \mathrm{ListMLE}(s, t)` are ``ranking_loss``'s terms (:class:`ListwiseDistillationLoss`, whose
+        ``compute_loss_from_outputs`` this loss calls, as sentence-transformers' wrappers call the loss they wrap); its
+        teachers' outputs, scores :math:`s` and training head serve the other terms too. The
         paper's total (as secondary summaries give it: not checked against the PDF) is :math:`\mathcal{L}_{Info} +
         \lambda(\mathcal{L}_{cons} + \mathcal{L}_{CMA}) + \mu(\mathcal{L}_{rank} + \mathcal{L}_{IMA})`; the
         defaults are those terms with the released code's weights (:math:`\lambda` = 0.1, :math:`\mu` = 0.2: the
@@ -218,9 +284,8 @@ class DALRLoss(LossConfig, nn.Module):
         :math:`\mathcal{L}_{g2l}`, an InfoNCE from each teacher token to the student's sentence vector
         (:func:`token_sentence_info_nce`). Its total, ``L_cl + 0.1 (0.01 L_cons + L_CMA + L_cross) + 0.2 (L_IMA +
         L_rank + L_g2l)``, is reached with ``margin=0.18`` and ``epsilon=1e-7`` on the ranking loss,
-        ``margin=0.18`` on its ``text_loss``, and ``consistency_mismatch="released_roll"``,
-        ``image_grounding_weight=0.1``, ``token_grounding_weight=0.2`` and ``token_normalization="released_token"``
-        here.
+        ``margin=0.18`` on its ``text_loss``, and ``Consistency(mismatch="released_roll")``,
+        ``ImageGrounding(weight=0.1)`` and ``TokenGrounding(weight=0.2, normalization="released_token")`` here.
 
         The terms come back as a dict (``simcse``, ``ranking``, ``intra_modal_alignment``, ``cross_modal_alignment``,
         ``consistency``, ``image_grounding``, ``token_grounding``; a term of weight 0 is left out), which the trainer
@@ -240,26 +305,11 @@ class DALRLoss(LossConfig, nn.Module):
                 ``temperature`` / angular ``margin`` of the student's logits :math:`s`, also used for :math:`p` (the
                 temperature for :math:`\mathcal{L}_{g2l}` too; paper: no margin; released 0.18).
             clip_dimension: the width :math:`D` of the CLIP features in the labels (768 for ViT-L/14).
-            consistency_weight, cross_modal_weight, intra_modal_weight: the weights of
-                :math:`\mathcal{L}_{cons}, \mathcal{L}_{CMA}` and :math:`\mathcal{L}_{IMA}` (released: 0.1 x 0.01,
-                0.1, 0.2); 0 leaves a term out.
-            image_grounding_weight, token_grounding_weight: the weights of the released-only
-                :math:`\mathcal{L}_{cross}` and :math:`\mathcal{L}_{g2l}` (released: 0.1, 0.2; default 0: off).
-            kl_temperature, kl_target_temperature: the KL temperatures of the student's logits (0.45) and of the
-                similarities they are aligned with (0.5).
-            consistency_margin: the cosine margin of mismatched pairs (0.2).
-            consistency_mismatch: how each caption gets another caption's image: ``"shuffle"`` (the paper: a random
-                permutation of the batch, moving every image, from torch's global generator) or
-                ``"released_roll"`` (the released code: the images rolled by 5 rows; a batch of 5 pairs every caption
-                with its own image).
-            consistency_dimension: the aligners' output width (256).
-            projection_dimension: the width of :math:`\mathcal{L}_{cross}`'s projections (256).
-            image_margin, image_temperature: the base angular margin (released: 0.18) and temperature (0.05) of
-                :math:`\mathcal{L}_{cross}`.
-            token_normalization: how :math:`\mathcal{L}_{g2l}` L2-normalises the teachers' token states: over the
-                feature axis (``"feature"``, each token a unit vector) or over the token axis of each sentence, padding
-                included (``"released_token"``, the released code, which makes a token's length depend on the
-                sentence's other tokens and padding; the paper has no such term).
+            alignment: :class:`SoftAlignment`, the KL terms :math:`\mathcal{L}_{IMA}` and :math:`\mathcal{L}_{CMA}`
+                (weights 0.2, 0.1; KL temperatures 0.45, 0.5).
+            consistency: :class:`Consistency`, :math:`\mathcal{L}_{cons}` (weight 0.001, margin 0.2, a shuffle).
+            image_grounding: :class:`ImageGrounding`, the released-only :math:`\mathcal{L}_{cross}` (off).
+            token_grounding: :class:`TokenGrounding`, the released-only :math:`\mathcal{L}_{g2l}` (off).
 
         References:
             - He, Ding, Wang, Li, Teng, Ji. DALR: Dual-level Alignment Learning for Multimodal Sentence
@@ -274,10 +324,12 @@ class DALRLoss(LossConfig, nn.Module):
             +-----------------------------+------------------------------------------------------------------------+
 
         Relations:
-            - The ranking term is :class:`~sbert_nonling.losses.listwise_distillation.ListwiseDistillationLoss`
-              (``ranking_loss``) on SimCSE's head; :math:`\mathcal{L}_{cross}` uses
-              :func:`~sbert_nonling.losses.angular_margin.angular_margin_logits` with CLIP's image similarities as
-              the soft labels (KDMCSE's adaptive margin).
+            - The SimCSE and ranking terms are
+              :class:`~sbert_nonling.losses.listwise_distillation.ListwiseDistillationLoss`'s (``ranking_loss``, on
+              SimCSE's head); :math:`\mathcal{L}_{cross}` is
+              :class:`~sbert_nonling.losses.TeacherGuidedAlignLoss`'s image term
+              (:func:`~sbert_nonling.losses.teacher_guided_align.teacher_guided_grounding`) with CLIP's image
+              similarities as the soft labels (KDMCSE's adaptive margin).
 
         Example:
             ::
@@ -298,19 +350,6 @@ class DALRLoss(LossConfig, nn.Module):
                 sum(terms.values()).backward()
         """
         super().__init__()
-        if consistency_mismatch not in get_args(ConsistencyMismatch):
-            raise ValueError(
-                f"consistency_mismatch={consistency_mismatch!r} must be one of {list(get_args(ConsistencyMismatch))}."
-            )
-        if token_normalization not in get_args(TokenNormalization):
-            raise ValueError(
-                f"token_normalization={token_normalization!r} must be one of {list(get_args(TokenNormalization))}."
-            )
-        if min(kl_temperature, kl_target_temperature, image_temperature) <= 0:
-            raise ValueError(
-                f"kl_temperature={kl_temperature}, kl_target_temperature={kl_target_temperature} and "
-                f"image_temperature={image_temperature} must be positive."
-            )
         if ranking_loss.text_loss is None:
             raise ValueError(
                 "DALRLoss trains SimCSE's term too: give its ranking loss the SimCSELoss of the batches "
@@ -318,47 +357,37 @@ class DALRLoss(LossConfig, nn.Module):
             )
         width = embedding_dimension(model)
         teacher_widths = sorted({embedding_dimension(teacher) for teacher in ranking_loss.teacher_models})
-        if len(teacher_widths) > 1 and (intra_modal_weight or cross_modal_weight or token_grounding_weight):
+        mixes_teachers = alignment.intra_modal_weight or alignment.cross_modal_weight or token_grounding.weight
+        if len(teacher_widths) > 1 and mixes_teachers:
             raise ValueError(f"DALRLoss mixes its teachers' embeddings: they need one width, got {teacher_widths}.")
-        if token_grounding_weight and teacher_widths != [width]:
+        if token_grounding.weight and teacher_widths != [width]:
             raise ValueError(
                 f"DALRLoss's token term compares the teachers' token states (width {teacher_widths[0]}) with the "
-                f"student's embeddings (width {width}): they need the same width, or set token_grounding_weight=0."
+                f"student's embeddings (width {width}): they need the same width, or set TokenGrounding(weight=0)."
             )
-        if cross_modal_weight and width != clip_dimension:
+        if alignment.cross_modal_weight and width != clip_dimension:
             raise ValueError(
                 f"DALRLoss's cross-modal alignment compares the student's embeddings (width {width}) with the CLIP "
                 f"features (clip_dimension={clip_dimension}) directly: they must have the same width, or set "
-                "cross_modal_weight=0."
+                "SoftAlignment(cross_modal_weight=0)."
             )
         self.model = model
         self.ranking_loss = ranking_loss
         self.text_loss = ranking_loss.text_loss
         self.clip_dimension = clip_dimension
-        self.consistency_weight = consistency_weight
-        self.cross_modal_weight = cross_modal_weight
-        self.intra_modal_weight = intra_modal_weight
-        self.image_grounding_weight = image_grounding_weight
-        self.token_grounding_weight = token_grounding_weight
-        self.kl_temperature = kl_temperature
-        self.kl_target_temperature = kl_target_temperature
-        self.consistency_margin = consistency_margin
-        self.consistency_mismatch = consistency_mismatch
-        self.consistency_dimension = consistency_dimension
-        self.projection_dimension = projection_dimension
-        self.image_margin = image_margin
-        self.image_temperature = image_temperature
-        self.token_normalization = token_normalization
-        self.text_aligner = aligner(width, consistency_dimension) if consistency_weight else None
-        self.image_aligner = aligner(clip_dimension, consistency_dimension) if consistency_weight else None
+        self.alignment = alignment
+        self.consistency = consistency
+        self.image_grounding = image_grounding
+        self.token_grounding = token_grounding
+        self.text_aligner = aligner(width, consistency.dimension) if consistency.weight else None
+        self.image_aligner = aligner(clip_dimension, consistency.dimension) if consistency.weight else None
+        projection = image_grounding.projection_dimension
         self.text_projection = (
-            make_training_head("mlp", width, projection_dimension, name="projection_head")
-            if image_grounding_weight
-            else None
+            make_training_head("mlp", width, projection, name="projection_head") if image_grounding.weight else None
         )
         self.image_projection = (
-            make_training_head("mlp", clip_dimension, projection_dimension, name="projection_head")
-            if image_grounding_weight
+            make_training_head("mlp", clip_dimension, projection, name="projection_head")
+            if image_grounding.weight
             else None
         )
 
@@ -392,7 +421,8 @@ class DALRLoss(LossConfig, nn.Module):
         teacher_outputs: list[list[dict[str, Tensor]]],
     ) -> dict[str, Tensor]:
         """DALR's terms from the student's outputs of the two caption views, the CLIP features and the teachers'
-        outputs (:meth:`ListwiseDistillationLoss.teacher_outputs`), weighted.
+        outputs (:meth:`ListwiseDistillationLoss.teacher_outputs`), weighted: the ranking loss's (``simcse``,
+        ``ranking``), then this loss's own.
 
         Args:
             outputs: the student's output of each view.
@@ -403,53 +433,62 @@ class DALRLoss(LossConfig, nn.Module):
             raise ValueError(f"DALRLoss takes (caption, same caption) pairs, got {len(outputs)} columns.")
         pooled = [output["sentence_embedding"] for output in outputs]
         images = self.check_clip_features(labels, len(pooled[0]))[:, 0]
+        losses = self.ranking_loss.compute_loss_from_outputs(outputs, teacher_outputs)
         texts = [self.ranking_loss.head(embedding) for embedding in pooled]
-        weights = self.ranking_loss.teacher_weights
-        teacher_features = _mix(
-            [columns[0]["sentence_embedding"] for columns in teacher_outputs], weights, "embeddings"
-        )
-        losses = {"simcse": self.text_loss.compute_loss_from_outputs(outputs)}
-        scores = self.ranking_loss.student_scores(texts[0], texts[1])
-        if self.ranking_loss.weight:
-            teacher_scores = self.ranking_loss.teacher_scores(teacher_outputs)
-            losses["ranking"] = self.ranking_loss.weight * self.ranking_loss.ranking(scores, teacher_scores)
-        if self.intra_modal_weight:
-            losses["intra_modal_alignment"] = self.intra_modal_weight * self.intra_modal_alignment(
+        teacher_features = self.mixed_teacher_outputs(teacher_outputs, "sentence_embedding")
+        if self.alignment.intra_modal_weight:
+            scores = self.ranking_loss.student_scores(texts[0], texts[1])
+            losses["intra_modal_alignment"] = self.alignment.intra_modal_weight * self.intra_modal_term(
                 scores, teacher_features
             )
-        if self.cross_modal_weight:
-            losses["cross_modal_alignment"] = self.cross_modal_weight * self.cross_modal_alignment(
+        if self.alignment.cross_modal_weight:
+            losses["cross_modal_alignment"] = self.alignment.cross_modal_weight * self.cross_modal_term(
                 texts[0], images, teacher_features
             )
         if self.text_aligner is not None and self.image_aligner is not None:
-            losses["consistency"] = self.consistency_weight * self.consistency(
+            losses["consistency"] = self.consistency.weight * self.consistency_term(
                 self.text_aligner(texts[0]), self.image_aligner(images)
             )
         if self.text_projection is not None and self.image_projection is not None:
-            losses["image_grounding"] = self.image_grounding_weight * self.image_grounding(
+            losses["image_grounding"] = self.image_grounding.weight * self.image_grounding_term(
                 [self.text_projection(embedding) for embedding in pooled], self.image_projection(images), images
             )
-        if self.token_grounding_weight:
-            token_views = [
-                _mix([columns[view]["token_embeddings"][:, 1:] for columns in teacher_outputs], weights, "tokens")
-                for view in range(2)
-            ]
+        if self.token_grounding.weight:
+            token_views = [self.mixed_teacher_outputs(teacher_outputs, "token_embeddings", view) for view in range(2)]
             mask = teacher_outputs[0][0]["attention_mask"][:, 1:]
-            losses["token_grounding"] = self.token_grounding_weight * self.token_grounding(token_views, texts[0], mask)
+            losses["token_grounding"] = self.token_grounding.weight * self.token_grounding_term(
+                [tokens[:, 1:] for tokens in token_views], texts[0], mask
+            )
         return losses
 
+    def mixed_teacher_outputs(self, teacher_outputs: list[list[dict[str, Tensor]]], key: str, view: int = 0) -> Tensor:
+        r"""The teachers' outputs ``key`` of one view mixed by the ranking loss's teacher weights, :math:`\sum_k w_k
+        T_k(x)`; a ValueError naming the shapes if they differ.
+
+        Args:
+            teacher_outputs: every teacher's output of every view, ``[teacher][view]``.
+            key: the output, ``"sentence_embedding"`` (B, d) or ``"token_embeddings"`` (B, L, d).
+            view: which view.
+        """
+        tensors = [columns[view][key] for columns in teacher_outputs]
+        shapes = [tuple(tensor.shape) for tensor in tensors]
+        if len(set(shapes)) > 1:
+            raise ValueError(f"DALRLoss mixes the teachers' {key}, which needs equal shapes, got {shapes}.")
+        weights = self.ranking_loss.teacher_weights
+        return torch.stack([weight * tensor for weight, tensor in zip(weights, tensors, strict=True)]).sum(dim=0)
+
     def soft_label_kl(self, logits: Tensor, soft_labels: Tensor) -> Tensor:
-        """:func:`soft_label_kl` at this loss's KL temperatures (float32 at least).
+        """:func:`soft_label_kl` at the KL temperatures of ``alignment`` (float32 at least).
 
         Args:
             logits: the student's scores (B, n).
             soft_labels: the similarities they are aligned with (B, n).
         """
-        return soft_label_kl(logits, soft_labels, self.kl_temperature, self.kl_target_temperature)
+        return soft_label_kl(logits, soft_labels, self.alignment.temperature, self.alignment.target_temperature)
 
-    def intra_modal_alignment(self, student_scores: Tensor, teacher_features: Tensor) -> Tensor:
-        r""":math:`\mathcal{L}_{IMA}`: the student's in-batch logits aligned with the cosines of the teachers' mixed
-        embeddings (float32 at least).
+    def intra_modal_term(self, student_scores: Tensor, teacher_features: Tensor) -> Tensor:
+        r""":math:`\mathcal{L}_{IMA}`, unweighted: the student's in-batch logits aligned with the cosines of the
+        teachers' mixed embeddings (float32 at least).
 
         Args:
             student_scores: the student's in-batch logits :math:`s` (B, B).
@@ -459,9 +498,9 @@ class DALRLoss(LossConfig, nn.Module):
             teacher_features = F.normalize(teacher_features, dim=-1)
             return self.soft_label_kl(student_scores, teacher_features @ teacher_features.T)
 
-    def cross_modal_alignment(self, texts: Tensor, images: Tensor, teacher_features: Tensor) -> Tensor:
-        r""":math:`\mathcal{L}_{CMA}`: the student's caption-to-image logits aligned, image-wise, with CLIP's image
-        similarities and, caption-wise, with the teachers' similarities (float32 at least).
+    def cross_modal_term(self, texts: Tensor, images: Tensor, teacher_features: Tensor) -> Tensor:
+        r""":math:`\mathcal{L}_{CMA}`, unweighted: the student's caption-to-image logits aligned, image-wise, with
+        CLIP's image similarities and, caption-wise, with the teachers' similarities (float32 at least).
 
         Args:
             texts: the student's caption vectors :math:`z^{(1)}` (B, D).
@@ -476,27 +515,28 @@ class DALRLoss(LossConfig, nn.Module):
             text_term = self.soft_label_kl(logits, teacher_features @ teacher_features.T)
             return (image_term + text_term) / 2
 
-    def consistency(self, texts: Tensor, images: Tensor) -> Tensor:
-        r""":math:`\mathcal{L}_{cons}` of the aligned captions and images, each caption mismatched with another
-        caption's image by ``consistency_mismatch`` (float32 at least).
+    def consistency_term(self, texts: Tensor, images: Tensor) -> Tensor:
+        r""":math:`\mathcal{L}_{cons}`, unweighted, of the aligned captions and images, each caption mismatched with
+        another caption's image by ``consistency.mismatch`` (float32 at least).
 
         Args:
             texts: the aligned captions (B, c).
             images: the aligned images (B, c).
         """
         with float32_math(texts, images) as (texts, images):
-            if self.consistency_mismatch == "released_roll":
+            if self.consistency.mismatch == "released_roll":
                 mismatched = images.roll(RELEASED_ROLL, dims=0)
             else:
                 order = torch.randperm(len(images), device=images.device)  # one cycle through a random order
                 mismatched = torch.empty_like(images)
                 mismatched[order] = images[order.roll(1)]
-            return consistency_loss(texts, images, mismatched, self.consistency_margin)
+            return consistency_loss(texts, images, mismatched, self.consistency.margin)
 
-    def image_grounding(self, text_views: list[Tensor], projected_images: Tensor, images: Tensor) -> Tensor:
-        r""":math:`\mathcal{L}_{cross}`: each view's projected captions against the projected images, cross-entropy
-        over the angular-margin logits whose margin CLIP's image similarities adapt, averaged over the views (float32
-        at least).
+    def image_grounding_term(self, text_views: list[Tensor], projected_images: Tensor, images: Tensor) -> Tensor:
+        r""":math:`\mathcal{L}_{cross}`, unweighted: KDMCSE's grounding term
+        (:func:`~sbert_nonling.losses.teacher_guided_align.teacher_guided_grounding`) of each view's projected
+        captions against the projected images, the margin adapted by CLIP's image similarities, averaged over the
+        views (float32 at least).
 
         Args:
             text_views: each view's captions after the text projection (B, p).
@@ -506,32 +546,26 @@ class DALRLoss(LossConfig, nn.Module):
         with float32_math(projected_images, images, *text_views) as (projected_images, images, *text_views):
             images = F.normalize(images, dim=-1)
             projected_images = F.normalize(projected_images, dim=-1)
-            targets = torch.arange(len(images), device=images.device)
+            margin, temperature = self.image_grounding.margin, self.image_grounding.temperature
             terms = [
-                F.cross_entropy(
-                    angular_margin_logits(
-                        F.normalize(view, dim=-1) @ projected_images.T,
-                        self.image_margin,
-                        self.image_temperature,
-                        images @ images.T,
-                    ),
-                    targets,
+                teacher_guided_grounding(
+                    F.normalize(view, dim=-1), projected_images, margin, temperature, images @ images.T
                 )
                 for view in text_views
             ]
             return torch.stack(terms).mean()
 
-    def token_grounding(self, token_views: list[Tensor], texts: Tensor, mask: Tensor) -> Tensor:
-        r""":math:`\mathcal{L}_{g2l}`: :func:`token_sentence_info_nce` of the teachers' mixed token states of each view
-        (without [CLS]), normalised by ``token_normalization``, against the student's :math:`z^{(1)}`, averaged over
-        the views (float32 at least).
+    def token_grounding_term(self, token_views: list[Tensor], texts: Tensor, mask: Tensor) -> Tensor:
+        r""":math:`\mathcal{L}_{g2l}`, unweighted: :func:`token_sentence_info_nce` of the teachers' mixed token states
+        of each view (without [CLS]), normalised by ``token_grounding.normalization``, against the student's
+        :math:`z^{(1)}` at the ranking loss's temperature, averaged over the views (float32 at least).
 
         Args:
             token_views: the teachers' mixed token states of each view (B, L, d), [CLS] left out.
             texts: the student's caption vectors :math:`z^{(1)}` (B, d).
             mask: the tokens' attention mask (B, L), [CLS] left out.
         """
-        axis = -1 if self.token_normalization == "feature" else 1
+        axis = -1 if self.token_grounding.normalization == "feature" else 1
         if token_views[0].shape[-1] != texts.shape[-1]:
             raise ValueError(
                 f"DALRLoss's token grounding compares the teachers' token states (width {token_views[0].shape[-1]}) "
@@ -545,4 +579,11 @@ class DALRLoss(LossConfig, nn.Module):
             return torch.stack(terms).mean()
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {**super().get_config_dict(), "ranking_loss": self.ranking_loss.get_config_dict()}
+        return {
+            **super().get_config_dict(),
+            "alignment": asdict(self.alignment),
+            "consistency": asdict(self.consistency),
+            "image_grounding": asdict(self.image_grounding),
+            "token_grounding": asdict(self.token_grounding),
+            "ranking_loss": self.ranking_loss.get_config_dict(),
+        }

@@ -184,7 +184,8 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
             teacher_temperature: :math:`\tau_T` of the teachers' scores (DALR: 0.05); ListMLE uses their order only.
             margin: the constant angular margin on the student's negatives, in radians; 0: plain cosine / temperature
                 (DALR's released code: 0.18, the margin of its contrastive term).
-            weight: the weight of the ranking term in the returned dict (RankCSE's and DALR's gamma: 1).
+            weight: the weight of the ranking term in the returned dict (RankCSE's and DALR's gamma: 1); 0 leaves
+                the term out (with a ``text_loss`` only).
             epsilon: ListMLE's epsilon inside the log; 0, the exact likelihood; the released code's 1e-7 (see
                 :func:`list_mle`).
             text_loss: a :class:`SimCSELoss` on the same batches: the student's scores are taken on its training head
@@ -250,6 +251,8 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
             )
         if margin < 0 or epsilon < 0:
             raise ValueError(f"margin={margin} and epsilon={epsilon} must be >= 0.")
+        if weight == 0 and text_loss is None:
+            raise ValueError("weight=0 without a text_loss leaves no term to train: give a positive weight.")
         self.model = model
         self.teachers = nn.ModuleList(Frozen(teacher) for teacher in teachers)  # built again from their names
         self.shares_tokens = [teacher.tokenizer.get_vocab() == model.tokenizer.get_vocab() for teacher in teachers]
@@ -365,8 +368,8 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
     def compute_loss_from_outputs(
         self, outputs: list[dict[str, Tensor]], teacher_outputs: list[list[dict[str, Tensor]]]
     ) -> dict[str, Tensor]:
-        """The loss terms from the student's and the teachers' outputs of the two columns: ``ranking`` (times
-        ``weight``) and, with a ``text_loss``, ``simcse``.
+        """The loss terms from the student's and the teachers' outputs of the two columns: with a ``text_loss``,
+        ``simcse``, and ``ranking`` (times ``weight``; left out at weight 0).
 
         Args:
             outputs: the student's output of each column.
@@ -377,10 +380,11 @@ class ListwiseDistillationLoss(LossConfig, nn.Module):
         losses: dict[str, Tensor] = {}
         if self.text_loss is not None:
             losses["simcse"] = self.text_loss.compute_loss_from_outputs(outputs)
-        embeddings = [self.head(output["sentence_embedding"]) for output in outputs]
-        losses["ranking"] = self.weight * self.compute_loss_from_embeddings(
-            embeddings, self.teacher_scores(teacher_outputs)
-        )
+        if self.weight:
+            embeddings = [self.head(output["sentence_embedding"]) for output in outputs]
+            losses["ranking"] = self.weight * self.compute_loss_from_embeddings(
+                embeddings, self.teacher_scores(teacher_outputs)
+            )
         return losses
 
     def get_config_dict(self) -> dict[str, Any]:

@@ -24,6 +24,44 @@ from sbert_nonling.util.views import forward_views
 logger = logging.getLogger(__name__)
 
 
+def teacher_guided_grounding(
+    texts: Tensor,
+    targets: Tensor,
+    margin: float,
+    temperature: float,
+    soft_labels: Tensor | None = None,
+    dropped: Tensor | None = None,
+) -> Tensor:
+    r"""KDMCSE's grounding term: the cross-entropy of the angular-margin logits of projected captions against their
+    projected targets, positives on the diagonal, :math:`\mathrm{CE}\big(\mathrm{arc}_{m, \alpha}(p v^\top) + F,
+    \; i\big)` (float32 at least).
+
+    Args:
+        texts: the projected captions :math:`p` (B, p), unit length.
+        targets: the projected targets :math:`v` (B, p), unit length.
+        margin: :math:`m`, the angular margin in radians (KDMCSE: 0.15).
+        temperature: :math:`\tau` (0.05).
+        soft_labels: the adaptive margin's :math:`\alpha` (B, B), e.g. CLIP's target-target cosines; None for a
+            constant margin.
+        dropped: the filtered negatives :math:`F` (B, B; True: left out of the softmax), or None.
+
+    Example::
+
+        import torch
+        import torch.nn.functional as F
+        from sbert_nonling.losses.teacher_guided_align import teacher_guided_grounding
+
+        texts, targets = F.normalize(torch.randn(4, 8), dim=-1), F.normalize(torch.randn(4, 8), dim=-1)
+        clip = F.normalize(torch.randn(4, 16), dim=-1)
+        loss = teacher_guided_grounding(texts, targets, margin=0.15, temperature=0.05, soft_labels=clip @ clip.T)
+    """
+    with float32_math(texts, targets) as (texts, targets):
+        logits = angular_margin_logits(texts @ targets.T, margin, temperature, soft_labels)
+        if dropped is not None:
+            logits = logits.masked_fill(dropped, float("-inf"))
+        return F.cross_entropy(logits, torch.arange(logits.shape[0], device=logits.device))
+
+
 class TeacherGuidedAlignLoss(LossConfig, nn.Module):
     config_keys = (
         "clip_dimension",
@@ -243,8 +281,8 @@ class TeacherGuidedAlignLoss(LossConfig, nn.Module):
     def grounding_term(
         self, texts: Tensor, targets: Tensor, soft_labels: Tensor | None, dropped: Tensor | None
     ) -> Tensor:
-        """Cross-entropy of the angular-margin logits of one view's projected captions against the projected targets,
-        positives on the diagonal (float32 at least).
+        """:func:`teacher_guided_grounding` of one view's projected captions against the projected targets, at this
+        loss's margin and temperature.
 
         Args:
             texts: one view's projected captions (B, p), unit length.
@@ -252,11 +290,7 @@ class TeacherGuidedAlignLoss(LossConfig, nn.Module):
             soft_labels: the adaptive margin's :math:`\\alpha` (B, B), or None for a constant margin.
             dropped: the filtered negatives (B, B), or None.
         """
-        with float32_math(texts, targets) as (texts, targets):
-            logits = angular_margin_logits(texts @ targets.T, self.margin, self.temperature, soft_labels)
-            if dropped is not None:
-                logits = logits.masked_fill(dropped, float("-inf"))
-            return F.cross_entropy(logits, torch.arange(logits.shape[0], device=logits.device))
+        return teacher_guided_grounding(texts, targets, self.margin, self.temperature, soft_labels, dropped)
 
     def get_config_dict(self) -> dict[str, Any]:
         text_loss = None if self.text_loss is None else self.text_loss.get_config_dict()

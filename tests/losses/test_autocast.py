@@ -22,6 +22,7 @@ from sbert_nonling import (
     UnpairedModalityContrastiveLoss,
 )
 from sbert_nonling.losses import PairClassificationLoss, SentenceClassificationLoss, STSRegressionLoss
+from sbert_nonling.losses.dalr import Consistency, ImageGrounding, TokenGrounding
 from sbert_nonling.losses.damsm import damsm_scores
 
 HALF_DTYPES = [torch.bfloat16, torch.float16]
@@ -190,10 +191,10 @@ def dalr_math(model, generator):
         teacher_scores = loss.ranking_loss.teacher_scores([[{"sentence_embedding": teacher}] * 2])
         return (
             loss.ranking_loss.ranking(scores, teacher_scores)
-            + loss.intra_modal_alignment(scores, teacher)
-            + loss.cross_modal_alignment(view_1, images, teacher)
-            + loss.image_grounding([view_1, view_2], projected, images)
-            + loss.token_grounding([tokens], view_1, mask)
+            + loss.intra_modal_term(scores, teacher)
+            + loss.cross_modal_term(view_1, images, teacher)
+            + loss.image_grounding_term([view_1, view_2], projected, images)
+            + loss.token_grounding_term([tokens], view_1, mask)
         )
 
     view_1, view_2 = pairs(generator)
@@ -368,9 +369,9 @@ def dalr_step(model):
         model,
         ranking,
         clip_dimension=32,
-        consistency_mismatch="released_roll",
-        image_grounding_weight=0.1,
-        token_grounding_weight=0.2,
+        consistency=Consistency(mismatch="released_roll"),
+        image_grounding=ImageGrounding(weight=0.1),
+        token_grounding=TokenGrounding(weight=0.2),
     )
     return loss, [SENTENCES, SENTENCES], torch.randn(4, 2, 32, generator=torch.Generator().manual_seed(3))
 

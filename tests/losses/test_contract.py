@@ -5,6 +5,7 @@ CPU, its gradient reaches the model, it never calls ``Tensor.to_dense()``, and t
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import json
 from typing import Any
@@ -121,6 +122,13 @@ def named_parameters(loss_class: type) -> set[str]:
     return names - {"self"}
 
 
+def setting_value(parameter: inspect.Parameter, value: Any) -> Any:
+    """A config entry as the constructor takes it: a group of settings (a dataclass, e.g. DALRLoss's ``consistency``)
+    is recorded as a dict and rebuilt from it."""
+    default = parameter.default
+    return type(default)(**value) if dataclasses.is_dataclass(default) else value
+
+
 @pytest.mark.parametrize("loss_class", LOSSES, ids=[loss.__name__ for loss in LOSSES])
 def test_every_setting_is_in_the_config_and_survives_a_round_trip_and_the_loss_cites_its_paper(loss_class, mean_model):
     loss, objects, _, _ = build(loss_class, mean_model)
@@ -130,7 +138,9 @@ def test_every_setting_is_in_the_config_and_survives_a_round_trip_and_the_loss_c
     unrecorded = named_parameters(loss_class) - {"model", *objects, *config, *NOT_SETTINGS}
     assert not unrecorded, f"{loss_class.__name__}.get_config_dict() leaves out {sorted(unrecorded)}"
     settings = {
-        key: value for key, value in config.items() if key in parameters and key not in {*objects, *NAMED_OBJECTS}
+        key: setting_value(parameters[key], value)
+        for key, value in config.items()
+        if key in parameters and key not in {*objects, *NAMED_OBJECTS}
     }
     rebuilt = loss_class(mean_model, **{**objects, **settings})
     assert rebuilt.get_config_dict() == config

@@ -9,7 +9,15 @@ import torch.nn.functional as F
 
 from sbert_nonling.losses import DALRLoss, ListwiseDistillationLoss, SimCSELoss
 from sbert_nonling.losses.angular_margin import angular_margin_logits
-from sbert_nonling.losses.dalr import consistency_loss, soft_label_kl, token_sentence_info_nce
+from sbert_nonling.losses.dalr import (
+    Consistency,
+    ImageGrounding,
+    SoftAlignment,
+    TokenGrounding,
+    consistency_loss,
+    soft_label_kl,
+    token_sentence_info_nce,
+)
 from sbert_nonling.losses.listwise_distillation import mixed_teacher_scores
 from sbert_nonling.models import build_sentence_model, build_tiny_encoder
 from sbert_nonling.training.loss_state import loss_parameters, loss_state_dict
@@ -19,10 +27,9 @@ MARGIN, TEMPERATURE, TEACHER_WEIGHTS = 0.18, 0.05, (0.33, 0.67)
 #: The released code's options: what DALRLoss and its ranking loss need to reproduce its total.
 RELEASED_RANKING = {"margin": MARGIN, "epsilon": 1e-7}
 RELEASED = {
-    "consistency_mismatch": "released_roll",
-    "image_grounding_weight": 0.1,
-    "token_grounding_weight": 0.2,
-    "token_normalization": "released_token",
+    "consistency": Consistency(mismatch="released_roll"),
+    "image_grounding": ImageGrounding(weight=0.1),
+    "token_grounding": TokenGrounding(weight=0.2, normalization="released_token"),
 }
 SENTENCES = ["a man plays a guitar", "a woman slices an onion", "two dogs run in a field", "a cat sleeps on a mat"]
 
@@ -99,13 +106,15 @@ def test_every_term_and_the_total_equal_the_released_values(tiny_model, tiny_tea
     student = loss.ranking_loss.student_scores(released["z1"], released["z2"])
     terms = {
         "ranking": loss.ranking_loss.ranking(student, released["teacher_scores"]),
-        "intra_modal_alignment": loss.intra_modal_alignment(student, released["teacher_features"]),
-        "cross_modal_alignment": loss.cross_modal_alignment(
+        "intra_modal_alignment": loss.intra_modal_term(student, released["teacher_features"]),
+        "cross_modal_alignment": loss.cross_modal_term(
             released["z1"], released["image"], released["teacher_features"]
         ),
-        "consistency": loss.consistency(released["text_aligned"], released["image_aligned"]),
-        "image_grounding": loss.image_grounding([released["p1"], released["p2"]], released["v"], released["image"]),
-        "token_grounding": loss.token_grounding(
+        "consistency": loss.consistency_term(released["text_aligned"], released["image_aligned"]),
+        "image_grounding": loss.image_grounding_term(
+            [released["p1"], released["p2"]], released["v"], released["image"]
+        ),
+        "token_grounding": loss.token_grounding_term(
             [released["tokens_1"], released["tokens_2"]], released["z1"], released["mask"]
         ),
     }
@@ -123,11 +132,11 @@ def test_every_term_and_the_total_equal_the_released_values(tiny_model, tiny_tea
     assert contrastive.item() == pytest.approx(0.01767336, abs=1e-7)
     weights = {
         "ranking": loss.ranking_loss.weight,
-        "intra_modal_alignment": loss.intra_modal_weight,
-        "cross_modal_alignment": loss.cross_modal_weight,
-        "consistency": loss.consistency_weight,
-        "image_grounding": loss.image_grounding_weight,
-        "token_grounding": loss.token_grounding_weight,
+        "intra_modal_alignment": loss.alignment.intra_modal_weight,
+        "cross_modal_alignment": loss.alignment.cross_modal_weight,
+        "consistency": loss.consistency.weight,
+        "image_grounding": loss.image_grounding.weight,
+        "token_grounding": loss.token_grounding.weight,
     }
     total = contrastive + sum(weights[name] * term for name, term in terms.items())
     assert total.item() == pytest.approx(11.86358127, abs=1e-7)
@@ -135,20 +144,21 @@ def test_every_term_and_the_total_equal_the_released_values(tiny_model, tiny_tea
 
 def test_the_default_options_are_the_papers(tiny_model, tiny_teacher, released):
     loss = dalr_loss(tiny_model, tiny_teacher)
-    assert (loss.image_grounding_weight, loss.token_grounding_weight, loss.ranking_loss.margin) == (0.0, 0.0, 0.0)
+    assert (loss.image_grounding.weight, loss.token_grounding.weight, loss.ranking_loss.margin) == (0.0, 0.0, 0.0)
     assert loss.text_projection is None and loss.image_projection is None
     tokens = [released["tokens_1"], released["tokens_2"]]
-    assert loss.token_grounding(tokens, released["z1"], released["mask"]).item() == pytest.approx(9.09634508, abs=1e-7)
-    shuffled = [loss.consistency(released["text_aligned"], released["image_aligned"]) for _ in range(3)]
+    token_term = loss.token_grounding_term(tokens, released["z1"], released["mask"])
+    assert token_term.item() == pytest.approx(9.09634508, abs=1e-7)
+    shuffled = [loss.consistency_term(released["text_aligned"], released["image_aligned"]) for _ in range(3)]
     assert all(torch.isfinite(value) for value in shuffled)
 
 
 def test_the_shuffled_mismatch_moves_every_image(tiny_model, tiny_teacher):
-    loss = dalr_loss(tiny_model, tiny_teacher, consistency_margin=-1.0)
+    loss = dalr_loss(tiny_model, tiny_teacher, consistency=Consistency(margin=-1.0))
     texts = torch.eye(6, dtype=torch.float64)
     # matched pairs cost 0, and with margin -1 every pair with another caption's (orthogonal) image costs 1
     for _ in range(5):
-        assert loss.consistency(texts, texts).item() == pytest.approx(0.5, abs=1e-12)
+        assert loss.consistency_term(texts, texts).item() == pytest.approx(0.5, abs=1e-12)
 
 
 def test_a_caption_batch_gives_every_term_with_a_gradient_to_the_student_and_none_to_the_teacher(
@@ -158,8 +168,8 @@ def test_a_caption_batch_gives_every_term_with_a_gradient_to_the_student_and_non
         tiny_model,
         [tiny_teacher, tiny_teacher],
         {"teacher_weights": TEACHER_WEIGHTS},
-        image_grounding_weight=0.1,
-        token_grounding_weight=0.2,
+        image_grounding=ImageGrounding(weight=0.1),
+        token_grounding=TokenGrounding(weight=0.2),
     )
     loss.train()
     features = tiny_model.preprocess(SENTENCES)
@@ -197,17 +207,28 @@ def test_finite_under_bfloat16_autocast(tiny_model, tiny_teacher):
 def test_bad_input_gets_one_clear_sentence(tiny_model, tiny_teacher, tmp_path):
     with pytest.raises(ValueError, match=r"width 32\) with the CLIP features \(clip_dimension=768\)"):
         dalr_loss(tiny_model, tiny_teacher, clip_dimension=768)
-    loss = dalr_loss(tiny_model, tiny_teacher, clip_dimension=768, cross_modal_weight=0.0)
+    loss = dalr_loss(tiny_model, tiny_teacher, clip_dimension=768, alignment=SoftAlignment(cross_modal_weight=0.0))
     features = tiny_model.preprocess(SENTENCES)
     with pytest.raises(ValueError, match=r"labels of shape \(4, 2, 768\).*got \(4, 768\)"):
         loss([features, dict(features)], torch.randn(4, 768))
-    with pytest.raises(ValueError, match="consistency_mismatch='random'"):
-        dalr_loss(tiny_model, tiny_teacher, consistency_mismatch="random")
+    with pytest.raises(ValueError, match="mismatch='random' must be one of"):
+        Consistency(mismatch="random")
+    with pytest.raises(ValueError, match="normalization='token' must be one of"):
+        TokenGrounding(normalization="token")
+    with pytest.raises(ValueError, match="temperature=0 and target_temperature=0.5 must be positive"):
+        SoftAlignment(temperature=0)
+    with pytest.raises(ValueError, match="ImageGrounding's temperature=-1 must be positive"):
+        ImageGrounding(temperature=-1)
     wide = build_sentence_model(str(build_tiny_encoder(tmp_path / "wide", SENTENCES, hidden_size=64)), pooling="cls")
     with pytest.raises(ValueError, match=r"mixes its teachers' embeddings: they need one width, got \[32, 64\]"):
         dalr_loss(tiny_model, [tiny_teacher, wide])
     with pytest.raises(ValueError, match=r"token states \(width 64\) with the student's embeddings \(width 32\)"):
-        dalr_loss(tiny_model, wide, cross_modal_weight=0.0, token_grounding_weight=0.2)
+        dalr_loss(
+            tiny_model,
+            wide,
+            alignment=SoftAlignment(cross_modal_weight=0.0),
+            token_grounding=TokenGrounding(weight=0.2),
+        )
     with pytest.raises(ValueError, match="give its ranking loss the SimCSELoss"):
         DALRLoss(tiny_model, ListwiseDistillationLoss(tiny_model, tiny_teacher), clip_dimension=32)
 
@@ -228,3 +249,32 @@ def test_trains_caption_pairs_with_their_clip_features_in_the_trainer(
     assert any(not torch.equal(before, p) for before, p in zip(student, tiny_model.parameters(), strict=True))
     assert all(torch.equal(before, p) for before, p in zip(teacher, tiny_teacher.parameters(), strict=True))
     assert not torch.equal(aligner, loss.text_aligner[0].weight)
+
+
+def test_the_simcse_and_ranking_terms_are_the_ranking_loss_s_own(tiny_model, tiny_teacher):
+    loss = dalr_loss(tiny_model, tiny_teacher, alignment=SoftAlignment(0.0, 0.0), consistency=Consistency(0.0))
+    features = [tiny_model.preprocess(SENTENCES), tiny_model.preprocess(SENTENCES)]
+    teacher_outputs = loss.ranking_loss.teacher_outputs(features)
+    outputs = [tiny_model(dict(columns)) for columns in features]
+    terms = loss.compute_loss_from_outputs(outputs, clip_features(len(SENTENCES)), teacher_outputs)
+    assert terms == loss.ranking_loss.compute_loss_from_outputs(outputs, teacher_outputs)
+    assert set(terms) == {"simcse", "ranking"}
+    ranking_loss = ListwiseDistillationLoss(tiny_model, tiny_teacher, weight=0.0, text_loss=SimCSELoss(tiny_model))
+    unranked = DALRLoss(tiny_model, ranking_loss, clip_dimension=32)  # a term of weight 0 is left out
+    assert "ranking" not in unranked.compute_loss_from_outputs(outputs, clip_features(len(SENTENCES)), teacher_outputs)
+
+
+def test_the_settings_are_grouped_in_the_config_and_the_state_keys_are_the_heads(tiny_model, tiny_teacher):
+    loss = released_loss(tiny_model, tiny_teacher)
+    config = loss.get_config_dict()
+    assert config["consistency"] == {"weight": 0.001, "margin": 0.2, "mismatch": "released_roll", "dimension": 256}
+    assert config["alignment"]["temperature"] == 0.45 and config["image_grounding"]["margin"] == 0.18
+    assert config["token_grounding"] == {"weight": 0.2, "normalization": "released_token"}
+    heads = {key.split(".")[0] for key in loss_state_dict(loss, tiny_model)}
+    assert heads == {"loss"} and {key.split(".")[1] for key in loss_state_dict(loss, tiny_model)} == {
+        "ranking_loss",
+        "text_aligner",
+        "image_aligner",
+        "text_projection",
+        "image_projection",
+    }

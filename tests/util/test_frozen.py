@@ -30,14 +30,16 @@ def test_a_frozen_teacher_stays_in_eval_mode_without_gradient_and_out_of_the_own
     ]
 
 
-def test_a_frozen_module_keeps_its_state():
-    class FrozenProjection(FrozenModule):
+def test_a_frozen_module_keeps_its_state_and_its_batch_statistics():
+    class FrozenNormalization(FrozenModule):
         def __init__(self) -> None:
             super().__init__()
-            self.linear = nn.Linear(4, 2)
+            self.norm = nn.BatchNorm1d(4)
             self.freeze()
 
-    projection = FrozenProjection().train()
-    assert not projection.training and not projection.linear.training
-    assert not projection.linear.weight.requires_grad
-    assert list(projection.state_dict()) == ["linear.weight", "linear.bias"]
+    frozen = FrozenNormalization()
+    frozen.train()  # e.g. the trainer's model.train()
+    frozen.norm(torch.randn(8, 4) + 3.0)
+    assert not frozen.training and not frozen.norm.weight.requires_grad
+    torch.testing.assert_close(frozen.norm.running_mean, torch.zeros(4))  # eval mode: no statistics updated
+    assert set(frozen.state_dict()) >= {"norm.weight", "norm.running_mean"}
