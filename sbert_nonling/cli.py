@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, get_args
 
+from sbert_nonling.app.run_options import RunOptions  # a dataclass: imports no torch
 from sbert_nonling.evaluation.sts_data import check_sts_dev_dir, check_sts_test_dir
 from sbert_nonling.util.choices import Precision, Split
 from sbert_nonling.util.validation import (
@@ -443,11 +444,7 @@ def cmd_train(args: argparse.Namespace) -> int | None:
             overrides={**_parse_overrides(args.set), **chosen},
             tiny=args.tiny,
             max_steps=args.max_steps,
-            resume=args.resume,
-            overwrite=args.overwrite,
-            allow_changed=tuple(args.allow_changed),
-            dry_run=args.dry_run,
-            allow_unused_datasets=args.allow_unused_datasets,
+            options=_run_options(args),
         )
     except _training_stops() as stop:
         return _report_stop("train", stop)
@@ -469,6 +466,43 @@ def _stop_between_runs(signal_number: int, frame: types.FrameType | None) -> Non
         flush=True,
     )
     os._exit(128 + signal_number)
+
+
+#: The :class:`~sbert_nonling.app.run_options.RunOptions` each training command takes as flags.
+RUN_OPTION_NAMES = {
+    "train": ("resume", "allow_changed", "overwrite", "dry_run", "allow_unused_datasets"),
+    "reproduce": ("resume", "overwrite", "allow_unused_datasets"),
+}
+
+
+def add_run_options(parser: argparse.ArgumentParser, names: tuple[str, ...]) -> None:
+    """Add the flags of the :class:`~sbert_nonling.app.run_options.RunOptions` fields ``names`` to ``parser``: each
+    field's ``flag`` and ``help`` metadata; a yes / no field is a switch, a tuple field a repeatable ``KEY``.
+
+    Args:
+        parser: a subcommand's parser.
+        names: the fields, in the order ``--help`` lists them.
+    """
+    fields = {item.name: item for item in dataclasses.fields(RunOptions)}
+    for name in names:
+        flag, help_text = fields[name].metadata["flag"], fields[name].metadata["help"]
+        if isinstance(fields[name].default, bool):
+            parser.add_argument(flag, dest=name, action="store_true", help=help_text)
+        else:
+            parser.add_argument(flag, dest=name, action="append", default=[], metavar="KEY", help=help_text)
+
+
+def _run_options(args: argparse.Namespace) -> RunOptions:
+    """The :class:`~sbert_nonling.app.run_options.RunOptions` of a training command's parsed flags (the fields its
+    parser has: :data:`RUN_OPTION_NAMES`).
+
+    Args:
+        args: the parsed arguments of ``train`` or ``reproduce``.
+    """
+    given = {name: getattr(args, name) for name in RUN_OPTION_NAMES[args.command]}
+    if "allow_changed" in given:
+        given["allow_changed"] = tuple(given["allow_changed"])
+    return RunOptions(**given)
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int | None:
@@ -498,8 +532,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int | None:
             tiny=args.tiny,
             max_steps=args.max_steps,
             mteb=args.mteb,
-            resume=args.resume,
-            overwrite=args.overwrite,
+            options=_run_options(args),
             progress=functools.partial(print, flush=True),
         )
     except _training_stops() as stop:
@@ -762,7 +795,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
         overrides={"model": args.model} if args.model else None,
         tiny=args.model is None,
         max_steps=args.max_steps,
-        overwrite=True,  # the demo's folder holds the demo's last run
+        options=RunOptions(overwrite=True),  # the demo's folder holds the demo's last run
     )
     # the model this command has just trained and written (its own sbert_nonling classes), not a folder from elsewhere
     trained = SentenceTransformer(result["model"], trust_remote_code=True)
@@ -900,36 +933,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop after this many optimizer steps (of each stage run, for a method that trains in stages; an "
         "alternating scheme counts its image or audio and text steps: 10 = 5 + 5)",
     )
-    train.add_argument(
-        "--resume",
-        action="store_true",
-        help="continue an interrupted run in --output from its newest intact checkpoint",
-    )
-    train.add_argument(
-        "--allow-changed",
-        action="append",
-        default=[],
-        metavar="KEY",
-        help="with --resume: accept this setting differing from the run's (eval_steps, eval_tasks, description, "
-        "reference, dataloader_*; recorded)",
-    )
-    train.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace the run --output already holds (refused without it); the earlier run stays whole until the new "
-        "one has finished",
-    )
-    train.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="check every input and build the plan, print each stage's optimizer steps per dataset, the precision, "
-        "the DataLoader workers and where the run would write; write nothing",
-    )
-    train.add_argument(
-        "--allow-unused-datasets",
-        action="store_true",
-        help="train even when --max-steps ends before a dataset's first batch (a warning instead of an error)",
-    )
+    add_run_options(train, RUN_OPTION_NAMES["train"])
     train.add_argument(
         "--precision",
         choices=get_args(Precision),
@@ -959,8 +963,7 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--tiny", action="store_true", help="small random encoders built offline (a quick check)")
     reproduce.add_argument("--max-steps", type=int, help="cap every run's optimizer steps")
     reproduce.add_argument("--mteb", action="store_true", help="also score the selected runs through MTEB")
-    reproduce.add_argument("--resume", action="store_true", help="continue: reuse finished runs, resume interrupted")
-    reproduce.add_argument("--overwrite", action="store_true", help="train every run of --output again")
+    add_run_options(reproduce, RUN_OPTION_NAMES["reproduce"])
     reproduce.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
     reproduce.set_defaults(handler=cmd_reproduce)
 

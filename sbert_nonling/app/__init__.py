@@ -12,6 +12,7 @@ from sbert_nonling.util.lazy_names import lazy_names
 if TYPE_CHECKING:
     from sbert_nonling.app.recipes import get_recipe, list_recipes, load_recipe
     from sbert_nonling.app.run import train_recipe
+    from sbert_nonling.app.run_options import RunOptions
     from sbert_nonling.app.runner import run_method
 
 #: The module of this package that defines each public name.
@@ -19,6 +20,7 @@ _LAZY = {
     "get_recipe": "recipes",
     "list_recipes": "recipes",
     "load_recipe": "recipes",
+    "RunOptions": "run_options",
     "run_method": "runner",
     "train_recipe": "run",
 }
@@ -27,4 +29,4 @@ __getattr__, __dir__ = lazy_names(
     __name__, globals(), {name: f"{__name__}.{module}" for name, module in _LAZY.items()}
 )
 
-__all__ = ["get_recipe", "list_recipes", "load_recipe", "run_method", "train_recipe"]
+__all__ = ["RunOptions", "get_recipe", "list_recipes", "load_recipe", "run_method", "train_recipe"]

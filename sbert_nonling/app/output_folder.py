@@ -176,21 +176,23 @@ def check_output_dir(
     """
     output_dir = Path(output_dir)
     if resume and overwrite:
-        raise ValueError("Pass either --resume (resume=True) or --overwrite (overwrite=True), not both.")
+        raise ValueError(
+            "Pass either --resume (RunOptions(resume=True)) or --overwrite (RunOptions(overwrite=True)), not both."
+        )
     incoming = output_dir / INCOMING
     if incoming.exists() and not overwrite:
         if resume:
             if not _complete_checkpoints(incoming):
                 raise ValueError(
                     f"--resume: the interrupted run in {incoming} (it was replacing the run in {output_dir}, which is "
-                    "intact) holds no complete checkpoint. Pass --overwrite (overwrite=True) to start the replacement "
-                    "again."
+                    "intact) holds no complete checkpoint. Pass --overwrite (RunOptions(overwrite=True)) to start the "
+                    "replacement again."
                 )
             return RunFolder(output_dir, replacing=True)
         raise ValueError(
             f"{output_dir} holds a run that was replacing the run there and was interrupted ({INCOMING}); the earlier "
-            "run is intact. Pass --resume (resume=True) to continue the replacement, or --overwrite (overwrite=True) "
-            "to start it again."
+            "run is intact. Pass --resume (RunOptions(resume=True)) to continue the replacement, or --overwrite "
+            "(RunOptions(overwrite=True)) to start it again."
         )
     finished = _finished_entries(output_dir)
     checkpoints = _complete_checkpoints(output_dir)
@@ -198,7 +200,7 @@ def check_output_dir(
         if (output_dir / "results.json").exists():
             raise ValueError(
                 f"{output_dir} holds a finished run (results.json): there is nothing to resume. Pass --overwrite "
-                "(overwrite=True) to train it again, or choose another --output."
+                "(RunOptions(overwrite=True)) to train it again, or choose another --output."
             )
         if not checkpoints:
             raise ValueError(
@@ -212,14 +214,15 @@ def check_output_dir(
     if (output_dir / "results.json").exists() or (finished and not checkpoints):
         raise ValueError(
             f"{output_dir} already holds a finished run ({', '.join(finished)}); a new run would replace it. Choose "
-            "another --output, or pass --overwrite (overwrite=True) to replace it once the new run has finished. "
-            "--resume continues a run that was interrupted before it finished."
+            "another --output, or pass --overwrite (RunOptions(overwrite=True)) to replace it once the new run has "
+            "finished. --resume continues a run that was interrupted before it finished."
         )
     if checkpoints:
         how = (
-            "Pass --resume (resume=True) to continue it, or --overwrite (overwrite=True) to start afresh."
+            "Pass --resume (RunOptions(resume=True)) to continue it, or --overwrite (RunOptions(overwrite=True)) to "
+            "start afresh."
             if resumable
-            else "This recipe does not resume: pass --overwrite (overwrite=True) to start it again."
+            else "This recipe does not resume: pass --overwrite (RunOptions(overwrite=True)) to start it again."
         )
         listed = ", ".join(str(path.relative_to(output_dir)) for path in checkpoints)
         saving = f" Its saving was interrupted ({', '.join(finished)} written, no results.json)." if finished else ""

@@ -16,6 +16,7 @@ from typing import Any
 
 from sbert_nonling.app.output_folder import continuation
 from sbert_nonling.app.recipes import paper_result, recipe_config, recipe_name
+from sbert_nonling.app.run_options import RunOptions
 from sbert_nonling.app.runner import run_method
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.data.sources import DataSources
@@ -130,8 +131,7 @@ def reproduce(
     tiny: bool = False,
     max_steps: int | None = None,
     mteb: bool = False,
-    resume: bool = False,
-    overwrite: bool = False,
+    options: RunOptions = RunOptions(),
     progress: Callable[[str], object] | None = None,
 ) -> dict[str, Any]:
     """Train each recipe ``seeds`` times in every cell of the grid (``learning_rates`` x ``batch_sizes``), select
@@ -162,8 +162,10 @@ def reproduce(
         tiny: small random encoders built offline (for a quick check of the pipeline, not of the paper).
         max_steps: cap every run's optimizer steps.
         mteb: also score the selected runs through MTEB (the local test files put into MTEB's tasks).
-        resume: continue a reproduction in ``output_dir``.
-        overwrite: train every run of ``output_dir`` again.
+        options: ``resume`` (continue a reproduction in ``output_dir``), ``overwrite`` (train every run of
+            ``output_dir`` again) and ``allow_unused_datasets`` (given to each run) of
+            :class:`~sbert_nonling.app.run_options.RunOptions`; a ``dry_run`` or ``allow_changed`` is refused (check
+            a recipe with ``train --dry-run``; a reproduction's runs all have its settings).
         progress: called with one line per run as it finishes (trained or reused: its steps and STS-B dev) and per
             scored test run (the command line prints them); the lines are logged either way.
 
@@ -187,8 +189,14 @@ def reproduce(
     """
     if seeds < 1:
         raise ValueError(f"seeds must be at least 1, got {seeds}.")
-    if resume and overwrite:
+    if options.resume and options.overwrite:
         raise ValueError("Pass either resume (--resume) or overwrite (--overwrite), not both.")
+    if options.dry_run or options.allow_changed:
+        raise ValueError(
+            "reproduce has no dry run and takes no allow_changed: check a recipe with `sbert-nonling train RECIPE "
+            "--dry-run` (train_recipe(..., options=RunOptions(dry_run=True))); every run of a reproduction has its "
+            "settings."
+        )
     test_tasks = check_sts_test_dir(data.sts_dir)
     rates: list[float | None] = list(learning_rates) if learning_rates else [None]
     sizes: list[int | None] = list(batch_sizes) if batch_sizes else [None]
@@ -203,10 +211,10 @@ def reproduce(
                 "with --set (e.g. contrastive.learning_rate=...) instead of --learning-rates / --batch-sizes."
             )
     output_dir = Path(output_dir)
-    if output_dir.is_dir() and any(output_dir.iterdir()) and not (resume or overwrite):
+    if output_dir.is_dir() and any(output_dir.iterdir()) and not (options.resume or options.overwrite):
         raise ValueError(
-            f"{output_dir} already holds a reproduction: pass --resume (resume=True) to continue it or --overwrite "
-            "(overwrite=True) to train its runs again."
+            f"{output_dir} already holds a reproduction: pass --resume (RunOptions(resume=True)) to continue it or "
+            "--overwrite (RunOptions(overwrite=True)) to train its runs again."
         )
     planned = [
         PlannedRun(
@@ -220,14 +228,14 @@ def reproduce(
         for cell in cells
         for seed in range(config.seed, config.seed + seeds)
     ]
-    if resume:
+    if options.resume:
         check_unchanged(planned)
     departures = setting_departures(tiny, max_steps, overrides)
     runs: list[SeedRun] = []
     for number, plan in enumerate(planned, start=1):
         label = f"run {number}/{len(planned)}: {plan.recipe} {plan.cell.label} seed {plan.seed}"
         started = time.perf_counter()
-        result, reused = _train_once(plan, data, resume, overwrite)
+        result, reused = _train_once(plan, data, options)
         dev = result["dev_after"]["STSBenchmark"]
         what = "finished earlier, reused" if reused else f"trained in {time.perf_counter() - started:.1f} s"
         _report(progress, f"{label}: {what}; {result['global_step']} steps, STS-B dev {dev:.2f}")
@@ -297,7 +305,7 @@ def check_unchanged(planned: list[PlannedRun]) -> None:
                 raise ValueError(
                     f"--resume with other settings than the finished run in {plan.folder} was trained with "
                     f"({describe_changes(changed)}). Resume with the reproduction's settings, or pass --overwrite "
-                    "(overwrite=True) to train its runs again."
+                    "(RunOptions(overwrite=True)) to train its runs again."
                 )
             continue
         checkpoint = newest_intact_checkpoint(plan.folder / "checkpoints")
@@ -305,19 +313,22 @@ def check_unchanged(planned: list[PlannedRun]) -> None:
             check_resume_settings(checkpoint, plan.config.to_dict())
 
 
-def _train_once(plan: PlannedRun, data: DataSources, resume: bool, overwrite: bool) -> tuple[dict[str, Any], bool]:
+def _train_once(plan: PlannedRun, data: DataSources, options: RunOptions) -> tuple[dict[str, Any], bool]:
     """The run record of one run and whether it was reused: read from a finished run when resuming, else from
     :func:`~sbert_nonling.app.runner.run_method`. Resuming, a run that has not finished is resumed from its
     checkpoints, restarted (a method that does not resume, or a saving left half done without checkpoints) or started
     (its folder holds nothing of a run: a stop came before its first checkpoint): :func:`continuation`."""
     record = plan.folder / RESULTS_FILE
-    if resume and record.is_file():
+    if options.resume and record.is_file():
         logger.info(f"{plan.folder}: finished earlier, reused.")
         return json.loads(record.read_text(encoding="utf-8")), True
-    how = continuation(plan.folder, plan.config.resumable) if resume else "start"
-    result = run_method(
-        plan.config, data, plan.folder, resume=how == "resume", overwrite=overwrite or how == "restart"
+    how = continuation(plan.folder, plan.config.resumable) if options.resume else "start"
+    run_options = RunOptions(
+        resume=how == "resume",
+        overwrite=options.overwrite or how == "restart",
+        allow_unused_datasets=options.allow_unused_datasets,
     )
+    result = run_method(plan.config, data, plan.folder, options=run_options)
     return result, False
 
 

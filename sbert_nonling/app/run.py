@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from sbert_nonling.app.recipes import recipe_config
+from sbert_nonling.app.run_options import RunOptions
 from sbert_nonling.app.runner import run_method
 from sbert_nonling.data.sources import DataSources
 
@@ -18,11 +19,7 @@ def train_recipe(
     overrides: dict[str, Any] | None = None,
     tiny: bool = False,
     max_steps: int | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    allow_changed: tuple[str, ...] = (),
-    dry_run: bool = False,
-    allow_unused_datasets: bool = False,
+    options: RunOptions = RunOptions(),
 ) -> dict[str, Any]:
     """Train ``recipe``: its method's typed config (:func:`recipe_config`: file, tiny block, overrides, ``max_steps``
     cap) run by :func:`~sbert_nonling.app.runner.run_method`, whose result it returns (docs/getting_started.md).
@@ -37,14 +34,14 @@ def train_recipe(
             those are overridden too).
         tiny: a small random encoder built offline, with the recipe's ``tiny`` settings; not with a ``model`` override.
         max_steps: stop after this many optimizer steps (of each stage run for the multi-stage methods); at least 1.
-        resume: continue an interrupted run exactly (docs/reliability.md); not for pixel-linguist and multitask.
-        overwrite: replace the run ``output_dir`` holds, once the new run has finished (the earlier run stays whole
-            until then).
-        allow_changed: settings a resume may change (:data:`~sbert_nonling.training.run_settings.SAFE_TO_CHANGE`).
-        dry_run: check every input and build the plan, then return what the run would do (precision, DataLoader
-            workers, where it writes, optimizer steps and batches per dataset of each stage) and touch nothing.
-        allow_unused_datasets: let a ``max_steps`` cap leave a training dataset without a batch (a warning); by
-            default such a cap is refused before the first step.
+        options: how the run treats its folder and its checks
+            (:class:`~sbert_nonling.app.run_options.RunOptions`): ``resume`` an interrupted run exactly
+            (docs/reliability.md; not for pixel-linguist and multitask) with the settings ``allow_changed`` may change,
+            ``overwrite`` the run ``output_dir`` holds once the new run has finished, ``dry_run`` (check every input
+            and build the plan, then return what the run would do: precision, DataLoader workers, where it writes,
+            optimizer steps and batches per dataset of each stage; touch nothing), ``allow_unused_datasets`` (a
+            ``max_steps`` cap that leaves a training dataset without a batch is a warning; by default it is refused
+            before the first step).
 
     Raises:
         TrainingCrashed: training failed (a DataLoader worker died, out of memory); names the last checkpoint.
@@ -52,13 +49,4 @@ def train_recipe(
         TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint; resume continues.
     """
     config = recipe_config(recipe, overrides, tiny, max_steps)
-    return run_method(
-        config,
-        data,
-        output_dir,
-        resume=resume,
-        overwrite=overwrite,
-        allow_changed=allow_changed,
-        dry_run=dry_run,
-        allow_unused_datasets=allow_unused_datasets,
-    )
+    return run_method(config, data, output_dir, options=options)

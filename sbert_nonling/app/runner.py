@@ -8,7 +8,7 @@ import functools
 import logging
 import os
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from sbert_nonling.app.plan_summary import (
 )
 from sbert_nonling.app.run_lock import run_lock
 from sbert_nonling.app.run_log import run_log
+from sbert_nonling.app.run_options import RunOptions
 from sbert_nonling.app.run_record import write_run_record
 from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.configs.registry import get_method
@@ -90,7 +91,7 @@ class TrainingCrashed(RuntimeError):
         what = str(error).strip().splitlines()[0].rstrip(".") if str(error).strip() else "no message"
         kept = (
             f"The last complete checkpoint is {checkpoint}: fix the cause, then run the same command with --resume "
-            "(resume=True)."
+            "(RunOptions(resume=True))."
             if checkpoint
             else "No checkpoint had been written: fix the cause, then run the same command again."
         )
@@ -106,9 +107,9 @@ class RunContext:
         run_dir: the folder the run writes into (the run folder, or the folder of a replacement).
         settings: the run's settings, recorded in every checkpoint.
         changes: the settings changed on resume, recorded too.
-        resume: continue from the newest intact checkpoint.
+        options: the run's options (``resume``: continue from the newest intact checkpoint; ``allow_unused_datasets``:
+            train on, with a warning, when a step cap leaves a dataset without a batch).
         resumable: whether the method resumes (a preempted stage of another method says to start again).
-        allow_unused_datasets: train on (with a warning) when a step cap leaves a dataset without a batch.
         precision, dataloader_num_workers: the resolved precision and workers, recorded in the results.
         training_data: the model cards' lines on the data the run trains on (:func:`training_data`).
         citations: the losses' citations, collected stage by stage.
@@ -117,9 +118,8 @@ class RunContext:
     run_dir: Path
     settings: dict[str, Any]
     changes: list[dict[str, Any]]
-    resume: bool
+    options: RunOptions
     resumable: bool
-    allow_unused_datasets: bool = False
     precision: str = "fp32"
     dataloader_num_workers: int = 0
     training_data: list[str] = field(default_factory=list)
@@ -157,7 +157,7 @@ class _RunHooks(PlanHooks):
         self.trainer = trainer
         batches = planned_batches(trainer)
         log_stage_summary(stage_summary(stage, trainer, batches))
-        check_step_cap(stage, batches, self.run.allow_unused_datasets)
+        check_step_cap(stage, batches, self.run.options.allow_unused_datasets)
         trainer.run_settings.settings, trainer.run_settings.changes = self.run.settings, self.run.changes
 
     def after_step(self, step: TrainingStage | ModelUpdate, output: TrainOutput | None) -> None:
@@ -189,7 +189,7 @@ def _train_plan(plan: MethodPlan, run: RunContext, hooks: _RunHooks) -> None:
     becomes one :class:`TrainingCrashed` sentence naming the stage and its last complete checkpoint (the traceback in
     ``train.log``), a preempted stage of a method that does not resume says to start again."""
     try:
-        plan.train(run.run_dir, run.resume, hooks)
+        plan.train(run.run_dir, run.options.resume, hooks)
     except TrainingPreempted as stop:
         if run.resumable:
             raise
@@ -232,7 +232,7 @@ def save_whole(write: Callable[[str], object], folder: Path, checkpoints: Path |
         kept = last_complete_checkpoint(checkpoints) if checkpoints else None
         how = (
             f"training is complete and {kept} holds it: fix the cause, then run the same command again with --resume "
-            "(resume=True) to finish saving"
+            "(RunOptions(resume=True)) to finish saving"
             if kept
             else "fix the cause, then run the same command again"
         )
@@ -247,11 +247,7 @@ def run_method(
     data: DataSources,
     output_dir: str | Path,
     build: Callable[[Any, DataSources], MethodPlan] | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    allow_changed: Iterable[str] = (),
-    dry_run: bool = False,
-    allow_unused_datasets: bool = False,
+    options: RunOptions = RunOptions(),
 ) -> dict[str, Any]:
     """Run a method end to end: check the folder (nothing is changed yet: :func:`check_output_dir`);
     ``set_seed(config.seed)``; ``build(config, data)``, which reads and checks the data; log the plan (also into
@@ -271,13 +267,13 @@ def run_method(
         data: the run's data sources, given whole to the builder.
         output_dir: run folder.
         build: makes the :class:`MethodPlan` of ``(config, data)``; default: :data:`~sbert_nonling.methods.BUILDERS`.
-        resume: continue an interrupted run of a ``resumable`` method from its newest intact checkpoint.
-        overwrite: replace the run ``output_dir`` holds, once the new run has finished.
-        allow_changed: settings a resume may change (:func:`~sbert_nonling.training.run_settings.safe_to_change`),
-            recorded as ``"settings_changed_on_resume"``; other changes are refused.
-        dry_run: check every input and build the plan, then return its :func:`plan_summary` without creating,
-            training or writing anything.
-        allow_unused_datasets: let a step cap leave a training dataset without a batch (a warning instead of an error).
+        options: how the run treats its folder and its checks (:class:`~sbert_nonling.app.run_options.RunOptions`):
+            ``resume`` an interrupted run of a ``resumable`` method from its newest intact checkpoint, the settings
+            ``allow_changed`` may change on resume (recorded as ``"settings_changed_on_resume"``; other changes are
+            refused), ``overwrite`` the run ``output_dir`` holds once the new run has finished, ``dry_run`` (check
+            every input and build the plan, then return its :func:`plan_summary` without creating, training or
+            writing anything), ``allow_unused_datasets`` (a step cap that leaves a training dataset without a batch
+            is a warning instead of an error).
 
     Raises:
         TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint.
@@ -289,24 +285,27 @@ def run_method(
         run) or ``"stages"`` (:func:`reports_stages`), and one key per plan evaluation. With ``dry_run``: the plan
         summary.
     """
-    if resume and not config.resumable:
+    if options.resume and not config.resumable:
         raise ValueError(
             f"resume is not supported by {config.name or config.method} (a sequence of stage runs); start it again."
         )
     precision, workers = resolved_precision(config.precision), resolved_workers(config.dataloader_num_workers)
     data_lines = training_data(config, data)  # the method's registration checked before anything runs
     build = build or BUILDERS[config.method]
-    if dry_run:  # every check of a real run before its first step, and nothing heavy
+    if options.dry_run:  # every check of a real run before its first step, and nothing heavy
         folder = check_output_dir(
-            check_output_target(output_dir), resume=resume, overwrite=overwrite, resumable=config.resumable
+            check_output_target(output_dir),
+            resume=options.resume,
+            overwrite=options.overwrite,
+            resumable=config.resumable,
         )
-        checkpoint = newest_intact_checkpoint(folder.run_dir / "checkpoints") if resume else None
+        checkpoint = newest_intact_checkpoint(folder.run_dir / "checkpoints") if options.resume else None
         if checkpoint:
-            check_resume_settings(checkpoint, config.to_dict(), allow_changed)
+            check_resume_settings(checkpoint, config.to_dict(), options.allow_changed)
         set_seed(config.seed)
         with planning_only():  # image features: every image checked, the encoder run on one batch
             plan = build(config, data)
-        summary = plan_summary(config, plan, folder, precision, workers, allow_unused_datasets)
+        summary = plan_summary(config, plan, folder, precision, workers, options.allow_unused_datasets)
         log_summary_header(summary)
         for stage in summary["stages"]:
             log_stage_summary(stage)
@@ -314,19 +313,20 @@ def run_method(
     output_dir = make_output_dir(output_dir)
     with run_lock(output_dir):  # one writer per folder, from the first check to the run record
         complete_replacement(output_dir)  # a replacement killed while it moved in: finish moving it
-        folder = check_output_dir(output_dir, resume=resume, overwrite=overwrite, resumable=config.resumable)
-        checkpoint = newest_intact_checkpoint(folder.run_dir / "checkpoints") if resume else None
-        changes = check_resume_settings(checkpoint, config.to_dict(), allow_changed) if checkpoint else []
+        folder = check_output_dir(
+            output_dir, resume=options.resume, overwrite=options.overwrite, resumable=config.resumable
+        )
+        checkpoint = newest_intact_checkpoint(folder.run_dir / "checkpoints") if options.resume else None
+        changes = check_resume_settings(checkpoint, config.to_dict(), options.allow_changed) if checkpoint else []
         set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
         plan = build(config, data)
-        run_dir = folder.run_dir if resume else folder.begin()
+        run_dir = folder.run_dir if options.resume else folder.begin()
         run = RunContext(
             run_dir,
             config.to_dict(),
             changes,
-            resume,
+            options,
             config.resumable,
-            allow_unused_datasets,
             precision,
             workers,
             data_lines,

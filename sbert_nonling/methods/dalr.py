@@ -8,7 +8,7 @@ from sentence_transformers.util import is_sentence_transformer_model
 
 from sbert_nonling.configs.dalr import DALRConfig
 from sbert_nonling.data.sources import DataSources
-from sbert_nonling.losses.dalr import DALRLoss
+from sbert_nonling.losses.dalr import Consistency, DALRLoss, ImageGrounding, SoftAlignment, TokenGrounding
 from sbert_nonling.losses.listwise_distillation import ListwiseDistillationLoss
 from sbert_nonling.losses.simcse import SimCSELoss
 from sbert_nonling.methods.clip_teacher import build_clip_grounding
@@ -101,20 +101,27 @@ def build_dalr(config: DALRConfig, data: DataSources) -> GroundingPlan:
             model,
             ranking_loss,
             config.clip_dimension,
-            consistency_weight=settings.consistency_weight,
-            cross_modal_weight=settings.cross_modal_weight,
-            intra_modal_weight=settings.intra_modal_weight,
-            image_grounding_weight=settings.image_grounding_weight,
-            token_grounding_weight=settings.token_grounding_weight,
-            kl_temperature=settings.kl_temperature,
-            kl_target_temperature=settings.kl_target_temperature,
-            consistency_margin=settings.consistency_margin,
-            consistency_mismatch=settings.consistency_mismatch,
-            consistency_dimension=settings.consistency_dimension,
-            projection_dimension=settings.projection_dimension,
-            image_margin=settings.image_margin,
-            image_temperature=settings.image_temperature,
-            token_normalization=settings.token_normalization,
+            alignment=SoftAlignment(
+                intra_modal_weight=settings.intra_modal_weight,
+                cross_modal_weight=settings.cross_modal_weight,
+                temperature=settings.kl_temperature,
+                target_temperature=settings.kl_target_temperature,
+            ),
+            consistency=Consistency(
+                weight=settings.consistency_weight,
+                margin=settings.consistency_margin,
+                mismatch=settings.consistency_mismatch,
+                dimension=settings.consistency_dimension,
+            ),
+            image_grounding=ImageGrounding(
+                weight=settings.image_grounding_weight,
+                margin=settings.image_margin,
+                temperature=settings.image_temperature,
+                projection_dimension=settings.projection_dimension,
+            ),
+            token_grounding=TokenGrounding(
+                weight=settings.token_grounding_weight, normalization=settings.token_normalization
+            ),
         )
 
     return build_clip_grounding(config, data, alignment, drop_last_batch=True)  # a batch of 1 has no negatives

@@ -144,7 +144,7 @@ def newest_intact_checkpoint(output_dir: str | os.PathLike) -> str | None:
     if damaged:
         raise ValueError(
             f"No intact checkpoint to resume from in {output_dir}: {'; '.join(damaged)}. Start the run again without "
-            "resume (with --overwrite / overwrite=True to replace this folder)."
+            "resume (with --overwrite / RunOptions(overwrite=True) to replace this folder)."
         )
     return None
 
@@ -190,7 +190,7 @@ def write_failure(folder: str | os.PathLike, error: BaseException) -> Checkpoint
     intact = [path.name for path in complete_checkpoints(folder.parent) if path != folder]
     if intact:
         kept = f"the earlier checkpoints ({', '.join(intact)}) are intact"
-        how = "then run the same command again with --resume (resume=True)"
+        how = "then run the same command again with --resume (RunOptions(resume=True))"
     else:
         kept = "there is no earlier checkpoint to resume from"
         how = "then run the same command again (without --resume: the run starts afresh)"

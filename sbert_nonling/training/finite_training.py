@@ -54,7 +54,7 @@ def diverged(what: str, step: int, output_dir: str | os.PathLike | None) -> Trai
     checkpoint = f"the last checkpoint, {kept}, holds finite weights" if kept else "no checkpoint had been written"
     return TrainingDiverged(
         f"Training diverged at step {step}: {what}. Nothing non-finite was saved ({checkpoint}). Lower the learning "
-        "rate (or check the data), then start the run again with --overwrite (overwrite=True)."
+        "rate (or check the data), then start the run again with --overwrite (RunOptions(overwrite=True))."
     )
 
 

@@ -30,7 +30,7 @@ class TrainingPreempted(RuntimeError):
         self.checkpoint = checkpoint
         if resumable:
             how = (
-                "Continue with the same command plus --resume (train_recipe(..., resume=True) or "
+                "Continue with the same command plus --resume (options=RunOptions(resume=True) or "
                 "trainer.train(resume_from_checkpoint=True))."
             )
         else:

@@ -137,7 +137,7 @@ def test_a_recipe_extends_another_and_its_run_records_every_setting():
     # the tiny block of the extended recipe applies first, then the recipe's own
     large = get_recipe("visualcse-roberta-large", tiny=True)
     assert (large["model"], large["image_size"], large["batch_size"], large["modality_weight"]) == (
-        "roberta-large",
+        "tiny:bert",
         32,
         64,
         0.2,
@@ -187,7 +187,13 @@ def test_loading_and_validating_every_recipe_imports_no_torch():
 
 def test_a_configs_tiny_defaults_apply_before_the_recipes_tiny_block():
     defaults = METHOD_CONFIGS["simcse"].tiny_defaults
-    assert defaults == {"pooling": "mean", "learning_rate": 1e-4, "eval_steps": 50, "max_steps": 200}
+    assert defaults == {
+        "model": "tiny:bert",
+        "pooling": "mean",
+        "learning_rate": 1e-4,
+        "eval_steps": 50,
+        "max_steps": 200,
+    }
     unsupervised, paper = get_recipe("simcse-unsup", tiny=True), get_recipe("simcse-unsup")
     assert {key: unsupervised[key] for key in defaults} == defaults != {key: paper[key] for key in defaults}
     supervised = get_recipe("simcse-sup", tiny=True)  # its tiny block keeps its own pooling

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from sbert_nonling.app import RunOptions
 from sbert_nonling.app.recipes import paper_result
 from sbert_nonling.app.reproduce import SeedRun, format_table, mean_and_sd, reproduce, summarise
 from sbert_nonling.data import DataSources
@@ -92,7 +93,14 @@ def test_a_tiny_reproduction_of_simcse_and_visualcse_prints_mean_and_sd_beside_t
     data = DataSources(text_file=str(text), sts_dir=str(sts_test_dir))
     overrides = {"batch_size": 8, "eval_steps": 2}
     again = reproduce(
-        ["simcse-unsup"], output, data, seeds=2, tiny=True, max_steps=4, overrides=overrides, resume=True
+        ["simcse-unsup"],
+        output,
+        data,
+        seeds=2,
+        tiny=True,
+        max_steps=4,
+        overrides=overrides,
+        options=RunOptions(resume=True),
     )
     assert [path.stat().st_mtime_ns for path in records] == before  # no run trained again
     simcse = [entry for entry in report["runs"] if entry["recipe"] == "simcse-unsup"]
@@ -170,7 +178,16 @@ def test_a_stop_between_runs_continues_with_resume_and_changed_settings_are_refu
     with pytest.raises(ValueError, match="already holds a reproduction: pass --resume"):
         reproduce(["simcse-unsup"], output, data, seeds=2, tiny=True, max_steps=2, overrides=overrides)
     with pytest.raises(ValueError) as refused:
-        reproduce(["simcse-unsup"], output, data, seeds=2, tiny=True, max_steps=3, overrides=overrides, resume=True)
+        reproduce(
+            ["simcse-unsup"],
+            output,
+            data,
+            seeds=2,
+            tiny=True,
+            max_steps=3,
+            overrides=overrides,
+            options=RunOptions(resume=True),
+        )
     assert str(refused.value).startswith(
         f"--resume with other settings than the finished run in {finished.parent} was trained with (max_steps: 2 in "
         "the run, 3 now)."
@@ -186,7 +203,7 @@ def test_a_stop_between_runs_continues_with_resume_and_changed_settings_are_refu
         tiny=True,
         max_steps=2,
         overrides=overrides,
-        resume=True,
+        options=RunOptions(resume=True),
         progress=lines.append,
     )
     assert finished.stat().st_mtime_ns == before and (stopped / "results.json").is_file()

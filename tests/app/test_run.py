@@ -10,7 +10,7 @@ import pytest
 import torch
 from sentence_transformers import SentenceTransformer
 
-from sbert_nonling.app import get_recipe, list_recipes, train_recipe
+from sbert_nonling.app import RunOptions, get_recipe, list_recipes, train_recipe
 from sbert_nonling.app.reproduce import reproduce
 from sbert_nonling.data import DataSources
 from tests.conftest import cited, cli_environment, wiki_file
@@ -509,7 +509,13 @@ def test_a_step_cap_that_leaves_the_captions_out_is_refused_before_training(tmp_
     for dry_run in (True, False):  # the dry run refuses what the run refuses
         with pytest.raises(ValueError, match=refusal):
             train_recipe(
-                "mcse", tmp_path / "run", data, tiny=True, max_steps=6, overrides={"batch_size": 8}, dry_run=dry_run
+                "mcse",
+                tmp_path / "run",
+                data,
+                tiny=True,
+                max_steps=6,
+                overrides={"batch_size": 8},
+                options=RunOptions(dry_run=dry_run),
             )
     assert not list((tmp_path / "run").glob("checkpoints/*"))
     summary = train_recipe(
@@ -519,12 +525,17 @@ def test_a_step_cap_that_leaves_the_captions_out_is_refused_before_training(tmp_
         tiny=True,
         max_steps=6,
         overrides={"batch_size": 8},
-        allow_unused_datasets=True,
-        dry_run=True,
+        options=RunOptions(allow_unused_datasets=True, dry_run=True),
     )
     assert summary["stages"][0]["batches"] == {"text": 6, "captions": 0}
     result = train_recipe(
-        "mcse", tmp_path / "run", data, tiny=True, max_steps=6, overrides={"batch_size": 8}, allow_unused_datasets=True
+        "mcse",
+        tmp_path / "run",
+        data,
+        tiny=True,
+        max_steps=6,
+        overrides={"batch_size": 8},
+        options=RunOptions(allow_unused_datasets=True),
     )
     assert result["step_counts"] == {"text": 6} and "trains without 'captions'" in caplog.text
 
@@ -545,7 +556,13 @@ def test_max_steps_below_one_is_refused(tmp_path, max_steps):
 def test_a_dry_run_checks_the_inputs_and_says_what_each_stage_reads_without_writing(tmp_path, data_dir, flickr_subset):
     data = _mcse_data(tmp_path, data_dir, flickr_subset, 640)
     summary = train_recipe(
-        "mcse", tmp_path / "run", data, tiny=True, max_steps=48, overrides={"batch_size": 8}, dry_run=True
+        "mcse",
+        tmp_path / "run",
+        data,
+        tiny=True,
+        max_steps=48,
+        overrides={"batch_size": 8},
+        options=RunOptions(dry_run=True),
     )
     (stage,) = summary["stages"]
     assert stage["batches"] == {"text": 47, "captions": 1} and stage["optimizer_steps"] == 48
@@ -559,7 +576,11 @@ def test_a_dry_run_checks_the_inputs_and_says_what_each_stage_reads_without_writ
     assert not (tmp_path / "run").exists()
     with pytest.raises(ValueError, match="does not exist"):
         train_recipe(
-            "mcse", tmp_path / "run", DataSources(text_file=tmp_path / "missing.txt"), tiny=True, dry_run=True
+            "mcse",
+            tmp_path / "run",
+            DataSources(text_file=tmp_path / "missing.txt"),
+            tiny=True,
+            options=RunOptions(dry_run=True),
         )
 
 
@@ -689,8 +710,7 @@ def test_a_dry_run_refuses_a_resume_with_changed_settings_and_extracts_no_featur
             tiny=True,
             max_steps=6,
             overrides={"eval_steps": 2},
-            resume=True,
-            dry_run=True,
+            options=RunOptions(resume=True, dry_run=True),
         )
     data = DataSources(
         text_file=text, captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images"
@@ -702,8 +722,7 @@ def test_a_dry_run_refuses_a_resume_with_changed_settings_and_extracts_no_featur
         tiny=True,
         max_steps=4,
         overrides={"batch_size": 8, "image_encoder": "efficientnet-lite0"},
-        allow_unused_datasets=True,
-        dry_run=True,
+        options=RunOptions(allow_unused_datasets=True, dry_run=True),
     )
     assert summary["stages"][0]["optimizer_steps"] == 4 and not (tmp_path / "mcse").exists()
 
@@ -780,7 +799,9 @@ def test_a_method_of_one_s_own_trains_from_python_with_a_card_a_dry_run_resume_a
     recipe = str(own_method / "warm-simcse.json")
     data = DataSources(text_file=wiki_file(tmp_path / "wiki.txt", 64), sts_dir=sts_test_dir)
     settings = {"batch_size": 8, "eval_steps": 2}
-    summary = train_recipe(recipe, tmp_path / "run", data, settings, tiny=True, max_steps=2, dry_run=True)
+    summary = train_recipe(
+        recipe, tmp_path / "run", data, settings, tiny=True, max_steps=2, options=RunOptions(dry_run=True)
+    )
     assert summary["stages"][0]["optimizer_steps"] == 2 and not (tmp_path / "run").exists()
 
     result = train_recipe(recipe, tmp_path / "run", data, settings, tiny=True, max_steps=2)
@@ -793,7 +814,10 @@ def test_a_method_of_one_s_own_trains_from_python_with_a_card_a_dry_run_resume_a
     with pytest.raises(ValueError, match="interrupted run"):
         train_recipe(recipe, tmp_path / "run", data, settings, tiny=True, max_steps=2)
     assert (
-        train_recipe(recipe, tmp_path / "run", data, settings, tiny=True, max_steps=2, resume=True)["global_step"] == 2
+        train_recipe(
+            recipe, tmp_path / "run", data, settings, tiny=True, max_steps=2, options=RunOptions(resume=True)
+        )["global_step"]
+        == 2
     )
 
     report = reproduce([recipe], tmp_path / "table", data, seeds=1, tiny=True, max_steps=2, overrides=settings)

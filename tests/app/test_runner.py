@@ -11,7 +11,7 @@ import torch
 from datasets import Dataset
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainingArguments
 
-from sbert_nonling.app import load_recipe, run_method
+from sbert_nonling.app import RunOptions, load_recipe, run_method
 from sbert_nonling.app.runner import reports_stages, training_data
 from sbert_nonling.configs import MCSEConfig, MultitaskConfig, SimCSEConfig
 from sbert_nonling.data import DataSources
@@ -113,7 +113,7 @@ def test_resume_is_refused_for_methods_that_restart_and_before_anything_is_built
             DataSources(),
             tmp_path,
             lambda config, data: pytest.fail("built"),
-            resume=True,
+            options=RunOptions(resume=True),
         )
 
 

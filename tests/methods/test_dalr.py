@@ -33,7 +33,7 @@ def test_dalr_distils_every_caption_from_frozen_teachers_and_clip(data, tmp_path
     assert list(stage.train_dataset) == ["text", "captions"] and len(stage.train_dataset["captions"]) == 60
     loss, text = stage.loss["captions"], stage.loss["text"]
     assert isinstance(loss, DALRLoss) and isinstance(text, SimCSELoss) and loss.text_loss is text
-    assert (loss.ranking_loss.kind, loss.consistency_mismatch, loss.ranking_loss.teacher_weights) == (
+    assert (loss.ranking_loss.kind, loss.consistency.mismatch, loss.ranking_loss.teacher_weights) == (
         "listnet",
         "released_roll",
         [0.33, 0.67],

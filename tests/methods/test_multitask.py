@@ -12,7 +12,7 @@ from sentence_transformers import (
 )
 from sentence_transformers.base.sampler import BatchSamplers
 
-from sbert_nonling.app import get_recipe, load_recipe, run_method, train_recipe
+from sbert_nonling.app import RunOptions, get_recipe, load_recipe, run_method, train_recipe
 from sbert_nonling.data import DataSources
 from sbert_nonling.methods import build_multitask, task_losses
 from sbert_nonling.training.multitask_sampler import multitask_sampler_arguments
@@ -212,7 +212,11 @@ def test_missing_data_and_bad_settings(tmp_path, task_dir, nli_file, small_sts_d
         )
     with pytest.raises(ValueError, match="resume is not supported by multitask"):
         train_recipe(
-            "multitask", tmp_path / "f", DataSources(nli_file=nli_file, sts_dir=task_dir), tiny=True, resume=True
+            "multitask",
+            tmp_path / "f",
+            DataSources(nli_file=nli_file, sts_dir=task_dir),
+            tiny=True,
+            options=RunOptions(resume=True),
         )
 
 
