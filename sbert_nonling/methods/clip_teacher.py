@@ -112,7 +112,7 @@ def build_clip_grounding(
             for :func:`~sbert_nonling.methods.simcse.build_simcse`.
         caption_loss: builds the caption loss from the model, the text loss and the training sentences.
         drop_last_batch: leave out each dataset's last, shorter batch of an epoch (a caption loss that needs
-            several captions in a batch: DALR's BatchNorm aligners).
+            several captions in a batch: DALR's BatchNorm aligners); a compiled run leaves it out either way.
     """
     text_dataset, sentences = text_training_data(config, data.text_file, data.nli_file, captions_only=True)
     pairs, heldout_pairs, images = grounding_pairs(config, data)
@@ -120,7 +120,7 @@ def build_clip_grounding(
     sentence_model = starting_sentence_model(config, sentences)
     evaluator = sts_dev_evaluator(data.sts_dir, config.eval_tasks) if data.sts_dir is not None else None
     args = single_run_arguments(config, evaluator is not None, interleaved=text_dataset is not None)
-    args.dataloader_drop_last = drop_last_batch
+    args.dataloader_drop_last = drop_last_batch or args.dataloader_drop_last  # a compiled run drops it already
     text_loss = text_contrastive_loss(sentence_model, config.text_loss, args.world_size > 1)
     grounding = caption_loss(
         sentence_model, text_loss, sentences

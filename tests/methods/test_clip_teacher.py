@@ -51,3 +51,14 @@ def test_held_out_images_need_a_caption_loss_with_a_shared_space(tmp_path, text_
     )
     with pytest.raises(ValueError, match="no shared caption-image space to score held-out images in"):
         build_dalr(config, data)  # DALR's loss scores no caption-image space
+
+
+@pytest.mark.parametrize("compile_setting", [True, False])
+def test_a_compiled_kdmcse_stage_leaves_out_an_epoch_s_short_last_batch(flickr_subset, compile_setting):
+    config = load_recipe(
+        "kdmcse", tiny=True, overrides={"data": "captions", "max_steps": 1, "compile": compile_setting}
+    )
+    data = DataSources(captions_file=flickr_subset / "captions.txt", image_dir=flickr_subset / "images")
+    (stage,) = build_kdmcse(config, data).stages
+    # static shapes for a compiled step; KDMCSE itself needs no full batch, so an eager run keeps it
+    assert stage.args.dataloader_drop_last is compile_setting
