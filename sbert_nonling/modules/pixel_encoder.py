@@ -12,6 +12,8 @@ from sentence_transformers.base.modules import Module
 from transformers import ViTMAEConfig, ViTMAEModel
 from transformers.utils import cached_file
 
+from sbert_nonling.modules.encoder_families import encoder_attention_mask
+
 logger = logging.getLogger(__name__)
 
 #: The pretrained PIXEL checkpoint on the Hugging Face Hub.
@@ -44,9 +46,11 @@ class PixelEncoder(Module):
     """The PIXEL encoder (a ViT-MAE encoder over a one-row strip of 16x16 patches) as a sentence-transformers module.
 
     ``forward`` runs :class:`~transformers.ViTMAEModel` on :class:`~sbert_nonling.modules.PixelRenderer`'s features
-    without masking or shuffling, [CLS] always attended, and writes ``token_embeddings`` (B, max_patches, hidden) for
-    the *patches only*: ``Pooling(hidden, "mean")`` is then PIXEL's mean over unmasked patches. :meth:`from_pretrained`
-    also reads PIXEL's checkpoint format; saved as a ``vit_mae`` checkpoint plus ``pixel_encoder_config.json``.
+    without masking or shuffling, [CLS] always attended (the patch mask prepared as 4-D on a GPU:
+    :func:`~sbert_nonling.modules.encoder_families.encoder_attention_mask`), and writes ``token_embeddings``
+    (B, max_patches, hidden) for the *patches only*: ``Pooling(hidden, "mean")`` is then PIXEL's mean over unmasked
+    patches. :meth:`from_pretrained` also reads PIXEL's checkpoint format; saved as a ``vit_mae`` checkpoint plus
+    ``pixel_encoder_config.json``.
 
     Args:
         model: a ``ViTMAEModel`` whose ``image_size`` is ``(patch_size, max_patches * patch_size)``; use
@@ -164,8 +168,10 @@ class PixelEncoder(Module):
         batch_size = pixel_values.shape[0]
         in_order = torch.arange(self.max_patches, device=pixel_values.device).expand(batch_size, -1)
         with_cls = torch.cat([patch_mask.new_ones(batch_size, 1), patch_mask], dim=1)
+        # a GPU's batch gets its 4-D mask ready: transformers' check of the 2-D one would wait for the device
+        mask = encoder_attention_mask(self.model, with_cls, self.model.dtype)
         output = self.model(
-            pixel_values=pixel_values.to(self.model.dtype), noise=in_order, attention_mask=with_cls, return_dict=True
+            pixel_values=pixel_values.to(self.model.dtype), noise=in_order, attention_mask=mask, return_dict=True
         )
         features["token_embeddings"] = output.last_hidden_state[:, 1:]
         return features

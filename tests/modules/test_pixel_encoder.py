@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import traceback
 
 import pytest
 import torch
 from safetensors.torch import save_file
+from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import ViTMAEConfig, ViTMAEModel
 
+from sbert_nonling.modules import encoder_families
 from sbert_nonling.modules.pixel_encoder import PixelEncoder, resize_position_table
 
 STORED_PATCHES = 12
@@ -146,6 +149,37 @@ def test_padded_patches_are_not_attended(reference):
             "token_embeddings"
         ]
     torch.testing.assert_close(padded, unpadded, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("implementation", ["sdpa", "eager"])
+def test_a_gpu_s_patch_mask_is_prepared_reads_nothing_and_keeps_the_embeddings(reference, implementation, monkeypatch):
+    """On the CPU ViT-MAE gets the 2-D patch mask (transformers' check reads it: free there); where the check would
+    wait for the device (a GPU, faked by the device check) a prepared 4-D mask, nothing read back on the host, and
+    the very embeddings of the 2-D mask."""
+    model = resize_position_table(reference, MAX_PATCHES)
+    model.config._attn_implementation = implementation
+    encoder = PixelEncoder(model).eval()
+    mask = torch.ones(2, MAX_PATCHES, dtype=torch.long)
+    mask[1, 5:] = 0
+    features = {"pixel_values": _strip(2, MAX_PATCHES), "attention_mask": mask}
+    reads: list[str] = []
+
+    class Reads(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.aten._local_scalar_dense.default:
+                reads.append(traceback.extract_stack()[-2].filename)
+            return func(*args, **(kwargs or {}))
+
+    def embeddings() -> torch.Tensor:
+        with torch.no_grad(), Reads():
+            return encoder(dict(features))["token_embeddings"]
+
+    on_cpu = embeddings()
+    assert reads  # transformers' check of the 2-D mask
+    reads.clear()
+    monkeypatch.setattr(encoder_families, "mask_check_syncs", lambda device: True)
+    torch.testing.assert_close(embeddings(), on_cpu, rtol=0, atol=0)
+    assert reads == []
 
 
 def test_no_random_masking_in_training_mode(reference):

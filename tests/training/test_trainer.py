@@ -288,10 +288,6 @@ def test_resuming_a_run_whose_training_is_complete_takes_no_step(tiny_encoder_di
 #: masks (``torch.rand(1)`` read back on the host: CPU tensors even when training on a GPU, so no device
 #: synchronisation there).
 OTHERS_SYNCS = ("torchaudio/functional/functional.py",)
-#: transformers' SDPA mask check (``padding_mask.all()``): left to Pixel Linguist's PIXEL encoder alone, which hands
-#: ViT-MAE the 2-D patch mask (the other families' encoders get a prepared mask where the check would wait).
-MASK_CHECK = "transformers/masking_utils.py"
-
 
 class HostSyncs(TorchDispatchMode):
     """Records the Python call site of every host-device synchronisation (``aten._local_scalar_dense``: ``.item()``,
@@ -460,7 +456,7 @@ def test_an_ordinary_training_step_never_waits_for_the_device(
         trainer.args.output_dir = str(tmp_path / f"stage-{index}")
         trainer.args.set_logging(strategy="steps", steps=3, report_to="none")
         trainer.args.set_save(strategy="no")
-        syncs = StepSyncs(OTHERS_SYNCS + ((MASK_CHECK,) if family == "pixel-linguist" else ()))
+        syncs = StepSyncs()
         trainer.add_callback(syncs)
         trainer.train()
         assert sorted(syncs.ordinary) == [1, 2, 4], stage.name  # step 3 logs, step 5 is the last
