@@ -289,6 +289,7 @@ def test_resuming_a_run_whose_training_is_complete_takes_no_step(tiny_encoder_di
 #: synchronisation there).
 OTHERS_SYNCS = ("torchaudio/functional/functional.py",)
 
+
 class HostSyncs(TorchDispatchMode):
     """Records the Python call site of every host-device synchronisation (``aten._local_scalar_dense``: ``.item()``,
     ``bool(tensor)``, ``.tolist()``, ...) dispatched while it is active, innermost frame first."""
