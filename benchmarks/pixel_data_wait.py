@@ -62,6 +62,7 @@ def visual_stage(steps: int, workers: int, batch_size: int, text_file: Path):
         "reasoning.max_steps": 0,
         "parallel.max_steps": 0,
         "dataloader_num_workers": workers,
+        "compile": False,  # the eager run's batches (compile's auto would drop each epoch's short batch on a GPU)
     }
     plan = build_pixel_linguist(
         load_recipe("pixel-linguist", tiny=True, overrides=overrides), DataSources(text_file=text_file)

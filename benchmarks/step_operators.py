@@ -1,13 +1,13 @@
 """The ATen operators of one optimizer step of each method's trainer vs a bare PyTorch loop of the same step
 (issue 33).
 
-Each method's plan is built from its recipe's ``tiny`` block (small random encoders built offline) on small data copied
-from the shared folder, as ``benchmarks/gpu_check.py`` builds it, and its stages train a few steps each through
-``TrainingStage.run``: their hooks and their own trainer (``NonLinguisticTrainer`` / ``UnpairedModalityTrainer``,
-every callback of a real run), with no logging, evaluation or saving before the last step. A ``TorchDispatchMode``
-counts the operators dispatched between the step's ``on_step_begin`` and ``on_step_end`` (forward, backward,
-clipping, the optimizer step, the schedule) of an ordinary step of each training dataset, one whose optimizer had
-stepped before (the first step creates AdamW's state).
+Each method's plan is built from its recipe's ``tiny`` block (small random encoders built offline, ``compile`` off:
+eager steps) on small data copied from the shared folder, as ``benchmarks/gpu_check.py`` builds it, and its stages
+train a few steps each through ``TrainingStage.run``: their hooks and their own trainer (``NonLinguisticTrainer`` /
+``UnpairedModalityTrainer``, every callback of a real run), with no logging, evaluation or saving before the last
+step. A ``TorchDispatchMode`` counts the operators dispatched between the step's ``on_step_begin`` and
+``on_step_end`` (forward, backward, clipping, the optimizer step, the schedule) of an ordinary step of each training
+dataset, one whose optimizer had stepped before (the first step creates AdamW's state).
 
 The bare loop takes the very batches of that step and runs the same step by hand on the same model: the loss module on
 the batch's features (divided by the accumulation steps when there are several micro-batches), ``backward``,
@@ -50,6 +50,8 @@ from sbert_nonling.methods.plan import ModelUpdate
 FAMILIES = ("simcse", "visualcse", "audiocse", "mcse", "macd", "multitask", "pixel-linguist")
 GOAL = 1.1
 SYNC = "aten._local_scalar_dense.default"
+#: The recipe setting of the eager steps counted here (``compile``'s ``auto`` would compile them on a GPU).
+EAGER = {"compile": False}
 #: ``--quick``: the fewest steps that count an ordinary step of each dataset, one thread.
 QUICK = {"steps": 5, "threads": 1}
 
@@ -113,11 +115,11 @@ def family_plan(family: str, inputs: dict[str, Path], steps: int):
     data = common.DATA_DIR
     if family == "simcse":
         return build_simcse(
-            load_recipe("simcse-unsup", tiny=True, overrides={"batch_size": 8, "max_steps": steps}),
+            load_recipe("simcse-unsup", tiny=True, overrides={**EAGER, "batch_size": 8, "max_steps": steps}),
             DataSources(text_file=inputs["wiki"]),
         )
     if family in ("visualcse", "audiocse"):
-        overrides = {"batch_size": 8, "max_steps": steps, "modality_batch_size": 4}
+        overrides = {**EAGER, "batch_size": 8, "max_steps": steps, "modality_batch_size": 4}
         if family == "visualcse":
             config = load_recipe("visualcse", tiny=True, overrides={**overrides, "images_per_class": 2})
             return build_unpaired_modality(
@@ -131,7 +133,7 @@ def family_plan(family: str, inputs: dict[str, Path], steps: int):
             ),
         )
     if family in ("mcse", "macd"):
-        config = load_recipe(family, tiny=True, overrides={"batch_size": 6, "max_steps": steps})
+        config = load_recipe(family, tiny=True, overrides={**EAGER, "batch_size": 6, "max_steps": steps})
         return build_grounding(
             config,
             DataSources(
@@ -140,6 +142,7 @@ def family_plan(family: str, inputs: dict[str, Path], steps: int):
         )
     if family == "multitask":
         overrides = {
+            **EAGER,
             "train_limit": 48,
             "contrastive.batch_size": 8,
             "multitask.batch_size": 8,
@@ -151,6 +154,7 @@ def family_plan(family: str, inputs: dict[str, Path], steps: int):
             DataSources(nli_file=inputs["nli"], sts_dir=inputs["tasks"]),
         )
     overrides = {
+        **EAGER,
         "perturbation_sets": [["swap"]],
         "visual.batch_size": 8,
         "visual.max_steps": steps,
