@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData, try_to_load_from_cache
+from sentence_transformers import SentenceTransformerModelCardData
+from sentence_transformers.base.model_card import get_losses
 from sentence_transformers.base.modules import Router
 from sentence_transformers.sentence_transformer.modules import Dense, Pooling
 from torch import nn
@@ -25,13 +27,6 @@ from sbert_nonling.training.run_settings import dotted_settings
 
 CardForm = Literal["text", "full", "pixel"]
 
-#: sentence-transformers, cited on every card beside the losses' papers.
-SENTENCE_TRANSFORMERS_CITATION = """@inproceedings{reimers2019sentencebert,
-    title = {Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks},
-    author = {Reimers, Nils and Gurevych, Iryna},
-    booktitle = {EMNLP},
-    year = {2019}
-}"""
 #: Recipe keys shown in the card's hyper-parameter list (those a recipe has; a stage with all its settings).
 CARD_SETTINGS = (
     "model",
@@ -545,7 +540,8 @@ def model_card(
         scores: row label -> {STS task: Spearman x100, "avg": mean}, e.g. dev scores before / after training.
         training_data: one line per dataset used (:meth:`~sbert_nonling.data.DataSources.card_lines`).
         name: the Hub id or folder shown in the loading snippet (:func:`card_for_repo` sets the Hub id on upload).
-        citations: the BibTeX of the losses that trained the model (:func:`loss_citations`), each cited once.
+        citations: the BibTeX of the losses that trained the model (:func:`loss_citations`), each cited once;
+            sentence-transformers' own paper is cited on every card.
         routes: the routes of a full or pixel model (:func:`saved_routes`), e.g. ``["text", "image"]``.
         retrieval: caption <-> image Recall@K x100 on held-out images (``{"text_to_image_R@1": 41.2, ...}``).
         multilingual_scores: as ``scores``, for stsb_multi_mt tasks (``STSBenchmarkMultilingualSTS-<language>``).
@@ -649,7 +645,7 @@ def model_card(
         )
     if evaluation:
         parts.append("## Evaluation\n\n" + "\n\n".join(evaluation))
-    entries = bibtex_entries([*citations, SENTENCE_TRANSFORMERS_CITATION])
+    entries = bibtex_entries([*loss_citations({}), *citations])  # sentence-transformers' own paper on every card
     parts.append("## Citation\n\n```bibtex\n" + "\n\n".join(entries) + "\n```")
     return "\n\n".join(parts) + "\n"
 
@@ -695,14 +691,23 @@ def bibtex_entries(citations: Iterable[str]) -> list[str]:
 
 
 def loss_citations(loss: nn.Module | Mapping[str, nn.Module]) -> list[str]:
-    """The ``citation`` of a trainer's loss (or of each loss of a dict): the papers of the method it trains.
+    """The citations sentence-transformers' card data records for a trainer's loss (``set_losses``): its own paper
+    (Sentence-BERT) first, then the ``citation`` of each loss, of each loss of a dict and of the losses they wrap
+    (``get_losses``), each identical text once.
 
     Args:
-        loss: a loss, or ``{dataset name: loss}``; a loss without a ``citation`` adds none.
+        loss: a loss, or ``{dataset name: loss}`` (``{}``: sentence-transformers' paper alone); a loss without a
+            ``citation`` adds none.
+
+    Example::
+
+        from sbert_nonling.export.model_card import loss_citations
+
+        print(loss_citations({})[0].split(",")[0].strip())  # @inproceedings{reimers-2019-sentence-bert
     """
-    losses = loss.values() if isinstance(loss, Mapping) else [loss]
-    citations = [getattr(item, "citation", None) for item in losses]
-    return [citation for citation in citations if citation]
+    card_data = SentenceTransformerModelCardData(local_files_only=True)
+    card_data.set_losses(get_losses(dict(loss) if isinstance(loss, Mapping) else loss))
+    return list(card_data.citations.values())
 
 
 def write_model_card(

@@ -18,9 +18,10 @@ from sbert_nonling.util.validation import check_export_target
 logger = logging.getLogger(__name__)
 
 
-#: The card data fields an export takes over from the model: the widget's example sentences, the datasets and the
-#: tags (its losses) sentence-transformers' trainer recorded; the rest (modules, base model) is the export's own.
-CARRIED_CARD_DATA = ("widget", "datasets", "train_datasets", "eval_datasets", "tags")
+#: The card data fields an export takes over from the model: the widget's example sentences, the datasets, the tags
+#: and the citations of its losses sentence-transformers' trainer recorded; the rest (modules, base model) is the
+#: export's own.
+CARRIED_CARD_DATA = ("widget", "datasets", "train_datasets", "eval_datasets", "tags", "citations")
 
 
 def export_text_model(

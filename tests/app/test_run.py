@@ -95,7 +95,7 @@ def test_supervised_recipe_trains_on_nli_triplets(tmp_path, data_dir):
         max_steps=3,
         overrides={"batch_size": 8, "eval_steps": 3},
     )
-    assert {"gao2021simcse", "reimers2019sentencebert"} <= cited(result["model"])  # the card cites the losses' papers
+    assert {"gao2021simcse", "reimers-2019-sentence-bert"} <= cited(result["model"])  # the losses' papers
     assert result["global_step"] == 3 and result["dev_before"] == {} and result["best_checkpoint"] is None
     modules = json.loads((tmp_path / "run" / "export" / "modules.json").read_text())
     assert [module["type"].rsplit(".", 1)[1] for module in modules] == ["Transformer", "Pooling", "Dense"]

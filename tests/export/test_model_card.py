@@ -37,7 +37,7 @@ def test_cards_carry_method_data_scores_loading_code_and_the_losses_citations(ti
     )
     assert 'SentenceTransformer("me/visualcse")' in text and "trust_remote_code" not in text
     assert "| dev, after training | 82.50 | 71.25 | 76.88 |" in text and "text_file: wiki1m.txt" in text
-    assert "jian2022nonlinguistic" in text and "gao2021simcse" in text and "reimers2019sentencebert" in text
+    assert "jian2022nonlinguistic" in text and "gao2021simcse" in text and "reimers-2019-sentence-bert" in text
     mcse = MultimodalAlignLoss(tiny_model, image_dimension=8, text_loss=SimCSELoss(tiny_model))
     full = model_card(
         get_recipe("mcse"), "full", name="me/mcse-full", citations=loss_citations(mcse) + loss_citations(mcse)
@@ -231,7 +231,7 @@ def test_recipe_runs_leave_settings_results_and_cards(tmp_path, data_dir, small_
         widget = ModelCard.load(run / folder / "README.md").data.widget
         assert widget and all(example["source_sentence"] in sentences for example in widget)
     assert "trust_remote_code=True" in (run / "model" / "README.md").read_text()
-    assert {"gao2021simcse", "reimers2019sentencebert"} <= cited(run / "model") and "gao2021simcse" in cited(
+    assert {"gao2021simcse", "reimers-2019-sentence-bert"} <= cited(run / "model") and "gao2021simcse" in cited(
         run / "export"
     )
     SentenceTransformer(str(run / "export")).encode(["The card did not break loading."])

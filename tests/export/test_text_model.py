@@ -74,11 +74,14 @@ def test_export_refuses_a_file_or_a_non_empty_folder_unless_overwrite(tiny_model
     assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".")] == []  # no staging folder left
 
 
-def test_the_export_s_card_keeps_the_widget_datasets_and_tags_training_recorded(tiny_model, tmp_path):
+def test_the_export_s_card_keeps_the_widget_datasets_tags_and_citations_training_recorded(tiny_model, tmp_path):
+    from sbert_nonling import SimCSELoss
+
     tiny_model.model_card_data.widget = [{"source_sentence": "A cat sleeps.", "sentences": ["A dog runs."]}]
-    tiny_model.model_card_data.tags = [*tiny_model.model_card_data.tags, "loss:SimCSELoss"]
+    tiny_model.model_card_data.set_losses([SimCSELoss(tiny_model)])  # as sentence-transformers' trainer records them
     export_text_model(tiny_model, tmp_path / "export")
     card = (tmp_path / "export" / "README.md").read_text(encoding="utf-8")
     assert "source_sentence: A cat sleeps." in card and "- A dog runs." in card and "- loss:SimCSELoss" in card
+    assert "#### SimCSELoss" in card and "@inproceedings{gao2021simcse," in card  # the loss's paper, ST's section
     reloaded = SentenceTransformer(str(tmp_path / "export"))
     assert reloaded.encode(["A cat sleeps."]).shape == tiny_model.encode(["A cat sleeps."]).shape
