@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 from sentence_transformers import SentenceTransformerModelCardData
 from sentence_transformers.base.modality import format_modality, infer_modality
@@ -129,6 +129,40 @@ class ModalityRouter(Router):
         chain = self.sub_modules[route]
         assert isinstance(chain, nn.Sequential)
         return chain
+
+    def train(self, mode: bool = True) -> Self:
+        """Training mode (``mode`` True) or evaluation mode for the router and every module of its routes, each module
+        set once. torch's ``Module.train`` recurses into every route, and so through the shared encoder once per
+        route; transformers' trainer calls it before every micro-batch. Each route module's own ``train`` is called,
+        so a module that overrides it (a frozen part kept in eval mode) still decides its mode.
+
+        Args:
+            mode: True for training mode, False for evaluation mode (``eval()`` passes False).
+
+        Example::
+
+            from sbert_nonling import ImagePatchEmbed, ModalityRouter, SharedEncoder
+            from sbert_nonling.models import build_tiny_encoder
+
+            path = build_tiny_encoder("tiny-bert", ["A man is playing a guitar."], hidden_size=32)  # offline
+            encoder = SharedEncoder(str(path))
+            front_ends = {"image": ImagePatchEmbed(image_size=32, patch_size=8, embedding_dimension=32)}
+            router = ModalityRouter.from_encoder(encoder, front_ends=front_ends)
+            router.eval()  # the shared encoder's modules set once, not once per route
+            print(router.training, encoder.training)  # False False
+        """
+        if not isinstance(mode, bool):
+            raise ValueError(f"train(mode={mode!r}): mode must be True (training) or False (evaluation).")
+        self.training = self.sub_modules.training = mode
+        visited: set[nn.Module] = set()
+        for route in self.sub_modules:
+            chain = self.route_chain(route)
+            chain.training = mode
+            for module in chain:
+                if module not in visited:  # the shared encoder ends every route
+                    visited.add(module)
+                    module.train(mode)
+        return self
 
     def add_route(self, modality: str, front_end: InputModule) -> None:
         """Add a ``[front_end, shared encoder]`` route named after ``modality``.

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import collections
 import json
 
 import numpy as np
@@ -11,6 +12,7 @@ from sentence_transformers.sentence_transformer.modules import Pooling
 
 from sbert_nonling import ModalityRouter, SharedEncoder, export_text_model
 from sbert_nonling.models import build_sentence_model
+from sbert_nonling.util.frozen import FrozenModule
 from tests.modules.toy_front_end import ToyFrontEnd
 
 AUDIO_BATCH = [
@@ -169,3 +171,38 @@ def test_a_two_dimensional_grayscale_image_is_not_read_as_audio(encoder):
     ):
         model.encode([np.zeros((32, 32), dtype=np.float32)])
     model.encode([np.zeros((2, 16), dtype=np.float32)])  # stereo audio still is audio
+
+
+class FrozenProjection(FrozenModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+        self.freeze()
+
+
+def test_train_and_eval_set_every_module_once_and_keep_a_frozen_part_in_eval_mode(encoder, monkeypatch):
+    """transformers' trainer calls model.train() before every micro-batch: the encoder every route ends in is set
+    once, not once per route, and a module whose train() keeps it in eval mode still decides."""
+    image = ToyFrontEnd(32, "image")
+    image.frozen = FrozenProjection()
+    router = ModalityRouter.from_encoder(encoder, front_ends={"audio": ToyFrontEnd(32), "image": image})
+    model = SentenceTransformer(modules=[router, Pooling(32, pooling_mode="cls")])
+    calls: collections.Counter[int] = collections.Counter()
+    module_train = torch.nn.Module.train
+
+    def counted_train(module, mode=True):
+        calls[id(module)] += 1
+        return module_train(module, mode)
+
+    monkeypatch.setattr(torch.nn.Module, "train", counted_train)
+    containers = {id(router), id(router.sub_modules), *(id(chain) for chain in router.sub_modules.values())}
+    for mode in (False, True):
+        calls.clear()
+        model.train(mode)
+        reached = [module for module in router.modules() if id(module) not in containers]
+        assert reached and all(calls[id(module)] == 1 for module in reached)
+        frozen = set(map(id, image.frozen.modules()))
+        for module in model.modules():
+            assert module.training is (mode and id(module) not in frozen), type(module).__name__
+    with pytest.raises(ValueError, match=r"train\(mode='yes'\): mode must be True"):
+        router.train("yes")
