@@ -22,8 +22,7 @@ from sbert_nonling.configs.base import MethodConfig
 from sbert_nonling.data.sources import DataSources
 from sbert_nonling.evaluation.paper_results import PaperResult
 from sbert_nonling.evaluation.sts_data import STS_TASKS, STSData, check_sts_test_dir
-from sbert_nonling.training.checkpoints import newest_intact_checkpoint
-from sbert_nonling.training.run_settings import changed_settings, check_resume_settings, describe_changes
+from sbert_nonling.training.run_settings import changed_settings, check_resume_point, describe_changes
 
 logger = logging.getLogger(__name__)
 
@@ -308,9 +307,8 @@ def check_unchanged(planned: list[PlannedRun]) -> None:
                     "(RunOptions(overwrite=True)) to train its runs again."
                 )
             continue
-        checkpoint = newest_intact_checkpoint(plan.folder / "checkpoints")
-        if checkpoint is not None and plan.config.resumable:
-            check_resume_settings(checkpoint, plan.config.to_dict())
+        if plan.config.resumable:
+            check_resume_point(plan.folder / "checkpoints", plan.config.to_dict())
 
 
 def _train_once(plan: PlannedRun, data: DataSources, options: RunOptions) -> tuple[dict[str, Any], bool]:

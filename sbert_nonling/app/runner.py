@@ -3,12 +3,13 @@ record."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,11 +52,11 @@ from sbert_nonling.methods import BUILDERS
 from sbert_nonling.methods.grounding import GroundingPlan
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, PlanHooks, TrainingStage
 from sbert_nonling.training.arguments import dev_curve, resolved_precision, resolved_workers, scores_at_best_checkpoint
-from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint, newest_intact_checkpoint
+from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint
 from sbert_nonling.training.finite_training import TrainingDiverged, non_finite_parameters
 from sbert_nonling.training.planned_batches import planned_batches
 from sbert_nonling.training.preemption import TrainingPreempted
-from sbert_nonling.training.run_settings import check_resume_settings
+from sbert_nonling.training.run_settings import check_resume_point
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 
 logger = logging.getLogger(__name__)
@@ -289,53 +290,79 @@ def run_method(
         raise ValueError(
             f"resume is not supported by {config.name or config.method} (a sequence of stage runs); start it again."
         )
-    precision, workers = resolved_precision(config.precision), resolved_workers(config.dataloader_num_workers)
-    data_lines = training_data(config, data)  # the method's registration checked before anything runs
+    training_data(config, data)  # the method's registration checked before anything runs
     build = build or BUILDERS[config.method]
     if options.dry_run:  # every check of a real run before its first step, and nothing heavy
-        folder = check_output_dir(
-            check_output_target(output_dir),
-            resume=options.resume,
-            overwrite=options.overwrite,
-            resumable=config.resumable,
-        )
-        checkpoint = newest_intact_checkpoint(folder.run_dir / "checkpoints") if options.resume else None
-        if checkpoint:
-            check_resume_settings(checkpoint, config.to_dict(), options.allow_changed)
-        set_seed(config.seed)
-        with planning_only():  # image features: every image checked, the encoder run on one batch
-            plan = build(config, data)
-        summary = plan_summary(config, plan, folder, precision, workers, options.allow_unused_datasets)
-        log_summary_header(summary)
-        for stage in summary["stages"]:
-            log_stage_summary(stage)
-        return summary
+        return _dry_run(config, data, output_dir, build, options)
+    with _checked_folder(config, output_dir, options) as (folder, changes):
+        set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
+        plan = build(config, data)
+        return _run_plan(config, plan, data, folder, _run_context(config, data, folder, changes, options))
+
+
+def _dry_run(
+    config: MethodConfig,
+    data: DataSources,
+    output_dir: str | Path,
+    build: Callable[[Any, DataSources], MethodPlan],
+    options: RunOptions,
+) -> dict[str, Any]:
+    """:func:`run_method` with ``options.dry_run``: the folder and resume checks, the plan built (image features
+    planned, not extracted), its :func:`plan_summary` logged and returned; nothing is created or written."""
+    folder = check_output_dir(
+        check_output_target(output_dir), resume=options.resume, overwrite=options.overwrite, resumable=config.resumable
+    )
+    if options.resume:
+        check_resume_point(folder.run_dir / "checkpoints", config.to_dict(), options.allow_changed)
+    set_seed(config.seed)
+    with planning_only():  # image features: every image checked, the encoder run on one batch
+        plan = build(config, data)
+    precision, workers = resolved_precision(config.precision), resolved_workers(config.dataloader_num_workers)
+    summary = plan_summary(config, plan, folder, precision, workers, options.allow_unused_datasets)
+    log_summary_header(summary)
+    for stage in summary["stages"]:
+        log_stage_summary(stage)
+    return summary
+
+
+@contextlib.contextmanager
+def _checked_folder(
+    config: MethodConfig, output_dir: str | Path, options: RunOptions
+) -> Iterator[tuple[RunFolder, list[dict[str, Any]]]]:
+    """The run folder, made and locked (one writer per folder, from the first check to the run record; a replacement
+    killed while it moved in is moved in first), checked for what ``options`` ask (:func:`check_output_dir`), and the
+    settings changed on resume (:func:`check_resume_point`); the folder is finished (a replacement moved in) when the
+    block ends without an error."""
     output_dir = make_output_dir(output_dir)
-    with run_lock(output_dir):  # one writer per folder, from the first check to the run record
-        complete_replacement(output_dir)  # a replacement killed while it moved in: finish moving it
+    with run_lock(output_dir):
+        complete_replacement(output_dir)
         folder = check_output_dir(
             output_dir, resume=options.resume, overwrite=options.overwrite, resumable=config.resumable
         )
-        checkpoint = newest_intact_checkpoint(folder.run_dir / "checkpoints") if options.resume else None
-        changes = check_resume_settings(checkpoint, config.to_dict(), options.allow_changed) if checkpoint else []
-        set_seed(config.seed)  # front-ends and loss heads are initialised before the trainer seeds anything
-        plan = build(config, data)
-        run_dir = folder.run_dir if options.resume else folder.begin()
-        run = RunContext(
-            run_dir,
-            config.to_dict(),
-            changes,
-            options,
-            config.resumable,
-            precision,
-            workers,
-            data_lines,
+        changes = (
+            check_resume_point(folder.run_dir / "checkpoints", config.to_dict(), options.allow_changed)
+            if options.resume
+            else []
         )
-        with run_log(output_dir / "train.log"):
-            log_summary_header(summary_header(config, folder, plan.model, precision, workers))
-            result = _run_plan(config, plan, data, folder, run)
+        yield folder, changes
         folder.finish()
-    return result
+
+
+def _run_context(
+    config: MethodConfig, data: DataSources, folder: RunFolder, changes: list[dict[str, Any]], options: RunOptions
+) -> RunContext:
+    """What the stages of a run share, once its plan is built: the folder it writes into (begun now, unless it
+    resumes), its settings, the resolved precision and DataLoader workers, the card lines on its data."""
+    return RunContext(
+        folder.run_dir if options.resume else folder.begin(),
+        config.to_dict(),
+        changes,
+        options,
+        config.resumable,
+        resolved_precision(config.precision),
+        resolved_workers(config.dataloader_num_workers),
+        training_data(config, data),
+    )
 
 
 def reports_stages(config: MethodConfig, plan: MethodPlan) -> bool:
@@ -375,29 +402,56 @@ def training_data(config: MethodConfig, data: DataSources) -> list[str]:
 def _run_plan(
     config: MethodConfig, plan: MethodPlan, data: DataSources, folder: RunFolder, run: RunContext
 ) -> dict[str, Any]:
-    """Everything :func:`run_method` does after the checks: train, score, save and record in ``run.run_dir``; the
-    result names the paths the run will have in ``folder.output_dir``."""
-    run_dir = run.run_dir
+    """Everything :func:`run_method` does after the checks, logged into ``OUT/train.log``: score before
+    (:func:`_before_training`), train (:func:`_train_plan`), then save and record (:func:`_after_training`) in
+    ``run.run_dir``; the result names the paths the run will have in ``folder.output_dir``."""
+    with run_log(folder.output_dir / "train.log"):
+        result = _before_training(config, plan, data, folder, run)
+        hooks = _RunHooks(plan, run, data.sts_dir, reports_stages(config, plan))
+        _train_plan(plan, run, hooks)
+        return _after_training(config, plan, data, folder, run, hooks, result)
+
+
+def _before_training(
+    config: MethodConfig, plan: MethodPlan, data: DataSources, folder: RunFolder, run: RunContext
+) -> dict[str, Any]:
+    """The run's plan logged, the image features a grounding plan extracted kept, and the start of the result: dev
+    scores before training (``data.sts_dir``, ``data.stsb_multi_dir``) and where the run writes."""
+    log_summary_header(summary_header(config, folder, plan.model, run.precision, run.dataloader_num_workers))
     if isinstance(plan, GroundingPlan) and plan.extracted_features is not None:
-        save_image_features(run_dir / IMAGE_FEATURES_FILE, *plan.extracted_features, captions=plan.extracted_captions)
-    staged = reports_stages(config, plan)
-    forms = saved_forms(plan.model)
-    sts_dir = data.sts_dir
+        save_image_features(
+            run.run_dir / IMAGE_FEATURES_FILE, *plan.extracted_features, captions=plan.extracted_captions
+        )
     multilingual = load_stsb_multi_dir(data.stsb_multi_dir, "dev") if data.stsb_multi_dir else []
-    dev_before = evaluate_sts_dir(plan.model, sts_dir, "dev") if sts_dir else {}
-    multilingual_before = evaluate_sts(plan.model, multilingual) if multilingual else {}
-
-    hooks = _RunHooks(plan, run, sts_dir, staged)
-    _train_plan(plan, run, hooks)
-    entries, logged_dev = hooks.entries, hooks.logged_dev
-
-    result: dict[str, Any] = {
+    return {
         "recipe": config.name,
         "model": str(folder.output_dir / "model"),
-        "export": str(folder.output_dir / "export") if "export" in forms else None,
-        "dev_before": dev_before,
-        "dev_after": _dev_after(plan.model, sts_dir, {} if staged else logged_dev) if sts_dir else {},
-        "multilingual_before": multilingual_before,
+        "export": str(folder.output_dir / "export") if "export" in saved_forms(plan.model) else None,
+        "dev_before": evaluate_sts_dir(plan.model, data.sts_dir, "dev") if data.sts_dir else {},
+        "multilingual_before": evaluate_sts(plan.model, multilingual) if multilingual else {},
+    }
+
+
+def _after_training(
+    config: MethodConfig,
+    plan: MethodPlan,
+    data: DataSources,
+    folder: RunFolder,
+    run: RunContext,
+    hooks: _RunHooks,
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    """The trained model checked for non-finite weights, saved (``model``, ``export``: :func:`save_whole`), scored
+    (dev after, the plan's evaluations) and recorded (``recipe.json``, ``results.json``); returns the whole result,
+    ``result`` (:func:`_before_training`'s) completed."""
+    run_dir = run.run_dir
+    staged = reports_stages(config, plan)
+    forms = saved_forms(plan.model)
+    multilingual = load_stsb_multi_dir(data.stsb_multi_dir, "dev") if data.stsb_multi_dir else []
+    result = {
+        **{key: result[key] for key in ("recipe", "model", "export", "dev_before")},
+        "dev_after": _dev_after(plan.model, data.sts_dir, {} if staged else hooks.logged_dev) if data.sts_dir else {},
+        "multilingual_before": result["multilingual_before"],
         "multilingual_after": evaluate_sts(plan.model, multilingual) if multilingual else {},
         "precision": run.precision,
         "dataloader_num_workers": run.dataloader_num_workers,
@@ -414,11 +468,11 @@ def _run_plan(
         save_whole(functools.partial(export_text_model, plan.model), run_dir / "export", checkpoints)
     runs = [
         _in_run_folder(entry, run_dir, folder.output_dir)
-        for step, entry in zip(plan.stages, entries)
+        for step, entry in zip(plan.stages, hooks.entries)
         if isinstance(step, TrainingStage)
     ]
     if staged:
-        result["stages"] = [_in_run_folder(entry, run_dir, folder.output_dir) for entry in entries]
+        result["stages"] = [_in_run_folder(entry, run_dir, folder.output_dir) for entry in hooks.entries]
         result["global_step"] = sum(entry["global_step"] for entry in runs)
         result["best_checkpoint"] = runs[-1]["best_checkpoint"] if runs else None
     else:

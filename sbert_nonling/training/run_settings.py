@@ -10,7 +10,7 @@ from typing import Any
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, write_failure
+from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, newest_intact_checkpoint, write_failure
 
 #: The file of a checkpoint folder that holds the run's settings: ``{"settings": {...}, "changes": [...]}``.
 RUN_SETTINGS_FILE = "run_settings.json"
@@ -99,6 +99,29 @@ def describe_changes(changed: Mapping[str, list[Any]]) -> str:
         changed: setting -> ``[recorded value, new value]``.
     """
     return "; ".join(f"{key}: {values[0]!r} in the run, {values[1]!r} now" for key, values in changed.items())
+
+
+def check_resume_point(
+    checkpoint_dir: str | os.PathLike, settings: Mapping[str, Any], allow_changed: Iterable[str] = ()
+) -> list[dict[str, Any]]:
+    """Before a run resumes in ``checkpoint_dir``: the settings of its newest intact checkpoint
+    (:func:`~sbert_nonling.training.checkpoints.newest_intact_checkpoint`) compared with ``settings`` by
+    :func:`check_resume_settings` (a ValueError naming every differing setting). Returns the run's history of changed
+    settings, this resume's appended, or ``[]`` when the folder holds no intact checkpoint (the run starts).
+
+    Args:
+        checkpoint_dir: the folder of the run's checkpoints.
+        settings: the resumed run's settings.
+        allow_changed: settings that may differ (each must be :func:`safe_to_change`).
+
+    Example::
+
+        from sbert_nonling.training.run_settings import check_resume_point
+
+        print(check_resume_point("no-such-run/checkpoints", {"learning_rate": 1e-5}))  # []: nothing to resume
+    """
+    checkpoint = newest_intact_checkpoint(checkpoint_dir)
+    return check_resume_settings(checkpoint, settings, allow_changed) if checkpoint else []
 
 
 def check_resume_settings(

@@ -116,3 +116,16 @@ def test_which_settings_are_safe_to_change():
     assert not any(
         safe_to_change(key) for key in ("learning_rate", "batch_size", "seed", "temperature", "pooling", "method")
     )
+
+
+def test_a_resume_point_is_the_newest_intact_checkpoint_checked_or_none(tmp_path):
+    from sbert_nonling.training.run_settings import check_resume_point
+
+    assert check_resume_point(tmp_path / "checkpoints", {"learning_rate": 1e-5}) == []  # nothing to resume: it starts
+    checkpoint = tmp_path / "checkpoints" / "checkpoint-2"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / RUN_SETTINGS_FILE).write_text(json.dumps({"settings": {"learning_rate": 1e-5}, "changes": []}))
+    (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": 2}))
+    write_complete_marker(checkpoint, 2)
+    with pytest.raises(ValueError, match=r"learning_rate: 1e-05 in the run, 0.001 now"):
+        check_resume_point(tmp_path / "checkpoints", {"learning_rate": 1e-3})
