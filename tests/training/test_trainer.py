@@ -10,6 +10,7 @@ import traceback
 
 import pytest
 import torch
+from packaging.version import Version
 from safetensors.torch import load_file
 from sentence_transformers import SentenceTransformerTrainingArguments
 from torch._dynamo.utils import counters
@@ -537,13 +538,20 @@ def compiled_run(stages, model, output_dir, **compile_options):
     return results
 
 
+#: Whether torch's compiler traces sentence-transformers' column merging (``ContextVar.get``, under ``embed_columns`` /
+#: ``forward_views``): from 2.14; before, each call splits the graph, and the numbers are the same (docs/benchmarks.md,
+#: "Compiled steps on torch 2.11 (CPU)": this test run in a side environment with torch 2.11).
+TRACES_CONTEXT_VARS = Version(torch.__version__).release >= (2, 14)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_family_trains_compiled_without_a_graph_break_one_graph_per_loss_and_eager_s_losses_and_gradients(
     family, family_inputs, data_dir, flickr_subset, tmp_path, monkeypatch
 ):
-    """On every torch the package declares, a compiled step's gradient reaches the model: the parameters every eager
-    step's gradient reaches (torch 2.11 / 2.12 dropped the gradient of ``Tensor.to_dense()`` in a compiled graph,
+    """On every torch the package declares, a compiled step's losses are eager's and its gradient reaches the model
+    (on torch 2.14 and later without a graph break, one graph per loss): the parameters every eager step's gradient
+    reaches (torch 2.11 / 2.12 dropped the gradient of ``Tensor.to_dense()`` in a compiled graph,
     which sentence-transformers' ``cos_sim`` ends in; the losses score with ``cosine_similarity`` instead)."""
     monkeypatch.chdir(tmp_path)
     runs = {}
@@ -557,8 +565,11 @@ def test_every_family_trains_compiled_without_a_graph_break_one_graph_per_loss_a
         options = {"compile_loss": compiled, "pad_to_max_length": True}
         runs[compiled] = compiled_run(stages, plan.model, tmp_path / str(compiled), **options)
     for (graph_breaks, graphs, losses, logged, reached), (*_, eager, eager_reached) in zip(runs[True], runs[False]):
-        assert graph_breaks == {}
-        assert graphs == losses  # each loss traced once: every batch has the same shapes
+        if TRACES_CONTEXT_VARS:
+            assert graph_breaks == {}
+            assert graphs == losses  # each loss traced once: every batch has the same shapes
+        else:
+            assert all("ContextVar" in reason for reason in graph_breaks), graph_breaks
         assert len(logged) == 6 and logged == pytest.approx(eager, rel=1e-5)
         assert all(reached) and reached == eager_reached
 
