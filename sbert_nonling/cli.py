@@ -30,7 +30,7 @@ from typing import Any, get_args
 
 from sbert_nonling.app.run_options import RunOptions  # a dataclass: imports no torch
 from sbert_nonling.evaluation.sts_data import check_sts_dev_dir, check_sts_test_dir
-from sbert_nonling.util.choices import Precision, Split
+from sbert_nonling.util.choices import TINY_MODELS, Precision, Split
 from sbert_nonling.util.validation import (
     check_dry_run_target,
     check_export_target,
@@ -289,7 +289,7 @@ def check_arguments(args: argparse.Namespace) -> None:
     if args.command in MODEL_ARGUMENTS:
         name, named_by = MODEL_ARGUMENTS[args.command]
         if getattr(args, name) is not None:
-            _check_model_name(getattr(args, name), named_by)
+            _check_model_name(getattr(args, name), named_by, tiny=args.command in ("train", "reproduce", "demo"))
     if args.command == "export":
         check_export_target(args.output, args.overwrite)
     for name, flag in (("text_file", "--text-file"), ("nli_file", "--nli-file"), ("captions_file", "--captions-file")):
@@ -358,9 +358,20 @@ def _check_input_path(value: str, flag: str, folder: bool, hub: bool) -> None:
     raise ValueError(f"{flag} {value!r} does not exist{hub_form}.")
 
 
-def _check_model_name(value: str, named_by: str) -> None:
-    """Raise a ValueError unless ``value`` exists on disk or can be a Hub model name (``name`` or ``owner/name``); a
-    run folder of ``train`` (no ``modules.json``, its saved models inside) is named with the folders to pass."""
+def _check_model_name(value: str, named_by: str, tiny: bool = False) -> None:
+    """Raise a ValueError unless ``value`` exists on disk or can be a Hub model name (``name`` or ``owner/name``), or,
+    with ``tiny`` (a model to train from), is a tiny model name (:data:`~sbert_nonling.util.choices.TINY_MODELS`; an
+    unknown ``tiny:`` name is refused with the valid ones); a run folder of ``train`` (no ``modules.json``, its saved
+    models inside) is named with the folders to pass."""
+    if value.startswith("tiny:") and not Path(value).exists():
+        valid = ", ".join(repr(name) for name in TINY_MODELS)
+        if not tiny:
+            raise ValueError(
+                f"{value!r} ({named_by}) is a tiny model name, which training builds; pass a saved model."
+            )
+        if value not in TINY_MODELS:
+            raise ValueError(f"Model {value!r} ({named_by}) is not a tiny model; the tiny models are {valid}.")
+        return
     saved = [Path(value) / name for name in ("model", "export") if (Path(value) / name / "modules.json").is_file()]
     if saved and not (Path(value) / "modules.json").is_file():
         raise ValueError(

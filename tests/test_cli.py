@@ -460,6 +460,15 @@ REFUSAL_SCRIPT = (
             "--image-dir 'a-file.txt' is a file; it takes a folder.",
         ),
         (
+            ["train", "simcse-unsup", "--output", "run", "--model", "tiny:xyz"],
+            "Model 'tiny:xyz' (--model) is not a tiny model; the tiny models are 'tiny:bert', 'tiny:clip', "
+            "'tiny:pixel'.",
+        ),
+        (
+            ["eval", "tiny:bert", "--sts-dir", "sts"],
+            "'tiny:bert' (the model argument) is a tiny model name, which training builds; pass a saved model.",
+        ),
+        (
             ["train", "simcse-unsup", "--output", "run", "--text-file", "sts"],
             "--text-file 'sts' is a folder; it takes a file.",
         ),
@@ -897,3 +906,12 @@ def test_a_quiet_console_leaves_out_torch_s_compiler_note_on_a_machine_without_a
     }
     assert "No CUDA runtime is found" not in outputs["quiet"] and "another note" in outputs["quiet"]
     assert "No CUDA runtime is found" in outputs["verbose"]
+
+
+def test_a_tiny_model_name_is_a_model_to_train_from(tmp_path, capsys):
+    """``--model tiny:bert`` trains the recipe from a tiny random BERT (the recipe's other settings kept): the command
+    line's check accepts it as it accepts a Hub name."""
+    text_file = wiki_file(tmp_path / "wiki.txt", 64)
+    argv = ["train", "simcse-unsup", "--model", "tiny:bert", "--text-file", str(text_file), "--output", str(tmp_path)]
+    assert main([*argv, "--dry-run", "--max-steps", "1"]) == 0
+    assert "simcse-unsup" in capsys.readouterr().out

@@ -22,8 +22,9 @@ from transformers import AutoConfig
 from sbert_nonling.data.frozen_clip import CLIP_MODELS
 from sbert_nonling.data.hub import HUB_NAME
 from sbert_nonling.evaluation.sts_data import STS_TASKS
-from sbert_nonling.models.tiny_encoder import TINY_BERT, TINY_MODELS
+from sbert_nonling.models.tiny_encoder import TINY_BERT
 from sbert_nonling.training.run_settings import dotted_settings
+from sbert_nonling.util.choices import TINY_MODELS
 
 CardForm = Literal["text", "full", "pixel"]
 

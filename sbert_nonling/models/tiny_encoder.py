@@ -26,6 +26,7 @@ from transformers import (
 )
 
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
+from sbert_nonling.util.choices import TINY_MODELS
 
 logger = logging.getLogger(__name__)
 
@@ -44,12 +45,6 @@ TINY_PIXEL: dict[str, int] = {
     "num_hidden_layers": 2,
     "num_attention_heads": 4,
     "intermediate_size": 128,
-}
-#: The model names that stand for a tiny random model built offline (:func:`resolve_model`), and what each builds.
-TINY_MODELS: dict[str, str] = {
-    "tiny:bert": "a tiny BERT with a WordPiece vocabulary from the training text (build_tiny_encoder)",
-    "tiny:clip": "a tiny CLIP with a WordPiece vocabulary from the training captions (build_tiny_clip)",
-    "tiny:pixel": "a tiny PIXEL-architecture encoder over rendered text (build_tiny_pixel)",
 }
 
 

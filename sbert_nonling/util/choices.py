@@ -43,3 +43,10 @@ EvalTasks = Literal["selection", "all"]
 Split = Literal["dev", "test"]
 #: Numeric precision of training (:attr:`sbert_nonling.configs.MethodConfig.precision`).
 Precision = Literal["auto", "fp32", "fp16", "bf16"]
+#: The model names that stand for a tiny random model built offline (``models.resolve_model``), and what each builds;
+#: here, torch-free, so that the command line checks a ``--model`` before any heavy import.
+TINY_MODELS: dict[str, str] = {
+    "tiny:bert": "a tiny BERT with a WordPiece vocabulary from the training text (build_tiny_encoder)",
+    "tiny:clip": "a tiny CLIP with a WordPiece vocabulary from the training captions (build_tiny_clip)",
+    "tiny:pixel": "a tiny PIXEL-architecture encoder over rendered text (build_tiny_pixel)",
+}
