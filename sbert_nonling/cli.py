@@ -441,7 +441,7 @@ def cmd_train(args: argparse.Namespace) -> int | None:
     Args:
         args: the parsed command line of ``sbert-nonling train`` (:func:`build_parser`).
     """
-    from sbert_nonling.app.run import train_recipe
+    from sbert_nonling.app.runner import train_recipe
     from sbert_nonling.data.sources import DataSources
 
     sys.excepthook = _log_helper_thread_errors  # for the rest of the process: a dead worker's thread errors come late
@@ -794,7 +794,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-    from sbert_nonling.app.run import train_recipe
+    from sbert_nonling.app.runner import train_recipe
     from sbert_nonling.data.sources import DataSources
 
     start = args.model or "a tiny offline encoder"

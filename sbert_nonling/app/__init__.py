@@ -11,9 +11,8 @@ from sbert_nonling.util.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from sbert_nonling.app.recipes import get_recipe, list_recipes, load_recipe
-    from sbert_nonling.app.run import train_recipe
     from sbert_nonling.app.run_options import RunOptions
-    from sbert_nonling.app.runner import run_method
+    from sbert_nonling.app.runner import run_method, train_recipe
 
 #: The module of this package that defines each public name.
 _LAZY = {
@@ -22,7 +21,7 @@ _LAZY = {
     "load_recipe": "recipes",
     "RunOptions": "run_options",
     "run_method": "runner",
-    "train_recipe": "run",
+    "train_recipe": "runner",
 }
 
 __getattr__, __dir__ = lazy_names(

@@ -245,7 +245,7 @@ def get_recipe(name: str, tiny: bool = False, overrides: dict[str, Any] | None =
 def recipe_config(
     recipe: str, overrides: dict[str, Any] | None = None, tiny: bool = False, max_steps: int | None = None
 ) -> MethodConfig:
-    """The settings a run of ``recipe`` trains with, as :func:`~sbert_nonling.app.run.train_recipe` resolves them:
+    """The settings a run of ``recipe`` trains with, as :func:`~sbert_nonling.app.runner.train_recipe` resolves them:
     the recipe file, its tiny block (``tiny``), the ``overrides``, the ``max_steps`` cap (of the run, or of each stage
     run), and a continued sentence-transformers model's own modules kept unless overridden. A ValueError names a bad
     setting or flag.

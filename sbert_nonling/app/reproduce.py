@@ -137,7 +137,7 @@ def reproduce(
     the cell with the best mean STS-B dev score, score that cell's runs on the 7 STS test sets and summarise them
     beside the paper's values (each recipe's ``"paper"`` block: :func:`~sbert_nonling.app.recipes.paper_result`).
 
-    Each run is an ordinary :func:`~sbert_nonling.app.run.train_recipe` run (the same settings, the same runner) in
+    Each run is an ordinary :func:`~sbert_nonling.app.runner.train_recipe` run (the same settings, the same runner) in
     ``output_dir/<recipe>/<cell>/seed-<seed>`` (seeds: the recipe's seed, then the next ones), so a run keeps every
     guarantee of ``train``. ``resume`` continues a reproduction stopped at any moment: finished runs are reused,
     interrupted ones resumed (a multi-stage recipe restarts its run), runs stopped before their first checkpoint and

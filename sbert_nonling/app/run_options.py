@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class RunOptions:
     """The options of a run that are not settings of its method: whether it continues, replaces or only checks what
-    its folder holds, and which refusals it relaxes. :func:`~sbert_nonling.app.run.train_recipe`,
+    its folder holds, and which refusals it relaxes. :func:`~sbert_nonling.app.runner.train_recipe`,
     :func:`~sbert_nonling.app.reproduce.reproduce` and :func:`~sbert_nonling.app.runner.run_method` take it whole,
     and the command line makes one flag of each field (its ``flag`` and ``help`` metadata). The method's settings
     (recipe, ``--set``, ``--tiny``, ``--max-steps``) are its config, recorded in ``recipe.json``; these are not.

@@ -1,5 +1,5 @@
-"""The one runner of every method: check the folder, build the plan, score dev, run its stages, save, export and
-record."""
+"""The one runner of every method: a recipe or a method's config run end to end (check the folder, build the plan,
+score dev, run its stages, save, export and record), logged into the run's ``train.log``."""
 
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ from sbert_nonling.app.plan_summary import (
     stage_summary,
     summary_header,
 )
+from sbert_nonling.app.recipes import recipe_config
 from sbert_nonling.app.run_lock import run_lock
-from sbert_nonling.app.run_log import run_log
 from sbert_nonling.app.run_options import RunOptions
 from sbert_nonling.app.run_record import write_run_record
 from sbert_nonling.configs.base import MethodConfig
@@ -75,6 +75,44 @@ RUN_FIELDS = (
 )
 #: Where a run keeps the image features its grounding plan extracted (``sbert-nonling train ... --image-features``).
 IMAGE_FEATURES_FILE = "image_features.safetensors"
+
+
+#: The loggers whose INFO records a run's ``train.log`` keeps.
+LOGGED_PACKAGES = ("sbert_nonling", "sentence_transformers")
+
+
+@contextlib.contextmanager
+def run_log(path: str | Path) -> Iterator[None]:
+    """Inside the block, also append the INFO records of :data:`LOGGED_PACKAGES` to ``path``; the console keeps its
+    own level (a logger's records reach the root handlers only at the level those are set to).
+
+    Args:
+        path: the log file, appended to (each run adds its own lines).
+
+    Example::
+
+        import logging
+        from sbert_nonling.app.runner import run_log
+
+        with run_log("train.log"):
+            logging.getLogger("sbert_nonling.app").info("written to train.log, not to the console")
+    """
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    loggers = [logging.getLogger(name) for name in LOGGED_PACKAGES]
+    levels = [package_logger.level for package_logger in loggers]
+    for package_logger in loggers:
+        package_logger.addHandler(handler)
+        package_logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        for package_logger, level in zip(loggers, levels):
+            package_logger.removeHandler(handler)
+            package_logger.setLevel(level)
+        with contextlib.suppress(OSError):  # a log that cannot be flushed (full disk) must not hide the run's error
+            handler.close()
 
 
 class TrainingCrashed(RuntimeError):
@@ -159,7 +197,7 @@ class _RunHooks(PlanHooks):
         batches = planned_batches(trainer)
         log_stage_summary(stage_summary(stage, trainer, batches))
         check_step_cap(stage, batches, self.run.options.allow_unused_datasets)
-        trainer.run_settings.settings, trainer.run_settings.changes = self.run.settings, self.run.changes
+        trainer.run_settings, trainer.settings_changes = self.run.settings, self.run.changes
 
     def after_step(self, step: TrainingStage | ModelUpdate, output: TrainOutput | None) -> None:
         if isinstance(step, ModelUpdate) or output is None:
@@ -241,6 +279,46 @@ def save_whole(write: Callable[[str], object], folder: Path, checkpoints: Path |
         raise CheckpointWriteError(
             f"Could not write {folder}: {error}. {free:.1f} MiB are free on that disk; {how}."
         ) from error
+
+
+def train_recipe(
+    recipe: str,
+    output_dir: str | Path,
+    data: DataSources,
+    overrides: dict[str, Any] | None = None,
+    tiny: bool = False,
+    max_steps: int | None = None,
+    options: RunOptions = RunOptions(),
+) -> dict[str, Any]:
+    """Train ``recipe``: its method's typed config (:func:`recipe_config`: file, tiny block, overrides, ``max_steps``
+    cap) run by :func:`run_method`, whose result it returns (docs/getting_started.md).
+
+    Args:
+        recipe: a name from :func:`~sbert_nonling.app.recipes.list_recipes`, or a recipe file of your own (a path
+            ending in ``.json``: docs/adding_a_method.md).
+        output_dir: run folder.
+        data: the data sources (:class:`~sbert_nonling.data.DataSources`); the method names a missing one.
+        overrides: recipe settings, e.g. ``{"learning_rate": 1e-5}``, ``{"contrastive.batch_size": 32}``, ``{"model":
+            "all-MiniLM-L6-v2"}`` (a sentence-transformers model keeps its own pooling and ``max_seq_length`` unless
+            those are overridden too).
+        tiny: a small random encoder built offline, with the recipe's ``tiny`` settings; not with a ``model`` override.
+        max_steps: stop after this many optimizer steps (of each stage run for the multi-stage methods); at least 1.
+        options: how the run treats its folder and its checks
+            (:class:`~sbert_nonling.app.run_options.RunOptions`): ``resume`` an interrupted run exactly
+            (docs/reliability.md; not for pixel-linguist and multitask) with the settings ``allow_changed`` may change,
+            ``overwrite`` the run ``output_dir`` holds once the new run has finished, ``dry_run`` (check every input
+            and build the plan, then return what the run would do: precision, DataLoader workers, where it writes,
+            optimizer steps and batches per dataset of each stage; touch nothing), ``allow_unused_datasets`` (a
+            ``max_steps`` cap that leaves a training dataset without a batch is a warning; by default it is refused
+            before the first step).
+
+    Raises:
+        TrainingCrashed: training failed (a DataLoader worker died, out of memory); names the last checkpoint.
+        CheckpointWriteError: writing a checkpoint failed; earlier ones are intact, resume once fixed.
+        TrainingPreempted: SIGTERM / SIGINT stopped training after a complete checkpoint; resume continues.
+    """
+    config = recipe_config(recipe, overrides, tiny, max_steps)
+    return run_method(config, data, output_dir, options=options)
 
 
 def run_method(

@@ -19,8 +19,9 @@ class PaperResult:
         average: the average over the 7 tasks, as printed in the paper.
         source: the paper, the table and the row the numbers come from; whether they were read first hand (the
             paper or its authors' README) and, where not, why.
-        tasks: the per-task scores where the paper or its authors' README prints them and they could be read (task
-            names as in :data:`~sbert_nonling.evaluation.sts_data.STS_TASKS`); empty where only the average is known.
+        tasks: the per-task scores where the paper prints them and they could be read, first hand or, as ``source``
+            says, from a reprint whose cells average to the paper's value (task names as in
+            :data:`~sbert_nonling.evaluation.sts_data.STS_TASKS`); empty where only the average is known.
         seeds: how many training runs the numbers summarise (1: a single run).
 
     Example::

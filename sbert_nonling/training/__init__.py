@@ -8,11 +8,9 @@ from sbert_nonling.training.continuous_epochs import ContinuousEpochsBatchSample
 from sbert_nonling.training.finite_training import FiniteTrainingCallback, TrainingDiverged
 from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
 from sbert_nonling.training.loss_state import LossStateCallback
-from sbert_nonling.training.modality_optimizer import ModalityOptimizer
-from sbert_nonling.training.modality_schedule import ModalitySchedule
+from sbert_nonling.training.modality_optimizer import ModalityOptimizer, ModalitySchedule
 from sbert_nonling.training.preemption import PreemptionCallback
 from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
-from sbert_nonling.training.step_timer import StepTimerCallback
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.training_args import NonLinguisticTrainingArguments
 from sbert_nonling.training.unpaired_sampler import UnpairedBatchSampler
@@ -31,7 +29,6 @@ __all__ = [
     "NonLinguisticTrainingArguments",
     "PreemptionCallback",
     "ReuseIdenticalColumns",
-    "StepTimerCallback",
     "TrainingDiverged",
     "UnpairedBatchSampler",
     "UnpairedModalityTrainer",

@@ -83,6 +83,41 @@ def load_loss_state_dict(losses: Losses, state: dict[str, Tensor]) -> None:
         targets[key].data.copy_(value.to(targets[key].device))
 
 
+def save_loss_state(folder: str | os.PathLike, losses: Losses, model: nn.Module) -> None:
+    """Write :func:`loss_state_dict` to :data:`LOSS_STATE_FILE` in checkpoint ``folder`` (nothing when the losses own
+    no tensor); a failed write raises the :class:`~sbert_nonling.training.checkpoints.CheckpointWriteError` of
+    :func:`~sbert_nonling.training.checkpoints.write_failure`.
+
+    Args:
+        folder: the checkpoint folder.
+        losses: the trainer's loss, or its dict of losses by dataset name.
+        model: the model, whose own tensors are left out.
+    """
+    loss_state = loss_state_dict(losses, model)
+    if not loss_state:
+        return
+    try:
+        save_file(loss_state, os.path.join(folder, LOSS_STATE_FILE))
+    except (OSError, SafetensorError) as error:
+        raise write_failure(folder, error) from error
+
+
+def restore_loss_state(checkpoint: str | os.PathLike, losses: Losses, model: nn.Module) -> None:
+    """Load the :data:`LOSS_STATE_FILE` of ``checkpoint`` into the losses (:func:`load_loss_state_dict`); a checkpoint
+    without one, of losses that own tensors, leaves them as they are, with a warning.
+
+    Args:
+        checkpoint: the checkpoint folder training resumes from.
+        losses: the trainer's loss, or its dict of losses by dataset name.
+        model: the model, whose own tensors are left out.
+    """
+    path = os.path.join(checkpoint, LOSS_STATE_FILE)
+    if os.path.isfile(path):
+        load_loss_state_dict(losses, load_file(path))
+    elif loss_state_dict(losses, model):
+        logger.warning(f"{checkpoint} has no {LOSS_STATE_FILE}: the losses' heads restart from their initialisation.")
+
+
 class LossStateCallback(TrainerCallback):
     """Saves the losses' own parameters in every checkpoint and restores them when training resumes.
 
@@ -121,31 +156,17 @@ class LossStateCallback(TrainerCallback):
         self.resume_from_checkpoint = resume_from_checkpoint
 
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
-        model: nn.Module = kwargs["model"]  # the Trainer passes its model to every callback event
         if state.global_step == 0:
             return  # a fresh start: the heads keep their initialisation
         assert args.output_dir is not None  # TrainingArguments fills its default
         checkpoint = self.resume_from_checkpoint or os.path.join(
             args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}"
         )
-        path = os.path.join(checkpoint, LOSS_STATE_FILE)
-        if os.path.isfile(path):
-            load_loss_state_dict(self.loss, load_file(path))
-        elif loss_state_dict(self.loss, model):
-            logger.warning(
-                f"{checkpoint} has no {LOSS_STATE_FILE}: the losses' heads restart from their initialisation."
-            )
+        restore_loss_state(checkpoint, self.loss, kwargs["model"])  # the Trainer passes its model to every event
 
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
-        model: nn.Module = kwargs["model"]  # the Trainer passes its model to every callback event
         if not args.should_save or args.save_only_model:
             return
         assert args.output_dir is not None  # TrainingArguments fills its default
-        loss_state = loss_state_dict(self.loss, model)
-        if not loss_state:
-            return
         folder = os.path.join(args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}")
-        try:
-            save_file(loss_state, os.path.join(folder, LOSS_STATE_FILE))
-        except (OSError, SafetensorError) as error:
-            raise write_failure(folder, error) from error
+        save_loss_state(folder, self.loss, kwargs["model"])  # the Trainer passes its model to every event

@@ -8,9 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
-
-from sbert_nonling.training.checkpoints import CHECKPOINT_PREFIX, newest_intact_checkpoint, write_failure
+from sbert_nonling.training.checkpoints import newest_intact_checkpoint, write_failure
 
 #: The file of a checkpoint folder that holds the run's settings: ``{"settings": {...}, "changes": [...]}``.
 RUN_SETTINGS_FILE = "run_settings.json"
@@ -27,40 +25,35 @@ def safe_to_change(key: str) -> bool:
     return key in SAFE_TO_CHANGE or key.startswith("dataloader_")
 
 
-class RunSettingsCallback(TrainerCallback):
-    """Writes the run's ``settings`` and the ``changes`` of earlier resumes to :data:`RUN_SETTINGS_FILE` in every
-    checkpoint, for :func:`check_resume_settings`. Add it before the ``CheckpointMarkerCallback``, so that the marker
-    lists the file.
+def write_run_settings(
+    folder: str | os.PathLike, settings: Mapping[str, Any], changes: list[dict[str, Any]] | None = None
+) -> None:
+    """Write the run's ``settings`` and the ``changes`` of earlier resumes to :data:`RUN_SETTINGS_FILE` in checkpoint
+    ``folder``, for :func:`check_resume_settings` (the
+    :class:`~sbert_nonling.training.trainer.NonLinguisticTrainer` does it in every checkpoint, before the marker
+    that lists the file); a failed write raises the
+    :class:`~sbert_nonling.training.checkpoints.CheckpointWriteError` of
+    :func:`~sbert_nonling.training.checkpoints.write_failure`.
 
     Args:
-        settings: the run's settings (e.g. ``MethodConfig.to_dict()``); None writes no file (a trainer used without
-            the application).
+        folder: the checkpoint folder.
+        settings: the run's settings (e.g. ``MethodConfig.to_dict()``).
         changes: the settings accepted as changed by earlier resumes (what :func:`check_resume_settings` returned).
 
-    Example:
-        ::
+    Example::
 
-            from sbert_nonling.training.run_settings import RunSettingsCallback
+        import os
+        from sbert_nonling.training.run_settings import write_run_settings
 
-            callback = RunSettingsCallback({"learning_rate": 3e-5, "seed": 42})
-            # trainer.add_callback(callback) before the CheckpointMarkerCallback: every checkpoint then holds
-            # run_settings.json = {"settings": {...}, "changes": []}
+        os.makedirs("checkpoint-1", exist_ok=True)
+        write_run_settings("checkpoint-1", {"learning_rate": 3e-5, "seed": 42})
+        print(open("checkpoint-1/run_settings.json").read())  # {"changes": [], "settings": {...}}
     """
-
-    def __init__(self, settings: Mapping[str, Any] | None = None, changes: list[dict[str, Any]] | None = None) -> None:
-        self.settings = settings
-        self.changes = changes or []
-
-    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
-        if not args.should_save or self.settings is None:
-            return
-        assert args.output_dir is not None  # TrainingArguments fills its default ("trainer_output")
-        folder = os.path.join(args.output_dir, f"{CHECKPOINT_PREFIX}{state.global_step}")
-        try:
-            with open(os.path.join(folder, RUN_SETTINGS_FILE), "w", encoding="utf8") as file:
-                json.dump({"settings": dict(self.settings), "changes": self.changes}, file, indent=2, sort_keys=True)
-        except OSError as error:
-            raise write_failure(folder, error) from error
+    try:
+        with open(os.path.join(folder, RUN_SETTINGS_FILE), "w", encoding="utf8") as file:
+            json.dump({"settings": dict(settings), "changes": changes or []}, file, indent=2, sort_keys=True)
+    except OSError as error:
+        raise write_failure(folder, error) from error
 
 
 def dotted_settings(settings: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -133,7 +126,7 @@ def check_resume_settings(
     :func:`safe_to_change` (an unsafe one there is refused too), and when the checkpoint records no settings.
 
     Args:
-        checkpoint: the checkpoint folder the run resumes from (written with a :class:`RunSettingsCallback`).
+        checkpoint: the checkpoint folder the run resumes from (holding :func:`write_run_settings`' file).
         settings: the resumed run's settings, compared setting by setting with the recorded ones (a block's
             settings one by one, as ``block.key``).
         allow_changed: settings that may differ (each must be :func:`safe_to_change`).

@@ -9,38 +9,43 @@ import json
 import logging
 import os
 import time
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import torch
 from datasets import Dataset
 from safetensors import SafetensorError
-from safetensors.torch import load_file
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
 from sentence_transformers.base.sampler import BatchSamplers
 from torch import nn
 from torch.utils.data import BatchSampler
 from transformers import TrainerState
-from transformers.trainer_utils import TrainOutput
+from transformers.trainer_utils import TrainOutput, rotate_checkpoints
 
 from sbert_nonling.data.images import ROW_COLUMN
-from sbert_nonling.training.checkpoint_marker import CheckpointMarkerCallback
 from sbert_nonling.training.checkpoints import (
     CHECKPOINT_PREFIX,
+    CheckpointWriteError,
     newest_intact_checkpoint,
     remove_complete_marker,
     verify_checkpoint,
+    write_complete_marker,
     write_failure,
 )
 from sbert_nonling.training.finite_training import FiniteTrainingCallback
 from sbert_nonling.training.loss_gradient_averaging import LossGradientAveragingCallback
-from sbert_nonling.training.loss_state import LOSS_STATE_FILE, LossStateCallback, load_loss_state_dict
+from sbert_nonling.training.loss_state import restore_loss_state, save_loss_state
 from sbert_nonling.training.preemption import PreemptionCallback, TrainingPreempted
 from sbert_nonling.training.reuse_identical_columns import ReuseIdenticalColumns
-from sbert_nonling.training.run_settings import RunSettingsCallback
-from sbert_nonling.training.step_timer import StepTimerCallback
+from sbert_nonling.training.run_settings import write_run_settings
 from sbert_nonling.training.training_args import NonLinguisticTrainingArguments
 
 logger = logging.getLogger(__name__)
+
+#: The file of a checkpoint folder that holds :attr:`NonLinguisticTrainer.step_seconds` and ``step_counts`` up to
+#: that step, so that a resumed run's go on from them.
+STEP_TIMES_FILE = "step_times.json"
 
 
 def restore_model_weights(model: SentenceTransformer, checkpoint: str | os.PathLike) -> None:
@@ -81,16 +86,20 @@ def source_rows(dataset: Dataset) -> Dataset:
 
 
 class NonLinguisticTrainer(SentenceTransformerTrainer):
-    """``SentenceTransformerTrainer`` plus the package's training callbacks, for losses that own parameters and runs
-    that must survive interruptions.
+    """``SentenceTransformerTrainer`` for losses that own parameters and runs that must survive interruptions; it owns
+    a run's checkpoint bookkeeping.
 
-    It adds :class:`StepTimerCallback` (:attr:`step_timer`), :class:`LossGradientAveragingCallback`,
-    :class:`FiniteTrainingCallback` (:attr:`finite_training`), :class:`LossStateCallback` (:attr:`loss_state`),
-    :class:`RunSettingsCallback` (:attr:`run_settings`), :class:`CheckpointMarkerCallback` (handed the arguments'
-    ``save_total_limit``: :attr:`args` is a copy without it) and :class:`PreemptionCallback` (:attr:`preemption`). Its
-    overrides preprocess identical columns once (``get_data_collator``), check media datasets for duplicates on
-    :func:`source_rows`, stop on a non-finite loss (``training_step``), resume from the newest intact checkpoint
-    (``train``) and keep a checkpoint's marker true to it (``_save_checkpoint``). With
+    Every checkpoint it writes (``_save_checkpoint``, in this order, after transformers' files) also holds the losses'
+    own parameters (:func:`~sbert_nonling.training.loss_state.save_loss_state`), the forward + backward seconds and
+    batches per training dataset (:attr:`step_seconds`, :attr:`step_counts`, :data:`STEP_TIMES_FILE`), the run's
+    :attr:`run_settings` (:func:`~sbert_nonling.training.run_settings.write_run_settings`) and, last, the completion
+    marker (:func:`~sbert_nonling.training.checkpoints.write_complete_marker`); only then are older checkpoints
+    rotated out (the arguments' ``save_total_limit``: :attr:`args` is a copy without it, so transformers never rotates
+    before the marker). Resuming (``train``: the newest intact checkpoint for ``True``) loads the losses' parameters
+    and the step times with the weights (``_load_from_checkpoint``). It adds :class:`LossGradientAveragingCallback`,
+    :class:`FiniteTrainingCallback` (:attr:`finite_training`) and :class:`PreemptionCallback` (:attr:`preemption`).
+    Its overrides preprocess identical columns once (``get_data_collator``), check media datasets for duplicates on
+    :func:`source_rows` and stop on a non-finite loss (``training_step``). With
     :class:`~sbert_nonling.training.training_args.NonLinguisticTrainingArguments` it also compiles the losses
     (``compile_loss``: :meth:`compile_losses`) and pads text to a fixed length (``pad_to_max_length``).
 
@@ -99,36 +108,34 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             ``"text"`` (a dict of datasets keeps its names).
         *args, **kwargs: ``SentenceTransformerTrainer``'s.
 
-    Further reading: docs/reliability.md ("The trainer's callbacks", "Exact resume").
+    Further reading: docs/reliability.md ("The trainer's checkpoints and callbacks", "Exact resume").
     """
 
     def __init__(self, *args, train_dataset_name: str = "train", **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.train_dataset_name = train_dataset_name
         self.dataset_losses: dict[str, list[torch.Tensor]] = {}
-        self.step_timer = StepTimerCallback(self.loss, train_dataset_name)
-        self.loss_state = LossStateCallback(self.loss)
+        #: Forward + backward seconds per training dataset name, over the whole run (a resumed one's included).
+        self.step_seconds: dict[str, float] = defaultdict(float)
+        #: Batches per training dataset name, over the whole run.
+        self.step_counts: dict[str, int] = defaultdict(int)
+        #: The run's settings, written into every checkpoint for a resume's check (None: no file, as for a trainer
+        #: used without the application).
+        self.run_settings: dict[str, Any] | None = None
+        #: The settings accepted as changed by earlier resumes, written with :attr:`run_settings`.
+        self.settings_changes: list[dict[str, Any]] = []
         self.preemption = PreemptionCallback()
         self.finite_training = FiniteTrainingCallback(self.loss)
-        self.run_settings = RunSettingsCallback()
-        checkpoint_marker = CheckpointMarkerCallback(self.args.save_total_limit)
-        self.args = copy.copy(self.args)  # rotation is the marker callback's, after the marker: none by transformers
+        self.save_total_limit = self.args.save_total_limit
+        self.args = copy.copy(self.args)  # rotation is the trainer's, after the marker: none by transformers
         self.args.save_total_limit = None
         if not self.args.fp16:
             # transformers' filter waits for the device every step (bool of isnan / isinf); a non-finite loss ends the
             # run before it is logged (FiniteTrainingCallback), so the filter would never change a logged value.
             self.args.logging_nan_inf_filter = False
-        # Order matters on_save: the loss state and the settings are written before the marker that lists them.
         if isinstance(self.args, NonLinguisticTrainingArguments) and self.args.compile_loss:
             self.compile_losses(self.args.compile_backend, self.args.compile_mode)
-        for callback in (
-            self.step_timer,
-            LossGradientAveragingCallback(self.loss),
-            self.finite_training,
-            self.loss_state,
-            self.run_settings,
-            checkpoint_marker,
-            self.preemption,
-        ):
+        for callback in (LossGradientAveragingCallback(self.loss), self.finite_training, self.preemption):
             self.add_callback(callback)
 
     def compile_losses(self, backend: str = "inductor", mode: str | None = None) -> None:
@@ -144,16 +151,6 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         losses = self.loss.values() if isinstance(self.loss, dict) else [self.loss]
         for loss in {id(loss): loss for loss in losses}.values():
             loss.compile(backend=backend, mode=mode)
-
-    @property
-    def step_seconds(self) -> dict[str, float]:
-        """Forward + backward seconds per training dataset name (:class:`StepTimerCallback`)."""
-        return self.step_timer.step_seconds
-
-    @property
-    def step_counts(self) -> dict[str, int]:
-        """Batches per training dataset name (:class:`StepTimerCallback`)."""
-        return self.step_timer.step_counts
 
     def compute_loss(self, model, inputs, return_outputs: bool = False, num_items_in_batch=None):
         """sentence-transformers' loss; in training, a named dataset's loss is kept for the next :meth:`log`."""
@@ -187,10 +184,15 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         super().log(logs, start_time)
 
     def training_step(self, model: nn.Module, inputs: dict, num_items_in_batch=None) -> torch.Tensor:
-        """transformers' training step; its loss is kept on the device for :attr:`finite_training`, which raises
+        """transformers' training step (forward and backward), timed into :attr:`step_seconds` / :attr:`step_counts`
+        under its dataset's name; its loss is kept on the device for :attr:`finite_training`, which raises
         ``TrainingDiverged`` naming the step of a NaN or infinite loss at the next step that logs, evaluates or saves,
         before anything is written (under fp16 the gradient scaler skips such steps itself)."""
+        dataset = inputs.get("dataset_name", self.train_dataset_name)  # before sentence-transformers pops it
+        started = time.perf_counter()
         loss = super().training_step(model, inputs, num_items_in_batch)
+        self.step_seconds[dataset] += time.perf_counter() - started
+        self.step_counts[dataset] += 1
         if not self.args.fp16:
             self.finite_training.record_loss(loss, self.state.global_step + 1)
         return loss
@@ -224,7 +226,6 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
                 )
         elif resume_from_checkpoint:
             verify_checkpoint(resume_from_checkpoint)
-        self.loss_state.resume_from_checkpoint = resume_from_checkpoint or None
         if resume_from_checkpoint:
             finished = self._finish_complete_run(resume_from_checkpoint)
             if finished is not None:
@@ -244,7 +245,6 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         if not state.global_step >= (self.args.max_steps if self.args.max_steps > 0 else state.max_steps) > 0:
             return None
         self.state = state
-        self.step_timer.restore(checkpoint)
         weights = checkpoint
         if self.args.load_best_model_at_end and self.state.best_model_checkpoint:
             if os.path.isdir(self.state.best_model_checkpoint):
@@ -257,8 +257,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             f"Training finished at step {self.state.global_step} ({checkpoint}); loading {weights}, no step is taken."
         )
         restore_model_weights(self.model, weights)
-        if os.path.isfile(os.path.join(checkpoint, LOSS_STATE_FILE)):
-            load_loss_state_dict(self.loss, load_file(os.path.join(checkpoint, LOSS_STATE_FILE)))
+        self._restore_run_state(checkpoint)
         losses = [entry["loss"] for entry in self.state.log_history if "loss" in entry]
         metrics = {
             "train_runtime": round(time.time() - started, 4),
@@ -266,11 +265,27 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
         }
         return TrainOutput(self.state.global_step, metrics["train_loss"], metrics)
 
+    def _load_from_checkpoint(self, resume_from_checkpoint: str, model: nn.Module | None = None) -> None:
+        """sentence-transformers' weights of a checkpoint training resumes from (its override takes no ``model``,
+        which transformers passes only under FSDP), then the run's own state in it."""
+        super()._load_from_checkpoint(resume_from_checkpoint)
+        self._restore_run_state(resume_from_checkpoint)
+
+    def _restore_run_state(self, checkpoint: str) -> None:
+        """The losses' parameters and the step times a checkpoint holds (its weights are loaded apart)."""
+        restore_loss_state(checkpoint, self.loss, self.model)
+        step_times = os.path.join(checkpoint, STEP_TIMES_FILE)
+        if os.path.isfile(step_times):
+            sums = json.loads(Path(step_times).read_text(encoding="utf8"))
+            self.step_seconds = defaultdict(float, sums["step_seconds"])
+            self.step_counts = defaultdict(int, sums["step_counts"])
+
     def _save_checkpoint(self, model: nn.Module, trial=None) -> None:
-        """transformers' checkpoint (private, but no public hook runs before or around the writes): a non-finite loss
-        since the last check raises first, a folder written again loses its old marker, and a failed write becomes a
-        :class:`CheckpointWriteError` naming the folder."""
-        folder = os.path.join(self._get_output_dir(trial=trial), f"{CHECKPOINT_PREFIX}{self.state.global_step}")
+        """transformers' checkpoint (private, but no public hook runs before or around the writes), then the run's own
+        files and the marker, then rotation: a non-finite loss since the last check raises first, a folder written
+        again loses its old marker, and a failed write becomes a :class:`CheckpointWriteError` naming the folder."""
+        run_dir = self._get_output_dir(trial=trial)
+        folder = os.path.join(run_dir, f"{CHECKPOINT_PREFIX}{self.state.global_step}")
         # The losses since the last check, also for a save asked for after FiniteTrainingCallback's step end (a stop
         # signal, an epoch's end); raised before the try, which would report it (a RuntimeError) as a write failure.
         self.finite_training.check_losses(self.args.output_dir)
@@ -278,5 +293,22 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             remove_complete_marker(folder)
         try:
             super()._save_checkpoint(model, trial)
+            if self.args.should_save:
+                self._write_run_state(folder)
+        except CheckpointWriteError:  # already names the folder
+            raise
         except (OSError, SafetensorError, RuntimeError) as error:  # torch.save reports a failed write as RuntimeError
             raise write_failure(folder, error) from error
+        if self.args.should_save:
+            rotate_checkpoints(run_dir, self.save_total_limit, self.state.best_model_checkpoint, use_mtime=True)
+
+    def _write_run_state(self, folder: str) -> None:
+        """Into a checkpoint transformers has written: the losses' parameters (not with ``save_only_model``), the step
+        times, the run's settings, then the marker listing every file."""
+        if not self.args.save_only_model:
+            save_loss_state(folder, self.loss, self.model)
+        with open(os.path.join(folder, STEP_TIMES_FILE), "w", encoding="utf8") as file:
+            json.dump({"step_seconds": self.step_seconds, "step_counts": self.step_counts}, file, sort_keys=True)
+        if self.run_settings is not None:
+            write_run_settings(folder, self.run_settings, self.settings_changes)
+        write_complete_marker(folder, self.state.global_step)

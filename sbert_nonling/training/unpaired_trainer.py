@@ -8,8 +8,7 @@ import torch
 from datasets import DatasetDict
 from torch.utils.data import BatchSampler, ConcatDataset
 
-from sbert_nonling.training.modality_optimizer import ModalityOptimizer
-from sbert_nonling.training.modality_schedule import ModalitySchedule
+from sbert_nonling.training.modality_optimizer import ModalityOptimizer, ModalitySchedule
 from sbert_nonling.training.trainer import NonLinguisticTrainer
 from sbert_nonling.training.unpaired_sampler import UnpairedBatchSampler
 from sbert_nonling.util.choices import Scheme

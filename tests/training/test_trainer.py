@@ -6,7 +6,9 @@ model on every torch)."""
 from __future__ import annotations
 
 import contextlib
+import time
 import traceback
+from pathlib import Path
 
 import pytest
 import torch
@@ -122,31 +124,109 @@ def test_no_duplicates_check_of_an_image_dataset_compares_files_without_decoding
     assert not any({0, 1} <= set(batch) for batch in batches)  # the same file never twice in a batch
 
 
-def test_it_is_the_plain_trainer_plus_the_callbacks_in_saving_order(tiny_model, wiki_sentences, tmp_path):
-    from sbert_nonling.training import (
-        CheckpointMarkerCallback,
-        LossGradientAveragingCallback,
-        LossStateCallback,
-        PreemptionCallback,
-        StepTimerCallback,
-    )
+def test_it_is_the_plain_trainer_plus_its_callbacks_and_writes_its_files_into_every_checkpoint(
+    tiny_model, wiki_sentences, tmp_path
+):
+    import json
+
+    from sbert_nonling.training import FiniteTrainingCallback, LossGradientAveragingCallback, PreemptionCallback
+    from sbert_nonling.training.checkpoints import COMPLETE_MARKER
 
     trainer, _ = make_trainer(tiny_model, wiki_sentences[:16], tmp_path, max_steps=2)
+    trainer.run_settings = {"learning_rate": 1e-4}
     kinds = [type(callback) for callback in trainer.callback_handler.callbacks]
-    ours = [
-        StepTimerCallback,
-        LossGradientAveragingCallback,
-        LossStateCallback,
-        CheckpointMarkerCallback,
-        PreemptionCallback,
-    ]
-    assert [kind for kind in kinds if kind in ours] == ours  # the loss state is written before the marker listing it
+    ours = [LossGradientAveragingCallback, FiniteTrainingCallback, PreemptionCallback]
+    assert [kind for kind in kinds if kind in ours] == ours
     trainer.train()
-    assert trainer.step_seconds is trainer.step_timer.step_seconds and dict(trainer.step_counts) == {"train": 2}
+    assert dict(trainer.step_counts) == {"train": 2} and trainer.step_seconds["train"] > 0
+    folder = tmp_path / "checkpoint-2"
+    listed = json.loads((folder / COMPLETE_MARKER).read_text())["files"]
+    # the trainer's own files are written before the marker, which lists them
+    assert {LOSS_STATE_FILE, "step_times.json", "run_settings.json"} <= set(listed)
+    assert json.loads((folder / "run_settings.json").read_text()) == {
+        "settings": {"learning_rate": 1e-4},
+        "changes": [],
+    }
+    assert json.loads((folder / "step_times.json").read_text())["step_counts"] == {"train": 2}
+
+
+class RecordingSimCSELoss(SimCSELoss):
+    """SimCSE that records the start and end (``time.perf_counter``) of each of its forward passes."""
+
+    def __init__(self, model) -> None:
+        super().__init__(model, training_head="none")
+        self.forward_spans: list[tuple[float, float]] = []
+
+    def forward(self, sentence_features, labels=None):
+        start = time.perf_counter()
+        loss = super().forward(sentence_features, labels)
+        self.forward_spans.append((start, time.perf_counter()))
+        return loss
+
+
+def test_each_batch_is_timed_under_its_dataset_including_accumulated_ones(tiny_model, wiki_sentences, tmp_path):
+    from datasets import DatasetDict
+    from sentence_transformers.base.sampler import MultiDatasetBatchSamplers
+
+    torch.manual_seed(0)
+    datasets = {
+        "first": sentence_pairs_dataset(wiki_sentences[:32]),
+        "second": sentence_pairs_dataset(wiki_sentences[32:64]),
+    }
+    losses = {name: RecordingSimCSELoss(tiny_model) for name in datasets}
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path),
+        max_steps=3,
+        per_device_train_batch_size=4,
+        gradient_accumulation_steps=2,  # 6 batches, 2 per step
+        multi_dataset_batch_sampler=MultiDatasetBatchSamplers.ROUND_ROBIN,
+        save_strategy="no",
+        report_to="none",
+    )
+    trainer = NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=DatasetDict(datasets), loss=losses)
+    trainer.train()
+    assert dict(trainer.step_counts) == {"first": 3, "second": 3}
+    for name, loss in losses.items():  # each dataset's timed batches contain its loss's forward passes
+        assert len(loss.forward_spans) == 3
+        assert trainer.step_seconds[name] >= sum(end - start for start, end in loss.forward_spans) > 0
+
+
+def test_one_loss_object_for_two_datasets_is_timed_under_each_name(tiny_model, wiki_sentences, tmp_path):
+    from datasets import DatasetDict
+    from sentence_transformers.base.sampler import MultiDatasetBatchSamplers
+
+    shared = SimCSELoss(tiny_model, training_head="none")
+    datasets = {"a": sentence_pairs_dataset(wiki_sentences[:16]), "b": sentence_pairs_dataset(wiki_sentences[16:32])}
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path),
+        max_steps=2,
+        per_device_train_batch_size=4,
+        multi_dataset_batch_sampler=MultiDatasetBatchSamplers.ROUND_ROBIN,
+        save_strategy="no",
+        report_to="none",
+    )
+    trainer = NonLinguisticTrainer(
+        model=tiny_model, args=args, train_dataset=DatasetDict(datasets), loss={"a": shared, "b": shared}
+    )
+    trainer.train()
+    assert dict(trainer.step_counts) == {"a": 1, "b": 1} and trainer.step_seconds["b"] > 0
+
+
+def test_a_single_dataset_is_timed_under_its_given_name(tiny_model, wiki_sentences, tmp_path):
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=4, save_strategy="no", report_to="none"
+    )
+    loss = SimCSELoss(tiny_model, training_head="none")
+    train_dataset = sentence_pairs_dataset(wiki_sentences[:16])
+    trainer = NonLinguisticTrainer(
+        model=tiny_model, args=args, train_dataset=train_dataset, loss=loss, train_dataset_name="text"
+    )
+    trainer.train()
+    assert dict(trainer.step_counts) == {"text": 2}
 
 
 class FoldersAtSave(TrainerCallback):
-    """Records, at each on_save before the marker callback runs, the checkpoint folders on disk."""
+    """Records the checkpoint folders on disk at each on_save (of a plain trainer: before the marker callback runs)."""
 
     def __init__(self) -> None:
         self.seen = []
@@ -156,18 +236,27 @@ class FoldersAtSave(TrainerCallback):
 
 
 def tmp_folders(output_dir):
-    from pathlib import Path
-
     return [path for path in Path(output_dir).iterdir() if path.name.startswith("checkpoint-")]
 
 
-def test_older_checkpoints_are_rotated_only_after_the_new_one_is_marked(tiny_encoder_dir, wiki_sentences, tmp_path):
+def test_older_checkpoints_are_rotated_only_after_the_new_one_is_marked(
+    tiny_encoder_dir, wiki_sentences, tmp_path, monkeypatch
+):
     from sentence_transformers import SentenceTransformerTrainer
 
     from sbert_nonling.models import build_sentence_model
     from sbert_nonling.training import CheckpointMarkerCallback
+    from sbert_nonling.training import trainer as trainer_module
 
     seen = {}
+    at_marker = []  # the checkpoint folders on disk as NonLinguisticTrainer marks each new one
+    write_complete_marker = trainer_module.write_complete_marker
+
+    def recording_marker(folder, step):
+        at_marker.append(sorted(path.name for path in tmp_folders(Path(folder).parent)))
+        write_complete_marker(folder, step)
+
+    monkeypatch.setattr(trainer_module, "write_complete_marker", recording_marker)
     for trainer_class in (NonLinguisticTrainer, SentenceTransformerTrainer):
         model = build_sentence_model(tiny_encoder_dir)
         args = SentenceTransformerTrainingArguments(
@@ -194,8 +283,9 @@ def test_older_checkpoints_are_rotated_only_after_the_new_one_is_marked(tiny_enc
             "checkpoint-4"
         ]  # rotated in the end, either way
         if trainer_class is NonLinguisticTrainer:
-            assert trainer.args.save_total_limit is None  # transformers rotates nothing; the marker callback does
-    assert seen[NonLinguisticTrainer] == [["checkpoint-2"], ["checkpoint-2", "checkpoint-4"]]  # kept until 4 is marked
+            assert trainer.args.save_total_limit is None  # transformers rotates nothing; the trainer does
+    assert at_marker == [["checkpoint-2"], ["checkpoint-2", "checkpoint-4"]]  # 2 kept until 4 is marked
+    assert seen[NonLinguisticTrainer] == [["checkpoint-2"], ["checkpoint-4"]]  # then rotated, before on_save
     assert seen[SentenceTransformerTrainer] == [
         ["checkpoint-2"],
         ["checkpoint-4"],
