@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from sbert_nonling.configs import registry
 from tests.conftest import SHARED_DIR
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -87,6 +88,8 @@ def test_python_blocks_run(page, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     page_module = types.ModuleType(f"docs_{page.stem}")  # a module: a dataclass a page defines finds its annotations
     monkeypatch.setitem(sys.modules, page_module.__name__, page_module)
+    # a method a page registers ends with the page, as its module does (a later describe() would not find its types)
+    monkeypatch.setattr(registry, "_METHODS", dict(registry._METHODS))
     for start, code in python_blocks(page):
         # Leading newlines make the compiled line numbers those of the Markdown file.
         exec(compile("\n" * (start - 1) + code, page_id(page), "exec"), vars(page_module))  # noqa: S102
