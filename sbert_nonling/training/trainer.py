@@ -96,7 +96,7 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     marker (:func:`~sbert_nonling.training.checkpoints.write_complete_marker`); only then are older checkpoints
     rotated out (the arguments' ``save_total_limit``: :attr:`args` is a copy without it, so transformers never rotates
     before the marker). Resuming (``train``: the newest intact checkpoint for ``True``) loads the losses' parameters
-    and the step times with the weights (``_load_from_checkpoint``). It adds :class:`LossGradientAveragingCallback`,
+    and the step times before transformers loads the weights. It adds :class:`LossGradientAveragingCallback`,
     :class:`FiniteTrainingCallback` (:attr:`finite_training`) and :class:`PreemptionCallback` (:attr:`preemption`).
     Its overrides preprocess identical columns once (``get_data_collator``), check media datasets for duplicates on
     :func:`source_rows` and stop on a non-finite loss (``training_step``). With
@@ -230,6 +230,9 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             finished = self._finish_complete_run(resume_from_checkpoint)
             if finished is not None:
                 return finished
+            # transformers loads the weights and its own states; not in _load_from_checkpoint, which also loads the
+            # best checkpoint's weights at the end, where the heads and the step times must stay the run's
+            self._restore_run_state(resume_from_checkpoint)
         with self.preemption.handling_signals():
             output = super().train(resume_from_checkpoint, *args, **kwargs)
         if self.preemption.stop_signal is not None:
@@ -264,12 +267,6 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             "train_loss": losses[-1] if losses else float("nan"),
         }
         return TrainOutput(self.state.global_step, metrics["train_loss"], metrics)
-
-    def _load_from_checkpoint(self, resume_from_checkpoint: str, model: nn.Module | None = None) -> None:
-        """sentence-transformers' weights of a checkpoint training resumes from (its override takes no ``model``,
-        which transformers passes only under FSDP), then the run's own state in it."""
-        super()._load_from_checkpoint(resume_from_checkpoint)
-        self._restore_run_state(resume_from_checkpoint)
 
     def _restore_run_state(self, checkpoint: str) -> None:
         """The losses' parameters and the step times a checkpoint holds (its weights are loaded apart)."""

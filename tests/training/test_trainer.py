@@ -150,6 +150,31 @@ def test_it_is_the_plain_trainer_plus_its_callbacks_and_writes_its_files_into_ev
     assert json.loads((folder / "step_times.json").read_text())["step_counts"] == {"train": 2}
 
 
+def test_loading_the_best_checkpoint_at_the_end_keeps_the_runs_heads_and_step_times(
+    tiny_encoder_dir, wiki_sentences, tmp_path
+):
+    from sbert_nonling.models import build_sentence_model
+
+    trainer, loss = make_trainer(build_sentence_model(tiny_encoder_dir), wiki_sentences[:64], tmp_path, max_steps=4)
+    at_step_2 = {}
+
+    class WeightsAtSave(TrainerCallback):
+        def on_save(self, args, state, control, **kwargs):
+            if state.global_step == 2:
+                at_step_2.update({key: value.clone() for key, value in kwargs["model"].state_dict().items()})
+
+    trainer.add_callback(WeightsAtSave())
+    trainer.train()
+    head = loss.head[0].weight.detach().clone()
+    # what transformers does at the end of a run with load_best_model_at_end, for a best checkpoint before the last
+    trainer.state.best_model_checkpoint = str(tmp_path / "checkpoint-2")
+    trainer._load_best_model()
+    for key, value in trainer.model.state_dict().items():  # the best checkpoint's weights were loaded
+        torch.testing.assert_close(value, at_step_2[key], rtol=0, atol=0)
+    assert torch.equal(loss.head[0].weight.detach(), head)  # the heads are the run's, not checkpoint-2's
+    assert dict(trainer.step_counts) == {"train": 4}  # the whole run, not the best checkpoint's 2 steps
+
+
 class RecordingSimCSELoss(SimCSELoss):
     """SimCSE that records the start and end (``time.perf_counter``) of each of its forward passes."""
 
