@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from sbert_nonling.app.run_options import RunOptions  # a dataclass: imports no torch
+from sbert_nonling.data.sources import DataSources  # a dataclass: imports neither torch nor datasets
 from sbert_nonling.evaluation.sts_data import check_sts_dev_dir, check_sts_test_dir
 from sbert_nonling.util.choices import TINY_MODELS, Precision, Split
 from sbert_nonling.util.validation import (
@@ -50,17 +51,12 @@ DEMO_RECIPE = "visualcse"
 #: :data:`sbert_nonling.data.hub.HUB_NAME`, whose module imports ``datasets``) or, for a model, also a bare ``name``.
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 HUB_MODEL_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
-#: The data options of train and reproduce (destination, flag, whether it is a folder).
-DATA_PATHS = (
-    ("text_file", "--text-file", False),
-    ("nli_file", "--nli-file", False),
-    ("sts_dir", "--sts-dir", True),
-    ("image_dir", "--image-dir", True),
-    ("audio_dir", "--audio-dir", True),
-    ("captions_file", "--captions-file", False),
-    ("image_features", "--image-features", False),
-    ("heldout_images_file", "--heldout-images", False),
-    ("stsb_multi_dir", "--stsb-multi-dir", True),
+#: The data options of train and reproduce that name a path (destination, flag, whether it is a folder): the
+#: :class:`~sbert_nonling.data.DataSources` fields whose metadata says ``folder``.
+DATA_PATHS = tuple(
+    (item.name, item.metadata["flag"], item.metadata["folder"])
+    for item in dataclasses.fields(DataSources)
+    if "folder" in item.metadata
 )
 #: The input paths each subcommand's options name (destination, flag, whether it is a folder); the train / demo data
 #: options in :data:`HUB_DATA` also take a Hub dataset, ``owner/name?split=...``.
@@ -442,7 +438,6 @@ def cmd_train(args: argparse.Namespace) -> int | None:
         args: the parsed command line of ``sbert-nonling train`` (:func:`build_parser`).
     """
     from sbert_nonling.app.runner import train_recipe
-    from sbert_nonling.data.sources import DataSources
 
     sys.excepthook = _log_helper_thread_errors  # for the rest of the process: a dead worker's thread errors come late
     try:
@@ -524,7 +519,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int | None:
         args: the parsed arguments of ``reproduce``.
     """
     from sbert_nonling.app.reproduce import reproduce
-    from sbert_nonling.data.sources import DataSources
 
     sys.excepthook = _log_helper_thread_errors
     for number in (signal.SIGTERM, signal.SIGINT):  # training replaces these with its own clean stop while it runs
@@ -795,7 +789,6 @@ def cmd_demo(args: argparse.Namespace) -> None:
     from sentence_transformers import SentenceTransformer
 
     from sbert_nonling.app.runner import train_recipe
-    from sbert_nonling.data.sources import DataSources
 
     start = args.model or "a tiny offline encoder"
     print(f"Training {DEMO_RECIPE} on {args.text_file} + {args.image_dir} from {start} ({args.max_steps} steps)...")
@@ -855,43 +848,11 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
     """
     from sbert_nonling.configs.registry import list_methods  # imports no torch
 
-    for name, text in (  # the data sources (DataSources' fields)
-        (
-            "text_file",
-            "one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN",
-        ),
-        (
-            "nli_file",
-            "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those "
-            "columns",
-        ),
-        ("sts_dir", "SentEval-layout STS folder: dev scores before/after and model selection"),
-        (
-            "image_dir",
-            "images: unpaired, one sub-folder per class, or those of --captions-file; or a Hub dataset: "
-            "owner/name?image=COLUMN&label=COLUMN",
-        ),
-        ("audio_dir", "unpaired audio files, wav/flac/ogg, or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN"),
-        (
-            "captions_file",
-            "image-caption pairs: Flickr token file, CSV, JSONL, or a Hub dataset: owner/name?image=COL&caption=COL",
-        ),
-        (
-            "image_features",
-            "precomputed features of --image-dir (sbert-nonling features: an image encoder's or CLIP's)",
-        ),
-        ("audio_label_regex", r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'"),
-        ("stsb_multi_dir", "stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs"),
-    ):
-        methods = methods_training_on(name)
+    for item in dataclasses.fields(DataSources):
+        methods = methods_training_on(item.name)
         trained = f"; training data of {', '.join(methods)}" if methods and methods != list_methods() else ""
-        parser.add_argument(f"--{name.replace('_', '-')}", help=text + trained)
+        parser.add_argument(item.metadata["flag"], dest=item.name, help=item.metadata["help"] + trained)
     parser.add_argument("--model", help="starting encoder (Hub name or folder); default: the recipe's")
-    parser.add_argument(
-        "--heldout-images",
-        dest="heldout_images_file",
-        help="image names kept out of training for caption<->image Recall@K (a method with a caption-image space)",
-    )
 
 
 def _epilog_names(names: list[str]) -> str:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from sbert_nonling.data.hub import hub_source
 
 #: A local file or folder, or a Hub dataset named as :func:`~sbert_nonling.data.hub.hub_source` reads it.
 Source = str | Path | None
@@ -18,7 +16,9 @@ class DataSources:
 
     Every argument takes a local path or a Hub dataset, ``owner/name`` with optional ``?key=value&...`` options:
     ``split``, ``config``, ``data_files``, ``revision`` and ``ROLE=COLUMN`` for a column not named as its role (e.g.
-    ``?image=img&label=speaker_id``); :mod:`sbert_nonling.data.hub` reads them.
+    ``?image=img&label=speaker_id``); :mod:`sbert_nonling.data.hub` reads them. Each field's metadata gives its
+    command-line ``flag``, its ``help`` and, for a path, whether it is a ``folder``: ``train`` and ``reproduce`` build
+    their data options from them.
 
     Args:
         text_file: one sentence per line.
@@ -39,16 +39,89 @@ class DataSources:
         print(data.card_lines())  # ['text_file: wiki1m_for_simcse.txt', 'sts_dir: downstream']
     """
 
-    text_file: Source = None
-    nli_file: Source = None
-    sts_dir: Source = None
-    image_dir: Source = None
-    audio_dir: Source = None
-    audio_label_regex: str | None = None
-    captions_file: Source = None
-    image_features: Source = None
-    heldout_images_file: Source = None
-    stsb_multi_dir: Source = None
+    text_file: Source = field(
+        default=None,
+        metadata={
+            "flag": "--text-file",
+            "folder": False,
+            "help": "one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN",
+        },
+    )
+    nli_file: Source = field(
+        default=None,
+        metadata={
+            "flag": "--nli-file",
+            "folder": False,
+            "help": "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with "
+            "those columns",
+        },
+    )
+    sts_dir: Source = field(
+        default=None,
+        metadata={
+            "flag": "--sts-dir",
+            "folder": True,
+            "help": "SentEval-layout STS folder: dev scores before/after and model selection",
+        },
+    )
+    image_dir: Source = field(
+        default=None,
+        metadata={
+            "flag": "--image-dir",
+            "folder": True,
+            "help": "images: unpaired, one sub-folder per class, or those of --captions-file; or a Hub dataset: "
+            "owner/name?image=COLUMN&label=COLUMN",
+        },
+    )
+    audio_dir: Source = field(
+        default=None,
+        metadata={
+            "flag": "--audio-dir",
+            "folder": True,
+            "help": "unpaired audio files, wav/flac/ogg, or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN",
+        },
+    )
+    audio_label_regex: str | None = field(
+        default=None,
+        metadata={
+            "flag": "--audio-label-regex",
+            "help": r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'",
+        },
+    )
+    captions_file: Source = field(
+        default=None,
+        metadata={
+            "flag": "--captions-file",
+            "folder": False,
+            "help": "image-caption pairs: Flickr token file, CSV, JSONL, or a Hub dataset: "
+            "owner/name?image=COL&caption=COL",
+        },
+    )
+    image_features: Source = field(
+        default=None,
+        metadata={
+            "flag": "--image-features",
+            "folder": False,
+            "help": "precomputed features of --image-dir (sbert-nonling features: an image encoder's or CLIP's)",
+        },
+    )
+    heldout_images_file: Source = field(
+        default=None,
+        metadata={
+            "flag": "--heldout-images",
+            "folder": False,
+            "help": "image names kept out of training for caption<->image Recall@K (a method with a caption-image "
+            "space)",
+        },
+    )
+    stsb_multi_dir: Source = field(
+        default=None,
+        metadata={
+            "flag": "--stsb-multi-dir",
+            "folder": True,
+            "help": "stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs",
+        },
+    )
 
     def card_lines(self, *names: str) -> list[str]:
         """One model-card line per given source among ``names`` (default: all): a file's name or a Hub dataset as
@@ -63,4 +136,6 @@ class DataSources:
 
 def _names_hub_dataset(value: str | Path) -> bool:
     """Whether a data option names a Hub dataset; its options (split, column roles) were checked when it was read."""
+    from sbert_nonling.data.hub import hub_source  # imports datasets: not when the command line reads the fields
+
     return not isinstance(value, Path) and hub_source(value.partition("?")[0], ()) is not None
