@@ -1,13 +1,14 @@
 """Model cards for trained models: method, the saved model (its encoder, pooling and routes) and the teachers it
-was trained against, recipe, data, scores and metadata (sentence-transformers' widget and datasets kept), the right
-loading snippet, citations; :func:`card_for_repo` fills in the Hub repository a card is published to."""
+was trained against, recipe, data, scores, the right loading snippet and citations, on top of what
+sentence-transformers' own card recorded (its metadata, with only what it lacks added, and its training details);
+:func:`card_for_repo` fills in the Hub repository a card is published to."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -287,28 +288,86 @@ class SavedModel:
         )
 
 
-def recorded_card_data(*folders: str | Path) -> dict[str, list[Any]]:
-    """What the cards in saved model folders record that a card keeps: the ``widget`` (the first one found),
-    ``datasets`` and ``tags`` (each once) of their YAML metadata. On save, sentence-transformers writes a README.md
-    whose metadata holds what its trainer recorded: widget examples sampled from the training data, the Hub
-    datasets it could verify, tags such as ``loss:SimCSELoss``; :func:`write_model_card` replaces that README.
+#: What sentence-transformers' card metadata says of an evaluation, not of the saved weights (its ``model-index``
+#: holds the last scores each evaluator recorded on the model object: in a recipe run, scores from before training
+#: among them). A card states its own: the scores of the saved model.
+EVALUATION_FIELDS = ("model-index", "eval_results", "model_name", "metrics")
+#: The sections of sentence-transformers' card that a card keeps: what its trainer recorded of the training (datasets
+#: with statistics and samples, hyper-parameters, logs, time, framework versions).
+RECORDED_SECTIONS = ("Training Details",)
+
+
+@dataclass
+class RecordedCard:
+    """What the README sentence-transformers wrote on save records that a card keeps: its metadata
+    (:data:`EVALUATION_FIELDS` left out) and its :data:`RECORDED_SECTIONS`.
+
+    Args:
+        metadata: the YAML metadata fields, e.g. ``widget``, ``datasets``, ``tags``, ``base_model``, ``license``.
+        sections: the kept sections, each from its ``## `` heading to the next.
+    """
+
+    metadata: dict[str, Any] = field(default_factory=dict)
+    sections: list[str] = field(default_factory=list)
+
+
+def _sections(content: str) -> dict[str, str]:
+    """The ``## `` sections of a card's markdown by heading, each with its text (outside fenced code)."""
+    sections: dict[str, str] = {}
+    heading, fenced = "", False
+    lines: list[str] = []
+    for line in content.splitlines():
+        fenced = fenced != line.lstrip().startswith("```")
+        if line.startswith("## ") and not fenced:
+            if heading:
+                sections[heading] = "\n".join(lines).strip()
+            heading, lines = line.removeprefix("## ").strip(), []
+        lines.append(line)
+    if heading:
+        sections[heading] = "\n".join(lines).strip()
+    return sections
+
+
+def recorded_card_data(*folders: str | Path) -> RecordedCard:
+    """What the cards in saved model folders record that a card keeps. On save, sentence-transformers renders its card
+    from its ``SentenceTransformerModelCardData``: the metadata its trainer and loading recorded (widget examples
+    sampled from the training data, the Hub datasets it could verify, tags such as ``loss:SimCSELoss``, the base model
+    it verified on the Hub, license, language, ...) and its "Training Details" (datasets with statistics and samples,
+    hyper-parameters, logs, framework versions). :func:`write_model_card` replaces that README and keeps these: each
+    metadata field from the first folder that has it (``datasets`` and ``tags`` from all, each once), each section
+    likewise.
 
     Args:
         folders: saved model folders, e.g. a run's full model and its text export (whose README, written by
-            :func:`~sbert_nonling.export_text_model`, holds no training record).
+            :func:`~sbert_nonling.export_text_model`, holds no training logs).
+
+    Example::
+
+        from sbert_nonling.export.model_card import recorded_card_data
+
+        recorded = recorded_card_data("runs/first/model", "runs/first/export")
+        print(recorded.metadata.get("widget"), [section.splitlines()[0] for section in recorded.sections])
     """
-    widget: list[Any] = []
-    datasets: list[str] = []
-    tags: list[str] = []
+    recorded = RecordedCard()
+    kept: dict[str, str] = {}
     for folder in folders:
         readme = Path(folder) / "README.md"
-        if readme.is_file():
-            data = ModelCard.load(readme, ignore_metadata_errors=True).data
-            widget = widget or list(data.get("widget") or [])
-            named = data.get("datasets") or []
-            datasets += [named] if isinstance(named, str) else named
-            tags += data.get("tags") or []
-    return {"widget": widget, "datasets": list(dict.fromkeys(datasets)), "tags": list(dict.fromkeys(tags))}
+        if not readme.is_file():
+            continue
+        card = ModelCard.load(readme, ignore_metadata_errors=True)
+        for key, value in card.data.to_dict().items():
+            if key in EVALUATION_FIELDS or value in (None, [], ""):
+                continue
+            if key in ("datasets", "tags"):
+                known = recorded.metadata.get(key, [])
+                recorded.metadata[key] = list(dict.fromkeys([*known, *([value] if isinstance(value, str) else value)]))
+            else:
+                recorded.metadata.setdefault(key, value)
+        for heading, text in _sections(card.text).items():
+            if heading in RECORDED_SECTIONS:
+                kept.setdefault(heading, text)
+    recorded.sections = [kept[heading] for heading in RECORDED_SECTIONS if heading in kept]
+    return recorded
 
 
 def changed_settings(settings: Mapping[str, Any], recipe_settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -519,20 +578,24 @@ def model_card(
     retrieval: Mapping[str, float] | None = None,
     multilingual_scores: Mapping[str, Mapping[str, float]] | None = None,
     saved: SavedModel | None = None,
-    recorded: Mapping[str, Sequence[Any]] | None = None,
+    recorded: RecordedCard | None = None,
     recipe_settings: Mapping[str, Any] | None = None,
 ) -> str:
     """The README.md of a trained model: YAML metadata (tags, ``base_model``, ``license``, ``language``, ``datasets``,
-    ``widget``, ``model-index``), method, model, teachers, recipe, training data, scores, loading code and citations.
+    ``widget``, ``model-index``), method, model, teachers, recipe, training data, what sentence-transformers recorded
+    of the training, scores, loading code and citations.
 
-    Everything it says comes from its arguments: the model section from ``saved`` (the saved model's encoder and
-    pooling), the settings (the starting encoder, the image encoder of caption grounding, the teachers: a tiny run's
-    tiny ones) and ``routes``; the metadata from :func:`base_model_card_data` (``recipe["model"]``, none for a tiny
-    run), the Hub datasets among ``training_data`` and what ``recorded`` keeps of sentence-transformers' own card
-    (its widget, datasets and tags; where it recorded no widget, one of :data:`EXAMPLE_SENTENCES`); ``model-index``
-    from the last row of each score table (the trained model's) and ``retrieval``. The recipe's description opens the
-    card only when the run is the recipe as published: a tiny run, or one whose settings differ from
-    ``recipe_settings``, names the changed settings instead.
+    The metadata is sentence-transformers' where it recorded it (``recorded``: the fields of the card it rendered from
+    its ``SentenceTransformerModelCardData`` on save) and adds only what that lacks: the base model, license and
+    language of :func:`base_model_card_data` (``recipe["model"]``; sentence-transformers names a base model only after
+    checking it on the Hub; a tiny run has none), the Hub datasets among ``training_data``, this package's tags, a
+    widget of :data:`EXAMPLE_SENTENCES` where none was recorded, and the ``model-index`` of the scores given (the
+    saved model's; sentence-transformers' holds the last scores each evaluator recorded, :data:`EVALUATION_FIELDS`).
+    Its "Training Details" section (datasets with statistics, hyper-parameters, logs, framework versions) is kept as
+    it rendered it. The model section describes ``saved`` (the saved model's encoder and pooling), the settings (the
+    starting encoder, the image encoder of caption grounding, the teachers: a tiny run's tiny ones) and ``routes``.
+    The recipe's description opens the card only when the run is the recipe as published: a tiny run, or one whose
+    settings differ from ``recipe_settings``, names the changed settings instead.
 
     Args:
         recipe: the recipe settings the model was trained with (``get_recipe(...)`` after overrides).
@@ -548,7 +611,8 @@ def model_card(
         multilingual_scores: as ``scores``, for stsb_multi_mt tasks (``STSBenchmarkMultilingualSTS-<language>``).
         saved: the saved model (:meth:`SavedModel.read`); without it the card says nothing of its encoder and
             pooling.
-        recorded: what sentence-transformers' cards of the saved model recorded (:func:`recorded_card_data`).
+        recorded: what sentence-transformers' cards of the saved model recorded (:func:`recorded_card_data`); None:
+            nothing recorded.
         recipe_settings: the recipe's own settings (``get_recipe(recipe["name"])``), to name what the run changed;
             None: unknown (a recipe that is not bundled), the description is shown unless the run is tiny.
 
@@ -567,9 +631,7 @@ def model_card(
         raise ValueError(f"routes={list(routes)!r}: {unknown[0]!r} is not a route; routes are {list(ROUTE_INPUTS)}.")
     method = recipe.get("method", "simcse")
     label = recipe.get("name") or method
-    recorded = recorded or {}
-    base = base_model_card_data(recipe["model"]) if recipe.get("model") and not recipe.get("tiny") else {}
-    base_model = base.get("base_model")
+    recorded = recorded or RecordedCard()
     eval_results = _eval_results(
         scores or {}, multilingual_scores or {}, retrieval or {}, _data_line(training_data, "captions_file")
     )
@@ -580,19 +642,24 @@ def model_card(
         "sbert-nonling",
         method.replace("_", "-"),
     ]
+    fields = dict(recorded.metadata)  # sentence-transformers' own; what it lacks is added
+    if recipe.get("tiny"):  # a tiny run starts from a random encoder: it has no base model
+        fields.pop("base_model", None)
+    elif recipe.get("model"):
+        for key, value in base_model_card_data(recipe["model"]).items():
+            fields.setdefault(key, value)
+    fields.setdefault("library_name", "sentence-transformers")
+    fields.setdefault("pipeline_tag", "sentence-similarity")
+    fields.setdefault("widget", [{"source_sentence": EXAMPLE_SENTENCES[0], "sentences": list(EXAMPLE_SENTENCES[1:])}])
+    fields["tags"] = list(dict.fromkeys([*tags, *fields.get("tags", [])]))
+    datasets = list(dict.fromkeys([*hub_datasets(training_data), *fields.pop("datasets", [])]))
     card_data = ModelCardData(
-        base_model=base_model,
-        license=base.get("license"),
-        language=base.get("language"),
-        datasets=list(dict.fromkeys([*hub_datasets(training_data), *recorded.get("datasets", [])])) or None,
-        library_name="sentence-transformers",
-        pipeline_tag="sentence-similarity",
-        tags=list(dict.fromkeys([*tags, *recorded.get("tags", [])])),
+        **fields,
+        datasets=datasets or None,
         model_name=name if eval_results else None,
         eval_results=eval_results or None,
-        widget=list(recorded.get("widget", []))
-        or [{"source_sentence": EXAMPLE_SENTENCES[0], "sentences": list(EXAMPLE_SENTENCES[1:])}],
     )
+    base_model = fields.get("base_model")
     shown = dict(recipe)  # the model setting as published: its Hub name or a folder's name; a tiny run did not use it
     if recipe.get("tiny"):
         shown.pop("model", None)
@@ -621,6 +688,7 @@ def model_card(
         + "\n\nHyper-parameters:\n\n"
         + "\n".join(settings),
     ]
+    parts += recorded.sections
     if recipe.get("tiny"):
         parts.append(
             "> This model was trained with the recipe's `tiny` settings (a small randomly initialised encoder, "
@@ -653,8 +721,9 @@ def model_card(
 
 def card_for_repo(card: str, repo_id: str) -> str:
     """``card`` (a README.md) as published to the Hub repository ``repo_id``: every loading call in its code loads
-    ``repo_id`` (``SentenceTransformer("repo_id", ...)`` instead of a local folder) and its ``model-index`` is named
-    after it.
+    ``repo_id`` (``SentenceTransformer("repo_id", ...)`` instead of a local folder), the example files of its training
+    details (``assets/``) are linked on the Hub, as sentence-transformers links them, and its ``model-index`` is
+    named after it.
 
     Args:
         card: a model card's text (:func:`model_card`).
@@ -668,6 +737,7 @@ def card_for_repo(card: str, repo_id: str) -> str:
         print(card_for_repo(card, "me/encoder"))  # ... SentenceTransformer("me/encoder") ...
     """
     card = LOADING_CALL.sub(f'SentenceTransformer("{repo_id}"', card)
+    card = card.replace('src="assets/', f'src="https://huggingface.co/{repo_id}/resolve/main/assets/')
     repo_card = ModelCard(card, ignore_metadata_errors=True)
     if not isinstance(repo_card.data, ModelCardData) or not repo_card.data.eval_results:
         return card
@@ -715,13 +785,13 @@ def write_model_card(
     folder: str | Path,
     recipe: Mapping[str, Any],
     form: CardForm,
-    recorded: Mapping[str, Sequence[Any]] | None = None,
+    recorded: RecordedCard | None = None,
     **kwargs: Any,
 ) -> Path:
     """Write :func:`model_card` as ``folder/README.md``, describing the model saved in ``folder``
     (:meth:`SavedModel.read`: its encoder, pooling and routes) and keeping what sentence-transformers' README there
-    recorded (:func:`recorded_card_data`: the widget examples, Hub datasets and tags of its trainer), which it
-    replaces. Returns the README's path.
+    recorded (:func:`recorded_card_data`: its metadata, e.g. the widget examples, Hub datasets and tags of its
+    trainer, and its "Training Details"), which it replaces. Returns the README's path.
 
     Args:
         folder: the saved model folder.

@@ -1,5 +1,6 @@
 """write_run_record: recipe.json, results.json and a model card in every saved folder, each describing the model
-saved there and the teachers the run used, keeping sentence-transformers' widget, datasets and tags."""
+saved there and the teachers the run used, keeping what sentence-transformers recorded (its metadata, e.g. widget,
+datasets and tags, and its training details)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ def test_the_record_holds_the_settings_the_result_and_a_card_per_saved_folder(ru
     for card in (full, text):
         assert "61.25" in card.text and "10.50" in card.text and "text_file: wiki.txt" in card.text
         assert card.data.widget == WIDGET and "loss:SimCSELoss" in card.data.tags  # the trainer's record, kept
+        assert card.text.count("## Training Details") == 1 and "### Framework Versions" in card.text
         assert "with settings changed from the recipe's: `learning_rate` (recipe: `3e-05`)" in card.text
         assert settings["description"] not in card.text  # lr 3e-5 is the recipe's, not this run's
     assert sorted(path.name for path in run_dir.iterdir()) == ["export", "model", "recipe.json", "results.json"]
@@ -61,7 +63,7 @@ def test_the_record_holds_the_settings_the_result_and_a_card_per_saved_folder(ru
     write_run_record(run_dir, get_recipe("simcse-unsup", overrides={"seed": 7}), result, {"export": "text"}, [])
     (text,) = _cards(run_dir)[1:]
     assert get_recipe("simcse-unsup")["description"] in text.text  # another seed trains the recipe's configuration
-    assert text.data.widget == WIDGET  # written again, the card keeps what it kept
+    assert text.data.widget == WIDGET and text.text.count("## Training Details") == 1  # written again: kept once
 
 
 def test_cards_carry_every_score_the_run_computed_and_the_routes_of_the_saved_model(run_dir):

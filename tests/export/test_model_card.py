@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from huggingface_hub import ModelCard, ModelCardData
 from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
 from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
 
 from sbert_nonling import export_text_model
@@ -15,6 +16,9 @@ from sbert_nonling.data import DataSources
 from sbert_nonling.export.model_card import bibtex_entries, card_for_repo, loss_citations, model_card, write_model_card
 from sbert_nonling.models import build_sentence_model
 from tests.conftest import cited, wiki_file
+
+#: Where the published card of me/encoder links its example files.
+ASSETS_ON_THE_HUB = "https://huggingface.co/me/encoder/resolve/main/assets/"
 
 
 def test_cards_carry_method_data_scores_loading_code_and_the_losses_citations(tiny_model):
@@ -187,6 +191,31 @@ def test_the_base_model_is_its_hub_name_or_left_out_never_a_local_path(tiny_mode
     assert all(str(tmp_path) not in card and str(tiny_encoder_dir) not in card for card in cards.values())
 
 
+def test_cards_keep_what_sentence_transformers_recorded_and_add_only_what_it_lacks(tiny_model, tmp_path):
+    card_data = tiny_model.model_card_data
+    card_data.license, card_data.language = "mit", ["de"]
+    card_data.base_model = "org/verified-base"  # what set_base_model records once the Hub confirmed it
+    evaluator = EmbeddingSimilarityEvaluator(["A dog runs."] * 3, ["A dog runs.", "Rain.", "A cat."], [1.0, 0.1, 0.2])
+    evaluator(tiny_model)  # recorded in the card data: a score of these weights, before any training
+    tiny_model.save(str(tmp_path / "model"))
+    recorded = ModelCard.load(tmp_path / "model" / "README.md")
+    text = recorded.text
+    details = text[text.index("## Training Details") : text.index("## Additional Resources")]
+    assert "### Framework Versions" in details and recorded.data.eval_results  # sentence-transformers' own
+    scores = {"dev, after training": {"STSBenchmark": 61.25, "avg": 61.25}}
+    write_model_card(tmp_path / "model", get_recipe("simcse-unsup"), "full", scores=scores)
+    card = ModelCard.load(tmp_path / "model" / "README.md")
+    assert card.data.base_model == "org/verified-base"  # the recorded one, not the recipe's bert-base-uncased
+    assert (card.data.license, card.data.language) == ("mit", ["de"])
+    assert {"sentence-transformers", "sbert-nonling", "simcse"} <= set(card.data.tags)  # this package's added
+    index = {(result.dataset_type, result.metric_type): result.metric_value for result in card.data.eval_results}
+    assert index == {("STSBenchmark", "spearman_cosine"): 61.25} and "metrics" not in card.data.to_dict()
+    assert details.strip() in card.text  # the training details as sentence-transformers rendered them
+    written = (tmp_path / "model" / "README.md").read_text(encoding="utf-8")
+    write_model_card(tmp_path / "model", get_recipe("simcse-unsup"), "full", scores=scores)  # written again
+    assert (tmp_path / "model" / "README.md").read_text(encoding="utf-8") == written  # keeps what it kept, once
+
+
 def test_the_published_card_loads_the_repo_and_names_its_model_index_after_it(tmp_path):
     scores = {"dev, after training": {"STSBenchmark": 61.25, "avg": 61.25}}
     local = model_card(get_recipe("simcse-unsup"), "text", scores, name=str(tmp_path / "export"))
@@ -198,6 +227,8 @@ def test_the_published_card_loads_the_repo_and_names_its_model_index_after_it(tm
         "```python\nmodel = SentenceTransformer('sentence_transformers_model_id')\n```\n"  # a card without metadata
     )
     assert card_for_repo(plain, "me/encoder") == '```python\nmodel = SentenceTransformer("me/encoder")\n```\n'
+    example = '| <img src="assets/example_image_0.jpg" width="200"> |\n'  # a training sample, as recorded
+    assert card_for_repo(example, "me/encoder") == example.replace("assets/", ASSETS_ON_THE_HUB)
 
 
 def test_bibtex_entries_split_and_keep_the_first_of_each_key():
