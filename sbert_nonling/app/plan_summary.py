@@ -16,7 +16,6 @@ from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, PlanHooks, Train
 from sbert_nonling.modules.modality_router import ModalityRouter
 from sbert_nonling.training.planned_batches import BatchPlan, planned_batches
 from sbert_nonling.training.trainer import NonLinguisticTrainer
-from sbert_nonling.training.training_args import NonLinguisticTrainingArguments
 
 logger = logging.getLogger(__name__)
 
@@ -71,26 +70,9 @@ def check_step_cap(stage: TrainingStage, batches: BatchPlan, allow_unused_datase
     )
 
 
-def execution(trainer: NonLinguisticTrainer) -> dict[str, Any]:
-    """How a stage's trainer runs its steps, as its arguments say: ``compile`` (the ``torch.compile`` backend and mode
-    of its losses, or None: eager) and ``padding`` (``max_length``: every text batch padded to ``max_seq_length``, one
-    shape; ``longest``: to its longest sentence).
-
-    Args:
-        trainer: the stage's trainer.
-    """
-    args = trainer.args
-    if not isinstance(args, NonLinguisticTrainingArguments):  # sentence-transformers' own: eager, padded per batch
-        return {"compile": None, "padding": "longest"}
-    mode = f", {args.compile_mode}" if args.compile_mode else ""
-    return {
-        "compile": f"{args.compile_backend}{mode}" if args.compile_loss else None,
-        "padding": "max_length" if args.pad_to_max_length else "longest",
-    }
-
-
 def describe_execution(summary: dict[str, Any]) -> str:
-    """:func:`execution`'s dict in words, e.g. ``"losses compiled (inductor), text padded to max_length"``.
+    """The trainer's :meth:`~sbert_nonling.training.trainer.NonLinguisticTrainer.execution` in words, e.g.
+    ``"losses compiled (inductor), text padded to max_length"``.
 
     Args:
         summary: a dict holding ``compile`` and ``padding`` (a stage summary, a run's result).
@@ -104,7 +86,7 @@ def describe_execution(summary: dict[str, Any]) -> str:
 
 def stage_summary(stage: TrainingStage, trainer: NonLinguisticTrainer, batches: BatchPlan) -> dict[str, Any]:
     """One training stage of a plan summary: its trainer, optimizer steps, batches per dataset and batch order, and
-    how it runs its steps (:func:`execution`).
+    how it runs its steps (the trainer's ``execution``).
 
     Args:
         stage: the training stage.
@@ -117,7 +99,7 @@ def stage_summary(stage: TrainingStage, trainer: NonLinguisticTrainer, batches: 
         "optimizer_steps": batches.optimizer_steps,
         "batches": batches.batches,
         "batch_order": batches.sampler or None,
-        **execution(trainer),
+        **trainer.execution(),
     }
 
 

@@ -28,7 +28,6 @@ from sbert_nonling.app.output_folder import (
 )
 from sbert_nonling.app.plan_summary import (
     check_step_cap,
-    execution,
     log_stage_summary,
     log_summary_header,
     plan_summary,
@@ -51,7 +50,7 @@ from sbert_nonling.export.text_model import export_text_model
 from sbert_nonling.methods import BUILDERS
 from sbert_nonling.methods.grounding import GroundingPlan
 from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, PlanHooks, TrainingStage
-from sbert_nonling.training.arguments import dev_curve, resolved_precision, resolved_workers, scores_at_best_checkpoint
+from sbert_nonling.training.arguments import resolved_precision, resolved_workers
 from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint
 from sbert_nonling.training.finite_training import TrainingDiverged, non_finite_parameters
 from sbert_nonling.training.planned_batches import planned_batches
@@ -186,7 +185,7 @@ class _RunHooks(PlanHooks):
         self.step: TrainingStage | ModelUpdate | None = None
         self.trainer: NonLinguisticTrainer | None = None
         self.entries: list[dict[str, Any]] = []
-        #: the dev scores logged for the checkpoint the model ends with ({} if unknown: scores_at_best_checkpoint)
+        #: the dev scores logged for the checkpoint the model ends with ({} if unknown: the trainer's best_dev_scores)
         self.logged_dev: dict[str, float] = {}
 
     def before_step(self, step: TrainingStage | ModelUpdate) -> None:
@@ -209,15 +208,10 @@ class _RunHooks(PlanHooks):
             entry = {
                 **step.record,
                 "name": step.name,
-                "best_checkpoint": trainer.state.best_model_checkpoint,
-                "global_step": trainer.state.global_step,
-                "dev_curve": dev_curve(trainer.state.log_history),
                 "train_seconds": output.metrics["train_runtime"],
-                "step_seconds": dict(trainer.step_seconds),
-                "step_counts": dict(trainer.step_counts),
-                **execution(trainer),
+                **trainer.training_record(),
             }
-            self.logged_dev = {} if step.after else scores_at_best_checkpoint(trainer.state)
+            self.logged_dev = {} if step.after else trainer.best_dev_scores()
         if self.staged and self.sts_dir is not None:
             entry["dev"] = evaluate_sts_dir(self.plan.model, self.sts_dir, "dev")
         self.entries.append(entry)

@@ -9,7 +9,6 @@ from typing import Any, Literal, Protocol
 
 import torch
 from sentence_transformers.base.sampler import BatchSamplers, MultiDatasetBatchSamplers
-from transformers import TrainerState
 
 from sbert_nonling.training.interleaved_sampler import InterleavedBatchSampler
 from sbert_nonling.training.training_args import NonLinguisticTrainingArguments
@@ -223,32 +222,3 @@ def stage_arguments(
         **options: further keyword arguments of :func:`training_arguments`.
     """
     return training_arguments(config, f"stages/{run}/checkpoints", evaluating, stage, **options)
-
-
-def dev_curve(log_history: list[dict[str, Any]]) -> list[list[float]]:
-    """``[[step, STS-B dev x100], ...]`` of the evaluations logged during training.
-
-    Args:
-        log_history: the trainer's ``state.log_history``.
-    """
-    return [[entry["step"], 100.0 * entry[SELECTION_METRIC]] for entry in log_history if SELECTION_METRIC in entry]
-
-
-def scores_at_best_checkpoint(state: TrainerState) -> dict[str, float]:
-    """The STS scores (x100, by task name) logged when the best checkpoint (``state.best_global_step``) was evaluated:
-    the scores of the weights ``load_best_model_at_end`` gives the model. {} without a best checkpoint.
-
-    Args:
-        state: the trainer's state after training.
-    """
-    if state.best_model_checkpoint is None or state.best_global_step is None:
-        return {}
-    for entry in state.log_history:
-        if entry.get("step") == state.best_global_step and SELECTION_METRIC in entry:
-            prefix, suffix = "eval_", "_spearman_cosine"
-            return {
-                key.removeprefix(prefix).removesuffix(suffix): 100.0 * value
-                for key, value in entry.items()
-                if key.startswith(prefix) and key.endswith(suffix)
-            }
-    return {}

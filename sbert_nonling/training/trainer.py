@@ -24,6 +24,7 @@ from transformers import TrainerState
 from transformers.trainer_utils import TrainOutput, rotate_checkpoints
 
 from sbert_nonling.data.images import ROW_COLUMN
+from sbert_nonling.training.arguments import SELECTION_METRIC
 from sbert_nonling.training.checkpoints import (
     CHECKPOINT_PREFIX,
     CheckpointWriteError,
@@ -87,7 +88,7 @@ def source_rows(dataset: Dataset) -> Dataset:
 
 class NonLinguisticTrainer(SentenceTransformerTrainer):
     """``SentenceTransformerTrainer`` for losses that own parameters and runs that must survive interruptions; it owns
-    a run's checkpoint bookkeeping.
+    a run's checkpoint bookkeeping and its record (:meth:`training_record`, :meth:`best_dev_scores`).
 
     Every checkpoint it writes (``_save_checkpoint``, in this order, after transformers' files) also holds the losses'
     own parameters (:func:`~sbert_nonling.training.loss_state.save_loss_state`), the forward + backward seconds and
@@ -137,6 +138,50 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             self.compile_losses(self.args.compile_backend, self.args.compile_mode)
         for callback in (LossGradientAveragingCallback(self.loss), self.finite_training, self.preemption):
             self.add_callback(callback)
+
+    def execution(self) -> dict[str, Any]:
+        """How this trainer runs its steps, as its arguments say: ``compile`` (the ``torch.compile`` backend and mode
+        of its losses, or None: eager) and ``padding`` (``max_length``: every text batch padded to
+        ``max_seq_length``, one shape; ``longest``: to its longest sentence)."""
+        args = self.args
+        if not isinstance(args, NonLinguisticTrainingArguments):  # sentence-transformers' own: eager, padded per batch
+            return {"compile": None, "padding": "longest"}
+        mode = f", {args.compile_mode}" if args.compile_mode else ""
+        return {
+            "compile": f"{args.compile_backend}{mode}" if args.compile_loss else None,
+            "padding": "max_length" if args.pad_to_max_length else "longest",
+        }
+
+    def training_record(self) -> dict[str, Any]:
+        """What a run records of this trainer's training once ``train`` has returned: ``best_checkpoint``,
+        ``global_step``, ``dev_curve`` (``[[step, STS-B dev x100], ...]`` of the evaluations logged),
+        :attr:`step_seconds`, :attr:`step_counts` and :meth:`execution`'s ``compile`` and ``padding``."""
+        logged = self.state.log_history
+        curve = [[entry["step"], 100.0 * entry[SELECTION_METRIC]] for entry in logged if SELECTION_METRIC in entry]
+        return {
+            "best_checkpoint": self.state.best_model_checkpoint,
+            "global_step": self.state.global_step,
+            "dev_curve": curve,
+            "step_seconds": dict(self.step_seconds),
+            "step_counts": dict(self.step_counts),
+            **self.execution(),
+        }
+
+    def best_dev_scores(self) -> dict[str, float]:
+        """The STS scores (x100, by task name) logged when the best checkpoint (``state.best_global_step``) was
+        evaluated: the scores of the weights ``load_best_model_at_end`` gave the model; {} without a best
+        checkpoint."""
+        if self.state.best_model_checkpoint is None or self.state.best_global_step is None:
+            return {}
+        for entry in self.state.log_history:
+            if entry.get("step") == self.state.best_global_step and SELECTION_METRIC in entry:
+                prefix, suffix = "eval_", "_spearman_cosine"
+                return {
+                    key.removeprefix(prefix).removesuffix(suffix): 100.0 * value
+                    for key, value in entry.items()
+                    if key.startswith(prefix) and key.endswith(suffix)
+                }
+        return {}
 
     def compile_losses(self, backend: str = "inductor", mode: str | None = None) -> None:
         """Compile each training loss in place (``nn.Module.compile``: its model's forward and the loss in one

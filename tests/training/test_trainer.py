@@ -15,6 +15,8 @@ import torch
 from packaging.version import Version
 from safetensors.torch import load_file
 from sentence_transformers import SentenceTransformerTrainingArguments
+from sentence_transformers.base.evaluation import SequentialEvaluator
+from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
 from torch._dynamo.utils import counters
 from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import IntervalStrategy, TrainerCallback, set_seed
@@ -23,6 +25,7 @@ from sbert_nonling import SimCSELoss
 from sbert_nonling.data import sentence_pairs_dataset
 from sbert_nonling.methods.plan import TrainingStage
 from sbert_nonling.training import NonLinguisticTrainer, NonLinguisticTrainingArguments
+from sbert_nonling.training.arguments import SELECTION_METRIC
 from sbert_nonling.training.loss_state import LOSS_STATE_FILE
 from tests.training.conftest import small_run_arguments
 
@@ -173,6 +176,46 @@ def test_loading_the_best_checkpoint_at_the_end_keeps_the_runs_heads_and_step_ti
         torch.testing.assert_close(value, at_step_2[key], rtol=0, atol=0)
     assert torch.equal(loss.head[0].weight.detach(), head)  # the heads are the run's, not checkpoint-2's
     assert dict(trainer.step_counts) == {"train": 4}  # the whole run, not the best checkpoint's 2 steps
+
+
+def test_its_record_names_the_best_checkpoint_the_dev_curve_and_the_scores_the_model_ends_with(
+    tiny_model, wiki_sentences, tmp_path
+):
+    pairs = (wiki_sentences[:12], wiki_sentences[12:24], [index / 11 for index in range(12)])
+    evaluator = SequentialEvaluator(
+        [
+            EmbeddingSimilarityEvaluator(*pairs, name="STSBenchmark"),
+            EmbeddingSimilarityEvaluator(*pairs, name="SICK-R"),
+        ]
+    )
+    args = small_run_arguments(
+        tmp_path,
+        4,
+        eval_strategy="steps",
+        eval_steps=2,
+        load_best_model_at_end=True,
+        metric_for_best_model=SELECTION_METRIC,
+    )
+    loss = SimCSELoss(tiny_model)
+    data = sentence_pairs_dataset(wiki_sentences[:64])
+    trainer = NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=data, loss=loss, evaluator=evaluator)
+    trainer.train()
+    record = trainer.training_record()
+    logged = [entry for entry in trainer.state.log_history if SELECTION_METRIC in entry]
+    assert [entry["step"] for entry in logged] == [2, 4]
+    assert record["dev_curve"] == [[entry["step"], 100.0 * entry[SELECTION_METRIC]] for entry in logged]
+    best = max(logged, key=lambda entry: entry[SELECTION_METRIC])
+    assert record["best_checkpoint"] == str(tmp_path / f"checkpoint-{best['step']}")
+    assert (record["global_step"], record["step_counts"], record["compile"], record["padding"]) == (
+        4,
+        {"train": 4},
+        None,
+        "longest",
+    )
+    assert trainer.best_dev_scores() == {
+        "STSBenchmark": 100.0 * best["eval_STSBenchmark_spearman_cosine"],
+        "SICK-R": 100.0 * best["eval_SICK-R_spearman_cosine"],
+    }
 
 
 class RecordingSimCSELoss(SimCSELoss):
