@@ -97,6 +97,10 @@ TRUST_HELP = (
 )
 
 
+#: ``commands.add_parser`` with the shared ``-v`` / ``--verbose`` flag (:func:`build_parser`).
+AddCommand = Callable[..., argparse.ArgumentParser]
+
+
 def _print_result(result: dict[str, Any]) -> None:
     print(json.dumps(result, sort_keys=True))
 
@@ -462,6 +466,42 @@ def cmd_train(args: argparse.Namespace) -> int | None:
     return None
 
 
+def _train_arguments(add_command: AddCommand) -> None:
+    """The ``train`` command and its arguments (:func:`cmd_train`)."""
+    train = add_command(
+        "train",
+        help="train a recipe (sbert-nonling train --help lists them)",
+        epilog=_recipe_listing(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # the epilog keeps its lines: names stay whole
+    train.add_argument(
+        "recipe",
+        help="recipe name (listed below), e.g. simcse-unsup or visualcse, or a recipe file of your own, e.g. "
+        "my-recipe.json",
+    )
+    train.add_argument(
+        "--output",
+        required=True,
+        help="run folder: OUT/model, OUT/export (with model cards), checkpoints, recipe.json, results.json, train.log",
+    )
+    add_data_options(train)
+    train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
+    train.add_argument(
+        "--max-steps",
+        type=int,
+        help="stop after this many optimizer steps (of each stage run, for a method that trains in stages; an "
+        "alternating scheme counts its image or audio and text steps: 10 = 5 + 5)",
+    )
+    add_run_options(train, RUN_OPTION_NAMES["train"])
+    train.add_argument(
+        "--precision",
+        choices=get_args(Precision),
+        help="auto (default): bf16 on a GPU with bf16, fp16 with loss scaling on an older GPU, fp32 on a CPU",
+    )
+    train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
+    train.set_defaults(handler=cmd_train)
+
+
 def _stop_between_runs(signal_number: int, frame: types.FrameType | None) -> None:
     """``reproduce``'s SIGTERM / SIGINT outside a training run (between runs, while scoring): say that the finished
     runs are kept and how to continue, then exit at once (128 + the signal number), as the signal would."""
@@ -547,6 +587,34 @@ def cmd_reproduce(args: argparse.Namespace) -> int | None:
     return None
 
 
+def _reproduce_arguments(add_command: AddCommand) -> None:
+    """The ``reproduce`` command and its arguments (:func:`cmd_reproduce`)."""
+    reproduce = add_command(
+        "reproduce",
+        help="train recipes over several seeds and compare the 7 STS test sets with the paper (mean +- sd)",
+        epilog=_recipe_listing(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    reproduce.add_argument(
+        "recipes", nargs="+", help="recipe names (listed below) or recipe files, e.g. simcse-unsup my-recipe.json"
+    )
+    reproduce.add_argument(
+        "--output", required=True, help="folder: OUT/<recipe>/<cell>/seed-<seed> runs, reproduce.md / .json / .png"
+    )
+    reproduce.add_argument("--seeds", type=int, default=5, help="training runs per recipe and cell (default 5)")
+    reproduce.add_argument(
+        "--learning-rates", type=_numbers(float), help="comma-separated text learning rates to search, e.g. 1e-5,3e-5"
+    )
+    reproduce.add_argument("--batch-sizes", type=_numbers(int), help="comma-separated text batch sizes to search")
+    add_data_options(reproduce)
+    reproduce.add_argument("--tiny", action="store_true", help="small random encoders built offline (a quick check)")
+    reproduce.add_argument("--max-steps", type=int, help="cap every run's optimizer steps")
+    reproduce.add_argument("--mteb", action="store_true", help="also score the selected runs through MTEB")
+    add_run_options(reproduce, RUN_OPTION_NAMES["reproduce"])
+    reproduce.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
+    reproduce.set_defaults(handler=cmd_reproduce)
+
+
 def _print_plan_summary(summary: dict[str, Any]) -> None:
     from sbert_nonling.app.plan_summary import describe_execution
 
@@ -630,6 +698,40 @@ def cmd_eval(args: argparse.Namespace) -> None:
         _print_result(result["sts"] if list(result) == ["sts"] else result)
 
 
+def _eval_arguments(add_command: AddCommand) -> None:
+    """The ``eval`` command and its arguments (:func:`cmd_eval`)."""
+    evaluate = add_command("eval", help="STS evaluation, cosine Spearman x100")
+    evaluate.add_argument("model", help="model folder or Hub name")
+    evaluate.add_argument(
+        "--tasks",
+        nargs="+",
+        choices=["sts", "sts-multilingual", "visual-sts"],
+        default=["sts"],
+        help="sts: STS12-16/STS-B/SICK-R found in --sts-dir; sts-multilingual: stsb_multi_mt per "
+        "language (--stsb-multi-dir); visual-sts: STS-B rendered as images through the image route",
+    )
+    evaluate.add_argument("--sts-dir", help="SentEval-layout STS folder")
+    evaluate.add_argument("--stsb-multi-dir", help="stsb_multi_mt files (sts-multilingual, anisotropy plot)")
+    evaluate.add_argument(
+        "--split",
+        choices=get_args(Split),
+        default="dev",
+        help="dev: STS-B dev, SICK trial (for selection); test: only for reporting",
+    )
+    evaluate.add_argument("--mteb", action="store_true", help="run the same data through MTEB's official tasks")
+    evaluate.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
+    evaluate.add_argument("--route", help="encode through this route, e.g. pixel (passed as task= to encode)")
+    evaluate.add_argument("--batch-size", type=int, default=64, help="sentences encoded per forward pass")
+    evaluate.add_argument("--json", action="store_true", help="print the scores as one JSON object last")
+    evaluate.add_argument(
+        "--plots",
+        metavar="DIR",
+        help="write PNG plots (alignment/uniformity, robustness, anisotropy, training curves, rendered text)",
+    )
+    evaluate.add_argument("--run-dir", help="a recipe run folder (OUT of train) whose training curves --plots draws")
+    evaluate.set_defaults(handler=cmd_eval)
+
+
 def cmd_robustness(args: argparse.Namespace) -> None:
     """Score saved models on STS-B dev under the text perturbations and print Pixel Linguist's Table 1 layout.
 
@@ -657,6 +759,28 @@ def cmd_robustness(args: argparse.Namespace) -> None:
     _print_result(report)
 
 
+def _robustness_arguments(add_command: AddCommand) -> None:
+    """The ``robustness`` command and its arguments (:func:`cmd_robustness`)."""
+    robustness = add_command(
+        "robustness",
+        help="STS-B dev change and representation shift under typos and shuffles (Pixel Linguist Table 1)",
+    )
+    robustness.add_argument("models", nargs="+", help="model folders or Hub names, compared side by side")
+    robustness.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is perturbed)")
+    robustness.add_argument(
+        "--perturbations",
+        nargs="*",
+        help="perturbation names, e.g. insert delete swap shuffle (an unknown name is refused with the list); "
+        "default: all",
+    )
+    robustness.add_argument("--rate", type=float, default=0.1, help="share of words a character perturbation edits")
+    robustness.add_argument(
+        "--seed", type=int, default=42, help="seed of the perturbations (each sentence is seeded by it)"
+    )
+    robustness.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
+    robustness.set_defaults(handler=cmd_robustness)
+
+
 def cmd_export(args: argparse.Namespace) -> None:
     """Write the text route of a saved model as a plain sentence-transformers model folder.
 
@@ -671,6 +795,16 @@ def cmd_export(args: argparse.Namespace) -> None:
     path = export_text_model(model, args.output, overwrite=args.overwrite)
     print(f"Text model written to {path}; load it with SentenceTransformer({str(path)!r}).")
     _print_result({"export": str(path)})
+
+
+def _export_arguments(add_command: AddCommand) -> None:
+    """The ``export`` command and its arguments (:func:`cmd_export`)."""
+    export = add_command("export", help="write the text path as a plain sentence-transformers checkpoint")
+    export.add_argument("model", help="full model folder (a multimodal model needs --trust-remote-code)")
+    export.add_argument("output", help="output folder (refused if it holds files, unless --overwrite)")
+    export.add_argument("--overwrite", action="store_true", help="replace what the output folder holds")
+    export.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
+    export.set_defaults(handler=cmd_export)
 
 
 def cmd_push(args: argparse.Namespace) -> None:
@@ -692,6 +826,21 @@ def cmd_push(args: argparse.Namespace) -> None:
     url = push_to_hub(args.folder, args.repo_id, token=args.token, private=args.private)
     print(f"Uploaded {args.folder} to {args.repo_id}: {url}")
     _print_result({"repo_id": args.repo_id, "commit": url})
+
+
+def _push_arguments(add_command: AddCommand) -> None:
+    """The ``push`` command and its arguments (:func:`cmd_push`)."""
+    push = add_command("push", help="upload a saved model folder (OUT/export, OUT/model) with its card to the Hub")
+    push.add_argument("folder", help="the saved model folder (holds modules.json and README.md)")
+    push.add_argument("repo_id", help="user/name or org/name on the Hugging Face Hub")
+    push.add_argument("--token", help="Hub token with write access; default: the one `hf auth login` stored")
+    push.add_argument("--private", action="store_true", help="create the repository as private")
+    push.add_argument(
+        "--dry-run",
+        metavar="DIR",
+        help="write the exact upload (every file, the card as published) to the new folder DIR; upload nothing",
+    )
+    push.set_defaults(handler=cmd_push)
 
 
 def cmd_features(args: argparse.Namespace) -> None:
@@ -728,6 +877,30 @@ def cmd_features(args: argparse.Namespace) -> None:
     shapes = {key: list(value.shape) for key, value in features.items()}
     print(f"Features of {len(names)} images written to {path}: {shapes}")
     _print_result({"features": str(path), "images": len(names), "shapes": shapes})
+
+
+def _features_arguments(add_command: AddCommand) -> None:
+    """The ``features`` command and its arguments (:func:`cmd_features`)."""
+    features = add_command(
+        "features",
+        help="frozen image features of a folder of images, or CLIP's: --image-features of "
+        + ", ".join(methods_training_on("image_features")),
+    )
+    features.add_argument("--image-dir", required=True, help="folder of images (its files, not sub-folders)")
+    features.add_argument(
+        "--encoder",
+        default="resnet50",
+        help="resnet50: torchvision weights (downloaded); efficientnet-lite0: offline; a CLIP (with --captions): "
+        "clip-vit-large-patch14, clip-vit-base-patch32, a Hub name or a local CLIP folder",
+    )
+    features.add_argument(
+        "--captions", help="a CLIP --encoder's captions file (as train's --captions-file): its images and captions"
+    )
+    features.add_argument("--output", required=True, help="safetensors file to write (refused if it exists)")
+    features.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
+    features.add_argument("--regions", action="store_true", help="also keep the 7 x 7 region grid (MACD's local term)")
+    features.add_argument("--batch-size", type=int, default=32, help="images per forward pass")
+    features.set_defaults(handler=cmd_features)
 
 
 def _clip_features(args: argparse.Namespace) -> None:
@@ -779,6 +952,17 @@ def cmd_render(args: argparse.Namespace) -> None:
     _print_result({"output": str(args.output), "patches": num_patches, "max_patches": args.max_patches})
 
 
+def _render_arguments(add_command: AddCommand) -> None:
+    """The ``render`` command and its arguments (:func:`cmd_render`)."""
+    render = add_command("render", help="preview how PixelRenderer renders a text (PNG, PIXEL geometry)")
+    render.add_argument("text", help="the text to render")
+    render.add_argument("-o", "--output", required=True, help="PNG file to write")
+    render.add_argument("--max-patches", type=int, default=64, help="strip length in 16x16 patches (PIXEL: 529)")
+    render.add_argument("--font-family", default="Noto Sans", help="main font family (fallbacks cover other scripts)")
+    render.add_argument("--scale", type=int, default=4, help="enlarge the PNG this many times (nearest neighbour)")
+    render.set_defaults(handler=cmd_render)
+
+
 def cmd_demo(args: argparse.Namespace) -> None:
     """Train a tiny model offline, export it and show that the plain export reproduces it.
 
@@ -812,6 +996,22 @@ def cmd_demo(args: argparse.Namespace) -> None:
     )
     _print_before_after(result)
     _print_result({**result, "export_max_abs_diff": difference})
+
+
+def _demo_arguments(add_command: AddCommand) -> None:
+    """The ``demo`` command and its arguments (:func:`cmd_demo`)."""
+    demo = add_command(
+        "demo", help="the offline main job: VisualCSE (text + unpaired images), dev before/after, export, reload"
+    )
+    demo.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is scored)")
+    demo.add_argument("--text-file", required=True, help="training sentences, one per line")
+    demo.add_argument("--image-dir", required=True, help="unpaired images, one sub-folder per class")
+    demo.add_argument("--output", default="runs/demo", help="run folder (the demo replaces its earlier run there)")
+    demo.add_argument(
+        "--max-steps", type=int, default=200, help="optimizer steps; image and text steps alternate (200 = 100 + 100)"
+    )
+    demo.add_argument("--model", help="start from this encoder (Hub name or folder) instead of a tiny offline one")
+    demo.set_defaults(handler=cmd_demo)
 
 
 def _numbers(kind: type) -> Callable[[str], list]:
@@ -861,10 +1061,34 @@ def _epilog_names(names: list[str]) -> str:
     return textwrap.indent(lines, "  ")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _recipe_listing() -> str:
+    """The epilog of ``train`` and ``reproduce``: the methods and the recipes, their names kept whole."""
     from sbert_nonling.app.recipes import list_recipes  # reads the recipe files; imports no torch
     from sbert_nonling.configs.registry import list_methods  # imports no torch
 
+    return (
+        f'methods (a recipe file\'s "method"):\n{_epilog_names(list_methods())}\n'
+        f"recipes:\n{_epilog_names(list_recipes())}"
+    )
+
+
+#: The subcommands, in the order ``--help`` lists them: each adds its parser through the function it is given.
+COMMANDS = (
+    _train_arguments,
+    _reproduce_arguments,
+    _eval_arguments,
+    _robustness_arguments,
+    _export_arguments,
+    _push_arguments,
+    _features_arguments,
+    _render_arguments,
+    _demo_arguments,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``sbert-nonling`` parser: ``-v`` / ``--verbose`` and the subcommands of :data:`COMMANDS`, each built beside
+    its handler."""
     verbose_help = (
         "show everything: the libraries' progress bars (loading weights, writing shards, dataset maps), "
         "their warnings, and this package's INFO logs (default: quiet)"
@@ -876,179 +1100,8 @@ def build_parser() -> argparse.ArgumentParser:
     verbose_flag.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=verbose_help)
     commands = parser.add_subparsers(dest="command", required=True)
     add_command = functools.partial(commands.add_parser, parents=[verbose_flag])
-
-    listing = (
-        f'methods (a recipe file\'s "method"):\n{_epilog_names(list_methods())}\n'
-        f"recipes:\n{_epilog_names(list_recipes())}"
-    )
-    train = add_command(
-        "train",
-        help="train a recipe (sbert-nonling train --help lists them)",
-        epilog=listing,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )  # the epilog keeps its lines: names stay whole
-    train.add_argument(
-        "recipe",
-        help="recipe name (listed below), e.g. simcse-unsup or visualcse, or a recipe file of your own, e.g. "
-        "my-recipe.json",
-    )
-    train.add_argument(
-        "--output",
-        required=True,
-        help="run folder: OUT/model, OUT/export (with model cards), checkpoints, recipe.json, results.json, train.log",
-    )
-    add_data_options(train)
-    train.add_argument("--tiny", action="store_true", help="small random encoder built offline from the training text")
-    train.add_argument(
-        "--max-steps",
-        type=int,
-        help="stop after this many optimizer steps (of each stage run, for a method that trains in stages; an "
-        "alternating scheme counts its image or audio and text steps: 10 = 5 + 5)",
-    )
-    add_run_options(train, RUN_OPTION_NAMES["train"])
-    train.add_argument(
-        "--precision",
-        choices=get_args(Precision),
-        help="auto (default): bf16 on a GPU with bf16, fp16 with loss scaling on an older GPU, fp32 on a CPU",
-    )
-    train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
-    train.set_defaults(handler=cmd_train)
-
-    reproduce = add_command(
-        "reproduce",
-        help="train recipes over several seeds and compare the 7 STS test sets with the paper (mean +- sd)",
-        epilog=listing,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    reproduce.add_argument(
-        "recipes", nargs="+", help="recipe names (listed below) or recipe files, e.g. simcse-unsup my-recipe.json"
-    )
-    reproduce.add_argument(
-        "--output", required=True, help="folder: OUT/<recipe>/<cell>/seed-<seed> runs, reproduce.md / .json / .png"
-    )
-    reproduce.add_argument("--seeds", type=int, default=5, help="training runs per recipe and cell (default 5)")
-    reproduce.add_argument(
-        "--learning-rates", type=_numbers(float), help="comma-separated text learning rates to search, e.g. 1e-5,3e-5"
-    )
-    reproduce.add_argument("--batch-sizes", type=_numbers(int), help="comma-separated text batch sizes to search")
-    add_data_options(reproduce)
-    reproduce.add_argument("--tiny", action="store_true", help="small random encoders built offline (a quick check)")
-    reproduce.add_argument("--max-steps", type=int, help="cap every run's optimizer steps")
-    reproduce.add_argument("--mteb", action="store_true", help="also score the selected runs through MTEB")
-    add_run_options(reproduce, RUN_OPTION_NAMES["reproduce"])
-    reproduce.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a recipe setting")
-    reproduce.set_defaults(handler=cmd_reproduce)
-
-    evaluate = add_command("eval", help="STS evaluation, cosine Spearman x100")
-    evaluate.add_argument("model", help="model folder or Hub name")
-    evaluate.add_argument(
-        "--tasks",
-        nargs="+",
-        choices=["sts", "sts-multilingual", "visual-sts"],
-        default=["sts"],
-        help="sts: STS12-16/STS-B/SICK-R found in --sts-dir; sts-multilingual: stsb_multi_mt per "
-        "language (--stsb-multi-dir); visual-sts: STS-B rendered as images through the image route",
-    )
-    evaluate.add_argument("--sts-dir", help="SentEval-layout STS folder")
-    evaluate.add_argument("--stsb-multi-dir", help="stsb_multi_mt files (sts-multilingual, anisotropy plot)")
-    evaluate.add_argument(
-        "--split",
-        choices=get_args(Split),
-        default="dev",
-        help="dev: STS-B dev, SICK trial (for selection); test: only for reporting",
-    )
-    evaluate.add_argument("--mteb", action="store_true", help="run the same data through MTEB's official tasks")
-    evaluate.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
-    evaluate.add_argument("--route", help="encode through this route, e.g. pixel (passed as task= to encode)")
-    evaluate.add_argument("--batch-size", type=int, default=64, help="sentences encoded per forward pass")
-    evaluate.add_argument("--json", action="store_true", help="print the scores as one JSON object last")
-    evaluate.add_argument(
-        "--plots",
-        metavar="DIR",
-        help="write PNG plots (alignment/uniformity, robustness, anisotropy, training curves, rendered text)",
-    )
-    evaluate.add_argument("--run-dir", help="a recipe run folder (OUT of train) whose training curves --plots draws")
-    evaluate.set_defaults(handler=cmd_eval)
-
-    robustness = add_command(
-        "robustness",
-        help="STS-B dev change and representation shift under typos and shuffles (Pixel Linguist Table 1)",
-    )
-    robustness.add_argument("models", nargs="+", help="model folders or Hub names, compared side by side")
-    robustness.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is perturbed)")
-    robustness.add_argument(
-        "--perturbations",
-        nargs="*",
-        help="perturbation names, e.g. insert delete swap shuffle (an unknown name is refused with the list); "
-        "default: all",
-    )
-    robustness.add_argument("--rate", type=float, default=0.1, help="share of words a character perturbation edits")
-    robustness.add_argument(
-        "--seed", type=int, default=42, help="seed of the perturbations (each sentence is seeded by it)"
-    )
-    robustness.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
-    robustness.set_defaults(handler=cmd_robustness)
-
-    export = add_command("export", help="write the text path as a plain sentence-transformers checkpoint")
-    export.add_argument("model", help="full model folder (a multimodal model needs --trust-remote-code)")
-    export.add_argument("output", help="output folder (refused if it holds files, unless --overwrite)")
-    export.add_argument("--overwrite", action="store_true", help="replace what the output folder holds")
-    export.add_argument("--trust-remote-code", action="store_true", help=TRUST_HELP)
-    export.set_defaults(handler=cmd_export)
-
-    push = add_command("push", help="upload a saved model folder (OUT/export, OUT/model) with its card to the Hub")
-    push.add_argument("folder", help="the saved model folder (holds modules.json and README.md)")
-    push.add_argument("repo_id", help="user/name or org/name on the Hugging Face Hub")
-    push.add_argument("--token", help="Hub token with write access; default: the one `hf auth login` stored")
-    push.add_argument("--private", action="store_true", help="create the repository as private")
-    push.add_argument(
-        "--dry-run",
-        metavar="DIR",
-        help="write the exact upload (every file, the card as published) to the new folder DIR; upload nothing",
-    )
-    push.set_defaults(handler=cmd_push)
-
-    features = add_command(
-        "features",
-        help="frozen image features of a folder of images, or CLIP's: --image-features of "
-        + ", ".join(methods_training_on("image_features")),
-    )
-    features.add_argument("--image-dir", required=True, help="folder of images (its files, not sub-folders)")
-    features.add_argument(
-        "--encoder",
-        default="resnet50",
-        help="resnet50: torchvision weights (downloaded); efficientnet-lite0: offline; a CLIP (with --captions): "
-        "clip-vit-large-patch14, clip-vit-base-patch32, a Hub name or a local CLIP folder",
-    )
-    features.add_argument(
-        "--captions", help="a CLIP --encoder's captions file (as train's --captions-file): its images and captions"
-    )
-    features.add_argument("--output", required=True, help="safetensors file to write (refused if it exists)")
-    features.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
-    features.add_argument("--regions", action="store_true", help="also keep the 7 x 7 region grid (MACD's local term)")
-    features.add_argument("--batch-size", type=int, default=32, help="images per forward pass")
-    features.set_defaults(handler=cmd_features)
-
-    render = add_command("render", help="preview how PixelRenderer renders a text (PNG, PIXEL geometry)")
-    render.add_argument("text", help="the text to render")
-    render.add_argument("-o", "--output", required=True, help="PNG file to write")
-    render.add_argument("--max-patches", type=int, default=64, help="strip length in 16x16 patches (PIXEL: 529)")
-    render.add_argument("--font-family", default="Noto Sans", help="main font family (fallbacks cover other scripts)")
-    render.add_argument("--scale", type=int, default=4, help="enlarge the PNG this many times (nearest neighbour)")
-    render.set_defaults(handler=cmd_render)
-
-    demo = add_command(
-        "demo", help="the offline main job: VisualCSE (text + unpaired images), dev before/after, export, reload"
-    )
-    demo.add_argument("--sts-dir", required=True, help="SentEval-layout STS folder (STS-B dev is scored)")
-    demo.add_argument("--text-file", required=True, help="training sentences, one per line")
-    demo.add_argument("--image-dir", required=True, help="unpaired images, one sub-folder per class")
-    demo.add_argument("--output", default="runs/demo", help="run folder (the demo replaces its earlier run there)")
-    demo.add_argument(
-        "--max-steps", type=int, default=200, help="optimizer steps; image and text steps alternate (200 = 100 + 100)"
-    )
-    demo.add_argument("--model", help="start from this encoder (Hub name or folder) instead of a tiny offline one")
-    demo.set_defaults(handler=cmd_demo)
+    for add_arguments in COMMANDS:
+        add_arguments(add_command)
     return parser
 
 
