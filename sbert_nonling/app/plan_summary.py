@@ -84,15 +84,20 @@ def describe_execution(summary: dict[str, Any]) -> str:
     return f"{compiled}, {padding}"
 
 
-def stage_summary(stage: TrainingStage, trainer: NonLinguisticTrainer, batches: BatchPlan) -> dict[str, Any]:
-    """One training stage of a plan summary: its trainer, optimizer steps, batches per dataset and batch order, and
-    how it runs its steps (the trainer's ``execution``).
+def stage_summary(
+    stage: TrainingStage, trainer: NonLinguisticTrainer, allow_unused_datasets: bool = False
+) -> dict[str, Any]:
+    """One training stage of a plan summary, once its step cap is checked (:func:`check_step_cap` on the batches its
+    trainer will read: :func:`~sbert_nonling.training.planned_batches.planned_batches`): its trainer, optimizer steps,
+    batches per dataset and batch order, and how it runs its steps (the trainer's ``execution``).
 
     Args:
         stage: the training stage.
         trainer: its trainer, built (:meth:`~sbert_nonling.methods.TrainingStage.trainer`).
-        batches: the batches the trainer will read (:func:`planned_batches`).
+        allow_unused_datasets: a step cap that leaves a training dataset without a batch is a warning, not an error.
     """
+    batches = planned_batches(trainer)
+    check_step_cap(stage, batches, allow_unused_datasets)
     return {
         "name": stage.name,
         "trainer": type(trainer).__name__,
@@ -130,7 +135,7 @@ def summary_header(
 
 class _StageSummaries(PlanHooks):
     """A dry run's hooks (:meth:`~sbert_nonling.methods.MethodPlan.train` with ``dry_run``): each stage's
-    :func:`stage_summary` after its step cap is checked (:func:`check_step_cap`), each weight update by name.
+    :func:`stage_summary` (its step cap checked), each weight update by name.
 
     Args:
         allow_unused_datasets: a step cap that leaves a training dataset without a batch is a warning, not an error.
@@ -145,9 +150,7 @@ class _StageSummaries(PlanHooks):
             self.stages.append({"name": step.name, "weight_update": True})
 
     def before_training(self, stage: TrainingStage, trainer: NonLinguisticTrainer) -> None:
-        batches = planned_batches(trainer)
-        check_step_cap(stage, batches, self.allow_unused_datasets)
-        self.stages.append(stage_summary(stage, trainer, batches))
+        self.stages.append(stage_summary(stage, trainer, self.allow_unused_datasets))
 
 
 def plan_summary(

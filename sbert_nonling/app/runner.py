@@ -27,7 +27,6 @@ from sbert_nonling.app.output_folder import (
     make_output_dir,
 )
 from sbert_nonling.app.plan_summary import (
-    check_step_cap,
     log_stage_summary,
     log_summary_header,
     plan_summary,
@@ -53,7 +52,6 @@ from sbert_nonling.methods.plan import MethodPlan, ModelUpdate, PlanHooks, Train
 from sbert_nonling.training.arguments import resolved_precision, resolved_workers
 from sbert_nonling.training.checkpoints import CheckpointWriteError, last_complete_checkpoint
 from sbert_nonling.training.finite_training import TrainingDiverged, non_finite_parameters
-from sbert_nonling.training.planned_batches import planned_batches
 from sbert_nonling.training.preemption import TrainingPreempted
 from sbert_nonling.training.run_settings import check_resume_point
 from sbert_nonling.training.trainer import NonLinguisticTrainer
@@ -166,9 +164,10 @@ class RunContext:
 
 class _RunHooks(PlanHooks):
     """What the runner does around each step of the plan (:meth:`~sbert_nonling.methods.MethodPlan.train` calls it):
-    before a stage trains, log the batches its trainer will read, refuse a step cap that leaves a dataset without a
-    batch, have its checkpoints record the run's settings; after each step, its log entry (with dev scores when the
-    run :func:`reports_stages`). It keeps the step and trainer it is at, for the report of an error.
+    before a stage trains, refuse a step cap that leaves a dataset without a batch, log the batches its trainer will
+    read (:func:`stage_summary`), have its checkpoints record the run's settings; after each step, its log entry (with
+    dev scores when the run :func:`reports_stages`). It keeps the step and trainer it is at, for the report of an
+    error.
 
     Args:
         plan: the plan being run.
@@ -193,9 +192,7 @@ class _RunHooks(PlanHooks):
 
     def before_training(self, stage: TrainingStage, trainer: NonLinguisticTrainer) -> None:
         self.trainer = trainer
-        batches = planned_batches(trainer)
-        log_stage_summary(stage_summary(stage, trainer, batches))
-        check_step_cap(stage, batches, self.run.options.allow_unused_datasets)
+        log_stage_summary(stage_summary(stage, trainer, self.run.options.allow_unused_datasets))
         trainer.run_settings, trainer.settings_changes = self.run.settings, self.run.changes
 
     def after_step(self, step: TrainingStage | ModelUpdate, output: TrainOutput | None) -> None:
