@@ -468,12 +468,7 @@ def cmd_train(args: argparse.Namespace) -> int | None:
 
 def _train_arguments(add_command: AddCommand) -> None:
     """The ``train`` command and its arguments (:func:`cmd_train`)."""
-    train = add_command(
-        "train",
-        help="train a recipe (sbert-nonling train --help lists them)",
-        epilog=_recipe_listing(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )  # the epilog keeps its lines: names stay whole
+    train = _recipe_command(add_command, "train", "train a recipe (sbert-nonling train --help lists them)")
     train.add_argument(
         "recipe",
         help="recipe name (listed below), e.g. simcse-unsup or visualcse, or a recipe file of your own, e.g. "
@@ -589,11 +584,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int | None:
 
 def _reproduce_arguments(add_command: AddCommand) -> None:
     """The ``reproduce`` command and its arguments (:func:`cmd_reproduce`)."""
-    reproduce = add_command(
+    reproduce = _recipe_command(
+        add_command,
         "reproduce",
-        help="train recipes over several seeds and compare the 7 STS test sets with the paper (mean +- sd)",
-        epilog=_recipe_listing(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "train recipes over several seeds and compare the 7 STS test sets with the paper (mean +- sd)",
     )
     reproduce.add_argument(
         "recipes", nargs="+", help="recipe names (listed below) or recipe files, e.g. simcse-unsup my-recipe.json"
@@ -1061,15 +1055,17 @@ def _epilog_names(names: list[str]) -> str:
     return textwrap.indent(lines, "  ")
 
 
-def _recipe_listing() -> str:
-    """The epilog of ``train`` and ``reproduce``: the methods and the recipes, their names kept whole."""
+def _recipe_command(add_command: AddCommand, name: str, help: str) -> argparse.ArgumentParser:
+    """A command that takes recipes (``train``, ``reproduce``): its ``--help`` ends with the methods and the recipes,
+    their names kept whole (the epilog keeps its lines)."""
     from sbert_nonling.app.recipes import list_recipes  # reads the recipe files; imports no torch
     from sbert_nonling.configs.registry import list_methods  # imports no torch
 
-    return (
+    listing = (
         f'methods (a recipe file\'s "method"):\n{_epilog_names(list_methods())}\n'
         f"recipes:\n{_epilog_names(list_recipes())}"
     )
+    return add_command(name, help=help, epilog=listing, formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 #: The subcommands, in the order ``--help`` lists them: each adds its parser through the function it is given.
