@@ -9,6 +9,7 @@ import functools
 import logging
 import os
 import shutil
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -231,13 +232,34 @@ def _train_plan(plan: MethodPlan, run: RunContext, hooks: _RunHooks) -> None:
         if not isinstance(hooks.step, TrainingStage):  # a weight update failed: not a training crash
             raise
         # a DataLoader worker killed, out of memory, ...: one sentence; the traceback in train.log
-        logger.info("Training failed:", exc_info=True)
+        cause, trace = crash_cause(error)
+        logger.info("Training failed:\n%s", trace)
         raise TrainingCrashed(
             hooks.step.name,
             hooks.trainer.state.global_step if hooks.trainer is not None else 0,
-            error,
+            cause,
             last_complete_checkpoint(hooks.step.checkpoint_dir(run.run_dir)),
         ) from error
+
+
+def crash_cause(error: Exception) -> tuple[Exception, str]:
+    """The error a training crash is reported as, and the text of ``error``'s traceback for ``train.log``.
+
+    A killed DataLoader worker may first surface as another error: the connection it was handing a batch over is
+    reset. torch's SIGCHLD handler then raises its own error, which names the worker and its signal, at whichever
+    Python line of the main thread runs next, often while the traceback is being formatted (reading the source
+    lines). Caught there, that error is the one reported, and logging is left with a finished text (an error raised
+    inside a logging handler would be printed to the console as a "Logging error").
+
+    Args:
+        error: the error training stopped on.
+    """
+    try:
+        return error, "".join(traceback.format_exception(error))
+    except RuntimeError as raised:
+        if "DataLoader worker" not in str(raised):
+            raise
+        return raised, "".join(traceback.format_exception(error))
 
 
 def save_whole(write: Callable[[str], object], folder: Path, checkpoints: Path | None = None) -> None:

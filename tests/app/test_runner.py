@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -18,7 +19,7 @@ from sentence_transformers import SentenceTransformer, SentenceTransformerTraini
 
 from sbert_nonling.app import RunOptions, get_recipe, list_recipes, load_recipe, run_method, train_recipe
 from sbert_nonling.app.reproduce import reproduce
-from sbert_nonling.app.runner import reports_stages, training_data
+from sbert_nonling.app.runner import crash_cause, reports_stages, training_data
 from sbert_nonling.configs import MCSEConfig, MultitaskConfig, SimCSEConfig
 from sbert_nonling.data import DataSources
 from sbert_nonling.data.image_features import load_image_features
@@ -983,3 +984,49 @@ def test_the_cards_list_the_data_a_run_trains_on(tmp_path):
     assert training_data(load_recipe("pixel-linguist"), data)[-1] == "nli_file: nli.csv"
     leapfrog = load_recipe("pixel-linguist", overrides={"leapfrog_iterations": 1})
     assert training_data(leapfrog, data)[-1] == "stsb_multi_dir: stsb_multi"  # its parallel pairs
+
+
+class SignallingLoader:
+    """The ``__loader__`` of a batch-reading module whose source file is gone: the first reading of its source (the
+    crash's traceback being formatted) is when the signal of the worker's death arrives."""
+
+    def __init__(self) -> None:
+        self.signalled = False
+
+    def get_source(self, name: str) -> str:
+        if not self.signalled:
+            self.signalled = True
+            os.kill(os.getpid(), signal.SIGUSR1)
+        return READ_BATCH
+
+
+READ_BATCH = "raise ConnectionResetError(104, 'Connection reset by peer')\n"
+
+
+def test_a_worker_death_signalled_while_the_crash_is_formatted_is_the_error_reported(tmp_path):
+    """torch's SIGCHLD handler raises its error naming a killed DataLoader worker at whichever line runs next; when
+    that is the formatting of the crash it first surfaced as (a connection reset), the worker's error is reported and
+    the traceback text is still whole. Other errors are reported as themselves."""
+    said = "DataLoader worker (pid 12345) is killed by signal: Killed. "
+
+    def worker_killed(signal_number, frame):
+        raise RuntimeError(said)
+
+    previous = signal.signal(signal.SIGUSR1, worker_killed)
+    read_batch = compile(READ_BATCH, str(tmp_path / "gone" / "read_batch.py"), "exec")
+    try:
+        try:
+            exec(read_batch, {"__loader__": SignallingLoader(), "__name__": "read_batch"})
+        except ConnectionResetError as error:
+            cause, trace = crash_cause(error)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert isinstance(cause, RuntimeError) and str(cause) == said
+    assert trace.rstrip().endswith("ConnectionResetError: [Errno 104] Connection reset by peer"), trace
+    assert "read_batch.py" in trace
+    out_of_memory = MemoryError("out of memory")
+    try:
+        raise out_of_memory
+    except MemoryError as error:
+        cause, trace = crash_cause(error)
+    assert cause is out_of_memory and trace.rstrip().endswith("MemoryError: out of memory")
