@@ -3,7 +3,9 @@ object."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from sbert_nonling.util.option_field import option_field
 
 
 @dataclass(frozen=True)
@@ -34,42 +36,32 @@ class RunOptions:
         # train_recipe("simcse-unsup", "runs/simcse", data, options=options)
     """
 
-    resume: bool = field(
-        default=False,
-        metadata={
-            "flag": "--resume",
-            "help": "continue an interrupted run in --output from its newest intact checkpoint (reproduce: reuse the "
-            "finished runs, resume the interrupted ones)",
-        },
+    resume: bool = option_field(
+        False,
+        "--resume",
+        "continue an interrupted run in --output from its newest intact checkpoint (reproduce: reuse the "
+        "finished runs, resume the interrupted ones)",
     )
-    overwrite: bool = field(
-        default=False,
-        metadata={
-            "flag": "--overwrite",
-            "help": "replace the run --output already holds (refused without it); the earlier run stays whole until "
-            "the new one has finished",
-        },
+    overwrite: bool = option_field(
+        False,
+        "--overwrite",
+        "replace the run --output already holds (refused without it); the earlier run stays whole until "
+        "the new one has finished",
     )
-    allow_changed: tuple[str, ...] = field(
-        default=(),
-        metadata={
-            "flag": "--allow-changed",
-            "help": "with --resume: accept this setting differing from the run's (eval_steps, eval_tasks, "
-            "description, reference, dataloader_*; recorded)",
-        },
+    allow_changed: tuple[str, ...] = option_field(
+        (),
+        "--allow-changed",
+        "with --resume: accept this setting differing from the run's (eval_steps, eval_tasks, "
+        "description, reference, dataloader_*; recorded)",
     )
-    dry_run: bool = field(
-        default=False,
-        metadata={
-            "flag": "--dry-run",
-            "help": "check every input and build the plan, print each stage's optimizer steps per dataset, the "
-            "precision, the DataLoader workers and where the run would write; write nothing",
-        },
+    dry_run: bool = option_field(
+        False,
+        "--dry-run",
+        "check every input and build the plan, print each stage's optimizer steps per dataset, the "
+        "precision, the DataLoader workers and where the run would write; write nothing",
     )
-    allow_unused_datasets: bool = field(
-        default=False,
-        metadata={
-            "flag": "--allow-unused-datasets",
-            "help": "train even when --max-steps ends before a dataset's first batch (a warning instead of an error)",
-        },
+    allow_unused_datasets: bool = option_field(
+        False,
+        "--allow-unused-datasets",
+        "train even when --max-steps ends before a dataset's first batch (a warning instead of an error)",
     )

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+
+from sbert_nonling.util.option_field import option_field
 
 #: A local file or folder, or a Hub dataset named as :func:`~sbert_nonling.data.hub.hub_source` reads it.
 Source = str | Path | None
@@ -39,88 +41,65 @@ class DataSources:
         print(data.card_lines())  # ['text_file: wiki1m_for_simcse.txt', 'sts_dir: downstream']
     """
 
-    text_file: Source = field(
-        default=None,
-        metadata={
-            "flag": "--text-file",
-            "folder": False,
-            "help": "one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN",
-        },
+    text_file: Source = option_field(
+        None,
+        "--text-file",
+        "one sentence per line (unsupervised recipes), or a Hub dataset: owner/name?split=...&text=COLUMN",
+        folder=False,
     )
-    nli_file: Source = field(
-        default=None,
-        metadata={
-            "flag": "--nli-file",
-            "folder": False,
-            "help": "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with "
-            "those columns",
-        },
+    nli_file: Source = option_field(
+        None,
+        "--nli-file",
+        "NLI triplets CSV with header sent0,sent1,hard_neg (supervised recipes), or a Hub dataset with those columns",
+        folder=False,
     )
-    sts_dir: Source = field(
-        default=None,
-        metadata={
-            "flag": "--sts-dir",
-            "folder": True,
-            "help": "SentEval-layout STS folder: dev scores before/after and model selection",
-        },
+    sts_dir: Source = option_field(
+        None,
+        "--sts-dir",
+        "SentEval-layout STS folder: dev scores before/after and model selection",
+        folder=True,
     )
-    image_dir: Source = field(
-        default=None,
-        metadata={
-            "flag": "--image-dir",
-            "folder": True,
-            "help": "images: unpaired, one sub-folder per class, or those of --captions-file; or a Hub dataset: "
-            "owner/name?image=COLUMN&label=COLUMN",
-        },
+    image_dir: Source = option_field(
+        None,
+        "--image-dir",
+        "images: unpaired, one sub-folder per class, or those of --captions-file; or a Hub dataset: "
+        "owner/name?image=COLUMN&label=COLUMN",
+        folder=True,
     )
-    audio_dir: Source = field(
-        default=None,
-        metadata={
-            "flag": "--audio-dir",
-            "folder": True,
-            "help": "unpaired audio files, wav/flac/ogg, or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN",
-        },
+    audio_dir: Source = option_field(
+        None,
+        "--audio-dir",
+        "unpaired audio files, wav/flac/ogg, or a Hub dataset: owner/name?audio=COLUMN&label=COLUMN",
+        folder=True,
     )
-    audio_label_regex: str | None = field(
-        default=None,
-        metadata={
-            "flag": "--audio-label-regex",
-            "help": r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'",
-        },
+    audio_label_regex: str | None = option_field(
+        None,
+        "--audio-label-regex",
+        r"pattern whose first group of the file name is the class, e.g. '^\d+_([a-z]+)_'",
     )
-    captions_file: Source = field(
-        default=None,
-        metadata={
-            "flag": "--captions-file",
-            "folder": False,
-            "help": "image-caption pairs: Flickr token file, CSV, JSONL, or a Hub dataset: "
-            "owner/name?image=COL&caption=COL",
-        },
+    captions_file: Source = option_field(
+        None,
+        "--captions-file",
+        "image-caption pairs: Flickr token file, CSV, JSONL, or a Hub dataset: owner/name?image=COL&caption=COL",
+        folder=False,
     )
-    image_features: Source = field(
-        default=None,
-        metadata={
-            "flag": "--image-features",
-            "folder": False,
-            "help": "precomputed features of --image-dir (sbert-nonling features: an image encoder's or CLIP's)",
-        },
+    image_features: Source = option_field(
+        None,
+        "--image-features",
+        "precomputed features of --image-dir (sbert-nonling features: an image encoder's or CLIP's)",
+        folder=False,
     )
-    heldout_images_file: Source = field(
-        default=None,
-        metadata={
-            "flag": "--heldout-images",
-            "folder": False,
-            "help": "image names kept out of training for caption<->image Recall@K (a method with a caption-image "
-            "space)",
-        },
+    heldout_images_file: Source = option_field(
+        None,
+        "--heldout-images",
+        "image names kept out of training for caption<->image Recall@K (a method with a caption-image space)",
+        folder=False,
     )
-    stsb_multi_dir: Source = field(
-        default=None,
-        metadata={
-            "flag": "--stsb-multi-dir",
-            "folder": True,
-            "help": "stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs",
-        },
+    stsb_multi_dir: Source = option_field(
+        None,
+        "--stsb-multi-dir",
+        "stsb_multi_mt files: multilingual STS-B dev scores, parallel pairs",
+        folder=True,
     )
 
     def card_lines(self, *names: str) -> list[str]:
