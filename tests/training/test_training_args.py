@@ -41,9 +41,8 @@ def test_the_speed_options_are_off_by_default_and_read_from_a_command_line_besid
 
 
 def test_a_plain_sentence_transformers_trainer_ignores_them(tiny_model, tmp_path):
-    args = NonLinguisticTrainingArguments(
-        str(tmp_path), max_steps=2, per_device_train_batch_size=2, report_to="none", save_strategy="no", **SPEED_OPTIONS
-    )
+    settings = {"max_steps": 2, "per_device_train_batch_size": 2, "report_to": "none", "save_strategy": "no"}
+    args = NonLinguisticTrainingArguments(str(tmp_path), **settings, **SPEED_OPTIONS)
     pairs = Dataset.from_dict({"anchor": ["A man plays.", "Dogs run.", "It rains.", "A cat sleeps."]})
     pairs = pairs.add_column("positive", pairs["anchor"])
     before = [parameter.detach().clone() for parameter in tiny_model.parameters()]
