@@ -16,9 +16,7 @@ from sbert_nonling.evaluation.sts_data import load_sts_dir
 from sbert_nonling.util import choices
 from sbert_nonling.util.heads import make_training_head
 
-ALIASES = {
-    name: value for name, value in vars(choices).items() if typing.get_origin(value) is typing.Literal
-}
+ALIASES = {name: value for name, value in vars(choices).items() if typing.get_origin(value) is typing.Literal}
 
 
 def config_settings(alias: object) -> list[tuple[type, str]]:
