@@ -9,6 +9,11 @@ Measured here, on the CPU, per DataLoader worker count (0, 1, 2; one torch threa
   (kaldi fbank, 1024 frames) of one view: AudioCSE's two views are the same clip, which the trainer
   (``ReuseIdenticalColumns``) turns into features once per batch.
 
+The image rows are read as the trainer reads them: one :class:`~sbert_nonling.data.images.SeededRow` at a time, the
+two views seeded by row and pass (exact resume). A last table prices that seeding: per image size (32 px, CIFAR's own
+and the tiny recipes'; 224 px, the paper's), the median process ms of reading a row's two views seeded and as a plain
+index (views from the global RNG), interleaved over ``--rounds``, and their ratio.
+
 Each batch is fetched and prepared inside the DataLoader (in the collate function, as the trainer's collator does),
 the first batch of each worker count is dropped (worker start-up), and the rate is items over the wall time of the
 rest; worker counts are interleaved over ``--rounds`` (0 1 2, then 2 1 0), the medians reported. Per worker: the
@@ -22,16 +27,18 @@ H100 SXM 989 TFLOP/s): ~98 ms (A100) / ~31 ms (H100) per step. The workers neede
 images / clips takes under 5 % of the step (with workers running in parallel, ``ceil(data seconds / (0.05 x step
 seconds))``) and, looser, to keep up at all (data seconds <= step seconds, the data then hidden behind the step).
 
-Run: ``python benchmarks/data_throughput.py [--batch-size 8] [--batches 8] [--rounds 2] [--workers 0,1,2] [--quick]``.
-Prints a table, then one JSON line. ``--quick``: 1 timed batch of 2 with 0 and 1 workers in 1 round, a run of seconds
-that checks the code (the test suite runs it).
+Run: ``python benchmarks/data_throughput.py [--batch-size 8] [--batches 8] [--rounds 2] [--workers 0,1,2]
+[--seeding-rows 100] [--quick]``. Prints two tables, then one JSON line. ``--quick``: 1 timed batch of 2 with 0 and
+1 workers in 1 round and 4 seeded / plain rows, a run of seconds that checks the code (the test suite runs it).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import time
+from collections.abc import Callable
 
 import common
 import torch
@@ -40,7 +47,7 @@ from torch.utils.data import DataLoader
 
 from sbert_nonling import AudioPatchEmbed, ImagePatchEmbed
 from sbert_nonling.data.audio import audio_folder_dataset, label_from_regex
-from sbert_nonling.data.images import image_folder_dataset
+from sbert_nonling.data.images import SeededRow, TwoViewDataset, image_folder_dataset
 
 #: Data under this share of a step (issue 7's goal, applied to a GPU step).
 GOAL = 0.05
@@ -48,7 +55,9 @@ GOAL = 0.05
 PAPER_BATCH, SUSTAINED = 48, 0.40
 GPU_PEAK_BF16_TFLOPS = {"A100": 312.0, "H100 SXM": 989.0}
 #: ``--quick``: one timed batch of two items, no worker and one, one round.
-QUICK = {"batch_size": 2, "batches": 1, "rounds": 1, "workers": "0,1"}
+QUICK = {"batch_size": 2, "batches": 1, "rounds": 1, "workers": "0,1", "seeding_rows": 4}
+#: The image sizes of the seeding measurement: CIFAR-10's own (the tiny recipes) and the paper's.
+SEEDING_SIZES = [32, 224]
 
 
 def one_thread(_worker: int) -> None:
@@ -62,7 +71,7 @@ def items_per_second(dataset, prepare, batch_size: int, batches: int, workers: i
         batch_size=batch_size,
         shuffle=True,
         num_workers=workers,
-        collate_fn=lambda rows: prepare(dataset[rows]),
+        collate_fn=functools.partial(fetch_and_prepare, dataset, prepare),
         persistent_workers=workers > 0,
         worker_init_fn=one_thread if workers else None,
         generator=torch.Generator().manual_seed(0),
@@ -77,6 +86,47 @@ def items_per_second(dataset, prepare, batch_size: int, batches: int, workers: i
     return batches * batch_size / seconds
 
 
+def fetch_and_prepare(dataset, prepare: Callable, rows: list[int]):
+    """``prepare`` of ``rows`` read as the trainer reads them: a two-view image dataset one :class:`SeededRow` at a
+    time (the sampler's first pass; the views seeded by row and pass), any other dataset in one read."""
+    if isinstance(dataset, TwoViewDataset):
+        items = [dataset[SeededRow(row, draw=0)] for row in rows]
+        return prepare({column: [item[column] for item in items] for column in items[0]})
+    return prepare(dataset[rows])
+
+
+def row_seconds(dataset, rows: range, seeded: bool) -> list[float]:
+    """Process seconds of reading each of ``rows`` (decode and two views) from a two-view image dataset, as the trainer
+    reads it (``seeded``: a :class:`SeededRow`, the views drawn in a forked RNG seeded by row and pass) or as a plain
+    index (the views drawn from the global RNG)."""
+    seconds = []
+    for row in rows:
+        start = time.process_time()
+        dataset[SeededRow(row, draw=0) if seeded else row]
+        seconds.append(time.process_time() - start)
+    return seconds
+
+
+def seeding_cost(sizes: list[int], rows: int, rounds: int) -> list[dict]:
+    """Per image size, the median ms of reading a row seeded and plain (interleaved over ``rounds``) and their ratio:
+    what exact-resume seeding adds to a row's decode and augmentations."""
+    results = []
+    for size in sizes:
+        dataset, _ = image_folder_dataset(
+            common.DATA_DIR / "images" / "cifar10" / "train", image_size=size, limit_per_class=math.ceil(rows / 10)
+        )
+        candidates = {
+            "seeded": functools.partial(row_seconds, dataset, range(rows), True),
+            "plain": functools.partial(row_seconds, dataset, range(rows), False),
+        }
+        samples = common.interleave(candidates, rounds)
+        seeded_ms, plain_ms = (1000 * common.median(samples[name]) for name in ("seeded", "plain"))
+        results.append(
+            {"image_size": size, "seeded_ms": seeded_ms, "plain_ms": plain_ms, "ratio": seeded_ms / plain_ms}
+        )
+    return results
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch-size", type=int, default=8, help="items per DataLoader batch")
@@ -88,6 +138,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--workers", default="0,1,2", help="DataLoader worker counts")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of the main process")
+    parser.add_argument(
+        "--seeding-rows", type=int, default=100, help="rows read seeded and plain per image size and round"
+    )
     args = common.parse_arguments(parser, QUICK, argv)
     common.quiet()
     common.set_threads(args.threads)
@@ -172,6 +225,12 @@ def main(argv: list[str] | None = None) -> None:
             for row in rows
         ],
     )
+    seeding = seeding_cost(SEEDING_SIZES, args.seeding_rows, args.rounds)
+    print("\nA row's two views read seeded (as the trainer reads it) and plain, median ms:")
+    common.print_table(
+        ["image size", "seeded ms", "plain ms", "seeded / plain"],
+        [[row["image_size"], row["seeded_ms"], row["plain_ms"], row["ratio"]] for row in seeding],
+    )
     common.emit(
         {
             "benchmark": "data_throughput",
@@ -186,6 +245,7 @@ def main(argv: list[str] | None = None) -> None:
             "batches": args.batches,
             "rounds": args.rounds,
             "rows": rows,
+            "seeding": seeding,
             "threads": args.threads,
         }
     )

@@ -47,7 +47,7 @@ QUICK_KEYS = {
     "modality_step_cost": {"audio_ratio", "rows", "clock"},
     "render_throughput": {"sentences", "results"},
     "pixel_data_wait": {"before", "after", "render_one_worker", "settings"},
-    "data_throughput": {"rows", "assumption", "paper_batch"},
+    "data_throughput": {"rows", "assumption", "paper_batch", "seeding"},
     "step_operators": {"steps", "skipped", "settings"},
     "host_overhead": {"steps", "breakdowns", "failed", "skipped", "settings"},
     "cli_refusals": {"before", "slowest_seconds", "medians"},

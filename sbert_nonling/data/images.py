@@ -133,8 +133,9 @@ class SeededRow(int):
 
 class TwoViewTransform:
     """The ``set_transform`` of two-view datasets: decode each item, then draw two SimCLR augmentations of it
-    (:func:`two_view_transform`). Inside :meth:`seeded` they are drawn in a forked torch RNG seeded by ``(seed, row,
-    draw)``, the global torch RNG untouched; otherwise from the global torch RNG.
+    (:func:`two_view_transform`). Inside :meth:`seeded` they are drawn in a fork of torch's CPU generator seeded by
+    ``(seed, row, draw)``, every global torch generator (CPU and accelerators) untouched; otherwise from the global
+    CPU generator.
 
     Args:
         image_column: the column of images (PIL images, paths or undecoded Hub bytes).
@@ -167,7 +168,10 @@ class TwoViewTransform:
         if self.draw is None:
             return self.augment(image), self.augment(image)
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed((self.seed * 1_000_003 + row) * 1_000_033 + self.draw)
+            # The CPU generator alone (what the augmentations draw from and fork_rng restores): torch.manual_seed
+            # would also seed the accelerators' generators, which fork_rng(devices=[]) does not restore, and where
+            # their runtime is not initialised (DataLoader workers) it formats the Python stack every call.
+            torch.default_generator.manual_seed((self.seed * 1_000_003 + row) * 1_000_033 + self.draw)
             return self.augment(image), self.augment(image)
 
     def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:

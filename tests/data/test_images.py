@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from datasets import Dataset, Features, Value
@@ -122,3 +124,29 @@ def test_one_class_or_empty_class_folders_are_named_in_a_warning(tmp_path, data_
     assert classes == ["cat", "empty"] and len(dataset) == 2
     assert "class folder(s) ['empty'] hold no images" in caplog.text
     assert "all images are in one class folder; a supervised contrastive loss (supcon)" in caplog.text
+
+
+def test_seeded_views_seed_the_cpu_generator_alone(data_dir):
+    """The seeded views are those of the CPU generator seeded by (seed, row, draw), as torch.manual_seed of the same
+    number gives (the views of earlier runs); no accelerator's generator is seeded: fork_rng(devices=[]) would not
+    restore it, and seeding one whose runtime is not started formats the Python stack."""
+    import unittest.mock
+
+    import torch
+
+    from sbert_nonling.data.images import SeededRow, decode_image, image_folder_dataset, two_view_transform_of
+
+    dataset, _ = image_folder_dataset(data_dir / "images" / "cifar10" / "train", image_size=32, limit_per_class=2)
+    transform = two_view_transform_of(dataset)
+    accelerators = [module for module in (torch.cuda, torch.xpu, torch.mtia) if hasattr(module, "manual_seed_all")]
+    with contextlib.ExitStack() as stack:
+        seeding = [
+            stack.enter_context(unittest.mock.patch.object(module, "manual_seed_all", wraps=module.manual_seed_all))
+            for module in accelerators
+        ]
+        item = dataset[SeededRow(1, draw=5)]
+    assert accelerators and not any(spy.called for spy in seeding)
+    torch.manual_seed((transform.seed * 1_000_003 + 1) * 1_000_033 + 5)
+    image = decode_image(dataset.data.column("image")[1].as_py(), 1)
+    expected = [transform.augment(image), transform.augment(image)]
+    assert [list(item[name].getdata()) for name in ("view_1", "view_2")] == [list(view.getdata()) for view in expected]
