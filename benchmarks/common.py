@@ -410,14 +410,19 @@ def prepare_inputs(root: Path, quick: bool, images: int = 12) -> dict[str, Path]
         head(data / "sts" / folder / name, tasks / folder / name, lines)
     flickr = root / "flickr"
     (flickr / "images").mkdir(parents=True)
-    names = sorted(path.name for path in (data / "images" / "flickr8k").iterdir())[:images]
+    names, captions = flickr_photos(data, images)
     for name in names:
         shutil.copy(data / "images" / "flickr8k" / name, flickr / "images" / name)
-    tokens = (data / "corpus" / "flickr8k" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
-    (flickr / "captions.txt").write_text(
-        "\n".join(line for line in tokens if line.split("#")[0] in names) + "\n", encoding="utf-8"
-    )
+    (flickr / "captions.txt").write_text(captions, encoding="utf-8")
     return {"wiki": wiki, "nli": nli, "tasks": tasks, "flickr": flickr}
+
+
+def flickr_photos(data: Path, photos: int) -> tuple[list[str], str]:
+    """The first ``photos`` Flickr8k photos of the shared data (sorted file names) and the lines of
+    ``Flickr8k.token.txt`` that caption them, as that file's text."""
+    names = sorted(path.name for path in (data / "images" / "flickr8k").iterdir())[:photos]
+    tokens = (data / "corpus" / "flickr8k" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
+    return names, "\n".join(line for line in tokens if line.split("#")[0] in names) + "\n"
 
 
 def process_memory_mib(field: str) -> float:

@@ -189,17 +189,14 @@ def copy_data(data: Path, shared: Path, images_per_class: int, clips: int, photo
     copy_selected(images.with_format(None)["image"], data, shared)
     audio, _ = audio_folder_dataset(data / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=clips)
     copy_selected(audio.with_format(None)["audio"], data, shared)
-    names = sorted(path.name for path in (data / "images" / "flickr8k").iterdir())[:photos]
+    names, captions = common.flickr_photos(data, photos)
     (shared / "images" / "flickr8k").mkdir(parents=True)
     for name in names:
         with Image.open(data / "images" / "flickr8k" / name) as photo:
             photo.thumbnail((PHOTO_SIDE, PHOTO_SIDE))
             photo.save(shared / "images" / "flickr8k" / name, quality=90)
-    tokens = (data / "corpus" / "flickr8k" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
     (shared / "corpus" / "flickr8k").mkdir(parents=True)
-    (shared / "corpus" / "flickr8k" / "Flickr8k.token.txt").write_text(
-        "\n".join(line for line in tokens if line.split("#")[0] in names) + "\n", encoding="utf-8"
-    )
+    (shared / "corpus" / "flickr8k" / "Flickr8k.token.txt").write_text(captions, encoding="utf-8")
 
 
 def mib(folder: Path) -> float:
