@@ -14,7 +14,10 @@ short on a CPU. Goal (issue 7): every share < 5 %. Then the image loop with Data
 step of the whole loop (next batch + preprocess + step), showing what a worker hides on this 2-core machine. Last,
 MACD's caption batches: fetching and collating 64 captions (``--caption-batch-size``) with their 7 x 7 x 1280 region
 features from ``caption_feature_dataset`` (fixed-shape column read as tensors) vs the same rows stored as nested lists
-(its form before), whose conversion cost ~a quarter of a tiny-encoder MACD step.
+(its form before), whose conversion cost ~a quarter of a tiny-encoder MACD step. And a caption dataset in a dict of
+datasets (MCSE, KDMCSE, DALR), 64 captions with MCSE's 2048-d global features: named as sentence-transformers' trainer
+names each dataset of a dict (a transform, which serves the rows as Python lists) vs as ``NonLinguisticTrainer`` does
+(``tensor_rows_with_dataset_name``: a stored column, the rows keep their tensors).
 
 Run: ``python benchmarks/data_share.py [--batch-size 4] [--rounds 2] [--size base] [--caption-batch-size 64]
 [--quick]``. Prints a table, then one JSON line. ``--quick``: the tiny encoder, batches of 2 (captions 4), 1 round, a
@@ -31,6 +34,7 @@ from collections.abc import Callable
 import common
 import torch
 from datasets import Dataset
+from sentence_transformers import SentenceTransformerTrainer
 from sentence_transformers.sentence_transformer.data_collator import SentenceTransformerDataCollator
 from torch.utils.data import DataLoader
 
@@ -45,6 +49,7 @@ from sbert_nonling.data.captions import caption_feature_dataset
 from sbert_nonling.data.images import image_folder_dataset
 from sbert_nonling.models import build_pixel_model, build_sentence_model
 from sbert_nonling.modules.pixel_encoder import PixelEncoder
+from sbert_nonling.training.trainer import tensor_rows_with_dataset_name
 
 GOAL = 0.05
 #: ``--quick``: the tiny encoder, tiny batches, one round.
@@ -226,6 +231,21 @@ def main(argv: list[str] | None = None) -> None:
     )
     collate_medians = {name: common.median(values) for name, values in collates.items()}
 
+    # 6. A caption dataset in a dict of datasets (MCSE, KDMCSE, DALR: one loss per dataset) with MCSE's 2048-d global
+    # features, named as sentence-transformers' trainer names it (a transform: rows as Python lists) vs as
+    # NonLinguisticTrainer does (a stored column: rows keep their tensors).
+    global_captions = caption_feature_dataset(pairs, [name for name, _ in pairs], torch.randn(caption_count, 2048))
+    transform_named = global_captions.with_format(None)
+    transform_named.set_transform(
+        functools.partial(SentenceTransformerTrainer.add_dataset_name_transform, dataset_name="captions")
+    )
+    stored_named = tensor_rows_with_dataset_name(global_captions, "captions")
+    named = common.interleave(
+        {"name by transform": caption_collate(transform_named), "name stored": caption_collate(stored_named)},
+        args.rounds + 1,
+    )
+    named_medians = {name: common.median(values) for name, values in named.items()}
+
     shares = {
         modality: medians[f"{modality} data"] / medians[f"{modality} step"] for modality in ("pixel", "image", "audio")
     }
@@ -257,6 +277,11 @@ def main(argv: list[str] | None = None) -> None:
         [f"MACD caption batch ({caption_batch} x 49 x 1280 regions)", "s/batch"],
         [[name, value] for name, value in collate_medians.items()] + [["tensor column / nested lists", collate_ratio]],
     )
+    named_ratio = named_medians["name stored"] / named_medians["name by transform"]
+    common.print_table(
+        [f"caption batch in a dict of datasets ({caption_batch} x 2048 features)", "s/batch"],
+        [[name, value] for name, value in named_medians.items()] + [["stored / transform", named_ratio]],
+    )
     worst = max(shares.values())
     common.emit(
         {
@@ -269,6 +294,8 @@ def main(argv: list[str] | None = None) -> None:
             "image_loop_s_per_step": loop_medians,
             "caption_collate_s": collate_medians,
             "caption_collate_ratio": collate_ratio,
+            "named_caption_collate_s": named_medians,
+            "named_caption_collate_ratio": named_ratio,
             "settings": vars(args),
         }
     )

@@ -39,7 +39,13 @@ REPORTED = {"benchmark", "ratio", "goal", "met", "machine"}
 QUICK_KEYS = {
     "text_path_overhead": {"train_ratio", "encode_ratio", "export_plain_only", "export_max_abs_diff", "settings"},
     "framework_overhead": {"methods", "settings"},
-    "data_share": {"shares", "image_loop_s_per_step", "caption_collate_ratio", "settings"},
+    "data_share": {
+        "shares",
+        "image_loop_s_per_step",
+        "caption_collate_ratio",
+        "named_caption_collate_ratio",
+        "settings",
+    },
     "precision": {"native_bf16", "settings"},
     "memory": {"results", "image_cached_over_plain_at_paper_batch", "extrapolated", "settings"},
     "scaling": {"seconds_per_step", "tokens_per_sequence", "plot", "settings"},

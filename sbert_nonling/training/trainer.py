@@ -86,6 +86,26 @@ def source_rows(dataset: Dataset) -> Dataset:
     return raw.remove_columns([ROW_COLUMN]) if ROW_COLUMN in raw.column_names else raw
 
 
+def tensor_rows_with_dataset_name(dataset: Dataset, dataset_name: str) -> Dataset:
+    """``dataset`` (read as torch tensors) with sentence-transformers' ``dataset_name`` column stored on every row, in
+    the same format: sentence-transformers adds the name with a ``set_transform``, which replaces the format, so a
+    caption dataset's image features would reach the collator as Python lists of floats and be made a tensor again
+    there (a batch of 64 captions with 2048-d features: about 50 ms instead of 8 on one CPU core,
+    docs/benchmarks.md).
+
+    Args:
+        dataset: a dataset whose format type is ``"torch"``.
+        dataset_name: its name in the dict of training datasets.
+    """
+    form = dataset.format
+    if "dataset_name" in dataset.column_names:  # named by an earlier trainer
+        dataset = dataset.remove_columns("dataset_name")
+    columns = None if form["columns"] is None else [*form["columns"], "dataset_name"]
+    return dataset.add_column("dataset_name", [dataset_name] * len(dataset)).with_format(
+        form["type"], columns=columns, output_all_columns=form["output_all_columns"], **form["format_kwargs"]
+    )
+
+
 class NonLinguisticTrainer(SentenceTransformerTrainer):
     """``SentenceTransformerTrainer`` for losses that own parameters and runs that must survive interruptions; it owns
     a run's checkpoint bookkeeping and its record (:meth:`training_record`, :meth:`best_dev_scores`).
@@ -99,8 +119,9 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
     before the marker). Resuming (``train``: the newest intact checkpoint for ``True``) loads the losses' parameters
     and the step times before transformers loads the weights. It adds :class:`LossGradientAveragingCallback`,
     :class:`FiniteTrainingCallback` (:attr:`finite_training`) and :class:`PreemptionCallback` (:attr:`preemption`).
-    Its overrides preprocess identical columns once (``get_data_collator``), check media datasets for duplicates on
-    :func:`source_rows` and stop on a non-finite loss (``training_step``). With
+    Its overrides preprocess identical columns once (``get_data_collator``), keep the tensors of a dict's dataset read
+    as tensors (``add_dataset_name_column``: :func:`tensor_rows_with_dataset_name`), check media datasets for
+    duplicates on :func:`source_rows` and stop on a non-finite loss (``training_step``). With
     :class:`~sbert_nonling.training.training_args.NonLinguisticTrainingArguments` it also compiles the losses
     (``compile_loss``: :meth:`compile_losses`) and pads text to a fixed length (``pad_to_max_length``).
 
@@ -252,6 +273,13 @@ class NonLinguisticTrainer(SentenceTransformerTrainer):
             preprocess_fn = functools.partial(preprocess_fn, processing_kwargs={"text": {"padding": "max_length"}})
         collator.preprocess_fn = ReuseIdenticalColumns(preprocess_fn)
         return collator
+
+    def add_dataset_name_column(self, dataset, dataset_name: str | None = None):
+        """sentence-transformers' ``dataset_name`` on the rows of each dataset of a dict; a dataset read as torch
+        tensors keeps its format (:func:`tensor_rows_with_dataset_name`)."""
+        if isinstance(dataset, Dataset) and dataset_name is not None and dataset.format["type"] == "torch":
+            return tensor_rows_with_dataset_name(dataset, dataset_name)
+        return super().add_dataset_name_column(dataset, dataset_name)
 
     def get_batch_sampler(self, dataset: Dataset, *args, **kwargs) -> BatchSampler | None:
         """sentence-transformers' batch sampler; the no-duplicates check of a dataset with a ``set_transform`` (media:

@@ -280,6 +280,57 @@ def test_one_loss_object_for_two_datasets_is_timed_under_each_name(tiny_model, w
     assert dict(trainer.step_counts) == {"a": 1, "b": 1} and trainer.step_seconds["b"] > 0
 
 
+def test_a_dataset_read_as_tensors_keeps_its_format_when_the_dataset_name_is_added(
+    tiny_model, wiki_sentences, tmp_path
+):
+    """sentence-transformers names the datasets of a dict with a transform, which serves a caption dataset's features
+    as Python lists; this trainer stores the name instead: the rows keep their tensors, the batches are the plain
+    trainer's, the user's datasets are left as they were, and a second trainer reads the same dict."""
+    from datasets import DatasetDict
+    from sentence_transformers import SentenceTransformerTrainer
+    from sentence_transformers.base.sampler import MultiDatasetBatchSamplers
+
+    from sbert_nonling import MultimodalAlignLoss
+    from sbert_nonling.data.captions import caption_feature_dataset
+
+    names = [f"{index}.jpg" for index in range(12)]
+    captions = caption_feature_dataset(
+        list(zip(names, wiki_sentences[:12])), names, torch.randn(12, 48, generator=torch.Generator().manual_seed(0))
+    )
+    text = sentence_pairs_dataset(wiki_sentences[12:24])
+    loss = {"text": SimCSELoss(tiny_model), "captions": MultimodalAlignLoss(tiny_model, image_dimension=48)}
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=4,
+        multi_dataset_batch_sampler=MultiDatasetBatchSamplers.ROUND_ROBIN,
+        report_to="none",
+        seed=5,
+    )
+
+    def trainer(trainer_class):
+        datasets = DatasetDict({"text": text, "captions": captions})
+        return trainer_class(model=tiny_model, args=args, train_dataset=datasets, loss=loss)
+
+    ours = trainer(NonLinguisticTrainer)
+    row = ours.train_dataset["captions"][0]
+    assert isinstance(row["label"], torch.Tensor) and row["dataset_name"] == "captions"
+    assert captions.format["type"] == "torch" and "dataset_name" not in captions.column_names
+    plain = trainer(SentenceTransformerTrainer)  # (sets its transform on the user's dataset)
+    assert isinstance(plain.train_dataset["captions"][0]["label"], list)  # what the stored name avoids
+    batches = [list(trainer.get_train_dataloader()) for trainer in (ours, plain)]
+    assert [batch["dataset_name"] for batch in batches[0]] == ["text", "captions"] * 3
+    for batch, expected in zip(*batches):
+        assert batch.keys() == expected.keys()
+        if "label" in batch:
+            assert batch["label"].dtype == torch.float32
+            torch.testing.assert_close(batch["label"], expected["label"], rtol=0, atol=0)
+    again = NonLinguisticTrainer(model=tiny_model, args=args, train_dataset=ours.train_dataset, loss=loss)
+    assert again.train_dataset["captions"][0]["dataset_name"] == "captions"
+    again.args.max_steps = 2
+    again.train()
+    assert dict(again.step_counts) == {"text": 1, "captions": 1}
+
+
 def test_a_single_dataset_is_timed_under_its_given_name(tiny_model, wiki_sentences, tmp_path):
     args = SentenceTransformerTrainingArguments(
         output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=4, save_strategy="no", report_to="none"
