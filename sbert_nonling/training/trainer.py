@@ -90,12 +90,23 @@ def tensor_rows_with_dataset_name(dataset: Dataset, dataset_name: str) -> Datase
     """``dataset`` (read as torch tensors) with sentence-transformers' ``dataset_name`` column stored on every row, in
     the same format: sentence-transformers adds the name with a ``set_transform``, which replaces the format, so a
     caption dataset's image features would reach the collator as Python lists of floats and be made a tensor again
-    there (a batch of 64 captions with 2048-d features: about 50 ms instead of 8 on one CPU core,
-    docs/benchmarks.md).
+    there (fetching and collating 64 captions with 2048-d features: 50 ms instead of 4.4 on one CPU core,
+    ``benchmarks/data_share.py``). A ``dataset_name`` column left by an earlier trainer is replaced.
 
     Args:
         dataset: a dataset whose format type is ``"torch"``.
         dataset_name: its name in the dict of training datasets.
+
+    Example::
+
+        import torch
+        from sbert_nonling.data.captions import caption_feature_dataset
+        from sbert_nonling.training.trainer import tensor_rows_with_dataset_name
+
+        captions = caption_feature_dataset([("a.jpg", "a red car")], ["a.jpg"], torch.ones(1, 4))
+        row = tensor_rows_with_dataset_name(captions, "captions")[0]
+        # {"anchor": "a red car", "positive": "a red car", "label": tensor([1., 1., 1., 1.]),
+        #  "dataset_name": "captions"}
     """
     form = dataset.format
     if "dataset_name" in dataset.column_names:  # named by an earlier trainer

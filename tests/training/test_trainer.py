@@ -413,6 +413,8 @@ def test_older_checkpoints_are_rotated_only_after_the_new_one_is_marked(
 
 def _worker_datasets(kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_subset):
     """(model, training dataset, loss) of each dataset kind the package builds whose reading does work per batch."""
+    from datasets import DatasetDict
+
     from sbert_nonling import AudioPatchEmbed, MultimodalAlignLoss, SymmetricInfoNCE, UnpairedModalityContrastiveLoss
     from sbert_nonling.data import audio_folder_dataset, caption_feature_dataset, label_from_regex
     from sbert_nonling.data.captions import read_captions
@@ -428,12 +430,16 @@ def _worker_datasets(kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_su
         )
         dataset, _ = audio_folder_dataset(data_dir / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=8)
         return model, dataset, UnpairedModalityContrastiveLoss(model)
-    if kind == "captions + features":
+    pairs = perturbation_pairs_dataset(wiki_sentences[:16], ["insert", "shuffle"], rate=0.5)
+    if kind.startswith("captions + features"):
         model = build_sentence_model(tiny_encoder_dir)
         names, features = load_image_features(flickr_subset / "features.safetensors")
         dataset = caption_feature_dataset(read_captions(flickr_subset / "captions.txt"), names, features["global"])
-        return model, dataset, MultimodalAlignLoss(model, image_dimension=features["global"].shape[1])
-    pairs = perturbation_pairs_dataset(wiki_sentences[:16], ["insert", "shuffle"], rate=0.5)
+        loss = MultimodalAlignLoss(model, image_dimension=features["global"].shape[1])
+        if kind == "captions + features":
+            return model, dataset, loss
+        # beside text, one loss per dataset (MCSE): the captions keep their tensors with the name stored
+        return model, DatasetDict({"text": pairs, "captions": dataset}), {"text": SimCSELoss(model), "captions": loss}
     if kind == "perturbation pairs":
         model = build_sentence_model(tiny_encoder_dir)
         return model, pairs, SimCSELoss(model)
@@ -444,7 +450,10 @@ def _worker_datasets(kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_su
     return model, pairs, SymmetricInfoNCE(model)
 
 
-@pytest.mark.parametrize("kind", ["audio clips", "captions + features", "perturbation pairs", "pixel renders"])
+@pytest.mark.parametrize(
+    "kind",
+    ["audio clips", "captions + features", "captions + features in a dict", "perturbation pairs", "pixel renders"],
+)
 def test_every_dataset_kind_reads_the_same_batches_in_dataloader_workers(
     kind, tiny_encoder_dir, data_dir, wiki_sentences, flickr_subset, tmp_path
 ):
@@ -467,6 +476,9 @@ def test_every_dataset_kind_reads_the_same_batches_in_dataloader_workers(
 
     in_process, in_workers = batches(0), batches(2)
     assert len(in_workers) == 4
+    if kind == "captions + features in a dict":
+        names = [batch["dataset_name"] for batch in in_workers]
+        assert "captions" in names and "text" in names, names
     for expected, batch in zip(in_process, in_workers):
         assert expected.keys() == batch.keys()
         for key, value in expected.items():
