@@ -98,6 +98,8 @@ class ModalityRouter(Router):
                     "ModalityRouter.from_encoder(encoder, front_ends=...) to share one encoder."
                 )
             self._check_width(route, chain[0], encoder)
+        #: mode -> every module of the router with its mode as the last full ``train(mode)`` left them
+        self._modes_after_train: dict[bool, list[tuple[nn.Module, bool]]] = {}
 
     @classmethod
     def from_encoder(
@@ -136,6 +138,11 @@ class ModalityRouter(Router):
         route; transformers' trainer calls it before every micro-batch. Each route module's own ``train`` is called,
         so a module that overrides it (a frozen part kept in eval mode) still decides its mode.
 
+        A call that finds the same modules in the same modes as the last call with this ``mode`` left them returns at
+        once: it would set each module as it is. This is the trainer's case from its second micro-batch on, where
+        setting every module again costs more host time than reading their modes (docs/benchmarks.md, "Host
+        overhead per family"); a module added, replaced or switched since is set as before.
+
         Args:
             mode: True for training mode, False for evaluation mode (``eval()`` passes False).
 
@@ -153,6 +160,8 @@ class ModalityRouter(Router):
         """
         if not isinstance(mode, bool):
             raise ValueError(f"train(mode={mode!r}): mode must be True (training) or False (evaluation).")
+        if [(module, module.training) for module in self.modules()] == self._modes_after_train.get(mode):
+            return self
         self.training = self.sub_modules.training = mode
         visited: set[nn.Module] = set()
         for route in self.sub_modules:
@@ -162,6 +171,7 @@ class ModalityRouter(Router):
                 if module not in visited:  # the shared encoder ends every route
                     visited.add(module)
                     module.train(mode)
+        self._modes_after_train[mode] = [(module, module.training) for module in self.modules()]
         return self
 
     def add_route(self, modality: str, front_end: InputModule) -> None:

@@ -206,3 +206,41 @@ def test_train_and_eval_set_every_module_once_and_keep_a_frozen_part_in_eval_mod
             assert module.training is (mode and id(module) not in frozen), type(module).__name__
     with pytest.raises(ValueError, match=r"train\(mode='yes'\): mode must be True"):
         router.train("yes")
+
+
+def test_train_again_in_the_same_mode_sets_nothing_until_a_module_changes(encoder, monkeypatch):
+    """From the trainer's second micro-batch on, model.train() finds every module as the last train() left it and
+    sets none; a module switched to eval mode, or a route added, since then is set as before."""
+    image = ToyFrontEnd(32, "image")
+    image.frozen = FrozenProjection()
+    router = ModalityRouter.from_encoder(encoder, front_ends={"image": image})
+    model = SentenceTransformer(modules=[router, Pooling(32, pooling_mode="cls")])
+    model.train()
+    calls: collections.Counter[int] = collections.Counter()
+    module_train = torch.nn.Module.train
+
+    def counted_train(module, mode=True):
+        calls[id(module)] += 1
+        return module_train(module, mode)
+
+    monkeypatch.setattr(torch.nn.Module, "train", counted_train)
+    model.train()
+    assert calls[id(model)] == 1 and calls[id(encoder)] == 0 and calls[id(image)] == 0
+    assert encoder.training and image.training and not image.frozen.training
+
+    encoder.model.encoder.eval()  # a user's switch between two steps
+    model.train()
+    assert calls[id(encoder)] == 1 and all(module.training for module in encoder.modules())
+    assert not image.frozen.training  # the frozen part still decides
+
+    audio = ToyFrontEnd(32).eval()
+    router.add_route("audio", audio)
+    calls.clear()
+    model.train()
+    assert audio.training and calls[id(audio)] == 1 and calls[id(encoder)] == 1
+
+    model.eval()
+    assert not any(module.training for module in model.modules())
+    calls.clear()
+    model.train()
+    assert calls[id(encoder)] == 1 and encoder.training and not image.frozen.training
