@@ -180,13 +180,9 @@ class FrozenProjection(FrozenModule):
         self.freeze()
 
 
-def test_train_and_eval_set_every_module_once_and_keep_a_frozen_part_in_eval_mode(encoder, monkeypatch):
-    """transformers' trainer calls model.train() before every micro-batch: the encoder every route ends in is set
-    once, not once per route, and a module whose train() keeps it in eval mode still decides."""
-    image = ToyFrontEnd(32, "image")
-    image.frozen = FrozenProjection()
-    router = ModalityRouter.from_encoder(encoder, front_ends={"audio": ToyFrontEnd(32), "image": image})
-    model = SentenceTransformer(modules=[router, Pooling(32, pooling_mode="cls")])
+@pytest.fixture
+def train_calls(monkeypatch) -> collections.Counter[int]:
+    """id(module) -> how many times torch's ``Module.train`` ran for it (ModalityRouter's own train is not counted)."""
     calls: collections.Counter[int] = collections.Counter()
     module_train = torch.nn.Module.train
 
@@ -195,12 +191,22 @@ def test_train_and_eval_set_every_module_once_and_keep_a_frozen_part_in_eval_mod
         return module_train(module, mode)
 
     monkeypatch.setattr(torch.nn.Module, "train", counted_train)
+    return calls
+
+
+def test_train_and_eval_set_every_module_once_and_keep_a_frozen_part_in_eval_mode(encoder, train_calls):
+    """transformers' trainer calls model.train() before every micro-batch: the encoder every route ends in is set
+    once, not once per route, and a module whose train() keeps it in eval mode still decides."""
+    image = ToyFrontEnd(32, "image")
+    image.frozen = FrozenProjection()
+    router = ModalityRouter.from_encoder(encoder, front_ends={"audio": ToyFrontEnd(32), "image": image})
+    model = SentenceTransformer(modules=[router, Pooling(32, pooling_mode="cls")])
     containers = {id(router), id(router.sub_modules), *(id(chain) for chain in router.sub_modules.values())}
     for mode in (False, True):
-        calls.clear()
+        train_calls.clear()
         model.train(mode)
         reached = [module for module in router.modules() if id(module) not in containers]
-        assert reached and all(calls[id(module)] == 1 for module in reached)
+        assert reached and all(train_calls[id(module)] == 1 for module in reached)
         frozen = set(map(id, image.frozen.modules()))
         for module in model.modules():
             assert module.training is (mode and id(module) not in frozen), type(module).__name__
@@ -208,7 +214,7 @@ def test_train_and_eval_set_every_module_once_and_keep_a_frozen_part_in_eval_mod
         router.train("yes")
 
 
-def test_train_again_in_the_same_mode_sets_nothing_until_a_module_changes(encoder, monkeypatch):
+def test_train_again_in_the_same_mode_sets_nothing_until_a_module_changes(encoder, train_calls):
     """From the trainer's second micro-batch on, model.train() finds every module as the last train() left it and
     sets none; a module switched to eval mode, or a route added, since then is set as before."""
     image = ToyFrontEnd(32, "image")
@@ -216,31 +222,24 @@ def test_train_again_in_the_same_mode_sets_nothing_until_a_module_changes(encode
     router = ModalityRouter.from_encoder(encoder, front_ends={"image": image})
     model = SentenceTransformer(modules=[router, Pooling(32, pooling_mode="cls")])
     model.train()
-    calls: collections.Counter[int] = collections.Counter()
-    module_train = torch.nn.Module.train
-
-    def counted_train(module, mode=True):
-        calls[id(module)] += 1
-        return module_train(module, mode)
-
-    monkeypatch.setattr(torch.nn.Module, "train", counted_train)
+    train_calls.clear()
     model.train()
-    assert calls[id(model)] == 1 and calls[id(encoder)] == 0 and calls[id(image)] == 0
+    assert train_calls[id(model)] == 1 and train_calls[id(encoder)] == 0 and train_calls[id(image)] == 0
     assert encoder.training and image.training and not image.frozen.training
 
     encoder.model.encoder.eval()  # a user's switch between two steps
     model.train()
-    assert calls[id(encoder)] == 1 and all(module.training for module in encoder.modules())
+    assert train_calls[id(encoder)] == 1 and all(module.training for module in encoder.modules())
     assert not image.frozen.training  # the frozen part still decides
 
     audio = ToyFrontEnd(32).eval()
     router.add_route("audio", audio)
-    calls.clear()
+    train_calls.clear()
     model.train()
-    assert audio.training and calls[id(audio)] == 1 and calls[id(encoder)] == 1
+    assert audio.training and train_calls[id(audio)] == 1 and train_calls[id(encoder)] == 1
 
     model.eval()
     assert not any(module.training for module in model.modules())
-    calls.clear()
+    train_calls.clear()
     model.train()
-    assert calls[id(encoder)] == 1 and encoder.training and not image.frozen.training
+    assert train_calls[id(encoder)] == 1 and encoder.training and not image.frozen.training
