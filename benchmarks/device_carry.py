@@ -13,8 +13,9 @@ of it with the data exceeds one call's 64 MiB, so there are two carries:
   their captions;
 - with ``--pixel``, ``<out>_pixel/`` (Pixel Linguist): the same wheels but efficientnet's, the pixel extra's wheels
   (pangocffi and pangocairocffi built here with ``pip wheel``: they publish none), the Debian Pango / Cairo libraries
-  of :data:`PANGO_DEBS` (``apt-get download``; the device keeps its own copy of any library it already has), the
-  wiki and SNLI files.
+  of :data:`PANGO_DEBS` (``apt-get download``; the device keeps its own copy of any library it already has) and the
+  data every run of the two scripts reads whatever its families (``common.prepare_inputs``): the wiki and SNLI
+  files, STS / SICK and the Flickr8k photos with their captions.
 
 It prints each part's size and the device commands (:data:`DEVICE_COMMAND`, :data:`PIXEL_COMMAND`): install the
 wheels into ``/tmp/site``, then run ``gpu_speed.py`` in every mode and ``gpu_check.py``, every row appended under
@@ -165,11 +166,22 @@ def download_debs(folder: Path) -> None:
     subprocess.run(["apt-get", "download", *PANGO_DEBS], cwd=folder, check=True, capture_output=True)
 
 
-def copy_text_data(data: Path, shared: Path) -> None:
-    """The wiki and SNLI files."""
+def copy_common_data(data: Path, shared: Path, photos: int) -> None:
+    """What every run of ``gpu_speed.py`` and ``gpu_check.py`` reads, whatever its families (their inputs are
+    ``common.prepare_inputs``'): the wiki and SNLI files, STS / SICK, the first ``photos`` Flickr8k photos (longer side
+    :data:`PHOTO_SIDE` px) and their captions."""
     (shared / "corpus").mkdir(parents=True, exist_ok=True)
     for name in ("wiki1m_for_simcse.first11913.txt", "snli_devtest_triplets.csv"):
         shutil.copy(data / "corpus" / name, shared / "corpus" / name)
+    shutil.copytree(data / "sts", shared / "sts")
+    names, captions = common.flickr_photos(data, photos)
+    (shared / "images" / "flickr8k").mkdir(parents=True)
+    for name in names:
+        with Image.open(data / "images" / "flickr8k" / name) as photo:
+            photo.thumbnail((PHOTO_SIDE, PHOTO_SIDE))
+            photo.save(shared / "images" / "flickr8k" / name, quality=90)
+    (shared / "corpus" / "flickr8k").mkdir(parents=True)
+    (shared / "corpus" / "flickr8k" / "Flickr8k.token.txt").write_text(captions, encoding="utf-8")
 
 
 def copy_selected(files: list[str], source: Path, target: Path) -> None:
@@ -181,22 +193,14 @@ def copy_selected(files: list[str], source: Path, target: Path) -> None:
 
 
 def copy_data(data: Path, shared: Path, images_per_class: int, clips: int, photos: int) -> None:
-    """The data ``gpu_speed.py`` and ``gpu_check.py`` read, as their builders select it, under ``shared``."""
-    copy_text_data(data, shared)
-    shutil.copytree(data / "sts", shared / "sts")
+    """The data ``gpu_speed.py`` and ``gpu_check.py`` read for every family but Pixel Linguist, as their builders
+    select it, under ``shared``: :func:`copy_common_data`'s, VisualCSE's CIFAR-10 images and AudioCSE's clips."""
+    copy_common_data(data, shared, photos)
     cifar = data / "images" / "cifar10" / "train"
     images, _ = image_folder_dataset(cifar, limit_per_class=images_per_class)
     copy_selected(images.with_format(None)["image"], data, shared)
     audio, _ = audio_folder_dataset(data / "audio" / "fsdd", label_from_regex(r"^\d+_([a-z]+)_"), limit=clips)
     copy_selected(audio.with_format(None)["audio"], data, shared)
-    names, captions = common.flickr_photos(data, photos)
-    (shared / "images" / "flickr8k").mkdir(parents=True)
-    for name in names:
-        with Image.open(data / "images" / "flickr8k" / name) as photo:
-            photo.thumbnail((PHOTO_SIDE, PHOTO_SIDE))
-            photo.save(shared / "images" / "flickr8k" / name, quality=90)
-    (shared / "corpus" / "flickr8k").mkdir(parents=True)
-    (shared / "corpus" / "flickr8k" / "Flickr8k.token.txt").write_text(captions, encoding="utf-8")
 
 
 def mib(folder: Path) -> float:
@@ -232,7 +236,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.quick:
         download_wheels(carries["main"] / "wheels", WHEELS)
     if "pixel" in carries:
-        copy_text_data(common.DATA_DIR, carries["pixel"] / "shared" / "data")
+        copy_common_data(common.DATA_DIR, carries["pixel"] / "shared" / "data", args.photos)
         if not args.quick:
             kept = tuple(name for name in WHEELS if name not in EFFICIENTNET)
             download_wheels(carries["pixel"] / "wheels", kept + PIXEL_WHEELS, PIXEL_SOURCES)

@@ -13,12 +13,14 @@ It reports:
   after an overflow are counted apart and allowed, as long as not every step overflowed);
 - steps/s, and its ratio to a plain sentence-transformers SimCSE step (``SentenceTransformerTrainer`` +
   ``MultipleNegativesRankingLoss`` on (s, s)) on the SimCSE recipe's tiny model with the same arguments;
-- the peak memory of one VisualCSE step (image step + text step, one AdamW step over the model and the image loss's
-  own head) per precision: at the paper's batch (48 images x 2 views at 224 px + 64 sentences x 2 views x 32 tokens,
-  BERT-base shape 768 x 12, random weights), or with ``--quick`` at 8 images + 16 sentences on the tiny shape.
+- with VisualCSE among the families, the peak memory of one VisualCSE step (image step + text step, one AdamW step
+  over the model and the image loss's own head) per precision: at the paper's batch (48 images x 2 views at 224 px,
+  64 sentences x 2 views x 32 tokens, BERT-base shape 768 x 12, random weights), or with ``--quick`` at 8 images and
+  16 sentences on the tiny shape.
   ``torch.cuda.max_memory_allocated`` on a GPU, the process's peak resident set on the CPU (:func:`reset_peak_memory`);
-- a 2-step DDP run (2 processes under ``torch.distributed.run``) of SimCSE and of VisualCSE, one launch and one row
-  each: nccl on a machine with two or more GPUs (fewer: skipped with the reason), gloo on the CPU.
+- a 2-step DDP run (2 processes under ``torch.distributed.run``) of SimCSE and of VisualCSE (those of the two among
+  the families), one launch and one row each: nccl on a machine with two or more GPUs (fewer: skipped with the
+  reason), gloo on the CPU.
 
 Every check is isolated and reported as soon as it is measured: its row (``check`` = ``family``, ``plain_simcse``,
 ``memory`` or ``ddp``; ``status`` = ``passed``, ``failed`` or ``skipped``) is printed and appended to a JSON-lines
@@ -583,13 +585,14 @@ def main(args: argparse.Namespace) -> int:
                 if "steps_per_second" in row:
                     row["x_plain_simcse"] = row["steps_per_second"] / plain.get(precision, float("nan"))
                 log.add(row)
-        for precision in requested:
+        memory_precisions = requested if "visualcse" in families else []  # the memory check's step is VisualCSE's
+        for precision in memory_precisions:
             fields = {"check": "memory", "precision": precision}
             if precision in skipped:
                 log.add({**fields, "status": "skipped", "reason": skipped[precision]})
             else:
                 log.add(isolated(fields, functools.partial(visualcse_step_memory, precision, device, args.quick)))
-        for family in DDP_FAMILIES:
+        for family in [family for family in DDP_FAMILIES if family in families]:
             log.add(
                 isolated(
                     {"check": "ddp", "family": family},

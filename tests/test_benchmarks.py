@@ -151,6 +151,32 @@ def test_run_all_runs_its_scripts_in_their_quick_modes(in_process, data_dir, cap
     assert REPORTED <= set(script)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("carry", ["main", "pixel"])
+def test_each_device_carry_holds_what_its_device_command_reads(carry, in_process, tmp_path, capsys):
+    """Each carry (quick: its data alone) as the shared folder of the scripts its device command runs, for the
+    families the command names, on the CPU: every row passes or is skipped with its reason (fp16). The Pixel
+    Linguist carry once held the wiki and SNLI files alone, and both scripts stopped at their STS and photo copies."""
+    importlib.import_module("device_carry").main(["--quick", "--pixel", "--out", str(tmp_path / "carry")])
+    command = last_json_line(capsys.readouterr().out)["commands"][carry]
+    shared = tmp_path / ("carry" if carry == "main" else "carry_pixel") / "shared"
+    for script, options in (("gpu_speed", ["--modes", "eager"]), ("gpu_check", [])):
+        named = re.findall(rf"{script}\.py --families ([a-z,-]+)", command)
+        families = sorted({family for listed in named for family in listed.split(",")})
+        rows_file = tmp_path / f"{script}.jsonl"
+        completed = subprocess.run(
+            [sys.executable, str(BENCHMARKS / f"{script}.py"), "--device", "cpu", "--quick", *options]
+            + ["--families", ",".join(families), "--shared", str(shared), "--rows", str(rows_file)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+        rows = [json.loads(line) for line in rows_file.read_text(encoding="utf-8").splitlines()]
+        assert {row["status"] for row in rows} <= {"passed", "skipped"}, [row for row in rows if "error" in row]
+        assert {row["family"] for row in rows if "family" in row} == set(families), script
+
+
 def test_gpu_check_runs_every_check_on_the_cpu_and_reports_a_failing_one(data_dir, tmp_path):
     rows_file = tmp_path / "rows" / "gpu_check.jsonl"
     families = ",".join([*sorted(FAMILIES), UNKNOWN])  # the unknown family is the failing check
