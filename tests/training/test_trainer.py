@@ -798,6 +798,9 @@ def test_every_family_trains_compiled_without_a_graph_break_one_graph_per_loss_a
 def test_fixed_length_padding_keeps_one_compiled_graph_where_the_longest_sentence_rebuilds_it(
     family_inputs, data_dir, tmp_path, monkeypatch
 ):
+    """Padded to ``max_seq_length`` every batch has one shape and the compiled loss is traced once (before torch 2.14,
+    once per piece that sentence-transformers' ``ContextVar.get`` splits it into); padded to the longest sentence,
+    the second batch's length traces it again."""
     monkeypatch.chdir(tmp_path)
     graphs = {}
     for padding in (False, True):
@@ -805,9 +808,15 @@ def test_fixed_length_padding_keeps_one_compiled_graph_where_the_longest_sentenc
         [(graph_breaks, graphs[padding], _, _, reached)] = compiled_run(
             plan.stages, plan.model, tmp_path / str(padding), pad_to_max_length=padding
         )
-        assert graph_breaks == {}
+        if TRACES_CONTEXT_VARS:
+            assert graph_breaks == {}
+        else:
+            assert all("ContextVar" in reason for reason in graph_breaks), graph_breaks
         assert len(reached) == 4 and all(reached)  # every compiled step's gradient reaches the model
-    assert graphs == {False: 2, True: 1}  # the second batch's length recompiles (dynamic) unless padded
+    if TRACES_CONTEXT_VARS:
+        assert graphs == {False: 2, True: 1}  # the second batch's length recompiles (dynamic) unless padded
+    else:  # ContextVar.get splits the loss into pieces (torch 2.11: 3); a new length traces those that see it again
+        assert graphs[True] < graphs[False]
 
 
 def test_fixed_length_padding_pads_text_to_max_seq_length_and_keeps_the_embeddings(tiny_model, tmp_path):
