@@ -175,6 +175,9 @@ def test_each_device_carry_holds_what_its_device_command_reads(carry, in_process
         rows = [json.loads(line) for line in rows_file.read_text(encoding="utf-8").splitlines()]
         assert {row["status"] for row in rows} <= {"passed", "skipped"}, [row for row in rows if "error" in row]
         assert {row["family"] for row in rows if "family" in row} == set(families), script
+        # gpu_check's memory check (a VisualCSE step) runs only with VisualCSE among the families
+        memory_rows = [row for row in rows if row["check"] == "memory"]
+        assert bool(memory_rows) == (script == "gpu_check" and "visualcse" in families), script
 
 
 def test_gpu_check_runs_every_check_on_the_cpu_and_reports_a_failing_one(data_dir, tmp_path):
