@@ -73,12 +73,15 @@ PIXEL_WHEELS = (
 )
 #: The pixel extra's distributions published as source only: built into wheels here.
 PIXEL_SOURCES = ("pangocffi", "pangocairocffi")
-#: The Debian packages of Pango, Cairo and the libraries they load.
+#: The Debian packages of Pango, Cairo and every library they load but glibc's (tests/test_benchmarks.py checks the
+#: set against the ELF dependencies of these packages' installed files): the device's image may lack any of them (a
+#: minimal Debian root lacks GLib and expat, which Pango and fontconfig need).
 PANGO_DEBS = (
     "libpango-1.0-0",
     "libpangocairo-1.0-0",
     "libpangoft2-1.0-0",
     "libcairo2",
+    "libglib2.0-0",
     "libharfbuzz0b",
     "libfribidi0",
     "libthai0",
@@ -87,6 +90,7 @@ PANGO_DEBS = (
     "libfontconfig1",
     "fontconfig-config",
     "libfreetype6",
+    "libexpat1",
     "libpixman-1-0",
     "libpng16-16",
     "libbrotli1",
@@ -102,6 +106,12 @@ PANGO_DEBS = (
     "libxdmcp6",
     "libbsd0",
     "libmd0",
+    "libffi8",
+    "libpcre2-8-0",
+    "zlib1g",
+    "libmount1",
+    "libblkid1",
+    "libselinux1",
 )
 #: The device's platform for ``pip download``.
 DEVICE_PLATFORM = (
@@ -130,12 +140,15 @@ DEVICE_COMMAND = SETUP + (
     "python3 benchmarks/gpu_check.py --families simcse,visualcse,audiocse,mcse,macd,kdmcse,dalr,multitask "
     "--rows $OUT/gpu_check.jsonl"
 )
-#: The Pixel Linguist carry: the Debian libraries unpacked, those whose soname the device already has removed, the
-#: rest made known to the dynamic linker, then its measurements.
+#: The Pixel Linguist carry: the Debian libraries unpacked into one folder (some packages, expat's and zlib's among
+#: them, put theirs under /lib), each library whose soname the device already has removed (a symbolic link with its
+#: target), the rest made known to the dynamic linker (pangocffi finds its libraries through ``ldconfig``'s cache),
+#: then its measurements.
 PIXEL_COMMAND = (
-    "mkdir -p /tmp/pango && for deb in {carry}/debs/*.deb; do dpkg -x $deb /tmp/pango; done && "
-    "cd /tmp/pango/usr/lib/x86_64-linux-gnu && for link in *.so.*; do [ -L $link ] && ldconfig -p | "
-    'grep -q "^\\s$link " && rm -f "$(readlink -f $link)" $link; done; cd - > /dev/null && '
+    "mkdir -p /tmp/pango/lib/x86_64-linux-gnu && for deb in {carry}/debs/*.deb; do dpkg -x $deb /tmp/pango; done && "
+    "cp -a /tmp/pango/lib/x86_64-linux-gnu/. /tmp/pango/usr/lib/x86_64-linux-gnu/ && "
+    "cd /tmp/pango/usr/lib/x86_64-linux-gnu && for name in *.so.*; do ldconfig -p | "
+    'grep -q "^\\s$name (libc6,x86-64)" && rm -f "$(readlink -f $name)" $name; done; cd - > /dev/null && '
     "echo /tmp/pango/usr/lib/x86_64-linux-gnu > /etc/ld.so.conf.d/zz-pango.conf && ldconfig; "
     + SETUP
     + "python3 benchmarks/gpu_speed.py --families pixel-linguist --rows $OUT/gpu_speed.jsonl; "

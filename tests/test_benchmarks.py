@@ -180,6 +180,26 @@ def test_each_device_carry_holds_what_its_device_command_reads(carry, in_process
         assert bool(memory_rows) == (script == "gpu_check" and "visualcse" in families), script
 
 
+def test_the_pango_carry_holds_every_library_its_libraries_load_but_glibcs(in_process):
+    """Every shared library of the Pixel Linguist carry's Debian packages (as installed here: the pixel extra's tests
+    need them) loads only libraries of those packages or glibc's, which any machine has: the carry works on a
+    minimal Debian root, where it once lacked GLib (pangocffi opens it too) and expat (fontconfig's)."""
+    packages = importlib.import_module("device_carry").PANGO_DEBS
+    files: list[Path] = []
+    for package in packages:
+        listed = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True, check=True).stdout
+        files += [Path(line) for line in listed.splitlines()]
+    libraries = [path for path in files if re.search(r"\.so(\.|$)", path.name)]
+    needed: set[str] = set()
+    for library in libraries:
+        if library.is_file() and not library.is_symlink():
+            dynamic = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True, check=True)
+            needed.update(re.findall(r"\(NEEDED\)\s+Shared library: \[(.+)\]", dynamic.stdout))
+    assert {"libpango-1.0.so.0", "libglib-2.0.so.0", "libexpat.so.1"} <= needed
+    glibc = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1", "ld-linux-x86-64.so.2"}
+    assert needed - {library.name for library in libraries} - glibc == set()
+
+
 def test_gpu_check_runs_every_check_on_the_cpu_and_reports_a_failing_one(data_dir, tmp_path):
     rows_file = tmp_path / "rows" / "gpu_check.jsonl"
     families = ",".join([*sorted(FAMILIES), UNKNOWN])  # the unknown family is the failing check
