@@ -141,14 +141,15 @@ DEVICE_COMMAND = SETUP + (
     "--rows $OUT/gpu_check.jsonl"
 )
 #: The Pixel Linguist carry: the Debian libraries unpacked into one folder (some packages, expat's and zlib's among
-#: them, put theirs under /lib), each library whose soname the device already has removed (a symbolic link with its
-#: target), the rest made known to the dynamic linker (pangocffi finds its libraries through ``ldconfig``'s cache),
-#: then its measurements.
+#: them, put theirs under /lib), each library whose soname the device already has (its ``ldconfig -p``, read once)
+#: removed (a symbolic link with its target), the rest made known to the dynamic linker (pangocffi finds its
+#: libraries through ``ldconfig``'s cache), then its measurements.
 PIXEL_COMMAND = (
     "mkdir -p /tmp/pango/lib/x86_64-linux-gnu && for deb in {carry}/debs/*.deb; do dpkg -x $deb /tmp/pango; done && "
     "cp -a /tmp/pango/lib/x86_64-linux-gnu/. /tmp/pango/usr/lib/x86_64-linux-gnu/ && "
-    "cd /tmp/pango/usr/lib/x86_64-linux-gnu && for name in *.so.*; do ldconfig -p | "
-    'grep -q "^\\s$name (libc6,x86-64)" && rm -f "$(readlink -f $name)" $name; done; cd - > /dev/null && '
+    "ldconfig -p > /tmp/pango/known && cd /tmp/pango/usr/lib/x86_64-linux-gnu && for name in *.so.*; do "
+    'grep -q "^\\s$name (libc6,x86-64)" /tmp/pango/known && rm -f "$(readlink -f $name)" $name; done; '
+    "cd - > /dev/null && "
     "echo /tmp/pango/usr/lib/x86_64-linux-gnu > /etc/ld.so.conf.d/zz-pango.conf && ldconfig; "
     + SETUP
     + "python3 benchmarks/gpu_speed.py --families pixel-linguist --rows $OUT/gpu_speed.jsonl; "
