@@ -138,17 +138,18 @@ def gpu_run_parser(benchmark: str, description: str, quick: str, steps: str) -> 
 
 
 def use_shared_folder(shared: str | None) -> None:
-    """Read the data from ``shared`` (None: keep :data:`SHARED_DIR`): it becomes :data:`SHARED_DIR` (with
-    :data:`DATA_DIR` and :data:`WIKI_FILE`) and ``$SBERT_NONLING_SHARED``, which the package and the child processes
-    read.
+    """Read the data from ``shared`` (None: keep :data:`SHARED_DIR`): its absolute path becomes :data:`SHARED_DIR`
+    (with :data:`DATA_DIR` and :data:`WIKI_FILE`) and ``$SBERT_NONLING_SHARED``, which the package and the child
+    processes read; the scripts that train in a temporary folder (their trainers' relative output folders) still find
+    a relative ``--shared`` there.
 
     Args:
         shared: a ``--shared`` option's value.
     """
     global SHARED_DIR, DATA_DIR, WIKI_FILE
     if shared:
-        os.environ["SBERT_NONLING_SHARED"] = shared
-        SHARED_DIR = Path(shared)
+        SHARED_DIR = Path(shared).resolve()
+        os.environ["SBERT_NONLING_SHARED"] = str(SHARED_DIR)
         DATA_DIR = SHARED_DIR / "data"
         WIKI_FILE = DATA_DIR / "corpus" / WIKI_FILE.name
 

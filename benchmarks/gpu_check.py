@@ -25,11 +25,12 @@ It reports:
 Every check is isolated and reported as soon as it is measured: its row (``check`` = ``family``, ``plain_simcse``,
 ``memory`` or ``ddp``; ``status`` = ``passed``, ``failed`` or ``skipped``) is printed and appended to a JSON-lines
 file (``--rows``, default ``runs/gpu_check-<UTC time>.jsonl`` in this checkout), so a crash later loses nothing
-already measured. A check that raises becomes a ``failed`` row carrying its ``error`` (type and first line), and the
-script goes on; a family whose optional dependencies are missing (the efficientnet-lite0 packages of MCSE / MACD,
-the pixel extra's Pango and fonts) becomes a ``skipped`` row with the reason. An unknown name in ``--families``
-becomes a failed row too. At the end it prints a table, then one JSON line (fields: docs/benchmarks.md, "GPU
-check"), and exits with status 1 if any row failed.
+already measured. The trainers write into a temporary folder (the working directory while the checks run), so the
+folder the script starts in gets nothing but a relative ``--rows`` file. A check that raises becomes a ``failed`` row
+carrying its ``error`` (type and first line), and the script goes on; a family whose optional dependencies are
+missing (the efficientnet-lite0 packages of MCSE / MACD, the pixel extra's Pango and fonts) becomes a ``skipped`` row
+with the reason. An unknown name in ``--families`` becomes a failed row too. At the end it prints a table, then one
+JSON line (fields: docs/benchmarks.md, "GPU check"), and exits with status 1 if any row failed.
 
 ``--device cpu --quick`` runs the same code on the CPU: fp32 and bf16 autocast (fp16 needs a GPU: skipped rows), 3
 steps, smaller batches, the memory check at its quick shape and the DDP check with gloo; the test suite runs it
@@ -551,14 +552,14 @@ def main(args: argparse.Namespace) -> int:
     precisions = [precision for precision in requested if precision not in skipped]
     if precisions[:1] != ["fp32"]:
         raise ValueError(f"--precisions={args.precisions!r} must start with fp32, the reference of the loss check.")
-    log = RowLog(
-        args.rows or common.REPO_DIR / "runs" / f"gpu_check-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}.jsonl"
-    )
+    default_rows = common.REPO_DIR / "runs" / f"gpu_check-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}.jsonl"
+    log = RowLog((args.rows or default_rows).resolve())
     print(f"rows: {log.path}", flush=True)
     plain: dict[str, float] = {}
     references: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as folder:
         work = Path(folder)
+        os.chdir(work)  # the trainers' relative output folders
         inputs = prepare_inputs(work / "inputs", args.quick)
         for precision in requested:
             if precision in skipped:

@@ -268,8 +268,7 @@ def main(argv: list[str] | None = None) -> None:
         "--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED or ../shared)"
     )
     args = common.parse_arguments(parser, QUICK, argv)
-    if args.shared:
-        common.DATA_DIR = Path(args.shared) / "data"
+    common.use_shared_folder(args.shared)
     common.quiet()
     common.set_threads(args.threads)
     results: list[dict[str, object]] = []

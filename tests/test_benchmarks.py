@@ -200,27 +200,36 @@ def test_the_pango_carry_holds_every_library_its_libraries_load_but_glibcs(in_pr
     assert needed - {library.name for library in libraries} - glibc == set()
 
 
+def started_in(folder: Path, data_dir: Path) -> list[str]:
+    """A GPU script's options that name paths relative to ``folder``, the folder it is started in, made here with
+    nothing but a link ``shared`` to the shared folder: ``--shared shared --rows rows/rows.jsonl``."""
+    folder.mkdir()
+    (folder / "shared").symlink_to(data_dir.parent.resolve(), target_is_directory=True)
+    return ["--shared", "shared", "--rows", "rows/rows.jsonl"]
+
+
+def left_in(folder: Path) -> list[str]:
+    """What a GPU script started in ``folder`` (:func:`started_in`) left there."""
+    return sorted(str(path.relative_to(folder)) for path in [*folder.iterdir(), *(folder / "rows").iterdir()])
+
+
 def test_gpu_check_runs_every_check_on_the_cpu_and_reports_a_failing_one(data_dir, tmp_path):
-    rows_file = tmp_path / "rows" / "gpu_check.jsonl"
+    start = tmp_path / "start"
     families = ",".join([*sorted(FAMILIES), UNKNOWN])  # the unknown family is the failing check
-    command = [
-        sys.executable,
-        str(BENCHMARKS / "gpu_check.py"),
-        "--device",
-        "cpu",
-        "--quick",
-        "--shared",
-        str(data_dir.parent),
-    ]
+    command = [sys.executable, str(BENCHMARKS / "gpu_check.py"), "--device", "cpu", "--quick", "--families", families]
     completed = subprocess.run(
-        [*command, "--families", families, "--rows", str(rows_file)], capture_output=True, text=True, timeout=900
+        [*command, *started_in(start, data_dir)], cwd=start, capture_output=True, text=True, timeout=900
     )
     assert completed.returncode == 1, completed.stderr[-3000:]
     result = json.loads(completed.stdout.strip().splitlines()[-1])
     assert result["benchmark"] == "gpu_check" and result["device"] == "cpu" and result["quick"] is True
     assert result["precisions"] == ["fp32", "bf16"] and "fp16" in result["skipped_precisions"]
     assert result["loss_tolerance"] == {"fp32": 0.0, "bf16": 5e-2, "fp16": 1e-2}
+    rows_file = start / "rows" / "rows.jsonl"
     assert result["rows_file"] == str(rows_file) and result["met"] is False
+    # the trainers wrote into a temporary folder: the rows file is all the script left where it started (it once left
+    # an empty checkpoints folder per stage there)
+    assert left_in(start) == ["rows", "rows/rows.jsonl", "shared"]
     assert result["failed"] == [f"family {UNKNOWN} fp32", f"family {UNKNOWN} bf16"]
 
     # The rows file holds one row per check, in the order measured, each printed before the final table.
@@ -379,15 +388,15 @@ def test_gpu_speed_measures_every_step_on_the_cpu_and_reports_a_failing_run(data
 
 
 def test_gpu_speed_times_a_compiled_step_beside_the_eager_one(data_dir, tmp_path):
+    start = tmp_path / "start"
     command = [sys.executable, str(BENCHMARKS / "gpu_speed.py"), "--device", "cpu", "--quick", "--families", "simcse"]
     completed = subprocess.run(
-        [*command, "--shared", str(data_dir.parent), "--rows", str(tmp_path / "rows.jsonl")],
-        capture_output=True,
-        text=True,
-        timeout=900,
+        [*command, *started_in(start, data_dir)], cwd=start, capture_output=True, text=True, timeout=900
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     result = json.loads(completed.stdout.strip().splitlines()[-1])
+    # a relative --shared is read from the temporary folder the trainers write in (it once failed there)
+    assert left_in(start) == ["rows", "rows/rows.jsonl", "shared"]
     assert (
         result["modes"] == ["eager", "compiled"] and result["compile_backend"] == "aot_eager" and not result["failed"]
     )
