@@ -79,7 +79,6 @@ def test_an_epoch_s_last_caption_batch_of_one_is_left_out(tmp_path, flickr_subse
     )
     (stage,) = plan.stages
     assert stage.args.dataloader_drop_last
-    trainer = stage.trainer(plan.model)
-    trainer.args.output_dir = str(tmp_path / "run")
+    trainer = stage.trainer(plan.model, output_dir=tmp_path)
     trainer.train()  # a batch of 1 would stop the run: DALR needs two captions
     assert trainer.state.global_step == 4
