@@ -23,6 +23,12 @@ the trainer's own work of a step that the bare loop does not do (:data:`TRAINER_
 ``model.train()`` before each micro-batch and ``model.zero_grad()`` after the optimizer, the callbacks' events,
 ``_prepare_inputs``, accelerate's ``is_lomo_available``), beside the stage's mean trainer ms less the bare loop's.
 
+Beside the families, the same measurement of sentence-transformers' own trainer (:func:`measure_reference`:
+``SentenceTransformerTrainer`` and ``MultipleNegativesRankingLoss`` on the simcse family's plan, none of the
+package's trainer, callbacks or losses): its trainer ms less its bare loop's is what the libraries' loop alone adds to
+a step, the floor under every family's (``extra ms``; ``over reference ms``: a step's extra ms less the reference's,
+the package's own share and the noise). It is not a method, so the goal leaves it out.
+
 Run: ``python benchmarks/host_overhead.py [--families simcse,...] [--steps 10] [--warmup 2] [--rounds 4]
 [--precision fp32] [--threads 1] [--shared DIR] [--quick]``. Prints a table, then one JSON line (fields:
 docs/benchmarks.md, "Host overhead per family (CPU)"). ``--quick``: 1 untimed and 2 timed steps per kind, 2 rounds
@@ -34,6 +40,8 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import copy
+import dataclasses
 import functools
 import os
 import statistics
@@ -48,6 +56,8 @@ import common
 import torch
 from gpu_check import missing_extra
 from gpu_speed import FAMILIES, STEP_KINDS, StepRecord, bare_seconds, recording, speed_inputs, speed_plan
+from sentence_transformers import SentenceTransformerTrainer
+from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import nn
 from transformers import Trainer, TrainerCallback, TrainerState
 from transformers.trainer_callback import CallbackHandler
@@ -57,6 +67,8 @@ from sbert_nonling.models.tiny_encoder import TINY_BERT
 from sbert_nonling.training.arguments import cpu_has_native_bf16
 
 GOAL = 1.1
+#: The family name of :func:`measure_reference`'s rows: sentence-transformers' own trainer, not a method.
+REFERENCE = "sentence-transformers"
 #: The random text encoders' shape here (``build_tiny_encoder``'s :data:`~sbert_nonling.models.tiny_encoder.TINY_BERT`
 #: while the plans are built): 2 layers, 64 wide.
 NARROW = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 256}
@@ -195,6 +207,7 @@ def train_rounds(stage: TrainingStage, model, options: dict, kinds: int, work: P
                 "trainer_ms": trainer_ms,
                 "bare_ms": bare_ms,
                 "ratio": trainer_ms / bare_ms,
+                "extra_ms": trainer_ms - bare_ms,
                 "data_wait_ms": 1000 * common.median(kind_samples["wait"]),
                 "timed_steps": len(kind_samples["trainer"]),
             }
@@ -202,14 +215,24 @@ def train_rounds(stage: TrainingStage, model, options: dict, kinds: int, work: P
     return rows, breakdown
 
 
+def narrow_plan(family: str, inputs: dict[str, Path], options: dict):
+    """``family``'s plan as ``gpu_speed.py``'s CPU check builds it, every random text encoder :data:`NARROW`, no
+    DataLoader workers, no evaluation during training."""
+    settings = {"precision": options["precision"], "dataloader_num_workers": 0, **NARROW_SETTINGS.get(family, {})}
+    with unittest.mock.patch.dict(TINY_BERT, NARROW):
+        plan = speed_plan(family, inputs, settings, options["warmup"] + options["steps"], quick=True)
+    for stage in plan.stages:
+        if isinstance(stage, TrainingStage):
+            stage.args.eval_strategy, stage.args.load_best_model_at_end = "no", False
+    return plan
+
+
 def measure_family(family: str, inputs: dict[str, Path], options: dict, work: Path) -> dict:
     """Every training stage of ``family``'s plan, timed against its bare loops (:func:`train_rounds`)."""
     reason = missing_extra(family)
     if reason:
         return {"status": "skipped", "reason": reason}
-    settings = {"precision": options["precision"], "dataloader_num_workers": 0, **NARROW_SETTINGS.get(family, {})}
-    with unittest.mock.patch.dict(TINY_BERT, NARROW):
-        plan = speed_plan(family, inputs, settings, options["warmup"] + options["steps"], quick=True)
+    plan = narrow_plan(family, inputs, options)
     rows, breakdowns = [], []
     for index, stage in enumerate(plan.stages):  # as MethodPlan.train runs them
         if isinstance(stage, ModelUpdate):
@@ -217,13 +240,32 @@ def measure_family(family: str, inputs: dict[str, Path], options: dict, work: Pa
             continue
         if stage.args.max_steps == 0:
             continue  # a stage left out
-        stage.args.eval_strategy, stage.args.load_best_model_at_end = "no", False
         stage_rows, breakdown = train_rounds(
             stage, plan.model, options, STEP_KINDS.get(family, 1), work / f"{family}-{index}"
         )
         rows += stage_rows
         breakdowns.append(breakdown)
     return {"status": "passed", "rows": rows, "breakdowns": breakdowns}
+
+
+def measure_reference(inputs: dict[str, Path], options: dict, work: Path) -> dict:
+    """sentence-transformers' own ``SentenceTransformerTrainer`` and ``MultipleNegativesRankingLoss`` on (s, s) with
+    the simcse family's plan (its model, data and arguments), timed as the families are (:func:`train_rounds`).
+    transformers' NaN / inf filter of the logged loss is off, as the package's trainer sets it: the filter reads the
+    loss every step, which the libraries' loop does not need."""
+    plan = narrow_plan("simcse", inputs, options)
+    (stage,) = plan.stages
+    args = copy.copy(stage.args)
+    args.logging_nan_inf_filter = False
+    reference = dataclasses.replace(
+        stage,
+        args=args,
+        loss=MultipleNegativesRankingLoss(plan.model),
+        trainer_class=SentenceTransformerTrainer,
+        trainer_kwargs={},
+    )
+    rows, breakdown = train_rounds(reference, plan.model, options, 1, work / REFERENCE)
+    return {"status": "passed", "rows": rows, "breakdowns": [breakdown]}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -251,14 +293,14 @@ def main(argv: list[str] | None = None) -> None:
     breakdowns: list[dict] = []
     skipped: dict[str, str] = {}
     failed: dict[str, str] = {}
+    measures = {family: functools.partial(measure_family, family) for family in args.families.split(",")}
+    measures[REFERENCE] = measure_reference
     with tempfile.TemporaryDirectory(prefix="host-overhead-") as folder:
         work = Path(folder)
         os.chdir(work)  # the trainers' relative output folders
         inputs = speed_inputs(work / "inputs", quick=True)
-        for family in args.families.split(","):
-            result = common.isolated(
-                {"family": family}, functools.partial(measure_family, family, inputs, options, work)
-            )
+        for family, measure in measures.items():
+            result = common.isolated({"family": family}, functools.partial(measure, inputs, options, work))
             if result["status"] == "skipped":
                 skipped[family] = result["reason"]
             elif result["status"] == "failed":
@@ -266,13 +308,18 @@ def main(argv: list[str] | None = None) -> None:
             else:
                 results += [{"family": family, **row} for row in result["rows"]]
                 breakdowns += [{"family": family, **row} for row in result["breakdowns"]]
+    reference = next((row for row in results if row["family"] == REFERENCE), None)
+    for row in results:
+        row["over_reference_ms"] = row["extra_ms"] - reference["extra_ms"] if reference else float("nan")
+    columns = ["trainer_ms", "bare_ms", "ratio", "extra_ms", "over_reference_ms", "data_wait_ms", "timed_steps"]
     common.print_table(
-        ["family", "stage", "step", "trainer ms", "bare ms", "ratio", "data wait ms", "timed steps"],
-        [
-            [row[key] for key in ("family", "stage", "step", "trainer_ms", "bare_ms", "ratio", "data_wait_ms")]
-            + [row["timed_steps"]]
-            for row in results
-        ],
+        ["family", "stage", "step", "trainer ms", "bare ms", "ratio", "extra ms", "over reference ms"]
+        + ["data wait ms", "timed steps"],
+        [[row["family"], row["stage"], row["step"]] + [row[key] for key in columns] for row in results],
+    )
+    print(
+        f"\n{REFERENCE}: its own trainer and MultipleNegativesRankingLoss on the simcse family's plan, not a method; "
+        "its extra ms is the libraries' loop alone."
     )
     print("\nThe trainer's own work per step that the bare loop does not do, ms (one more run of each stage):")
     common.print_table(
@@ -287,14 +334,16 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{family}: skipped ({reason})")
     for family, error in failed.items():
         print(f"{family}: FAILED ({error})")
-    worst = max((row["ratio"] for row in results), default=float("nan"))
+    methods = [row for row in results if row["family"] != REFERENCE]
+    worst = max((row["ratio"] for row in methods), default=float("nan"))
     common.emit(
         {
             "benchmark": "host_overhead",
             "ratio": worst,
             "goal": f"every method's trainer step at most {GOAL}x the host time of its bare loop",
             "met": worst <= GOAL and not failed,
-            "steps": results,
+            "steps": methods,
+            "reference": reference,
             "breakdowns": breakdowns,
             "failed": failed,
             "skipped": skipped,

@@ -28,6 +28,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from sentence_transformers import SentenceTransformerTrainer
+from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+from sbert_nonling.training import NonLinguisticTrainer
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
@@ -55,7 +59,7 @@ QUICK_KEYS = {
     "pixel_data_wait": {"before", "after", "render_one_worker", "settings"},
     "data_throughput": {"rows", "assumption", "paper_batch", "seeding"},
     "step_operators": {"steps", "skipped", "settings"},
-    "host_overhead": {"steps", "breakdowns", "failed", "skipped", "settings"},
+    "host_overhead": {"steps", "reference", "breakdowns", "failed", "skipped", "settings"},
     "cli_refusals": {"before", "slowest_seconds", "medians"},
     "import_cost": {"before", "memory_ratio", "summary"},
     "device_carry": {"mib", "commands", "settings"},
@@ -121,6 +125,33 @@ def test_precision_takes_the_path_of_a_cpu_with_or_without_native_bf16(native_bf
         assert result["trainer_linear_dtypes"] == {"fp32": ["torch.float32"], "bf16": ["torch.bfloat16"]}
     else:
         assert {"fp32_s_per_matmul", "bf16_s_per_matmul"} <= set(result)
+
+
+def test_host_overhead_times_sentence_transformers_own_trainer_beside_the_methods(in_process, monkeypatch, capsys):
+    """The reference is sentence-transformers' own trainer and loss on the simcse plan, timed as the methods are; the
+    goal is the methods' alone, and every method's step says how much more than the reference it adds."""
+    host_overhead = importlib.import_module("host_overhead")
+    trained = []
+
+    def spied_rounds(stage, model, options, kinds, work):
+        trained.append((stage.trainer_class, stage.loss, stage.args.logging_nan_inf_filter))
+        return train_rounds(stage, model, options, kinds, work)
+
+    train_rounds = host_overhead.train_rounds
+    monkeypatch.setattr(host_overhead, "train_rounds", spied_rounds)
+    host_overhead.main(["--quick", "--families", "simcse"])
+    result = last_json_line(capsys.readouterr().out)
+    (method, _, _), (reference_trainer, reference_loss, nan_filter) = trained
+    assert issubclass(method, NonLinguisticTrainer)
+    assert reference_trainer is SentenceTransformerTrainer and isinstance(reference_loss, MultipleNegativesRankingLoss)
+    assert nan_filter is False  # as the package's trainer sets it: no read of the loss every step
+    reference = result["reference"]
+    assert reference["family"] == "sentence-transformers" and reference["timed_steps"] > 0 and reference["bare_ms"] > 0
+    assert reference["extra_ms"] == reference["trainer_ms"] - reference["bare_ms"]
+    (step,) = result["steps"]  # the reference is not a method's step
+    assert step["family"] == "simcse" and result["ratio"] == step["ratio"]
+    assert step["over_reference_ms"] == step["extra_ms"] - reference["extra_ms"]
+    assert [row["family"] for row in result["breakdowns"]] == ["simcse", "sentence-transformers"]
 
 
 def test_every_script_in_benchmarks_runs_in_the_suite():
