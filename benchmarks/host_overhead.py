@@ -18,16 +18,17 @@ backward, clipping, the optimizer, the schedule and all the trainers' own bookke
 ``time.process_time`` (this process's CPU seconds; other jobs on the shared cores hardly move them), and the trainer
 runs alternate with the bare loops on the very batches of their timed steps (all but each kind's first ``--warmup``
 and the run's last, which also checks the weights), ``--rounds`` times. The first table gives per step kind the
-median ms of both, their ratio (goal: at most 1.1) and the median data wait. Then one more run of each stage times
-the trainer's own work of a step that the bare loop does not do (:data:`TRAINER_ONLY`: transformers'
-``model.train()`` before each micro-batch and ``model.zero_grad()`` after the optimizer, the callbacks' events,
-``_prepare_inputs``, accelerate's ``is_lomo_available``), beside the stage's mean trainer ms less the bare loop's.
+median ms of both, their ratio (goal: at most 1.1), their difference (``extra ms``) and the median data wait. Then
+one more run of each stage times the trainer's own work of a step that the bare loop does not do
+(:data:`TRAINER_ONLY`: transformers' ``model.train()`` before each micro-batch and ``model.zero_grad()`` after the
+optimizer, the callbacks' events, ``_prepare_inputs``, accelerate's ``is_lomo_available``), beside the stage's mean
+trainer ms less the bare loop's.
 
 Beside the families, the same measurement of sentence-transformers' own trainer (:func:`measure_reference`:
 ``SentenceTransformerTrainer`` and ``MultipleNegativesRankingLoss`` on the simcse family's plan, none of the
-package's trainer, callbacks or losses): its trainer ms less its bare loop's is what the libraries' loop alone adds to
-a step, the floor under every family's (``extra ms``; ``over reference ms``: a step's extra ms less the reference's,
-the package's own share and the noise). It is not a method, so the goal leaves it out.
+package's trainer, callbacks or losses): its extra ms is what the libraries' loop alone adds to a step, and a
+method step's ``over reference ms`` (its extra ms less the reference's) is the package's own share, within the noise
+of both. It is not a method, so the goal leaves it out.
 
 Run: ``python benchmarks/host_overhead.py [--families simcse,...] [--steps 10] [--warmup 2] [--rounds 4]
 [--precision fp32] [--threads 1] [--shared DIR] [--quick]``. Prints a table, then one JSON line (fields:
