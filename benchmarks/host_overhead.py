@@ -252,8 +252,8 @@ def measure_family(family: str, inputs: dict[str, Path], options: dict, work: Pa
 def measure_reference(inputs: dict[str, Path], options: dict, work: Path) -> dict:
     """sentence-transformers' own ``SentenceTransformerTrainer`` and ``MultipleNegativesRankingLoss`` on (s, s) with
     the simcse family's plan (its model, data and arguments), timed as the families are (:func:`train_rounds`).
-    transformers' NaN / inf filter of the logged loss is off, as the package's trainer sets it: the filter reads the
-    loss every step, which the libraries' loop does not need."""
+    transformers' NaN / inf filter of the logged loss is off, as the package's trainer sets it (the filter reads the
+    loss on the host every step)."""
     plan = narrow_plan("simcse", inputs, options)
     (stage,) = plan.stages
     args = copy.copy(stage.args)
