@@ -281,6 +281,8 @@ def main(argv: list[str] | None = None) -> None:
         "--shared", default=None, help="the shared folder (default: $SBERT_NONLING_SHARED or ../shared)"
     )
     args = common.parse_arguments(parser, QUICK, argv)
+    if REFERENCE in args.families.split(","):
+        parser.error(f"{REFERENCE!r} is the reference that every run measures, not a family to choose.")
     common.use_shared_folder(args.shared)
     common.quiet()
     common.set_threads(args.threads)

@@ -154,6 +154,12 @@ def test_host_overhead_times_sentence_transformers_own_trainer_beside_the_method
     assert [row["family"] for row in result["breakdowns"]] == ["simcse", "sentence-transformers"]
 
 
+def test_host_overhead_refuses_the_reference_as_a_family(in_process, capsys):
+    with pytest.raises(SystemExit):
+        importlib.import_module("host_overhead").main(["--quick", "--families", "simcse,sentence-transformers"])
+    assert "'sentence-transformers' is the reference that every run measures" in capsys.readouterr().err
+
+
 def test_every_script_in_benchmarks_runs_in_the_suite():
     scripts = {path.stem for path in BENCHMARKS.glob("*.py")} - {"common"}
     assert scripts == {*QUICK_KEYS, "run_all", "gpu_check", "gpu_speed"}
