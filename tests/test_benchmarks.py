@@ -131,13 +131,13 @@ def test_host_overhead_times_sentence_transformers_own_trainer_beside_the_method
     """The reference is sentence-transformers' own trainer and loss on the simcse plan, timed as the methods are; the
     goal is the methods' alone, and every method's step says how much more than the reference it adds."""
     host_overhead = importlib.import_module("host_overhead")
+    train_rounds = host_overhead.train_rounds
     trained = []
 
     def spied_rounds(stage, model, options, kinds, work):
         trained.append((stage.trainer_class, stage.loss, stage.args.logging_nan_inf_filter))
         return train_rounds(stage, model, options, kinds, work)
 
-    train_rounds = host_overhead.train_rounds
     monkeypatch.setattr(host_overhead, "train_rounds", spied_rounds)
     host_overhead.main(["--quick", "--families", "simcse"])
     result = last_json_line(capsys.readouterr().out)
